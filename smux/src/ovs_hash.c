@@ -1,0 +1,102 @@
+/* Replica of Open vSwitch 3.1's select-group bucket choice for
+ * selection_method=hash (ofproto/ofproto-dpif-xlate.c:
+ * xlate_hash_fields_select_group + group_best_live_bucket), with the
+ * murmur-based hash of lib/hash.h / lib/hash.c that OVS uses when it is built
+ * without SSE4.2 (Debian's x86-64 and arm64 builds; see smux/agent/README.md).
+ *
+ * Written from a reading of those functions; no OVS code is copied. */
+#include "hlb_ovs_hash.h"
+
+#include <string.h>
+
+static inline uint32_t rotl32(uint32_t x, int k)
+{
+    return (x << k) | (x >> (32 - k));
+}
+
+/* One murmur3 mixing step (OVS hash_add / mhash_add). */
+static inline uint32_t mix_add(uint32_t hash, uint32_t data)
+{
+    data *= 0xcc9e2d51u;
+    data = rotl32(data, 15);
+    data *= 0x1b873593u;
+    hash ^= data;
+    hash = rotl32(hash, 13);
+    return hash * 5 + 0xe6546b64u;
+}
+
+/* OVS hash_finish(hash, final): murmur3 fmix32 of hash ^ final. */
+static inline uint32_t mix_finish(uint32_t hash, uint32_t final)
+{
+    hash ^= final;
+    hash ^= hash >> 16;
+    hash *= 0x85ebca6bu;
+    hash ^= hash >> 13;
+    hash *= 0xc2b2ae35u;
+    hash ^= hash >> 16;
+    return hash;
+}
+
+/* OVS hash_bytes() for n <= 4: the bytes as they sit in memory, read as a
+ * host-order word, zero padded, then finished with the byte count. */
+static inline uint32_t hash_field(const void *field, unsigned n, uint32_t basis)
+{
+    uint32_t word = 0;
+    memcpy(&word, field, n);
+    return mix_finish(mix_add(basis, word), n);
+}
+
+/* OVS hash_uint64(x) = hash_uint64_basis(x, 0). */
+static inline uint32_t hash_u64(uint64_t x)
+{
+    return mix_finish(mix_add(mix_add(0, (uint32_t) x), (uint32_t) (x >> 32)), 8);
+}
+
+/* OVS hash_int(x, basis) = hash_2words(x, basis). */
+static inline uint32_t hash_int_basis(uint32_t x, uint32_t basis)
+{
+    return mix_finish(mix_add(mix_add(x, 0), basis), 8);
+}
+
+static inline int proto_has_ports(uint8_t proto)
+{
+    return proto == 6 || proto == 17 || proto == 132;   /* TCP, UDP, SCTP */
+}
+
+uint32_t hlb_ovs_select_hash(const struct hlb_5tuple *t, uint64_t basis)
+{
+    /* OVS walks the group's fields in meta-flow id order (nw_src, nw_dst,
+     * nw_proto, tp_src, tp_dst) whatever order fields() lists them in, and
+     * chains one hash_bytes() per field.  L4 port fields whose prerequisite
+     * (nw_proto = that protocol) fails are skipped, not hashed as zero. */
+    uint32_t h = hash_u64(basis);
+    h = hash_field(&t->src_ip, 4, h);
+    h = hash_field(&t->dst_ip, 4, h);
+    h = hash_field(&t->proto, 1, h);
+    if (proto_has_ports(t->proto)) {
+        h = hash_field(&t->src_port, 2, h);
+        h = hash_field(&t->dst_port, 2, h);
+    }
+    return h;
+}
+
+int hlb_ovs_select_bucket(uint32_t hash, const uint32_t *bucket_ids,
+                          const uint16_t *weights, int n)
+{
+    int best = -1;
+    uint32_t best_score = 0;
+    int any_weight = 0;
+
+    for (int i = 0; i < n; i++) {
+        uint32_t score = (hash_int_basis(bucket_ids[i], hash) & 0xffff) * weights[i];
+        any_weight |= weights[i] != 0;
+        /* ">=": a later bucket wins ties, as in OVS. */
+        if (score >= best_score) {
+            best = i;
+            best_score = score;
+        }
+    }
+    /* OVS 3.1 would pick the last bucket when every weight is 0; the SMux
+     * treats such a pool as empty (documented divergence). */
+    return any_weight ? best : -1;
+}
