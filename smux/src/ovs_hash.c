@@ -63,21 +63,32 @@ static inline int proto_has_ports(uint8_t proto)
     return proto == 6 || proto == 17 || proto == 132;   /* TCP, UDP, SCTP */
 }
 
-uint32_t hlb_ovs_select_hash(const struct hlb_5tuple *t, uint64_t basis)
+static uint32_t select_hash(const struct hlb_5tuple *t, uint64_t basis, int with_ports)
 {
     /* OVS walks the group's fields in meta-flow id order (nw_src, nw_dst,
      * nw_proto, tp_src, tp_dst) whatever order fields() lists them in, and
      * chains one hash_bytes() per field.  L4 port fields whose prerequisite
-     * (nw_proto = that protocol) fails are skipped, not hashed as zero. */
+     * fails (another protocol, or a non-first fragment) are skipped, not
+     * hashed as zero. */
     uint32_t h = hash_u64(basis);
     h = hash_field(&t->src_ip, 4, h);
     h = hash_field(&t->dst_ip, 4, h);
     h = hash_field(&t->proto, 1, h);
-    if (proto_has_ports(t->proto)) {
+    if (with_ports && proto_has_ports(t->proto)) {
         h = hash_field(&t->src_port, 2, h);
         h = hash_field(&t->dst_port, 2, h);
     }
     return h;
+}
+
+uint32_t hlb_ovs_select_hash(const struct hlb_5tuple *t, uint64_t basis)
+{
+    return select_hash(t, basis, 1);
+}
+
+uint32_t hlb_ovs_select_hash_later_fragment(const struct hlb_5tuple *t, uint64_t basis)
+{
+    return select_hash(t, basis, 0);
 }
 
 int hlb_ovs_select_bucket(uint32_t hash, const uint32_t *bucket_ids,
@@ -85,18 +96,18 @@ int hlb_ovs_select_bucket(uint32_t hash, const uint32_t *bucket_ids,
 {
     int best = -1;
     uint32_t best_score = 0;
-    int any_weight = 0;
 
     for (int i = 0; i < n; i++) {
+        /* OVS 3.1 treats a select-group bucket of weight 0 as not live. */
+        if (weights[i] == 0) {
+            continue;
+        }
         uint32_t score = (hash_int_basis(bucket_ids[i], hash) & 0xffff) * weights[i];
-        any_weight |= weights[i] != 0;
-        /* ">=": a later bucket wins ties, as in OVS. */
+        /* ">=": a later bucket wins ties, as in OVS (a score of 0 too). */
         if (score >= best_score) {
             best = i;
             best_score = score;
         }
     }
-    /* OVS 3.1 would pick the last bucket when every weight is 0; the SMux
-     * treats such a pool as empty (documented divergence). */
-    return any_weight ? best : -1;
+    return best;
 }
