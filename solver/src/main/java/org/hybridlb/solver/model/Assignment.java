@@ -1,0 +1,45 @@
+package org.hybridlb.solver.model;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Where every VIP lives: a switch id (HMux) or {@link #SMUX}. Also the figures operators look
+ * at first: HMux traffic share, maximum resource utilisation (MRU) and SMuxes needed.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public final class Assignment {
+    /** Placement value for a VIP served only by the software muxes. */
+    public static final String SMUX = "smux";
+
+    public final String algorithm;
+    public final Map<String, String> assignment;
+    public final double hmuxTrafficShare;
+    public final double mru;
+    public final int smuxCount;
+    public final Utilisation utilisation;
+
+    @JsonCreator
+    public Assignment(@JsonProperty("algorithm") String algorithm,
+                      @JsonProperty("assignment") Map<String, String> assignment,
+                      @JsonProperty("hmuxTrafficShare") double hmuxTrafficShare,
+                      @JsonProperty("mru") double mru,
+                      @JsonProperty("smuxCount") int smuxCount,
+                      @JsonProperty("utilisation") Utilisation utilisation) {
+        this.algorithm = algorithm;
+        this.assignment = Collections.unmodifiableMap(new LinkedHashMap<>(assignment));
+        this.hmuxTrafficShare = hmuxTrafficShare;
+        this.mru = mru;
+        this.smuxCount = smuxCount;
+        this.utilisation = utilisation;
+    }
+
+    /** The switch a VIP is on, or {@link #SMUX} (also for VIPs this assignment does not name). */
+    public String placementOf(String vip) {
+        return assignment.getOrDefault(vip, SMUX);
+    }
+}

@@ -1,0 +1,97 @@
+package org.hybridlb.solver.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.model.VipSet;
+import org.junit.jupiter.api.Test;
+
+class ModelIoTest {
+    private static final String TOPO = "{\"switches\":["
+            + "{\"id\":\"c1\",\"role\":\"core\"},"
+            + "{\"id\":\"a1\",\"role\":\"agg\",\"pod\":0},"
+            + "{\"id\":\"t1\",\"role\":\"tor\",\"pod\":0,\"tables\":{\"tunnel\":64}}],"
+            + "\"links\":[{\"a\":\"c1\",\"b\":\"a1\",\"capacityBps\":4e10},{\"a\":\"a1\",\"b\":\"t1\",\"capacityBps\":1e10}],"
+            + "\"hosts\":[{\"id\":\"h1\",\"ip\":\"10.0.0.1\",\"tor\":\"t1\"}]}";
+
+    private static Topology topo(String json) {
+        Topology t = ModelIo.parse(json, "topo.json", Schema.TOPOLOGY, Topology.class);
+        ModelChecks.checkTopology(t, "topo.json");
+        return t;
+    }
+
+    private static VipSet vips(String json) {
+        VipSet v = ModelIo.parse(json, "vips.json", Schema.VIPS, VipSet.class);
+        ModelChecks.checkVips(v, "vips.json");
+        return v;
+    }
+
+    @Test
+    void readsTopologyWithTableDefaults() {
+        Topology t = topo(TOPO);
+        assertEquals(3, t.switches.size());
+        assertEquals(64, t.switches.get(2).tables.tunnel);
+        assertEquals(4096, t.switches.get(2).tables.ecmp, "unset tables take Duet's defaults");
+    }
+
+    @Test
+    void malformedJsonNamesLineAndColumn() {
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> topo("{\"switches\": [}"));
+        assertEquals("topo.json", e.source());
+        assertTrue(e.field().startsWith("line 1"), e.getMessage());
+    }
+
+    @Test
+    void schemaErrorNamesTheField() {
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> topo(TOPO.replace("\"role\":\"agg\"", "\"role\":\"spine\"")));
+        assertEquals("/switches/1/role", e.field());
+    }
+
+    @Test
+    void badHostAddressIsReportedAsSuch() {
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> topo(TOPO.replace("10.0.0.1", "10.0.0.300")));
+        assertEquals("/hosts/0/ip", e.field());
+        assertTrue(e.reason().contains("not an IPv4 address"), e.reason());
+    }
+
+    @Test
+    void linkToUnknownSwitchIsRejected() {
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> topo(TOPO.replace("\"b\":\"t1\"", "\"b\":\"t9\"")));
+        assertEquals("/links/1/b", e.field());
+        assertTrue(e.reason().contains("t9"));
+    }
+
+    @Test
+    void hostMustHangOffATor() {
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> topo(TOPO.replace("\"tor\":\"t1\"", "\"tor\":\"a1\"")));
+        assertEquals("/hosts/0/tor", e.field());
+    }
+
+    @Test
+    void vipOutsideItsAggregateIsRejected() {
+        String json = "{\"vips\":[{\"vip\":\"100.64.1.1\",\"aggregate\":\"100.65.0.0/16\","
+                + "\"ports\":[{\"proto\":\"any\",\"port\":0,\"dips\":[{\"ip\":\"10.0.0.1\"}]}]}]}";
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> vips(json));
+        assertEquals("/vips/0/aggregate", e.field());
+    }
+
+    @Test
+    void duplicateDipAndBadWeightAreRejected() {
+        String base = "{\"vips\":[{\"vip\":\"100.64.1.1\",\"aggregate\":\"100.64.0.0/16\","
+                + "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[%s]}]}]}";
+        InvalidInputException dup = assertThrows(InvalidInputException.class,
+                () -> vips(String.format(base, "{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.1\"}")));
+        assertEquals("/vips/0/ports/0/dips/1/ip", dup.field());
+        InvalidInputException weight = assertThrows(InvalidInputException.class,
+                () -> vips(String.format(base, "{\"ip\":\"10.0.0.1\",\"weight\":0}")));
+        assertEquals("/vips/0/ports/0/dips/0/weight", weight.field());
+        VipSet ok = vips(String.format(base, "{\"ip\":\"10.0.0.1\",\"weight\":3}"));
+        assertEquals(3, ok.vips.get(0).ports.get(0).dips.get(0).weight);
+    }
+}
