@@ -159,6 +159,31 @@ def replica_pick(lib, case):
     return (buckets[idx][0] if idx >= 0 else None), scores
 
 
+def write_vectors(path, cases, traces, per_kind=24):
+    """Record what OVS itself answered for a few cases of every group and kind,
+    as a data file the cmocka unit test (and any other implementation) checks
+    without running OVS.  One line per case:
+    proto src dst sport dport frag basis id:weight,... chosen_id score|-,..."""
+    taken = {}
+    with open(path, "w") as out:
+        out.write("# OVS 3.1 select-group picks recorded from ofproto/trace by\n"
+                  "# smux/tests/agent_ovs_agreement.py (HLB_OVS_WRITE_VECTORS).\n"
+                  "# proto src dst sport dport frag basis buckets(id:weight) chosen_id "
+                  "scores(- = not live)\n")
+        for case, text in zip(cases, traces):
+            key = (case["group"][0], case["proto"], case["frag"])
+            if taken.get(key, 0) >= per_kind:
+                continue
+            taken[key] = taken.get(key, 0) + 1
+            scores, used, _ = parse_trace(text)
+            _, _, _, param, buckets, _ = case["group"]
+            out.write(" ".join([
+                str(case["proto"]), case["src"], case["dst"], str(case["sport"]),
+                str(case["dport"]), case["frag"], str(param),
+                ",".join(f"{b}:{w}" for b, w in buckets), str(used),
+                ",".join("-" if scores[b] is None else str(scores[b]) for b, _ in buckets)]) + "\n")
+
+
 @pytest.fixture(scope="module")
 def ovs():
     if os.geteuid() != 0:
@@ -195,6 +220,9 @@ def test_replica_agrees_with_ovs(ovs):
         if ovs_scores != my_scores:
             score_mismatches += 1
         per_bucket[(gid, ovs_bucket)] = per_bucket.get((gid, ovs_bucket), 0) + 1
+
+    if os.environ.get("HLB_OVS_WRITE_VECTORS"):
+        write_vectors(os.environ["HLB_OVS_WRITE_VECTORS"], cases, traces)
 
     n_l4 = sum(1 for c in cases if c["proto"] in (6, 17) and c["frag"] == "no")
     print(f"\nOVS agreement: {len(cases)} traces ({n_l4} TCP/UDP 5-tuples, "
