@@ -89,7 +89,7 @@ public final class Algorithms {
                 continue; // large fan-out: SMux by design, not a VIP that "fits nowhere"
             }
             if (search.findBest(v)) {
-                u.place(v, search.bestSwitch);
+                search.placeBest(v);
             } else if (stopAtFirstUnfit) {
                 break;
             }
@@ -164,7 +164,7 @@ public final class Algorithms {
                             continue;
                         }
                         if (search.findBest(v) && here - search.bestMru > delta) {
-                            u.place(v, search.bestSwitch);
+                            search.placeBest(v);
                         } else {
                             u.place(v, cur);
                         }
@@ -175,7 +175,7 @@ public final class Algorithms {
                     continue;
                 }
                 if (search.findBest(v)) {
-                    u.place(v, search.bestSwitch);
+                    search.placeBest(v);
                 } else if (in.options().stopAtFirstUnfit) {
                     placingNew = false; // the paper's greedy stops placing; installed VIPs may stay
                 }
