@@ -322,6 +322,11 @@ public final class Instance {
         return trafficBps[v];
     }
 
+    /** Whether the VIP has traffic this interval (only those are worth an HMux). */
+    public boolean active(int v) {
+        return trafficBps[v] > 0;
+    }
+
     public double totalTrafficBps() {
         return totalTrafficBps;
     }
