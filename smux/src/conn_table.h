@@ -107,6 +107,27 @@ static inline uint16_t hlb_conn_sig(uint32_t hash)
     return (uint16_t)(hash >> 16);
 }
 
+/* Second prefetch stage, once the bucket header is (likely) cached: fetch the entry
+ * line the lookup will read (the signature match), or the free slot an insert would
+ * write.  Keeps both cache misses of a lookup off the critical path of a burst. */
+static inline void hlb_conn_prefetch_entry(const struct hlb_conn_table *ct, uint32_t hash)
+{
+    const struct hlb_conn_bucket *b = hlb_conn_bucket_of(ct, hash);
+    uint16_t sig = hlb_conn_sig(hash);
+    int slot = -1;
+    for (int i = 0; i < HLB_CONN_WAYS; i++) {
+        if (b->state[i] == HLB_CONN_FREE) {
+            if (slot < 0)
+                slot = i;
+        } else if (b->sig[i] == sig) {
+            slot = i;
+            break;
+        }
+    }
+    if (slot >= 0)
+        __builtin_prefetch(&b->e[slot], 1, 3);
+}
+
 /* Finds a live (not expired) entry. Returns 1 and fills ref, or 0. */
 static inline int hlb_conn_find(const struct hlb_conn_table *ct, uint32_t hash,
                                 uint64_t k0, uint64_t k1, uint32_t now,

@@ -450,8 +450,14 @@ int main(int argc, char **argv)
         }
         free(text);
     }
-    printf("{\"event\":\"ready\",\"mgmtPort\":%u,\"ports\":%d,\"mode\":\"%s\"}\n",
+    printf("{\"event\":\"ready\",\"mgmtPort\":%u,\"ports\":%d,\"mode\":\"%s\",\"macs\":[",
            hlb_control_port(ctl), ports.n, o.mode);
+    for (int i = 0; i < ports.n; i++) {
+        const uint8_t *m = w.cfg.port_mac[i];
+        printf("%s\"%02x:%02x:%02x:%02x:%02x:%02x\"", i ? "," : "", m[0], m[1], m[2], m[3], m[4],
+               m[5]);
+    }
+    printf("]}\n");
     fflush(stdout);
 
     struct bench_gen gen;
@@ -465,7 +471,7 @@ int main(int argc, char **argv)
     const uint64_t tsc_per_ms = tsc_hz / 1000;
     uint64_t next_arp = 0, last_rx_ms = 0, loop_start = rte_rdtsc();
     uint64_t run_until = o.run_seconds > 0 ? loop_start + (uint64_t)(o.run_seconds * tsc_hz) : 0;
-    uint32_t idle_polls = 0, sleep_us = 1;
+    uint32_t idle_polls = 0, sleep_us = 1, sweep_tick = 0;
     int seen_traffic = 0;
     struct hlb_io io = {.w = &w, .n_ports = ports.n};
     memcpy(io.port_ids, ports.ids, sizeof(io.port_ids));
@@ -487,9 +493,13 @@ int main(int argc, char **argv)
             sleep_us = 1;
             seen_traffic = 1;
             last_rx_ms = now;
-            hlb_conn_sweep(w.ct, now, 2);
+            /* Incremental expiry; skipped while the table is empty so an unused
+             * table's pages are never touched. */
+            if (w.ct->st.entries && (++sweep_tick & 7) == 0)
+                hlb_conn_sweep(w.ct, now, 1);
         } else {
-            hlb_conn_sweep(w.ct, now, 16);
+            if (w.ct->st.entries)
+                hlb_conn_sweep(w.ct, now, 16);
             /* Back off: after a run of empty polls, sleep 1, 2, 4 ... idle_sleep_us. */
             if (o.idle_sleep_us && ++idle_polls > 256) {
                 struct timespec ts = {0, (long)sleep_us * 1000};
