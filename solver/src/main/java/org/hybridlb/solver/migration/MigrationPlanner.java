@@ -53,37 +53,39 @@ public final class MigrationPlanner {
      * A plan from {@code p.from} to {@code p.to}; throws {@link PlanningException} when the target
      * does not fit the switch tables or the transient bound cannot be kept.
      */
-    public MigrationPlan plan(MigrationProblem p, SwitchMemory memory) {
+    public MigrationPlan plan(MigrationProblem p, MemoryModel memory) {
         return new Run(p, memory).plan();
     }
 
     /** Checks that {@code to} fits every switch table with the target configuration; throws if not. */
-    public static void requireTargetFits(MigrationProblem p, SwitchMemory memory) {
-        PlanState empty = PlanState.installed(p.topology, memory, new org.hybridlb.solver.model.VipSet(List.of()),
-                new Assignment("none", Map.of(), 0, 0, 0, null), p.targetVips);
+    public static void requireTargetFits(MigrationProblem p, MemoryModel memory) {
         Map<String, int[]> need = new HashMap<>();
+        long host = 0;
         for (Vip v : p.targetVips.vips) {
             String at = p.to.placementOf(v.vip);
             if (Assignment.SMUX.equals(at)) {
                 continue;
             }
-            if (empty.switchOf(at) == null) {
+            if (!memory.hasSwitch(at)) {
                 throw new PlanningException("target assignment places VIP " + v.vip + " on unknown switch '" + at + "'");
             }
-            int[] d = empty.demand(VipConfig.of(v), at);
-            int[] acc = need.computeIfAbsent(at, k -> new int[d.length]);
-            for (int i = 0; i < d.length; i++) {
-                acc[i] += d[i];
-            }
+            int[] acc = need.computeIfAbsent(at, k -> new int[2]);
+            acc[0] += memory.ecmpEntries(v);
+            acc[1] += memory.tunnelEntries(v);
+            host += memory.hostEntries(v);
         }
         for (Map.Entry<String, int[]> e : need.entrySet()) {
-            int[] free = empty.free(e.getKey());
-            for (int i = 0; i < free.length; i++) {
-                if (e.getValue()[i] > free[i]) {
+            int[] cap = {memory.ecmpCapacity(e.getKey()), memory.tunnelCapacity(e.getKey())};
+            for (int i = 0; i < 2; i++) {
+                if (e.getValue()[i] > cap[i]) {
                     throw new PlanningException("target assignment needs " + e.getValue()[i] + " "
-                            + SwitchMemory.TABLES[i] + " entries on switch " + e.getKey() + ", which has " + free[i]);
+                            + PlanState.TABLES[i] + " entries on switch " + e.getKey() + ", which has " + cap[i]);
                 }
             }
+        }
+        if (host > memory.hostBudget()) {
+            throw new PlanningException("target assignment needs " + host
+                    + " host-table entries on every switch, the fabric has " + memory.hostBudget());
         }
     }
 
@@ -123,10 +125,10 @@ public final class MigrationPlanner {
         /** VIPs not yet in their final state. */
         private final Set<String> active = new LinkedHashSet<>();
 
-        Run(MigrationProblem p, SwitchMemory memory) {
+        Run(MigrationProblem p, MemoryModel memory) {
             this.p = p;
             requireTargetFits(p, memory);
-            this.st = PlanState.installed(p.topology, memory, p.installedVips, p.from, p.targetVips);
+            this.st = PlanState.installed(memory, p.installedVips, p.from, p.targetVips);
             p.targetVips.vips.forEach(v -> target.put(v.vip, VipConfig.of(v)));
             this.detourable = detourable(p);
             for (Vip v : p.installedVips.vips) {
@@ -244,7 +246,7 @@ public final class MigrationPlanner {
                 return true;
             }
             for (String v : cands) {
-                if (st.fits(target.get(v), p.to.placementOf(v), null)) {
+                if (st.overflow(target.get(v), !st.vip(v).hmuxes.isEmpty(), p.to.placementOf(v), null) == null) {
                     return true;
                 }
             }
@@ -281,7 +283,7 @@ public final class MigrationPlanner {
             for (Map.Entry<String, String> e : firstWaiting.entrySet()) {
                 String sw = e.getKey();
                 VipConfig need = target.get(e.getValue());
-                int[] freed = new int[SwitchMemory.TABLES.length];
+                int[] freed = new int[2];
                 List<String> goers = leaving.getOrDefault(sw, List.of());
                 goers.sort(Comparator.comparingDouble(p::traffic).thenComparing(v -> v));
                 for (String v : goers) {
@@ -299,19 +301,18 @@ public final class MigrationPlanner {
                     transit = after;
                     withdrawn.add(v);
                     out.addAll(steps);
-                    int[] d = st.demand(st.vip(v).config, sw);
-                    for (int i = 0; i < d.length; i++) {
-                        freed[i] += d[i];
-                    }
+                    int[] d = st.need(st.vip(v).config);
+                    freed[0] += d[0];
+                    freed[1] += d[1];
                 }
             }
             return out;
         }
 
         private boolean fitsAfterFreeing(VipConfig c, String sw, int[] freed) {
-            int[] need = st.demand(c, sw);
+            int[] need = st.need(c);
             int[] free = st.free(sw);
-            for (int i = 0; i < need.length; i++) {
+            for (int i = 0; i < 2; i++) {
                 if (need[i] > free[i] + freed[i]) {
                     return false;
                 }
@@ -364,7 +365,7 @@ public final class MigrationPlanner {
         private void announceWave() {
             List<String> cands = announceCandidates();
             cands.sort(byPriority());
-            Map<String, int[]> reserved = new HashMap<>();
+            PlanState.Reservation reserved = new PlanState.Reservation();
             List<MigrationStep> steps = new ArrayList<>();
             for (String v : cands) {
                 PlanState.VipState vs = st.vip(v);
@@ -372,12 +373,9 @@ public final class MigrationPlanner {
                     continue;
                 }
                 String to = p.to.placementOf(v);
-                int[] r = reserved.computeIfAbsent(to, k -> new int[SwitchMemory.TABLES.length]);
-                if (st.fits(vs.config, to, r)) {
-                    int[] d = st.demand(vs.config, to);
-                    for (int i = 0; i < d.length; i++) {
-                        r[i] += d[i];
-                    }
+                boolean onAny = !vs.hmuxes.isEmpty();
+                if (st.overflow(vs.config, onAny, to, reserved) == null) {
+                    reserved.add(st, vs.config, onAny, to);
                     steps.add(MigrationStep.announceOnHmux(v, to));
                 }
             }

@@ -24,9 +24,9 @@ public final class PlanChecker {
     }
 
     /** Violations of {@code plan} for {@code p}; empty when it is safe and reaches the target. */
-    public static List<String> violations(MigrationProblem p, MigrationPlan plan, SwitchMemory memory,
+    public static List<String> violations(MigrationProblem p, MigrationPlan plan, MemoryModel memory,
                                           PlannerOptions options) {
-        PlanState st = PlanState.installed(p.topology, memory, p.installedVips, p.from, p.targetVips);
+        PlanState st = PlanState.installed(memory, p.installedVips, p.from, p.targetVips);
         List<String> out = replay(st, plan, memory, p, options);
         out.addAll(st.differencesFrom(p.targetVips, p.to));
         return out;
@@ -36,8 +36,8 @@ public final class PlanChecker {
      * Violations of applying {@code plan} and then its {@link MigrationPlan#inverse()}, which must
      * be as safe and must end exactly where the installed state began.
      */
-    public static List<String> rollbackViolations(MigrationProblem p, MigrationPlan plan, SwitchMemory memory) {
-        PlanState st = PlanState.installed(p.topology, memory, p.installedVips, p.from, p.targetVips);
+    public static List<String> rollbackViolations(MigrationProblem p, MigrationPlan plan, MemoryModel memory) {
+        PlanState st = PlanState.installed(memory, p.installedVips, p.from, p.targetVips);
         PlannerOptions any = PlannerOptions.defaults();
         List<String> out = replay(st, plan, memory, p, any);
         for (String v : replay(st, plan.inverse(), memory, p, any)) {
@@ -49,14 +49,14 @@ public final class PlanChecker {
         return out;
     }
 
-    private static List<String> replay(PlanState st, MigrationPlan plan, SwitchMemory memory, MigrationProblem p,
+    private static List<String> replay(PlanState st, MigrationPlan plan, MemoryModel memory, MigrationProblem p,
                                        PlannerOptions options) {
         List<String> out = new ArrayList<>();
         Set<String> detourable = MigrationPlanner.detourable(p);
         for (int w = 0; w < plan.waves.size(); w++) {
             MigrationWave wave = plan.waves.get(w);
             checkCommutes(w, wave, out);
-            checkWorstOrder(st, w, wave, memory, out);
+            checkWorstOrder(st, w, wave, out);
             double before = MigrationPlanner.transientBps(st, p, detourable);
             for (int i = 0; i < wave.steps.size(); i++) {
                 MigrationStep step = wave.steps.get(i);
@@ -95,29 +95,28 @@ public final class PlanChecker {
      * Steps of a wave may land in any order: every switch must hold what is in use at the start
      * plus everything the wave announces on it, before anything it withdraws.
      */
-    private static void checkWorstOrder(PlanState st, int w, MigrationWave wave, SwitchMemory memory,
-                                        List<String> out) {
-        Map<String, int[]> added = new HashMap<>();
+    private static void checkWorstOrder(PlanState st, int w, MigrationWave wave, List<String> out) {
+        PlanState.Reservation r = new PlanState.Reservation();
         for (MigrationStep s : wave.steps) {
-            if (s.action != StepAction.ANNOUNCE_ON_HMUX || st.switchOf(s.switchId) == null
-                    || st.vip(s.vip) == null) {
+            PlanState.VipState vs = st.vip(s.vip);
+            if (s.action != StepAction.ANNOUNCE_ON_HMUX || !st.hasSwitch(s.switchId) || vs == null) {
                 continue;
             }
-            int[] d = st.demand(st.vip(s.vip).config, s.switchId);
-            int[] acc = added.computeIfAbsent(s.switchId, k -> new int[d.length]);
-            for (int i = 0; i < d.length; i++) {
-                acc[i] += d[i];
-            }
+            r.add(st, vs.config, !vs.hmuxes.isEmpty(), s.switchId);
         }
-        for (Map.Entry<String, int[]> e : added.entrySet()) {
+        for (Map.Entry<String, int[]> e : r.perSwitch.entrySet()) {
             int[] used = st.used(e.getKey());
-            int[] cap = memory.capacity(st.switchOf(e.getKey()));
-            for (int i = 0; i < cap.length; i++) {
+            int[] cap = {st.ecmpCapacity(e.getKey()), st.tunnelCapacity(e.getKey())};
+            for (int i = 0; i < 2; i++) {
                 if (used[i] + e.getValue()[i] > cap[i]) {
-                    out.add("wave " + w + ": switch " + e.getKey() + " " + SwitchMemory.TABLES[i] + " table would hold "
+                    out.add("wave " + w + ": switch " + e.getKey() + " " + PlanState.TABLES[i] + " table would hold "
                             + (used[i] + e.getValue()[i]) + " > " + cap[i] + " entries if the wave's withdraws land last");
                 }
             }
+        }
+        if (st.hostUsed() + r.host > st.hostBudget()) {
+            out.add("wave " + w + ": the host tables would hold " + (st.hostUsed() + r.host) + " > "
+                    + st.hostBudget() + " entries if the wave's withdraws land last");
         }
     }
 }

@@ -11,8 +11,6 @@ import java.util.Set;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.MigrationStep;
-import org.hybridlb.solver.model.Switch;
-import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipSet;
 
@@ -34,19 +32,21 @@ final class PlanState {
         }
     }
 
-    private final SwitchMemory memory;
-    private final Map<String, Switch> switches = new HashMap<>();
+    static final String[] TABLES = {"ecmp", "tunnel", "host"};
+
+    private final MemoryModel memory;
+    /** ECMP and tunnel entries in use per switch. */
     private final Map<String, int[]> used = new HashMap<>();
+    /** Host-table entries in use on every switch. */
+    private int hostUsed;
     private final Map<String, VipState> vips = new LinkedHashMap<>();
     /** Configs a VIP gets when announced on the SMuxes: last seen (for rollbacks), else the target. */
     private final Map<String, VipConfig> catalogue = new HashMap<>();
+    /** Target configs, so that a VIP whose DIPs reach them shares the object (and its cached entries). */
+    private final Map<String, VipConfig> targets = new HashMap<>();
 
-    private PlanState(Topology topology, SwitchMemory memory) {
+    private PlanState(MemoryModel memory) {
         this.memory = memory;
-        for (Switch s : topology.switches) {
-            switches.put(s.id, s);
-            used.put(s.id, new int[SwitchMemory.TABLES.length]);
-        }
     }
 
     /**
@@ -54,11 +54,12 @@ final class PlanState {
      * backstop, §3.3.3) and on the HMux {@code from} names. {@code target} VIPs fill the
      * catalogue so that announce-on-smux knows a new VIP's pools.
      */
-    static PlanState installed(Topology topology, SwitchMemory memory, VipSet installed, Assignment from,
-                               VipSet target) {
-        PlanState st = new PlanState(topology, memory);
+    static PlanState installed(MemoryModel memory, VipSet installed, Assignment from, VipSet target) {
+        PlanState st = new PlanState(memory);
         for (Vip v : target.vips) {
-            st.catalogue.put(v.vip, VipConfig.of(v));
+            VipConfig c = VipConfig.of(v);
+            st.catalogue.put(v.vip, c);
+            st.targets.put(v.vip, c);
         }
         for (Vip v : installed.vips) {
             VipState vs = new VipState(VipConfig.of(v));
@@ -66,8 +67,13 @@ final class PlanState {
             st.vips.put(v.vip, vs);
             String at = from.placementOf(v.vip);
             if (!Assignment.SMUX.equals(at)) {
+                if (!memory.hasSwitch(at)) {
+                    throw new IllegalArgumentException("installed assignment places VIP " + v.vip
+                            + " on unknown switch '" + at + "'");
+                }
+                st.hostUsed += memory.hostEntries(vs.config.toVip());
                 vs.hmuxes.add(at);
-                st.add(at, st.demand(vs.config, at), 1);
+                st.add(at, vs.config, 1);
             }
         }
         return st;
@@ -81,34 +87,61 @@ final class PlanState {
         return Collections.unmodifiableMap(vips);
     }
 
-    Switch switchOf(String id) {
-        return switches.get(id);
+    boolean hasSwitch(String id) {
+        return memory.hasSwitch(id);
     }
 
-    int[] demand(VipConfig c, String switchId) {
-        return memory.demand(c.toVip(), switches.get(switchId));
+    /** {ecmp, tunnel, host} entries of a configuration. */
+    int[] need(VipConfig c) {
+        Vip v = c.toVip();
+        return new int[] {memory.ecmpEntries(v), memory.tunnelEntries(v), memory.hostEntries(v)};
     }
 
-    int[] free(String switchId) {
-        int[] cap = memory.capacity(switches.get(switchId));
-        int[] u = used.get(switchId);
-        int[] f = new int[cap.length];
-        for (int i = 0; i < cap.length; i++) {
-            f[i] = cap[i] - u[i];
-        }
-        return f;
-    }
+    /** Entries announced on HMuxes but not yet in use, while a wave is being built or checked. */
+    static final class Reservation {
+        final Map<String, int[]> perSwitch = new HashMap<>();
+        int host;
+        final Set<String> hostTakenBy = new java.util.HashSet<>();
 
-    /** Whether {@code c} fits in what is free on {@code switchId} after {@code reserved} more entries. */
-    boolean fits(VipConfig c, String switchId, int[] reserved) {
-        int[] need = demand(c, switchId);
-        int[] f = free(switchId);
-        for (int i = 0; i < f.length; i++) {
-            if (need[i] + (reserved == null ? 0 : reserved[i]) > f[i]) {
-                return false;
+        void add(PlanState st, VipConfig c, boolean onAnyHmux, String switchId) {
+            int[] n = st.need(c);
+            int[] r = perSwitch.computeIfAbsent(switchId, k -> new int[2]);
+            r[0] += n[0];
+            r[1] += n[1];
+            if (!onAnyHmux && hostTakenBy.add(c.vip)) {
+                host += n[2];
             }
         }
-        return true;
+    }
+
+    /**
+     * Why announcing the VIP ({@code vs}) on {@code switchId} on top of {@code r} would overflow a
+     * table ("ecmp table of s1 (90 in use + 20 > 100)"), or null when it fits.
+     */
+    String overflow(VipConfig c, boolean onAnyHmux, String switchId, Reservation r) {
+        int[] n = need(c);
+        int[] u = used.computeIfAbsent(switchId, k -> new int[2]);
+        int[] res = r == null ? new int[2] : r.perSwitch.getOrDefault(switchId, new int[2]);
+        int[] cap = {memory.ecmpCapacity(switchId), memory.tunnelCapacity(switchId)};
+        for (int i = 0; i < 2; i++) {
+            if (u[i] + res[i] + n[i] > cap[i]) {
+                return TABLES[i] + " table of " + switchId + " (" + (u[i] + res[i]) + " in use + " + n[i]
+                        + " > " + cap[i] + ")";
+            }
+        }
+        boolean takesHost = !onAnyHmux && (r == null || !r.hostTakenBy.contains(c.vip));
+        int resHost = r == null ? 0 : r.host;
+        if (takesHost && hostUsed + resHost + n[2] > memory.hostBudget()) {
+            return "host table of every switch (" + (hostUsed + resHost) + " in use + " + n[2] + " > "
+                    + memory.hostBudget() + ")";
+        }
+        return null;
+    }
+
+    /** Free {ecmp, tunnel} entries of a switch. */
+    int[] free(String switchId) {
+        int[] u = used.computeIfAbsent(switchId, k -> new int[2]);
+        return new int[] {memory.ecmpCapacity(switchId) - u[0], memory.tunnelCapacity(switchId) - u[1]};
     }
 
     /** Applies {@code step}; returns null, or why it is unsafe (and then changes nothing). */
@@ -144,18 +177,21 @@ final class PlanState {
                 if (vs == null) {
                     return "VIP " + step.vip + " is not installed; announce it on the SMuxes first";
                 }
-                if (!switches.containsKey(step.switchId)) {
+                if (!memory.hasSwitch(step.switchId)) {
                     return "unknown switch '" + step.switchId + "'";
                 }
                 if (vs.hmuxes.contains(step.switchId)) {
                     return "VIP " + step.vip + " is already announced on " + step.switchId;
                 }
-                String over = overflow(vs.config, step.switchId);
+                String over = overflow(vs.config, !vs.hmuxes.isEmpty(), step.switchId, null);
                 if (over != null) {
-                    return "announcing VIP " + step.vip + " on " + step.switchId + " exceeds its " + over;
+                    return "announcing VIP " + step.vip + " on " + step.switchId + " overflows the " + over;
+                }
+                if (vs.hmuxes.isEmpty()) {
+                    hostUsed += need(vs.config)[2];
                 }
                 vs.hmuxes.add(step.switchId);
-                add(step.switchId, demand(vs.config, step.switchId), 1);
+                add(step.switchId, vs.config, 1);
                 return null;
             }
             case WITHDRAW_FROM_HMUX: {
@@ -163,7 +199,10 @@ final class PlanState {
                     return "VIP " + step.vip + " is not announced on " + step.switchId;
                 }
                 vs.hmuxes.remove(step.switchId);
-                add(step.switchId, demand(vs.config, step.switchId), -1);
+                add(step.switchId, vs.config, -1);
+                if (vs.hmuxes.isEmpty()) {
+                    hostUsed -= need(vs.config)[2];
+                }
                 return null;
             }
             case ADD_DIP:
@@ -182,7 +221,7 @@ final class PlanState {
                     if (present != null) {
                         return "VIP " + step.vip + " " + service + " already has DIP " + step.dip;
                     }
-                    vs.config = vs.config.withDip(service, step.dipValue());
+                    vs.config = canonical(vs.config.withDip(service, step.dipValue()));
                 } else {
                     if (present == null) {
                         return "VIP " + step.vip + " " + service + " has no DIP " + step.dip;
@@ -191,7 +230,7 @@ final class PlanState {
                         return "VIP " + step.vip + " " + service + " DIP " + step.dip
                                 + " has another weight or host than the step says";
                     }
-                    vs.config = vs.config.withoutDip(service, step.dip);
+                    vs.config = canonical(vs.config.withoutDip(service, step.dip));
                 }
                 return null;
             }
@@ -200,28 +239,37 @@ final class PlanState {
         }
     }
 
-    /** "ecmp table (4096 in use + 10 > 4100)" when {@code c} does not fit on the switch, else null. */
-    private String overflow(VipConfig c, String switchId) {
-        int[] need = demand(c, switchId);
-        int[] cap = memory.capacity(switches.get(switchId));
-        int[] u = used.get(switchId);
-        for (int i = 0; i < need.length; i++) {
-            if (u[i] + need[i] > cap[i]) {
-                return SwitchMemory.TABLES[i] + " table (" + u[i] + " in use + " + need[i] + " > " + cap[i] + ")";
-            }
-        }
-        return null;
+    private VipConfig canonical(VipConfig c) {
+        VipConfig t = targets.get(c.vip);
+        return t != null && t.sameDips(c) ? t : c;
     }
 
-    private void add(String switchId, int[] d, int sign) {
-        int[] u = used.get(switchId);
-        for (int i = 0; i < d.length; i++) {
-            u[i] += sign * d[i];
-        }
+    private void add(String switchId, VipConfig c, int sign) {
+        int[] n = need(c);
+        int[] u = used.computeIfAbsent(switchId, k -> new int[2]);
+        u[0] += sign * n[0];
+        u[1] += sign * n[1];
     }
 
+    /** {ecmp, tunnel} entries in use on a switch. */
     int[] used(String switchId) {
-        return used.get(switchId).clone();
+        return used.computeIfAbsent(switchId, k -> new int[2]).clone();
+    }
+
+    int hostUsed() {
+        return hostUsed;
+    }
+
+    int hostBudget() {
+        return memory.hostBudget();
+    }
+
+    int ecmpCapacity(String switchId) {
+        return memory.ecmpCapacity(switchId);
+    }
+
+    int tunnelCapacity(String switchId) {
+        return memory.tunnelCapacity(switchId);
     }
 
     /** Differences between this state and the target, empty when they match. */

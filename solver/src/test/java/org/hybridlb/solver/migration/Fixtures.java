@@ -27,6 +27,42 @@ final class Fixtures {
         return new Topology("test", sw, List.of(), List.of(), List.of());
     }
 
+    /** Stand-in memory model for the tests until the shared ResourceModel is wired in. */
+    static MemoryModel memory(Topology t) {
+        Map<String, Switch> byId = new LinkedHashMap<>();
+        t.switches.forEach(s -> byId.put(s.id, s));
+        int budget = t.switches.stream().mapToInt(s -> s.tables.host).min().orElse(0);
+        return new MemoryModel() {
+            public int ecmpEntries(Vip v) {
+                return v.ports.stream().flatMap(p -> p.dips.stream()).mapToInt(d -> d.weight).sum();
+            }
+
+            public int tunnelEntries(Vip v) {
+                return (int) v.ports.stream().flatMap(p -> p.dips.stream()).map(Dip::tunnelEndpoint).distinct().count();
+            }
+
+            public int hostEntries(Vip v) {
+                return v.ports.size();
+            }
+
+            public int ecmpCapacity(String s) {
+                return byId.get(s).tables.ecmp;
+            }
+
+            public int tunnelCapacity(String s) {
+                return byId.get(s).tables.tunnel;
+            }
+
+            public int hostBudget() {
+                return budget;
+            }
+
+            public boolean hasSwitch(String s) {
+                return byId.containsKey(s);
+            }
+        };
+    }
+
     /** VIP 10.0.0.{id} balanced as a whole over {@code dips} DIPs 10.{id}.0.1... */
     static Vip vip(int id, int dips) {
         List<Dip> list = new ArrayList<>();

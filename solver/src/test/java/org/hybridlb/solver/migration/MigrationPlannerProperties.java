@@ -29,7 +29,6 @@ import org.hybridlb.solver.model.VipSet;
  * its inverse restores the start.
  */
 class MigrationPlannerProperties {
-    private static final SwitchMemory MEMORY = SwitchMemory.SIMPLE;
 
     @Property(tries = 300)
     void plansAreSafeCompleteAndReversible(@ForAll @IntRange(min = 1, max = 5) int switches,
@@ -64,11 +63,11 @@ class MigrationPlannerProperties {
         MigrationProblem p = new MigrationProblem(t, from, randomFit(rnd, t, from), to, randomFit(rnd, t, to), traffic);
         PlannerOptions o = new PlannerOptions(makeBeforeBreak, PlannerOptions.UNBOUNDED);
 
-        MigrationPlan plan = new MigrationPlanner(o).plan(p, MEMORY);
+        MigrationPlan plan = new MigrationPlanner(o).plan(p, Fixtures.memory(p.topology));
         Statistics.label("detoured").collect(plan.waves.stream().anyMatch(w -> w.transientSmuxBps > 0));
 
-        assertEquals(List.of(), PlanChecker.violations(p, plan, MEMORY, o));
-        assertEquals(List.of(), PlanChecker.rollbackViolations(p, plan, MEMORY));
+        assertEquals(List.of(), PlanChecker.violations(p, plan, Fixtures.memory(p.topology), o));
+        assertEquals(List.of(), PlanChecker.rollbackViolations(p, plan, Fixtures.memory(p.topology)));
     }
 
     @Property(tries = 200)
@@ -93,14 +92,14 @@ class MigrationPlannerProperties {
         PlannerOptions o = new PlannerOptions(rnd.nextBoolean(), 4e9 + rnd.nextInt(4) * 1e9);
         MigrationPlan plan;
         try {
-            plan = new MigrationPlanner(o).plan(p, MEMORY);
+            plan = new MigrationPlanner(o).plan(p, Fixtures.memory(p.topology));
         } catch (PlanningException refused) {
             Statistics.label("outcome").collect("refused");
             return; // a bound too tight to make progress is reported, never silently broken
         }
         Statistics.label("outcome").collect(plan.waves.stream().anyMatch(w -> w.transientSmuxBps > 0)
                 ? "planned with detours" : "planned without detours");
-        assertEquals(List.of(), PlanChecker.violations(p, plan, MEMORY, o));
+        assertEquals(List.of(), PlanChecker.violations(p, plan, Fixtures.memory(p.topology), o));
     }
 
     private static Vip randomVip(Random rnd, int id) {
@@ -158,16 +157,16 @@ class MigrationPlannerProperties {
         for (Vip v : vips.vips) {
             String at = Assignment.SMUX;
             if (rnd.nextInt(5) != 0) {
+                MemoryModel m = Fixtures.memory(t);
                 Switch s = t.switches.get(rnd.nextInt(t.switches.size()));
-                int[] need = MEMORY.demand(v, s);
-                int[] cap = MEMORY.capacity(s);
+                int[] need = {m.ecmpEntries(v), m.tunnelEntries(v), m.hostEntries(v)};
+                int[] cap = {m.ecmpCapacity(s.id), m.tunnelCapacity(s.id), m.hostBudget()};
                 int[] u = used.computeIfAbsent(s.id, k -> new int[3]);
-                boolean fits = true;
-                for (int i = 0; i < 3; i++) {
-                    fits &= u[i] + need[i] <= cap[i];
-                }
+                int[] h = used.computeIfAbsent("host budget", k -> new int[3]);
+                boolean fits = u[0] + need[0] <= cap[0] && u[1] + need[1] <= cap[1] && h[2] + need[2] <= cap[2];
                 if (fits) {
-                    for (int i = 0; i < 3; i++) {
+                    h[2] += need[2];
+                    for (int i = 0; i < 2; i++) {
                         u[i] += need[i];
                     }
                     at = s.id;
