@@ -8,7 +8,7 @@
  *   the kernel delivers it to the VIP on lo like any received packet.
  *
  *   hlb-agent-udecap --tun NAME --local-ip A [--local-ip B] --stats-file F
- *                    [--interval-ms 1000]
+ *                    [--tun-addr 169.254.77.77] [--interval-ms 1000]
  *
  * Prints {"attached":"<tun>","mode":"userspace"} once ready. */
 #define _GNU_SOURCE   /* recvmmsg */
@@ -80,7 +80,16 @@ static size_t counter_list(const struct counter_table *t, struct hlb_vip_entry *
     return n;
 }
 
-static int open_tun(const char *name)
+static int set_addr(int s, struct ifreq *ifr, unsigned long req, uint32_t addr)
+{
+    struct sockaddr_in *sin = (struct sockaddr_in *) &ifr->ifr_addr;
+    memset(sin, 0, sizeof *sin);
+    sin->sin_family = AF_INET;
+    sin->sin_addr.s_addr = addr;
+    return ioctl(s, req, ifr);
+}
+
+static int open_tun(const char *name, uint32_t tun_addr)
 {
     int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
     if (fd < 0) {
@@ -100,13 +109,20 @@ static int open_tun(const char *name)
     }
     ifr.ifr_flags |= IFF_UP;
     int rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+    /* The client's address routes via the uplink, not the TUN, so the TUN
+     * needs loose reverse-path filtering, which the kernel only applies to a
+     * device with an IPv4 address (an address-less one fails any rp_filter). */
+    if (rc == 0) {
+        rc = set_addr(s, &ifr, SIOCSIFADDR, tun_addr);
+    }
+    if (rc == 0) {
+        rc = set_addr(s, &ifr, SIOCSIFNETMASK, 0xffffffffu);
+    }
     close(s);
     if (rc < 0) {
         close(fd);
         return -1;
     }
-    /* The client's address routes via the uplink, not the TUN: loose
-     * reverse-path filtering on the TUN, or the kernel drops every packet. */
     char path[128];
     snprintf(path, sizeof path, "/proc/sys/net/ipv4/conf/%s/rp_filter", name);
     FILE *f = fopen(path, "w");
@@ -120,7 +136,7 @@ static int open_tun(const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: hlb-agent-udecap --tun NAME --local-ip A [--local-ip B ...] "
-                    "--stats-file F [--interval-ms N]\n");
+                    "--stats-file F [--tun-addr A] [--interval-ms N]\n");
     exit(2);
 }
 
@@ -136,7 +152,9 @@ int main(int argc, char **argv)
     const char *tun_name = NULL, *stats_path = NULL;
     uint32_t local[HLB_MAX_LOCAL_ADDRS];
     int n_local = 0, interval_ms = 1000;
+    uint32_t tun_addr = htonl(0xa9fe4d4d);   /* 169.254.77.77: host-only, never routed */
     static const struct option opts[] = {
+        { "tun-addr", required_argument, 0, 'a' },
         { "tun", required_argument, 0, 'n' },       { "local-ip", required_argument, 0, 'l' },
         { "stats-file", required_argument, 0, 's' }, { "interval-ms", required_argument, 0, 't' },
         { 0, 0, 0, 0 }
@@ -145,6 +163,12 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'n': tun_name = optarg; break;
+        case 'a':
+            if (inet_pton(AF_INET, optarg, &tun_addr) != 1) {
+                fprintf(stderr, "--tun-addr: not an IPv4 address: '%s'\n", optarg);
+                return 2;
+            }
+            break;
         case 's': stats_path = optarg; break;
         case 't':
             interval_ms = atoi(optarg);
@@ -172,7 +196,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    int tun = open_tun(tun_name);
+    int tun = open_tun(tun_name, tun_addr);
     if (tun < 0) {
         fprintf(stderr, "cannot create TUN %s: %s\n", tun_name, strerror(errno));
         return 1;
