@@ -22,6 +22,13 @@ public final class Assignment {
     public final double mru;
     public final int smuxCount;
     public final Utilisation utilisation;
+    /** How smuxCount was obtained (§3.8.2); null when not computed. */
+    public final SmuxProvisioning provisioning;
+
+    public Assignment(String algorithm, Map<String, String> assignment, double hmuxTrafficShare,
+                      double mru, int smuxCount, Utilisation utilisation) {
+        this(algorithm, assignment, hmuxTrafficShare, mru, smuxCount, utilisation, null);
+    }
 
     @JsonCreator
     public Assignment(@JsonProperty("algorithm") String algorithm,
@@ -29,7 +36,9 @@ public final class Assignment {
                       @JsonProperty("hmuxTrafficShare") double hmuxTrafficShare,
                       @JsonProperty("mru") double mru,
                       @JsonProperty("smuxCount") int smuxCount,
-                      @JsonProperty("utilisation") Utilisation utilisation) {
+                      @JsonProperty("utilisation") Utilisation utilisation,
+                      @JsonProperty("provisioning") SmuxProvisioning provisioning) {
+        this.provisioning = provisioning;
         this.algorithm = algorithm;
         this.assignment = Collections.unmodifiableMap(new LinkedHashMap<>(assignment));
         this.hmuxTrafficShare = hmuxTrafficShare;
