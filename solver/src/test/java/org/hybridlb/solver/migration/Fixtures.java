@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.hybridlb.solver.assign.Instance;
+import org.hybridlb.solver.assign.SolverOptions;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.Switch;
@@ -27,40 +29,15 @@ final class Fixtures {
         return new Topology("test", sw, List.of(), List.of(), List.of());
     }
 
-    /** Stand-in memory model for the tests until the shared ResourceModel is wired in. */
-    static MemoryModel memory(Topology t) {
-        Map<String, Switch> byId = new LinkedHashMap<>();
-        t.switches.forEach(s -> byId.put(s.id, s));
-        int budget = t.switches.stream().mapToInt(s -> s.tables.host).min().orElse(0);
-        return new MemoryModel() {
-            public int ecmpEntries(Vip v) {
-                return v.ports.stream().flatMap(p -> p.dips.stream()).mapToInt(d -> d.weight).sum();
-            }
+    /** The shared resource model's view of one configuration. */
+    static MemoryModel memory(Topology t, org.hybridlb.solver.model.VipSet vips) {
+        return SharedMemoryModel.of(Instance.build(t, vips, null, SolverOptions.defaults()), vips, vips);
+    }
 
-            public int tunnelEntries(Vip v) {
-                return (int) v.ports.stream().flatMap(p -> p.dips.stream()).map(Dip::tunnelEndpoint).distinct().count();
-            }
-
-            public int hostEntries(Vip v) {
-                return v.ports.size();
-            }
-
-            public int ecmpCapacity(String s) {
-                return byId.get(s).tables.ecmp;
-            }
-
-            public int tunnelCapacity(String s) {
-                return byId.get(s).tables.tunnel;
-            }
-
-            public int hostBudget() {
-                return budget;
-            }
-
-            public boolean hasSwitch(String s) {
-                return byId.containsKey(s);
-            }
-        };
+    /** The shared resource model's view of a problem's two configurations. */
+    static MemoryModel memory(MigrationProblem p) {
+        Instance in = Instance.build(p.topology, p.targetVips, null, SolverOptions.defaults());
+        return SharedMemoryModel.of(in, p.installedVips, p.targetVips);
     }
 
     /** VIP 10.0.0.{id} balanced as a whole over {@code dips} DIPs 10.{id}.0.1... */

@@ -63,11 +63,11 @@ class MigrationPlannerProperties {
         MigrationProblem p = new MigrationProblem(t, from, randomFit(rnd, t, from), to, randomFit(rnd, t, to), traffic);
         PlannerOptions o = new PlannerOptions(makeBeforeBreak, PlannerOptions.UNBOUNDED);
 
-        MigrationPlan plan = new MigrationPlanner(o).plan(p, Fixtures.memory(p.topology));
+        MigrationPlan plan = new MigrationPlanner(o).plan(p, Fixtures.memory(p));
         Statistics.label("detoured").collect(plan.waves.stream().anyMatch(w -> w.transientSmuxBps > 0));
 
-        assertEquals(List.of(), PlanChecker.violations(p, plan, Fixtures.memory(p.topology), o));
-        assertEquals(List.of(), PlanChecker.rollbackViolations(p, plan, Fixtures.memory(p.topology)));
+        assertEquals(List.of(), PlanChecker.violations(p, plan, Fixtures.memory(p), o));
+        assertEquals(List.of(), PlanChecker.rollbackViolations(p, plan, Fixtures.memory(p)));
     }
 
     @Property(tries = 200)
@@ -92,14 +92,14 @@ class MigrationPlannerProperties {
         PlannerOptions o = new PlannerOptions(rnd.nextBoolean(), 4e9 + rnd.nextInt(4) * 1e9);
         MigrationPlan plan;
         try {
-            plan = new MigrationPlanner(o).plan(p, Fixtures.memory(p.topology));
+            plan = new MigrationPlanner(o).plan(p, Fixtures.memory(p));
         } catch (PlanningException refused) {
             Statistics.label("outcome").collect("refused");
             return; // a bound too tight to make progress is reported, never silently broken
         }
         Statistics.label("outcome").collect(plan.waves.stream().anyMatch(w -> w.transientSmuxBps > 0)
                 ? "planned with detours" : "planned without detours");
-        assertEquals(List.of(), PlanChecker.violations(p, plan, Fixtures.memory(p.topology), o));
+        assertEquals(List.of(), PlanChecker.violations(p, plan, Fixtures.memory(p), o));
     }
 
     private static Vip randomVip(Random rnd, int id) {
@@ -154,10 +154,10 @@ class MigrationPlannerProperties {
     private static Assignment randomFit(Random rnd, Topology t, VipSet vips) {
         Map<String, int[]> used = new HashMap<>();
         Map<String, String> a = new LinkedHashMap<>();
+        MemoryModel m = Fixtures.memory(t, vips);
         for (Vip v : vips.vips) {
             String at = Assignment.SMUX;
             if (rnd.nextInt(5) != 0) {
-                MemoryModel m = Fixtures.memory(t);
                 Switch s = t.switches.get(rnd.nextInt(t.switches.size()));
                 int[] need = {m.ecmpEntries(v), m.tunnelEntries(v), m.hostEntries(v)};
                 int[] cap = {m.ecmpCapacity(s.id), m.tunnelCapacity(s.id), m.hostBudget()};

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.Test;
 class MigrationPlannerTest {
 
     private static MigrationPlan planAndCheck(MigrationProblem p, PlannerOptions o) {
-        MigrationPlan plan = new MigrationPlanner(o).plan(p, Fixtures.memory(p.topology));
-        assertEquals(List.of(), PlanChecker.violations(p, plan, Fixtures.memory(p.topology), o), "checker on the plan");
-        assertEquals(List.of(), PlanChecker.rollbackViolations(p, plan, Fixtures.memory(p.topology)), "checker on the rollback");
+        MigrationPlan plan = new MigrationPlanner(o).plan(p, Fixtures.memory(p));
+        assertEquals(List.of(), PlanChecker.violations(p, plan, Fixtures.memory(p), o), "checker on the plan");
+        assertEquals(List.of(), PlanChecker.rollbackViolations(p, plan, Fixtures.memory(p)), "checker on the rollback");
         return plan;
     }
 
@@ -76,7 +76,7 @@ class MigrationPlannerTest {
                 new MigrationWave(1, List.of(MigrationStep.announceOnHmux(vipIp(2), "s2"))),
                 new MigrationWave(2, List.of(MigrationStep.withdrawFromHmux(vipIp(1), "s2"),
                         MigrationStep.withdrawFromHmux(vipIp(2), "s3")))));
-        List<String> v = PlanChecker.violations(p, naive, Fixtures.memory(p.topology), PlannerOptions.defaults());
+        List<String> v = PlanChecker.violations(p, naive, Fixtures.memory(p), PlannerOptions.defaults());
         assertTrue(v.stream().anyMatch(s -> s.contains("s3") && s.contains("ecmp table")), v.toString());
     }
 
@@ -139,7 +139,7 @@ class MigrationPlannerTest {
                 new VipSet(List.of(before)), assignment(1, "s1"), Map.of());
         MigrationPlan bad = new MigrationPlan(List.of(new MigrationWave(0, List.of(
                 MigrationStep.dipStep(StepAction.ADD_DIP, vipIp(1), "any/0", new Dip("10.9.9.9", 1, null))))));
-        List<String> v = PlanChecker.violations(p, bad, Fixtures.memory(p.topology), PlannerOptions.defaults());
+        List<String> v = PlanChecker.violations(p, bad, Fixtures.memory(p), PlannerOptions.defaults());
         assertTrue(v.get(0).contains("DIPs change only while the SMuxes alone serve it"), v.toString());
     }
 
@@ -171,7 +171,7 @@ class MigrationPlannerTest {
         List<MigrationWave> truncated = new ArrayList<>(plan.waves);
         truncated.remove(truncated.size() - 1);
         MigrationPlan partial = new MigrationPlan(truncated);
-        assertFalse(PlanChecker.violations(p, partial, Fixtures.memory(p.topology), PlannerOptions.defaults()).isEmpty());
+        assertFalse(PlanChecker.violations(p, partial, Fixtures.memory(p), PlannerOptions.defaults()).isEmpty());
     }
 
     @Test
@@ -188,7 +188,7 @@ class MigrationPlannerTest {
         assertTrue(peak <= 2.5e9 && peak > 0, "peak " + peak);
         MigrationPlan unbounded = planAndCheck(p, PlannerOptions.defaults());
         assertTrue(unbounded.waves.stream().mapToDouble(w -> w.transientSmuxBps).max().orElse(0) > 2.5e9);
-        assertThrows(PlanningException.class, () -> new MigrationPlanner(new PlannerOptions(true, 0.5e9)).plan(p, Fixtures.memory(p.topology)));
+        assertThrows(PlanningException.class, () -> new MigrationPlanner(new PlannerOptions(true, 0.5e9)).plan(p, Fixtures.memory(p)));
     }
 
     @Test
@@ -197,7 +197,7 @@ class MigrationPlannerTest {
         VipSet vips = new VipSet(List.of(vip(1, 60), vip(2, 60)));
         MigrationProblem p = new MigrationProblem(t, vips, assignment(1, "s1", 2, "s2"),
                 assignment(1, "s1", 2, "s1"), Map.of());
-        PlanningException e = assertThrows(PlanningException.class, () -> new MigrationPlanner().plan(p, Fixtures.memory(p.topology)));
+        PlanningException e = assertThrows(PlanningException.class, () -> new MigrationPlanner().plan(p, Fixtures.memory(p)));
         assertTrue(e.getMessage().contains("s1") && e.getMessage().contains("ecmp"), e.getMessage());
     }
 
@@ -207,7 +207,7 @@ class MigrationPlannerTest {
         VipSet vips = new VipSet(List.of(vip(1, 60), vip(2, 60)));
         MigrationProblem p = new MigrationProblem(t, vips, assignment(1, "s2", 2, "s3"),
                 assignment(1, "s3", 2, "s2"), Map.of(vipIp(1), 1e9));
-        MigrationPlan plan = new MigrationPlanner().plan(p, Fixtures.memory(p.topology));
+        MigrationPlan plan = new MigrationPlanner().plan(p, Fixtures.memory(p));
         MigrationPlan back = ModelIo.parse(ModelIo.toJson(plan), "plan", Schema.MIGRATION_PLAN, MigrationPlan.class);
         assertEquals(plan.steps(), back.steps());
     }
