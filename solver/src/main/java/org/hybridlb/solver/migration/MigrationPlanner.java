@@ -280,14 +280,17 @@ public final class MigrationPlanner {
             }
             List<MigrationStep> out = new ArrayList<>();
             Set<String> withdrawn = new java.util.HashSet<>();
+            Map<String, int[]> freed = new HashMap<>();
             for (Map.Entry<String, String> e : firstWaiting.entrySet()) {
                 String sw = e.getKey();
-                VipConfig need = target.get(e.getValue());
-                int[] freed = new int[2];
                 List<String> goers = leaving.getOrDefault(sw, List.of());
+                if (anyCanLeave(goers, freed)) {
+                    continue; // a VIP leaving sw can now make-before-break: sw frees up next round
+                }
+                VipConfig need = target.get(e.getValue());
                 goers.sort(Comparator.comparingDouble(p::traffic).thenComparing(v -> v));
                 for (String v : goers) {
-                    if (fitsAfterFreeing(need, sw, freed)) {
+                    if (fitsAfterFreeing(need, sw, freed.get(sw))) {
                         break;
                     }
                     if (withdrawn.contains(v)) {
@@ -302,18 +305,31 @@ public final class MigrationPlanner {
                     withdrawn.add(v);
                     out.addAll(steps);
                     int[] d = st.need(st.vip(v).config);
-                    freed[0] += d[0];
-                    freed[1] += d[1];
+                    int[] f = freed.computeIfAbsent(sw, k -> new int[2]);
+                    f[0] += d[0];
+                    f[1] += d[1];
                 }
             }
             return out;
+        }
+
+        /** Whether one of {@code goers} fits at its target once {@code freed} is released. */
+        private boolean anyCanLeave(List<String> goers, Map<String, int[]> freed) {
+            for (String v : goers) {
+                String to = p.to.placementOf(v);
+                if (freed.containsKey(to) && st.vip(v).config.sameDips(target.get(v))
+                        && fitsAfterFreeing(target.get(v), to, freed.get(to))) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         private boolean fitsAfterFreeing(VipConfig c, String sw, int[] freed) {
             int[] need = st.need(c);
             int[] free = st.free(sw);
             for (int i = 0; i < 2; i++) {
-                if (need[i] > free[i] + freed[i]) {
+                if (need[i] > free[i] + (freed == null ? 0 : freed[i])) {
                     return false;
                 }
             }
