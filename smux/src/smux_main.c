@@ -450,8 +450,14 @@ int main(int argc, char **argv)
         }
         free(text);
     }
-    printf("{\"event\":\"ready\",\"mgmtPort\":%u,\"ports\":%d,\"mode\":\"%s\"}\n",
+    printf("{\"event\":\"ready\",\"mgmtPort\":%u,\"ports\":%d,\"mode\":\"%s\",\"macs\":[",
            hlb_control_port(ctl), ports.n, o.mode);
+    for (int i = 0; i < ports.n; i++) {
+        const uint8_t *m = w.cfg.port_mac[i];
+        printf("%s\"%02x:%02x:%02x:%02x:%02x:%02x\"", i ? "," : "", m[0], m[1], m[2], m[3], m[4],
+               m[5]);
+    }
+    printf("]}\n");
     fflush(stdout);
 
     struct bench_gen gen;
