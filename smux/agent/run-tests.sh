@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every AGENT/OVS/FRR suite of smux/ (as root: namespaces, XDP, OVS, FRR):
-#   1. cmocka unit tests of the OVS 3.1 select-group replica
+#   1. cmocka unit tests of the OVS 3.1 select-group replica, and the decap
+#      packet fixtures (XDP program via BPF_PROG_TEST_RUN + user-space parser)
 #   2. OVS agreement test against a private ovs-vswitchd (>= 10,000 5-tuples)
 #   3. host agent: XDP and user-space decap, DSR, health, counters (namespaces)
 #   4. FRR supervisor: announce / withdraw within 1 s (two FRR in namespaces)
@@ -20,19 +21,29 @@ if ! "$AGENT/build.sh"; then
     exit 1
 fi
 
-echo "== agent: OVS replica unit tests (cmocka)"
-out="$("$HLB_AGENT_BUILD/agent_test_ovs_hash" "$SMUX/tests/data/agent_ovs_select_vectors.txt" 2>&1)"
-rc=$?
-echo "$out"
-total="$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\./\1/p' <<<"$out")"
-total="${total:-0}"
-if [ "$rc" -eq 0 ] && [ "$total" -gt 0 ]; then
-    passed=$((passed + total))
-else
-    n_failed=$(( rc > 0 ? rc : 1 ))
-    failed=$((failed + n_failed))
-    passed=$((passed + (total > n_failed ? total - n_failed : 0)))
-fi
+# cmocka binaries exit with the number of failed tests.
+run_cmocka() {
+    local title="$1"; shift
+    echo "== agent: $title (cmocka)"
+    local out rc total n_failed
+    out="$("$@" 2>&1)"
+    rc=$?
+    echo "$out"
+    total="$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\./\1/p' <<<"$out")"
+    total="${total:-0}"
+    if [ "$rc" -eq 0 ] && [ "$total" -gt 0 ]; then
+        passed=$((passed + total))
+    else
+        n_failed=$(( rc > 0 ? rc : 1 ))
+        failed=$((failed + n_failed))
+        passed=$((passed + (total > n_failed ? total - n_failed : 0)))
+    fi
+}
+run_cmocka "OVS replica unit tests" \
+    "$HLB_AGENT_BUILD/agent_test_ovs_hash" "$SMUX/tests/data/agent_ovs_select_vectors.txt"
+run_cmocka "decap packet fixtures, XDP and user-space parser" \
+    "$HLB_AGENT_BUILD/agent_test_decap" "$HLB_AGENT_BUILD/xdp_decap.bpf.o" \
+    "$SMUX/tests/data/agent_decap_fixtures.txt"
 
 echo "== agent: OVS agreement, host agent, FRR (pytest)"
 junit="$(mktemp /tmp/hlb-agent-junit-XXXXXX.xml)"
