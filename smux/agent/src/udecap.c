@@ -11,7 +11,9 @@
  *                    [--tun-addr 169.254.77.77] [--interval-ms 1000]
  *
  * Prints {"attached":"<tun>","mode":"userspace"} once ready. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* recvmmsg */
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

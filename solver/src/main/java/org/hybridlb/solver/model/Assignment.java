@@ -30,14 +30,8 @@ public final class Assignment {
         this(algorithm, assignment, hmuxTrafficShare, mru, smuxCount, utilisation, null);
     }
 
-    @JsonCreator
-    public Assignment(@JsonProperty("algorithm") String algorithm,
-                      @JsonProperty("assignment") Map<String, String> assignment,
-                      @JsonProperty("hmuxTrafficShare") double hmuxTrafficShare,
-                      @JsonProperty("mru") double mru,
-                      @JsonProperty("smuxCount") int smuxCount,
-                      @JsonProperty("utilisation") Utilisation utilisation,
-                      @JsonProperty("provisioning") SmuxProvisioning provisioning) {
+    public Assignment(String algorithm, Map<String, String> assignment, double hmuxTrafficShare, double mru,
+                      int smuxCount, Utilisation utilisation, SmuxProvisioning provisioning) {
         this.provisioning = provisioning;
         this.algorithm = algorithm;
         this.assignment = Collections.unmodifiableMap(new LinkedHashMap<>(assignment));
@@ -45,6 +39,22 @@ public final class Assignment {
         this.mru = mru;
         this.smuxCount = smuxCount;
         this.utilisation = utilisation;
+    }
+
+    /**
+     * From JSON: only {@code algorithm} and {@code assignment} are required (the schema says so),
+     * so that operators can write the assignment a migration goes from or to by hand.
+     */
+    @JsonCreator
+    static Assignment fromJson(@JsonProperty("algorithm") String algorithm,
+                               @JsonProperty("assignment") Map<String, String> assignment,
+                               @JsonProperty("hmuxTrafficShare") Double hmuxTrafficShare,
+                               @JsonProperty("mru") Double mru,
+                               @JsonProperty("smuxCount") Integer smuxCount,
+                               @JsonProperty("utilisation") Utilisation utilisation,
+                               @JsonProperty("provisioning") SmuxProvisioning provisioning) {
+        return new Assignment(algorithm, assignment, hmuxTrafficShare == null ? 0 : hmuxTrafficShare,
+                mru == null ? 0 : mru, smuxCount == null ? 0 : smuxCount, utilisation, provisioning);
     }
 
     /** The switch a VIP is on, or {@link #SMUX} (also for VIPs this assignment does not name). */
