@@ -136,6 +136,12 @@ public final class Instance {
             dstStart[v + 1] = dst.size();
         }
         totalTrafficBps = total;
+        int cut = fabric.unreachableFromFirst();
+        if (cut >= 0 && total > 0) {
+            // traffic could not be routed to some candidate switches (a memory-only instance is fine)
+            throw new IllegalArgumentException("the fabric is not connected: no path between switches "
+                    + fabric.id(0) + " and " + fabric.id(cut));
+        }
         srcNode = src.ints();
         srcBps = src.doubles();
         dstNode = dst.ints();

@@ -105,7 +105,12 @@ public final class AssignCommand implements Callable<Integer> {
         Assignment installed = current == null ? null : ModelIo.readAssignment(current, topo);
 
         long start = System.nanoTime();
-        Instance in = Instance.build(topo, vipSet, chosen, opts);
+        Instance in;
+        try {
+            in = Instance.build(topo, vipSet, chosen, opts);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidInputException(topology.toString(), "/links", e.getMessage());
+        }
         Assignment result = alg.assign(in, installed);
         double seconds = (System.nanoTime() - start) / 1e9;
         java.util.List<String> bad = Feasibility.violations(in, result);

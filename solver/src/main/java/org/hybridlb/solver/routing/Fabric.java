@@ -388,13 +388,18 @@ public final class Fabric {
         return out;
     }
 
-    /** Switches reachable from every other switch (a connected fabric)? */
+    /** Every switch reaches every other one. */
     public boolean connected() {
+        return unreachableFromFirst() < 0;
+    }
+
+    /** A switch the first switch cannot reach, or -1 (the fabric is connected). */
+    public int unreachableFromFirst() {
         for (int u = 0; u < n; u++) {
             if (dist[u] == UNREACHABLE) {
-                return false;
+                return u;
             }
         }
-        return true;
+        return -1;
     }
 }

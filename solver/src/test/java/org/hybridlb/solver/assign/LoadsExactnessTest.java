@@ -77,6 +77,7 @@ class LoadsExactnessTest {
                                             @ForAll boolean broken,
                                             @ForAll @IntRange(min = 0, max = 1000) int seed) {
         Topology t = topo(pods, tors, aggs, aggs * 2, broken);
+        net.jqwik.api.Assume.that(new Fabric(t).connected());
         Object[] w = Fixtures.randomWorkload(t, 8, 5, 1e10, seed);
         Instance in = Instance.build(t, (VipSet) w[0], (TrafficInterval) w[1], SolverOptions.defaults());
         LinkLoads fast = in.resources().newLinkLoads();
@@ -98,6 +99,7 @@ class LoadsExactnessTest {
                                                       @ForAll boolean broken,
                                                       @ForAll @IntRange(min = 0, max = 1000) int seed) {
         Topology t = topo(pods, tors, 2, 4, broken);
+        net.jqwik.api.Assume.that(new Fabric(t).connected());
         Object[] w = Fixtures.randomWorkload(t, 30, 5, 2e10, seed);
         Instance in = Instance.build(t, (VipSet) w[0], (TrafficInterval) w[1], SolverOptions.defaults());
         ResourceModel m = in.resources();
