@@ -52,7 +52,7 @@ static int check_keys(json_t *obj, const char *const *allowed, const char *path,
                 ok = 1;
         if (!ok) {
             char f[200];
-            snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", key);
+            snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", *key ? key : "\"\"");
             set_err(err, f, "unknown field");
             return -1;
         }
