@@ -22,10 +22,14 @@ class TopologyWorkloadCommandTest {
 
     @Test
     void topologyKindsWriteValidFiles() {
-        CliRun ft = CliRun.of("topology", "fat-tree", "--k", "6", "--out", dir.resolve("ft.json").toString());
+        CliRun ft = CliRun.of("topology", "fat-tree", "--k", "6", "--agg-core-gbps", "40",
+                "--out", dir.resolve("ft.json").toString());
         assertEquals(0, ft.exit, ft.err);
         assertEquals("", ft.out, "the file holds the result, stdout stays empty");
-        assertEquals(6 * 3 * 3, ModelIo.readTopology(dir.resolve("ft.json")).hosts.size());
+        Topology fatTree = ModelIo.readTopology(dir.resolve("ft.json"));
+        assertEquals(6 * 3 * 3, fatTree.hosts.size());
+        assertEquals(6 * 3 * 3 + 6 * 3 * 3, fatTree.links.size());
+        assertEquals(6 * 3 * 3, fatTree.links.stream().filter(l -> l.capacityBps == 40e9).count(), "Agg-Core at 40G");
 
         CliRun clos = CliRun.of("topology", "duet-clos", "--pods", "3", "--tors-per-pod", "4", "--aggs-per-pod", "2",
                 "--cores", "4", "--hosts-per-tor", "5", "--tunnel-table", "64", "--agg-core-gbps", "100",
