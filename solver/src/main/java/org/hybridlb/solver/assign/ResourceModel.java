@@ -1,6 +1,5 @@
 package org.hybridlb.solver.assign;
 
-import java.math.BigInteger;
 import java.util.HashSet;
 import java.util.Set;
 import org.hybridlb.solver.model.Dip;
@@ -112,7 +111,7 @@ public final class ResourceModel {
         long g = 0;
         for (Dip d : p.dips) {
             if (d.weight > 0) {
-                g = BigInteger.valueOf(g).gcd(BigInteger.valueOf(d.weight)).longValue();
+                g = gcd(g, d.weight);
             }
         }
         if (g == 0) {
@@ -125,6 +124,15 @@ public final class ResourceModel {
             }
         }
         return sum;
+    }
+
+    private static long gcd(long a, long b) {
+        while (b != 0) {
+            long t = a % b;
+            a = b;
+            b = t;
+        }
+        return a;
     }
 
     public Instance instance() {
