@@ -704,6 +704,41 @@ static inline int hlb_weighted_pick(uint32_t hash, const uint32_t *cum, int n)
     return lo;
 }
 
+/* hash % d without a division (Lemire, Kaser, Kurz: "Faster remainder by direct
+ * computation", 2019): exact for every 32-bit hash and divisor d >= 1, given
+ * m = hlb_fastmod_m(d) computed once per pool. */
+static inline uint64_t hlb_fastmod_m(uint32_t d)
+{
+    return UINT64_C(0xFFFFFFFFFFFFFFFF) / d + 1;
+}
+
+static inline uint32_t hlb_fastmod(uint32_t a, uint64_t m, uint32_t d)
+{
+    uint64_t lowbits = m * a;
+    return (uint32_t)(((__uint128_t)lowbits * d) >> 64);
+}
+
+/* hlb_weighted_pick() with the modulo precomputed: m = hlb_fastmod_m(cum[n-1]). */
+static inline int hlb_weighted_pick_m(uint32_t hash, const uint32_t *cum, int n, uint64_t m)
+{
+    if (n <= 0 || cum[n - 1] == 0)
+        return -1;
+    uint32_t slot = hlb_fastmod(hash, m, cum[n - 1]);
+    if (n <= 16) {
+        int idx = 0;
+        for (int i = 0; i < n; i++)
+            idx += cum[i] <= slot;
+        return idx;
+    }
+    int lo = 0, len = n;
+    while (len > 1) {
+        int half = len / 2;
+        lo = cum[lo + half - 1] <= slot ? lo + half : lo;
+        len -= half;
+    }
+    return lo;
+}
+
 /* ---- Connection-table hash (internal to one SMux, never shared) ----------------
  * CRC32C with the SSE4.2 instruction when available (hashing two uint64_t words, not
  * a cast byte array: see the strict-aliasing note in ENVIRONMENT.md). */

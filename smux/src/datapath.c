@@ -29,8 +29,8 @@ select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
     if (s->dip_count == 0)
         return -1;
     if (s->selection == HLB_SEL_CRC32)
-        rel = hlb_weighted_pick(hlb_crc32_5tuple(tuple), &t->cum[s->dip_first],
-                                (int)s->dip_count);
+        rel = hlb_weighted_pick_m(hlb_crc32_5tuple(tuple), &t->cum[s->dip_first],
+                                  (int)s->dip_count, s->weight_mod_m);
     else
         rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(tuple, s->basis),
                                     &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],

@@ -465,6 +465,8 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 t->n_dips++;
             }
             sv->dip_count = t->n_dips - sv->dip_first;
+            if (cum)
+                sv->weight_mod_m = hlb_fastmod_m(cum);
             t->n_services++;
         }
     }
