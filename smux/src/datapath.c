@@ -21,20 +21,27 @@ const char *const hlb_drop_names[HLB_DROP_MAX] = {
 
 static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
-int hlb_select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
-                   const struct hlb_5tuple *tuple)
+static inline __attribute__((always_inline)) int
+select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
+           const struct hlb_5tuple *tuple)
 {
     int rel;
     if (s->dip_count == 0)
         return -1;
     if (s->selection == HLB_SEL_CRC32)
-        rel = hlb_weighted_pick(hlb_crc32_5tuple(tuple), &t->cum[s->dip_first],
-                                (int)s->dip_count);
+        rel = hlb_weighted_pick_m(hlb_crc32_5tuple(tuple), &t->cum[s->dip_first],
+                                  (int)s->dip_count, s->weight_mod_m);
     else
         rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(tuple, s->basis),
                                     &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
                                     (int)s->dip_count);
     return rel < 0 ? -1 : (int)s->dip_first + rel;
+}
+
+int hlb_select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
+                   const struct hlb_5tuple *tuple)
+{
+    return select_dip(t, s, tuple);
 }
 
 /* Finds a pinned DIP in the current table's pool (after a swap). */
@@ -378,7 +385,7 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
             continue;
         }
         int dip = (s->pin && w->ct) ? pinned_dip(w, t, s, pp, hash[i], now)
-                                    : hlb_select_dip(t, s, &pp->t);
+                                    : select_dip(t, s, &pp->t);
         if (dip < 0) {
             drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
             continue;

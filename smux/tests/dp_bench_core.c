@@ -103,6 +103,7 @@ int main(int argc, char **argv)
 {
     double tsc_hz = argc > 1 ? atof(argv[1]) : 2.45e9;
     double secs = argc > 2 ? atof(argv[2]) : 1.0;
+    int only_stateless = argc > 3 && strcmp(argv[3], "stateless") == 0;
     struct hlb_table_error err;
     struct hlb_table_options opt = {.default_pin = 0};
     struct hlb_worker w;
@@ -121,6 +122,8 @@ int main(int argc, char **argv)
         hlb_table_free(t);
     }
 
+    if (only_stateless)
+        return 0;
     /* Connection table with 1M live connections, then traffic over 10k flows. */
     w.ct = hlb_conn_table_create(4u << 20, NULL);
     const char *j = table_json("crc32", 1);

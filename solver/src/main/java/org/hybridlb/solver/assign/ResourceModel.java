@@ -23,7 +23,7 @@ import org.hybridlb.solver.routing.LinkLoads;
  *   host table (every switch):   sum_v sum_s hostEntries(v) * x[v][s] &lt;= hostBudget()
  *   directed link l:             sum_v sum_s t(l, s, v) * x[v][s] &lt;= linkCapacity(l)
  * </pre>
- * with {@code t(l, s, v)} from {@link #linkLoads(int, int, LinkLoads)} (bytes/s of VIP v on
+ * with {@code t(l, s, v)} from {@link #linkLoads(int, int, LinkLoads)} (bits/s of VIP v on
  * link l when v is on s) and {@code linkCapacity(l)} = headroom (80%) x bandwidth.
  *
  * <p>Memory rules (per VIP, documented in solver/README.md):
@@ -171,7 +171,7 @@ public final class ResourceModel {
         return linkCap.length;
     }
 
-    /** Usable capacity of a directed link in bytes/s: headroom (80%) x bandwidth. */
+    /** Usable capacity of a directed link in bits/s: headroom (80%) x bandwidth. */
     public double linkCapacity(int l) {
         return linkCap[l];
     }

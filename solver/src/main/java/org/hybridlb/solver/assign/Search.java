@@ -30,7 +30,10 @@ final class Search {
     private final Fabric f;
     private final LoadCalculator calc;
     private final SplittableRandom rng;
-    private final LinkLoads loads;
+    private LinkLoads loads;
+    /** Loads of the best switch so far (when it was evaluated in full), to place it without recomputing. */
+    private LinkLoads bestLoads;
+    private boolean bestLoadsValid;
     private final int[] units;          // >= 0: a switch; < 0: pod -(unit + 1)
     private final int[] allSwitches;
     private final double[] extIn;
@@ -53,6 +56,7 @@ final class Search {
         this.calc = m.calculator();
         this.rng = rng;
         this.loads = m.newLinkLoads();
+        this.bestLoads = m.newLinkLoads();
         int n = f.switchCount();
         allSwitches = new int[n];
         for (int s = 0; s < n; s++) {
@@ -89,11 +93,21 @@ final class Search {
         return loads;
     }
 
+    /** Places v on the switch the last {@link #findBest} chose. */
+    void placeBest(int v) {
+        if (bestLoadsValid) {
+            u.place(v, bestSwitch, bestLoads);
+        } else {
+            u.place(v, bestSwitch);
+        }
+    }
+
     /**
      * Lowest-MRU switch for v; true when it fits (MRU ≤ 1). Sets {@link #bestSwitch} and
      * {@link #bestMru} (-1 and +inf when no switch can take it).
      */
     boolean findBest(int v) {
+        bestLoadsValid = false;
         bestSwitch = -1;
         bestMru = Double.POSITIVE_INFINITY;
         if (!m.eligible(v) || !u.hostRoomFor(v)) {
@@ -172,6 +186,10 @@ final class Search {
         if (mru < bestMru) {
             bestMru = mru;
             bestSwitch = s;
+            LinkLoads t = bestLoads;
+            bestLoads = loads;
+            loads = t;
+            bestLoadsValid = true;
         }
     }
 
@@ -277,6 +295,7 @@ final class Search {
         if (pick >= 0 && podBest < bestMru) {
             bestMru = podBest;
             bestSwitch = pick;
+            bestLoadsValid = false;
         }
     }
 }

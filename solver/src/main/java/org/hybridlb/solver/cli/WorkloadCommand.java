@@ -19,7 +19,7 @@ import picocli.CommandLine.Model.CommandSpec;
         description = {
             "Generate a seeded, reproducible VIP configuration and traffic trace shaped like Duet Fig. 3.15:",
             "lognormal VIP rates (a few elephants carry most traffic), lognormal DIP counts correlated with rate,",
-            "~70% of traffic from client ToRs inside the DC (with pod locality), the rest from 'internet',",
+            "~70%% of traffic from client ToRs inside the DC (with pod locality), the rest from 'internet',",
             "drifting over intervals (random walk with trend, bursts, VIPs created and deleted).",
             "Rates are bytes/s. Distributions and their reasons: solver/WORKLOAD.md.",
             "Same topology + options + seed = same files, byte for byte."})
@@ -61,7 +61,7 @@ public final class WorkloadCommand implements Callable<Integer> {
     Double totalGbps;
 
     @Option(names = "--traffic-sigma", defaultValue = "2.0", paramLabel = "S",
-            description = "Skew of VIP rates: sigma of the lognormal (default ${DEFAULT-VALUE}: top 10% of VIPs carry ~76%).")
+            description = "Skew of VIP rates: sigma of the lognormal (default ${DEFAULT-VALUE}: top 10%% of VIPs carry ~76%%).")
     double trafficSigma;
 
     @Option(names = "--dip-median", defaultValue = "6", paramLabel = "N", description = "Median DIPs per VIP (default ${DEFAULT-VALUE}).")
