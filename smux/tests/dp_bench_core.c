@@ -104,6 +104,7 @@ int main(int argc, char **argv)
     double tsc_hz = argc > 1 ? atof(argv[1]) : 2.45e9;
     double secs = argc > 2 ? atof(argv[2]) : 1.0;
     int only_stateless = argc > 3 && strcmp(argv[3], "stateless") == 0;
+    int only_conn = argc > 3 && strcmp(argv[3], "conn") == 0;
     struct hlb_table_error err;
     struct hlb_table_options opt = {.default_pin = 0};
     struct hlb_worker w;
@@ -114,7 +115,7 @@ int main(int argc, char **argv)
     w.cfg.mtu = 1500;
 
     const char *modes[][2] = {{"crc32", "stateless-crc32"}, {"ovs", "stateless-ovs"}};
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < 2 && !only_conn; m++) {
         const char *j = table_json(modes[m][0], 0);
         struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
         t->gen = 1;
@@ -139,8 +140,16 @@ int main(int argc, char **argv)
         hlb_conn_key(&tp, &k0, &k1);
         hlb_conn_insert(w.ct, hlb_conn_hash(&tp), k0, k1, HLB_CONN_EST, 0, &ref);
     }
-    printf("{\"prefilled\":%" PRIu64 ",\"insertFailures\":%" PRIu64 "}\n", w.ct->st.entries,
-           w.ct->st.insert_failures);
+    long huge_kb = 0;
+    FILE *sm = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    while (sm && fgets(line, sizeof(line), sm))
+        if (strncmp(line, "AnonHugePages:", 14) == 0)
+            huge_kb = atol(line + 14);
+    if (sm)
+        fclose(sm);
+    printf("{\"prefilled\":%" PRIu64 ",\"insertFailures\":%" PRIu64 ",\"anonHugePagesKiB\":%ld}\n",
+           w.ct->st.entries, w.ct->st.insert_failures, huge_kb);
     run_mode("conn-1M-live", &w, t, FLOWS, 0, secs, tsc_hz);
     uint64_t ins0 = w.ct->st.inserts;
     double cpp = run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
