@@ -469,7 +469,8 @@ int main(int argc, char **argv)
 
     /* ---- the worker loop ---- */
     const uint64_t tsc_per_ms = tsc_hz / 1000;
-    uint64_t next_arp = 0, last_rx_ms = 0, loop_start = rte_rdtsc();
+    uint32_t next_arp = 0, last_rx_ms = 0;
+    uint64_t loop_start = rte_rdtsc();
     struct timespec cpu0, cpu1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
     uint64_t run_until = o.run_seconds > 0 ? loop_start + (uint64_t)(o.run_seconds * tsc_hz) : 0;
@@ -482,6 +483,9 @@ int main(int argc, char **argv)
         io.rx_hook_arg = &gen;
     }
     atomic_store(&slot.worker_running, 1);
+    /* Order the store above before the first table load (store-load: the control
+     * thread must either see the worker running or the worker must see its table). */
+    atomic_thread_fence(memory_order_seq_cst);
 
     while (!stop_flag) {
         uint64_t tsc = rte_rdtsc();
@@ -514,7 +518,7 @@ int main(int argc, char **argv)
             atomic_store_explicit(&heartbeat_ms, mono_ms(), memory_order_relaxed);
 
         /* Gateway resolution: every second until known, then refresh every 30 s. */
-        if (w.cfg.gw_ip && !w.cfg.gw_static && now >= next_arp) {
+        if (w.cfg.gw_ip && !w.cfg.gw_static && (int32_t)(now - next_arp) >= 0) {
             struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
             uint16_t out = two_port ? 1 : 0;
             if (m) {
@@ -527,7 +531,7 @@ int main(int argc, char **argv)
             }
             next_arp = now + (w.cfg.gw_known ? 30000 : 1000);
         }
-        if (o.exit_when_idle_ms && seen_traffic && now - last_rx_ms > o.exit_when_idle_ms)
+        if (o.exit_when_idle_ms && seen_traffic && (uint32_t)(now - last_rx_ms) > o.exit_when_idle_ms)
             break;
         if (run_until && tsc > run_until)
             break;
