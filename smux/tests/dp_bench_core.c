@@ -105,6 +105,7 @@ int main(int argc, char **argv)
     double secs = argc > 2 ? atof(argv[2]) : 1.0;
     int only_stateless = argc > 3 && strcmp(argv[3], "stateless") == 0;
     int only_conn = argc > 3 && strcmp(argv[3], "conn") == 0;
+    int n_stateless = argc > 3 && strcmp(argv[3], "crc32") == 0 ? 1 : 2;
     struct hlb_table_error err;
     struct hlb_table_options opt = {.default_pin = 0};
     struct hlb_worker w;
@@ -115,7 +116,7 @@ int main(int argc, char **argv)
     w.cfg.mtu = 1500;
 
     const char *modes[][2] = {{"crc32", "stateless-crc32"}, {"ovs", "stateless-ovs"}};
-    for (int m = 0; m < 2 && !only_conn; m++) {
+    for (int m = 0; m < n_stateless && !only_conn; m++) {
         const char *j = table_json(modes[m][0], 0);
         struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
         t->gen = 1;
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
         hlb_table_free(t);
     }
 
-    if (only_stateless)
+    if (only_stateless || n_stateless == 1)
         return 0;
     /* Connection table with 1M live connections, then traffic over 10k flows. */
     w.ct = hlb_conn_table_create(4u << 20, NULL);
