@@ -281,26 +281,28 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
         enum hlb_conn_state next = hlb_conn_next_state(ref.b->state[ref.i], pp->t.proto,
                                                        pp->tcp_flags, &restart);
         w->st.conn_hits++;
-        if (restart) {
-            dip = hlb_select_dip(t, s, &pp->t);
-        } else if (e->table_gen == t->gen) {
-            dip = (int)e->dip_index;
+        if (e->table_gen == t->gen && !restart) {
+            dip = (int)e->dip_index;           /* the common case: nothing to rewrite */
         } else {
-            /* Table swapped since: the pinned DIP keeps the connection while it is
-             * still in the pool (even at weight 0: draining). */
-            dip = find_in_pool(t, s, e->dip_ip);
-            if (dip < 0) {
-                dip = hlb_select_dip(t, s, &pp->t);
-                w->st.conn_repinned++;
+            if (restart) {
+                dip = select_dip(t, s, &pp->t);
+            } else {
+                /* Table swapped since: the pinned DIP keeps the connection while it
+                 * is still in the pool (even at weight 0: draining). */
+                dip = find_in_pool(t, s, e->dip_ip);
+                if (dip < 0) {
+                    dip = select_dip(t, s, &pp->t);
+                    w->st.conn_repinned++;
+                }
             }
+            if (dip < 0) {
+                hlb_conn_delete(ct, &ref);
+                return -1;
+            }
+            e->dip_ip = t->dips[dip].ip;
+            e->table_gen = t->gen;
+            e->dip_index = (uint32_t)dip;
         }
-        if (dip < 0) {
-            hlb_conn_delete(ct, &ref);
-            return -1;
-        }
-        e->dip_ip = t->dips[dip].ip;
-        e->table_gen = t->gen;
-        e->dip_index = (uint32_t)dip;
         if (next == HLB_CONN_FREE)
             hlb_conn_delete(ct, &ref);          /* RST: this packet still goes there */
         else
@@ -309,7 +311,7 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
     }
 
     w->st.conn_misses++;
-    int dip = hlb_select_dip(t, s, &pp->t);
+    int dip = select_dip(t, s, &pp->t);
     if (dip < 0)
         return -1;
     enum hlb_conn_state st0 = hlb_conn_initial_state(pp->t.proto, pp->tcp_flags);

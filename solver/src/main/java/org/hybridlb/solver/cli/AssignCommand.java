@@ -16,6 +16,7 @@ import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.TrafficTrace;
 import org.hybridlb.solver.model.VipSet;
+import org.hybridlb.solver.provision.FailureImpact;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -79,6 +80,12 @@ public final class AssignCommand implements Callable<Integer> {
             description = "Evaluate every ToR in full instead of the best ToR per pod (same result, slower; for comparison).")
     boolean noShortcut;
 
+    @Option(names = "--failure-scenarios", defaultValue = "-1", paramLabel = "N",
+            description = "Also compute the max link utilisation under failures (Fig. 3.19): the pod and the 3 switches "
+                    + "with most HMux traffic plus N random pods and N random switch triples (seeded). Each scenario "
+                    + "recomputes routes: a few seconds each at paper scale. Default: not computed.")
+    int failureScenarios;
+
     @Option(names = "--out", paramLabel = "FILE", description = "Write the JSON to FILE (all or nothing) instead of stdout.")
     Path out;
 
@@ -113,6 +120,9 @@ public final class AssignCommand implements Callable<Integer> {
         }
         Assignment result = alg.assign(in, installed);
         double seconds = (System.nanoTime() - start) / 1e9;
+        if (failureScenarios >= 0) {
+            result = withLinkFailures(in, result);
+        }
         java.util.List<String> bad = Feasibility.violations(in, result);
         if (!bad.isEmpty()) {
             // never print an assignment that breaks a capacity
@@ -129,6 +139,20 @@ public final class AssignCommand implements Callable<Integer> {
                 result.smuxCount, result.provisioning == null ? "" : "worst failure: " + result.provisioning.worstFailure,
                 seconds);
         return SolverCli.EXIT_OK;
+    }
+
+    private Assignment withLinkFailures(Instance in, Assignment a) {
+        int[] placement = new int[in.vipCount()];
+        for (int v = 0; v < in.vipCount(); v++) {
+            String where = a.placementOf(in.vipId(v));
+            placement[v] = Assignment.SMUX.equals(where) ? -1 : in.switchIndex(where);
+        }
+        FailureImpact.Scenario base = FailureImpact.baseline(in, placement);
+        java.util.List<FailureImpact.Scenario> all = FailureImpact.scenarios(in, placement, failureScenarios, seed);
+        FailureImpact.Scenario worst = all.get(0);
+        return new Assignment(a.algorithm, a.assignment, a.hmuxTrafficShare, a.mru, a.smuxCount, a.utilisation,
+                a.provisioning.withLinkFailures(base.maxLinkUtilisation, worst.maxLinkUtilisation,
+                        worst.name + " (" + String.join(" ", worst.failed) + "), peak on " + worst.maxLink, all.size()));
     }
 
     private TrafficInterval pick(TrafficTrace trace) {

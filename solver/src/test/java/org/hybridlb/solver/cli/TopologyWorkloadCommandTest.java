@@ -21,7 +21,7 @@ class TopologyWorkloadCommandTest {
     Path dir;
 
     @Test
-    void topologyKindsWriteValidFiles() {
+    void topologyKindsWriteValidFiles() throws IOException {
         CliRun ft = CliRun.of("topology", "fat-tree", "--k", "6", "--agg-core-gbps", "40",
                 "--out", dir.resolve("ft.json").toString());
         assertEquals(0, ft.exit, ft.err);
@@ -40,6 +40,11 @@ class TopologyWorkloadCommandTest {
         t.switches.forEach(s -> assertEquals(64, s.tables.tunnel));
         assertTrue(t.links.stream().anyMatch(l -> l.capacityBps == 100e9));
         assertTrue(clos.err.contains("tor=12"), clos.err);
+
+        Path plain = dir.resolve("plain.txt");
+        Files.writeString(plain, "x");
+        assertEquals(Files.getPosixFilePermissions(plain), Files.getPosixFilePermissions(dir.resolve("clos.json")),
+                "outputs get the same permissions as any new file (umask), not owner-only");
 
         CliRun tb = CliRun.of("topology", "testbed");
         assertEquals(0, tb.exit, tb.err);
