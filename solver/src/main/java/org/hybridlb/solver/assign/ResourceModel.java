@@ -87,14 +87,10 @@ public final class ResourceModel {
         hostEntries = new int[nv];
         eligible = new boolean[nv];
         for (int v = 0; v < nv; v++) {
-            Vip vip = in.vip(v);
-            long ecmp = 0;
-            int services = 0;
-            for (VipPort p : vip.ports) {
-                ecmp += wcmpEntries(p);
-                services++;
-            }
-            int tunnels = Instance.tunnelEndpoints(vip).size();
+            long[] e = tableEntries(in.vip(v));
+            long ecmp = e[0];
+            int tunnels = (int) e[1];
+            int services = (int) e[2];
             ecmpEntries[v] = (int) Math.min(Integer.MAX_VALUE, ecmp);
             tunnelEntries[v] = tunnels;
             hostEntries[v] = services;
@@ -124,6 +120,18 @@ public final class ResourceModel {
             }
         }
         return sum;
+    }
+
+    /**
+     * Table entries one VIP needs, by the rules above, without building an instance:
+     * {ECMP entries, tunnel entries, host entries (on every switch)}.
+     */
+    public static long[] tableEntries(Vip vip) {
+        long ecmp = 0;
+        for (VipPort p : vip.ports) {
+            ecmp += wcmpEntries(p);
+        }
+        return new long[] {ecmp, Instance.tunnelEndpoints(vip).size(), vip.ports.size()};
     }
 
     private static long gcd(long a, long b) {

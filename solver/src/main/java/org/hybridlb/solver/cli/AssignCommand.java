@@ -86,6 +86,10 @@ public final class AssignCommand implements Callable<Integer> {
                     + "recomputes routes: a few seconds each at paper scale. Default: not computed.")
     int failureScenarios;
 
+    @Option(names = "--progress", negatable = true,
+            description = "Show a progress bar on stderr (default: when stderr is a terminal).")
+    Boolean progress;
+
     @Option(names = "--out", paramLabel = "FILE", description = "Write the JSON to FILE (all or nothing) instead of stdout.")
     Path out;
 
@@ -104,12 +108,18 @@ public final class AssignCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--algorithm: " + e.getMessage());
         }
+        ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), ProgressBar.wanted(progress));
+        int phases = 6;
+        bar.update("reading topology", 0, phases);
         Topology topo = ModelIo.readTopology(topology);
+        bar.update("reading VIPs", 1, phases);
         VipSet vipSet = ModelIo.readVips(vips);
         ModelChecks.checkVipsAgainstTopology(vipSet, topo, vips.toString());
+        bar.update("reading traffic", 2, phases);
         TrafficTrace trace = ModelIo.readTraffic(traffic, vipSet, topo);
         TrafficInterval chosen = pick(trace);
         Assignment installed = current == null ? null : ModelIo.readAssignment(current, topo);
+        bar.update("indexing", 3, phases);
 
         long start = System.nanoTime();
         Instance in;
@@ -118,11 +128,14 @@ public final class AssignCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new InvalidInputException(topology.toString(), "/links", e.getMessage());
         }
+        bar.update("assigning", 4, phases);
         Assignment result = alg.assign(in, installed);
         double seconds = (System.nanoTime() - start) / 1e9;
         if (failureScenarios >= 0) {
+            bar.update("failure scenarios", 5, phases);
             result = withLinkFailures(in, result);
         }
+        bar.update("done", phases, phases);
         java.util.List<String> bad = Feasibility.violations(in, result);
         if (!bad.isEmpty()) {
             // never print an assignment that breaks a capacity
