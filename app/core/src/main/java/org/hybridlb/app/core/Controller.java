@@ -1,21 +1,19 @@
 package org.hybridlb.app.core;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.FutureTask;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -37,7 +35,6 @@ import org.hybridlb.solver.migration.PlanningException;
 import org.hybridlb.solver.migration.SharedMemoryModel;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.Dip;
-import org.hybridlb.solver.model.Host;
 import org.hybridlb.solver.model.MigrationPlan;
 import org.hybridlb.solver.model.MigrationStep;
 import org.hybridlb.solver.model.MigrationWave;
@@ -50,6 +47,7 @@ import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipPort;
 import org.hybridlb.solver.model.VipSet;
 import org.hybridlb.solver.model.VipTraffic;
+import org.hybridlb.solver.routing.Fabric;
 
 /**
  * The hybridlb controller loop (ARCHITECTURE "Controller loop"), platform-neutral.
@@ -70,7 +68,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final ControllerConfig config;
     private final Ports ports;
     private final VipValidator validator = new VipValidator();
-    private final LinkedBlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
+    private final LinkedBlockingDeque<Runnable> queue = new LinkedBlockingDeque<>();
     private final AtomicBoolean reconcileQueued = new AtomicBoolean();
     private final Thread loop;
     private volatile boolean running;
@@ -86,6 +84,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private String lastError;
     private final List<MigrationRecord> recent = new ArrayList<>();
     private final Counters counters = new Counters();
+    private Topology fabricOf;
+    private Topology solverTopologyOf;
+    private Set<String> solverTopologyDown;
+    private Topology solverTopology;
+    private Fabric fabric;
 
     public Controller(ControllerConfig config, Ports ports) {
         this.config = config;
@@ -113,7 +116,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                 return t;
             });
             long ms = config.interval.toMillis();
-            timer.scheduleAtFixedRate(() -> requestReconcile("interval"), ms, ms, TimeUnit.MILLISECONDS);
+            timer.scheduleAtFixedRate(() -> enqueue(() -> {
+                if (!migrating()) { // let a running migration finish; events still supersede it
+                    requestReconcile("interval");
+                }
+            }), ms, ms, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -152,7 +159,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     // ------------------------------------------------------------------ the loop thread
 
     private void runLoop() {
-        while (running || !queue.isEmpty()) {
+        while (running) {
             Runnable task;
             try {
                 task = queue.take();
@@ -164,6 +171,12 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "controller task failed", e);
                 lastError = String.valueOf(e.getMessage());
+            }
+        }
+        // stopped at a task boundary: the state on disk is the last verified one
+        for (Runnable r; (r = queue.poll()) != null; ) {
+            if (r instanceof FutureTask) {
+                ((FutureTask<?>) r).cancel(false);
             }
         }
     }
@@ -220,7 +233,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     @Override
     public void switchDown(String switchId) {
-        enqueue(() -> onSwitchDown(switchId));
+        queue.addFirst(() -> onSwitchDown(switchId)); // failover first, before any queued work
     }
 
     @Override
@@ -526,12 +539,18 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         if (down.isEmpty()) {
             return t;
         }
+        if (solverTopologyOf == t && down.equals(solverTopologyDown)) {
+            return solverTopology;
+        }
         List<Switch> switches = new ArrayList<>();
         for (Switch s : t.switches) {
             switches.add(down.contains(s.id)
                     ? new Switch(s.id, s.role, s.pod, new TableCapacity(s.tables.host, 0, 0)) : s);
         }
-        return new Topology(t.name, switches, t.links, t.hosts, t.smuxes);
+        solverTopologyOf = t;
+        solverTopologyDown = new HashSet<>(down);
+        solverTopology = new Topology(t.name, switches, t.links, t.hosts, t.smuxes);
+        return solverTopology;
     }
 
     private void planAndStart(String why) {
@@ -546,7 +565,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         Assignment next;
         TrafficInterval interval = trafficFor(targetSet, topo);
         try {
-            instance = Instance.build(topo, targetSet, interval, config.solver);
+            if (fabricOf != topo) { // routing is indexed once per topology, not per interval
+                fabric = new Fabric(topo);
+                fabricOf = topo;
+            }
+            instance = Instance.build(topo, fabric, targetSet, interval, config.solver);
             next = Algorithms.get(config.algorithm).assign(instance, current);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "assignment failed", e);
@@ -583,10 +606,14 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                 plan = new MigrationPlanner(config.planner).plan(
                         new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps),
                         SharedMemoryModel.of(instance, installedSet, targetSet));
-            } catch (PlanningException again) {
+            } catch (RuntimeException again) {
                 lastError = "migration plan: " + again.getMessage();
                 return;
             }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "migration planning failed", e);
+            lastError = "migration plan: " + e.getMessage();
+            return;
         }
         if (plan.waves.isEmpty()) {
             return;
