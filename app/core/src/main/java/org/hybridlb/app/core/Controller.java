@@ -70,6 +70,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final VipValidator validator = new VipValidator();
     private final LinkedBlockingDeque<Runnable> queue = new LinkedBlockingDeque<>();
     private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+    private final AtomicBoolean reconcileScheduled = new AtomicBoolean();
     private final Thread loop;
     private volatile boolean running;
     private ScheduledExecutorService timer;
@@ -108,13 +109,13 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             ports.health.subscribe(this);
             return null;
         });
+        timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "hybridlb-timer");
+            t.setDaemon(true);
+            return t;
+        });
         requestReconcile("start");
         if (!config.interval.isZero()) {
-            timer = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "hybridlb-interval");
-                t.setDaemon(true);
-                return t;
-            });
             long ms = config.interval.toMillis();
             timer.scheduleAtFixedRate(() -> enqueue(() -> {
                 if (!migrating()) { // let a running migration finish; events still supersede it
@@ -142,7 +143,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     public void awaitIdle(long timeoutMillis) {
         long end = System.currentTimeMillis() + timeoutMillis;
         while (System.currentTimeMillis() < end) {
-            boolean idle = call(() -> queue.isEmpty() && !migrating());
+            boolean idle = !reconcileScheduled.get() && call(() -> queue.isEmpty() && !migrating());
             if (idle) {
                 return;
             }
@@ -226,6 +227,18 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                 reconcileQueued.set(false);
                 reconcile(why);
             });
+        }
+    }
+
+    /** After a configuration change: reconcile once the burst of changes has settled. */
+    private void reconcileSoon(String why) {
+        if (config.settle.isZero() || timer == null) {
+            requestReconcile(why);
+        } else if (reconcileScheduled.compareAndSet(false, true)) {
+            timer.schedule(() -> {
+                requestReconcile(why);
+                reconcileScheduled.set(false);
+            }, config.settle.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
@@ -957,6 +970,17 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     }
 
     @Override
+    public List<Vip> replaceVips(String body) {
+        return call(() -> {
+            List<Vip> all = validator.parseVipSet(body, ports.topology.topology());
+            state.desired = new ArrayList<>(all);
+            persist();
+            reconcileSoon("VIP configuration replaced");
+            return List.copyOf(all);
+        });
+    }
+
+    @Override
     public Vip createVip(String body) {
         Vip v = validator.parseVip(body);
         return call(() -> {
@@ -968,7 +992,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             validator.checkAll(next, next.size() - 1, ports.topology.topology());
             state.desired = next;
             persist();
-            requestReconcile("VIP " + v.vip + " added");
+            reconcileSoon("VIP " + v.vip + " added");
             return v;
         });
     }
@@ -989,7 +1013,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             validator.checkAll(next, i, ports.topology.topology());
             state.desired = next;
             persist();
-            requestReconcile("VIP " + vip + " changed");
+            reconcileSoon("VIP " + vip + " changed");
             return v;
         });
     }
@@ -1005,7 +1029,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             next.remove(i);
             state.desired = next;
             persist();
-            requestReconcile("VIP " + vip + " removed");
+            reconcileSoon("VIP " + vip + " removed");
             return null;
         });
     }
@@ -1029,7 +1053,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             validator.checkAll(next, i, ports.topology.topology());
             state.desired = next;
             persist();
-            requestReconcile("DIP " + req.dip.ip + " added to " + vip);
+            reconcileSoon("DIP " + req.dip.ip + " added to " + vip);
             return changed;
         });
     }
@@ -1065,7 +1089,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             next.set(i, changed);
             state.desired = next;
             persist();
-            requestReconcile("DIP " + dip + " removed from " + vip);
+            reconcileSoon("DIP " + dip + " removed from " + vip);
             return changed;
         });
     }
