@@ -450,11 +450,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                     lastError = "reading the table of SMux " + id + ": " + e.getMessage();
                     continue;
                 }
+                if (running != null && running.version > state.smuxTableVersion) {
+                    state.smuxTableVersion = running.version; // our state is older than the SMux's: go above it
+                }
                 if (smuxTable(0).sameVips(running)) {
                     continue;
-                }
-                if (running != null && running.version >= state.smuxTableVersion) {
-                    state.smuxTableVersion = running.version; // our state was older than the SMux's
                 }
                 if (version < 0) {
                     version = ++state.smuxTableVersion;
@@ -523,6 +523,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         state.installedVips.putAll(shrunk);
         try {
             pushSmuxTables(true);
+            repairSmuxGroups();
             for (String v : shrunk.keySet()) {
                 for (String sw : state.hmuxes.getOrDefault(v, List.of())) {
                     ports.hmux.install(sw, entry(state.installedVips.get(v)));
@@ -941,6 +942,19 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     // ------------------------------------------------------------------ northbound API
 
+    /** Makes {@code next} the desired configuration only if it can be persisted; else nothing changes. */
+    private void commitDesired(List<Vip> next, String why) {
+        List<Vip> old = state.desired;
+        state.desired = next;
+        try {
+            persist();
+        } catch (RuntimeException e) {
+            state.desired = old;
+            throw new ApiException(503, "unavailable", null, "cannot persist the configuration: " + e.getMessage());
+        }
+        reconcileSoon(why);
+    }
+
     @Override
     public List<Vip> vips() {
         return call(() -> List.copyOf(state.desired));
@@ -973,9 +987,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     public List<Vip> replaceVips(String body) {
         return call(() -> {
             List<Vip> all = validator.parseVipSet(body, ports.topology.topology());
-            state.desired = new ArrayList<>(all);
-            persist();
-            reconcileSoon("VIP configuration replaced");
+            commitDesired(new ArrayList<>(all), "VIP configuration replaced");
             return List.copyOf(all);
         });
     }
@@ -990,9 +1002,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             List<Vip> next = new ArrayList<>(state.desired);
             next.add(v);
             validator.checkAll(next, next.size() - 1, ports.topology.topology());
-            state.desired = next;
-            persist();
-            reconcileSoon("VIP " + v.vip + " added");
+            commitDesired(next, "VIP " + v.vip + " added");
             return v;
         });
     }
@@ -1011,9 +1021,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             List<Vip> next = new ArrayList<>(state.desired);
             next.set(i, v);
             validator.checkAll(next, i, ports.topology.topology());
-            state.desired = next;
-            persist();
-            reconcileSoon("VIP " + vip + " changed");
+            commitDesired(next, "VIP " + vip + " changed");
             return v;
         });
     }
@@ -1027,9 +1035,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             }
             List<Vip> next = new ArrayList<>(state.desired);
             next.remove(i);
-            state.desired = next;
-            persist();
-            reconcileSoon("VIP " + vip + " removed");
+            commitDesired(next, "VIP " + vip + " removed");
             return null;
         });
     }
@@ -1051,9 +1057,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             List<Vip> next = new ArrayList<>(state.desired);
             next.set(i, changed);
             validator.checkAll(next, i, ports.topology.topology());
-            state.desired = next;
-            persist();
-            reconcileSoon("DIP " + req.dip.ip + " added to " + vip);
+            commitDesired(next, "DIP " + req.dip.ip + " added to " + vip);
             return changed;
         });
     }
@@ -1087,9 +1091,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             }
             List<Vip> next = new ArrayList<>(state.desired);
             next.set(i, changed);
-            state.desired = next;
-            persist();
-            reconcileSoon("DIP " + dip + " removed from " + vip);
+            commitDesired(next, "DIP " + dip + " removed from " + vip);
             return changed;
         });
     }
