@@ -301,6 +301,28 @@ class ControllerTest {
     }
 
     @Test
+    void aFailedVipRemovalIsRolledBackOntoTheSmuxesAndTheHmux() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        VipEntry before = fabric.switches.get(at).get("10.100.0.1");
+        String tableBefore = Json.write(fabric.tables.get("smux-0").vips);
+        fabric.takeLog();
+        fabric.failPuts = 1;
+        c.deleteVip("10.100.0.1");
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        @SuppressWarnings("unchecked")
+        List<MigrationRecord> recent = (List<MigrationRecord>) c.migrations().get("recent");
+        assertEquals(MigrationRecord.ROLLED_BACK, recent.get(0).state, log + " " + recent.get(0).error);
+        assertTrue(indexOf(log, "remove " + at) < indexOf(log, "put smux-0"), log.toString());
+        assertEquals("install " + at + " " + before, log.get(log.size() - 1), "the HMux takes it back last: " + log);
+        assertEquals(before, fabric.switches.get(at).get("10.100.0.1"));
+        assertEquals(tableBefore, Json.write(fabric.tables.get("smux-0").vips));
+        assertEquals(at, placement(c, "10.100.0.1"));
+        assertTrue(c.vips().isEmpty(), "the configuration says deleted; the next reconcile tries again");
+    }
+
+    @Test
     void smuxBackFromDeadGetsTheTableAndTheGroup() {
         Controller c = start(new FakeFabric.MemoryStore());
         vipOnHmux(c, "10.100.0.1", 0, 1);
