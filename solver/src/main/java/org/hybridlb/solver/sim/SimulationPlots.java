@@ -71,8 +71,8 @@ public final class SimulationPlots {
                 which.add("ananta");
             }
             XYChart chart = timeChart(by, which, r -> r.smuxCount,
-                    "SMuxes needed with migration: max(unassigned, failure, transient) (cf. Duet Fig. 3.20c)",
-                    "SMuxes (log scale)", true, false);
+                    "SMuxes needed with migration (cf. Duet Fig. 3.20c)",
+                    "SMuxes = max(unassigned, failure, transient) (log scale)", true, false);
             // The paper's "No-migration" line: the same assignments without the transient term.
             List<IntervalResult> base = by.get(migration.get(0));
             List<Double> xs = new ArrayList<>();
@@ -97,7 +97,7 @@ public final class SimulationPlots {
                     }
                 }
                 if (!px.isEmpty()) {
-                    XYSeries p = chart.addSeries("Non-sticky, moves planned make-before-break", px, py);
+                    XYSeries p = chart.addSeries("Non-sticky, planned make-before-break", px, py);
                     p.setLineColor(colour("non-sticky"));
                     p.setMarkerColor(colour("non-sticky"));
                     p.setMarker(SeriesMarkers.NONE);
@@ -127,7 +127,9 @@ public final class SimulationPlots {
         XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title).xAxisTitle(TIME)
                 .yAxisTitle(yTitle).build();
         style(chart.getStyler());
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+        // Below the plot, in a row: long titles and wide legends never crowd each other out.
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
+        chart.getStyler().setLegendLayout(Styler.LegendLayout.Horizontal);
         chart.getStyler().setMarkerSize(7);
         double min = Double.POSITIVE_INFINITY;
         double max = 0;
