@@ -105,6 +105,7 @@ int main(int argc, char **argv)
     double secs = argc > 2 ? atof(argv[2]) : 1.0;
     int only_stateless = argc > 3 && strcmp(argv[3], "stateless") == 0;
     int only_conn = argc > 3 && strcmp(argv[3], "conn") == 0;
+    int n_stateless = argc > 3 && strcmp(argv[3], "crc32") == 0 ? 1 : 2;
     struct hlb_table_error err;
     struct hlb_table_options opt = {.default_pin = 0};
     struct hlb_worker w;
@@ -115,7 +116,7 @@ int main(int argc, char **argv)
     w.cfg.mtu = 1500;
 
     const char *modes[][2] = {{"crc32", "stateless-crc32"}, {"ovs", "stateless-ovs"}};
-    for (int m = 0; m < 2 && !only_conn; m++) {
+    for (int m = 0; m < n_stateless && !only_conn; m++) {
         const char *j = table_json(modes[m][0], 0);
         struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
         t->gen = 1;
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
         hlb_table_free(t);
     }
 
-    if (only_stateless)
+    if (only_stateless || n_stateless == 1)
         return 0;
     /* Connection table with 1M live connections, then traffic over 10k flows. */
     w.ct = hlb_conn_table_create(4u << 20, NULL);
@@ -150,12 +151,57 @@ int main(int argc, char **argv)
         fclose(sm);
     printf("{\"prefilled\":%" PRIu64 ",\"insertFailures\":%" PRIu64 ",\"anonHugePagesKiB\":%ld}\n",
            w.ct->st.entries, w.ct->st.insert_failures, huge_kb);
-    run_mode("conn-1M-live", &w, t, FLOWS, 0, secs, tsc_hz);
+    double before = run_mode("conn-1M-live", &w, t, FLOWS, 0, secs, tsc_hz);
     uint64_t ins0 = w.ct->st.inserts;
     double cpp = run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
     printf("{\"mode\":\"insert-rate\",\"inserts\":%" PRIu64 ",\"minsertsPerSecond\":%.2f}\n",
            w.ct->st.inserts - ins0, tsc_hz / cpp / 1e6);
+
+    /* SYN flood: keep sending new connections until the table is full (every bucket
+     * holds 8 live entries), then measure the established flows again.  Their
+     * lookups must neither fail nor get slower: a lookup reads one bucket whatever
+     * the fill, and half-open entries only ever displace each other. */
+    while (w.ct->st.entries < w.ct->capacity - w.ct->capacity / 64)
+        run_mode("syn-flood", &w, t, FLOWS, 1, 0.2, tsc_hz);
+    uint64_t misses0 = w.st.conn_misses;
+    double after = run_mode("conn-1M-live-after-flood", &w, t, FLOWS, 0, secs, tsc_hz);
+    printf("{\"mode\":\"syn-flood-effect\",\"tableEntries\":%" PRIu64 ",\"capacity\":%" PRIu64
+           ",\"halfOpenEvictions\":%" PRIu64 ",\"establishedMissesAfterFlood\":%" PRIu64
+           ",\"cyclesPerPacketBefore\":%.1f,\"cyclesPerPacketAfter\":%.1f}\n",
+           w.ct->st.entries, w.ct->capacity, w.ct->st.evict_syn, w.st.conn_misses - misses0,
+           before, after);
     hlb_table_free(t);
     hlb_conn_table_free(w.ct);
+
+    /* Raw table insert rate: fresh keys in batches of 32 into an empty 4M-slot table
+     * (hash, two-stage prefetch, insert), until 2M connections are live. */
+    struct hlb_conn_table *ct = hlb_conn_table_create(4u << 20, NULL);
+    uint32_t next = 0;
+    double t0 = thread_cpu();
+    while (next < 2000000) {
+        struct hlb_5tuple tp[32];
+        uint32_t h[32];
+        for (int i = 0; i < 32; i++, next++) {
+            tp[i] = (struct hlb_5tuple){.src_ip = hlb_htonl(0x0b000000u + next),
+                                        .dst_ip = hlb_htonl(0x64400001u),
+                                        .src_port = hlb_htons((uint16_t)(1024 + (next & 0x3fff))),
+                                        .dst_port = hlb_htons(80), .proto = 6};
+            h[i] = hlb_conn_hash(&tp[i]);
+            hlb_conn_prefetch(ct, h[i]);
+        }
+        for (int i = 0; i < 32; i++) {
+            uint64_t k0, k1;
+            struct hlb_conn_ref ref;
+            hlb_conn_key(&tp[i], &k0, &k1);
+            if (hlb_conn_insert(ct, h[i], k0, k1, HLB_CONN_SYN, 0, &ref) == 0)
+                ref.b->e[ref.i].dip_ip = k0 >> 32;
+        }
+    }
+    double t1 = thread_cpu();
+    printf("{\"mode\":\"raw-insert\",\"inserts\":%" PRIu64 ",\"failures\":%" PRIu64
+           ",\"minsertsPerSecond\":%.2f,\"cyclesPerInsert\":%.1f}\n",
+           ct->st.inserts, ct->st.insert_failures, (double)ct->st.inserts / (t1 - t0) / 1e6,
+           (t1 - t0) * tsc_hz / (double)ct->st.inserts);
+    hlb_conn_table_free(ct);
     return 0;
 }

@@ -356,6 +356,36 @@ public final class Instance {
         return ingress;
     }
 
+    // --- demand, public for models (ILP) and analyses: sources and DIP ToRs of a VIP ---
+
+    /** Number of source switches of v (hosts count at their ToR; Internet traffic is apart). */
+    public int sourceCount(int v) {
+        return srcStart[v + 1] - srcStart[v];
+    }
+
+    public int sourceNode(int v, int i) {
+        return srcNode[srcStart[v] + i];
+    }
+
+    /** Bits/s v receives from its i-th source switch. */
+    public double sourceBps(int v, int i) {
+        return srcBps[srcStart[v] + i];
+    }
+
+    /** Number of ToRs with DIPs of v that receive traffic. */
+    public int dipTorCount(int v) {
+        return dstStart[v + 1] - dstStart[v];
+    }
+
+    public int dipTor(int v, int i) {
+        return dstNode[dstStart[v] + i];
+    }
+
+    /** Bits/s of v towards its DIPs behind the i-th DIP ToR. */
+    public double dipTorBps(int v, int i) {
+        return dstBps[dstStart[v] + i];
+    }
+
     // --- demand, for the routing code ---
     int srcStart(int v) {
         return srcStart[v];

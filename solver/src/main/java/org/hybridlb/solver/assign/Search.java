@@ -11,7 +11,10 @@ import org.hybridlb.solver.routing.LinkLoads;
  * <p>Candidates are visited in a fresh random order per VIP (an incremental Fisher–Yates
  * shuffle), and a candidate replaces the best only when strictly lower: the winner is thus the
  * first of the tied minimum in a uniform random order, i.e. a uniform random choice among the
- * ties, and the search can stop as soon as the best equals the current MRU (no candidate can go
+ * ties. With the pod shortcut a pod is drawn with a weight of its ToR count (the order in which
+ * pods first show up in a uniform order of all switches), and ties inside a pod are drawn
+ * uniformly, so ties are still spread over switches as without the shortcut (exactly so when all
+ * ToRs of a tied pod tie, the common case of small VIPs). The search can stop as soon as the best equals the current MRU (no candidate can go
  * below it) and skip candidates whose table utilisation alone is not lower than the best.
  *
  * <p>Container shortcut (§3.4.2, Fig. 3.5): with it, the ToRs of a symmetric pod are one
@@ -35,6 +38,8 @@ final class Search {
     private LinkLoads bestLoads;
     private boolean bestLoadsValid;
     private final int[] units;          // >= 0: a switch; < 0: pod -(unit + 1)
+    private final int[] unitWeight;     // switches a unit stands for (a pod: its ToRs)
+    private final int totalWeight;
     private final int[] allSwitches;
     private final double[] extIn;
     private final double[] extOut;
@@ -78,6 +83,13 @@ final class Search {
         } else {
             units = allSwitches.clone();
         }
+        unitWeight = new int[units.length];
+        int w = 0;
+        for (int i = 0; i < units.length; i++) {
+            unitWeight[i] = units[i] >= 0 ? 1 : f.podTors(-units[i] - 1).length;
+            w += unitWeight[i];
+        }
+        totalWeight = w;
         int maxAggs = 1;
         for (int q = 0; q < f.podCount(); q++) {
             maxAggs = Math.max(maxAggs, f.podAggs(q).length);
@@ -91,6 +103,11 @@ final class Search {
 
     LinkLoads loads() {
         return loads;
+    }
+
+    /** Loads of v on {@link #bestSwitch} when the search kept them (else null); for tests. */
+    LinkLoads bestLoads() {
+        return bestLoadsValid ? bestLoads : null;
     }
 
     /** Places v on the switch the last {@link #findBest} chose. */
@@ -115,11 +132,27 @@ final class Search {
         }
         double g = u.mru();
         int count = units.length;
+        int left = totalWeight;
         for (int i = 0; i < count; i++) {
-            int j = i + rng.nextInt(count - i);
+            // next unit with probability proportional to the switches it stands for: the order in
+            // which pods first appear in a uniform random order of all switches
+            int j = i;
+            if (left > count - i) {
+                int pickW = rng.nextInt(left);
+                while (pickW >= unitWeight[j]) {
+                    pickW -= unitWeight[j];
+                    j++;
+                }
+            } else {
+                j = i + rng.nextInt(count - i);
+            }
             int unit = units[j];
+            int weight = unitWeight[j];
             units[j] = units[i];
+            unitWeight[j] = unitWeight[i];
             units[i] = unit;
+            unitWeight[i] = weight;
+            left -= weight;
             if (unit >= 0) {
                 evaluateSwitch(v, unit, g);
             } else {
@@ -288,14 +321,35 @@ final class Search {
                 pick = s;
             }
         }
-        for (int i = 0; i < demandTors; i++) {
-            inAt[podDemandTors[i]] = 0;
-            outAt[podDemandTors[i]] = 0;
-        }
         if (pick >= 0 && podBest < bestMru) {
             bestMru = podBest;
             bestSwitch = pick;
-            bestLoadsValid = false;
+            // the full t(., pick, v): outside part, pick's own links, the other ToRs' own traffic
+            bestLoads.clear();
+            for (int i = 0; i < loads.size(); i++) {
+                int l = loads.link(i);
+                if (f.linkFrom(l) != r) {
+                    bestLoads.add(l, loads.load(i));
+                }
+            }
+            for (int j = 0; j < k; j++) {
+                bestLoads.add(f.torDownlink(pick, j), extIn[j] + (inQ - inAt[pick]) / k);
+                bestLoads.add(f.torUplink(pick, j), extOut[j] + (outQ - outAt[pick]) / k);
+            }
+            for (int i = 0; i < demandTors; i++) {
+                int x = podDemandTors[i];
+                if (x != pick) {
+                    for (int j = 0; j < k; j++) {
+                        bestLoads.add(f.torUplink(x, j), inAt[x] / k);
+                        bestLoads.add(f.torDownlink(x, j), outAt[x] / k);
+                    }
+                }
+            }
+            bestLoadsValid = true;
+        }
+        for (int i = 0; i < demandTors; i++) {
+            inAt[podDemandTors[i]] = 0;
+            outAt[podDemandTors[i]] = 0;
         }
     }
 }

@@ -16,6 +16,7 @@ import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.TrafficTrace;
 import org.hybridlb.solver.model.VipSet;
+import org.hybridlb.solver.provision.FailureImpact;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -79,6 +80,16 @@ public final class AssignCommand implements Callable<Integer> {
             description = "Evaluate every ToR in full instead of the best ToR per pod (same result, slower; for comparison).")
     boolean noShortcut;
 
+    @Option(names = "--failure-scenarios", defaultValue = "-1", paramLabel = "N",
+            description = "Also compute the max link utilisation under failures (Fig. 3.19): the pod and the 3 switches "
+                    + "with most HMux traffic plus N random pods and N random switch triples (seeded). Each scenario "
+                    + "recomputes routes: a few seconds each at paper scale. Default: not computed.")
+    int failureScenarios;
+
+    @Option(names = "--progress", negatable = true,
+            description = "Show a progress bar on stderr (default: when stderr is a terminal).")
+    Boolean progress;
+
     @Option(names = "--out", paramLabel = "FILE", description = "Write the JSON to FILE (all or nothing) instead of stdout.")
     Path out;
 
@@ -97,12 +108,18 @@ public final class AssignCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--algorithm: " + e.getMessage());
         }
+        ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), ProgressBar.wanted(progress));
+        int phases = 6;
+        bar.update("reading topology", 0, phases);
         Topology topo = ModelIo.readTopology(topology);
+        bar.update("reading VIPs", 1, phases);
         VipSet vipSet = ModelIo.readVips(vips);
         ModelChecks.checkVipsAgainstTopology(vipSet, topo, vips.toString());
+        bar.update("reading traffic", 2, phases);
         TrafficTrace trace = ModelIo.readTraffic(traffic, vipSet, topo);
         TrafficInterval chosen = pick(trace);
         Assignment installed = current == null ? null : ModelIo.readAssignment(current, topo);
+        bar.update("indexing", 3, phases);
 
         long start = System.nanoTime();
         Instance in;
@@ -111,8 +128,14 @@ public final class AssignCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new InvalidInputException(topology.toString(), "/links", e.getMessage());
         }
+        bar.update("assigning", 4, phases);
         Assignment result = alg.assign(in, installed);
         double seconds = (System.nanoTime() - start) / 1e9;
+        if (failureScenarios >= 0) {
+            bar.update("failure scenarios", 5, phases);
+            result = withLinkFailures(in, result);
+        }
+        bar.update("done", phases, phases);
         java.util.List<String> bad = Feasibility.violations(in, result);
         if (!bad.isEmpty()) {
             // never print an assignment that breaks a capacity
@@ -129,6 +152,20 @@ public final class AssignCommand implements Callable<Integer> {
                 result.smuxCount, result.provisioning == null ? "" : "worst failure: " + result.provisioning.worstFailure,
                 seconds);
         return SolverCli.EXIT_OK;
+    }
+
+    private Assignment withLinkFailures(Instance in, Assignment a) {
+        int[] placement = new int[in.vipCount()];
+        for (int v = 0; v < in.vipCount(); v++) {
+            String where = a.placementOf(in.vipId(v));
+            placement[v] = Assignment.SMUX.equals(where) ? -1 : in.switchIndex(where);
+        }
+        FailureImpact.Scenario base = FailureImpact.baseline(in, placement);
+        java.util.List<FailureImpact.Scenario> all = FailureImpact.scenarios(in, placement, failureScenarios, seed);
+        FailureImpact.Scenario worst = all.get(0);
+        return new Assignment(a.algorithm, a.assignment, a.hmuxTrafficShare, a.mru, a.smuxCount, a.utilisation,
+                a.provisioning.withLinkFailures(base.maxLinkUtilisation, worst.maxLinkUtilisation,
+                        worst.name + " (" + String.join(" ", worst.failed) + "), peak on " + worst.maxLink, all.size()));
     }
 
     private TrafficInterval pick(TrafficTrace trace) {

@@ -67,6 +67,17 @@ class AssignCommandTest {
     }
 
     @Test
+    void failureScenariosAddLinkUtilisationUnderFailures() {
+        CliRun r = assign("--algorithm", "greedy-skip", "--failure-scenarios", "2");
+        assertEquals(0, r.exit, r.err);
+        Assignment a = ModelIo.parse(r.out, "stdout", Schema.ASSIGNMENT, Assignment.class);
+        assertEquals(2 + 2 * 2, a.provisioning.failureScenarios);
+        assertTrue(a.provisioning.failureMaxLinkUtilisation >= 0, r.out);
+        assertTrue(a.provisioning.baselineMaxLinkUtilisation > 0, r.out);
+        assertTrue(a.provisioning.worstLinkFailure.contains("peak on"), a.provisioning.worstLinkFailure);
+    }
+
+    @Test
     void badInputExitsTwoNamingFileAndFieldAndPrintsNothing() throws IOException {
         Path badVips = dir.resolve("bad-vips.json");
         Files.writeString(badVips, Files.readString(vips).replaceFirst("\"weight\" : 1", "\"weight\" : -3"));
