@@ -327,6 +327,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private void reconcile(String why) {
         long t0 = System.nanoTime();
         counters.reconciles++;
+        lastError = null; // errors of this round are reported until the next one
         abandonMigration(why);
         refreshInputs();
         withdrawFromDownSwitches();

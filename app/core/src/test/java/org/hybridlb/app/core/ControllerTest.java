@@ -187,6 +187,28 @@ class ControllerTest {
     }
 
     @Test
+    void whenEveryDipFailsThePoolEmptiesAndComesBackThroughTheSmuxes() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0);
+        fabric.unhealthy.add(host(0));
+        c.dipHealthChanged(host(0), false);
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertTrue(fabric.tables.get("smux-0").vips.get(0).ports.get(0).dips.isEmpty());
+        fabric.takeLog();
+        fabric.unhealthy.clear();
+        c.dipHealthChanged(host(0), true);
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        List<String> log = fabric.takeLog();
+        assertEquals(1, fabric.tables.get("smux-0").vips.get(0).ports.get(0).dips.size(), log.toString());
+        String now = placement(c, "10.100.0.1");
+        assertNotEquals(Assignment.SMUX, now, log.toString());
+        assertEquals(1, fabric.switches.get(now).get("10.100.0.1").ports.get(0).dips.size());
+        assertTrue(at != null);
+    }
+
+    @Test
     void wavesRunInOrderAndAFailingWaveRollsTheMigrationBack() {
         Controller c = start(new FakeFabric.MemoryStore());
         String at = vipOnHmux(c, "10.100.0.1", 0, 1);
