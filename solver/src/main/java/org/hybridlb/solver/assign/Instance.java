@@ -201,18 +201,13 @@ public final class Instance {
 
     private void addDipDemand(Vip vip, VipTraffic vt, double vipTotal, Map<String, Integer> torOfHostIp,
                               double[] scratch, List<Integer> touched) {
-        Map<String, Integer> torOfDip = new HashMap<>();
-        for (VipPort p : vip.ports) {
-            for (Dip d : p.dips) {
-                Integer tor = torOfHostIp.get(d.tunnelEndpoint());
-                if (tor == null) {
-                    throw new IllegalArgumentException("VIP " + vip.vip + ": DIP " + d.ip
-                            + " is on no host of the topology (" + d.tunnelEndpoint() + ")");
-                }
-                torOfDip.putIfAbsent(d.ip, tor);
-            }
-        }
         if (vt != null && !vt.dips.isEmpty()) {
+            Map<String, Integer> torOfDip = new HashMap<>();
+            for (VipPort p : vip.ports) {
+                for (Dip d : p.dips) {
+                    torOfDip.putIfAbsent(d.ip, torOf(vip, d, torOfHostIp));
+                }
+            }
             for (Map.Entry<String, Double> e : vt.dips.entrySet()) {
                 Integer tor = torOfDip.get(e.getKey());
                 if (tor == null) {
@@ -222,21 +217,33 @@ public final class Instance {
             }
             return;
         }
-        List<VipPort> live = new ArrayList<>();
+        int live = 0;
         for (VipPort p : vip.ports) {
             if (weightSum(p) > 0) {
-                live.add(p);
+                live++;
             }
         }
-        for (VipPort p : live) {
-            double portBps = vipTotal / live.size();
+        for (VipPort p : vip.ports) {
             long w = weightSum(p);
+            if (w == 0) {
+                continue;
+            }
+            double portBps = vipTotal / live;
             for (Dip d : p.dips) {
                 if (d.weight > 0) {
-                    addTo(scratch, touched, torOfDip.get(d.ip), portBps * d.weight / w);
+                    addTo(scratch, touched, torOf(vip, d, torOfHostIp), portBps * d.weight / w);
                 }
             }
         }
+    }
+
+    private static int torOf(Vip vip, Dip d, Map<String, Integer> torOfHostIp) {
+        Integer tor = torOfHostIp.get(d.tunnelEndpoint());
+        if (tor == null) {
+            throw new IllegalArgumentException("VIP " + vip.vip + ": DIP " + d.ip
+                    + " is on no host of the topology (" + d.tunnelEndpoint() + ")");
+        }
+        return tor;
     }
 
     static long weightSum(VipPort p) {

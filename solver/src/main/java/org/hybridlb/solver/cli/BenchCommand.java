@@ -133,6 +133,10 @@ public final class BenchCommand implements Callable<Integer> {
         List<String> problems = new ArrayList<>(Feasibility.violations(in0, paper.last));
         problems.addAll(Feasibility.violations(s0, greedy.last));
         problems.addAll(Feasibility.violations(s1, sticky.last));
+        if (greedyNo != null) {
+            problems.addAll(Feasibility.violations(s0, greedyNo.last));
+            problems.addAll(Feasibility.violations(s1, stickyNo.last));
+        }
         out.printf(Locale.ROOT, "fabric: %d pods x (%d ToRs + %d aggs), %d cores: %d switches, %d directed links%n",
                 pods, tors, aggs, cores, fabric.switchCount(), fabric.linkCount());
         out.printf(Locale.ROOT, "workload: %d VIPs, interval 0 %.2f Tbps, interval 1 %.2f Tbps (generated in %.2f s)%n",
