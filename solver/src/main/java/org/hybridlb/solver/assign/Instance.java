@@ -60,6 +60,11 @@ public final class Instance {
 
     private Instance(Topology topology, VipSet vipSet, TrafficInterval traffic, SolverOptions options,
                      Fabric fabric) {
+        this(topology, vipSet, traffic, options, fabric, null);
+    }
+
+    private Instance(Topology topology, VipSet vipSet, TrafficInterval traffic, SolverOptions options,
+                     Fabric fabric, ResourceModel sameVips) {
         this.topology = topology;
         this.vipSet = vipSet;
         this.traffic = traffic;
@@ -157,7 +162,7 @@ public final class Instance {
         for (int i = 0; i < nv; i++) {
             byTraffic[i] = order[i];
         }
-        resources = new ResourceModel(this);
+        resources = new ResourceModel(this, sameVips);
     }
 
     /**
@@ -177,7 +182,15 @@ public final class Instance {
 
     /** The same problem with other options (shares the fabric and demand indexing cost). */
     public Instance withOptions(SolverOptions o) {
-        return new Instance(topology, vipSet, traffic, o, fabric);
+        return new Instance(topology, vipSet, traffic, o, fabric, resources);
+    }
+
+    /**
+     * The next interval of the same fabric and VIP configuration: shares the fabric and the
+     * VIPs' table entries, indexes only the new traffic (what a controller does every interval).
+     */
+    public Instance withTraffic(TrafficInterval next) {
+        return new Instance(topology, vipSet, next, options, fabric, resources);
     }
 
     private static int[] internetIngress(Fabric f) {
