@@ -29,13 +29,15 @@ import picocli.CommandLine.Model.CommandSpec;
 /** {@code simulate}: replay a traffic trace with each algorithm (Duet §3.8). */
 @Command(name = "simulate", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-            "Replay a traffic trace interval by interval with each assignment algorithm, as Duet §3.8 does:",
-            "each algorithm re-assigns every interval from its own previous assignment, and the migration",
-            "between consecutive assignments is planned. Reports per interval the share of traffic on HMuxes,",
-            "the traffic shuffled (moved to another mux) and VIPs moved, the SMuxes needed (§3.8.2 provisioning),",
-            "the MRU, the solve time and the migration plan; as CSV and PNG figures in --out (analogues of",
-            "Fig. 3.16, 3.18, 3.20), and a summary table with the paper's comparisons on stdout.",
-            "Give --vips and --traffic, or neither to generate a workload (--seed, --vips-count, --intervals, --load)."})
+            "Replay a traffic trace interval by interval with each assignment algorithm, as Duet §3.8 does: each "
+                + "algorithm re-assigns every interval from its own previous assignment, and the migration between "
+                + "consecutive assignments is planned.",
+            "Reports per interval the share of traffic on HMuxes, the traffic shuffled (moved to another mux) and "
+                + "VIPs moved, the SMuxes needed (§3.8.2 provisioning), the MRU, the solve time and the migration "
+                + "plan: as CSV and PNG figures in --out (analogues of Fig. 3.16, 3.18, 3.20), and a summary table "
+                + "with the paper's comparisons on stdout.",
+            "Give --vips and --traffic, or neither to generate a workload (--seed, --vips-count, --intervals, --load).",
+            ""})
 public final class SimulateCommand implements Callable<Integer> {
     static final String DEFAULT_ALGORITHMS = "greedy,random,sticky,non-sticky,one-time,ananta";
 
@@ -67,7 +69,7 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Traffic of a generated workload as a fraction of the ToR uplink capacity (default ${DEFAULT-VALUE}).")
     double load;
 
-    @Option(names = "--algorithms", defaultValue = DEFAULT_ALGORITHMS, split = ",", paramLabel = "A,B,...",
+    @Option(names = "--algorithms", defaultValue = DEFAULT_ALGORITHMS, split = ",", paramLabel = "ALG",
             description = "Algorithms to compare (default ${DEFAULT-VALUE}); known: greedy, greedy-skip, random, "
                     + "sticky, non-sticky, one-time, ananta, and any registered later (ilp).")
     List<String> algorithms;
