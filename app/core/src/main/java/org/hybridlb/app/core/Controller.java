@@ -31,6 +31,7 @@ import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.Instance;
 import org.hybridlb.solver.migration.MigrationPlanner;
 import org.hybridlb.solver.migration.MigrationProblem;
+import org.hybridlb.solver.migration.PlanChecker;
 import org.hybridlb.solver.migration.PlanningException;
 import org.hybridlb.solver.migration.SharedMemoryModel;
 import org.hybridlb.solver.model.Assignment;
@@ -85,6 +86,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private String lastError;
     private final List<MigrationRecord> recent = new ArrayList<>();
     private final Counters counters = new Counters();
+    /** Configurations of VIPs withdrawn from the SMuxes by the running migration, for its rollback. */
+    private final Map<String, Vip> retired = new HashMap<>();
     private Topology fabricOf;
     private Topology solverTopologyOf;
     private Set<String> solverTopologyDown;
@@ -325,6 +328,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private void reconcile(String why) {
         long t0 = System.nanoTime();
         counters.reconciles++;
+        lastError = null; // errors of this round are reported until the next one
         abandonMigration(why);
         refreshInputs();
         withdrawFromDownSwitches();
@@ -603,10 +607,12 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         }
         MigrationPlan plan;
         Assignment toAssignment = new Assignment(next.algorithm, to, 0, 0, 0, null);
+        SharedMemoryModel memory;
+        MigrationProblem problem;
         try {
-            plan = new MigrationPlanner(config.planner).plan(
-                    new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps),
-                    SharedMemoryModel.of(instance, installedSet, targetSet));
+            memory = SharedMemoryModel.of(instance, installedSet, targetSet);
+            problem = new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps);
+            plan = new MigrationPlanner(config.planner).plan(problem, memory);
         } catch (PlanningException e) {
             // keep every VIP where it is and apply only the configuration changes
             LOG.log(Level.WARNING, "no migration plan to the new assignment: " + e.getMessage());
@@ -617,9 +623,9 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             }
             toAssignment = new Assignment("installed", to, 0, 0, 0, null);
             try {
-                plan = new MigrationPlanner(config.planner).plan(
-                        new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps),
-                        SharedMemoryModel.of(instance, installedSet, targetSet));
+                memory = SharedMemoryModel.of(instance, installedSet, targetSet);
+                problem = new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps);
+                plan = new MigrationPlanner(config.planner).plan(problem, memory);
             } catch (RuntimeException again) {
                 lastError = "migration plan: " + again.getMessage();
                 return;
@@ -632,6 +638,14 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         if (plan.waves.isEmpty()) {
             return;
         }
+        // defence in depth: an independent replay must find every wave safe before any device sees it
+        List<String> unsafe = PlanChecker.violations(problem, plan, memory, config.planner);
+        if (!unsafe.isEmpty()) {
+            LOG.warning("refusing an unsafe migration plan: " + unsafe);
+            lastError = "refused an unsafe migration plan: " + unsafe.get(0)
+                    + (unsafe.size() > 1 ? " (and " + (unsafe.size() - 1) + " more)" : "");
+            return;
+        }
         MigrationRecord m = new MigrationRecord();
         m.id = (state.migration == null ? 0 : state.migration.id) + 1;
         m.trigger = why;
@@ -640,6 +654,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         m.target = to;
         m.startedMillis = System.currentTimeMillis();
         state.migration = m;
+        retired.clear();
         persist();
         enqueue(() -> runWave(m));
     }
@@ -739,7 +754,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         for (MigrationStep s : steps) {
             switch (s.action) {
                 case ANNOUNCE_ON_SMUX: {
-                    Vip c = catalogue.get(s.vip);
+                    Vip c = catalogue.containsKey(s.vip) ? catalogue.get(s.vip) : retired.get(s.vip);
                     if (c == null) {
                         throw new IllegalStateException("VIP " + s.vip + " has no configuration");
                     }
@@ -748,6 +763,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                     break;
                 }
                 case WITHDRAW_FROM_SMUX:
+                    retired.put(s.vip, state.installedVips.get(s.vip));
                     state.installedVips.remove(s.vip);
                     state.hmuxes.remove(s.vip);
                     ops.smux = true;
