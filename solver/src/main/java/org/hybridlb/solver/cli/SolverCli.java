@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
             PlanCommand.class,
             SimulateCommand.class,
             BenchCommand.class,
+            YodaAssignCommand.class,
             CommandLine.HelpCommand.class,
         })
 public final class SolverCli {
