@@ -22,20 +22,39 @@ public final class Assignment {
     public final double mru;
     public final int smuxCount;
     public final Utilisation utilisation;
+    /** How smuxCount was obtained (§3.8.2); null when not computed. */
+    public final SmuxProvisioning provisioning;
 
-    @JsonCreator
-    public Assignment(@JsonProperty("algorithm") String algorithm,
-                      @JsonProperty("assignment") Map<String, String> assignment,
-                      @JsonProperty("hmuxTrafficShare") double hmuxTrafficShare,
-                      @JsonProperty("mru") double mru,
-                      @JsonProperty("smuxCount") int smuxCount,
-                      @JsonProperty("utilisation") Utilisation utilisation) {
+    public Assignment(String algorithm, Map<String, String> assignment, double hmuxTrafficShare,
+                      double mru, int smuxCount, Utilisation utilisation) {
+        this(algorithm, assignment, hmuxTrafficShare, mru, smuxCount, utilisation, null);
+    }
+
+    public Assignment(String algorithm, Map<String, String> assignment, double hmuxTrafficShare, double mru,
+                      int smuxCount, Utilisation utilisation, SmuxProvisioning provisioning) {
+        this.provisioning = provisioning;
         this.algorithm = algorithm;
         this.assignment = Collections.unmodifiableMap(new LinkedHashMap<>(assignment));
         this.hmuxTrafficShare = hmuxTrafficShare;
         this.mru = mru;
         this.smuxCount = smuxCount;
         this.utilisation = utilisation;
+    }
+
+    /**
+     * From JSON: only {@code algorithm} and {@code assignment} are required (the schema says so),
+     * so that operators can write the assignment a migration goes from or to by hand.
+     */
+    @JsonCreator
+    static Assignment fromJson(@JsonProperty("algorithm") String algorithm,
+                               @JsonProperty("assignment") Map<String, String> assignment,
+                               @JsonProperty("hmuxTrafficShare") Double hmuxTrafficShare,
+                               @JsonProperty("mru") Double mru,
+                               @JsonProperty("smuxCount") Integer smuxCount,
+                               @JsonProperty("utilisation") Utilisation utilisation,
+                               @JsonProperty("provisioning") SmuxProvisioning provisioning) {
+        return new Assignment(algorithm, assignment, hmuxTrafficShare == null ? 0 : hmuxTrafficShare,
+                mru == null ? 0 : mru, smuxCount == null ? 0 : smuxCount, utilisation, provisioning);
     }
 
     /** The switch a VIP is on, or {@link #SMUX} (also for VIPs this assignment does not name). */

@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""hlb-agent: the hybridlb host agent that runs on every DIP host.
+
+- puts the VIPs on lo (and keeps the host from answering ARP for them), so
+  decapsulated packets reach sockets bound to the VIP and replies leave with
+  the VIP as source, straight to the client (DSR);
+- runs the packet path in C: the XDP decapsulator (hlb-agent-xdp) when it can
+  be attached, else the user-space fallback (hlb-agent-udecap: raw sockets +
+  TUN);
+- probes the local service (TCP connect or HTTP GET) and reports DIP health;
+- exports per-(VIP, mux, encapsulation) packet/byte counters for the
+  controller's traffic matrix, as JSON (/stats) and Prometheus text (/metrics).
+
+Management endpoints (HTTP on --listen):
+  GET /health      agent + decap backend + DIP health (JSON, always 200)
+  GET /dip-health  200 when the local service is healthy, 503 otherwise
+  GET /stats       counters and rates per VIP (JSON)
+  GET /metrics     Prometheus text format
+"""
+import argparse
+import ipaddress
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import CollectorRegistry, generate_latest, CONTENT_TYPE_LATEST
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+AGENT_DIR = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_BUILD = os.environ.get("HLB_AGENT_BUILD",
+                               os.path.join(os.path.dirname(AGENT_DIR), "build-agent"))
+BACKEND_START_TIMEOUT = 5.0
+
+
+def log(level, msg, **fields):
+    """JSON lines on stderr."""
+    rec = {"ts": round(time.time(), 3), "level": level, "msg": msg}
+    rec.update(fields)
+    print(json.dumps(rec), file=sys.stderr, flush=True)
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def ipv4(field, value):
+    try:
+        return str(ipaddress.IPv4Address(value))
+    except ValueError:
+        raise ConfigError(f"{field}: not an IPv4 address: {value!r}") from None
+
+
+def parse_check(value):
+    """tcp://host:port or http://host:port/path -> (kind, host, port, url)."""
+    u = urllib.parse.urlsplit(value)
+    if u.scheme not in ("tcp", "http") or not u.hostname or not u.port:
+        raise ConfigError(f"--check: expected tcp://HOST:PORT or http://HOST:PORT/PATH, got {value!r}")
+    return u.scheme, u.hostname, u.port, value
+
+
+def parse_listen(value):
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--listen: expected HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def build_config(argv):
+    p = argparse.ArgumentParser(prog="hlb-agent", description=__doc__.split("\n\n")[0])
+    p.add_argument("--iface", help="uplink interface (XDP attaches here)")
+    p.add_argument("--local-ip", action="append", default=[], required=True,
+                   help="this host's underlay address(es): outer destination of tunnels")
+    p.add_argument("--vip", action="append", default=[], help="VIP to serve (put on lo)")
+    p.add_argument("--dip", help="address reported as this DIP (default: first --local-ip)")
+    p.add_argument("--decap", choices=("auto", "xdp", "userspace"), default="auto")
+    p.add_argument("--xdp-mode", choices=("auto", "native", "generic"), default="auto")
+    p.add_argument("--tun-name", default="hlbdecap0", help="TUN device of the fallback")
+    p.add_argument("--check", help="tcp://HOST:PORT or http://HOST:PORT/PATH of the local service")
+    p.add_argument("--check-interval", type=float, default=1.0)
+    p.add_argument("--check-timeout", type=float, default=0.5)
+    p.add_argument("--rise", type=int, default=2, help="successes before healthy")
+    p.add_argument("--fall", type=int, default=2, help="failures before unhealthy")
+    p.add_argument("--listen", default="127.0.0.1:9100", help="management HOST:PORT")
+    p.add_argument("--stats-interval-ms", type=int, default=1000)
+    p.add_argument("--build-dir", default=DEFAULT_BUILD, help="where the C binaries are")
+    p.add_argument("--no-vip-setup", action="store_true",
+                   help="do not add VIPs to lo nor touch arp sysctls")
+    a = p.parse_args(argv)
+    try:
+        a.local_ip = [ipv4("--local-ip", x) for x in a.local_ip]
+        a.vip = [ipv4("--vip", x) for x in a.vip]
+        a.dip = ipv4("--dip", a.dip) if a.dip else a.local_ip[0]
+        a.check = parse_check(a.check) if a.check else None
+        a.listen = parse_listen(a.listen)
+        if a.decap in ("auto", "xdp") and not a.iface:
+            raise ConfigError(f"--iface: required for --decap {a.decap}")
+        if a.iface and not os.path.exists(f"/sys/class/net/{a.iface}"):
+            raise ConfigError(f"--iface: no interface {a.iface!r}")
+        if not 0 < len(a.tun_name) < 16:
+            raise ConfigError(f"--tun-name: must be 1..15 characters, got {a.tun_name!r}")
+        for name in ("check_interval", "check_timeout"):
+            if getattr(a, name) <= 0:
+                raise ConfigError(f"--{name.replace('_', '-')}: must be > 0")
+        if a.rise < 1 or a.fall < 1:
+            raise ConfigError("--rise/--fall: must be >= 1")
+        if a.stats_interval_ms < 10:
+            raise ConfigError("--stats-interval-ms: must be >= 10")
+    except ConfigError as e:
+        p.error(str(e))
+    return a
+
+
+class VipSetup:
+    """VIPs on lo + ARP sysctls for DSR; undoes exactly what it did."""
+
+    SYSCTLS = {"net/ipv4/conf/all/arp_ignore": "1", "net/ipv4/conf/all/arp_announce": "2"}
+
+    def __init__(self, vips):
+        self.added = []
+        self.saved = {}
+        for key, value in self.SYSCTLS.items():
+            path = f"/proc/sys/{key}"
+            with open(path) as f:
+                self.saved[path] = f.read().strip()
+            with open(path, "w") as f:
+                f.write(value)
+        for vip in vips:
+            r = subprocess.run(["ip", "addr", "add", f"{vip}/32", "dev", "lo"],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                self.added.append(vip)
+            elif "exists" not in r.stderr:
+                raise RuntimeError(f"cannot add VIP {vip} to lo: {r.stderr.strip()}")
+
+    def undo(self):
+        for vip in self.added:
+            subprocess.run(["ip", "addr", "del", f"{vip}/32", "dev", "lo"], capture_output=True)
+        for path, value in self.saved.items():
+            with open(path, "w") as f:
+                f.write(value)
+
+
+class DecapBackend:
+    """The C packet path as a child process that writes a counter file."""
+
+    def __init__(self, cfg, run_dir):
+        self.cfg = cfg
+        self.stats_file = os.path.join(run_dir, "decap-stats.json")
+        self.proc = None
+        self.info = {}
+        kinds = {"auto": ["xdp", "userspace"], "xdp": ["xdp"], "userspace": ["userspace"]}
+        errors = []
+        for kind in kinds[cfg.decap]:
+            err = self._start(kind)
+            if err is None:
+                return
+            errors.append(f"{kind}: {err}")
+            log("warn", "decap backend failed to start", backend=kind, error=err)
+        raise RuntimeError("no decap backend could start: " + "; ".join(errors))
+
+    def _command(self, kind):
+        c = self.cfg
+        locals_ = [arg for ip in c.local_ip for arg in ("--local-ip", ip)]
+        common = ["--stats-file", self.stats_file, "--interval-ms", str(c.stats_interval_ms)]
+        if kind == "xdp":
+            return [os.path.join(c.build_dir, "hlb-agent-xdp"), "--iface", c.iface,
+                    "--obj", os.path.join(c.build_dir, "xdp_decap.bpf.o"),
+                    "--mode", c.xdp_mode] + locals_ + common
+        return [os.path.join(c.build_dir, "hlb-agent-udecap"), "--tun", c.tun_name] + locals_ + common
+
+    def _start(self, kind):
+        try:
+            proc = subprocess.Popen(self._command(kind), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+        except OSError as e:
+            return str(e)
+        ready, _, _ = select.select([proc.stdout], [], [], BACKEND_START_TIMEOUT)
+        line = proc.stdout.readline() if ready else ""
+        if not line:
+            proc.kill()
+            _, err = proc.communicate()
+            return err.strip() or "no readiness line"
+        self.proc = proc
+        self.info = dict(json.loads(line), backend=kind)
+        # Keep draining stderr into our log so the child never blocks on it.
+        threading.Thread(target=self._drain, daemon=True).start()
+        log("info", "decap backend attached", **self.info)
+        return None
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            log("warn", "decap backend", backend=self.info.get("backend"), line=line.strip())
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def snapshot(self):
+        try:
+            with open(self.stats_file) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class HealthProber:
+    """Probes the local service; healthy after `rise` successes in a row,
+    unhealthy after `fall` failures in a row."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.healthy = cfg.check is None   # nothing to check: healthy
+        self.last = {"ok": None, "error": None, "latency_s": None, "time": None}
+        self.successes = self.failures = 0
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        if cfg.check:
+            threading.Thread(target=self._loop, daemon=True).start()
+
+    def probe_once(self):
+        kind, host, port, url = self.cfg.check
+        t0 = time.monotonic()
+        try:
+            if kind == "tcp":
+                with socket.create_connection((host, port), timeout=self.cfg.check_timeout):
+                    pass
+            else:
+                with urllib.request.urlopen(url, timeout=self.cfg.check_timeout) as r:
+                    if not 200 <= r.status < 400:
+                        raise OSError(f"HTTP {r.status}")
+            return True, None, time.monotonic() - t0
+        except (OSError, urllib.error.URLError) as e:
+            return False, str(e), time.monotonic() - t0
+
+    def _loop(self):
+        while not self.stopping.is_set():
+            ok, err, latency = self.probe_once()
+            with self.lock:
+                self.last = {"ok": ok, "error": err, "latency_s": round(latency, 6),
+                             "time": time.time()}
+                if ok:
+                    self.successes, self.failures = self.successes + 1, 0
+                    if not self.healthy and self.successes >= self.cfg.rise:
+                        self.healthy = True
+                        log("info", "DIP healthy", dip=self.cfg.dip)
+                else:
+                    self.successes, self.failures = 0, self.failures + 1
+                    if self.healthy and self.failures >= self.cfg.fall:
+                        self.healthy = False
+                        log("warn", "DIP unhealthy", dip=self.cfg.dip, error=err)
+            self.stopping.wait(self.cfg.check_interval)
+
+    def state(self):
+        with self.lock:
+            return {"dip": self.cfg.dip, "healthy": self.healthy,
+                    "check": self.cfg.check[3] if self.cfg.check else None, "last": dict(self.last)}
+
+
+class Agent:
+    def __init__(self, cfg, run_dir):
+        self.cfg = cfg
+        self.started = time.time()
+        self.vips = None if cfg.no_vip_setup else VipSetup(cfg.vip)
+        try:
+            self.decap = DecapBackend(cfg, run_dir)
+        except Exception:
+            if self.vips:
+                self.vips.undo()
+            raise
+        self.prober = HealthProber(cfg)
+        self.prev = None          # (time, {key: (packets, bytes)}) for rates
+        self.rates = {}
+        self.lock = threading.Lock()
+
+    def stats(self):
+        snap = self.decap.snapshot() or {"counters": {}, "vips": [], "time": None}
+        now = snap.get("time") or time.time()
+        current = {(v["vip"], v["mux"], v["encap"]): (v["packets"], v["bytes"]) for v in snap["vips"]}
+        with self.lock:
+            if self.prev and now > self.prev[0]:
+                dt = now - self.prev[0]
+                self.rates = {k: ((p - self.prev[1].get(k, (0, 0))[0]) / dt,
+                                  (b - self.prev[1].get(k, (0, 0))[1]) / dt)
+                              for k, (p, b) in current.items()}
+            if not self.prev or now > self.prev[0]:
+                self.prev = (now, current)
+            rates = dict(self.rates)
+        per_vip = {}
+        for (vip, mux, encap), (packets, nbytes) in current.items():
+            entry = per_vip.setdefault(vip, {"packets": 0, "bytes": 0, "pps": 0.0,
+                                             "bytes_per_s": 0.0, "by_mux": []})
+            pps, bps = rates.get((vip, mux, encap), (0.0, 0.0))
+            entry["packets"] += packets
+            entry["bytes"] += nbytes
+            entry["pps"] += pps
+            entry["bytes_per_s"] += bps
+            entry["by_mux"].append({"mux": mux, "encap": encap, "packets": packets,
+                                    "bytes": nbytes, "pps": pps, "bytes_per_s": bps})
+        return {"dip": self.cfg.dip, "time": now, "backend": self.decap.info,
+                "counters": snap["counters"], "vips": per_vip}
+
+    def health(self):
+        return {"status": "ok" if self.decap.alive() else "degraded",
+                "uptime_s": round(time.time() - self.started, 3),
+                "decap": dict(self.decap.info, alive=self.decap.alive()),
+                "service": self.prober.state(), "vips": self.cfg.vip}
+
+    def collect(self):
+        """prometheus_client collector interface."""
+        s = self.stats()
+        pk = CounterMetricFamily("hlb_agent_vip_packets", "Packets decapsulated to a VIP",
+                                 labels=["vip", "mux", "encap"])
+        by = CounterMetricFamily("hlb_agent_vip_bytes", "Inner IP bytes decapsulated to a VIP",
+                                 labels=["vip", "mux", "encap"])
+        for vip, e in s["vips"].items():
+            for m in e["by_mux"]:
+                pk.add_metric([vip, m["mux"], m["encap"]], m["packets"])
+                by.add_metric([vip, m["mux"], m["encap"]], m["bytes"])
+        res = CounterMetricFamily("hlb_agent_decap_packets", "Decap verdicts", labels=["result"])
+        for name, value in s["counters"].items():
+            res.add_metric([name], value)
+        h = self.prober.state()
+        healthy = GaugeMetricFamily("hlb_agent_dip_healthy", "1 when the local service passes its check",
+                                    labels=["dip"])
+        healthy.add_metric([h["dip"]], 1 if h["healthy"] else 0)
+        up = GaugeMetricFamily("hlb_agent_decap_up", "1 while the decap backend runs",
+                               labels=["backend", "mode"])
+        up.add_metric([self.decap.info.get("backend", ""), self.decap.info.get("mode", "")],
+                      1 if self.decap.alive() else 0)
+        return [pk, by, res, healthy, up]
+
+    def stop(self):
+        self.prober.stopping.set()
+        self.decap.stop()
+        if self.vips:
+            self.vips.undo()
+
+
+def make_handler(agent, registry):
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, code, body, ctype="application/json"):
+            data = body if isinstance(body, bytes) else (json.dumps(body) + "\n").encode()
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            path = urllib.parse.urlsplit(self.path).path
+            if path == "/health":
+                self._send(200, agent.health())
+            elif path == "/dip-health":
+                st = agent.prober.state()
+                self._send(200 if st["healthy"] else 503, st)
+            elif path == "/stats":
+                self._send(200, agent.stats())
+            elif path == "/metrics":
+                self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+            else:
+                self._send(404, {"error": f"path: no such endpoint {path!r}"})
+
+        def log_message(self, fmt, *args):   # keep stderr for JSON logs
+            pass
+
+    return Handler
+
+
+def main(argv=None):
+    cfg = build_config(argv if argv is not None else sys.argv[1:])
+    run_dir = tempfile.mkdtemp(prefix="hlb-agent-")
+    try:
+        agent = Agent(cfg, run_dir)
+    except Exception as e:
+        log("error", "agent failed to start", error=str(e))
+        return 1
+    registry = CollectorRegistry()
+    registry.register(agent)
+    try:
+        server = ThreadingHTTPServer(cfg.listen, make_handler(agent, registry))
+    except OSError as e:
+        agent.stop()
+        log("error", "cannot listen", listen=f"{cfg.listen[0]}:{cfg.listen[1]}", error=str(e))
+        return 1
+    stopping = threading.Event()
+
+    def on_signal(signum, frame):
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    log("info", "agent ready", listen=f"{cfg.listen[0]}:{cfg.listen[1]}", **agent.decap.info)
+    rc = 0
+    while not stopping.wait(0.2):
+        if not agent.decap.alive():
+            log("error", "decap backend exited", rc=agent.decap.proc.returncode)
+            rc = 1
+            break
+    server.shutdown()
+    agent.stop()
+    try:
+        os.remove(agent.decap.stats_file)
+        os.rmdir(run_dir)
+    except OSError:
+        pass
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

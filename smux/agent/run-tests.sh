@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs every AGENT/OVS/FRR suite of smux/ (as root: namespaces, XDP, OVS, FRR):
+#   1. cmocka unit tests of the OVS 3.1 select-group replica, and the decap
+#      packet fixtures (XDP program via BPF_PROG_TEST_RUN + user-space parser)
+#   2. OVS agreement test against a private ovs-vswitchd (>= 10,000 5-tuples)
+#   3. host agent: XDP and user-space decap, DSR, health, counters (namespaces)
+#   4. FRR supervisor: announce / withdraw within 1 s (two FRR in namespaces)
+# Ends with "agent: N passed, N failed"; exits non-zero on any failure.
+# A skipped test counts as failed: every suite here must really run in CI.
+set -uo pipefail
+AGENT="$(cd "$(dirname "$0")" && pwd)"
+SMUX="$(dirname "$AGENT")"
+export HLB_AGENT_BUILD="${HLB_AGENT_BUILD:-$SMUX/build-agent}"
+export PYTHONDONTWRITEBYTECODE=1
+passed=0
+failed=0
+
+echo "== agent: build"
+if ! "$AGENT/build.sh"; then
+    echo "agent: 0 passed, 1 failed"
+    exit 1
+fi
+
+# cmocka binaries exit with the number of failed tests.
+run_cmocka() {
+    local title="$1"; shift
+    echo "== agent: $title (cmocka)"
+    local out rc total n_failed
+    out="$("$@" 2>&1)"
+    rc=$?
+    echo "$out"
+    total="$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\./\1/p' <<<"$out")"
+    total="${total:-0}"
+    if [ "$rc" -eq 0 ] && [ "$total" -gt 0 ]; then
+        passed=$((passed + total))
+    else
+        n_failed=$(( rc > 0 ? rc : 1 ))
+        failed=$((failed + n_failed))
+        passed=$((passed + (total > n_failed ? total - n_failed : 0)))
+    fi
+}
+run_cmocka "OVS replica unit tests" \
+    "$HLB_AGENT_BUILD/agent_test_ovs_hash" "$SMUX/tests/data/agent_ovs_select_vectors.txt"
+run_cmocka "decap packet fixtures, XDP and user-space parser" \
+    "$HLB_AGENT_BUILD/agent_test_decap" "$HLB_AGENT_BUILD/xdp_decap.bpf.o" \
+    "$SMUX/tests/data/agent_decap_fixtures.txt"
+
+echo "== agent: OVS agreement, host agent, FRR (pytest)"
+junit="$(mktemp /tmp/hlb-agent-junit-XXXXXX.xml)"
+(cd "$SMUX" && python3 -m pytest -q -s -p no:cacheprovider --junitxml="$junit" \
+    tests/agent_ovs_agreement.py tests/agent_host_agent.py tests/frr_supervisor_test.py)
+read -r py_passed py_failed < <(python3 - "$junit" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+tests = sum(int(s.get("tests", 0)) for s in suites)
+bad = sum(int(s.get(k, 0)) for s in suites for k in ("failures", "errors", "skipped"))
+print(tests - bad, bad)
+PY
+) || { py_passed=0; py_failed=1; }
+rm -f "$junit"
+passed=$((passed + py_passed))
+failed=$((failed + py_failed))
+
+echo "agent: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

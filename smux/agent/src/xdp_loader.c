@@ -1,0 +1,193 @@
+/* hlb-agent-xdp: loads the XDP decapsulator on one interface, tells it this
+ * host's underlay addresses, and writes its counters to a JSON file every
+ * interval until SIGTERM/SIGINT, when it detaches the program again.
+ *
+ *   hlb-agent-xdp --iface IF --obj xdp_decap.bpf.o --local-ip A [--local-ip B]
+ *                 --stats-file F [--interval-ms 1000] [--mode auto|native|generic]
+ *
+ * Prints one JSON line {"attached":...,"mode":...} on stdout once attached;
+ * exits 2 on bad arguments, 1 when the program cannot be loaded/attached. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "hlb_decap.h"
+#include "stats_file.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void) sig;
+    stop = 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: hlb-agent-xdp --iface IF --obj FILE --local-ip A [--local-ip B ...]\n"
+                    "                     --stats-file F [--interval-ms N] "
+                    "[--mode auto|native|generic]\n");
+    exit(2);
+}
+
+/* Sums the per-CPU counters of both maps into one snapshot. */
+static int snapshot(int counters_fd, int vips_fd, int ncpu, uint64_t counters[HLB_C_MAX],
+                    struct hlb_vip_entry *entries, size_t max, size_t *n)
+{
+    uint64_t percpu[ncpu];
+    for (uint32_t i = 0; i < HLB_C_MAX; i++) {
+        counters[i] = 0;
+        if (bpf_map_lookup_elem(counters_fd, &i, percpu) == 0) {
+            for (int c = 0; c < ncpu; c++) {
+                counters[i] += percpu[c];
+            }
+        }
+    }
+    struct hlb_vip_val vals[ncpu];
+    struct hlb_vip_key key, next;
+    void *prev = NULL;
+    *n = 0;
+    while (*n < max && bpf_map_get_next_key(vips_fd, prev, &next) == 0) {
+        if (bpf_map_lookup_elem(vips_fd, &next, vals) == 0) {
+            struct hlb_vip_entry *e = &entries[(*n)++];
+            e->key = next;
+            e->val.packets = e->val.bytes = 0;
+            for (int c = 0; c < ncpu; c++) {
+                e->val.packets += vals[c].packets;
+                e->val.bytes += vals[c].bytes;
+            }
+        }
+        key = next;
+        prev = &key;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *iface = NULL, *obj_path = NULL, *stats_path = NULL, *mode = "auto";
+    uint32_t local[HLB_MAX_LOCAL_ADDRS];
+    int n_local = 0, interval_ms = 1000;
+    static const struct option opts[] = {
+        { "iface", required_argument, 0, 'i' },    { "obj", required_argument, 0, 'o' },
+        { "local-ip", required_argument, 0, 'l' }, { "stats-file", required_argument, 0, 's' },
+        { "interval-ms", required_argument, 0, 't' }, { "mode", required_argument, 0, 'm' },
+        { 0, 0, 0, 0 }
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i': iface = optarg; break;
+        case 'o': obj_path = optarg; break;
+        case 's': stats_path = optarg; break;
+        case 'm': mode = optarg; break;
+        case 't':
+            interval_ms = atoi(optarg);
+            if (interval_ms < 10) {
+                fprintf(stderr, "--interval-ms: must be >= 10, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'l':
+            if (n_local == HLB_MAX_LOCAL_ADDRS || inet_pton(AF_INET, optarg, &local[n_local]) != 1) {
+                fprintf(stderr, "--local-ip: not an IPv4 address (or too many): '%s'\n", optarg);
+                return 2;
+            }
+            n_local++;
+            break;
+        default: usage();
+        }
+    }
+    if (!iface || !obj_path || !stats_path || n_local == 0) {
+        usage();
+    }
+    if (strcmp(mode, "auto") && strcmp(mode, "native") && strcmp(mode, "generic")) {
+        fprintf(stderr, "--mode: must be auto, native or generic, got '%s'\n", mode);
+        return 2;
+    }
+    int ifindex = (int) if_nametoindex(iface);
+    if (!ifindex) {
+        fprintf(stderr, "--iface: no interface '%s'\n", iface);
+        return 2;
+    }
+
+    struct bpf_object *obj = bpf_object__open_file(obj_path, NULL);
+    if (!obj || libbpf_get_error(obj)) {
+        fprintf(stderr, "cannot open BPF object %s\n", obj_path);
+        return 1;
+    }
+    if (bpf_object__load(obj)) {
+        fprintf(stderr, "cannot load BPF object %s: %s\n", obj_path, strerror(errno));
+        return 1;
+    }
+    struct bpf_program *prog = bpf_object__find_program_by_name(obj, "hlb_xdp_decap");
+    int local_fd = bpf_object__find_map_fd_by_name(obj, "hlb_local_addrs");
+    int vips_fd = bpf_object__find_map_fd_by_name(obj, "hlb_vip_counters");
+    int counters_fd = bpf_object__find_map_fd_by_name(obj, "hlb_counters");
+    if (!prog || local_fd < 0 || vips_fd < 0 || counters_fd < 0) {
+        fprintf(stderr, "BPF object %s lacks hlb_xdp_decap or its maps\n", obj_path);
+        return 1;
+    }
+    for (int i = 0; i < n_local; i++) {
+        uint8_t one = 1;
+        bpf_map_update_elem(local_fd, &local[i], &one, BPF_ANY);
+    }
+
+    /* Never replace someone else's XDP program (UPDATE_IF_NOEXIST). */
+    int prog_fd = bpf_program__fd(prog);
+    const char *attached = NULL;
+    uint32_t flags = XDP_FLAGS_UPDATE_IF_NOEXIST;
+    if (strcmp(mode, "generic") != 0) {
+        if (bpf_xdp_attach(ifindex, prog_fd, flags | XDP_FLAGS_DRV_MODE, NULL) == 0) {
+            attached = "native";
+            flags |= XDP_FLAGS_DRV_MODE;
+        }
+    }
+    if (!attached && strcmp(mode, "native") != 0) {
+        if (bpf_xdp_attach(ifindex, prog_fd, flags | XDP_FLAGS_SKB_MODE, NULL) == 0) {
+            attached = "generic";
+            flags |= XDP_FLAGS_SKB_MODE;
+        }
+    }
+    if (!attached) {
+        fprintf(stderr, "cannot attach XDP to %s (mode %s): %s\n", iface, mode, strerror(errno));
+        return 1;
+    }
+
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    printf("{\"attached\":\"%s\",\"mode\":\"%s\"}\n", iface, attached);
+    fflush(stdout);
+
+    int ncpu = libbpf_num_possible_cpus();
+    size_t max = HLB_MAX_VIP_COUNTERS, n = 0;
+    struct hlb_vip_entry *entries = calloc(max, sizeof *entries);
+    uint64_t counters[HLB_C_MAX];
+    int rc = 0;
+    while (!stop) {
+        snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
+        if (hlb_stats_write(stats_path, "xdp", attached, counters, entries, n) != 0) {
+            fprintf(stderr, "cannot write %s: %s\n", stats_path, strerror(errno));
+        }
+        usleep((useconds_t) interval_ms * 1000);
+    }
+    snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
+    hlb_stats_write(stats_path, "xdp", attached, counters, entries, n);
+    if (bpf_xdp_detach(ifindex, flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST, NULL) != 0) {
+        fprintf(stderr, "cannot detach XDP from %s: %s\n", iface, strerror(errno));
+        rc = 1;
+    }
+    free(entries);
+    bpf_object__close(obj);
+    return rc;
+}

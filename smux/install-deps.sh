@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what smux/ needs on Debian bookworm (run as root).  Idempotent.
+# One apt line per helper (DATAPATH, AGENT) so edits do not collide.
+set -euo pipefail
+SMUX="$(cd "$(dirname "$0")" && pwd)"
+export DEBIAN_FRONTEND=noninteractive
+APT_INSTALL=(apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300)
+if ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
+    apt-get update -q -o DPkg::Lock::Timeout=300
+fi
+
+# AGENT/OVS: Open vSwitch userspace (agreement test), FRR, XDP toolchain + libbpf, cmocka, tools.
+"${APT_INSTALL[@]}" openvswitch-switch openvswitch-common frr clang llvm libbpf-dev libcmocka-dev gcc libc6-dev linux-libc-dev iproute2 ethtool python3 python3-pip
+
+# AGENT/OVS: Python test deps and the host agent's runtime dependency (PyPI).
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check \
+    -r "$SMUX/requirements-test.txt" -r "$SMUX/agent/requirements.txt"

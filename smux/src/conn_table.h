@@ -1,0 +1,180 @@
+/* Connection table: pins each live connection to the DIP it was first sent to, so a
+ * later change of the DIP pool (a DIP added) never moves it (Duet §3.5.2).
+ *
+ * Bounded, EAL-free, single writer (the worker that owns it).  Set-associative:
+ * a flow hashes to one bucket of HLB_CONN_WAYS slots, so insert and lookup touch one
+ * bucket whatever the fill level.  Entries expire by per-state timeouts; a full bucket
+ * evicts an expired entry first, then the oldest half-open (SYN-only) entry, and never
+ * an established connection: a SYN flood fills the table but cannot push live
+ * connections out or make their lookups slower.
+ */
+#ifndef HLB_CONN_TABLE_H
+#define HLB_CONN_TABLE_H
+
+#include <stdint.h>
+#include "hlb_pkt.h"
+
+#define HLB_CONN_WAYS 8
+
+enum hlb_conn_state {
+    HLB_CONN_FREE = 0,
+    HLB_CONN_SYN,          /* TCP, only SYN seen so far (half-open) */
+    HLB_CONN_EST,          /* TCP, data/ACK seen */
+    HLB_CONN_FIN,          /* TCP, FIN seen: short linger for the last ACKs */
+    HLB_CONN_UDP,          /* UDP (or other), idle timeout */
+};
+
+struct hlb_conn_timeouts {  /* milliseconds */
+    uint32_t syn_ms;
+    uint32_t est_ms;
+    uint32_t fin_ms;
+    uint32_t udp_ms;
+};
+
+#define HLB_CONN_DEFAULT_SYN_MS  10000u
+#define HLB_CONN_DEFAULT_EST_MS  300000u
+#define HLB_CONN_DEFAULT_FIN_MS  10000u
+#define HLB_CONN_DEFAULT_UDP_MS  60000u
+
+struct hlb_conn_entry {
+    uint64_t k0, k1;        /* the 5-tuple packed as in hlb_conn_key() */
+    uint32_t dip_ip;        /* pinned DIP (network order): survives table swaps */
+    uint32_t table_gen;     /* table generation dip_index refers to */
+    uint32_t dip_index;     /* index into that table's dips[] (fast path) */
+    uint32_t reserved;
+};
+
+struct hlb_conn_bucket {
+    uint16_t sig[HLB_CONN_WAYS];
+    uint32_t expire[HLB_CONN_WAYS];     /* ms clock, wrap-safe compare */
+    uint8_t  state[HLB_CONN_WAYS];
+    uint8_t  pad[8];
+    struct hlb_conn_entry e[HLB_CONN_WAYS];
+} __attribute__((aligned(64)));
+
+struct hlb_conn_stats {
+    uint64_t entries;           /* occupied slots (expired ones until reclaimed) */
+    uint64_t inserts;
+    uint64_t insert_failures;   /* bucket full of live established entries */
+    uint64_t evict_timeout;     /* expired entries reclaimed (sweep or reuse) */
+    uint64_t evict_syn;         /* half-open entries pushed out by new ones */
+    uint64_t closed;            /* removed on RST */
+};
+
+struct hlb_conn_table {
+    struct hlb_conn_bucket *b;
+    uint32_t mask;              /* n_buckets - 1 */
+    uint32_t sweep_pos;
+    struct hlb_conn_timeouts to;
+    struct hlb_conn_stats st;
+    uint64_t capacity;
+};
+
+struct hlb_conn_ref {
+    struct hlb_conn_bucket *b;
+    int i;
+};
+
+static inline void hlb_conn_key(const struct hlb_5tuple *t, uint64_t *k0, uint64_t *k1)
+{
+    *k0 = ((uint64_t)t->src_ip << 32) | t->dst_ip;
+    *k1 = ((uint64_t)t->src_port << 32) | ((uint64_t)t->dst_port << 16) | t->proto;
+}
+
+static inline int hlb_time_after(uint32_t a, uint32_t b)   /* a later than b */
+{
+    return (int32_t)(a - b) > 0;
+}
+
+/* capacity = number of slots wanted; rounded up to a power-of-two bucket count. */
+struct hlb_conn_table *hlb_conn_table_create(uint64_t capacity,
+                                             const struct hlb_conn_timeouts *to);
+void hlb_conn_table_free(struct hlb_conn_table *ct);
+
+static inline struct hlb_conn_bucket *hlb_conn_bucket_of(const struct hlb_conn_table *ct,
+                                                         uint32_t hash)
+{
+    return &ct->b[hash & ct->mask];
+}
+
+static inline void hlb_conn_prefetch(const struct hlb_conn_table *ct, uint32_t hash)
+{
+    __builtin_prefetch(hlb_conn_bucket_of(ct, hash), 1, 3);
+}
+
+static inline uint16_t hlb_conn_sig(uint32_t hash)
+{
+    return (uint16_t)(hash >> 16);
+}
+
+/* Second prefetch stage, once the bucket header is (likely) cached: fetch the entry
+ * line the lookup will read (the signature match), or the free slot an insert would
+ * write.  Keeps both cache misses of a lookup off the critical path of a burst. */
+static inline void hlb_conn_prefetch_entry(const struct hlb_conn_table *ct, uint32_t hash)
+{
+    const struct hlb_conn_bucket *b = hlb_conn_bucket_of(ct, hash);
+    uint16_t sig = hlb_conn_sig(hash);
+    int slot = -1;
+    for (int i = 0; i < HLB_CONN_WAYS; i++) {
+        if (b->state[i] == HLB_CONN_FREE) {
+            if (slot < 0)
+                slot = i;
+        } else if (b->sig[i] == sig) {
+            slot = i;
+            break;
+        }
+    }
+    if (slot >= 0)
+        __builtin_prefetch(&b->e[slot], 1, 3);
+}
+
+/* Finds a live (not expired) entry. Returns 1 and fills ref, or 0. */
+static inline int hlb_conn_find(const struct hlb_conn_table *ct, uint32_t hash,
+                                uint64_t k0, uint64_t k1, uint32_t now,
+                                struct hlb_conn_ref *ref)
+{
+    struct hlb_conn_bucket *b = hlb_conn_bucket_of(ct, hash);
+    uint16_t sig = hlb_conn_sig(hash);
+    for (int i = 0; i < HLB_CONN_WAYS; i++) {
+        if (b->sig[i] == sig && b->state[i] != HLB_CONN_FREE &&
+            b->e[i].k0 == k0 && b->e[i].k1 == k1) {
+            if (!hlb_time_after(b->expire[i], now))
+                return 0;          /* expired: a new connection may reuse the tuple */
+            ref->b = b;
+            ref->i = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+uint32_t hlb_conn_timeout_of(const struct hlb_conn_table *ct, enum hlb_conn_state s);
+
+/* Inserts (or replaces an expired entry for the same key). Returns 0 and fills ref,
+ * or -1 when the bucket holds only live non-SYN entries (counted). */
+int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint64_t k1,
+                    enum hlb_conn_state state, uint32_t now, struct hlb_conn_ref *ref);
+
+static inline void hlb_conn_set_state(struct hlb_conn_table *ct, struct hlb_conn_ref *ref,
+                                      enum hlb_conn_state s, uint32_t now)
+{
+    ref->b->state[ref->i] = (uint8_t)s;
+    ref->b->expire[ref->i] = now + hlb_conn_timeout_of(ct, s);
+}
+
+void hlb_conn_delete(struct hlb_conn_table *ct, struct hlb_conn_ref *ref);
+
+/* Reclaims expired entries in the next n buckets (incremental garbage collection). */
+void hlb_conn_sweep(struct hlb_conn_table *ct, uint32_t now, uint32_t n);
+
+/* TCP/UDP state machine for the client->VIP direction (DSR: the SMux never sees the
+ * server's packets).  Returns the state after a packet with these flags, or FREE
+ * when the entry must be removed (RST). *restart is set when the packet opens a new
+ * connection on a tuple whose old one was closing (new SYN after FIN). */
+enum hlb_conn_state hlb_conn_next_state(enum hlb_conn_state cur, uint8_t proto,
+                                        uint8_t tcp_flags, int *restart);
+
+/* State for a tuple not in the table. */
+enum hlb_conn_state hlb_conn_initial_state(uint8_t proto, uint8_t tcp_flags);
+
+#endif

@@ -1,0 +1,393 @@
+#include "control.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BODY (64u << 20)
+
+struct hlb_control {
+    struct hlb_control_config cfg;
+    struct MHD_Daemon *daemon;
+    pthread_mutex_t lock;          /* serialises table swaps and reads of the table */
+    json_t *retired;               /* counters of replaced tables, by label key */
+    uint64_t swaps;
+    uint64_t rejected;
+};
+
+#define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+/* ---- counters that survive table swaps ------------------------------------------ */
+
+static void svc_key(const struct hlb_service *s, char *buf, size_t n)
+{
+    char vip[16];
+    hlb_ip_str(s->vip, vip);
+    snprintf(buf, n, "%s|%s|%u", vip, hlb_proto_name(s->proto), ntohs(s->port));
+}
+
+static void dip_key(const struct hlb_service *s, const struct hlb_dip *d, char *buf, size_t n)
+{
+    char svc[64], ip[16];
+    svc_key(s, svc, sizeof(svc));
+    hlb_ip_str(d->ip, ip);
+    snprintf(buf, n, "%s|%s", svc, ip);
+}
+
+static void retired_add(json_t *retired, const char *key, const struct hlb_counter *c)
+{
+    json_t *v = json_object_get(retired, key);
+    json_int_t p = 0, b = 0;
+    if (v) {
+        p = json_integer_value(json_array_get(v, 0));
+        b = json_integer_value(json_array_get(v, 1));
+    }
+    json_object_set_new(retired, key, json_pack("[I,I]", p + (json_int_t)c->packets,
+                                                b + (json_int_t)c->bytes));
+}
+
+static void retired_get(json_t *retired, const char *key, uint64_t *p, uint64_t *b)
+{
+    json_t *v = json_object_get(retired, key);
+    *p = v ? (uint64_t)json_integer_value(json_array_get(v, 0)) : 0;
+    *b = v ? (uint64_t)json_integer_value(json_array_get(v, 1)) : 0;
+}
+
+static void retire(struct hlb_control *c, struct hlb_vip_table *old)
+{
+    char key[128];
+    for (uint32_t s = 0; s < old->n_services; s++) {
+        const struct hlb_service *sv = &old->services[s];
+        svc_key(sv, key, sizeof(key));
+        retired_add(c->retired, key, &old->svc_counters[s]);
+        for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
+            dip_key(sv, &old->dips[d], key, sizeof(key));
+            retired_add(c->retired, key, &old->dip_counters[d]);
+        }
+    }
+    hlb_table_free(old);
+}
+
+/* ---- operations ------------------------------------------------------------------ */
+
+int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
+                      struct hlb_table_error *err)
+{
+    struct hlb_vip_table *t = hlb_table_from_json(body, len, &c->cfg.table_opt, err);
+    if (!t) {
+        c->rejected++;
+        return 400;
+    }
+    pthread_mutex_lock(&c->lock);
+    struct hlb_vip_table *cur = hlb_table_acquire(c->cfg.slot);
+    if (t->version <= cur->version) {
+        snprintf(err->field, sizeof(err->field), "version");
+        snprintf(err->reason, sizeof(err->reason),
+                 "must be greater than the running version %llu",
+                 (unsigned long long)cur->version);
+        pthread_mutex_unlock(&c->lock);
+        hlb_table_free(t);
+        c->rejected++;
+        return 409;
+    }
+    struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
+    retire(c, old);
+    c->swaps++;
+    pthread_mutex_unlock(&c->lock);
+    return 0;
+}
+
+static void metric_head(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+char *hlb_control_metrics(struct hlb_control *c, size_t *len)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    const struct hlb_dp_stats *st = &c->cfg.worker->st;
+    pthread_mutex_lock(&c->lock);
+    struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+
+    metric_head(f, "hlb_smux_table_version", "gauge", "Version of the running VIP table.");
+    fprintf(f, "hlb_smux_table_version %llu\n", (unsigned long long)t->version);
+    metric_head(f, "hlb_smux_table_swaps_total", "counter", "VIP tables accepted and swapped in.");
+    fprintf(f, "hlb_smux_table_swaps_total %llu\n", (unsigned long long)c->swaps);
+    metric_head(f, "hlb_smux_table_rejected_total", "counter", "VIP tables rejected (400/409).");
+    fprintf(f, "hlb_smux_table_rejected_total %llu\n", (unsigned long long)c->rejected);
+
+    metric_head(f, "hlb_smux_rx_packets_total", "counter", "Frames received by the datapath.");
+    fprintf(f, "hlb_smux_rx_packets_total %llu\n", (unsigned long long)RD(st->rx_packets));
+    metric_head(f, "hlb_smux_rx_bytes_total", "counter", "Bytes received by the datapath.");
+    fprintf(f, "hlb_smux_rx_bytes_total %llu\n", (unsigned long long)RD(st->rx_bytes));
+    metric_head(f, "hlb_smux_forwarded_packets_total", "counter", "Frames encapsulated to a DIP.");
+    fprintf(f, "hlb_smux_forwarded_packets_total %llu\n", (unsigned long long)RD(st->fwd_packets));
+    metric_head(f, "hlb_smux_forwarded_bytes_total", "counter",
+                "Bytes of encapsulated frames sent.");
+    fprintf(f, "hlb_smux_forwarded_bytes_total %llu\n", (unsigned long long)RD(st->fwd_bytes));
+
+    char key[128], vip[16], dip[16];
+    uint64_t rp, rb;
+    metric_head(f, "hlb_smux_vip_packets_total", "counter",
+                "Packets forwarded per VIP, protocol and port.");
+    metric_head(f, "hlb_smux_vip_bytes_total", "counter",
+                "IP bytes (inner packet) forwarded per VIP, protocol and port.");
+    for (uint32_t s = 0; s < t->n_services; s++) {
+        const struct hlb_service *sv = &t->services[s];
+        svc_key(sv, key, sizeof(key));
+        retired_get(c->retired, key, &rp, &rb);
+        hlb_ip_str(sv->vip, vip);
+        fprintf(f, "hlb_smux_vip_packets_total{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", vip,
+                hlb_proto_name(sv->proto), ntohs(sv->port),
+                (unsigned long long)(rp + RD(t->svc_counters[s].packets)));
+        fprintf(f, "hlb_smux_vip_bytes_total{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", vip,
+                hlb_proto_name(sv->proto), ntohs(sv->port),
+                (unsigned long long)(rb + RD(t->svc_counters[s].bytes)));
+    }
+    metric_head(f, "hlb_smux_dip_packets_total", "counter", "Packets forwarded per DIP.");
+    metric_head(f, "hlb_smux_dip_bytes_total", "counter", "IP bytes forwarded per DIP.");
+    for (uint32_t s = 0; s < t->n_services; s++) {
+        const struct hlb_service *sv = &t->services[s];
+        hlb_ip_str(sv->vip, vip);
+        for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
+            dip_key(sv, &t->dips[d], key, sizeof(key));
+            retired_get(c->retired, key, &rp, &rb);
+            hlb_ip_str(t->dips[d].ip, dip);
+            const char *fmt = "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n";
+            fprintf(f, fmt, "hlb_smux_dip_packets_total", vip, hlb_proto_name(sv->proto),
+                    ntohs(sv->port), dip,
+                    (unsigned long long)(rp + RD(t->dip_counters[d].packets)));
+            fprintf(f, fmt, "hlb_smux_dip_bytes_total", vip, hlb_proto_name(sv->proto),
+                    ntohs(sv->port), dip, (unsigned long long)(rb + RD(t->dip_counters[d].bytes)));
+        }
+    }
+
+    metric_head(f, "hlb_smux_drops_total", "counter", "Frames not forwarded, by reason.");
+    for (int r = 0; r < HLB_DROP_MAX; r++)
+        fprintf(f, "hlb_smux_drops_total{reason=\"%s\"} %llu\n", hlb_drop_names[r],
+                (unsigned long long)RD(st->drops[r]));
+    metric_head(f, "hlb_smux_icmp_frag_needed_total", "counter",
+                "ICMP fragmentation-needed messages sent (packet over MTU after encap).");
+    fprintf(f, "hlb_smux_icmp_frag_needed_total %llu\n",
+            (unsigned long long)RD(st->icmp_frag_needed));
+    metric_head(f, "hlb_smux_arp_replies_total", "counter", "ARP replies for our address.");
+    fprintf(f, "hlb_smux_arp_replies_total %llu\n", (unsigned long long)RD(st->arp_replies));
+    metric_head(f, "hlb_smux_arp_requests_total", "counter", "ARP requests sent for the gateway.");
+    fprintf(f, "hlb_smux_arp_requests_total %llu\n", (unsigned long long)RD(st->arp_requests_sent));
+    metric_head(f, "hlb_smux_icmp_echo_replies_total", "counter", "Pings to our address answered.");
+    fprintf(f, "hlb_smux_icmp_echo_replies_total %llu\n",
+            (unsigned long long)RD(st->icmp_echo_replies));
+    metric_head(f, "hlb_smux_gateway_resolved", "gauge", "1 when the gateway MAC is known.");
+    fprintf(f, "hlb_smux_gateway_resolved %d\n", (int)RD(c->cfg.worker->cfg.gw_known));
+
+    const struct hlb_conn_table *ct = c->cfg.worker->ct;
+    if (ct) {
+        metric_head(f, "hlb_smux_conn_table_entries", "gauge",
+                    "Connection-table slots in use (expired ones until reclaimed).");
+        fprintf(f, "hlb_smux_conn_table_entries %llu\n", (unsigned long long)RD(ct->st.entries));
+        metric_head(f, "hlb_smux_conn_table_capacity", "gauge", "Connection-table slots.");
+        fprintf(f, "hlb_smux_conn_table_capacity %llu\n", (unsigned long long)ct->capacity);
+        metric_head(f, "hlb_smux_conn_table_inserts_total", "counter", "Connections pinned.");
+        fprintf(f, "hlb_smux_conn_table_inserts_total %llu\n",
+                (unsigned long long)RD(ct->st.inserts));
+        metric_head(f, "hlb_smux_conn_table_evictions_total", "counter",
+                    "Entries removed: idle timeout, or half-open pushed out by a new entry.");
+        fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"timeout\"} %llu\n",
+                (unsigned long long)RD(ct->st.evict_timeout));
+        fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"half_open\"} %llu\n",
+                (unsigned long long)RD(ct->st.evict_syn));
+        fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"rst\"} %llu\n",
+                (unsigned long long)RD(ct->st.closed));
+        metric_head(f, "hlb_smux_conn_table_insert_failures_total", "counter",
+                    "New connections not pinned: their bucket held only established ones.");
+        fprintf(f, "hlb_smux_conn_table_insert_failures_total %llu\n",
+                (unsigned long long)RD(ct->st.insert_failures));
+        metric_head(f, "hlb_smux_conn_lookups_total", "counter", "Connection-table lookups.");
+        fprintf(f, "hlb_smux_conn_lookups_total{result=\"hit\"} %llu\n",
+                (unsigned long long)RD(st->conn_hits));
+        fprintf(f, "hlb_smux_conn_lookups_total{result=\"miss\"} %llu\n",
+                (unsigned long long)RD(st->conn_misses));
+        metric_head(f, "hlb_smux_conn_repinned_total", "counter",
+                    "Pinned connections whose DIP left the pool (re-selected).");
+        fprintf(f, "hlb_smux_conn_repinned_total %llu\n",
+                (unsigned long long)RD(st->conn_repinned));
+    }
+    if (c->cfg.extra_metrics)
+        c->cfg.extra_metrics(f, c->cfg.extra_metrics_arg);
+    pthread_mutex_unlock(&c->lock);
+    fclose(f);
+    *len = size;
+    return buf;
+}
+
+/* ---- HTTP ------------------------------------------------------------------------- */
+
+struct upload {
+    char *buf;
+    size_t len;
+    int too_big;
+};
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, char *text,
+                                 size_t len, const char *ctype)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", ctype);
+    enum MHD_Result ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    size_t n = strlen(s);
+    s = realloc(s, n + 2);
+    s[n] = '\n';
+    s[n + 1] = 0;
+    return send_text(conn, status, s, n + 1, "application/json");
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls)
+{
+    struct hlb_control *c = cls;
+    (void)version;
+    int is_put = strcmp(method, "PUT") == 0 || strcmp(method, "POST") == 0;
+
+    if (is_put) {
+        struct upload *u = *con_cls;
+        if (!u) {
+            *con_cls = calloc(1, sizeof(struct upload));
+            return *con_cls ? MHD_YES : MHD_NO;
+        }
+        if (*upload_data_size) {
+            if (u->len + *upload_data_size > MAX_BODY) {
+                u->too_big = 1;
+            } else if (!u->too_big) {
+                char *nb = realloc(u->buf, u->len + *upload_data_size + 1);
+                if (!nb) {
+                    u->too_big = 1;
+                } else {
+                    u->buf = nb;
+                    memcpy(u->buf + u->len, upload_data, *upload_data_size);
+                    u->len += *upload_data_size;
+                }
+            }
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+    }
+
+    if (strcmp(url, "/table") == 0) {
+        if (is_put) {
+            struct upload *u = *con_cls;
+            if (u->too_big)
+                return send_json(conn, 413, json_pack("{s:s}", "error", "body too large"));
+            struct hlb_table_error err = {{0}, {0}};
+            int rc = hlb_control_apply(c, u->buf ? u->buf : "", u->len, &err);
+            if (rc != 0)
+                return send_json(conn, (unsigned)rc,
+                                 json_pack("{s:s,s:s,s:s}", "error",
+                                           rc == 400 ? "invalid table" : "stale version",
+                                           "field", err.field, "reason", err.reason));
+            struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+            return send_json(conn, 200, json_pack("{s:I}", "version", (json_int_t)t->version));
+        }
+        if (strcmp(method, "GET") == 0) {
+            pthread_mutex_lock(&c->lock);
+            struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+            json_t *doc = json_deep_copy((json_t *)t->doc);
+            pthread_mutex_unlock(&c->lock);
+            return send_json(conn, 200, doc);
+        }
+    } else if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
+        size_t len;
+        char *m = hlb_control_metrics(c, &len);
+        return send_text(conn, 200, m, len, "text/plain; version=0.0.4; charset=utf-8");
+    } else if (strcmp(url, "/health") == 0 && strcmp(method, "GET") == 0) {
+        uint64_t now = c->cfg.now_ms(), hb = atomic_load(c->cfg.heartbeat_ms);
+        int alive = now - hb <= c->cfg.health_timeout_ms;
+        struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+        return send_json(conn, alive ? 200 : 503,
+                         json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
+                                   "version", (json_int_t)t->version, "gatewayResolved",
+                                   (int)c->cfg.worker->cfg.gw_known, "lastLoopMsAgo",
+                                   (json_int_t)(now - hb)));
+    } else {
+        return send_json(conn, 404, json_pack("{s:s,s:s}", "error", "not found", "path", url));
+    }
+    return send_json(conn, 405, json_pack("{s:s,s:s}", "error", "method not allowed", "method",
+                                          method));
+}
+
+static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    struct upload *u = *con_cls;
+    if (u) {
+        free(u->buf);
+        free(u);
+        *con_cls = NULL;
+    }
+}
+
+struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
+{
+    struct hlb_control *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->cfg = *cfg;
+    c->retired = json_object();
+    pthread_mutex_init(&c->lock, NULL);
+    if (!cfg->listen_addr)
+        return c;                      /* no HTTP server (tests, one-shot tools) */
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->listen_port)};
+    if (inet_pton(AF_INET, cfg->listen_addr, &sa.sin_addr) != 1) {
+        fprintf(stderr, "control: bad listen address %s\n", cfg->listen_addr);
+        hlb_control_stop(c);
+        return NULL;
+    }
+    c->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+                                 cfg->listen_port, NULL, NULL, handle, c,
+                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                 MHD_OPTION_NOTIFY_COMPLETED, request_done, c,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!c->daemon) {
+        fprintf(stderr, "control: cannot listen on %s:%u\n", cfg->listen_addr, cfg->listen_port);
+        hlb_control_stop(c);
+        return NULL;
+    }
+    return c;
+}
+
+uint16_t hlb_control_port(const struct hlb_control *c)
+{
+    if (!c->daemon)
+        return 0;
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(c->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return i ? i->port : 0;
+}
+
+void hlb_control_stop(struct hlb_control *c)
+{
+    if (!c)
+        return;
+    if (c->daemon)
+        MHD_stop_daemon(c->daemon);
+    json_decref(c->retired);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}

@@ -1,0 +1,46 @@
+/* Control API: HTTP+JSON on a local management address (libmicrohttpd + jansson).
+ *
+ *   PUT /table    whole versioned VIP table -> 200 | 400 (field, reason) | 409 (version)
+ *   GET /table    running table document and version
+ *   GET /metrics  Prometheus text exposition
+ *   GET /health   200 while the worker loop is alive, 503 otherwise
+ */
+#ifndef HLB_CONTROL_H
+#define HLB_CONTROL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "datapath.h"
+#include "table_swap.h"
+
+struct hlb_control;
+
+/* Extra metrics source (e.g. ethdev port counters), called under the control lock. */
+typedef void (*hlb_metrics_fn)(FILE *out, void *arg);
+
+struct hlb_control_config {
+    const char *listen_addr;       /* IPv4 address, e.g. 127.0.0.1 */
+    uint16_t listen_port;          /* 0: any free port (see hlb_control_port) */
+    struct hlb_table_slot *slot;
+    struct hlb_worker *worker;     /* stats are read racily (64-bit loads) */
+    _Atomic uint64_t *heartbeat_ms;/* worker loop's last pass, monotonic ms */
+    uint64_t (*now_ms)(void);
+    uint32_t health_timeout_ms;
+    struct hlb_table_options table_opt;
+    hlb_metrics_fn extra_metrics;
+    void *extra_metrics_arg;
+};
+
+/* Starts the HTTP server thread. NULL on failure (message on stderr). */
+struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg);
+uint16_t hlb_control_port(const struct hlb_control *c);
+void hlb_control_stop(struct hlb_control *c);
+
+/* The operations behind the endpoints, also used for --table at startup and by tests.
+ * Apply: 0 ok; 400 invalid (err filled); 409 version not newer (err filled). */
+int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
+                      struct hlb_table_error *err);
+char *hlb_control_metrics(struct hlb_control *c, size_t *len);   /* caller frees */
+
+#endif

@@ -1,0 +1,102 @@
+/* The SMux packet core: EAL-free pure functions over a frame in a buffer with
+ * headroom.  classify -> select a DIP (ovs | crc32, connection pinning) -> encapsulate
+ * (IP-in-IP | GRE), or answer in place (ARP for our address, ICMP fragmentation
+ * needed, ICMP echo to our address).  The DPDK loop (smux_main.c), the unit tests
+ * and the fuzzers all drive these same functions.
+ */
+#ifndef HLB_DATAPATH_H
+#define HLB_DATAPATH_H
+
+#include <stdint.h>
+#include "conn_table.h"
+#include "vip_table.h"
+
+#define HLB_MAX_PORTS 2
+#define HLB_MAX_BURST 64
+
+/* Every received frame is accounted exactly once (datapath invariant, tested):
+ *   rx_packets = fwd_packets + arp_replies + icmp_echo_replies + gw_learned
+ *                + sum(drops except multi_segment, tx_full)
+ * A frag_needed drop is answered by one ICMP message (icmp_frag_needed).
+ * multi_segment and tx_full are counted by the I/O loop around the datapath. */
+enum hlb_drop_reason {
+    HLB_DROP_TRUNCATED = 0,
+    HLB_DROP_NOT_IPV4,
+    HLB_DROP_BAD_IP,
+    HLB_DROP_FRAGMENT,
+    HLB_DROP_BAD_ARP,
+    HLB_DROP_ARP_NOT_FOR_US,
+    HLB_DROP_TO_SELF,          /* addressed to the SMux itself, not an echo request */
+    HLB_DROP_NO_VIP,
+    HLB_DROP_NO_BACKEND,       /* empty pool or all weights 0 */
+    HLB_DROP_NO_GATEWAY,       /* gateway MAC not resolved yet */
+    HLB_DROP_FRAG_NEEDED,      /* over MTU after encap: ICMP sent back instead */
+    HLB_DROP_NO_HEADROOM,
+    HLB_DROP_MULTISEG,         /* chained mbuf (I/O loop) */
+    HLB_DROP_TX_FULL,          /* TX queue full (I/O loop) */
+    HLB_DROP_MAX
+};
+
+extern const char *const hlb_drop_names[HLB_DROP_MAX];
+
+struct hlb_dp_config {
+    uint32_t self_ip;          /* network order: outer source, ARP/ICMP identity */
+    uint32_t gw_ip;            /* next hop for every encapsulated packet */
+    uint8_t  port_mac[HLB_MAX_PORTS][6];
+    uint8_t  gw_mac[6];
+    uint8_t  gw_known;
+    uint8_t  gw_static;        /* gw_mac given on the command line: never relearned */
+    uint8_t  two_port;         /* forward out of port 1 instead of the ingress port */
+    uint8_t  outer_ttl;
+    uint16_t mtu;              /* IP MTU of the egress link */
+};
+
+struct hlb_dp_stats {
+    uint64_t rx_packets;
+    uint64_t rx_bytes;
+    uint64_t fwd_packets;
+    uint64_t fwd_bytes;        /* bytes of encapsulated frames sent */
+    uint64_t replies;          /* ARP replies + ICMP sent from the datapath */
+    uint64_t arp_replies;
+    uint64_t icmp_frag_needed;
+    uint64_t icmp_echo_replies;
+    uint64_t gw_learned;       /* ARP frames from the gateway consumed */
+    uint64_t arp_requests_sent;
+    uint64_t conn_hits;
+    uint64_t conn_misses;
+    uint64_t conn_repinned;    /* pinned DIP left the pool: re-selected */
+    uint64_t drops[HLB_DROP_MAX];
+};
+
+struct hlb_worker {
+    struct hlb_dp_config cfg;
+    struct hlb_conn_table *ct; /* NULL: no VIP is pinned whatever the table says */
+    struct hlb_dp_stats st;
+};
+
+struct hlb_pkt {
+    uint8_t *data;             /* frame start; moved back by encapsulation */
+    uint32_t len;
+    uint32_t headroom;         /* bytes writable before data */
+    uint16_t in_port;
+    uint16_t out_port;         /* set when the verdict is TX */
+};
+
+enum hlb_verdict { HLB_V_DROP = 0, HLB_V_TX = 1 };
+
+/* Processes n (<= HLB_MAX_BURST) frames against one table: all of them see the same
+ * table.  verdict[i] tells whether pkts[i] (possibly rewritten) is to be sent. */
+void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt *pkts,
+                  uint8_t *verdict, unsigned n, uint32_t now_ms);
+
+/* The DIP a flow goes to without pinning: index into t->dips, or -1 (no backend). */
+int hlb_select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
+                   const struct hlb_5tuple *tuple);
+
+/* Writes an ARP request for cfg->gw_ip out of port; returns the frame length (60). */
+uint32_t hlb_build_arp_request(const struct hlb_dp_config *cfg, uint16_t port, uint8_t *buf);
+
+#define HLB_IPIP_OVERHEAD 20u
+#define HLB_GRE_OVERHEAD  24u
+
+#endif

@@ -1,0 +1,60 @@
+#include "io_loop.h"
+
+#include <rte_ethdev.h>
+
+unsigned hlb_io_poll(struct hlb_io *io, struct hlb_vip_table *t, uint32_t now)
+{
+    struct hlb_worker *w = io->w;
+    struct rte_mbuf *rx[HLB_RX_BURST], *tx[HLB_MAX_PORTS][HLB_RX_BURST];
+    struct hlb_pkt pk[HLB_RX_BURST];
+    uint8_t verdict[HLB_RX_BURST];
+    unsigned total = 0;
+
+    for (int pi = 0; pi < io->n_ports; pi++) {
+        uint16_t n = rte_eth_rx_burst(io->port_ids[pi], 0, rx, HLB_RX_BURST);
+        if (!n)
+            continue;
+        total += n;
+        if (pi == 0 && io->rx_hook)
+            io->rx_hook(io->rx_hook_arg, rx, n);
+        unsigned np = 0, ntx[HLB_MAX_PORTS] = {0};
+        for (uint16_t i = 0; i < n; i++) {
+            struct rte_mbuf *m = rx[i];
+            if (m->nb_segs != 1) {
+                /* Jumbo frames split over segments: never expected at our MTU. */
+                w->st.rx_packets++;
+                w->st.drops[HLB_DROP_MULTISEG]++;
+                rte_pktmbuf_free(m);
+                continue;
+            }
+            rx[np] = m;
+            pk[np].data = rte_pktmbuf_mtod(m, uint8_t *);
+            pk[np].len = m->data_len;
+            pk[np].headroom = rte_pktmbuf_headroom(m);
+            pk[np].in_port = (uint16_t)pi;
+            np++;
+        }
+        hlb_dp_burst(w, t, pk, verdict, np, now);
+        for (unsigned i = 0; i < np; i++) {
+            struct rte_mbuf *m = rx[i];
+            if (verdict[i] != HLB_V_TX) {
+                rte_pktmbuf_free(m);
+                continue;
+            }
+            m->data_off = (uint16_t)(pk[i].data - (uint8_t *)m->buf_addr);
+            m->data_len = (uint16_t)pk[i].len;
+            m->pkt_len = pk[i].len;
+            tx[pk[i].out_port][ntx[pk[i].out_port]++] = m;
+        }
+        for (int op = 0; op < io->n_ports; op++) {
+            if (!ntx[op])
+                continue;
+            uint16_t sent = rte_eth_tx_burst(io->port_ids[op], 0, tx[op], (uint16_t)ntx[op]);
+            for (unsigned k = sent; k < ntx[op]; k++) {
+                w->st.drops[HLB_DROP_TX_FULL]++;
+                rte_pktmbuf_free(tx[op][k]);
+            }
+        }
+    }
+    return total;
+}

@@ -1,0 +1,568 @@
+/* hlb-smux: the DPDK software mux.  EAL setup, ports, the worker loop (rx -> packet
+ * core -> tx), gateway ARP, idle backoff, and the control API thread.
+ *
+ *   hlb-smux <EAL args> -- --ip A.B.C.D --gateway G.H.I.J [options]
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "control.h"
+#include "io_loop.h"
+#include "datapath.h"
+#include "log.h"
+#include "table_swap.h"
+
+#define NB_MBUF 16383
+#define NB_RXD 1024
+#define NB_TXD 1024
+
+struct options {
+    const char *mode;                 /* one-arm | two-port */
+    uint32_t self_ip, gw_ip;
+    uint8_t gw_mac[6];
+    int gw_mac_set;
+    uint16_t mtu;
+    uint8_t ttl;
+    const char *mgmt_addr;
+    uint16_t mgmt_port;
+    const char *table_file;
+    int conn_table;
+    uint64_t conn_capacity;
+    struct hlb_conn_timeouts timeouts;
+    uint32_t idle_sleep_us;           /* 0: busy poll */
+    uint32_t exit_when_idle_ms;       /* tests: exit once traffic stopped this long */
+    double run_seconds;               /* stop after this long (0 = until signal) */
+    /* benchmark generator (fills rx mbufs of a net_null port with real packets) */
+    uint32_t bench_flows;
+    int bench_new_flows;
+    uint32_t bench_prefill;
+    uint32_t bench_vip;
+    uint16_t bench_port;
+};
+
+static volatile sig_atomic_t stop_flag;
+static uint64_t tsc_hz;
+static uint64_t tsc_start;
+static _Atomic uint64_t heartbeat_ms;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: hlb-smux <EAL args> -- --ip ADDR [options]\n"
+            "  --ip ADDR             SMux address (outer source, ARP, ICMP)\n"
+            "  --gateway ADDR        next hop for encapsulated packets (ARP-resolved)\n"
+            "  --gateway-mac MAC     static gateway MAC (no ARP)\n"
+            "  --mode one-arm|two-port   (default one-arm; two-port sends out of port 1)\n"
+            "  --mtu N               egress IP MTU (default 1500)\n"
+            "  --ttl N               outer TTL (default 64)\n"
+            "  --mgmt ADDR:PORT      control API address (default 127.0.0.1:9180; port 0 = any)\n"
+            "  --table FILE          initial VIP table (JSON, same schema as PUT /table)\n"
+            "  --conn-table on|off   default connection pinning for VIPs (default on)\n"
+            "  --conn-capacity N     connection-table slots (default 1048576)\n"
+            "  --tcp-syn-timeout S --tcp-timeout S --tcp-fin-timeout S --udp-timeout S\n"
+            "  --idle-sleep-us N     sleep up to N us when polls come back empty (default 200,\n"
+            "                        0 = busy poll)\n"
+            "  --exit-when-idle MS   exit MS after the last packet (tests)\n"
+            "  --run-seconds S       exit after S seconds\n"
+            "  --bench-flows N       benchmark: overwrite rx frames with TCP packets of N flows\n"
+            "  --bench-new-flows     benchmark: every packet a new connection (SYN)\n"
+            "  --bench-prefill N     benchmark: pin N connections before starting\n"
+            "  --bench-vip ADDR:PORT benchmark: destination of generated packets\n");
+}
+
+static int parse_ip(const char *s, uint32_t *out)
+{
+    struct in_addr a;
+    if (inet_pton(AF_INET, s, &a) != 1)
+        return -1;
+    *out = a.s_addr;
+    return 0;
+}
+
+static int parse_addr_port(const char *s, char *addr, size_t n, uint16_t *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || (size_t)(colon - s) >= n)
+        return -1;
+    memcpy(addr, s, (size_t)(colon - s));
+    addr[colon - s] = 0;
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || p < 0 || p > 65535)
+        return -1;
+    *port = (uint16_t)p;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    static char mgmt_addr[64] = "127.0.0.1";
+    static const struct option lo[] = {
+        {"ip", 1, 0, 'i'}, {"gateway", 1, 0, 'g'}, {"gateway-mac", 1, 0, 'G'},
+        {"mode", 1, 0, 'm'}, {"mtu", 1, 0, 'M'}, {"ttl", 1, 0, 'T'}, {"mgmt", 1, 0, 'a'},
+        {"table", 1, 0, 't'}, {"conn-table", 1, 0, 'c'}, {"conn-capacity", 1, 0, 'C'},
+        {"tcp-syn-timeout", 1, 0, 1}, {"tcp-timeout", 1, 0, 2}, {"tcp-fin-timeout", 1, 0, 3},
+        {"udp-timeout", 1, 0, 4}, {"idle-sleep-us", 1, 0, 5}, {"exit-when-idle", 1, 0, 6},
+        {"run-seconds", 1, 0, 7}, {"bench-flows", 1, 0, 8}, {"bench-new-flows", 0, 0, 9},
+        {"bench-prefill", 1, 0, 10}, {"bench-vip", 1, 0, 11}, {"help", 0, 0, 'h'},
+        {0, 0, 0, 0}};
+    *o = (struct options){.mode = "one-arm", .mtu = 1500, .ttl = 64, .mgmt_addr = mgmt_addr,
+                          .mgmt_port = 9180, .conn_table = 1, .conn_capacity = 1u << 20,
+                          .timeouts = {HLB_CONN_DEFAULT_SYN_MS, HLB_CONN_DEFAULT_EST_MS,
+                                       HLB_CONN_DEFAULT_FIN_MS, HLB_CONN_DEFAULT_UDP_MS},
+                          .idle_sleep_us = 200};
+    int c;
+    char addr[64];
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            if (parse_ip(optarg, &o->self_ip)) goto bad;
+            break;
+        case 'g':
+            if (parse_ip(optarg, &o->gw_ip)) goto bad;
+            break;
+        case 'G': {
+            unsigned m[6];
+            if (sscanf(optarg, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
+                goto bad;
+            for (int k = 0; k < 6; k++)
+                o->gw_mac[k] = (uint8_t)m[k];
+            o->gw_mac_set = 1;
+            break;
+        }
+        case 'm':
+            if (strcmp(optarg, "one-arm") && strcmp(optarg, "two-port")) goto bad;
+            o->mode = optarg;
+            break;
+        case 'M': o->mtu = (uint16_t)atoi(optarg); if (o->mtu < 576) goto bad; break;
+        case 'T': o->ttl = (uint8_t)atoi(optarg); if (!o->ttl) goto bad; break;
+        case 'a':
+            if (parse_addr_port(optarg, mgmt_addr, sizeof(mgmt_addr), &o->mgmt_port)) goto bad;
+            break;
+        case 't': o->table_file = optarg; break;
+        case 'c':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) goto bad;
+            o->conn_table = strcmp(optarg, "on") == 0;
+            break;
+        case 'C': o->conn_capacity = strtoull(optarg, NULL, 10); if (!o->conn_capacity) goto bad; break;
+        case 1: o->timeouts.syn_ms = (uint32_t)(atof(optarg) * 1000); break;
+        case 2: o->timeouts.est_ms = (uint32_t)(atof(optarg) * 1000); break;
+        case 3: o->timeouts.fin_ms = (uint32_t)(atof(optarg) * 1000); break;
+        case 4: o->timeouts.udp_ms = (uint32_t)(atof(optarg) * 1000); break;
+        case 5: o->idle_sleep_us = (uint32_t)atoi(optarg); break;
+        case 6: o->exit_when_idle_ms = (uint32_t)atoi(optarg); break;
+        case 7: o->run_seconds = atof(optarg); break;
+        case 8: o->bench_flows = (uint32_t)atoi(optarg); break;
+        case 9: o->bench_new_flows = 1; break;
+        case 10: o->bench_prefill = (uint32_t)atoi(optarg); break;
+        case 11:
+            if (parse_addr_port(optarg, addr, sizeof(addr), &o->bench_port) ||
+                parse_ip(addr, &o->bench_vip))
+                goto bad;
+            break;
+        default:
+            usage();
+            return -1;
+        }
+        continue;
+    bad:
+        fprintf(stderr, "invalid value for --%s: %s\n", lo[0].name ? argv[optind - 1] : "",
+                optarg ? optarg : "");
+        return -1;
+    }
+    if (!o->self_ip) {
+        fprintf(stderr, "--ip is required\n");
+        usage();
+        return -1;
+    }
+    if ((o->bench_flows || o->bench_new_flows) && !o->bench_vip) {
+        fprintf(stderr, "--bench-flows needs --bench-vip\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int port_init(uint16_t port, struct rte_mempool *pool)
+{
+    struct rte_eth_conf conf;
+    memset(&conf, 0, sizeof(conf));
+    uint16_t nrx = NB_RXD, ntx = NB_TXD;
+    int rc = rte_eth_dev_configure(port, 1, 1, &conf);
+    if (rc < 0)
+        return rc;
+    rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+    if ((rc = rte_eth_rx_queue_setup(port, 0, nrx, rte_eth_dev_socket_id(port), NULL, pool)) < 0)
+        return rc;
+    if ((rc = rte_eth_tx_queue_setup(port, 0, ntx, rte_eth_dev_socket_id(port), NULL)) < 0)
+        return rc;
+    if ((rc = rte_eth_dev_start(port)) < 0)
+        return rc;
+    rte_eth_promiscuous_enable(port);     /* not all PMDs support it; harmless */
+    return 0;
+}
+
+/* ---- benchmark generator ------------------------------------------------------------
+ * net_null hands out mbufs with no content; the generator writes a 64-byte TCP frame
+ * (valid IPv4 checksum) into each, cycling through the configured flows.  Its cost is
+ * part of every measured figure (conservative). */
+struct bench_gen {
+    uint8_t tmpl[64];
+    uint32_t base_sum;              /* IP header sum with src-ip low half = 0 */
+    uint32_t flows;
+    uint32_t next;
+    int new_flows;
+};
+
+static void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t *dst_mac)
+{
+    memset(g, 0, sizeof(*g));
+    struct hlb_eth_hdr eth = {.type = hlb_htons(HLB_ETHERTYPE_IPV4)};
+    memcpy(eth.dst, dst_mac, 6);
+    memcpy(eth.src, (uint8_t[]){0x02, 0, 0, 0, 0, 0x01}, 6);
+    struct hlb_ipv4_hdr ip = {.ver_ihl = 0x45, .tot_len = hlb_htons(50), .ttl = 64,
+                              .proto = HLB_IPPROTO_TCP, .src = hlb_htonl(0x0a000000),
+                              .dst = o->bench_vip};
+    memcpy(g->tmpl, &eth, 14);
+    memcpy(g->tmpl + 14, &ip, 20);
+    uint8_t *tcp = g->tmpl + 34;
+    uint16_t dport = hlb_htons(o->bench_port);
+    memcpy(tcp + 2, &dport, 2);
+    tcp[12] = 5 << 4;
+    tcp[13] = o->bench_new_flows ? HLB_TCP_SYN : HLB_TCP_ACK;
+    g->base_sum = hlb_csum_partial(g->tmpl + 14, 20, 0);
+    g->flows = o->bench_flows ? o->bench_flows : 1;
+    g->new_flows = o->bench_new_flows;
+}
+
+static void bench_gen_hook(void *arg, struct rte_mbuf **ms, uint16_t n)
+{
+    struct bench_gen *g = arg;
+    for (uint16_t i = 0; i < n; i++) {
+        struct rte_mbuf *m = ms[i];
+        uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+        uint32_t f = g->next++;
+        if (!g->new_flows && g->next == g->flows)
+            g->next = 0;
+        memcpy(d, g->tmpl, 64);
+        /* flow f: src ip 10.<f bits 16-23>.<f bits 8-15>.<f bits 0-7>, src port 1024 + f>>24 */
+        uint16_t hi = hlb_htons((uint16_t)(0x0a00 | ((f >> 16) & 0xff)));
+        uint16_t lo = hlb_htons((uint16_t)(f & 0xffff));
+        uint16_t sport = hlb_htons((uint16_t)(1024 + (f >> 24)));
+        memcpy(d + 26, &hi, 2);
+        memcpy(d + 28, &lo, 2);
+        uint32_t sum = g->base_sum - hlb_htons(0x0a00) + hi + lo;
+        uint16_t cs = hlb_csum_fold(sum);
+        memcpy(d + 24, &cs, 2);
+        memcpy(d + 34, &sport, 2);
+        m->data_len = m->pkt_len = 64;
+    }
+}
+
+/* Pins n synthetic established connections (source 172.16/12 range, distinct from the
+ * generator's flows) so the table holds a realistic live population. */
+static void bench_prefill(struct hlb_worker *w, struct hlb_vip_table *t, const struct options *o)
+{
+    const struct hlb_service *s = hlb_table_lookup(t, o->bench_vip, HLB_IPPROTO_TCP,
+                                                   hlb_htons(o->bench_port));
+    if (!s || !w->ct)
+        return;
+    for (uint32_t i = 0; i < o->bench_prefill; i++) {
+        struct hlb_5tuple tp = {.src_ip = hlb_htonl(0xac100000u + (i & 0xfffff)),
+                                .dst_ip = o->bench_vip,
+                                .src_port = hlb_htons((uint16_t)(1024 + (i >> 20))),
+                                .dst_port = hlb_htons(o->bench_port),
+                                .proto = HLB_IPPROTO_TCP};
+        uint64_t k0, k1;
+        struct hlb_conn_ref ref;
+        hlb_conn_key(&tp, &k0, &k1);
+        int dip = hlb_select_dip(t, s, &tp);
+        if (dip >= 0 && hlb_conn_insert(w->ct, hlb_conn_hash(&tp), k0, k1, HLB_CONN_EST, 0,
+                                        &ref) == 0) {
+            ref.b->e[ref.i].dip_ip = t->dips[dip].ip;
+            ref.b->e[ref.i].table_gen = t->gen;
+            ref.b->e[ref.i].dip_index = (uint32_t)dip;
+        }
+    }
+}
+
+/* ---- metrics from the ethdev layer --------------------------------------------------- */
+struct port_set {
+    uint16_t ids[HLB_MAX_PORTS];
+    int n;
+};
+
+static void port_metrics(FILE *f, void *arg)
+{
+    struct port_set *ps = arg;
+    fprintf(f, "# HELP hlb_smux_port_packets_total Frames per port and direction (ethdev).\n"
+               "# TYPE hlb_smux_port_packets_total counter\n");
+    for (int i = 0; i < ps->n; i++) {
+        struct rte_eth_stats s;
+        if (rte_eth_stats_get(ps->ids[i], &s) != 0)
+            continue;
+        fprintf(f, "hlb_smux_port_packets_total{port=\"%d\",dir=\"rx\"} %" PRIu64 "\n", i,
+                s.ipackets);
+        fprintf(f, "hlb_smux_port_packets_total{port=\"%d\",dir=\"tx\"} %" PRIu64 "\n", i,
+                s.opackets);
+        fprintf(f, "hlb_smux_port_packets_total{port=\"%d\",dir=\"rx_missed\"} %" PRIu64 "\n", i,
+                s.imissed);
+    }
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, r;
+    do {
+        if (n + 65536 > cap) {
+            cap = cap ? cap * 2 : 131072;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        r = fread(buf + n, 1, cap - n, f);
+        n += r;
+    } while (r > 0);
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    int eal_args = rte_eal_init(argc, argv);
+    if (eal_args < 0) {
+        fprintf(stderr, "EAL init failed: %s\n", rte_strerror(rte_errno));
+        return 1;
+    }
+    argc -= eal_args;
+    argv += eal_args;
+    struct options o;
+    if (parse_options(argc, argv, &o) != 0) {
+        rte_eal_cleanup();
+        return 2;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    tsc_hz = rte_get_tsc_hz();
+    tsc_start = rte_rdtsc();
+
+    int two_port = strcmp(o.mode, "two-port") == 0;
+    struct port_set ports = {.n = two_port ? 2 : 1};
+    uint16_t pid, found = 0;
+    RTE_ETH_FOREACH_DEV(pid) {
+        if (found < ports.n)
+            ports.ids[found] = pid;
+        found++;
+    }
+    if (found < ports.n) {
+        HLB_LOG_ERR("mode %s needs %d ports, found %u (give --vdev arguments)", o.mode, ports.n,
+                    found);
+        return 1;
+    }
+    struct rte_mempool *pool = rte_pktmbuf_pool_create("hlb_mbufs", NB_MBUF, 256, 0,
+                                                       RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+    if (!pool) {
+        HLB_LOG_ERR("mbuf pool: %s", rte_strerror(rte_errno));
+        return 1;
+    }
+
+    static struct hlb_worker w;
+    w.cfg.self_ip = o.self_ip;
+    w.cfg.gw_ip = o.gw_ip;
+    w.cfg.mtu = o.mtu;
+    w.cfg.outer_ttl = o.ttl;
+    w.cfg.two_port = (uint8_t)two_port;
+    if (o.gw_mac_set) {
+        memcpy(w.cfg.gw_mac, o.gw_mac, 6);
+        w.cfg.gw_known = w.cfg.gw_static = 1;
+    }
+    for (int i = 0; i < ports.n; i++) {
+        int rc = port_init(ports.ids[i], pool);
+        if (rc < 0) {
+            HLB_LOG_ERR("port %u init failed: %s", ports.ids[i], rte_strerror(-rc));
+            return 1;
+        }
+        struct rte_ether_addr mac;
+        rte_eth_macaddr_get(ports.ids[i], &mac);
+        memcpy(w.cfg.port_mac[i], mac.addr_bytes, 6);
+    }
+    /* The connection table exists whenever pinning could be asked for: the default
+     * is on, or a VIP may say connTable:true. */
+    w.ct = hlb_conn_table_create(o.conn_capacity, &o.timeouts);
+    if (!w.ct) {
+        HLB_LOG_ERR("cannot allocate a connection table of %" PRIu64 " slots", o.conn_capacity);
+        return 1;
+    }
+
+    static struct hlb_table_slot slot;
+    hlb_table_slot_init(&slot, hlb_table_empty());
+    atomic_store(&heartbeat_ms, mono_ms());
+    struct hlb_control_config cc = {
+        .listen_addr = o.mgmt_addr, .listen_port = o.mgmt_port, .slot = &slot, .worker = &w,
+        .heartbeat_ms = &heartbeat_ms, .now_ms = mono_ms, .health_timeout_ms = 1000,
+        .table_opt = {.default_pin = o.conn_table}, .extra_metrics = port_metrics,
+        .extra_metrics_arg = &ports};
+    struct hlb_control *ctl = hlb_control_start(&cc);
+    if (!ctl)
+        return 1;
+    if (o.table_file) {
+        size_t len;
+        char *text = read_file(o.table_file, &len);
+        struct hlb_table_error err = {{0}, {0}};
+        if (!text || hlb_control_apply(ctl, text, len, &err) != 0) {
+            HLB_LOG_ERR("table %s rejected: %s: %s", o.table_file, text ? err.field : "(file)",
+                        text ? err.reason : "cannot read");
+            return 1;
+        }
+        free(text);
+    }
+    printf("{\"event\":\"ready\",\"mgmtPort\":%u,\"ports\":%d,\"mode\":\"%s\",\"macs\":[",
+           hlb_control_port(ctl), ports.n, o.mode);
+    for (int i = 0; i < ports.n; i++) {
+        const uint8_t *m = w.cfg.port_mac[i];
+        printf("%s\"%02x:%02x:%02x:%02x:%02x:%02x\"", i ? "," : "", m[0], m[1], m[2], m[3], m[4],
+               m[5]);
+    }
+    printf("]}\n");
+    fflush(stdout);
+
+    struct bench_gen gen;
+    int bench = o.bench_flows || o.bench_new_flows;
+    if (bench)
+        bench_gen_init(&gen, &o, w.cfg.port_mac[0]);
+    if (o.bench_prefill)
+        bench_prefill(&w, hlb_table_acquire(&slot), &o);
+
+    /* ---- the worker loop ---- */
+    const uint64_t tsc_per_ms = tsc_hz / 1000;
+    uint64_t next_arp = 0, last_rx_ms = 0, loop_start = rte_rdtsc();
+    uint64_t run_until = o.run_seconds > 0 ? loop_start + (uint64_t)(o.run_seconds * tsc_hz) : 0;
+    uint32_t idle_polls = 0, sleep_us = 1, sweep_tick = 0;
+    int seen_traffic = 0;
+    struct hlb_io io = {.w = &w, .n_ports = ports.n};
+    memcpy(io.port_ids, ports.ids, sizeof(io.port_ids));
+    if (bench) {
+        io.rx_hook = bench_gen_hook;
+        io.rx_hook_arg = &gen;
+    }
+    atomic_store(&slot.worker_running, 1);
+
+    while (!stop_flag) {
+        uint64_t tsc = rte_rdtsc();
+        uint32_t now = (uint32_t)((tsc - tsc_start) / tsc_per_ms);
+        struct hlb_vip_table *t = hlb_table_acquire(&slot);
+        unsigned total_rx = hlb_io_poll(&io, t, now);
+        hlb_table_quiesce(&slot, t);
+
+        if (total_rx) {
+            idle_polls = 0;
+            sleep_us = 1;
+            seen_traffic = 1;
+            last_rx_ms = now;
+            /* Incremental expiry; skipped while the table is empty so an unused
+             * table's pages are never touched. */
+            if (w.ct->st.entries && (++sweep_tick & 7) == 0)
+                hlb_conn_sweep(w.ct, now, 1);
+        } else {
+            if (w.ct->st.entries)
+                hlb_conn_sweep(w.ct, now, 16);
+            /* Back off: after a run of empty polls, sleep 1, 2, 4 ... idle_sleep_us. */
+            if (o.idle_sleep_us && ++idle_polls > 256) {
+                struct timespec ts = {0, (long)sleep_us * 1000};
+                nanosleep(&ts, NULL);
+                if (sleep_us < o.idle_sleep_us)
+                    sleep_us = sleep_us * 2 > o.idle_sleep_us ? o.idle_sleep_us : sleep_us * 2;
+            }
+        }
+        if ((now & 0x3f) == 0 || !total_rx)
+            atomic_store_explicit(&heartbeat_ms, mono_ms(), memory_order_relaxed);
+
+        /* Gateway resolution: every second until known, then refresh every 30 s. */
+        if (w.cfg.gw_ip && !w.cfg.gw_static && now >= next_arp) {
+            struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+            uint16_t out = two_port ? 1 : 0;
+            if (m) {
+                uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, 60);
+                hlb_build_arp_request(&w.cfg, out, d);
+                if (rte_eth_tx_burst(ports.ids[out], 0, &m, 1) == 1)
+                    w.st.arp_requests_sent++;
+                else
+                    rte_pktmbuf_free(m);
+            }
+            next_arp = now + (w.cfg.gw_known ? 30000 : 1000);
+        }
+        if (o.exit_when_idle_ms && seen_traffic && now - last_rx_ms > o.exit_when_idle_ms)
+            break;
+        if (run_until && tsc > run_until)
+            break;
+    }
+    uint64_t loop_cycles = rte_rdtsc() - loop_start;
+    atomic_store(&slot.worker_running, 0);
+
+    /* Final statistics as one JSON line (the benchmark and tests read it). */
+    double secs = (double)loop_cycles / (double)tsc_hz;
+    uint64_t drops = 0;
+    for (int r = 0; r < HLB_DROP_MAX; r++)
+        drops += w.st.drops[r];
+    printf("{\"event\":\"exit\",\"seconds\":%.6f,\"rx\":%" PRIu64 ",\"forwarded\":%" PRIu64
+           ",\"drops\":%" PRIu64 ",\"mpps\":%.3f,\"cyclesPerPacket\":%.1f,\"connEntries\":%" PRIu64
+           ",\"connInserts\":%" PRIu64 ",\"connInsertFailures\":%" PRIu64
+           ",\"connEvictHalfOpen\":%" PRIu64 ",\"connHits\":%" PRIu64 ",\"tscHz\":%" PRIu64 ",\"dropReasons\":{",
+           secs, w.st.rx_packets, w.st.fwd_packets, drops,
+           secs > 0 ? (double)w.st.rx_packets / secs / 1e6 : 0.0,
+           w.st.rx_packets ? (double)loop_cycles / (double)w.st.rx_packets : 0.0,
+           w.ct->st.entries, w.ct->st.inserts, w.ct->st.insert_failures, w.ct->st.evict_syn,
+           w.st.conn_hits, tsc_hz);
+    int first = 1;
+    for (int r = 0; r < HLB_DROP_MAX; r++)
+        if (w.st.drops[r]) {
+            printf("%s\"%s\":%" PRIu64, first ? "" : ",", hlb_drop_names[r], w.st.drops[r]);
+            first = 0;
+        }
+    printf("}}\n");
+    fflush(stdout);
+
+    hlb_control_stop(ctl);
+    for (int i = 0; i < ports.n; i++) {
+        rte_eth_dev_stop(ports.ids[i]);
+        rte_eth_dev_close(ports.ids[i]);
+    }
+    hlb_table_free(hlb_table_acquire(&slot));
+    hlb_conn_table_free(w.ct);
+    rte_eal_cleanup();
+    return 0;
+}

@@ -1,0 +1,483 @@
+/* VIP table: JSON document -> validated, immutable lookup structure. */
+#include "vip_table.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_err(struct hlb_table_error *err, const char *field, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    snprintf(err->field, sizeof(err->field), "%s", field);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+    va_end(ap);
+}
+
+const char *hlb_proto_name(uint8_t proto)
+{
+    return proto == HLB_IPPROTO_TCP ? "tcp" : proto == HLB_IPPROTO_UDP ? "udp" : "other";
+}
+
+void hlb_ip_str(uint32_t ip_net, char out[16])
+{
+    struct in_addr a = {.s_addr = ip_net};
+    inet_ntop(AF_INET, &a, out, 16);
+}
+
+/* Strict dotted-quad IPv4 (inet_pton rejects short forms like "10.1"). */
+static int parse_ipv4(const char *s, uint32_t *out)
+{
+    struct in_addr a;
+    if (inet_pton(AF_INET, s, &a) != 1)
+        return -1;
+    *out = a.s_addr;
+    return 0;
+}
+
+static int check_keys(json_t *obj, const char *const *allowed, const char *path,
+                      struct hlb_table_error *err)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(key, *a) == 0)
+                ok = 1;
+        if (!ok) {
+            char f[200];
+            snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", key);
+            set_err(err, f, "unknown field");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Integer field in [lo, hi]; missing -> def (or an error when required). */
+static int get_int(json_t *obj, const char *key, const char *path, int required,
+                   long long lo, long long hi, long long def, long long *out,
+                   struct hlb_table_error *err)
+{
+    char f[200];
+    snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", key);
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required) {
+            set_err(err, f, "required");
+            return -1;
+        }
+        *out = def;
+        return 0;
+    }
+    if (!json_is_integer(v)) {
+        set_err(err, f, "must be an integer");
+        return -1;
+    }
+    long long x = json_integer_value(v);
+    if (x < lo || x > hi) {
+        set_err(err, f, "must be between %lld and %lld (got %lld)", lo, hi, x);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int get_ip(json_t *obj, const char *key, const char *path, int required,
+                  uint32_t *out, int *present, struct hlb_table_error *err)
+{
+    char f[200];
+    snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", key);
+    json_t *v = json_object_get(obj, key);
+    if (present)
+        *present = v != NULL;
+    if (!v) {
+        if (required) {
+            set_err(err, f, "required");
+            return -1;
+        }
+        return 0;
+    }
+    if (!json_is_string(v) || parse_ipv4(json_string_value(v), out) != 0) {
+        set_err(err, f, "must be an IPv4 address in dotted-quad form");
+        return -1;
+    }
+    uint32_t h = ntohl(*out);
+    if (h == 0 || h == 0xffffffffu || (h >> 28) == 0xe || (h >> 24) == 127) {
+        set_err(err, f, "must be a unicast, non-loopback address");
+        return -1;
+    }
+    return 0;
+}
+
+/* One of the listed strings; missing -> def. Returns its index. */
+static int get_enum(json_t *obj, const char *key, const char *path, const char *const *names,
+                    int def, int *out, struct hlb_table_error *err)
+{
+    char f[200];
+    snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", key);
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (json_is_string(v))
+        for (int i = 0; names[i]; i++)
+            if (strcmp(json_string_value(v), names[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+    char list[120] = "";
+    for (int i = 0; names[i]; i++) {
+        strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+        strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+    }
+    set_err(err, f, "must be one of: %s", list);
+    return -1;
+}
+
+static int parse_proto(json_t *port_obj, const char *path, uint8_t *out,
+                       struct hlb_table_error *err)
+{
+    char f[200];
+    snprintf(f, sizeof(f), "%s.proto", path);
+    json_t *v = json_object_get(port_obj, "proto");
+    if (!v) {
+        set_err(err, f, "required");
+        return -1;
+    }
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        if (strcasecmp(s, "tcp") == 0) { *out = HLB_IPPROTO_TCP; return 0; }
+        if (strcasecmp(s, "udp") == 0) { *out = HLB_IPPROTO_UDP; return 0; }
+    } else if (json_is_integer(v)) {
+        long long p = json_integer_value(v);
+        if (p == HLB_IPPROTO_TCP || p == HLB_IPPROTO_UDP) { *out = (uint8_t)p; return 0; }
+    }
+    set_err(err, f, "must be \"tcp\" or \"udp\" (or 6 or 17)");
+    return -1;
+}
+
+static int parse_prefix(const char *s, uint32_t *net, int *len)
+{
+    char buf[32];
+    const char *slash = strchr(s, '/');
+    if (!slash || (size_t)(slash - s) >= sizeof(buf))
+        return -1;
+    memcpy(buf, s, (size_t)(slash - s));
+    buf[slash - s] = 0;
+    char *end;
+    long l = strtol(slash + 1, &end, 10);
+    if (*end || end == slash + 1 || l < 0 || l > 32)
+        return -1;
+    if (parse_ipv4(buf, net) != 0)
+        return -1;
+    *len = (int)l;
+    return 0;
+}
+
+static void table_release_arrays(struct hlb_vip_table *t)
+{
+    free(t->services);
+    free(t->dips);
+    free(t->bucket_ids);
+    free(t->weights);
+    free(t->cum);
+    free(t->index);
+    free(t->svc_counters);
+    free(t->dip_counters);
+}
+
+void hlb_table_free(struct hlb_vip_table *t)
+{
+    if (!t)
+        return;
+    table_release_arrays(t);
+    if (t->doc)
+        json_decref((json_t *)t->doc);
+    free(t);
+}
+
+static int build_index(struct hlb_vip_table *t, struct hlb_table_error *err)
+{
+    uint32_t size = 16;
+    while (size < t->n_services * 2u)
+        size <<= 1;
+    t->index = calloc(size, sizeof(*t->index));
+    if (!t->index) {
+        set_err(err, "vips", "out of memory");
+        return -1;
+    }
+    t->index_mask = size - 1;
+    for (uint32_t s = 0; s < t->n_services; s++) {
+        const struct hlb_service *sv = &t->services[s];
+        uint64_t key = hlb_service_key(sv->vip, sv->proto, sv->port);
+        uint32_t i = hlb_index_hash(key) & t->index_mask;
+        while (t->index[i].key != 0) {
+            if (t->index[i].key == key) {
+                const struct hlb_service *o = &t->services[t->index[i].svc];
+                char f[200];
+                snprintf(f, sizeof(f), "vips[%u].ports", sv->vip_index);
+                set_err(err, f, "duplicate %s port %u of VIP (also in vips[%u])",
+                        hlb_proto_name(sv->proto), ntohs(sv->port), o->vip_index);
+                return -1;
+            }
+            i = (i + 1) & t->index_mask;
+        }
+        t->index[i].key = key;
+        t->index[i].svc = s;
+    }
+    return 0;
+}
+
+struct hlb_vip_table *hlb_table_empty(void)
+{
+    struct hlb_vip_table *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->index = calloc(16, sizeof(*t->index));
+    t->index_mask = 15;
+    t->doc = json_pack("{s:i,s:[]}", "version", 0, "vips");
+    return t;
+}
+
+static const char *const top_keys[] = {"version", "vips", NULL};
+static const char *const vip_keys[] = {"vip", "aggregate", "selection", "encap", "hashBasis",
+                                       "connTable", "ports", NULL};
+static const char *const port_keys[] = {"proto", "port", "dips", NULL};
+static const char *const dip_keys[] = {"ip", "weight", "hostIp", "bucketId", NULL};
+static const char *const sel_names[] = {"ovs", "crc32", NULL};
+static const char *const encap_names[] = {"ipip", "gre", NULL};
+
+struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
+                                          const struct hlb_table_options *opt,
+                                          struct hlb_table_error *err)
+{
+    json_error_t jerr;
+    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc) {
+        char f[64];
+        snprintf(f, sizeof(f), "(document) line %d column %d", jerr.line, jerr.column);
+        set_err(err, f, "invalid JSON: %s", jerr.text);
+        return NULL;
+    }
+    struct hlb_vip_table *t = calloc(1, sizeof(*t));
+    if (!t) {
+        json_decref(doc);
+        set_err(err, "(document)", "out of memory");
+        return NULL;
+    }
+    t->doc = doc;
+    long long ll;
+    char path[200];
+
+    if (!json_is_object(doc)) {
+        set_err(err, "(document)", "must be a JSON object");
+        goto fail;
+    }
+    if (check_keys(doc, top_keys, "", err) != 0)
+        goto fail;
+    if (get_int(doc, "version", "", 1, 0, INT64_MAX, 0, &ll, err) != 0)
+        goto fail;
+    t->version = (uint64_t)ll;
+    json_t *vips = json_object_get(doc, "vips");
+    if (!vips || !json_is_array(vips)) {
+        set_err(err, "vips", vips ? "must be an array" : "required");
+        goto fail;
+    }
+    if (json_array_size(vips) > 65535) {
+        set_err(err, "vips", "too many VIPs (limit 65535)");
+        goto fail;
+    }
+
+    /* First pass: validate everything and count, so arrays are sized once. */
+    size_t n_svc = 0, n_dip = 0, i, j, k;
+    json_t *vo, *po, *dobj;
+    json_array_foreach(vips, i, vo) {
+        snprintf(path, sizeof(path), "vips[%zu]", i);
+        if (!json_is_object(vo)) {
+            set_err(err, path, "must be an object");
+            goto fail;
+        }
+        if (check_keys(vo, vip_keys, path, err) != 0)
+            goto fail;
+        uint32_t vip;
+        int sel, enc;
+        if (get_ip(vo, "vip", path, 1, &vip, NULL, err) != 0)
+            goto fail;
+        json_t *agg = json_object_get(vo, "aggregate");
+        if (agg) {
+            uint32_t net;
+            int plen;
+            char f[220];
+            snprintf(f, sizeof(f), "%s.aggregate", path);
+            if (!json_is_string(agg) || parse_prefix(json_string_value(agg), &net, &plen) != 0) {
+                set_err(err, f, "must be an IPv4 prefix like 10.1.0.0/16");
+                goto fail;
+            }
+            uint32_t mask = plen ? htonl(0xffffffffu << (32 - plen)) : 0;
+            if ((vip & mask) != (net & mask)) {
+                set_err(err, f, "does not contain the VIP %s", json_string_value(
+                            json_object_get(vo, "vip")));
+                goto fail;
+            }
+        }
+        if (get_enum(vo, "selection", path, sel_names, HLB_SEL_OVS, &sel, err) != 0 ||
+            get_enum(vo, "encap", path, encap_names, HLB_ENCAP_IPIP, &enc, err) != 0 ||
+            get_int(vo, "hashBasis", path, 0, 0, INT64_MAX, 0, &ll, err) != 0)
+            goto fail;
+        json_t *ctab = json_object_get(vo, "connTable");
+        if (ctab && !json_is_boolean(ctab)) {
+            char f[220];
+            snprintf(f, sizeof(f), "%s.connTable", path);
+            set_err(err, f, "must be true or false");
+            goto fail;
+        }
+        json_t *ports = json_object_get(vo, "ports");
+        if (!ports || !json_is_array(ports) || json_array_size(ports) == 0) {
+            char f[220];
+            snprintf(f, sizeof(f), "%s.ports", path);
+            set_err(err, f, ports ? "must be a non-empty array" : "required");
+            goto fail;
+        }
+        json_array_foreach(ports, j, po) {
+            char ppath[200];
+            snprintf(ppath, sizeof(ppath), "%s.ports[%zu]", path, j);
+            if (!json_is_object(po)) {
+                set_err(err, ppath, "must be an object");
+                goto fail;
+            }
+            uint8_t proto;
+            if (check_keys(po, port_keys, ppath, err) != 0 ||
+                parse_proto(po, ppath, &proto, err) != 0 ||
+                get_int(po, "port", ppath, 1, 0, 65535, 0, &ll, err) != 0)
+                goto fail;
+            json_t *dips = json_object_get(po, "dips");
+            if (!dips || !json_is_array(dips)) {
+                char f[220];
+                snprintf(f, sizeof(f), "%s.dips", ppath);
+                set_err(err, f, dips ? "must be an array" : "required");
+                goto fail;
+            }
+            if (json_array_size(dips) > HLB_MAX_DIPS_PER_POOL) {
+                char f[220];
+                snprintf(f, sizeof(f), "%s.dips", ppath);
+                set_err(err, f, "too many DIPs (limit %u)", HLB_MAX_DIPS_PER_POOL);
+                goto fail;
+            }
+            json_array_foreach(dips, k, dobj) {
+                char dpath[200];
+                snprintf(dpath, sizeof(dpath), "%s.dips[%zu]", ppath, k);
+                if (!json_is_object(dobj)) {
+                    set_err(err, dpath, "must be an object");
+                    goto fail;
+                }
+                uint32_t ip, host;
+                if (check_keys(dobj, dip_keys, dpath, err) != 0 ||
+                    get_ip(dobj, "ip", dpath, 1, &ip, NULL, err) != 0 ||
+                    get_ip(dobj, "hostIp", dpath, 0, &host, NULL, err) != 0 ||
+                    get_int(dobj, "weight", dpath, 0, 0, HLB_MAX_WEIGHT, 1, &ll, err) != 0 ||
+                    get_int(dobj, "bucketId", dpath, 0, 0, 0xfffffeffLL, (long long)k, &ll,
+                            err) != 0)
+                    goto fail;
+            }
+            n_svc++;
+            n_dip += json_array_size(dips);
+        }
+    }
+    if (n_svc > HLB_MAX_SERVICES || n_dip > HLB_MAX_DIPS) {
+        set_err(err, "vips", "table too large (limits: %u ports, %u DIPs)", HLB_MAX_SERVICES,
+                HLB_MAX_DIPS);
+        goto fail;
+    }
+
+    t->services = calloc(n_svc ? n_svc : 1, sizeof(*t->services));
+    t->svc_counters = calloc(n_svc ? n_svc : 1, sizeof(*t->svc_counters));
+    t->dips = calloc(n_dip ? n_dip : 1, sizeof(*t->dips));
+    t->bucket_ids = calloc(n_dip ? n_dip : 1, sizeof(*t->bucket_ids));
+    t->weights = calloc(n_dip ? n_dip : 1, sizeof(*t->weights));
+    t->cum = calloc(n_dip ? n_dip : 1, sizeof(*t->cum));
+    t->dip_counters = calloc(n_dip ? n_dip : 1, sizeof(*t->dip_counters));
+    if (!t->services || !t->svc_counters || !t->dips || !t->bucket_ids || !t->weights ||
+        !t->cum || !t->dip_counters) {
+        set_err(err, "vips", "out of memory");
+        goto fail;
+    }
+
+    /* Second pass: fill (everything is known valid, except cross-entry duplicates). */
+    json_array_foreach(vips, i, vo) {
+        uint32_t vip;
+        int sel, enc;
+        long long basis = 0;
+        get_ip(vo, "vip", "", 1, &vip, NULL, NULL);
+        get_enum(vo, "selection", "", sel_names, HLB_SEL_OVS, &sel, NULL);
+        get_enum(vo, "encap", "", encap_names, HLB_ENCAP_IPIP, &enc, NULL);
+        get_int(vo, "hashBasis", "", 0, 0, INT64_MAX, 0, &basis, NULL);
+        json_t *ctab = json_object_get(vo, "connTable");
+        int pin = ctab ? json_is_true(ctab) : (opt ? opt->default_pin : 1);
+        json_array_foreach(json_object_get(vo, "ports"), j, po) {
+            struct hlb_service *sv = &t->services[t->n_services];
+            long long port;
+            parse_proto(po, "", &sv->proto, NULL);
+            get_int(po, "port", "", 1, 0, 65535, 0, &port, NULL);
+            sv->vip = vip;
+            sv->port = htons((uint16_t)port);
+            sv->selection = (uint8_t)sel;
+            sv->encap = (uint8_t)enc;
+            sv->pin = (uint8_t)pin;
+            sv->basis = (uint64_t)basis;
+            sv->vip_index = (uint16_t)i;
+            sv->dip_first = t->n_dips;
+            uint32_t cum = 0;
+            json_array_foreach(json_object_get(po, "dips"), k, dobj) {
+                uint32_t d = t->n_dips;
+                long long w = 1, bid = 0;
+                int has_host;
+                get_ip(dobj, "ip", "", 1, &t->dips[d].ip, NULL, NULL);
+                t->dips[d].outer = t->dips[d].ip;
+                get_ip(dobj, "hostIp", "", 0, &t->dips[d].outer, &has_host, NULL);
+                get_int(dobj, "weight", "", 0, 0, HLB_MAX_WEIGHT, 1, &w, NULL);
+                get_int(dobj, "bucketId", "", 0, 0, 0xfffffeffLL, (long long)k, &bid, NULL);
+                for (uint32_t o = sv->dip_first; o < d; o++) {
+                    char f[200];
+                    if (t->dips[o].ip == t->dips[d].ip) {
+                        snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips[%zu].ip", i, j, k);
+                        set_err(err, f, "duplicate DIP in this pool");
+                        goto fail;
+                    }
+                    if (t->bucket_ids[o] == (uint32_t)bid) {
+                        snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips[%zu].bucketId", i,
+                                 j, k);
+                        set_err(err, f, "duplicate bucketId in this pool");
+                        goto fail;
+                    }
+                }
+                t->weights[d] = (uint16_t)w;
+                t->bucket_ids[d] = (uint32_t)bid;
+                cum += (uint32_t)w;
+                t->cum[d] = cum;
+                t->n_dips++;
+            }
+            sv->dip_count = t->n_dips - sv->dip_first;
+            t->n_services++;
+        }
+    }
+    if (build_index(t, err) != 0)
+        goto fail;
+    return t;
+
+fail:
+    hlb_table_free(t);
+    return NULL;
+}
+
+char *hlb_table_to_json(const struct hlb_vip_table *t)
+{
+    return json_dumps((json_t *)t->doc, JSON_COMPACT);
+}

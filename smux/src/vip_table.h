@@ -1,0 +1,136 @@
+/* The VIP table: (VIP, protocol, port) -> weighted DIP pool, with per-service
+ * selection (ovs | crc32), encapsulation (ipip | gre) and connection pinning.
+ *
+ * A table is immutable once built (only its counters change), built from the
+ * versioned JSON document of the control API and replaced as a whole: the worker
+ * reads one table pointer per burst (see table_swap.h), so no packet ever sees a
+ * half-built table.  EAL-free.
+ */
+#ifndef HLB_VIP_TABLE_H
+#define HLB_VIP_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hlb_pkt.h"
+
+enum hlb_selection { HLB_SEL_OVS = 0, HLB_SEL_CRC32 = 1 };
+enum hlb_encap { HLB_ENCAP_IPIP = 0, HLB_ENCAP_GRE = 1 };
+
+/* Limits, each rejected with a clear error when exceeded. */
+#define HLB_MAX_SERVICES      65536u
+#define HLB_MAX_DIPS_PER_POOL 4096u
+#define HLB_MAX_DIPS          (1u << 20)
+#define HLB_MAX_WEIGHT        65535u
+
+struct hlb_service {            /* one (vip, proto, port) */
+    uint32_t vip;               /* network order */
+    uint16_t port;              /* network order; 0 = every port of proto */
+    uint8_t  proto;
+    uint8_t  selection;         /* enum hlb_selection */
+    uint8_t  encap;             /* enum hlb_encap */
+    uint8_t  pin;               /* use the connection table */
+    uint16_t vip_index;         /* position in the document's vips[] */
+    uint32_t dip_first;         /* slice of the dip arrays */
+    uint32_t dip_count;
+    uint64_t basis;             /* OVS selection_method_param */
+};
+
+struct hlb_dip {
+    uint32_t ip;                /* DIP, network order */
+    uint32_t outer;             /* tunnel destination: hostIp, else ip */
+};
+
+struct hlb_counter {
+    uint64_t packets;
+    uint64_t bytes;
+};
+
+struct hlb_index_slot {
+    uint64_t key;               /* hlb_service_key(); 0 = empty (proto 0 never valid) */
+    uint32_t svc;
+};
+
+struct hlb_vip_table {
+    uint64_t version;           /* the document's version */
+    uint32_t gen;               /* swap generation, assigned at publish time */
+    uint32_t n_services;
+    uint32_t n_dips;
+    uint32_t index_mask;
+    struct hlb_service *services;
+    struct hlb_dip *dips;
+    uint32_t *bucket_ids;       /* per dip: OpenFlow bucket_id (ovs) */
+    uint16_t *weights;          /* per dip */
+    uint32_t *cum;              /* per dip: cumulative weight within its pool (crc32) */
+    struct hlb_index_slot *index;
+    struct hlb_counter *svc_counters;   /* written by the worker only */
+    struct hlb_counter *dip_counters;
+    void *doc;                  /* json_t of the accepted document (GET /table) */
+};
+
+struct hlb_table_error {
+    char field[200];            /* JSON path, e.g. vips[1].ports[0].dips[2].weight */
+    char reason[200];
+};
+
+struct hlb_table_options {
+    int default_pin;            /* connTable when a VIP does not say */
+};
+
+static inline uint64_t hlb_service_key(uint32_t vip, uint8_t proto, uint16_t port)
+{
+    return ((uint64_t)vip << 32) | ((uint64_t)proto << 16) | port;
+}
+
+static inline uint32_t hlb_index_hash(uint64_t key)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdull;
+    key ^= key >> 33;
+    return (uint32_t)key;
+}
+
+static inline const struct hlb_service *
+hlb_table_lookup_exact(const struct hlb_vip_table *t, uint64_t key)
+{
+    uint32_t i = hlb_index_hash(key) & t->index_mask;
+    for (;;) {
+        const struct hlb_index_slot *s = &t->index[i];
+        if (s->key == key)
+            return &t->services[s->svc];
+        if (s->key == 0)
+            return NULL;
+        i = (i + 1) & t->index_mask;
+    }
+}
+
+/* Exact (vip, proto, port) first, then the VIP's all-ports entry (port 0). */
+static inline const struct hlb_service *
+hlb_table_lookup(const struct hlb_vip_table *t, uint32_t vip, uint8_t proto, uint16_t port)
+{
+    if (!t || t->n_services == 0)
+        return NULL;
+    const struct hlb_service *s = hlb_table_lookup_exact(t, hlb_service_key(vip, proto, port));
+    if (!s && port != 0)
+        s = hlb_table_lookup_exact(t, hlb_service_key(vip, proto, 0));
+    return s;
+}
+
+/* Parses and validates a whole table document.  On error returns NULL and fills err
+ * with the offending field and the reason; nothing else changes. */
+struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
+                                          const struct hlb_table_options *opt,
+                                          struct hlb_table_error *err);
+
+/* An empty table of version 0 (what an SMux runs before its first PUT). */
+struct hlb_vip_table *hlb_table_empty(void);
+
+void hlb_table_free(struct hlb_vip_table *t);
+
+/* The accepted document, serialised (caller frees). */
+char *hlb_table_to_json(const struct hlb_vip_table *t);
+
+/* Helpers for metrics labels. */
+const char *hlb_proto_name(uint8_t proto);
+void hlb_ip_str(uint32_t ip_net, char out[16]);
+
+#endif

@@ -1,0 +1,474 @@
+/* The packet core end to end on frames: encapsulation (IP-in-IP, GRE), selection
+ * (crc32 against the spec, ovs, weights), replies (ARP, ICMP frag-needed, echo),
+ * drops by reason with the accounting invariant, and connection pinning across a DIP
+ * addition and removal. */
+#include "dp_testutil.h"
+
+static const char *TABLE_CRC_IPIP =
+    "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":1},"
+    "{\"ip\":\"10.0.1.2\",\"weight\":2,\"hostIp\":\"172.16.0.2\"},{\"ip\":\"10.0.1.3\",\"weight\":3}]},"
+    "{\"proto\":\"udp\",\"port\":53,\"dips\":[]}]},"
+    "{\"vip\":\"100.64.0.2\",\"encap\":\"gre\",\"selection\":\"ovs\",\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.2.1\",\"weight\":1},"
+    "{\"ip\":\"10.0.2.2\",\"weight\":0},{\"ip\":\"10.0.2.3\",\"weight\":4}]}]}]}";
+
+static uint64_t accounted(const struct hlb_worker *w)
+{
+    uint64_t d = total_drops(w) - w->st.drops[HLB_DROP_MULTISEG] - w->st.drops[HLB_DROP_TX_FULL];
+    return w->st.fwd_packets + w->st.arp_replies + w->st.icmp_echo_replies + w->st.gw_learned + d;
+}
+
+static void test_ipip_outer_header(void **state)
+{
+    (void)state;
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    struct hlb_vip_table *t = table_ok(TABLE_CRC_IPIP, 0);
+    struct tframe f, orig;
+    build_ip(&f, "198.51.100.7", "100.64.0.1", HLB_IPPROTO_TCP, 33000, 80, HLB_TCP_SYN, 3, 0x4000);
+    orig = f;
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_ptr_equal(f.p.data, f.buf + TEST_HEADROOM - 20);
+    assert_int_equal(f.p.headroom, TEST_HEADROOM - 20);
+    assert_int_equal(f.p.len, 14 + 20 + 43);             /* Ethernet padding dropped */
+    assert_int_equal(f.p.out_port, 0);
+    const uint8_t *d = f.p.data;
+    assert_memory_equal(d, T_GW_MAC, 6);
+    assert_memory_equal(d + 6, T_SMUX_MAC, 6);
+    assert_int_equal(d[12], 0x08);
+    assert_int_equal(d[13], 0x00);
+    const uint8_t *ip = d + 14;
+    assert_int_equal(ip[0], 0x45);
+    assert_int_equal(ip[1], 0x28);                         /* inner TOS copied */
+    assert_int_equal((ip[2] << 8) | ip[3], 20 + 43);
+    assert_int_equal((ip[6] << 8) | ip[7], 0x4000);       /* DF, no fragment offset */
+    assert_int_equal(ip[8], 64);
+    assert_int_equal(ip[9], HLB_IPPROTO_IPIP);
+    assert_int_equal(hlb_csum(ip, 20), 0);                 /* checksum verifies */
+    uint32_t src;
+    memcpy(&src, ip + 12, 4);
+    assert_int_equal(src, ip4("192.0.2.10"));
+    /* Inner packet untouched, byte for byte (TTL included). */
+    assert_memory_equal(ip + 20, orig.buf + TEST_HEADROOM + 14, 43);
+    assert_int_equal(w.st.fwd_packets, 1);
+    assert_int_equal(accounted(&w), w.st.rx_packets);
+    hlb_table_free(t);
+}
+
+static void test_crc32_selection_matches_spec(void **state)
+{
+    (void)state;
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    struct hlb_vip_table *t = table_ok(TABLE_CRC_IPIP, 0);
+    const uint32_t outers[3] = {ip4("10.0.1.1"), ip4("172.16.0.2"), ip4("10.0.1.3")};
+    const uint32_t cum[3] = {1, 3, 6};
+    int hits[3] = {0};
+    for (int i = 0; i < 3000; i++) {
+        struct tframe f;
+        char src[32];
+        snprintf(src, sizeof(src), "198.51.%d.%d", i / 250, i % 250 + 1);
+        uint16_t sport = (uint16_t)(1024 + i * 7);
+        build_tcp(&f, src, "100.64.0.1", sport, 80, HLB_TCP_ACK);
+        struct hlb_5tuple tp = {.src_ip = ip4(src), .dst_ip = ip4("100.64.0.1"),
+                                .src_port = hlb_htons(sport), .dst_port = hlb_htons(80), .proto = 6};
+        /* Expected from the spec's definition (HASH-SPEC.md), not from the core. */
+        int want = hlb_weighted_pick(hlb_crc32_5tuple(&tp), cum, 3);
+        assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+        assert_int_equal(outer_dst(&f), outers[want]);
+        hits[want]++;
+    }
+    /* Weights 1:2:3 */
+    assert_in_range(hits[0], 400, 600);
+    assert_in_range(hits[1], 880, 1120);
+    assert_in_range(hits[2], 1350, 1650);
+    hlb_table_free(t);
+}
+
+static void test_gre_ovs_weights(void **state)
+{
+    (void)state;
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    struct hlb_vip_table *t = table_ok(TABLE_CRC_IPIP, 0);
+    int hits[3] = {0};
+    const uint32_t dips[3] = {ip4("10.0.2.1"), ip4("10.0.2.2"), ip4("10.0.2.3")};
+    for (int i = 0; i < 2000; i++) {
+        struct tframe f;
+        char src[32];
+        snprintf(src, sizeof(src), "203.0.%d.%d", i / 200, i % 200 + 1);
+        build_tcp(&f, src, "100.64.0.2", (uint16_t)(2000 + i), (uint16_t)(8000 + i % 3), HLB_TCP_ACK);
+        assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+        const uint8_t *ip = f.p.data + 14;
+        assert_int_equal(ip[9], HLB_IPPROTO_GRE);
+        assert_int_equal((ip[2] << 8) | ip[3], 20 + 4 + 40);
+        assert_int_equal(hlb_csum(ip, 20), 0);
+        assert_int_equal(ip[20] | ip[21], 0);                  /* no GRE flags, version 0 */
+        assert_int_equal((ip[22] << 8) | ip[23], 0x0800);
+        assert_int_equal(ip[24], 0x45);                         /* inner IPv4 follows */
+        int k;
+        for (k = 0; k < 3 && dips[k] != outer_dst(&f); k++)
+            ;
+        assert_true(k < 3);
+        hits[k]++;
+        /* The same flow always gets the same DIP, and it is the OVS replica's pick. */
+        struct hlb_5tuple tp = {.src_ip = ip4(src), .dst_ip = ip4("100.64.0.2"),
+                                .src_port = hlb_htons((uint16_t)(2000 + i)),
+                                .dst_port = hlb_htons((uint16_t)(8000 + i % 3)), .proto = 6};
+        const uint32_t bids[3] = {0, 1, 2};
+        const uint16_t ws[3] = {1, 0, 4};
+        assert_int_equal(k, hlb_ovs_select_bucket(hlb_ovs_select_hash(&tp, 0), bids, ws, 3));
+    }
+    assert_int_equal(hits[1], 0);                               /* weight 0: never */
+    /* OVS scores a bucket as (16-bit hash) x weight and takes the best, so weights
+     * 1:4 give P(first) = 1/8, not 1/5: the replica inherits that exactly. */
+    assert_in_range(hits[0], 170, 330);
+    assert_int_equal(hits[0] + hits[2], 2000);
+    hlb_table_free(t);
+}
+
+static void test_frag_needed(void **state)
+{
+    (void)state;
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    struct hlb_vip_table *t = table_ok(TABLE_CRC_IPIP, 0);
+    struct tframe f, orig;
+    /* 1480-byte IP packet + 20 = 1500 fits; 1481 does not. */
+    build_ip(&f, "198.51.100.7", "100.64.0.1", HLB_IPPROTO_TCP, 1, 80, HLB_TCP_ACK, 1440, 0x4000);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_int_equal(w.st.icmp_frag_needed, 0);
+    build_ip(&f, "198.51.100.7", "100.64.0.1", HLB_IPPROTO_TCP, 1, 80, HLB_TCP_ACK, 1441, 0x4000);
+    orig = f;
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_int_equal(w.st.icmp_frag_needed, 1);
+    assert_int_equal(w.st.drops[HLB_DROP_FRAG_NEEDED], 1);
+    const uint8_t *d = f.p.data;
+    assert_ptr_equal(d, f.buf + TEST_HEADROOM);
+    assert_memory_equal(d, T_CLIENT_MAC, 6);                    /* back where it came from */
+    assert_memory_equal(d + 6, T_SMUX_MAC, 6);
+    const uint8_t *ip = d + 14;
+    assert_int_equal(hlb_csum(ip, 20), 0);
+    assert_int_equal(ip[9], HLB_IPPROTO_ICMP);
+    uint32_t a;
+    memcpy(&a, ip + 12, 4);
+    assert_int_equal(a, ip4("192.0.2.10"));
+    memcpy(&a, ip + 16, 4);
+    assert_int_equal(a, ip4("198.51.100.7"));
+    const uint8_t *icmp = ip + 20;
+    assert_int_equal(icmp[0], 3);
+    assert_int_equal(icmp[1], 4);
+    assert_int_equal((icmp[6] << 8) | icmp[7], 1480);           /* next-hop MTU */
+    assert_int_equal(f.p.len, 14 + 20 + 8 + 20 + 8);
+    assert_int_equal(hlb_csum(icmp, 8 + 28), 0);
+    assert_memory_equal(icmp + 8, orig.buf + TEST_HEADROOM + 14, 28);        /* quoted header + 8 */
+
+    /* GRE overhead is 24: next-hop MTU 1476. */
+    build_ip(&f, "198.51.100.7", "100.64.0.2", HLB_IPPROTO_TCP, 1, 80, HLB_TCP_ACK, 1440, 0x4000);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_int_equal(f.p.data[14 + 9], HLB_IPPROTO_ICMP);
+    assert_int_equal((f.p.data[14 + 20 + 6] << 8) | f.p.data[14 + 20 + 7], 1476);
+    assert_int_equal(accounted(&w), w.st.rx_packets);
+    hlb_table_free(t);
+}
+
+static void test_arp(void **state)
+{
+    (void)state;
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    w.cfg.gw_known = 0;
+    memset(w.cfg.gw_mac, 0, 6);
+    struct hlb_vip_table *t = table_ok(TABLE_CRC_IPIP, 0);
+    struct tframe f;
+
+    /* No gateway MAC yet: VIP traffic is dropped and counted. */
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 80, HLB_TCP_SYN);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_NO_GATEWAY], 1);
+
+    /* ARP request for our address: answered in place. */
+    build_arp(&f, HLB_ARP_REQUEST, T_CLIENT_MAC, "192.0.2.77", "192.0.2.10");
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    struct hlb_arp_ipv4 a;
+    memcpy(&a, f.p.data + 14, sizeof(a));
+    assert_memory_equal(f.p.data, T_CLIENT_MAC, 6);
+    assert_memory_equal(f.p.data + 6, T_SMUX_MAC, 6);
+    assert_int_equal(hlb_ntohs(a.op), HLB_ARP_REPLY);
+    assert_memory_equal(a.sha, T_SMUX_MAC, 6);
+    assert_int_equal(a.spa, ip4("192.0.2.10"));
+    assert_memory_equal(a.tha, T_CLIENT_MAC, 6);
+    assert_int_equal(a.tpa, ip4("192.0.2.77"));
+    assert_int_equal(w.st.arp_replies, 1);
+
+    /* ARP for someone else: ignored, counted. */
+    build_arp(&f, HLB_ARP_REQUEST, T_CLIENT_MAC, "192.0.2.77", "192.0.2.99");
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_ARP_NOT_FOR_US], 1);
+
+    /* The gateway's reply to our request resolves it; traffic then flows to its MAC. */
+    build_arp(&f, HLB_ARP_REPLY, T_GW_MAC, "192.0.2.1", "192.0.2.10");
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.cfg.gw_known, 1);
+    assert_memory_equal(w.cfg.gw_mac, T_GW_MAC, 6);
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 80, HLB_TCP_SYN);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_memory_equal(f.p.data, T_GW_MAC, 6);
+
+    /* The request we send for the gateway. */
+    uint8_t buf[64];
+    assert_int_equal(hlb_build_arp_request(&w.cfg, 0, buf), 60);
+    struct hlb_parsed pp;
+    assert_int_equal(hlb_parse(buf, 60, &pp), HLB_PARSE_ARP);
+    memcpy(&a, buf + 14, sizeof(a));
+    assert_int_equal(hlb_ntohs(a.op), HLB_ARP_REQUEST);
+    assert_int_equal(a.tpa, ip4("192.0.2.1"));
+    assert_int_equal(a.spa, ip4("192.0.2.10"));
+    assert_int_equal(accounted(&w), w.st.rx_packets);
+    hlb_table_free(t);
+}
+
+static void test_ping_self(void **state)
+{
+    (void)state;
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    struct hlb_vip_table *t = table_ok(TABLE_CRC_IPIP, 0);
+    struct tframe f;
+    build_ip(&f, "198.51.100.7", "192.0.2.10", HLB_IPPROTO_ICMP, 0, 0, 0, 16, 0);
+    uint8_t *icmp = f.p.data + 34;
+    icmp[0] = 8;
+    icmp[1] = 0;
+    icmp[2] = icmp[3] = 0;
+    uint16_t cs = hlb_csum(icmp, 16);
+    memcpy(icmp + 2, &cs, 2);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_int_equal(f.p.data[34], 0);
+    assert_int_equal(hlb_csum(f.p.data + 34, 16), 0);
+    uint32_t dst;
+    memcpy(&dst, f.p.data + 30, 4);
+    assert_int_equal(dst, ip4("198.51.100.7"));
+    /* Anything else to our address is dropped. */
+    build_tcp(&f, "198.51.100.7", "192.0.2.10", 1, 22, HLB_TCP_SYN);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_TO_SELF], 1);
+    hlb_table_free(t);
+}
+
+static void test_drops_by_reason(void **state)
+{
+    (void)state;
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    struct hlb_vip_table *t = table_ok(TABLE_CRC_IPIP, 0);
+    struct tframe f;
+    build_tcp(&f, "198.51.100.7", "100.64.0.9", 1, 80, HLB_TCP_SYN);      /* unknown VIP */
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 81, HLB_TCP_SYN);      /* unknown port */
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_NO_VIP], 2);
+    build_ip(&f, "198.51.100.7", "100.64.0.1", HLB_IPPROTO_UDP, 1, 53, 0, 10, 0);  /* empty pool */
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_NO_BACKEND], 1);
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 80, HLB_TCP_SYN);
+    f.p.len = 20;
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_TRUNCATED], 1);
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 80, HLB_TCP_SYN);
+    f.p.data[12] = 0x86;
+    f.p.data[13] = 0xdd;
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_NOT_IPV4], 1);
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 80, HLB_TCP_SYN);
+    f.p.data[25] ^= 1;
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_BAD_IP], 1);
+    build_ip(&f, "198.51.100.7", "100.64.0.1", HLB_IPPROTO_TCP, 1, 80, 0, 100, 0x2000);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_FRAGMENT], 1);
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 80, HLB_TCP_SYN);
+    f.p.headroom = 10;
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_DROP);
+    assert_int_equal(w.st.drops[HLB_DROP_NO_HEADROOM], 1);
+    assert_int_equal(w.st.fwd_packets, 0);
+    assert_int_equal(accounted(&w), w.st.rx_packets);
+    assert_int_equal(w.st.rx_packets, 8);
+
+    /* Per-service and per-DIP counters only move for forwarded packets. */
+    for (uint32_t s = 0; s < t->n_services; s++)
+        assert_int_equal(t->svc_counters[s].packets, 0);
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 80, HLB_TCP_SYN);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_int_equal(t->svc_counters[0].packets, 1);
+    assert_int_equal(t->svc_counters[0].bytes, 40);
+    uint64_t dsum = 0;
+    for (uint32_t d = 0; d < t->n_dips; d++)
+        dsum += t->dip_counters[d].packets;
+    assert_int_equal(dsum, 1);
+    hlb_table_free(t);
+}
+
+static void test_two_port_mode(void **state)
+{
+    (void)state;
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    w.cfg.two_port = 1;
+    struct hlb_vip_table *t = table_ok(TABLE_CRC_IPIP, 0);
+    struct tframe f;
+    build_tcp(&f, "198.51.100.7", "100.64.0.1", 1, 80, HLB_TCP_SYN);
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_int_equal(f.p.out_port, 1);
+    assert_memory_equal(f.p.data + 6, w.cfg.port_mac[1], 6);
+    /* Replies leave by the port the request came in on. */
+    build_arp(&f, HLB_ARP_REQUEST, T_CLIENT_MAC, "192.0.2.77", "192.0.2.10");
+    f.p.in_port = 1;
+    assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+    assert_int_equal(f.p.out_port, 1);
+    hlb_table_free(t);
+}
+
+/* ---- connection pinning ---------------------------------------------------------- */
+
+static const char *POOL2 =
+    "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"%s\",\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\"},{\"ip\":\"10.0.1.2\"}%s]}]}]}";
+
+static struct hlb_vip_table *pool_table(const char *sel, const char *extra, int pin, uint32_t gen)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), POOL2, sel, extra);
+    struct hlb_vip_table *t = table_ok(buf, pin);
+    t->gen = gen;
+    return t;
+}
+
+static uint32_t send_flow(struct hlb_worker *w, struct hlb_vip_table *t, int i, uint8_t flags,
+                          uint32_t now)
+{
+    struct tframe f;
+    char src[32];
+    snprintf(src, sizeof(src), "198.51.%d.%d", i / 200, i % 200 + 1);
+    build_tcp(&f, src, "100.64.0.1", (uint16_t)(3000 + i), 80, flags);
+    if (run1(w, t, &f, now) != HLB_V_TX)
+        return 0;
+    return outer_dst(&f);
+}
+
+static void pinning_across_dip_addition(const char *sel)
+{
+    struct hlb_conn_table *ct = hlb_conn_table_create(4096, NULL);
+    struct hlb_worker w;
+    worker_init(&w, ct);
+    enum { N = 400 };
+    uint32_t first[N];
+    struct hlb_vip_table *a = pool_table(sel, "", 1, 1);
+    for (int i = 0; i < N; i++)
+        first[i] = send_flow(&w, a, i, HLB_TCP_SYN, 10);
+    assert_int_equal(ct->st.entries, N);
+
+    /* DIP added (new table generation): every live connection stays on its DIP... */
+    struct hlb_vip_table *b = pool_table(sel, ",{\"ip\":\"10.0.1.3\",\"weight\":3}", 1, 2);
+    int moved_by_hash = 0, new_to_c = 0;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(send_flow(&w, b, i, HLB_TCP_ACK, 20), first[i]);
+        /* ...although the hash alone would move many of them (the test can fail). */
+        struct hlb_5tuple tp;
+        char src[32];
+        snprintf(src, sizeof(src), "198.51.%d.%d", i / 200, i % 200 + 1);
+        tp = (struct hlb_5tuple){.src_ip = ip4(src), .dst_ip = ip4("100.64.0.1"),
+                                 .src_port = hlb_htons((uint16_t)(3000 + i)),
+                                 .dst_port = hlb_htons(80), .proto = 6};
+        const struct hlb_service *s = hlb_table_lookup(b, tp.dst_ip, 6, tp.dst_port);
+        moved_by_hash += b->dips[hlb_select_dip(b, s, &tp)].ip != first[i];
+    }
+    assert_true(moved_by_hash > N / 4);
+    /* New connections do use the new DIP. */
+    for (int i = N; i < 2 * N; i++)
+        new_to_c += send_flow(&w, b, i, HLB_TCP_SYN, 20) == ip4("10.0.1.3");
+    assert_true(new_to_c > N / 4);
+
+    /* FIN then a new SYN on the same tuple: a new connection, chosen afresh. */
+    int reselected = 0;
+    for (int i = 0; i < N; i++) {
+        send_flow(&w, b, i, HLB_TCP_FIN | HLB_TCP_ACK, 30);
+        reselected += send_flow(&w, b, i, HLB_TCP_SYN, 31) != first[i];
+    }
+    assert_true(reselected > 0);
+
+    /* RST removes the entry. */
+    uint64_t before = ct->st.entries;
+    send_flow(&w, b, 0, HLB_TCP_RST, 40);
+    assert_int_equal(ct->st.entries, before - 1);
+
+    /* DIP removed: its connections are re-pinned to a live DIP and counted. */
+    struct hlb_vip_table *c = pool_table(sel, "", 1, 3);
+    (void)c;
+    char one[512];
+    snprintf(one, sizeof(one),
+             "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"%s\",\"ports\":["
+             "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.2\"}]}]}]}", sel);
+    struct hlb_vip_table *d = table_ok(one, 1);
+    d->gen = 4;
+    for (int i = N; i < 2 * N; i++)
+        assert_int_equal(send_flow(&w, d, i, HLB_TCP_ACK, 50), ip4("10.0.1.2"));
+    assert_true(w.st.conn_repinned > 0);
+    assert_int_equal(accounted(&w), w.st.rx_packets);
+    hlb_table_free(a);
+    hlb_table_free(b);
+    hlb_table_free(c);
+    hlb_table_free(d);
+    hlb_conn_table_free(ct);
+}
+
+static void test_pinning_crc32(void **state)
+{
+    (void)state;
+    pinning_across_dip_addition("crc32");
+}
+
+static void test_pinning_ovs(void **state)
+{
+    (void)state;
+    pinning_across_dip_addition("ovs");
+}
+
+static void test_unpinned_vip_moves(void **state)
+{
+    (void)state;
+    /* connTable false: the same DIP addition does move connections (stateless). */
+    struct hlb_conn_table *ct = hlb_conn_table_create(4096, NULL);
+    struct hlb_worker w;
+    worker_init(&w, ct);
+    struct hlb_vip_table *a = pool_table("crc32", "", 0, 1);
+    struct hlb_vip_table *b = pool_table("crc32", ",{\"ip\":\"10.0.1.3\",\"weight\":3}", 0, 2);
+    int moved = 0;
+    for (int i = 0; i < 200; i++) {
+        uint32_t d1 = send_flow(&w, a, i, HLB_TCP_SYN, 0);
+        moved += send_flow(&w, b, i, HLB_TCP_ACK, 0) != d1;
+    }
+    assert_true(moved > 50);
+    assert_int_equal(ct->st.entries, 0);
+    hlb_table_free(a);
+    hlb_table_free(b);
+    hlb_conn_table_free(ct);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ipip_outer_header),
+        cmocka_unit_test(test_crc32_selection_matches_spec),
+        cmocka_unit_test(test_gre_ovs_weights),
+        cmocka_unit_test(test_frag_needed),
+        cmocka_unit_test(test_arp),
+        cmocka_unit_test(test_ping_self),
+        cmocka_unit_test(test_drops_by_reason),
+        cmocka_unit_test(test_two_port_mode),
+        cmocka_unit_test(test_pinning_crc32),
+        cmocka_unit_test(test_pinning_ovs),
+        cmocka_unit_test(test_unpinned_vip_moves),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,198 @@
+/* hlb_pkt.h: parsing, checksums, the CRC32 5-tuple hash against the shared vectors
+ * (p4/vectors/crc32_5tuple.json, produced by Python's zlib), weighted choice. */
+#include <jansson.h>
+
+#include "dp_testutil.h"
+
+static void test_parse_tcp_udp(void **state)
+{
+    (void)state;
+    struct tframe f;
+    struct hlb_parsed pp;
+    build_tcp(&f, "10.1.2.3", "100.64.0.1", 40000, 443, HLB_TCP_SYN);
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_IPV4);
+    assert_int_equal(pp.t.src_ip, ip4("10.1.2.3"));
+    assert_int_equal(pp.t.dst_ip, ip4("100.64.0.1"));
+    assert_int_equal(hlb_ntohs(pp.t.src_port), 40000);
+    assert_int_equal(hlb_ntohs(pp.t.dst_port), 443);
+    assert_int_equal(pp.t.proto, 6);
+    assert_int_equal(pp.tcp_flags, HLB_TCP_SYN);
+    assert_int_equal(pp.ip_tot_len, 40);
+    assert_int_equal(pp.df, 1);
+
+    build_ip(&f, "10.1.2.3", "100.64.0.1", HLB_IPPROTO_UDP, 53, 5353, 0, 12, 0);
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_IPV4);
+    assert_int_equal(hlb_ntohs(pp.t.dst_port), 5353);
+    assert_int_equal(pp.df, 0);
+
+    /* Other protocols parse with ports 0. */
+    build_ip(&f, "10.1.2.3", "100.64.0.1", 50, 0, 0, 0, 16, 0);
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_IPV4);
+    assert_int_equal(pp.t.src_port, 0);
+    assert_int_equal(pp.t.dst_port, 0);
+}
+
+static void test_parse_ip_options(void **state)
+{
+    (void)state;
+    struct tframe f;
+    struct hlb_parsed pp;
+    build_tcp(&f, "10.1.2.3", "100.64.0.1", 1000, 80, HLB_TCP_ACK);
+    /* Rebuild with IHL 6 (one NOP option word) and the TCP header after it. */
+    uint8_t *d = f.p.data;
+    memmove(d + 38, d + 34, 20);
+    memset(d + 34, 1, 4);
+    d[14] = 0x46;
+    uint16_t tot = hlb_htons(44);
+    memcpy(d + 16, &tot, 2);
+    d[24] = d[25] = 0;
+    uint16_t cs = hlb_csum(d + 14, 24);
+    memcpy(d + 24, &cs, 2);
+    f.p.len = 58;
+    assert_int_equal(hlb_parse(d, f.p.len, &pp), HLB_PARSE_IPV4);
+    assert_int_equal(pp.ip_hlen, 24);
+    assert_int_equal(hlb_ntohs(pp.t.src_port), 1000);
+}
+
+static void test_parse_malformed(void **state)
+{
+    (void)state;
+    struct tframe f;
+    struct hlb_parsed pp;
+
+    build_tcp(&f, "10.1.2.3", "100.64.0.1", 1, 2, HLB_TCP_ACK);
+    assert_int_equal(hlb_parse(f.p.data, 10, &pp), HLB_PARSE_TRUNCATED);
+    assert_int_equal(hlb_parse(f.p.data, 30, &pp), HLB_PARSE_TRUNCATED);   /* half an IP hdr */
+    assert_int_equal(hlb_parse(f.p.data, 50, &pp), HLB_PARSE_TRUNCATED);   /* tot_len 40 > 36 */
+
+    build_tcp(&f, "10.1.2.3", "100.64.0.1", 1, 2, HLB_TCP_ACK);
+    f.p.data[14] = 0x65;                                   /* version 6 in an IPv4 frame */
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_BAD_IP);
+
+    build_tcp(&f, "10.1.2.3", "100.64.0.1", 1, 2, HLB_TCP_ACK);
+    f.p.data[14] = 0x44;                                   /* IHL 4 */
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_BAD_IP);
+
+    build_tcp(&f, "10.1.2.3", "100.64.0.1", 1, 2, HLB_TCP_ACK);
+    f.p.data[24] ^= 0x55;                                  /* bad header checksum */
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_BAD_IP);
+
+    build_tcp(&f, "10.1.2.3", "100.64.0.1", 1, 2, HLB_TCP_ACK);
+    f.p.data[12] = 0x86;                                   /* IPv6 ethertype */
+    f.p.data[13] = 0xdd;
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_NOT_IPV4);
+
+    build_ip(&f, "10.1.2.3", "100.64.0.1", HLB_IPPROTO_UDP, 1, 2, 0, 100, 0x2000); /* MF */
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_FRAGMENT);
+    build_ip(&f, "10.1.2.3", "100.64.0.1", HLB_IPPROTO_UDP, 1, 2, 0, 100, 0x0010); /* offset */
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_FRAGMENT);
+
+    /* TCP header cut short inside a well-formed IP packet. */
+    build_ip(&f, "10.1.2.3", "100.64.0.1", HLB_IPPROTO_UDP, 1, 2, 0, 4, 0);
+    f.p.data[23] = HLB_IPPROTO_TCP;
+    f.p.data[24] = f.p.data[25] = 0;
+    uint16_t cs = hlb_csum(f.p.data + 14, 20);
+    memcpy(f.p.data + 24, &cs, 2);
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_TRUNCATED);
+
+    build_arp(&f, HLB_ARP_REQUEST, T_CLIENT_MAC, "192.0.2.1", "192.0.2.10");
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_ARP);
+    f.p.data[18] = 8;                                      /* hlen 8 */
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_BAD_ARP);
+    assert_int_equal(hlb_parse(f.p.data, 20, &pp), HLB_PARSE_TRUNCATED);
+}
+
+static void test_csum(void **state)
+{
+    (void)state;
+    /* RFC 1071 example words 0x0001 0xf203 0xf4f5 0xf6f7 -> sum 0xddf2, csum 0x220d */
+    const uint8_t b[] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
+    assert_int_equal(hlb_ntohs(hlb_csum(b, sizeof(b))), 0x220d);
+}
+
+static void test_crc32_check_value(void **state)
+{
+    (void)state;
+    assert_int_equal(hlb_crc32_bytes((const uint8_t *)"123456789", 9), 0xcbf43926u);
+}
+
+static uint8_t hexval(char c)
+{
+    return (uint8_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+}
+
+static void test_crc32_shared_vectors(void **state)
+{
+    (void)state;
+    const char *path = getenv("HLB_CRC32_VECTORS");
+    assert_non_null(path);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    if (!doc)
+        fail_msg("cannot load %s: %s", path, jerr.text);
+    json_t *vecs = json_object_get(doc, "vectors");
+    assert_true(json_array_size(vecs) >= 60);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "check"),
+                                                        "ascii123456789")),
+                     hlb_crc32_bytes((const uint8_t *)"123456789", 9));
+    size_t i;
+    json_t *v;
+    json_array_foreach(vecs, i, v) {
+        struct hlb_5tuple t = {
+            .src_ip = ip4(json_string_value(json_object_get(v, "srcIp"))),
+            .dst_ip = ip4(json_string_value(json_object_get(v, "dstIp"))),
+            .proto = (uint8_t)json_integer_value(json_object_get(v, "proto")),
+            .src_port = hlb_htons((uint16_t)json_integer_value(json_object_get(v, "srcPort"))),
+            .dst_port = hlb_htons((uint16_t)json_integer_value(json_object_get(v, "dstPort"))),
+        };
+        uint8_t bytes[13], want[13];
+        const char *hex = json_string_value(json_object_get(v, "bytes"));
+        for (int k = 0; k < 13; k++)
+            want[k] = (uint8_t)(hexval(hex[2 * k]) << 4 | hexval(hex[2 * k + 1]));
+        hlb_5tuple_bytes(&t, bytes);
+        assert_memory_equal(bytes, want, 13);
+        uint32_t h = hlb_crc32_5tuple(&t);
+        assert_int_equal(h, (uint32_t)json_integer_value(json_object_get(v, "crc32")));
+
+        json_t *ws = json_object_get(v, "weights");
+        uint32_t cum[16];
+        int n = (int)json_array_size(ws);
+        uint32_t acc = 0;
+        for (int k = 0; k < n; k++) {
+            acc += (uint32_t)json_integer_value(json_array_get(ws, (size_t)k));
+            cum[k] = acc;
+        }
+        assert_int_equal(hlb_weighted_pick(h, cum, n),
+                         (int)json_integer_value(json_object_get(v, "member")));
+    }
+    json_decref(doc);
+}
+
+static void test_weighted_pick(void **state)
+{
+    (void)state;
+    const uint32_t cum[] = {10, 10, 40};           /* weights 10, 0, 30 */
+    int count[3] = {0};
+    for (uint32_t h = 0; h < 40000; h++)
+        count[hlb_weighted_pick(h * 2654435761u, cum, 3)]++;
+    assert_int_equal(count[1], 0);
+    assert_in_range(count[0], 9000, 11000);
+    assert_in_range(count[2], 29000, 31000);
+    const uint32_t zero[] = {0, 0};
+    assert_int_equal(hlb_weighted_pick(5, zero, 2), -1);
+    assert_int_equal(hlb_weighted_pick(5, cum, 0), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_tcp_udp),
+        cmocka_unit_test(test_parse_ip_options),
+        cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test(test_csum),
+        cmocka_unit_test(test_crc32_check_value),
+        cmocka_unit_test(test_crc32_shared_vectors),
+        cmocka_unit_test(test_weighted_pick),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,141 @@
+/* VIP table documents: a valid one builds the expected lookup structure; each invalid
+ * one is rejected with the offending field named. */
+#include "dp_testutil.h"
+
+static const char *VALID =
+    "{\"version\": 7, \"vips\": ["
+    " {\"vip\": \"100.64.0.1\", \"aggregate\": \"100.64.0.0/16\", \"selection\": \"crc32\","
+    "  \"encap\": \"gre\", \"connTable\": false, \"ports\": ["
+    "   {\"proto\": \"tcp\", \"port\": 80, \"dips\": ["
+    "     {\"ip\": \"10.0.1.1\", \"weight\": 2, \"hostIp\": \"172.16.0.1\"},"
+    "     {\"ip\": \"10.0.1.2\"}]},"
+    "   {\"proto\": \"udp\", \"port\": 0, \"dips\": [{\"ip\": \"10.0.1.3\", \"weight\": 5}]}]},"
+    " {\"vip\": \"100.64.0.2\", \"hashBasis\": 42, \"ports\": ["
+    "   {\"proto\": 6, \"port\": 443, \"dips\": [{\"ip\": \"10.0.2.1\", \"bucketId\": 9},"
+    "                                         {\"ip\": \"10.0.2.2\", \"weight\": 0}]}]}]}";
+
+static void test_valid_table(void **state)
+{
+    (void)state;
+    struct hlb_vip_table *t = table_ok(VALID, 1);
+    assert_int_equal(t->version, 7);
+    assert_int_equal(t->n_services, 3);
+    assert_int_equal(t->n_dips, 5);
+
+    const struct hlb_service *s = hlb_table_lookup(t, ip4("100.64.0.1"), 6, hlb_htons(80));
+    assert_non_null(s);
+    assert_int_equal(s->selection, HLB_SEL_CRC32);
+    assert_int_equal(s->encap, HLB_ENCAP_GRE);
+    assert_int_equal(s->pin, 0);
+    assert_int_equal(s->dip_count, 2);
+    assert_int_equal(t->dips[s->dip_first].outer, ip4("172.16.0.1"));
+    assert_int_equal(t->dips[s->dip_first + 1].outer, ip4("10.0.1.2"));
+    assert_int_equal(t->weights[s->dip_first + 1], 1);            /* default weight */
+    assert_int_equal(t->cum[s->dip_first + 1], 3);
+    assert_null(hlb_table_lookup(t, ip4("100.64.0.1"), 6, hlb_htons(81)));
+    assert_null(hlb_table_lookup(t, ip4("100.64.0.9"), 6, hlb_htons(80)));
+
+    /* port 0 = every UDP port of the VIP */
+    s = hlb_table_lookup(t, ip4("100.64.0.1"), 17, hlb_htons(5353));
+    assert_non_null(s);
+    assert_int_equal(t->dips[s->dip_first].ip, ip4("10.0.1.3"));
+
+    s = hlb_table_lookup(t, ip4("100.64.0.2"), 6, hlb_htons(443));
+    assert_non_null(s);
+    assert_int_equal(s->selection, HLB_SEL_OVS);                  /* defaults */
+    assert_int_equal(s->encap, HLB_ENCAP_IPIP);
+    assert_int_equal(s->pin, 1);
+    assert_int_equal(s->basis, 42);
+    assert_int_equal(t->bucket_ids[s->dip_first], 9);
+    assert_int_equal(t->bucket_ids[s->dip_first + 1], 1);          /* default: position */
+    assert_int_equal(t->weights[s->dip_first + 1], 0);
+
+    char *out = hlb_table_to_json(t);
+    assert_non_null(strstr(out, "\"version\":7"));
+    free(out);
+    hlb_table_free(t);
+}
+
+struct bad_case {
+    const char *json;
+    const char *field;
+    const char *reason_part;
+};
+
+#define V1(vips) "{\"version\":1,\"vips\":[" vips "]}"
+#define VIP(extra, ports) "{\"vip\":\"100.64.0.1\"" extra ",\"ports\":[" ports "]}"
+#define TCP80(dips) "{\"proto\":\"tcp\",\"port\":80,\"dips\":[" dips "]}"
+
+static const struct bad_case BAD[] = {
+    {"{\"version\":1,", "(document) line 1 column 13", "invalid JSON"},
+    {"[]", "(document)", "object"},
+    {"{\"vips\":[]}", "version", "required"},
+    {"{\"version\":-1,\"vips\":[]}", "version", "between"},
+    {"{\"version\":\"3\",\"vips\":[]}", "version", "integer"},
+    {"{\"version\":1}", "vips", "required"},
+    {"{\"version\":1,\"vips\":{}}", "vips", "array"},
+    {"{\"version\":1,\"vips\":[],\"extra\":1}", "extra", "unknown field"},
+    {"{\"version\":1,\"version\":2,\"vips\":[]}", "(document) line 1 column 22", "duplicate"},
+    {V1("{\"ports\":[]}"), "vips[0].vip", "required"},
+    {V1("{\"vip\":\"100.64.0\",\"ports\":[]}"), "vips[0].vip", "IPv4"},
+    {V1("{\"vip\":\"224.0.0.1\",\"ports\":[]}"), "vips[0].vip", "unicast"},
+    {V1(VIP("", "")), "vips[0].ports", "non-empty"},
+    {V1(VIP(",\"aggregate\":\"100.65.0.0/16\"", TCP80("{\"ip\":\"10.0.0.1\"}"))),
+     "vips[0].aggregate", "does not contain"},
+    {V1(VIP(",\"aggregate\":\"100.64.0.0/33\"", TCP80("{\"ip\":\"10.0.0.1\"}"))),
+     "vips[0].aggregate", "prefix"},
+    {V1(VIP(",\"selection\":\"maglev\"", TCP80("{\"ip\":\"10.0.0.1\"}"))), "vips[0].selection",
+     "ovs, crc32"},
+    {V1(VIP(",\"encap\":\"vxlan\"", TCP80("{\"ip\":\"10.0.0.1\"}"))), "vips[0].encap", "ipip, gre"},
+    {V1(VIP(",\"connTable\":1", TCP80("{\"ip\":\"10.0.0.1\"}"))), "vips[0].connTable", "true"},
+    {V1(VIP("", "{\"proto\":\"icmp\",\"port\":80,\"dips\":[]}")), "vips[0].ports[0].proto", "tcp"},
+    {V1(VIP("", "{\"proto\":\"tcp\",\"port\":65536,\"dips\":[]}")), "vips[0].ports[0].port",
+     "between"},
+    {V1(VIP("", "{\"proto\":\"tcp\",\"port\":80}")), "vips[0].ports[0].dips", "required"},
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\",\"weight\":70000}"))), "vips[0].ports[0].dips[0].weight",
+     "between"},
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.2\",\"weigth\":3}"))),
+     "vips[0].ports[0].dips[1].weigth", "unknown field"},
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.1\"}"))),
+     "vips[0].ports[0].dips[1].ip", "duplicate"},
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\",\"bucketId\":3},{\"ip\":\"10.0.0.2\",\"bucketId\":3}"))),
+     "vips[0].ports[0].dips[1].bucketId", "duplicate"},
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\",\"hostIp\":\"300.1.1.1\"}"))),
+     "vips[0].ports[0].dips[0].hostIp", "IPv4"},
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\"}")) "," VIP("", TCP80("{\"ip\":\"10.0.0.2\"}"))),
+     "vips[1].ports", "duplicate tcp port 80"},
+};
+
+static void test_invalid_tables(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
+        struct hlb_table_error err = {{0}, {0}};
+        struct hlb_table_options opt = {.default_pin = 1};
+        struct hlb_vip_table *t = hlb_table_from_json(BAD[i].json, strlen(BAD[i].json), &opt, &err);
+        if (t)
+            fail_msg("case %zu accepted: %s", i, BAD[i].json);
+        if (strcmp(err.field, BAD[i].field) != 0 || !strstr(err.reason, BAD[i].reason_part))
+            fail_msg("case %zu: got field '%s' reason '%s', want '%s' / '%s'", i, err.field,
+                     err.reason, BAD[i].field, BAD[i].reason_part);
+    }
+}
+
+static void test_empty_table(void **state)
+{
+    (void)state;
+    struct hlb_vip_table *t = hlb_table_empty();
+    assert_int_equal(t->version, 0);
+    assert_null(hlb_table_lookup(t, ip4("100.64.0.1"), 6, hlb_htons(80)));
+    hlb_table_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_table),
+        cmocka_unit_test(test_invalid_tables),
+        cmocka_unit_test(test_empty_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

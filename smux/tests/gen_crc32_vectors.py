@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Writes p4/vectors/crc32_5tuple.json: test vectors for the CRC32 5-tuple hash and the
+weighted member choice defined in p4/HASH-SPEC.md.
+
+Computed with Python's zlib.crc32 (an implementation independent of the C SMux and
+of the P4 model), from a fixed seed so the file is reproducible:
+    python3 smux/tests/gen_crc32_vectors.py > p4/vectors/crc32_5tuple.json
+"""
+import ipaddress
+import json
+import random
+import struct
+import zlib
+
+
+def tuple_bytes(src, dst, proto, sport, dport):
+    return (ipaddress.IPv4Address(src).packed + ipaddress.IPv4Address(dst).packed
+            + struct.pack("!BHH", proto, sport, dport))
+
+
+def crc32_5tuple(src, dst, proto, sport, dport):
+    return zlib.crc32(tuple_bytes(src, dst, proto, sport, dport)) & 0xFFFFFFFF
+
+
+def weighted_pick(h, weights):
+    total = sum(weights)
+    if total == 0:
+        return -1
+    slot = h % total
+    acc = 0
+    for i, w in enumerate(weights):
+        acc += w
+        if slot < acc:
+            return i
+    raise AssertionError("unreachable")
+
+
+def main():
+    rnd = random.Random(20261121)
+    fixed = [
+        ("10.0.0.1", "100.64.0.1", 6, 12345, 80),
+        ("0.0.0.1", "0.0.0.0", 0, 0, 0),
+        ("255.255.255.255", "255.255.255.255", 17, 65535, 65535),
+        ("192.168.1.10", "100.64.0.1", 17, 53, 53),
+    ]
+    tuples = fixed + [
+        (str(ipaddress.IPv4Address(rnd.getrandbits(32))),
+         str(ipaddress.IPv4Address(rnd.getrandbits(32))),
+         rnd.choice([6, 17]), rnd.getrandbits(16), rnd.getrandbits(16))
+        for _ in range(60)
+    ]
+    pools = [[1], [1, 1], [1, 2, 3], [5, 0, 5], [0, 0, 1], [100, 1, 1, 1], [7, 11, 13, 17, 19]]
+    vectors = []
+    for i, (src, dst, proto, sport, dport) in enumerate(tuples):
+        h = crc32_5tuple(src, dst, proto, sport, dport)
+        weights = pools[i % len(pools)]
+        vectors.append({
+            "srcIp": src, "dstIp": dst, "proto": proto, "srcPort": sport, "dstPort": dport,
+            "bytes": tuple_bytes(src, dst, proto, sport, dport).hex(),
+            "crc32": h,
+            "weights": weights,
+            "member": weighted_pick(h, weights),
+        })
+    doc = {
+        "description": "CRC-32/ISO-HDLC over src_ip|dst_ip|proto|src_port|dst_port "
+                       "(13 bytes, network order) and the weighted member choice "
+                       "slot = crc32 % sum(weights); see p4/HASH-SPEC.md",
+        "generator": "smux/tests/gen_crc32_vectors.py (Python zlib.crc32)",
+        "check": {"ascii123456789": zlib.crc32(b"123456789")},
+        "vectors": vectors,
+    }
+    print(json.dumps(doc, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,400 @@
+package org.hybridlb.solver.assign;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Host;
+import org.hybridlb.solver.model.SwitchRole;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
+import org.hybridlb.solver.model.VipSet;
+import org.hybridlb.solver.model.VipTraffic;
+import org.hybridlb.solver.routing.Fabric;
+
+/**
+ * One assignment problem (one traffic interval), indexed for speed and immutable.
+ * VIPs are 0..vipCount-1 in VIP-file order; switches are the {@link Fabric} indices.
+ *
+ * <p>Per VIP it keeps its demand on the fabric, aggregated to switches: what enters from each
+ * source switch (a host's traffic enters at its ToR; Internet traffic enters evenly over the
+ * core switches) and what leaves towards each DIP's ToR (by the interval's per-DIP rates, else
+ * by weight: the VIP's traffic split evenly over its ports, then over each port's DIPs in
+ * proportion to their weights). ToR-level entries are sorted by ToR so those of a pod are
+ * contiguous.
+ */
+public final class Instance {
+    private final Topology topology;
+    private final VipSet vipSet;
+    private final TrafficInterval traffic;
+    private final SolverOptions options;
+    private final Fabric fabric;
+    private final ResourceModel resources;
+
+    private final String[] vipIds;
+    private final Map<String, Integer> vipIndex = new HashMap<>();
+    private final double[] trafficBps;
+    private final double totalTrafficBps;
+    private final int[] byTraffic;
+    // CSR demand: sources (switch, bps) and DIP ToRs (switch, bps), sorted by switch index
+    private final int[] srcStart;
+    private final int[] srcNode;
+    private final double[] srcBps;
+    private final int[] dstStart;
+    private final int[] dstNode;
+    private final double[] dstBps;
+
+    private Instance(Topology topology, VipSet vipSet, TrafficInterval traffic, SolverOptions options,
+                     Fabric fabric) {
+        this.topology = topology;
+        this.vipSet = vipSet;
+        this.traffic = traffic;
+        this.options = options;
+        this.fabric = fabric;
+        int nv = vipSet.vips.size();
+        vipIds = new String[nv];
+        trafficBps = new double[nv];
+        for (int v = 0; v < nv; v++) {
+            vipIds[v] = vipSet.vips.get(v).vip;
+            if (vipIndex.put(vipIds[v], v) != null) {
+                throw new IllegalArgumentException("duplicate VIP " + vipIds[v]);
+            }
+        }
+        Map<String, VipTraffic> byVip = new HashMap<>();
+        if (traffic != null) {
+            for (VipTraffic vt : traffic.vips) {
+                if (!vipIndex.containsKey(vt.vip)) {
+                    throw new IllegalArgumentException("traffic for unknown VIP " + vt.vip);
+                }
+                byVip.put(vt.vip, vt);
+            }
+        }
+        Map<String, Integer> torOfHostId = new HashMap<>();
+        Map<String, Integer> torOfHostIp = new HashMap<>();
+        for (Host h : topology.hosts) {
+            torOfHostId.put(h.id, fabric.index(h.tor));
+            torOfHostIp.put(h.ip, fabric.index(h.tor));
+        }
+        int[] ingress = internetIngress(fabric);
+
+        srcStart = new int[nv + 1];
+        dstStart = new int[nv + 1];
+        IntDoubleList src = new IntDoubleList();
+        IntDoubleList dst = new IntDoubleList();
+        double[] scratch = new double[fabric.switchCount()];
+        List<Integer> touched = new ArrayList<>();
+        double total = 0;
+        for (int v = 0; v < nv; v++) {
+            Vip vip = vipSet.vips.get(v);
+            VipTraffic vt = byVip.get(vip.vip);
+            double vipTotal = 0;
+            if (vt != null) {
+                for (Map.Entry<String, Double> e : vt.sources.entrySet()) {
+                    double bps = e.getValue();
+                    if (bps <= 0) {
+                        continue;
+                    }
+                    vipTotal += bps;
+                    String key = e.getKey();
+                    if (VipTraffic.INTERNET.equals(key)) {
+                        for (int c : ingress) {
+                            addTo(scratch, touched, c, bps / ingress.length);
+                        }
+                    } else {
+                        Integer s = fabric.indexOrNull(key);
+                        if (s == null) {
+                            s = torOfHostId.get(key);
+                        }
+                        if (s == null) {
+                            throw new IllegalArgumentException("VIP " + vip.vip + ": unknown source '" + key + "'");
+                        }
+                        addTo(scratch, touched, s, bps);
+                    }
+                }
+            }
+            flush(scratch, touched, src);
+            srcStart[v + 1] = src.size();
+            trafficBps[v] = vipTotal;
+            total += vipTotal;
+            if (vipTotal > 0) {
+                addDipDemand(vip, vt, vipTotal, torOfHostIp, scratch, touched);
+            }
+            flush(scratch, touched, dst);
+            dstStart[v + 1] = dst.size();
+        }
+        totalTrafficBps = total;
+        srcNode = src.ints();
+        srcBps = src.doubles();
+        dstNode = dst.ints();
+        dstBps = dst.doubles();
+        Integer[] order = new Integer[nv];
+        for (int v = 0; v < nv; v++) {
+            order[v] = v;
+        }
+        // decreasing traffic; VIP-file order among equals so runs are reproducible
+        Arrays.sort(order, (a, b) -> trafficBps[a] != trafficBps[b]
+                ? Double.compare(trafficBps[b], trafficBps[a]) : Integer.compare(a, b));
+        byTraffic = new int[nv];
+        for (int i = 0; i < nv; i++) {
+            byTraffic[i] = order[i];
+        }
+        resources = new ResourceModel(this);
+    }
+
+    /**
+     * Indexes a problem. {@code traffic} may be null (no traffic: only memory matters).
+     * Throws IllegalArgumentException when the inputs do not fit together (a DIP on no host,
+     * a source that is not a node of the topology); callers that read files check those first
+     * with {@code ModelChecks} to name the file and field.
+     */
+    public static Instance build(Topology t, VipSet vips, TrafficInterval traffic, SolverOptions o) {
+        return new Instance(t, vips, traffic, o == null ? SolverOptions.defaults() : o, new Fabric(t));
+    }
+
+    /** Same, reusing an already indexed fabric of {@code t} (the fabric does not change per interval). */
+    public static Instance build(Topology t, Fabric fabric, VipSet vips, TrafficInterval traffic, SolverOptions o) {
+        return new Instance(t, vips, traffic, o == null ? SolverOptions.defaults() : o, fabric);
+    }
+
+    /** The same problem with other options (shares the fabric and demand indexing cost). */
+    public Instance withOptions(SolverOptions o) {
+        return new Instance(topology, vipSet, traffic, o, fabric);
+    }
+
+    private static int[] internetIngress(Fabric f) {
+        if (f.cores().length > 0) {
+            return f.cores();
+        }
+        // a fabric without cores: the Internet enters over its aggs (or, failing that, everywhere)
+        List<Integer> aggs = new ArrayList<>();
+        for (int s = 0; s < f.switchCount(); s++) {
+            if (f.role(s) == SwitchRole.AGG) {
+                aggs.add(s);
+            }
+        }
+        if (aggs.isEmpty()) {
+            for (int s = 0; s < f.switchCount(); s++) {
+                aggs.add(s);
+            }
+        }
+        return aggs.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private void addDipDemand(Vip vip, VipTraffic vt, double vipTotal, Map<String, Integer> torOfHostIp,
+                              double[] scratch, List<Integer> touched) {
+        Map<String, Integer> torOfDip = new HashMap<>();
+        for (VipPort p : vip.ports) {
+            for (Dip d : p.dips) {
+                Integer tor = torOfHostIp.get(d.tunnelEndpoint());
+                if (tor == null) {
+                    throw new IllegalArgumentException("VIP " + vip.vip + ": DIP " + d.ip
+                            + " is on no host of the topology (" + d.tunnelEndpoint() + ")");
+                }
+                torOfDip.putIfAbsent(d.ip, tor);
+            }
+        }
+        if (vt != null && !vt.dips.isEmpty()) {
+            for (Map.Entry<String, Double> e : vt.dips.entrySet()) {
+                Integer tor = torOfDip.get(e.getKey());
+                if (tor == null) {
+                    throw new IllegalArgumentException("VIP " + vip.vip + ": traffic to unknown DIP " + e.getKey());
+                }
+                addTo(scratch, touched, tor, e.getValue());
+            }
+            return;
+        }
+        List<VipPort> live = new ArrayList<>();
+        for (VipPort p : vip.ports) {
+            if (weightSum(p) > 0) {
+                live.add(p);
+            }
+        }
+        for (VipPort p : live) {
+            double portBps = vipTotal / live.size();
+            long w = weightSum(p);
+            for (Dip d : p.dips) {
+                if (d.weight > 0) {
+                    addTo(scratch, touched, torOfDip.get(d.ip), portBps * d.weight / w);
+                }
+            }
+        }
+    }
+
+    static long weightSum(VipPort p) {
+        long w = 0;
+        for (Dip d : p.dips) {
+            w += Math.max(0, d.weight);
+        }
+        return w;
+    }
+
+    private static void addTo(double[] scratch, List<Integer> touched, int node, double bps) {
+        if (bps <= 0) {
+            return;
+        }
+        if (scratch[node] == 0) {
+            touched.add(node);
+        }
+        scratch[node] += bps;
+    }
+
+    private static void flush(double[] scratch, List<Integer> touched, IntDoubleList out) {
+        touched.sort(null);
+        for (int node : touched) {
+            out.add(node, scratch[node]);
+            scratch[node] = 0;
+        }
+        touched.clear();
+    }
+
+    public Topology topology() {
+        return topology;
+    }
+
+    public VipSet vipSet() {
+        return vipSet;
+    }
+
+    /** The interval's traffic, or null. */
+    public TrafficInterval traffic() {
+        return traffic;
+    }
+
+    public SolverOptions options() {
+        return options;
+    }
+
+    public Fabric fabric() {
+        return fabric;
+    }
+
+    public ResourceModel resources() {
+        return resources;
+    }
+
+    public int vipCount() {
+        return vipIds.length;
+    }
+
+    public String vipId(int v) {
+        return vipIds[v];
+    }
+
+    public Vip vip(int v) {
+        return vipSet.vips.get(v);
+    }
+
+    /** Index of a VIP address, or -1. */
+    public int vipIndex(String vip) {
+        Integer i = vipIndex.get(vip);
+        return i == null ? -1 : i;
+    }
+
+    public int switchCount() {
+        return fabric.switchCount();
+    }
+
+    public String switchId(int s) {
+        return fabric.id(s);
+    }
+
+    /** Index of a switch id, or -1. */
+    public int switchIndex(String id) {
+        Integer i = fabric.indexOrNull(id);
+        return i == null ? -1 : i;
+    }
+
+    /** Total traffic of a VIP this interval (bytes/s, sum over its sources). */
+    public double trafficBps(int v) {
+        return trafficBps[v];
+    }
+
+    public double totalTrafficBps() {
+        return totalTrafficBps;
+    }
+
+    /** VIP indices by decreasing traffic (ties: VIP-file order). Do not modify. */
+    public int[] vipsByTraffic() {
+        return byTraffic;
+    }
+
+    // --- demand, for the routing code ---
+    int srcStart(int v) {
+        return srcStart[v];
+    }
+
+    int srcEnd(int v) {
+        return srcStart[v + 1];
+    }
+
+    int srcNode(int i) {
+        return srcNode[i];
+    }
+
+    double srcBps(int i) {
+        return srcBps[i];
+    }
+
+    int dstStart(int v) {
+        return dstStart[v];
+    }
+
+    int dstEnd(int v) {
+        return dstStart[v + 1];
+    }
+
+    int dstNode(int i) {
+        return dstNode[i];
+    }
+
+    double dstBps(int i) {
+        return dstBps[i];
+    }
+
+    /** Tunnel endpoints of a VIP's live DIPs (weight > 0), over all its ports. */
+    static Set<String> tunnelEndpoints(Vip vip) {
+        Set<String> out = new HashSet<>();
+        for (VipPort p : vip.ports) {
+            for (Dip d : p.dips) {
+                if (d.weight > 0) {
+                    out.add(d.tunnelEndpoint());
+                }
+            }
+        }
+        return out;
+    }
+
+    /** A growable (int, double) list without boxing. */
+    private static final class IntDoubleList {
+        private int[] ints = new int[1024];
+        private double[] doubles = new double[1024];
+        private int size;
+
+        void add(int i, double d) {
+            if (size == ints.length) {
+                ints = Arrays.copyOf(ints, size * 2);
+                doubles = Arrays.copyOf(doubles, size * 2);
+            }
+            ints[size] = i;
+            doubles[size++] = d;
+        }
+
+        int size() {
+            return size;
+        }
+
+        int[] ints() {
+            return Arrays.copyOf(ints, size);
+        }
+
+        double[] doubles() {
+            return Arrays.copyOf(doubles, size);
+        }
+    }
+}

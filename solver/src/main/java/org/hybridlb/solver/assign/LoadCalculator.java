@@ -1,0 +1,170 @@
+package org.hybridlb.solver.assign;
+
+import org.hybridlb.solver.model.SwitchRole;
+import org.hybridlb.solver.routing.EcmpRouter;
+import org.hybridlb.solver.routing.Fabric;
+import org.hybridlb.solver.routing.LinkLoads;
+
+/**
+ * Computes t(l, s, v) exactly, with one propagation per destination, and pod aggregation that
+ * does not change the result: ToRs of a symmetric pod all reach anything outside the pod over
+ * the same agg next hops, and everything outside the pod reaches any of them through the same
+ * arrivals at the pod's aggs. So the traffic of all sources in such a pod is sent as one flow
+ * from the pod's aggs (the ToR→agg hop put on each ToR's own links), and the traffic to all DIP
+ * ToRs of such a pod as one flow to the pod, split on the last hop by each ToR's share.
+ * One calculator per thread (it owns the router's scratch).
+ */
+final class LoadCalculator {
+    private final Instance in;
+    private final Fabric f;
+    private final EcmpRouter router;
+    private final double[] podAmount;
+    private final int[] podList;
+    private final boolean[] podListed;
+    private final int[] hops;
+
+    LoadCalculator(Instance in) {
+        this.in = in;
+        this.f = in.fabric();
+        this.router = new EcmpRouter(f);
+        int pods = f.podCount();
+        podAmount = new double[pods];
+        podList = new int[pods];
+        podListed = new boolean[pods];
+        int maxAggs = 1;
+        for (int q = 0; q < pods; q++) {
+            maxAggs = Math.max(maxAggs, f.podAggs(q).length);
+        }
+        hops = new int[maxAggs];
+    }
+
+    /** True when x is a ToR of a symmetric pod that s is not a ToR of. */
+    private boolean aggregatable(int x, int s) {
+        return f.inSymmetricPod(x) && !(f.role(s) == SwitchRole.TOR && f.pod(s) == f.pod(x));
+    }
+
+    /** Adds t(·, s, v) to out (does not clear it). */
+    void addLoads(int v, int s, LinkLoads out) {
+        addInbound(v, s, -1, false, out);
+        addOutbound(v, s, -1, out);
+    }
+
+    /**
+     * Loads of VIP v on a ToR of symmetric pod q that lie outside the pod's ToR links, computed
+     * with the pod's first ToR r standing in: traffic from and to ToRs of q is left out, inbound
+     * traffic stops at the pod's aggs (left in the router's arrivals, returned in arrivalsIn,
+     * indexed like {@code f.podAggs(q)}), and outbound traffic is on r's up links (which the
+     * caller reads and discounts).
+     */
+    void addPodOutside(int v, int q, LinkLoads out, double[] arrivalsIn) {
+        int r = f.podTors(q)[0];
+        addInbound(v, r, q, true, out);
+        int[] aggs = f.podAggs(q);
+        java.util.Arrays.fill(arrivalsIn, 0, aggs.length, 0);
+        for (int i = 0; i < router.arrivals(); i++) {
+            int a = router.arrivalNode(i);
+            for (int j = 0; j < aggs.length; j++) {
+                if (aggs[j] == a) {
+                    arrivalsIn[j] += router.arrivalAmount(i);
+                }
+            }
+        }
+        addOutbound(v, r, q, out);
+    }
+
+    private void addInbound(int v, int s, int skipPod, boolean intercept, LinkLoads out) {
+        int podCount = 0;
+        for (int i = in.srcStart(v); i < in.srcEnd(v); i++) {
+            int x = in.srcNode(i);
+            if (x == s || (skipPod >= 0 && f.role(x) == SwitchRole.TOR && f.pod(x) == skipPod)) {
+                continue;
+            }
+            double bps = in.srcBps(i);
+            if (aggregatable(x, s)) {
+                int p = f.pod(x);
+                if (!podListed[p]) {
+                    podListed[p] = true;
+                    podList[podCount++] = p;
+                }
+                podAmount[p] += bps;
+            } else {
+                router.seed(x, s, bps);
+            }
+        }
+        for (int k = 0; k < podCount; k++) {
+            int p = podList[k];
+            int h = nextHopsOfPod(p, s);
+            double share = podAmount[p] / h;
+            for (int j = 0; j < h; j++) {
+                router.seed(hops[j], s, share);
+            }
+            // the ToR -> agg hop, on each source ToR's own links
+            for (int i = in.srcStart(v); i < in.srcEnd(v); i++) {
+                int x = in.srcNode(i);
+                if (x != s && f.pod(x) == p && f.role(x) == SwitchRole.TOR) {
+                    double each = in.srcBps(i) / h;
+                    for (int j = 0; j < h; j++) {
+                        out.add(f.linkBetween(x, hops[j]), each);
+                    }
+                }
+            }
+            podAmount[p] = 0;
+            podListed[p] = false;
+        }
+        router.propagateTo(s, intercept, out);
+    }
+
+    /** Aggs of symmetric pod p that are next hops from its ToRs towards s; fills {@link #hops}. */
+    private int nextHopsOfPod(int p, int s) {
+        int r = f.podTors(p)[0];
+        int want = f.distance(r, s) - 1;
+        int h = 0;
+        for (int a : f.podAggs(p)) {
+            if (f.distance(a, s) == want) {
+                hops[h++] = a;
+            }
+        }
+        return h;
+    }
+
+    private void addOutbound(int v, int s, int skipPod, LinkLoads out) {
+        int podCount = 0;
+        for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
+            int y = in.dstNode(i);
+            if (y == s || (skipPod >= 0 && f.pod(y) == skipPod)) {
+                continue;
+            }
+            double bps = in.dstBps(i);
+            if (aggregatable(y, s)) {
+                int p = f.pod(y);
+                if (!podListed[p]) {
+                    podListed[p] = true;
+                    podList[podCount++] = p;
+                }
+                podAmount[p] += bps;
+            } else {
+                router.seed(s, y, bps);
+                router.propagateTo(y, false, out);
+            }
+        }
+        for (int k = 0; k < podCount; k++) {
+            int p = podList[k];
+            int r = f.podTors(p)[0];
+            double total = podAmount[p];
+            router.seed(s, r, total);
+            router.propagateTo(r, true, out);
+            for (int a = 0; a < router.arrivals(); a++) {
+                int agg = router.arrivalNode(a);
+                double arrived = router.arrivalAmount(a);
+                for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
+                    int y = in.dstNode(i);
+                    if (y != s && f.pod(y) == p) {
+                        out.add(f.linkBetween(agg, y), arrived * in.dstBps(i) / total);
+                    }
+                }
+            }
+            podAmount[p] = 0;
+            podListed[p] = false;
+        }
+    }
+}

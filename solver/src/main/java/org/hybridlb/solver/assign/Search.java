@@ -1,0 +1,282 @@
+package org.hybridlb.solver.assign;
+
+import java.util.SplittableRandom;
+import org.hybridlb.solver.routing.Fabric;
+import org.hybridlb.solver.routing.LinkLoads;
+
+/**
+ * Finds, for one VIP against a {@link Usage}, the switch with the lowest MRU after placing it
+ * (Duet §3.4.1, ties at random), or the first feasible switch in random order (§3.8.4).
+ *
+ * <p>Candidates are visited in a fresh random order per VIP (an incremental Fisher–Yates
+ * shuffle), and a candidate replaces the best only when strictly lower: the winner is thus the
+ * first of the tied minimum in a uniform random order, i.e. a uniform random choice among the
+ * ties, and the search can stop as soon as the best equals the current MRU (no candidate can go
+ * below it) and skip candidates whose table utilisation alone is not lower than the best.
+ *
+ * <p>Container shortcut (§3.4.2, Fig. 3.5): with it, the ToRs of a symmetric pod are one
+ * candidate. Their loads outside the pod's ToR links are the same for every ToR of the pod, so
+ * they are computed once (a stand-in ToR, {@link LoadCalculator#addPodOutside}); the ToR links
+ * are then computed per ToR from per-ToR demand: the candidate's own links carry everything
+ * that enters or leaves it, every other ToR x of the pod carries its own sources' traffic up
+ * (in[x] / aggs on each up link) and its DIPs' traffic down (out[x] / aggs). The best ToR of the
+ * pod is picked from those and the ToR tables, ties at random. This is exact (same MRU as
+ * evaluating every ToR in full); pods that are not symmetric have their ToRs evaluated one by one.
+ */
+final class Search {
+    private final Instance in;
+    private final ResourceModel m;
+    private final Usage u;
+    private final Fabric f;
+    private final LoadCalculator calc;
+    private final SplittableRandom rng;
+    private final LinkLoads loads;
+    private final int[] units;          // >= 0: a switch; < 0: pod -(unit + 1)
+    private final int[] allSwitches;
+    private final double[] extIn;
+    private final double[] extOut;
+    private final double[] inAt;
+    private final double[] outAt;
+    private final int[] podDemandTors;
+
+    /** Result of the last search: the switch and the MRU once v is there. */
+    int bestSwitch;
+    double bestMru;
+    /** Number of full (switch or pod) evaluations made, for the benchmark. */
+    long evaluations;
+
+    Search(Instance in, Usage u, boolean podShortcut, SplittableRandom rng) {
+        this.in = in;
+        this.m = in.resources();
+        this.u = u;
+        this.f = in.fabric();
+        this.calc = m.calculator();
+        this.rng = rng;
+        this.loads = m.newLinkLoads();
+        int n = f.switchCount();
+        allSwitches = new int[n];
+        for (int s = 0; s < n; s++) {
+            allSwitches[s] = s;
+        }
+        if (podShortcut) {
+            java.util.List<Integer> list = new java.util.ArrayList<>();
+            for (int q = 0; q < f.podCount(); q++) {
+                if (f.podSymmetric(q)) {
+                    list.add(-(q + 1));
+                }
+            }
+            for (int s = 0; s < n; s++) {
+                if (!f.inSymmetricPod(s)) {
+                    list.add(s);
+                }
+            }
+            units = list.stream().mapToInt(Integer::intValue).toArray();
+        } else {
+            units = allSwitches.clone();
+        }
+        int maxAggs = 1;
+        for (int q = 0; q < f.podCount(); q++) {
+            maxAggs = Math.max(maxAggs, f.podAggs(q).length);
+        }
+        extIn = new double[maxAggs];
+        extOut = new double[maxAggs];
+        inAt = new double[n];
+        outAt = new double[n];
+        podDemandTors = new int[n];
+    }
+
+    LinkLoads loads() {
+        return loads;
+    }
+
+    /**
+     * Lowest-MRU switch for v; true when it fits (MRU ≤ 1). Sets {@link #bestSwitch} and
+     * {@link #bestMru} (-1 and +inf when no switch can take it).
+     */
+    boolean findBest(int v) {
+        bestSwitch = -1;
+        bestMru = Double.POSITIVE_INFINITY;
+        if (!m.eligible(v) || !u.hostRoomFor(v)) {
+            return false;
+        }
+        double g = u.mru();
+        int count = units.length;
+        for (int i = 0; i < count; i++) {
+            int j = i + rng.nextInt(count - i);
+            int unit = units[j];
+            units[j] = units[i];
+            units[i] = unit;
+            if (unit >= 0) {
+                evaluateSwitch(v, unit, g);
+            } else {
+                evaluatePod(v, -unit - 1, g);
+            }
+            if (bestMru <= g) {
+                break;
+            }
+        }
+        return bestSwitch >= 0 && bestMru <= 1 + Usage.EPS;
+    }
+
+    /** First switch, in random order, where v fits (Random of §3.8.4). */
+    boolean firstFit(int v) {
+        bestSwitch = -1;
+        bestMru = Double.POSITIVE_INFINITY;
+        if (!m.eligible(v) || !u.hostRoomFor(v)) {
+            return false;
+        }
+        double g = u.mru();
+        int count = allSwitches.length;
+        for (int i = 0; i < count; i++) {
+            int j = i + rng.nextInt(count - i);
+            int s = allSwitches[j];
+            allSwitches[j] = allSwitches[i];
+            allSwitches[i] = s;
+            if (!m.fitsAlone(v, s) || u.memoryAfter(v, s) > 1 + Usage.EPS) {
+                continue;
+            }
+            double peak = peakOn(v, s);
+            if (peak <= 1 + Usage.EPS) {
+                bestSwitch = s;
+                bestMru = Math.max(g, peak);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** MRU after placing v on s (+inf when s's tables could never hold v). */
+    double mruOn(int v, int s) {
+        if (!m.fitsAlone(v, s)) {
+            return Double.POSITIVE_INFINITY;
+        }
+        return Math.max(u.mru(), peakOn(v, s));
+    }
+
+    /** Highest utilisation among the resources v touches on s; leaves v's loads in {@link #loads()}. */
+    double peakOn(int v, int s) {
+        evaluations++;
+        loads.clear();
+        calc.addLoads(v, s, loads);
+        return u.peakIfPlaced(v, s, loads);
+    }
+
+    private void evaluateSwitch(int v, int s, double g) {
+        if (!m.fitsAlone(v, s)) {
+            return;
+        }
+        if (Math.max(g, u.memoryAfter(v, s)) >= bestMru) {
+            return;
+        }
+        double mru = Math.max(g, peakOn(v, s));
+        if (mru < bestMru) {
+            bestMru = mru;
+            bestSwitch = s;
+        }
+    }
+
+    private void evaluatePod(int v, int q, double g) {
+        int[] aggs = f.podAggs(q);
+        int[] tors = f.podTors(q);
+        int k = aggs.length;
+        int r = tors[0];
+        evaluations++;
+        loads.clear();
+        calc.addPodOutside(v, q, loads, extIn);
+        double outside = g;
+        for (int i = 0; i < loads.size(); i++) {
+            int l = loads.link(i);
+            if (f.linkFrom(l) == r) {
+                continue; // the stand-in's up links: per-ToR below
+            }
+            outside = Math.max(outside, (u.linkUsedRaw(l) + loads.load(i)) / m.linkCapacity(l));
+        }
+        if (outside >= bestMru) {
+            return;
+        }
+        for (int j = 0; j < k; j++) {
+            extOut[j] = loads.loadOn(f.torUplink(r, j));
+        }
+        // per-ToR demand inside the pod
+        int demandTors = 0;
+        double inQ = 0;
+        double outQ = 0;
+        for (int i = in.srcStart(v); i < in.srcEnd(v); i++) {
+            int x = in.srcNode(i);
+            if (f.pod(x) == q && f.inSymmetricPod(x)) {
+                if (inAt[x] == 0 && outAt[x] == 0) {
+                    podDemandTors[demandTors++] = x;
+                }
+                inAt[x] += in.srcBps(i);
+                inQ += in.srcBps(i);
+            }
+        }
+        for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
+            int y = in.dstNode(i);
+            if (f.pod(y) == q) {
+                if (inAt[y] == 0 && outAt[y] == 0) {
+                    podDemandTors[demandTors++] = y;
+                }
+                outAt[y] += in.dstBps(i);
+                outQ += in.dstBps(i);
+            }
+        }
+        // every ToR with demand carries it on its own links when it is not the candidate
+        double top1 = 0;
+        double top2 = 0;
+        int top1Tor = -1;
+        for (int i = 0; i < demandTors; i++) {
+            int x = podDemandTors[i];
+            double bx = 0;
+            for (int j = 0; j < k; j++) {
+                int up = f.torUplink(x, j);
+                int down = f.torDownlink(x, j);
+                bx = Math.max(bx, (u.linkUsedRaw(up) + inAt[x] / k) / m.linkCapacity(up));
+                bx = Math.max(bx, (u.linkUsedRaw(down) + outAt[x] / k) / m.linkCapacity(down));
+            }
+            if (bx > top1) {
+                top2 = top1;
+                top1 = bx;
+                top1Tor = x;
+            } else if (bx > top2) {
+                top2 = bx;
+            }
+        }
+        double podBest = Double.POSITIVE_INFINITY;
+        int pick = -1;
+        int ties = 0;
+        for (int s : tors) {
+            if (!m.fitsAlone(v, s)) {
+                continue;
+            }
+            double val = Math.max(outside, u.memoryAfter(v, s));
+            val = Math.max(val, s == top1Tor ? top2 : top1);
+            if (val > podBest || val >= bestMru) {
+                continue;
+            }
+            double down = (inQ - inAt[s]) / k;
+            double up = (outQ - outAt[s]) / k;
+            for (int j = 0; j < k; j++) {
+                int dl = f.torDownlink(s, j);
+                int ul = f.torUplink(s, j);
+                val = Math.max(val, (u.linkUsedRaw(dl) + extIn[j] + down) / m.linkCapacity(dl));
+                val = Math.max(val, (u.linkUsedRaw(ul) + extOut[j] + up) / m.linkCapacity(ul));
+            }
+            if (val < podBest) {
+                podBest = val;
+                pick = s;
+                ties = 1;
+            } else if (val == podBest && rng.nextInt(++ties) == 0) {
+                pick = s;
+            }
+        }
+        for (int i = 0; i < demandTors; i++) {
+            inAt[podDemandTors[i]] = 0;
+            outAt[podDemandTors[i]] = 0;
+        }
+        if (pick >= 0 && podBest < bestMru) {
+            bestMru = podBest;
+            bestSwitch = pick;
+        }
+    }
+}

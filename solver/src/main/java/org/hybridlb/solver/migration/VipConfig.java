@@ -1,0 +1,106 @@
+package org.hybridlb.solver.migration;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
+
+/**
+ * A VIP's DIP pools keyed for diffing: service ("proto/port") to DIP ip to DIP. Immutable; the
+ * {@link Vip} it stands for is rebuilt on demand for the resource model.
+ */
+final class VipConfig {
+    final String vip;
+    final String aggregate;
+    final Map<String, Map<String, Dip>> services;
+    private Vip asVip;
+
+    private VipConfig(String vip, String aggregate, Map<String, Map<String, Dip>> services) {
+        this.vip = vip;
+        this.aggregate = aggregate;
+        this.services = services;
+    }
+
+    static VipConfig of(Vip v) {
+        Map<String, Map<String, Dip>> services = new LinkedHashMap<>();
+        for (VipPort p : v.ports) {
+            Map<String, Dip> dips = new LinkedHashMap<>();
+            p.dips.forEach(d -> dips.put(d.ip, d));
+            services.put(serviceKey(p), dips);
+        }
+        VipConfig c = new VipConfig(v.vip, v.aggregate, services);
+        c.asVip = v;
+        return c;
+    }
+
+    static String serviceKey(VipPort p) {
+        return p.proto + "/" + p.port;
+    }
+
+    Dip dip(String service, String ip) {
+        Map<String, Dip> dips = services.get(service);
+        return dips == null ? null : dips.get(ip);
+    }
+
+    VipConfig withDip(String service, Dip dip) {
+        Map<String, Map<String, Dip>> copy = deepCopy();
+        copy.computeIfAbsent(service, k -> new LinkedHashMap<>()).put(dip.ip, dip);
+        return new VipConfig(vip, aggregate, copy);
+    }
+
+    VipConfig withoutDip(String service, String ip) {
+        Map<String, Map<String, Dip>> copy = deepCopy();
+        Map<String, Dip> dips = copy.get(service);
+        dips.remove(ip);
+        if (dips.isEmpty()) {
+            copy.remove(service);
+        }
+        return new VipConfig(vip, aggregate, copy);
+    }
+
+    /** The VIP as the data model (and so the resource model) sees it. */
+    Vip toVip() {
+        if (asVip == null) {
+            List<VipPort> ports = new ArrayList<>();
+            for (Map.Entry<String, Map<String, Dip>> e : services.entrySet()) {
+                String[] pp = e.getKey().split("/");
+                ports.add(new VipPort(pp[0], Integer.parseInt(pp[1]), new ArrayList<>(e.getValue().values())));
+            }
+            asVip = new Vip(vip, aggregate, ports);
+        }
+        return asVip;
+    }
+
+    /** Same DIPs with the same weights and tunnel endpoints in every service (order aside). */
+    boolean sameDips(VipConfig o) {
+        if (!services.keySet().equals(o.services.keySet())) {
+            return false;
+        }
+        for (Map.Entry<String, Map<String, Dip>> e : services.entrySet()) {
+            Map<String, Dip> other = o.services.get(e.getKey());
+            if (!other.keySet().equals(e.getValue().keySet())) {
+                return false;
+            }
+            for (Dip d : e.getValue().values()) {
+                if (!sameDip(d, other.get(d.ip))) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    static boolean sameDip(Dip a, Dip b) {
+        return a.ip.equals(b.ip) && a.weight == b.weight && Objects.equals(a.hostIp, b.hostIp);
+    }
+
+    private Map<String, Map<String, Dip>> deepCopy() {
+        Map<String, Map<String, Dip>> copy = new LinkedHashMap<>();
+        services.forEach((k, v) -> copy.put(k, new LinkedHashMap<>(v)));
+        return copy;
+    }
+}
