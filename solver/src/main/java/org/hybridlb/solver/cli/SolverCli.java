@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
             SimulateCommand.class,
             BenchCommand.class,
             YodaAssignCommand.class,
+            IlpBenchCommand.class,
             CommandLine.HelpCommand.class,
         })
 public final class SolverCli {
