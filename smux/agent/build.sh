@@ -19,5 +19,6 @@ clang -O2 -g -Wall -Werror -target bpf -I "$AGENT/include" \
 "$CC" "${CFLAGS[@]}" "$AGENT/src/udecap.c" "$AGENT/src/stats_file.c" -o "$OUT/hlb-agent-udecap"
 "$CC" "${CFLAGS[@]}" "$SMUX/tests/agent_test_ovs_hash.c" -lcmocka -o "$OUT/agent_test_ovs_hash"
 "$CC" "${CFLAGS[@]}" "$SMUX/tests/agent_test_decap.c" -lbpf -lcmocka -o "$OUT/agent_test_decap"
+"$CC" "${CFLAGS[@]}" "$SMUX/tests/agent_pktgen.c" -o "$OUT/agent_pktgen"
 "$CC" "${CFLAGS[@]}" -shared -fPIC "$SMUX/tests/agent_ovs_hash_pyshim.c" -o "$OUT/libhlb_ovs_hash_test.so"
 echo "agent build: OK ($OUT)"

@@ -86,7 +86,9 @@ def build_config(argv):
     p.add_argument("--decap", choices=("auto", "xdp", "userspace"), default="auto")
     p.add_argument("--xdp-mode", choices=("auto", "native", "generic"), default="auto")
     p.add_argument("--tun-name", default="hlbdecap0", help="TUN device of the fallback")
-    p.add_argument("--check", help="tcp://HOST:PORT or http://HOST:PORT/PATH of the local service")
+    p.add_argument("--check", action="append", default=[],
+                   help="tcp://HOST:PORT or http://HOST:PORT/PATH of a local service (repeatable: "
+                        "the DIP is healthy when every check passes)")
     p.add_argument("--check-interval", type=float, default=1.0)
     p.add_argument("--check-timeout", type=float, default=0.5)
     p.add_argument("--rise", type=int, default=2, help="successes before healthy")
@@ -101,7 +103,7 @@ def build_config(argv):
         a.local_ip = [ipv4("--local-ip", x) for x in a.local_ip]
         a.vip = [ipv4("--vip", x) for x in a.vip]
         a.dip = ipv4("--dip", a.dip) if a.dip else a.local_ip[0]
-        a.check = parse_check(a.check) if a.check else None
+        a.check = [parse_check(c) for c in a.check]
         a.listen = parse_listen(a.listen)
         if a.decap in ("auto", "xdp") and not a.iface:
             raise ConfigError(f"--iface: required for --decap {a.decap}")
@@ -223,21 +225,21 @@ class DecapBackend:
 
 
 class HealthProber:
-    """Probes the local service; healthy after `rise` successes in a row,
+    """Probes one local service; healthy after `rise` successes in a row,
     unhealthy after `fall` failures in a row."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, check):
         self.cfg = cfg
-        self.healthy = cfg.check is None   # nothing to check: healthy
+        self.check = check
+        self.healthy = False
         self.last = {"ok": None, "error": None, "latency_s": None, "time": None}
         self.successes = self.failures = 0
         self.lock = threading.Lock()
         self.stopping = threading.Event()
-        if cfg.check:
-            threading.Thread(target=self._loop, daemon=True).start()
+        threading.Thread(target=self._loop, daemon=True).start()
 
     def probe_once(self):
-        kind, host, port, url = self.cfg.check
+        kind, host, port, url = self.check
         t0 = time.monotonic()
         try:
             if kind == "tcp":
@@ -261,18 +263,34 @@ class HealthProber:
                     self.successes, self.failures = self.successes + 1, 0
                     if not self.healthy and self.successes >= self.cfg.rise:
                         self.healthy = True
-                        log("info", "DIP healthy", dip=self.cfg.dip)
+                        log("info", "check healthy", dip=self.cfg.dip, check=self.check[3])
                 else:
                     self.successes, self.failures = 0, self.failures + 1
                     if self.healthy and self.failures >= self.cfg.fall:
                         self.healthy = False
-                        log("warn", "DIP unhealthy", dip=self.cfg.dip, error=err)
+                        log("warn", "check unhealthy", dip=self.cfg.dip, check=self.check[3],
+                            error=err)
             self.stopping.wait(self.cfg.check_interval)
 
     def state(self):
         with self.lock:
-            return {"dip": self.cfg.dip, "healthy": self.healthy,
-                    "check": self.cfg.check[3] if self.cfg.check else None, "last": dict(self.last)}
+            return {"check": self.check[3], "healthy": self.healthy, "last": dict(self.last)}
+
+
+class DipHealth:
+    """The DIP is healthy when every check passes (no check: healthy)."""
+
+    def __init__(self, cfg):
+        self.dip = cfg.dip
+        self.probers = [HealthProber(cfg, c) for c in cfg.check]
+
+    def state(self):
+        checks = [p.state() for p in self.probers]
+        return {"dip": self.dip, "healthy": all(c["healthy"] for c in checks), "checks": checks}
+
+    def stop(self):
+        for p in self.probers:
+            p.stopping.set()
 
 
 class Agent:
@@ -286,7 +304,7 @@ class Agent:
             if self.vips:
                 self.vips.undo()
             raise
-        self.prober = HealthProber(cfg)
+        self.dip_health = DipHealth(cfg)
         self.prev = None          # (time, {key: (packets, bytes)}) for rates
         self.rates = {}
         self.lock = threading.Lock()
@@ -322,7 +340,7 @@ class Agent:
         return {"status": "ok" if self.decap.alive() else "degraded",
                 "uptime_s": round(time.time() - self.started, 3),
                 "decap": dict(self.decap.info, alive=self.decap.alive()),
-                "service": self.prober.state(), "vips": self.cfg.vip}
+                "service": self.dip_health.state(), "vips": self.cfg.vip}
 
     def collect(self):
         """prometheus_client collector interface."""
@@ -338,18 +356,22 @@ class Agent:
         res = CounterMetricFamily("hlb_agent_decap_packets", "Decap verdicts", labels=["result"])
         for name, value in s["counters"].items():
             res.add_metric([name], value)
-        h = self.prober.state()
-        healthy = GaugeMetricFamily("hlb_agent_dip_healthy", "1 when the local service passes its check",
+        h = self.dip_health.state()
+        healthy = GaugeMetricFamily("hlb_agent_dip_healthy", "1 when every service check passes",
                                     labels=["dip"])
         healthy.add_metric([h["dip"]], 1 if h["healthy"] else 0)
+        per_check = GaugeMetricFamily("hlb_agent_check_healthy", "1 when this service check passes",
+                                      labels=["dip", "check"])
+        for c in h["checks"]:
+            per_check.add_metric([h["dip"], c["check"]], 1 if c["healthy"] else 0)
         up = GaugeMetricFamily("hlb_agent_decap_up", "1 while the decap backend runs",
                                labels=["backend", "mode"])
         up.add_metric([self.decap.info.get("backend", ""), self.decap.info.get("mode", "")],
                       1 if self.decap.alive() else 0)
-        return [pk, by, res, healthy, up]
+        return [pk, by, res, healthy, per_check, up]
 
     def stop(self):
-        self.prober.stopping.set()
+        self.dip_health.stop()
         self.decap.stop()
         if self.vips:
             self.vips.undo()
@@ -370,7 +392,7 @@ def make_handler(agent, registry):
             if path == "/health":
                 self._send(200, agent.health())
             elif path == "/dip-health":
-                st = agent.prober.state()
+                st = agent.dip_health.state()
                 self._send(200 if st["healthy"] else 503, st)
             elif path == "/stats":
                 self._send(200, agent.stats())

@@ -3,7 +3,8 @@
 #   1. cmocka unit tests of the OVS 3.1 select-group replica, and the decap
 #      packet fixtures (XDP program via BPF_PROG_TEST_RUN + user-space parser)
 #   2. OVS agreement test against a private ovs-vswitchd (>= 10,000 5-tuples)
-#   3. host agent: XDP and user-space decap, DSR, health, counters (namespaces)
+#   3. host agent: XDP and user-space decap, DSR, health, counters (namespaces),
+#      and end to end behind a real OVS HMux (GRE), flows predicted by the replica
 #   4. FRR supervisor: announce / withdraw within 1 s (two FRR in namespaces)
 # Ends with "agent: N passed, N failed"; exits non-zero on any failure.
 # A skipped test counts as failed: every suite here must really run in CI.
@@ -48,7 +49,8 @@ run_cmocka "decap packet fixtures, XDP and user-space parser" \
 echo "== agent: OVS agreement, host agent, FRR (pytest)"
 junit="$(mktemp /tmp/hlb-agent-junit-XXXXXX.xml)"
 (cd "$SMUX" && python3 -m pytest -q -s -p no:cacheprovider --junitxml="$junit" \
-    tests/agent_ovs_agreement.py tests/agent_host_agent.py tests/frr_supervisor_test.py)
+    tests/agent_ovs_agreement.py tests/agent_host_agent.py tests/agent_ovs_gre_e2e.py \
+    tests/frr_supervisor_test.py)
 read -r py_passed py_failed < <(python3 - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()

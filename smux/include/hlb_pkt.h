@@ -150,10 +150,19 @@ static inline uint16_t hlb_ip_csum(const void *hdr, size_t len)
 {
     const uint8_t *p = (const uint8_t *)hdr;
     uint64_t sum = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        uint32_t w;
-        memcpy(&w, p + i, 4);
-        sum += w;
+    if (len == 20) {                  /* no options: the usual case, unrolled */
+        uint64_t a, b;
+        uint32_t c;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + 8, 8);
+        memcpy(&c, p + 16, 4);
+        sum = (a & 0xffffffffu) + (a >> 32) + (b & 0xffffffffu) + (b >> 32) + c;
+    } else {
+        for (size_t i = 0; i < len; i += 4) {
+            uint32_t w;
+            memcpy(&w, p + i, 4);
+            sum += w;
+        }
     }
     sum = (sum & 0xffffffffu) + (sum >> 32);
     sum = (sum & 0xffffffffu) + (sum >> 32);
@@ -176,7 +185,8 @@ hlb_parse(const uint8_t *pkt, uint32_t len, struct hlb_parsed *out)
     struct hlb_eth_hdr eth;
     struct hlb_ipv4_hdr ip;
 
-    memset(out, 0, sizeof(*out));
+    out->t.src_port = out->t.dst_port = 0;
+    out->tcp_flags = 0;
     if (len < HLB_ETH_HLEN)
         return HLB_PARSE_TRUNCATED;
     memcpy(&eth, pkt, sizeof(eth));
@@ -652,11 +662,29 @@ static inline void hlb_5tuple_bytes(const struct hlb_5tuple *t, uint8_t out[13])
     memcpy(out + 11, &t->dst_port, 2);
 }
 
+/* Same value as hlb_crc32_bytes() over hlb_5tuple_bytes(), computed from the fields
+ * in registers (no byte array on the stack: reloading it as words would stall on
+ * store forwarding).  Fields are network order, so on a little-endian host a field's
+ * memory bytes are its value's bytes from the low end. */
 static inline uint32_t hlb_crc32_5tuple(const struct hlb_5tuple *t)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint32_t (*T)[256] = hlb_crc32_table8;
+    uint32_t lo = t->src_ip ^ 0xffffffffu, hi = t->dst_ip;
+    uint32_t crc = T[7][lo & 0xff] ^ T[6][(lo >> 8) & 0xff] ^ T[5][(lo >> 16) & 0xff] ^
+                   T[4][lo >> 24] ^ T[3][hi & 0xff] ^ T[2][(hi >> 8) & 0xff] ^
+                   T[1][(hi >> 16) & 0xff] ^ T[0][hi >> 24];
+    uint32_t w = (uint32_t)t->proto | ((uint32_t)t->src_port << 8) |
+                 ((uint32_t)(t->dst_port & 0xff) << 24);
+    w ^= crc;
+    crc = T[3][w & 0xff] ^ T[2][(w >> 8) & 0xff] ^ T[1][(w >> 16) & 0xff] ^ T[0][w >> 24];
+    crc = T[0][(crc ^ (uint32_t)(t->dst_port >> 8)) & 0xff] ^ (crc >> 8);
+    return crc ^ 0xffffffffu;
+#else
     uint8_t b[13];
     hlb_5tuple_bytes(t, b);
     return hlb_crc32_bytes(b, sizeof(b));
+#endif
 }
 
 /* Weighted member choice shared with the P4 action selector: members are laid out
@@ -668,13 +696,54 @@ static inline int hlb_weighted_pick(uint32_t hash, const uint32_t *cum, int n)
     if (n <= 0 || cum[n - 1] == 0)
         return -1;
     uint32_t slot = hash % cum[n - 1];
-    int lo = 0, hi = n - 1;           /* first i with cum[i] > slot */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (cum[mid] > slot)
-            hi = mid;
-        else
-            lo = mid + 1;
+    if (n <= 16) {
+        /* Count the members whose interval ends at or before the slot: branch-free,
+         * so random hashes cost no mispredictions. */
+        int idx = 0;
+        for (int i = 0; i < n; i++)
+            idx += cum[i] <= slot;
+        return idx;
+    }
+    int lo = 0, len = n;               /* first i with cum[i] > slot, branch-free */
+    while (len > 1) {
+        int half = len / 2;
+        lo = cum[lo + half - 1] <= slot ? lo + half : lo;
+        len -= half;
+    }
+    return lo;
+}
+
+/* hash % d without a division (Lemire, Kaser, Kurz: "Faster remainder by direct
+ * computation", 2019): exact for every 32-bit hash and divisor d >= 1, given
+ * m = hlb_fastmod_m(d) computed once per pool. */
+static inline uint64_t hlb_fastmod_m(uint32_t d)
+{
+    return UINT64_C(0xFFFFFFFFFFFFFFFF) / d + 1;
+}
+
+static inline uint32_t hlb_fastmod(uint32_t a, uint64_t m, uint32_t d)
+{
+    uint64_t lowbits = m * a;
+    return (uint32_t)(((__uint128_t)lowbits * d) >> 64);
+}
+
+/* hlb_weighted_pick() with the modulo precomputed: m = hlb_fastmod_m(cum[n-1]). */
+static inline int hlb_weighted_pick_m(uint32_t hash, const uint32_t *cum, int n, uint64_t m)
+{
+    if (n <= 0 || cum[n - 1] == 0)
+        return -1;
+    uint32_t slot = hlb_fastmod(hash, m, cum[n - 1]);
+    if (n <= 16) {
+        int idx = 0;
+        for (int i = 0; i < n; i++)
+            idx += cum[i] <= slot;
+        return idx;
+    }
+    int lo = 0, len = n;
+    while (len > 1) {
+        int half = len / 2;
+        lo = cum[lo + half - 1] <= slot ? lo + half : lo;
+        len -= half;
     }
     return lo;
 }

@@ -21,20 +21,27 @@ const char *const hlb_drop_names[HLB_DROP_MAX] = {
 
 static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
-int hlb_select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
-                   const struct hlb_5tuple *tuple)
+static inline __attribute__((always_inline)) int
+select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
+           const struct hlb_5tuple *tuple)
 {
     int rel;
     if (s->dip_count == 0)
         return -1;
     if (s->selection == HLB_SEL_CRC32)
-        rel = hlb_weighted_pick(hlb_crc32_5tuple(tuple), &t->cum[s->dip_first],
-                                (int)s->dip_count);
+        rel = hlb_weighted_pick_m(hlb_crc32_5tuple(tuple), &t->cum[s->dip_first],
+                                  (int)s->dip_count, s->weight_mod_m);
     else
         rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(tuple, s->basis),
                                     &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
                                     (int)s->dip_count);
     return rel < 0 ? -1 : (int)s->dip_first + rel;
+}
+
+int hlb_select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
+                   const struct hlb_5tuple *tuple)
+{
+    return select_dip(t, s, tuple);
 }
 
 /* Finds a pinned DIP in the current table's pool (after a swap). */
@@ -274,26 +281,28 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
         enum hlb_conn_state next = hlb_conn_next_state(ref.b->state[ref.i], pp->t.proto,
                                                        pp->tcp_flags, &restart);
         w->st.conn_hits++;
-        if (restart) {
-            dip = hlb_select_dip(t, s, &pp->t);
-        } else if (e->table_gen == t->gen) {
-            dip = (int)e->dip_index;
+        if (e->table_gen == t->gen && !restart) {
+            dip = (int)e->dip_index;           /* the common case: nothing to rewrite */
         } else {
-            /* Table swapped since: the pinned DIP keeps the connection while it is
-             * still in the pool (even at weight 0: draining). */
-            dip = find_in_pool(t, s, e->dip_ip);
-            if (dip < 0) {
-                dip = hlb_select_dip(t, s, &pp->t);
-                w->st.conn_repinned++;
+            if (restart) {
+                dip = select_dip(t, s, &pp->t);
+            } else {
+                /* Table swapped since: the pinned DIP keeps the connection while it
+                 * is still in the pool (even at weight 0: draining). */
+                dip = find_in_pool(t, s, e->dip_ip);
+                if (dip < 0) {
+                    dip = select_dip(t, s, &pp->t);
+                    w->st.conn_repinned++;
+                }
             }
+            if (dip < 0) {
+                hlb_conn_delete(ct, &ref);
+                return -1;
+            }
+            e->dip_ip = t->dips[dip].ip;
+            e->table_gen = t->gen;
+            e->dip_index = (uint32_t)dip;
         }
-        if (dip < 0) {
-            hlb_conn_delete(ct, &ref);
-            return -1;
-        }
-        e->dip_ip = t->dips[dip].ip;
-        e->table_gen = t->gen;
-        e->dip_index = (uint32_t)dip;
         if (next == HLB_CONN_FREE)
             hlb_conn_delete(ct, &ref);          /* RST: this packet still goes there */
         else
@@ -302,7 +311,7 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
     }
 
     w->st.conn_misses++;
-    int dip = hlb_select_dip(t, s, &pp->t);
+    int dip = select_dip(t, s, &pp->t);
     if (dip < 0)
         return -1;
     enum hlb_conn_state st0 = hlb_conn_initial_state(pp->t.proto, pp->tcp_flags);
@@ -378,7 +387,7 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
             continue;
         }
         int dip = (s->pin && w->ct) ? pinned_dip(w, t, s, pp, hash[i], now)
-                                    : hlb_select_dip(t, s, &pp->t);
+                                    : select_dip(t, s, &pp->t);
         if (dip < 0) {
             drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
             continue;

@@ -3,8 +3,10 @@
  *
  *   hlb-smux <EAL args> -- --ip A.B.C.D --gateway G.H.I.J [options]
  */
+#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,6 +337,34 @@ static void port_metrics(FILE *f, void *arg)
     }
 }
 
+/* EAL leaves /var/run/dpdk/<prefix> behind even with --no-shconf: remove it. */
+static void remove_runtime_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[PATH_MAX];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static char runtime_dir[PATH_MAX];
+
+/* Exit path after EAL init: release EAL and its runtime directory. */
+static int eal_exit(int code)
+{
+    rte_eal_cleanup();
+    remove_runtime_dir(runtime_dir);
+    return code;
+}
+
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -368,13 +398,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "EAL init failed: %s\n", rte_strerror(rte_errno));
         return 1;
     }
+    snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
     argc -= eal_args;
     argv += eal_args;
     struct options o;
-    if (parse_options(argc, argv, &o) != 0) {
-        rte_eal_cleanup();
-        return 2;
-    }
+    if (parse_options(argc, argv, &o) != 0)
+        return eal_exit(2);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     tsc_hz = rte_get_tsc_hz();
@@ -391,13 +420,13 @@ int main(int argc, char **argv)
     if (found < ports.n) {
         HLB_LOG_ERR("mode %s needs %d ports, found %u (give --vdev arguments)", o.mode, ports.n,
                     found);
-        return 1;
+        return eal_exit(1);
     }
     struct rte_mempool *pool = rte_pktmbuf_pool_create("hlb_mbufs", NB_MBUF, 256, 0,
                                                        RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
     if (!pool) {
         HLB_LOG_ERR("mbuf pool: %s", rte_strerror(rte_errno));
-        return 1;
+        return eal_exit(1);
     }
 
     static struct hlb_worker w;
@@ -414,7 +443,7 @@ int main(int argc, char **argv)
         int rc = port_init(ports.ids[i], pool);
         if (rc < 0) {
             HLB_LOG_ERR("port %u init failed: %s", ports.ids[i], rte_strerror(-rc));
-            return 1;
+            return eal_exit(1);
         }
         struct rte_ether_addr mac;
         rte_eth_macaddr_get(ports.ids[i], &mac);
@@ -425,7 +454,7 @@ int main(int argc, char **argv)
     w.ct = hlb_conn_table_create(o.conn_capacity, &o.timeouts);
     if (!w.ct) {
         HLB_LOG_ERR("cannot allocate a connection table of %" PRIu64 " slots", o.conn_capacity);
-        return 1;
+        return eal_exit(1);
     }
 
     static struct hlb_table_slot slot;
@@ -438,7 +467,7 @@ int main(int argc, char **argv)
         .extra_metrics_arg = &ports};
     struct hlb_control *ctl = hlb_control_start(&cc);
     if (!ctl)
-        return 1;
+        return eal_exit(1);
     if (o.table_file) {
         size_t len;
         char *text = read_file(o.table_file, &len);
@@ -446,7 +475,7 @@ int main(int argc, char **argv)
         if (!text || hlb_control_apply(ctl, text, len, &err) != 0) {
             HLB_LOG_ERR("table %s rejected: %s: %s", o.table_file, text ? err.field : "(file)",
                         text ? err.reason : "cannot read");
-            return 1;
+            return eal_exit(1);
         }
         free(text);
     }
@@ -469,7 +498,10 @@ int main(int argc, char **argv)
 
     /* ---- the worker loop ---- */
     const uint64_t tsc_per_ms = tsc_hz / 1000;
-    uint64_t next_arp = 0, last_rx_ms = 0, loop_start = rte_rdtsc();
+    uint32_t next_arp = 0, last_rx_ms = 0;
+    uint64_t loop_start = rte_rdtsc();
+    struct timespec cpu0, cpu1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
     uint64_t run_until = o.run_seconds > 0 ? loop_start + (uint64_t)(o.run_seconds * tsc_hz) : 0;
     uint32_t idle_polls = 0, sleep_us = 1, sweep_tick = 0;
     int seen_traffic = 0;
@@ -480,6 +512,9 @@ int main(int argc, char **argv)
         io.rx_hook_arg = &gen;
     }
     atomic_store(&slot.worker_running, 1);
+    /* Order the store above before the first table load (store-load: the control
+     * thread must either see the worker running or the worker must see its table). */
+    atomic_thread_fence(memory_order_seq_cst);
 
     while (!stop_flag) {
         uint64_t tsc = rte_rdtsc();
@@ -512,7 +547,7 @@ int main(int argc, char **argv)
             atomic_store_explicit(&heartbeat_ms, mono_ms(), memory_order_relaxed);
 
         /* Gateway resolution: every second until known, then refresh every 30 s. */
-        if (w.cfg.gw_ip && !w.cfg.gw_static && now >= next_arp) {
+        if (w.cfg.gw_ip && !w.cfg.gw_static && (int32_t)(now - next_arp) >= 0) {
             struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
             uint16_t out = two_port ? 1 : 0;
             if (m) {
@@ -525,12 +560,14 @@ int main(int argc, char **argv)
             }
             next_arp = now + (w.cfg.gw_known ? 30000 : 1000);
         }
-        if (o.exit_when_idle_ms && seen_traffic && now - last_rx_ms > o.exit_when_idle_ms)
+        if (o.exit_when_idle_ms && seen_traffic && (uint32_t)(now - last_rx_ms) > o.exit_when_idle_ms)
             break;
         if (run_until && tsc > run_until)
             break;
     }
     uint64_t loop_cycles = rte_rdtsc() - loop_start;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+    double cpu_secs = (double)(cpu1.tv_sec - cpu0.tv_sec) + (double)(cpu1.tv_nsec - cpu0.tv_nsec) * 1e-9;
     atomic_store(&slot.worker_running, 0);
 
     /* Final statistics as one JSON line (the benchmark and tests read it). */
@@ -538,11 +575,11 @@ int main(int argc, char **argv)
     uint64_t drops = 0;
     for (int r = 0; r < HLB_DROP_MAX; r++)
         drops += w.st.drops[r];
-    printf("{\"event\":\"exit\",\"seconds\":%.6f,\"rx\":%" PRIu64 ",\"forwarded\":%" PRIu64
+    printf("{\"event\":\"exit\",\"seconds\":%.6f,\"cpuSeconds\":%.6f,\"rx\":%" PRIu64 ",\"forwarded\":%" PRIu64
            ",\"drops\":%" PRIu64 ",\"mpps\":%.3f,\"cyclesPerPacket\":%.1f,\"connEntries\":%" PRIu64
            ",\"connInserts\":%" PRIu64 ",\"connInsertFailures\":%" PRIu64
            ",\"connEvictHalfOpen\":%" PRIu64 ",\"connHits\":%" PRIu64 ",\"tscHz\":%" PRIu64 ",\"dropReasons\":{",
-           secs, w.st.rx_packets, w.st.fwd_packets, drops,
+           secs, cpu_secs, w.st.rx_packets, w.st.fwd_packets, drops,
            secs > 0 ? (double)w.st.rx_packets / secs / 1e6 : 0.0,
            w.st.rx_packets ? (double)loop_cycles / (double)w.st.rx_packets : 0.0,
            w.ct->st.entries, w.ct->st.inserts, w.ct->st.insert_failures, w.ct->st.evict_syn,
@@ -563,6 +600,5 @@ int main(int argc, char **argv)
     }
     hlb_table_free(hlb_table_acquire(&slot));
     hlb_conn_table_free(w.ct);
-    rte_eal_cleanup();
-    return 0;
+    return eal_exit(0);
 }

@@ -17,10 +17,10 @@ struct hlb_vip_table *hlb_table_publish(struct hlb_table_slot *s, struct hlb_vip
     t->gen = ++s->last_gen;
     if (t->gen == 0)                 /* generation 0 is never used: entries start at 0 */
         t->gen = ++s->last_gen;
-    struct hlb_vip_table *old = atomic_exchange_explicit(&s->current, t, memory_order_acq_rel);
+    struct hlb_vip_table *old = atomic_exchange_explicit(&s->current, t, memory_order_seq_cst);
     /* Wait for the worker to finish the iteration that may still hold `old`.  It
      * loops at least every idle-sleep period, so this is a few microseconds to ~1 ms. */
-    while (atomic_load_explicit(&s->worker_running, memory_order_acquire) &&
+    while (atomic_load_explicit(&s->worker_running, memory_order_seq_cst) &&
            atomic_load_explicit(&s->worker_gen, memory_order_acquire) != t->gen) {
         struct timespec ts = {0, 20000};
         nanosleep(&ts, NULL);

@@ -52,7 +52,7 @@ static int check_keys(json_t *obj, const char *const *allowed, const char *path,
                 ok = 1;
         if (!ok) {
             char f[200];
-            snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", key);
+            snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", *key ? key : "\"\"");
             set_err(err, f, "unknown field");
             return -1;
         }
@@ -465,6 +465,8 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 t->n_dips++;
             }
             sv->dip_count = t->n_dips - sv->dip_first;
+            if (cum)
+                sv->weight_mod_m = hlb_fastmod_m(cum);
             t->n_services++;
         }
     }

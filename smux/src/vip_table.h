@@ -33,6 +33,7 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint32_t dip_first;         /* slice of the dip arrays */
     uint32_t dip_count;
     uint64_t basis;             /* OVS selection_method_param */
+    uint64_t weight_mod_m;      /* hlb_fastmod_m(total weight), for crc32 */
 };
 
 struct hlb_dip {

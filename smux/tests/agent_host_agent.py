@@ -20,7 +20,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 
 import pytest
 
@@ -32,7 +31,7 @@ AGENT = os.path.join(tl.SMUX_DIR, "agent", "hlb_agent.py")
 VIP = "10.200.0.10"
 MUX_IP, HOST_IP = "10.77.0.1", "10.77.0.2"
 CLIENT_IP = "198.51.100.5"
-TCP_PORT, UDP_PORT, HEALTH_PORT, MGMT_PORT = 8080, 5353, 9090, 9100
+TCP_PORT, UDP_PORT, HEALTH_PORT, HTTP_PORT, MGMT_PORT = 8080, 5353, 9090, 8081, 9100
 
 
 def mac_of(ns, ifname):
@@ -100,7 +99,8 @@ def topo():
 
 def start_agent(topo, backend):
     cmd = [sys.executable, AGENT, "--iface", topo.if_up, "--local-ip", HOST_IP, "--vip", VIP,
-           "--decap", backend, "--check", f"tcp://{VIP}:{HEALTH_PORT}", "--check-interval", "0.1",
+           "--decap", backend, "--check", f"tcp://{VIP}:{HEALTH_PORT}",
+           "--check", f"http://{VIP}:{HTTP_PORT}/healthz", "--check-interval", "0.1",
            "--check-timeout", "0.2", "--rise", "1", "--fall", "2",
            "--listen", f"127.0.0.1:{MGMT_PORT}", "--stats-interval-ms", "100",
            "--tun-name", f"hlbt{backend[:2]}"]
@@ -121,7 +121,8 @@ def _mgmt_up(topo):
 
 def start_servers(topo):
     srv = topo.start(topo.host, [sys.executable, os.path.join(TESTS, "agent_vip_server.py"), VIP,
-                                 "--tcp", str(TCP_PORT), "--udp", str(UDP_PORT)],
+                                 "--tcp", str(TCP_PORT), "--udp", str(UDP_PORT),
+                                 "--http", str(HTTP_PORT)],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert json.loads(srv.stdout.readline())["ready"]
     health = topo.start(topo.host, [sys.executable, os.path.join(TESTS, "agent_vip_server.py"), VIP,
@@ -203,14 +204,18 @@ def test_decap_dsr_health_and_counters(topo, backend):
         assert f'hlb_agent_vip_packets_total{{encap="gre",mux="{MUX_IP}",vip="{VIP}"}}' in metrics
         assert 'hlb_agent_dip_healthy{dip="10.77.0.2"} 1.0' in metrics
 
-        # DIP health follows the local service.
+        # DIP health follows the local services (a TCP and an HTTP check).
         assert wait_until(lambda: ns_http(topo.host, "/dip-health")[0] == 200, 2)
         health.stdin.close()
         tl.stop_pid(health.pid)
         t0 = time.monotonic()
         assert wait_until(lambda: ns_http(topo.host, "/dip-health")[0] == 503, 3)
         print(f"\n[{backend}] DIP marked unhealthy {time.monotonic() - t0:.2f}s after the service stopped")
-        assert 'hlb_agent_dip_healthy{dip="10.77.0.2"} 0.0' in ns_http(topo.host, "/metrics")[1]
+        checks = {c["check"]: c["healthy"] for c in json.loads(ns_http(topo.host, "/dip-health")[1])["checks"]}
+        assert checks == {f"tcp://{VIP}:{HEALTH_PORT}": False, f"http://{VIP}:{HTTP_PORT}/healthz": True}
+        metrics = ns_http(topo.host, "/metrics")[1]
+        assert 'hlb_agent_dip_healthy{dip="10.77.0.2"} 0.0' in metrics
+        assert f'hlb_agent_check_healthy{{check="http://{VIP}:{HTTP_PORT}/healthz",dip="10.77.0.2"}} 1.0' in metrics
     finally:
         for p in (srv, health):
             if p:

@@ -1,15 +1,27 @@
 #!/usr/bin/env python3
 """A real service bound to the VIP, for the host agent test: TCP and UDP
-echo ("echo:" + data).  Prints one JSON line per payload received, with the
-peer address the socket saw (must be the client, not the mux: DSR).
+echo ("echo:" + data), and optionally GET /healthz over HTTP.  Prints one JSON
+line per payload received, with the peer address the socket saw (must be the
+client, not the mux: DSR).
 
-usage: agent_vip_server.py VIP [--tcp PORT] [--udp PORT]
+usage: agent_vip_server.py VIP [--tcp PORT] [--udp PORT] [--http PORT]
 """
 import argparse
 import json
 import socket
 import sys
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Healthz(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/healthz" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
 
 
 def report(proto, peer, data):
@@ -43,6 +55,7 @@ def main():
     p.add_argument("vip")
     p.add_argument("--tcp", type=int)
     p.add_argument("--udp", type=int)
+    p.add_argument("--http", type=int)
     a = p.parse_args()
     threads = []
     if a.tcp:
@@ -55,6 +68,9 @@ def main():
         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         u.bind((a.vip, a.udp))
         threads.append(threading.Thread(target=serve_udp, args=(u,), daemon=True))
+    if a.http:
+        h = ThreadingHTTPServer((a.vip, a.http), Healthz)
+        threads.append(threading.Thread(target=h.serve_forever, daemon=True))
     for th in threads:
         th.start()
     print(json.dumps({"ready": True}), flush=True)

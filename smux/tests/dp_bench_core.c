@@ -103,6 +103,9 @@ int main(int argc, char **argv)
 {
     double tsc_hz = argc > 1 ? atof(argv[1]) : 2.45e9;
     double secs = argc > 2 ? atof(argv[2]) : 1.0;
+    int only_stateless = argc > 3 && strcmp(argv[3], "stateless") == 0;
+    int only_conn = argc > 3 && strcmp(argv[3], "conn") == 0;
+    int n_stateless = argc > 3 && strcmp(argv[3], "crc32") == 0 ? 1 : 2;
     struct hlb_table_error err;
     struct hlb_table_options opt = {.default_pin = 0};
     struct hlb_worker w;
@@ -113,7 +116,7 @@ int main(int argc, char **argv)
     w.cfg.mtu = 1500;
 
     const char *modes[][2] = {{"crc32", "stateless-crc32"}, {"ovs", "stateless-ovs"}};
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < n_stateless && !only_conn; m++) {
         const char *j = table_json(modes[m][0], 0);
         struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
         t->gen = 1;
@@ -121,6 +124,8 @@ int main(int argc, char **argv)
         hlb_table_free(t);
     }
 
+    if (only_stateless || n_stateless == 1)
+        return 0;
     /* Connection table with 1M live connections, then traffic over 10k flows. */
     w.ct = hlb_conn_table_create(4u << 20, NULL);
     const char *j = table_json("crc32", 1);
@@ -136,8 +141,16 @@ int main(int argc, char **argv)
         hlb_conn_key(&tp, &k0, &k1);
         hlb_conn_insert(w.ct, hlb_conn_hash(&tp), k0, k1, HLB_CONN_EST, 0, &ref);
     }
-    printf("{\"prefilled\":%" PRIu64 ",\"insertFailures\":%" PRIu64 "}\n", w.ct->st.entries,
-           w.ct->st.insert_failures);
+    long huge_kb = 0;
+    FILE *sm = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    while (sm && fgets(line, sizeof(line), sm))
+        if (strncmp(line, "AnonHugePages:", 14) == 0)
+            huge_kb = atol(line + 14);
+    if (sm)
+        fclose(sm);
+    printf("{\"prefilled\":%" PRIu64 ",\"insertFailures\":%" PRIu64 ",\"anonHugePagesKiB\":%ld}\n",
+           w.ct->st.entries, w.ct->st.insert_failures, huge_kb);
     run_mode("conn-1M-live", &w, t, FLOWS, 0, secs, tsc_hz);
     uint64_t ins0 = w.ct->st.inserts;
     double cpp = run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
@@ -145,5 +158,38 @@ int main(int argc, char **argv)
            w.ct->st.inserts - ins0, tsc_hz / cpp / 1e6);
     hlb_table_free(t);
     hlb_conn_table_free(w.ct);
+
+    /* Raw table insert rate: fresh keys in batches of 32 into an empty 4M-slot table
+     * (hash, two-stage prefetch, insert), until 2M connections are live. */
+    struct hlb_conn_table *ct = hlb_conn_table_create(4u << 20, NULL);
+    uint32_t next = 0;
+    double t0 = thread_cpu();
+    while (next < 2000000) {
+        struct hlb_5tuple tp[32];
+        uint32_t h[32];
+        for (int i = 0; i < 32; i++, next++) {
+            tp[i] = (struct hlb_5tuple){.src_ip = hlb_htonl(0x0b000000u + next),
+                                        .dst_ip = hlb_htonl(0x64400001u),
+                                        .src_port = hlb_htons((uint16_t)(1024 + (next & 0x3fff))),
+                                        .dst_port = hlb_htons(80), .proto = 6};
+            h[i] = hlb_conn_hash(&tp[i]);
+            hlb_conn_prefetch(ct, h[i]);
+        }
+        for (int i = 0; i < 32; i++)
+            hlb_conn_prefetch_entry(ct, h[i]);
+        for (int i = 0; i < 32; i++) {
+            uint64_t k0, k1;
+            struct hlb_conn_ref ref;
+            hlb_conn_key(&tp[i], &k0, &k1);
+            if (hlb_conn_insert(ct, h[i], k0, k1, HLB_CONN_SYN, 0, &ref) == 0)
+                ref.b->e[ref.i].dip_ip = k0 >> 32;
+        }
+    }
+    double t1 = thread_cpu();
+    printf("{\"mode\":\"raw-insert\",\"inserts\":%" PRIu64 ",\"failures\":%" PRIu64
+           ",\"minsertsPerSecond\":%.2f,\"cyclesPerInsert\":%.1f}\n",
+           ct->st.inserts, ct->st.insert_failures, (double)ct->st.inserts / (t1 - t0) / 1e6,
+           (t1 - t0) * tsc_hz / (double)ct->st.inserts);
+    hlb_conn_table_free(ct);
     return 0;
 }

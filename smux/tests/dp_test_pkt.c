@@ -183,6 +183,35 @@ static void test_weighted_pick(void **state)
     assert_int_equal(hlb_weighted_pick(5, cum, 0), -1);
 }
 
+static void test_fastmod_matches_division(void **state)
+{
+    (void)state;
+    const uint32_t divisors[] = {1, 2, 3, 7, 10, 255, 256, 1000, 65535, 65536, 1u << 20,
+                                 0x7fffffffu, 0x80000001u, 0xffffffffu};
+    uint32_t x = 12345;
+    for (size_t k = 0; k < sizeof(divisors) / sizeof(divisors[0]); k++) {
+        uint32_t d = divisors[k];
+        uint64_t m = hlb_fastmod_m(d);
+        for (int i = 0; i < 20000; i++) {
+            x = x * 1664525u + 1013904223u;
+            assert_int_equal(hlb_fastmod(x, m, d), x % d);
+        }
+        assert_int_equal(hlb_fastmod(0xffffffffu, m, d), 0xffffffffu % d);
+        assert_int_equal(hlb_fastmod(0, m, d), 0);
+    }
+    /* and the precomputed pick equals the reference pick, small and large pools */
+    uint32_t cum[40], acc = 0;
+    for (int i = 0; i < 40; i++)
+        cum[i] = acc += (uint32_t)(i % 3 == 0 ? 0 : i * 11 + 1);
+    for (int n = 1; n <= 40; n++) {
+        uint64_t m = hlb_fastmod_m(cum[n - 1] ? cum[n - 1] : 1);
+        for (int i = 0; i < 3000; i++) {
+            x = x * 1664525u + 1013904223u;
+            assert_int_equal(hlb_weighted_pick_m(x, cum, n, m), hlb_weighted_pick(x, cum, n));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_crc32_check_value),
         cmocka_unit_test(test_crc32_shared_vectors),
         cmocka_unit_test(test_weighted_pick),
+        cmocka_unit_test(test_fastmod_matches_division),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

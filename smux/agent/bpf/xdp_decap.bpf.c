@@ -7,6 +7,7 @@
  * encap) packet/byte counters feed the controller's traffic matrix. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #include "hlb_decap.h"
@@ -63,7 +64,7 @@ int hlb_xdp_decap(struct xdp_md *ctx)
     void *end = (void *) (long) ctx->data_end;
     struct ethhdr *eth = data;
 
-    if ((void *) (eth + 1) > end || eth->h_proto != __builtin_bswap16(ETH_P_IP)) {
+    if ((void *) (eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP)) {
         count(HLB_C_PASS_NOT_ENCAP);
         return XDP_PASS;
     }

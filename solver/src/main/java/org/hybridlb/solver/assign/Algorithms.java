@@ -25,6 +25,8 @@ import org.hybridlb.solver.model.Assignment;
  *   new VIPs stay there).</li>
  * <li>{@code ananta}: every VIP on the SMuxes (§3.2.1).</li>
  * </ul>
+ * VIPs without traffic in the interval (not yet created, deleted, idle) stay on the SMuxes in
+ * every algorithm: an HMux would gain nothing and they would take host-table room.
  * The ILP helper registers {@code ilp} with {@link #register}.
  */
 public final class Algorithms {
@@ -86,11 +88,14 @@ public final class Algorithms {
         Usage u = in.resources().newUsage();
         Search search = new Search(in, u, in.options().podShortcut, rng(in));
         for (int v : in.vipsByTraffic()) {
+            if (!in.active(v)) {
+                break; // the rest carry no traffic this interval: nothing to gain on an HMux
+            }
             if (!in.resources().eligible(v)) {
                 continue; // large fan-out: SMux by design, not a VIP that "fits nowhere"
             }
             if (search.findBest(v)) {
-                u.place(v, search.bestSwitch);
+                search.placeBest(v);
             } else if (stopAtFirstUnfit) {
                 break;
             }
@@ -130,6 +135,9 @@ public final class Algorithms {
             Usage u = in.resources().newUsage();
             Search search = new Search(in, u, false, rng(in));
             for (int v : in.vipsByTraffic()) {
+                if (!in.active(v)) {
+                    break;
+                }
                 if (search.firstFit(v)) {
                     u.place(v, search.bestSwitch, search.loads());
                 }
@@ -152,6 +160,9 @@ public final class Algorithms {
             double delta = in.options().stickyDelta;
             boolean placingNew = true;
             for (int v : in.vipsByTraffic()) {
+                if (!in.active(v)) {
+                    break;
+                }
                 if (!m.eligible(v) || !u.hostRoomFor(v)) {
                     continue;
                 }
@@ -165,7 +176,7 @@ public final class Algorithms {
                             continue;
                         }
                         if (search.findBest(v) && here - search.bestMru > delta) {
-                            u.place(v, search.bestSwitch);
+                            search.placeBest(v);
                         } else {
                             u.place(v, cur);
                         }
@@ -176,7 +187,7 @@ public final class Algorithms {
                     continue;
                 }
                 if (search.findBest(v)) {
-                    u.place(v, search.bestSwitch);
+                    search.placeBest(v);
                 } else if (in.options().stopAtFirstUnfit) {
                     placingNew = false; // the paper's greedy stops placing; installed VIPs may stay
                 }
@@ -198,6 +209,9 @@ public final class Algorithms {
             }
             Usage u = in.resources().newUsage();
             for (int v : in.vipsByTraffic()) {
+                if (!in.active(v)) {
+                    break;
+                }
                 int cur = placementIn(in, current, v);
                 if (cur >= 0 && u.fits(v, cur)) {
                     u.place(v, cur);

@@ -58,7 +58,7 @@ public final class Feasibility {
         }
         for (int l = 0; l < m.linkCount(); l++) {
             if (u.linkUtilisation(l) > 1 + Usage.EPS) {
-                out.add(String.format(Locale.ROOT, "link %s: %.4g bytes/s, %.0f%% of the %.0f%% allowed",
+                out.add(String.format(Locale.ROOT, "link %s: %.4g bits/s, %.0f%% of the %.0f%% allowed",
                         m.instance().fabric().linkName(l), u.linkUsedBps(l), 100 * u.linkUtilisation(l),
                         100 * m.instance().options().linkHeadroom));
             }

@@ -22,14 +22,20 @@ import org.hybridlb.solver.routing.Fabric;
  * One assignment problem (one traffic interval), indexed for speed and immutable.
  * VIPs are 0..vipCount-1 in VIP-file order; switches are the {@link Fabric} indices.
  *
+ * <p>All rates in an instance are bits per second (traffic files are in bytes/s and are
+ * converted on indexing), like link and SMux capacities.
+ *
  * <p>Per VIP it keeps its demand on the fabric, aggregated to switches: what enters from each
- * source switch (a host's traffic enters at its ToR; Internet traffic enters evenly over the
- * core switches) and what leaves towards each DIP's ToR (by the interval's per-DIP rates, else
+ * source switch (a host's traffic enters at its ToR; Internet traffic is kept apart and enters
+ * evenly over the core switches) and what leaves towards each DIP's ToR (by the interval's per-DIP rates, else
  * by weight: the VIP's traffic split evenly over its ports, then over each port's DIPs in
  * proportion to their weights). ToR-level entries are sorted by ToR so those of a pod are
  * contiguous.
  */
 public final class Instance {
+    /** Traffic files give bytes/s; links and SMuxes are in bits/s: the instance works in bits/s. */
+    public static final double BITS_PER_BYTE = 8;
+
     private final Topology topology;
     private final VipSet vipSet;
     private final TrafficInterval traffic;
@@ -40,6 +46,8 @@ public final class Instance {
     private final String[] vipIds;
     private final Map<String, Integer> vipIndex = new HashMap<>();
     private final double[] trafficBps;
+    private final double[] internetBps;
+    private final int[] ingress;
     private final double totalTrafficBps;
     private final int[] byTraffic;
     // CSR demand: sources (switch, bps) and DIP ToRs (switch, bps), sorted by switch index
@@ -60,6 +68,7 @@ public final class Instance {
         int nv = vipSet.vips.size();
         vipIds = new String[nv];
         trafficBps = new double[nv];
+        internetBps = new double[nv];
         for (int v = 0; v < nv; v++) {
             vipIds[v] = vipSet.vips.get(v).vip;
             if (vipIndex.put(vipIds[v], v) != null) {
@@ -81,7 +90,7 @@ public final class Instance {
             torOfHostId.put(h.id, fabric.index(h.tor));
             torOfHostIp.put(h.ip, fabric.index(h.tor));
         }
-        int[] ingress = internetIngress(fabric);
+        ingress = internetIngress(fabric);
 
         srcStart = new int[nv + 1];
         dstStart = new int[nv + 1];
@@ -96,16 +105,14 @@ public final class Instance {
             double vipTotal = 0;
             if (vt != null) {
                 for (Map.Entry<String, Double> e : vt.sources.entrySet()) {
-                    double bps = e.getValue();
+                    double bps = e.getValue() * BITS_PER_BYTE;
                     if (bps <= 0) {
                         continue;
                     }
                     vipTotal += bps;
                     String key = e.getKey();
                     if (VipTraffic.INTERNET.equals(key)) {
-                        for (int c : ingress) {
-                            addTo(scratch, touched, c, bps / ingress.length);
-                        }
+                        internetBps[v] += bps; // enters evenly over the ingress switches
                     } else {
                         Integer s = fabric.indexOrNull(key);
                         if (s == null) {
@@ -129,6 +136,12 @@ public final class Instance {
             dstStart[v + 1] = dst.size();
         }
         totalTrafficBps = total;
+        int cut = fabric.unreachableFromFirst();
+        if (cut >= 0 && total > 0) {
+            // traffic could not be routed to some candidate switches (a memory-only instance is fine)
+            throw new IllegalArgumentException("the fabric is not connected: no path between switches "
+                    + fabric.id(0) + " and " + fabric.id(cut));
+        }
         srcNode = src.ints();
         srcBps = src.doubles();
         dstNode = dst.ints();
@@ -205,7 +218,7 @@ public final class Instance {
                 if (tor == null) {
                     throw new IllegalArgumentException("VIP " + vip.vip + ": traffic to unknown DIP " + e.getKey());
                 }
-                addTo(scratch, touched, tor, e.getValue());
+                addTo(scratch, touched, tor, e.getValue() * BITS_PER_BYTE);
             }
             return;
         }
@@ -310,9 +323,14 @@ public final class Instance {
         return i == null ? -1 : i;
     }
 
-    /** Total traffic of a VIP this interval (bytes/s, sum over its sources). */
+    /** Total traffic of a VIP this interval (bits/s, sum over its sources). */
     public double trafficBps(int v) {
         return trafficBps[v];
+    }
+
+    /** Whether the VIP has traffic this interval (only those are worth an HMux). */
+    public boolean active(int v) {
+        return trafficBps[v] > 0;
     }
 
     public double totalTrafficBps() {
@@ -322,6 +340,50 @@ public final class Instance {
     /** VIP indices by decreasing traffic (ties: VIP-file order). Do not modify. */
     public int[] vipsByTraffic() {
         return byTraffic;
+    }
+
+    /** Internet traffic of a VIP (bits/s); it enters evenly over {@link #ingress()}. */
+    public double internetBps(int v) {
+        return internetBps[v];
+    }
+
+    /** Where Internet traffic enters: the core switches (aggs, or all switches, if there are none). */
+    public int[] ingress() {
+        return ingress.clone();
+    }
+
+    int[] ingressRaw() {
+        return ingress;
+    }
+
+    // --- demand, public for models (ILP) and analyses: sources and DIP ToRs of a VIP ---
+
+    /** Number of source switches of v (hosts count at their ToR; Internet traffic is apart). */
+    public int sourceCount(int v) {
+        return srcStart[v + 1] - srcStart[v];
+    }
+
+    public int sourceNode(int v, int i) {
+        return srcNode[srcStart[v] + i];
+    }
+
+    /** Bits/s v receives from its i-th source switch. */
+    public double sourceBps(int v, int i) {
+        return srcBps[srcStart[v] + i];
+    }
+
+    /** Number of ToRs with DIPs of v that receive traffic. */
+    public int dipTorCount(int v) {
+        return dstStart[v + 1] - dstStart[v];
+    }
+
+    public int dipTor(int v, int i) {
+        return dstNode[dstStart[v] + i];
+    }
+
+    /** Bits/s of v towards its DIPs behind the i-th DIP ToR. */
+    public double dipTorBps(int v, int i) {
+        return dstBps[dstStart[v] + i];
     }
 
     // --- demand, for the routing code ---

@@ -22,6 +22,14 @@ final class LoadCalculator {
     private final int[] podList;
     private final boolean[] podListed;
     private final int[] hops;
+    // Internet traffic enters evenly over the same ingress switches for every VIP, so its
+    // routes to a destination are one unit vector per destination, computed once and scaled.
+    private final int[][] inetLinks;
+    private final double[][] inetShare;
+    private final int[][] inetArrLinks;      // intercepted variant (pod stand-ins): links
+    private final double[][] inetArrShare;
+    private final double[][] inetArrivals;   // per agg of the pod (podAggs order)
+    private final LinkLoads unit;
 
     LoadCalculator(Instance in) {
         this.in = in;
@@ -36,6 +44,61 @@ final class LoadCalculator {
             maxAggs = Math.max(maxAggs, f.podAggs(q).length);
         }
         hops = new int[maxAggs];
+        int n = f.switchCount();
+        inetLinks = new int[n][];
+        inetShare = new double[n][];
+        inetArrLinks = new int[n][];
+        inetArrShare = new double[n][];
+        inetArrivals = new double[n][];
+        unit = new LinkLoads(f.linkCount());
+    }
+
+    /** Adds bps of Internet traffic routed to s; with intercept, its arrivals go to arrivalsIn. */
+    private void addInternet(int s, double bps, boolean intercept, LinkLoads out, double[] arrivalsIn) {
+        if (bps <= 0) {
+            return;
+        }
+        int[][] linksBy = intercept ? inetArrLinks : inetLinks;
+        double[][] shareBy = intercept ? inetArrShare : inetShare;
+        if (linksBy[s] == null) {
+            int[] ingress = in.ingressRaw();
+            unit.clear();
+            for (int c : ingress) {
+                router.seed(c, s, 1.0 / ingress.length);
+            }
+            router.propagateTo(s, intercept, unit);
+            int[] links = new int[unit.size()];
+            double[] share = new double[unit.size()];
+            for (int i = 0; i < links.length; i++) {
+                links[i] = unit.link(i);
+                share[i] = unit.load(i);
+            }
+            if (intercept) {
+                int[] aggs = f.podAggs(f.pod(s));
+                double[] arr = new double[aggs.length];
+                for (int i = 0; i < router.arrivals(); i++) {
+                    for (int j = 0; j < aggs.length; j++) {
+                        if (aggs[j] == router.arrivalNode(i)) {
+                            arr[j] += router.arrivalAmount(i);
+                        }
+                    }
+                }
+                inetArrivals[s] = arr;
+            }
+            shareBy[s] = share;
+            linksBy[s] = links;
+        }
+        int[] links = linksBy[s];
+        double[] share = shareBy[s];
+        for (int i = 0; i < links.length; i++) {
+            out.add(links[i], share[i] * bps);
+        }
+        if (intercept) {
+            double[] arr = inetArrivals[s];
+            for (int j = 0; j < arr.length; j++) {
+                arrivalsIn[j] += arr[j] * bps;
+            }
+        }
     }
 
     /** True when x is a ToR of a symmetric pod that s is not a ToR of. */
@@ -46,6 +109,7 @@ final class LoadCalculator {
     /** Adds t(·, s, v) to out (does not clear it). */
     void addLoads(int v, int s, LinkLoads out) {
         addInbound(v, s, -1, false, out);
+        addInternet(s, in.internetBps(v), false, out, null);
         addOutbound(v, s, -1, out);
     }
 
@@ -69,6 +133,7 @@ final class LoadCalculator {
                 }
             }
         }
+        addInternet(r, in.internetBps(v), true, out, arrivalsIn);
         addOutbound(v, r, q, out);
     }
 

@@ -1,6 +1,5 @@
 package org.hybridlb.solver.assign;
 
-import java.math.BigInteger;
 import java.util.HashSet;
 import java.util.Set;
 import org.hybridlb.solver.model.Dip;
@@ -23,10 +22,10 @@ import org.hybridlb.solver.routing.LinkLoads;
  *   host table (every switch):   sum_v sum_s hostEntries(v) * x[v][s] &lt;= hostBudget()
  *   directed link l:             sum_v sum_s t(l, s, v) * x[v][s] &lt;= linkCapacity(l)
  * </pre>
- * with {@code t(l, s, v)} from {@link #linkLoads(int, int, LinkLoads)} (bytes/s of VIP v on
+ * with {@code t(l, s, v)} from {@link #linkLoads(int, int, LinkLoads)} (bits/s of VIP v on
  * link l when v is on s) and {@code linkCapacity(l)} = headroom (80%) x bandwidth.
  *
- * <p>Memory rules (per VIP, documented in solver/README.md):
+ * <p>Memory rules (per VIP, documented in solver/ASSIGNMENT.md):
  * <ul>
  * <li><b>Host table</b>: one entry per service (port) of the VIP. A VIP on an HMux is announced
  *   as a /32 that every switch installs (Duet §3.3.3), so the entry is taken on <em>every</em>
@@ -40,7 +39,7 @@ import org.hybridlb.solver.routing.LinkLoads;
  *   of repeated WCMP units point to the same tunnel entry. Entries are not shared between VIPs
  *   (that would make the model non-linear; counting them per VIP is safe).</li>
  * <li>A VIP whose entries exceed every switch's free tables (more DIPs than a tunnel table
- *   holds) is not eligible for an HMux and stays on the SMuxes; see README ("large fan-out").</li>
+ *   holds) is not eligible for an HMux and stays on the SMuxes; see solver/ASSIGNMENT.md ("large fan-out").</li>
  * </ul>
  *
  * <p>Resource indices for reports and models: links 0..L-1, ECMP of switch s at L+s, tunnel of
@@ -88,14 +87,10 @@ public final class ResourceModel {
         hostEntries = new int[nv];
         eligible = new boolean[nv];
         for (int v = 0; v < nv; v++) {
-            Vip vip = in.vip(v);
-            long ecmp = 0;
-            int services = 0;
-            for (VipPort p : vip.ports) {
-                ecmp += wcmpEntries(p);
-                services++;
-            }
-            int tunnels = Instance.tunnelEndpoints(vip).size();
+            long[] e = tableEntries(in.vip(v));
+            long ecmp = e[0];
+            int tunnels = (int) e[1];
+            int services = (int) e[2];
             ecmpEntries[v] = (int) Math.min(Integer.MAX_VALUE, ecmp);
             tunnelEntries[v] = tunnels;
             hostEntries[v] = services;
@@ -112,7 +107,7 @@ public final class ResourceModel {
         long g = 0;
         for (Dip d : p.dips) {
             if (d.weight > 0) {
-                g = BigInteger.valueOf(g).gcd(BigInteger.valueOf(d.weight)).longValue();
+                g = gcd(g, d.weight);
             }
         }
         if (g == 0) {
@@ -125,6 +120,27 @@ public final class ResourceModel {
             }
         }
         return sum;
+    }
+
+    /**
+     * Table entries one VIP needs, by the rules above, without building an instance:
+     * {ECMP entries, tunnel entries, host entries (on every switch)}.
+     */
+    public static long[] tableEntries(Vip vip) {
+        long ecmp = 0;
+        for (VipPort p : vip.ports) {
+            ecmp += wcmpEntries(p);
+        }
+        return new long[] {ecmp, Instance.tunnelEndpoints(vip).size(), vip.ports.size()};
+    }
+
+    private static long gcd(long a, long b) {
+        while (b != 0) {
+            long t = a % b;
+            a = b;
+            b = t;
+        }
+        return a;
     }
 
     public Instance instance() {
@@ -171,7 +187,7 @@ public final class ResourceModel {
         return linkCap.length;
     }
 
-    /** Usable capacity of a directed link in bytes/s: headroom (80%) x bandwidth. */
+    /** Usable capacity of a directed link in bits/s: headroom (80%) x bandwidth. */
     public double linkCapacity(int l) {
         return linkCap[l];
     }

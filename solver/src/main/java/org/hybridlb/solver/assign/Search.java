@@ -11,7 +11,10 @@ import org.hybridlb.solver.routing.LinkLoads;
  * <p>Candidates are visited in a fresh random order per VIP (an incremental Fisher–Yates
  * shuffle), and a candidate replaces the best only when strictly lower: the winner is thus the
  * first of the tied minimum in a uniform random order, i.e. a uniform random choice among the
- * ties, and the search can stop as soon as the best equals the current MRU (no candidate can go
+ * ties. With the pod shortcut a pod is drawn with a weight of its ToR count (the order in which
+ * pods first show up in a uniform order of all switches), and ties inside a pod are drawn
+ * uniformly, so ties are still spread over switches as without the shortcut (exactly so when all
+ * ToRs of a tied pod tie, the common case of small VIPs). The search can stop as soon as the best equals the current MRU (no candidate can go
  * below it) and skip candidates whose table utilisation alone is not lower than the best.
  *
  * <p>Container shortcut (§3.4.2, Fig. 3.5): with it, the ToRs of a symmetric pod are one
@@ -30,8 +33,13 @@ final class Search {
     private final Fabric f;
     private final LoadCalculator calc;
     private final SplittableRandom rng;
-    private final LinkLoads loads;
+    private LinkLoads loads;
+    /** Loads of the best switch so far (when it was evaluated in full), to place it without recomputing. */
+    private LinkLoads bestLoads;
+    private boolean bestLoadsValid;
     private final int[] units;          // >= 0: a switch; < 0: pod -(unit + 1)
+    private final int[] unitWeight;     // switches a unit stands for (a pod: its ToRs)
+    private final int totalWeight;
     private final int[] allSwitches;
     private final double[] extIn;
     private final double[] extOut;
@@ -53,6 +61,7 @@ final class Search {
         this.calc = m.calculator();
         this.rng = rng;
         this.loads = m.newLinkLoads();
+        this.bestLoads = m.newLinkLoads();
         int n = f.switchCount();
         allSwitches = new int[n];
         for (int s = 0; s < n; s++) {
@@ -74,6 +83,13 @@ final class Search {
         } else {
             units = allSwitches.clone();
         }
+        unitWeight = new int[units.length];
+        int w = 0;
+        for (int i = 0; i < units.length; i++) {
+            unitWeight[i] = units[i] >= 0 ? 1 : f.podTors(-units[i] - 1).length;
+            w += unitWeight[i];
+        }
+        totalWeight = w;
         int maxAggs = 1;
         for (int q = 0; q < f.podCount(); q++) {
             maxAggs = Math.max(maxAggs, f.podAggs(q).length);
@@ -89,11 +105,21 @@ final class Search {
         return loads;
     }
 
+    /** Places v on the switch the last {@link #findBest} chose. */
+    void placeBest(int v) {
+        if (bestLoadsValid) {
+            u.place(v, bestSwitch, bestLoads);
+        } else {
+            u.place(v, bestSwitch);
+        }
+    }
+
     /**
      * Lowest-MRU switch for v; true when it fits (MRU ≤ 1). Sets {@link #bestSwitch} and
      * {@link #bestMru} (-1 and +inf when no switch can take it).
      */
     boolean findBest(int v) {
+        bestLoadsValid = false;
         bestSwitch = -1;
         bestMru = Double.POSITIVE_INFINITY;
         if (!m.eligible(v) || !u.hostRoomFor(v)) {
@@ -101,11 +127,27 @@ final class Search {
         }
         double g = u.mru();
         int count = units.length;
+        int left = totalWeight;
         for (int i = 0; i < count; i++) {
-            int j = i + rng.nextInt(count - i);
+            // next unit with probability proportional to the switches it stands for: the order in
+            // which pods first appear in a uniform random order of all switches
+            int j = i;
+            if (left > count - i) {
+                int pickW = rng.nextInt(left);
+                while (pickW >= unitWeight[j]) {
+                    pickW -= unitWeight[j];
+                    j++;
+                }
+            } else {
+                j = i + rng.nextInt(count - i);
+            }
             int unit = units[j];
+            int weight = unitWeight[j];
             units[j] = units[i];
+            unitWeight[j] = unitWeight[i];
             units[i] = unit;
+            unitWeight[i] = weight;
+            left -= weight;
             if (unit >= 0) {
                 evaluateSwitch(v, unit, g);
             } else {
@@ -172,6 +214,10 @@ final class Search {
         if (mru < bestMru) {
             bestMru = mru;
             bestSwitch = s;
+            LinkLoads t = bestLoads;
+            bestLoads = loads;
+            loads = t;
+            bestLoadsValid = true;
         }
     }
 
@@ -277,6 +323,7 @@ final class Search {
         if (pick >= 0 && podBest < bestMru) {
             bestMru = podBest;
             bestSwitch = pick;
+            bestLoadsValid = false;
         }
     }
 }

@@ -3,6 +3,7 @@ package org.hybridlb.solver.cli;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,8 +26,12 @@ final class JsonOutput {
         Path tmp = null;
         try {
             Files.createDirectories(target.getParent());
-            tmp = Files.createTempFile(target.getParent(), "." + target.getFileName(), ".tmp");
-            writer.writeValue(tmp.toFile(), value);
+            // a sibling, so the final move is atomic; created normally so the umask applies
+            // (Files.createTempFile would leave the result readable by its owner only)
+            tmp = target.resolveSibling("." + target.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
+            try (OutputStream out = Files.newOutputStream(tmp)) {
+                writer.writeValue(out, value);
+            }
             Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             deleteQuietly(tmp);

@@ -47,6 +47,9 @@ import picocli.CommandLine.Model.CommandSpec;
             "change only while no HMux announces it (§3.5.2). Every step has an inverse; the plan is replayed",
             "and checked before it is printed. Prints the plan JSON on stdout and a summary on stderr."})
 public final class PlanCommand implements Callable<Integer> {
+    /** Traffic files hold bytes/s; plans, links and SMuxes count bits/s. */
+    private static final double BITS_PER_BYTE = 8;
+
     @Spec
     CommandSpec spec;
 
@@ -111,7 +114,7 @@ public final class PlanCommand implements Callable<Integer> {
                     "a bound on detoured traffic needs --traffic to know each VIP's traffic");
         }
         PlannerOptions options = new PlannerOptions(!noMakeBeforeBreak,
-                maxTransientGbps == null ? PlannerOptions.UNBOUNDED : maxTransientGbps * 1e9 / 8);
+                maxTransientGbps == null ? PlannerOptions.UNBOUNDED : maxTransientGbps * 1e9);
 
         Instance index = Instance.build(topology, target, null, SolverOptions.defaults());
         SharedMemoryModel memory = SharedMemoryModel.of(index, installed, target);
@@ -154,7 +157,7 @@ public final class PlanCommand implements Callable<Integer> {
         }
     }
 
-    /** Per-VIP traffic (bytes/s) of the chosen interval; VIPs of either configuration may appear. */
+    /** Per-VIP traffic of the chosen interval in bits/s (files hold bytes/s); VIPs of either configuration may appear. */
     private Map<String, Double> readTraffic(Topology topology, VipSet installed, VipSet target) {
         Map<String, Vip> union = new LinkedHashMap<>();
         installed.vips.forEach(v -> union.put(v.vip, v));
@@ -171,7 +174,7 @@ public final class PlanCommand implements Callable<Integer> {
         TrafficInterval in = trace.intervals.get(i);
         Map<String, Double> out = new HashMap<>();
         for (VipTraffic vt : in.vips) {
-            out.put(vt.vip, vt.totalBps());
+            out.put(vt.vip, vt.totalBps() * BITS_PER_BYTE);
         }
         return out;
     }
@@ -189,7 +192,7 @@ public final class PlanCommand implements Callable<Integer> {
         }
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "plan: %d waves, %d steps", plan.waves.size(), steps));
         byAction.forEach((a, n) -> sb.append(", ").append(n).append(' ').append(a.json()));
-        sb.append(String.format(Locale.ROOT, "; peak traffic detoured through the SMuxes %.3f Gbit/s", peak * 8 / 1e9));
+        sb.append(String.format(Locale.ROOT, "; peak traffic detoured through the SMuxes %.3f Gbit/s", peak / 1e9));
         return sb.toString();
     }
 }

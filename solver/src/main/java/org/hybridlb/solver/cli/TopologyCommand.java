@@ -116,14 +116,19 @@ public final class TopologyCommand implements Callable<Integer> {
         @Option(names = "--hosts-per-tor", paramLabel = "N", description = "Hosts under each ToR (default k/2).")
         Integer hostsPerTor;
 
-        @Option(names = "--link-gbps", paramLabel = "GBPS", description = "ToR-Agg and Agg-Core links in Gbit/s "
+        @Option(names = "--tor-agg-gbps", paramLabel = "GBPS", description = "ToR-Agg links in Gbit/s "
                 + "(default ${DEFAULT-VALUE}).", defaultValue = "10")
-        double linkGbps;
+        double torAggGbps;
+
+        @Option(names = "--agg-core-gbps", paramLabel = "GBPS", description = "Agg-Core links in Gbit/s "
+                + "(default ${DEFAULT-VALUE}).", defaultValue = "10")
+        double aggCoreGbps;
 
         @Override
         public Integer call() {
-            requirePositive(linkGbps, "--link-gbps");
-            FatTree.Params p = new FatTree.Params().k(k).linkBps(linkGbps * 1e9, linkGbps * 1e9)
+            requirePositive(torAggGbps, "--tor-agg-gbps");
+            requirePositive(aggCoreGbps, "--agg-core-gbps");
+            FatTree.Params p = new FatTree.Params().k(k).linkBps(torAggGbps * 1e9, aggCoreGbps * 1e9)
                     .tables(common.tables()).smuxBps(common.smuxBps()).smuxTors(common.smuxTors);
             if (hostsPerTor != null) {
                 requireNonNegative(hostsPerTor, "--hosts-per-tor");
@@ -225,7 +230,7 @@ public final class TopologyCommand implements Callable<Integer> {
 
     private static String optionNames(String message) {
         String[][] names = {
-            {"torsPerPod", "--tors-per-pod"}, {"aggsPerPod", "--aggs-per-pod"}, {"hostsPerTor", "--hosts-per-tor"},
+            {"pods x torsPerPod", "--pods x --tors-per-pod"}, {"torsPerPod", "--tors-per-pod"}, {"aggsPerPod", "--aggs-per-pod"}, {"hostsPerTor", "--hosts-per-tor"},
             {"smuxesPerPod", "--smuxes-per-pod"}, {"smuxTors", "--smux-tor"}, {"pods", "--pods"},
             {"cores", "--cores"}, {"k", "--k"}, {"wiring", "--wiring"},
         };

@@ -129,7 +129,7 @@ public final class MigrationPlanner {
             this.p = p;
             requireTargetFits(p, memory);
             this.st = PlanState.installed(memory, p.installedVips, p.from, p.targetVips);
-            p.targetVips.vips.forEach(v -> target.put(v.vip, VipConfig.of(v)));
+            p.targetVips.vips.forEach(v -> target.put(v.vip, st.target(v.vip)));
             this.detourable = detourable(p);
             for (Vip v : p.installedVips.vips) {
                 active.add(v.vip);
@@ -354,7 +354,7 @@ public final class MigrationPlanner {
                     continue;
                 }
                 // Adds before removes so that no service is left without a DIP on the SMuxes.
-                for (Map.Entry<String, Map<String, Dip>> s : goal.services.entrySet()) {
+                for (Map.Entry<String, Map<String, Dip>> s : goal.services().entrySet()) {
                     for (Dip d : s.getValue().values()) {
                         Dip now = vs.config.dip(s.getKey(), d.ip);
                         if (now == null) {
@@ -364,7 +364,7 @@ public final class MigrationPlanner {
                         }
                     }
                 }
-                for (Map.Entry<String, Map<String, Dip>> s : vs.config.services.entrySet()) {
+                for (Map.Entry<String, Map<String, Dip>> s : vs.config.services().entrySet()) {
                     for (Dip d : s.getValue().values()) {
                         Dip wanted = goal.dip(s.getKey(), d.ip);
                         if (wanted == null || !VipConfig.sameDip(wanted, d)) {

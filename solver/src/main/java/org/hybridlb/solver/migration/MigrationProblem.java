@@ -9,8 +9,8 @@ import org.hybridlb.solver.model.VipSet;
 
 /**
  * What a migration goes from and to: the fabric, the installed VIP configuration and assignment,
- * the target VIP configuration and assignment, and each VIP's traffic (bytes/s, for ordering and
- * for the transient SMux load; VIPs without traffic count as 0).
+ * the target VIP configuration and assignment, and each VIP's traffic (bits/s, the unit of the assignment
+ * instance and of SMux capacities; for ordering and for the transient SMux load; VIPs without traffic count as 0).
  */
 public final class MigrationProblem {
     public final Topology topology;

@@ -62,7 +62,9 @@ final class PlanState {
             st.targets.put(v.vip, c);
         }
         for (Vip v : installed.vips) {
-            VipState vs = new VipState(VipConfig.of(v));
+            VipConfig same = st.targets.get(v.vip);
+            // The same Vip object in both configurations shares one config (no diff needed).
+            VipState vs = new VipState(same != null && same.toVip() == v ? same : VipConfig.of(v));
             vs.onSmux = true;
             st.vips.put(v.vip, vs);
             String at = from.placementOf(v.vip);
@@ -77,6 +79,11 @@ final class PlanState {
             }
         }
         return st;
+    }
+
+    /** The target configuration of a VIP, or null when the target removes it. */
+    VipConfig target(String vip) {
+        return targets.get(vip);
     }
 
     VipState vip(String vip) {

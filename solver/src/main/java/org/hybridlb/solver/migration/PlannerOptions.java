@@ -11,7 +11,7 @@ public final class PlannerOptions {
      */
     public final boolean makeBeforeBreak;
     /**
-     * Upper bound (bytes/s, like VIP traffic) on the traffic of VIPs that are on an HMux before and after the
+     * Upper bound (bits/s, like link and SMux capacities) on the traffic of VIPs that are on an HMux before and after the
      * migration but only on the SMuxes during a wave; detours are spread over waves to respect it.
      */
     public final double maxTransientSmuxBps;

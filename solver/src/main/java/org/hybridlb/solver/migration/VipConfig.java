@@ -16,7 +16,8 @@ import org.hybridlb.solver.model.VipPort;
 final class VipConfig {
     final String vip;
     final String aggregate;
-    final Map<String, Map<String, Dip>> services;
+    /** Built on first use: most VIPs of a large migration never have their pools diffed. */
+    private Map<String, Map<String, Dip>> services;
     private Vip asVip;
 
     private VipConfig(String vip, String aggregate, Map<String, Map<String, Dip>> services) {
@@ -26,15 +27,22 @@ final class VipConfig {
     }
 
     static VipConfig of(Vip v) {
-        Map<String, Map<String, Dip>> services = new LinkedHashMap<>();
-        for (VipPort p : v.ports) {
-            Map<String, Dip> dips = new LinkedHashMap<>();
-            p.dips.forEach(d -> dips.put(d.ip, d));
-            services.put(serviceKey(p), dips);
-        }
-        VipConfig c = new VipConfig(v.vip, v.aggregate, services);
+        VipConfig c = new VipConfig(v.vip, v.aggregate, null);
         c.asVip = v;
         return c;
+    }
+
+    Map<String, Map<String, Dip>> services() {
+        if (services == null) {
+            Map<String, Map<String, Dip>> m = new LinkedHashMap<>();
+            for (VipPort p : asVip.ports) {
+                Map<String, Dip> dips = new LinkedHashMap<>();
+                p.dips.forEach(d -> dips.put(d.ip, d));
+                m.put(serviceKey(p), dips);
+            }
+            services = m;
+        }
+        return services;
     }
 
     static String serviceKey(VipPort p) {
@@ -42,7 +50,7 @@ final class VipConfig {
     }
 
     Dip dip(String service, String ip) {
-        Map<String, Dip> dips = services.get(service);
+        Map<String, Dip> dips = services().get(service);
         return dips == null ? null : dips.get(ip);
     }
 
@@ -66,7 +74,7 @@ final class VipConfig {
     Vip toVip() {
         if (asVip == null) {
             List<VipPort> ports = new ArrayList<>();
-            for (Map.Entry<String, Map<String, Dip>> e : services.entrySet()) {
+            for (Map.Entry<String, Map<String, Dip>> e : services().entrySet()) {
                 String[] pp = e.getKey().split("/");
                 ports.add(new VipPort(pp[0], Integer.parseInt(pp[1]), new ArrayList<>(e.getValue().values())));
             }
@@ -77,7 +85,10 @@ final class VipConfig {
 
     /** Same DIPs with the same weights and tunnel endpoints in every service (order aside). */
     boolean sameDips(VipConfig o) {
-        if (!services.keySet().equals(o.services.keySet())) {
+        if (this == o || (asVip != null && asVip == o.asVip)) {
+            return true;
+        }
+        if (!services().keySet().equals(o.services().keySet())) {
             return false;
         }
         for (Map.Entry<String, Map<String, Dip>> e : services.entrySet()) {
@@ -100,7 +111,7 @@ final class VipConfig {
 
     private Map<String, Map<String, Dip>> deepCopy() {
         Map<String, Map<String, Dip>> copy = new LinkedHashMap<>();
-        services.forEach((k, v) -> copy.put(k, new LinkedHashMap<>(v)));
+        services().forEach((k, v) -> copy.put(k, new LinkedHashMap<>(v)));
         return copy;
     }
 }

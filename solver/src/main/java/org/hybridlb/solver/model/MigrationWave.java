@@ -8,7 +8,7 @@ import java.util.List;
 /**
  * Steps that may be applied together, in any order or at once; a wave is verified before the
  * next one starts. {@code phase} says what kind of wave it is ("withdraw", "config",
- * "announce"); {@code transientSmuxBps} is the traffic (bytes/s, like VIP traffic) of VIPs that live on an HMux before and
+ * "announce"); {@code transientSmuxBps} is the traffic (bits/s, like link and SMux capacities) of VIPs that live on an HMux before and
  * after the migration but are on the SMuxes only while this wave runs (the stepping stone).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)

@@ -20,6 +20,9 @@ public final class EcmpRouter {
     private final Fabric f;
     private final int n;
     private final short[] dist;
+    private final int[] nhStart;
+    private final int[] nhLink;
+    private final int[] linkTo;
     private final double[] flow;
     private final int[][] bucket;
     private final int[] bucketSize;
@@ -35,6 +38,12 @@ public final class EcmpRouter {
         this.n = fabric.switchCount();
         this.dist = fabric.distances();
         this.flow = new double[n];
+        this.nhStart = fabric.nextHopStart();
+        this.nhLink = fabric.nextHopLinks();
+        this.linkTo = new int[fabric.linkCount()];
+        for (int l = 0; l < linkTo.length; l++) {
+            linkTo[l] = fabric.linkTo(l);
+        }
         int maxDist = 0;
         for (short d : dist) {
             if (d != Fabric.UNREACHABLE && d > maxDist) {
@@ -104,6 +113,21 @@ public final class EcmpRouter {
                     continue;
                 }
                 int next = level - 1;
+                if (nhStart != null) {
+                    int from = nhStart[base + u];
+                    int to = nhStart[base + u + 1];
+                    double share = fu / (to - from);
+                    for (int k = from; k < to; k++) {
+                        int l = nhLink[k];
+                        out.add(l, share);
+                        if (next > 0) {
+                            int w = linkTo[l];
+                            enqueue(w, next);
+                            flow[w] += share;
+                        }
+                    }
+                    continue;
+                }
                 int hops = 0;
                 int end = f.adjEnd(u);
                 for (int k = f.adjStart(u); k < end; k++) {

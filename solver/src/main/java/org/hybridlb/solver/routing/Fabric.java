@@ -44,8 +44,21 @@ public final class Fabric {
     private final int[] torUp;            // torUp[tor * maxAggs + j]: link tor -> podAggs[j]
     private final int[] torDown;          // link podAggs[j] -> tor
     private final int maxAggs;
+    /** Next-hop links towards each destination: nhLink[nhStart[d * n + u] .. nhStart[d * n + u + 1]). */
+    private final int[] nhStart;
+    private final int[] nhLink;
+    /** Above this many next-hop entries the table is not built and routers scan adjacency. */
+    public static final long MAX_NEXT_HOP_ENTRIES = 40_000_000L;
 
     public Fabric(Topology t) {
+        this(t, true);
+    }
+
+    /**
+     * @param nextHopTable build the per-destination next-hop table (faster routing, about a
+     *     second and some 70 MB at paper scale); without it routers scan adjacency lists
+     */
+    public Fabric(Topology t, boolean nextHopTable) {
         n = t.switches.size();
         ids = new String[n];
         roles = new SwitchRole[n];
@@ -124,6 +137,36 @@ public final class Fabric {
             podAggs[q] = members(q, SwitchRole.AGG);
             podSymmetric[q] = checkSymmetric(q);
         }
+        long entries = 0;
+        for (int d = 0; nextHopTable && d < n; d++) {
+            for (int u = 0; u < n; u++) {
+                entries += countNextHops(u, d);
+            }
+        }
+        if (nextHopTable && entries <= MAX_NEXT_HOP_ENTRIES && (long) n * n < Integer.MAX_VALUE) {
+            nhStart = new int[n * n + 1];
+            nhLink = new int[(int) entries];
+            int k = 0;
+            for (int d = 0; d < n; d++) {
+                int base = d * n;
+                for (int u = 0; u < n; u++) {
+                    nhStart[base + u] = k;
+                    short want = (short) (dist[base + u] - 1);
+                    if (u == d || dist[base + u] == UNREACHABLE) {
+                        continue;
+                    }
+                    for (int j = adjStart[u]; j < adjStart[u + 1]; j++) {
+                        if (dist[base + adjNode[j]] == want) {
+                            nhLink[k++] = adjLink[j];
+                        }
+                    }
+                }
+            }
+            nhStart[n * n] = k;
+        } else {
+            nhStart = null;
+            nhLink = null;
+        }
         int ma = 1;
         for (int q = 0; q < pods; q++) {
             ma = Math.max(ma, podAggs[q].length);
@@ -144,6 +187,34 @@ public final class Fabric {
                 }
             }
         }
+    }
+
+    private int countNextHops(int u, int d) {
+        int base = d * n;
+        if (u == d || dist[base + u] == UNREACHABLE) {
+            return 0;
+        }
+        short want = (short) (dist[base + u] - 1);
+        int c = 0;
+        for (int j = adjStart[u]; j < adjStart[u + 1]; j++) {
+            if (dist[base + adjNode[j]] == want) {
+                c++;
+            }
+        }
+        return c;
+    }
+
+    /** Whether the next-hop table was built (small enough); see {@link #MAX_NEXT_HOP_ENTRIES}. */
+    boolean hasNextHopTable() {
+        return nhStart != null;
+    }
+
+    int[] nextHopStart() {
+        return nhStart;
+    }
+
+    int[] nextHopLinks() {
+        return nhLink;
     }
 
     /** For a ToR of a symmetric pod: its link to the j-th agg of the pod. */
@@ -325,13 +396,18 @@ public final class Fabric {
         return out;
     }
 
-    /** Switches reachable from every other switch (a connected fabric)? */
+    /** Every switch reaches every other one. */
     public boolean connected() {
+        return unreachableFromFirst() < 0;
+    }
+
+    /** A switch the first switch cannot reach, or -1 (the fabric is connected). */
+    public int unreachableFromFirst() {
         for (int u = 0; u < n; u++) {
             if (dist[u] == UNREACHABLE) {
-                return false;
+                return u;
             }
         }
-        return true;
+        return -1;
     }
 }

@@ -3,7 +3,7 @@ package org.hybridlb.solver.routing;
 import java.util.Arrays;
 
 /**
- * A sparse vector of traffic per directed link (bytes/s), reused across evaluations so the inner
+ * A sparse vector of traffic per directed link (bits/s), reused across evaluations so the inner
  * loop allocates nothing: {@link #clear()} costs only the links touched since the last clear.
  */
 public final class LinkLoads {

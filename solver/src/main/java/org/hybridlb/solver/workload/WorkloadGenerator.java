@@ -139,6 +139,10 @@ public final class WorkloadGenerator {
             require(vipCount >= 1 && vipCount <= 1_000_000, "vipCount", "between 1 and 1,000,000", vipCount);
             require(intervals >= 1 && intervals <= 10_000, "intervals", "between 1 and 10,000", intervals);
             require(intervalSeconds >= 1, "intervalSeconds", "at least 1", intervalSeconds);
+            // the trace lives in memory: ~70 bytes per VIP, interval and source entry
+            require((long) vipCount * intervals <= MAX_VIP_INTERVALS, "intervals",
+                    "at most " + MAX_VIP_INTERVALS + " / vipCount (" + MAX_VIP_INTERVALS / vipCount
+                            + ") so the trace fits in memory", intervals);
             require(loadFraction > 0 && loadFraction <= 10, "loadFraction", "in (0, 10]", loadFraction);
             require(totalBps >= 0, "totalBps", "not negative", totalBps);
             require(trafficSigma >= 0 && trafficSigma <= 5, "trafficSigma", "between 0 and 5", trafficSigma);
@@ -180,6 +184,9 @@ public final class WorkloadGenerator {
             }
         }
     }
+
+    /** Most VIP-intervals one trace may hold (about 20 paper-scale traces; several GB of heap). */
+    public static final long MAX_VIP_INTERVALS = 10_000_000L;
 
     /** The services a port-based VIP picks from (proto, port). */
     static final String[] SERVICE_PROTOS = {"tcp", "tcp", "tcp", "tcp", "udp", "tcp", "udp", "tcp"};

@@ -21,11 +21,15 @@ class TopologyWorkloadCommandTest {
     Path dir;
 
     @Test
-    void topologyKindsWriteValidFiles() {
-        CliRun ft = CliRun.of("topology", "fat-tree", "--k", "6", "--out", dir.resolve("ft.json").toString());
+    void topologyKindsWriteValidFiles() throws IOException {
+        CliRun ft = CliRun.of("topology", "fat-tree", "--k", "6", "--agg-core-gbps", "40",
+                "--out", dir.resolve("ft.json").toString());
         assertEquals(0, ft.exit, ft.err);
         assertEquals("", ft.out, "the file holds the result, stdout stays empty");
-        assertEquals(6 * 3 * 3, ModelIo.readTopology(dir.resolve("ft.json")).hosts.size());
+        Topology fatTree = ModelIo.readTopology(dir.resolve("ft.json"));
+        assertEquals(6 * 3 * 3, fatTree.hosts.size());
+        assertEquals(6 * 3 * 3 + 6 * 3 * 3, fatTree.links.size());
+        assertEquals(6 * 3 * 3, fatTree.links.stream().filter(l -> l.capacityBps == 40e9).count(), "Agg-Core at 40G");
 
         CliRun clos = CliRun.of("topology", "duet-clos", "--pods", "3", "--tors-per-pod", "4", "--aggs-per-pod", "2",
                 "--cores", "4", "--hosts-per-tor", "5", "--tunnel-table", "64", "--agg-core-gbps", "100",
@@ -36,6 +40,11 @@ class TopologyWorkloadCommandTest {
         t.switches.forEach(s -> assertEquals(64, s.tables.tunnel));
         assertTrue(t.links.stream().anyMatch(l -> l.capacityBps == 100e9));
         assertTrue(clos.err.contains("tor=12"), clos.err);
+
+        Path plain = dir.resolve("plain.txt");
+        Files.writeString(plain, "x");
+        assertEquals(Files.getPosixFilePermissions(plain), Files.getPosixFilePermissions(dir.resolve("clos.json")),
+                "outputs get the same permissions as any new file (umask), not owner-only");
 
         CliRun tb = CliRun.of("topology", "testbed");
         assertEquals(0, tb.exit, tb.err);

@@ -261,6 +261,10 @@ class WorkloadGeneratorTest {
         IllegalArgumentException count = assertThrows(IllegalArgumentException.class,
                 () -> WorkloadGenerator.generate(clos, params().vipCount(0), 1));
         assertTrue(count.getMessage().startsWith("vipCount:"), count.getMessage());
+        IllegalArgumentException huge = assertThrows(IllegalArgumentException.class,
+                () -> WorkloadGenerator.generate(clos, params().vipCount(1_000_000).intervals(100), 1));
+        assertTrue(huge.getMessage().startsWith("intervals:") && huge.getMessage().contains("memory"),
+                huge.getMessage());
         WorkloadGenerator.Params share = params();
         share.internalShare = 1.5;
         IllegalArgumentException internal = assertThrows(IllegalArgumentException.class,
@@ -284,6 +288,8 @@ class WorkloadGeneratorTest {
         Workload w = WorkloadGenerator.generate(t, params().vipCount(vips).intervals(intervals), seed);
         assertEquals(vips, w.vips.vips.size());
         assertEquals(intervals, w.trace.intervals.size());
+        Workload again = WorkloadGenerator.generate(t, params().vipCount(vips).intervals(intervals), seed);
+        assertEquals(ModelIo.toJson(w.trace), ModelIo.toJson(again.trace), "same seed, same trace");
         ModelChecks.checkVips(w.vips, "vips");
         ModelChecks.checkVipsAgainstTopology(w.vips, t, "vips");
         ModelChecks.checkTraffic(w.trace, w.vips, t, "traffic");

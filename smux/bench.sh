@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SMux benchmarks (root).  Prints, in one run:
+#   1. packet-core cost per packet without I/O (dp-bench-core), per mode
+#   2. one core, net_null -> hlb-smux -> net_null, 64-byte TCP packets, 10k flows:
+#      stateless selection + IP-in-IP (crc32 and ovs), connection table with 1M live
+#      connections, every-packet-new-connection (insert rate), and dpdk-testpmd
+#      io-forward over the same vdev in the same run; medians, cycles/packet, ratios
+#   3. a bounded fuzzing run (libFuzzer) of the packet parser and the table parser:
+#      executions and crashes
+#   4. the AGENT helper's section (smux/agent/bench.sh), if present
+# Environment: HLB_BENCH_SECONDS (per run, default 3), HLB_BENCH_REPS (default 3),
+# HLB_FUZZ_SECONDS (per target, default 30), HLB_BENCH_CORE (default 1),
+# HLB_BENCH_AGENT=0 to skip section 4.
+set -euo pipefail
+SMUX="$(cd "$(dirname "$0")" && pwd)"
+BUILD="${HLB_DP_BUILD:-$SMUX/build}"
+export HLB_DP_BUILD="$BUILD" PYTHONDONTWRITEBYTECODE=1
+SECONDS_PER_RUN="${HLB_BENCH_SECONDS:-3}"
+REPS="${HLB_BENCH_REPS:-3}"
+FUZZ_SECONDS="${HLB_FUZZ_SECONDS:-30}"
+CORE="${HLB_BENCH_CORE:-1}"
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+    meson setup "$BUILD" "$SMUX" >/dev/null
+fi
+ninja -C "$BUILD" -j2 >/dev/null
+TSC_HZ="$(python3 - <<'PY'
+import re
+# TSC rate as DPDK measures it is printed by hlb-smux; the core benchmark only needs
+# it to turn CPU seconds into cycles, so the nominal CPU clock is close enough.
+try:
+    mhz = float(re.search(r"cpu MHz\s*:\s*([\d.]+)", open("/proc/cpuinfo").read()).group(1))
+    print(int(mhz * 1e6))
+except Exception:
+    print(2450000000)
+PY
+)"
+
+echo "== smux bench: packet core only (no I/O), CPU time of one thread"
+"$BUILD/tests/dp-bench-core" "$TSC_HZ" 1
+
+echo
+echo "== smux bench: net_null -> hlb-smux -> net_null vs dpdk-testpmd (core $CORE, ${SECONDS_PER_RUN}s x $REPS)"
+python3 "$SMUX/tests/dp_bench.py" --seconds "$SECONDS_PER_RUN" --reps "$REPS" --core "$CORE"
+
+echo
+echo "== smux bench: fuzzing (libFuzzer + ASan/UBSan, ${FUZZ_SECONDS}s per target)"
+FUZZ="$BUILD/fuzz"
+mkdir -p "$FUZZ"
+for target in packet table; do
+    clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -march=corei7 -fno-strict-aliasing -D_GNU_SOURCE -I"$SMUX/include" -I"$SMUX/src" \
+        "$SMUX/fuzz/dp_fuzz_$target.c" "$SMUX/src/datapath.c" "$SMUX/src/conn_table.c" \
+        "$SMUX/src/vip_table.c" "$SMUX/src/ovs_hash.c" -ljansson -o "$FUZZ/dp_fuzz_$target"
+done
+python3 "$SMUX/fuzz/seeds.py" "$FUZZ/corpus-packet" "$FUZZ/corpus-table"
+fuzz_crashes=0
+for target in packet table; do
+    art="$FUZZ/artifacts-$target/"
+    rm -rf "$art" && mkdir -p "$art"
+    log="$FUZZ/dp_fuzz_$target.log"
+    "$FUZZ/dp_fuzz_$target" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+        -artifact_prefix="$art" "$FUZZ/corpus-$target" >"$log" 2>&1 || true
+    execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+    crashes="$(find "$art" -type f | wc -l)"
+    fuzz_crashes=$((fuzz_crashes + crashes))
+    echo "fuzz $target parser: ${execs:-0} executions in ${FUZZ_SECONDS}s, $crashes crashes (artifacts in $art)"
+done
+
+if [ "${HLB_BENCH_AGENT:-1}" = 1 ] && [ -x "$SMUX/agent/bench.sh" ]; then
+    echo
+    "$SMUX/agent/bench.sh"
+fi
+exit $(( fuzz_crashes > 0 ))

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Builds smux/ (meson + ninja into smux/build) and runs every smux test (as root:
+# DPDK EAL without hugepages, network namespaces, XDP, OVS, FRR):
+#   DATAPATH: cmocka unit tests of the packet core, tables and control operations,
+#             EAL tests on net_ring (meson suite "dp"); net_pcap packet fixtures and
+#             control-API tests over af_packet/veth (Python + scapy)
+#   AGENT:    smux/agent/run-tests.sh (OVS replica and agreement, host agent, FRR;
+#             HLB_SKIP_AGENT=1 skips it, for working on the datapath alone)
+# Ends with "smux: N passed, N failed"; exits non-zero on any failure.
+set -uo pipefail
+SMUX="$(cd "$(dirname "$0")" && pwd)"
+BUILD="${HLB_DP_BUILD:-$SMUX/build}"
+export HLB_DP_BUILD="$BUILD" PYTHONDONTWRITEBYTECODE=1
+passed=0
+failed=0
+
+summary() {
+    echo "smux: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit $?
+}
+
+echo "== smux: build ($BUILD)"
+if [ ! -f "$BUILD/build.ninja" ]; then
+    meson setup "$BUILD" "$SMUX" || { failed=$((failed + 1)); summary; }
+fi
+if ! ninja -C "$BUILD" -j2; then
+    failed=$((failed + 1))
+    summary
+fi
+
+echo "== smux: DATAPATH unit and EAL tests (meson suite dp)"
+meson test -C "$BUILD" --suite dp --num-processes 2 --print-errorlogs
+read -r ok bad < <(python3 - "$BUILD/meson-logs/testlog.json" <<'PY'
+import json, re, sys
+ok = bad = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)                 # only the suite just run is in the log
+    out = (r.get("stdout") or "") + (r.get("stderr") or "")
+    # cmocka prints "[  PASSED  ] N test(s)." / "[  FAILED  ] N test(s), listed below:"
+    p = sum(int(n) for n in re.findall(r"\[  PASSED  \] (\d+) test", out))
+    f = sum(int(n) for n in re.findall(r"\[  FAILED  \] (\d+) test", out))
+    if r["result"] == "OK":
+        ok += max(p, 1)
+    else:
+        ok += p
+        bad += max(f, 1)
+print(ok, bad)
+PY
+)
+passed=$((passed + ok))
+failed=$((failed + bad))
+if [ $((ok + bad)) -eq 0 ]; then
+    echo "no dp tests ran"
+    failed=$((failed + 1))
+fi
+
+# Python suites: unittest, counted per test case.
+run_py() {
+    local title="$1" script="$2"
+    echo "== smux: $title"
+    local out rc n_ok n_bad
+    out="$(timeout 600 python3 "$script" 2>&1)"
+    rc=$?
+    echo "$out" | tail -40
+    n_ok="$(grep -c '\.\.\. ok$' <<<"$out")"
+    n_bad="$(grep -cE '\.\.\. (FAIL|ERROR)$' <<<"$out")"
+    if [ "$rc" -ne 0 ] && [ "$n_bad" -eq 0 ]; then
+        n_bad=1
+    fi
+    passed=$((passed + n_ok))
+    failed=$((failed + n_bad))
+}
+run_py "DATAPATH net_pcap packet fixtures" "$SMUX/tests/dp_pcap_test.py"
+run_py "DATAPATH control API over af_packet/veth" "$SMUX/tests/dp_api_test.py"
+
+if [ "${HLB_SKIP_AGENT:-0}" != 1 ] && [ -x "$SMUX/agent/run-tests.sh" ]; then
+    agent_out="$("$SMUX/agent/run-tests.sh" 2>&1)"
+    echo "$agent_out"
+    line="$(grep -E '^agent: [0-9]+ passed, [0-9]+ failed' <<<"$agent_out" | tail -1)"
+    if [ -n "$line" ]; then
+        passed=$((passed + $(sed -E 's/^agent: ([0-9]+) passed.*/\1/' <<<"$line")))
+        failed=$((failed + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
+    else
+        echo "agent suites did not report a summary"
+        failed=$((failed + 1))
+    fi
+fi
+summary

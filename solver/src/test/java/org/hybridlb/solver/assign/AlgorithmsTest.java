@@ -1,0 +1,244 @@
+package org.hybridlb.solver.assign;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.TableCapacity;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
+import org.hybridlb.solver.model.VipSet;
+import org.hybridlb.solver.model.VipTraffic;
+import org.junit.jupiter.api.Test;
+
+/** Small instances whose right answer can be worked out by hand. */
+class AlgorithmsTest {
+    /** 1 pod, 2 ToRs (t0_0, t0_1), 1 agg, 1 core; 2 hosts per ToR: 10.0.T.1, 10.0.T.2. */
+    private static Topology tiny(TableCapacity tables) {
+        return Fixtures.clos(1, 2, 1, 1, 2, tables);
+    }
+
+    private static Map<String, Double> from(String node, double bytesPerSec) {
+        Map<String, Double> m = new LinkedHashMap<>();
+        m.put(node, bytesPerSec);
+        return m;
+    }
+
+    private static Instance instance(Topology t, List<Vip> vips, List<VipTraffic> traffic, SolverOptions o) {
+        return Instance.build(t, new VipSet(vips), new TrafficInterval(0, 0, 600, traffic), o);
+    }
+
+    private static Instance instance(Topology t, List<Vip> vips, List<VipTraffic> traffic) {
+        return instance(t, vips, traffic, SolverOptions.defaults());
+    }
+
+    @Test
+    void greedyPutsAVipWhereItsSourcesAndDipsAre() {
+        // clients and DIP both behind t0_1: on t0_1 the VIP loads no link at all
+        Instance in = instance(tiny(TableCapacity.DEFAULTS),
+                List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1")))),
+                List.of(Fixtures.traffic("100.0.0.1", from("t0_1", 5e8))));
+        Assignment a = Algorithms.get("greedy").assign(in, null);
+        assertEquals("t0_1", a.assignment.get("100.0.0.1"));
+        assertEquals(1.0, a.hmuxTrafficShare, 1e-12);
+        // the MRU is then the table use of t0_1: 1 of 512 tunnel entries
+        assertEquals(1.0 / 512, a.mru, 1e-12);
+    }
+
+    @Test
+    void greedyMinimisesTheMaximumUtilisation() {
+        // 4 Gbps from t0_0's hosts to a DIP on t0_1. On t0_0 or t0_1 or the agg the flow crosses
+        // t0_0->a0_0 and a0_0->t0_1 once: 4/8 = 0.5 of the 80% allowed. On the core it crosses
+        // t0_0->a, a->c, c->a, a->t0_1: still 0.5 on the ToR links (agg-core links are 40G).
+        // A second identical VIP can't avoid those two ToR links: MRU 1.0, still fits.
+        List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))),
+                Fixtures.vip("100.0.0.2", List.of(Fixtures.dip("10.0.1.2"))));
+        List<VipTraffic> tr = List.of(Fixtures.traffic("100.0.0.1", from("h0_0_0", 5e8)),
+                Fixtures.traffic("100.0.0.2", from("h0_0_1", 5e8)));
+        Instance in = instance(tiny(TableCapacity.DEFAULTS), vips, tr);
+        Assignment a = Algorithms.get("greedy").assign(in, null);
+        assertEquals(1.0, a.mru, 1e-9);
+        assertEquals(1.0, a.hmuxTrafficShare, 1e-12);
+        assertTrue(Feasibility.violations(in, a).isEmpty());
+        // a third one cannot fit anywhere
+        List<Vip> three = new ArrayList<>(vips);
+        three.add(Fixtures.vip("100.0.0.3", List.of(Fixtures.dip("10.0.1.1"))));
+        List<VipTraffic> tr3 = new ArrayList<>(tr);
+        tr3.add(Fixtures.traffic("100.0.0.3", from("h0_0_0", 1e8)));
+        Assignment b = Algorithms.get("greedy").assign(instance(tiny(TableCapacity.DEFAULTS), three, tr3), null);
+        assertEquals(Assignment.SMUX, b.assignment.get("100.0.0.3"));
+        assertEquals(10.0 / 11, b.hmuxTrafficShare, 1e-12);
+    }
+
+    @Test
+    void paperGreedyStopsAtTheFirstVipThatFitsNowhereAndSkipVariantGoesOn() {
+        // VIP 1: 20 Gbps between the two ToRs, more than t0_0's single 10G uplink can carry
+        List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))),
+                Fixtures.vip("100.0.0.2", List.of(Fixtures.dip("10.0.1.2"))));
+        List<VipTraffic> tr = List.of(Fixtures.traffic("100.0.0.1", from("t0_0", 2.5e9)),
+                Fixtures.traffic("100.0.0.2", from("t0_0", 1e8)));
+        Instance in = instance(tiny(TableCapacity.DEFAULTS), vips, tr);
+        Assignment stop = Algorithms.get("greedy").assign(in, null);
+        assertEquals(Assignment.SMUX, stop.assignment.get("100.0.0.1"));
+        assertEquals(Assignment.SMUX, stop.assignment.get("100.0.0.2"), "the paper's greedy stopped");
+        Assignment skip = Algorithms.get("greedy-skip").assign(in, null);
+        assertEquals(Assignment.SMUX, skip.assignment.get("100.0.0.1"));
+        assertNotEquals(Assignment.SMUX, skip.assignment.get("100.0.0.2"));
+        assertEquals(1e8 / 2.6e9, skip.hmuxTrafficShare, 1e-12);
+    }
+
+    @Test
+    void hostTableIsAFabricWideBudget() {
+        // every switch has room for 2 VIP routes: only 2 of 3 VIPs go to HMuxes, on any switches
+        Topology t = tiny(new TableCapacity(2, 4096, 512));
+        List<Vip> vips = new ArrayList<>();
+        List<VipTraffic> tr = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            vips.add(Fixtures.vip("100.0.0." + i, List.of(Fixtures.dip("10.0.0.1"))));
+            tr.add(Fixtures.traffic("100.0.0." + i, from("t0_0", 1e6 * i)));
+        }
+        Instance in = instance(t, vips, tr);
+        Assignment a = Algorithms.get("greedy-skip").assign(in, null);
+        assertEquals(Assignment.SMUX, a.assignment.get("100.0.0.1"), "the smallest VIP is left over");
+        assertEquals(1.0, a.utilisation.maxHostTable, 1e-12);
+    }
+
+    @Test
+    void wcmpAndPortsCountInTheTables() {
+        Dip a = new Dip("10.0.0.1", 2, null);
+        Dip b = new Dip("10.0.0.2", 2, null);
+        Dip c = new Dip("10.0.1.1", 4, null);
+        VipPort web = new VipPort("tcp", 80, List.of(a, b, c));               // 2,2,4 -> 1+1+2
+        VipPort tls = new VipPort("tcp", 443, List.of(a, new Dip("10.0.1.2", 1, null))); // 2,1 -> 2+1
+        Vip vip = new Vip("100.0.0.1", "100.0.0.0/24", List.of(web, tls));
+        assertEquals(4, ResourceModel.wcmpEntries(web));
+        assertEquals(3, ResourceModel.wcmpEntries(tls));
+        Instance in = instance(tiny(TableCapacity.DEFAULTS), List.of(vip), List.of());
+        ResourceModel m = in.resources();
+        assertEquals(7, m.ecmpEntries(0), "ECMP: per port, weights reduced by their gcd");
+        assertEquals(4, m.tunnelEntries(0), "tunnel: distinct endpoints over both ports");
+        assertEquals(2, m.hostEntries(0), "one host entry per service");
+        // weight 0 DIPs are drained: no entries
+        assertEquals(1, ResourceModel.wcmpEntries(new VipPort("any", 0, List.of(a, new Dip("10.0.0.9", 0, null)))));
+    }
+
+    @Test
+    void vmDipsOnOneHostShareTheTunnelEntry() {
+        Vip vip = new Vip("100.0.0.1", "100.0.0.0/24", List.of(new VipPort("any", 0, List.of(
+                new Dip("192.168.0.1", 1, "10.0.0.1"), new Dip("192.168.0.2", 1, "10.0.0.1"),
+                new Dip("192.168.0.3", 1, "10.0.1.1")))));
+        ResourceModel m = instance(tiny(TableCapacity.DEFAULTS), List.of(vip), List.of()).resources();
+        assertEquals(3, m.ecmpEntries(0), "one ECMP entry per DIP keeps the split even (§3.5.2)");
+        assertEquals(2, m.tunnelEntries(0), "both VMs of host 10.0.0.1 behind one tunnel entry");
+    }
+
+    @Test
+    void vipsLargerThanAnyTunnelTableStayOnSmuxes() {
+        Topology t = tiny(new TableCapacity(16384, 4096, 2));
+        Vip big = Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.0.1"), Fixtures.dip("10.0.0.2"),
+                Fixtures.dip("10.0.1.1")));
+        Vip small = Fixtures.vip("100.0.0.2", List.of(Fixtures.dip("10.0.0.1")));
+        Instance in = instance(t, List.of(big, small), List.of(
+                Fixtures.traffic("100.0.0.1", from("t0_0", 1e8)), Fixtures.traffic("100.0.0.2", from("t0_0", 1e6))));
+        assertFalse(in.resources().eligible(0));
+        Assignment a = Algorithms.get("greedy").assign(in, null);
+        assertEquals(Assignment.SMUX, a.assignment.get("100.0.0.1"));
+        assertNotEquals(Assignment.SMUX, a.assignment.get("100.0.0.2"),
+                "an ineligible VIP does not stop the paper's greedy: it is SMux-only by design");
+        assertFalse(Feasibility.violations(in, new Assignment("x", Map.of("100.0.0.1", "t0_0"), 0, 0, 0, null)).isEmpty());
+    }
+
+    @Test
+    void stickyKeepsAVipUnlessMovingGainsMoreThanDelta() {
+        // VIP on t0_0 with clients and DIP on t0_1: on t0_0 it loads t0_0's links (2 Gbps of 8),
+        // on t0_1 nothing. MRU there 0.25 + tables vs ~0.002: a gain above 0.05 -> move.
+        List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))));
+        List<VipTraffic> tr = List.of(Fixtures.traffic("100.0.0.1", from("t0_1", 2.5e8)));
+        Instance in = instance(tiny(TableCapacity.DEFAULTS), vips, tr);
+        Assignment current = new Assignment("greedy", Map.of("100.0.0.1", "t0_0"), 1, 0, 0, null);
+        assertEquals("t0_1", Algorithms.get("sticky").assign(in, current).assignment.get("100.0.0.1"));
+        // with a tenth of the traffic the gain is 0.025 < delta: it stays
+        Instance light = instance(tiny(TableCapacity.DEFAULTS), vips,
+                List.of(Fixtures.traffic("100.0.0.1", from("t0_1", 2.5e7))));
+        assertEquals("t0_0", Algorithms.get("sticky").assign(light, current).assignment.get("100.0.0.1"));
+        // ... unless delta is smaller than the gain
+        Instance eager = light.withOptions(SolverOptions.defaults().withStickyDelta(0.01));
+        assertEquals("t0_1", Algorithms.get("sticky").assign(eager, current).assignment.get("100.0.0.1"));
+        // non-sticky ignores the current assignment altogether
+        assertEquals("t0_1", Algorithms.get("non-sticky").assign(light, current).assignment.get("100.0.0.1"));
+    }
+
+    @Test
+    void stickyMovesAVipThatNoLongerFitsWhereItIs() {
+        // 9 Gbps through t0_0's 10G uplink (8G allowed) does not fit on t0_0; on t0_1 it has no link
+        List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))));
+        Instance in = instance(tiny(TableCapacity.DEFAULTS), vips,
+                List.of(Fixtures.traffic("100.0.0.1", from("t0_1", 9e9 / 8))));
+        Assignment current = new Assignment("greedy", Map.of("100.0.0.1", "t0_0"), 1, 0, 0, null);
+        Assignment a = Algorithms.get("sticky").assign(in, current);
+        assertEquals("t0_1", a.assignment.get("100.0.0.1"));
+        assertTrue(Feasibility.violations(in, a).isEmpty());
+    }
+
+    @Test
+    void oneTimeKeepsTheFirstAssignmentAndAnantaUsesOnlySmuxes() {
+        List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))),
+                Fixtures.vip("100.0.0.2", List.of(Fixtures.dip("10.0.0.1"))));
+        Instance in = instance(tiny(TableCapacity.DEFAULTS), vips,
+                List.of(Fixtures.traffic("100.0.0.1", from("t0_1", 2.5e8)), Fixtures.traffic("100.0.0.2", from("t0_0", 1e6))));
+        Assignment first = Algorithms.get("one-time").assign(in, null);
+        assertEquals("t0_1", first.assignment.get("100.0.0.1"), "first interval: plain greedy");
+        Assignment installed = new Assignment("one-time", Map.of("100.0.0.1", "t0_0", "100.0.0.2", "smux"), 0, 0, 0, null);
+        Assignment kept = Algorithms.get("one-time").assign(in, installed);
+        assertEquals("t0_0", kept.assignment.get("100.0.0.1"), "later: kept where it was");
+        assertEquals(Assignment.SMUX, kept.assignment.get("100.0.0.2"), "later: nothing new goes to HMuxes");
+        Assignment ananta = Algorithms.get("ananta").assign(in, null);
+        assertTrue(ananta.assignment.values().stream().allMatch(Assignment.SMUX::equals));
+        assertEquals(0, ananta.hmuxTrafficShare);
+        // Ananta's SMuxes carry everything: 2.01 Gbps at 3.6 Gbps each -> 1
+        assertEquals(1, ananta.smuxCount);
+    }
+
+    @Test
+    void randomTakesTheOnlyFeasibleSwitch() {
+        // tunnel room on t0_1 only
+        Topology t = Fixtures.clos(1, 2, 1, 1, 2, TableCapacity.DEFAULTS);
+        List<org.hybridlb.solver.model.Switch> sw = new ArrayList<>();
+        for (org.hybridlb.solver.model.Switch s : t.switches) {
+            sw.add(new org.hybridlb.solver.model.Switch(s.id, s.role, s.pod,
+                    new TableCapacity(16384, 4096, s.id.equals("t0_1") ? 8 : 0)));
+        }
+        Topology only = new Topology("only", sw, t.links, t.hosts, List.of());
+        Instance in = instance(only, List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.0.1")))),
+                List.of(Fixtures.traffic("100.0.0.1", from("t0_0", 1e6))));
+        for (long seed = 0; seed < 5; seed++) {
+            Assignment a = Algorithms.get("random").assign(in.withOptions(SolverOptions.defaults().withSeed(seed)), null);
+            assertEquals("t0_1", a.assignment.get("100.0.0.1"));
+        }
+    }
+
+    @Test
+    void seedMakesTiesReproducible() {
+        Topology t = Fixtures.clos(2, 3, 2, 2, 2, TableCapacity.DEFAULTS);
+        Object[] w = Fixtures.randomWorkload(t, 40, 4, 1e9, 3);
+        Instance in = Instance.build(t, (VipSet) w[0], (TrafficInterval) w[1], SolverOptions.defaults());
+        assertEquals(Algorithms.get("greedy").assign(in, null).assignment,
+                Algorithms.get("greedy").assign(in, null).assignment);
+    }
+
+    @Test
+    void unknownAlgorithmNamesTheKnownOnes() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Algorithms.get("best"));
+        assertTrue(e.getMessage().contains("greedy-skip"), e.getMessage());
+    }
+}
