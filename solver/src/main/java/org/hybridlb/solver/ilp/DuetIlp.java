@@ -61,8 +61,11 @@ import org.hybridlb.solver.routing.LinkLoads;
 public final class DuetIlp {
     /** Links the warm start loads to at least this are in the first model. */
     static final double INITIAL_LINK_UTILISATION = 0.5;
-    /** Link rows are written as utilisation ≤ 1 - this, so solver tolerances cannot overload a link. */
-    static final double LINK_MARGIN = 1e-6;
+    /**
+     * Link rows are utilisation ≤ 1 exactly as the checker has them (a link may be filled to its
+     * 80%); an answer that a solver tolerance pushes over is caught by the checker and repaired.
+     */
+    static final double LINK_MARGIN = 0;
     /** Most lazy rounds before giving up on proving the full model. */
     static final int MAX_ROUNDS = 30;
     /** Candidate switches per VIP with the smallest peak link footprint. */

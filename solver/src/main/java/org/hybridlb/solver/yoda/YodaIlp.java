@@ -140,13 +140,13 @@ public final class YodaIlp {
                 traffic.setCoefficient(x[v][y], p.failoverLoad(v) / in.trafficCapacity);
                 rules.setCoefficient(x[v][y], (double) p.rules[v] / in.ruleCapacity);
             }
-            traffic.setCoefficient(u[y], -(1 - 1e-9));
+            traffic.setCoefficient(u[y], -1);
             rules.setCoefficient(u[y], -1);
             if (limit) {
                 double cap = Math.max(in.trafficCapacity, before[y]);
                 // Σ_v max(t_v x_vy / n_v, t_v x_old / n_old) ≤ cap; for a VIP that was on y the max is
                 // a continuous w_vy ≥ both terms, otherwise just the first term.
-                MPConstraint trans = s.makeConstraint(Double.NEGATIVE_INFINITY, 1 - 1e-9, "transient_" + y);
+                MPConstraint trans = s.makeConstraint(Double.NEGATIVE_INFINITY, 1, "transient_" + y);
                 for (int v = 0; v < nv; v++) {
                     double share = p.traffic[v] / p.replicas[v] / cap;
                     Map<Integer, Double> prev = p.previous.get(v);
@@ -170,7 +170,7 @@ public final class YodaIlp {
             // Σ_prev C_vy (1 - x_vy) ≤ δ  ⇔  Σ_prev C_vy x_vy ≥ Σ_prev C_vy - δ
             double total = p.previousConnections();
             double scale = total > 0 ? 1 / total : 1;
-            MPConstraint kept = s.makeConstraint((total - budget) * scale + 1e-9, Double.POSITIVE_INFINITY,
+            MPConstraint kept = s.makeConstraint((total - budget) * scale, Double.POSITIVE_INFINITY,
                     "migration");
             for (int v = 0; v < nv; v++) {
                 for (Map.Entry<Integer, Double> e : p.previous.get(v).entrySet()) {

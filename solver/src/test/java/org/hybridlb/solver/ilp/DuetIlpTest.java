@@ -100,9 +100,10 @@ class DuetIlpTest {
         Topology t = fabric(NONE, NONE, new TableCapacity(16384, 100, 100), NONE, 1e9);
         VipSet vips = new VipSet(List.of(vip(1, 0), vip(2, 1), vip(3, 2)));
         Instance probe = Instance.build(t, vips, traffic(1, 1, 1), SolverOptions.defaults());
-        double room = probe.resources().linkCapacity(probe.fabric().linkCount() > 0 ? 0 : 0);
-        double unit = room; // every link has this capacity except the 1e12 ones; a0-t0 is link 0 or 1
-        Instance in = Instance.build(t, vips, traffic(0.6 * unit, 0.45 * unit, 0.45 * unit),
+        int a0t0 = probe.fabric().linkBetween(probe.switchIndex("a0"), probe.switchIndex("t0"));
+        double unit = probe.resources().linkCapacity(a0t0); // usable capacity of a0->t0 (and t0->a0)
+        double b = unit / Instance.BITS_PER_BYTE; // traffic files are in bytes/s
+        Instance in = Instance.build(t, vips, traffic(0.6 * b, 0.45 * b, 0.45 * b),
                 SolverOptions.defaults());
         Assignment greedy = Algorithms.get("greedy-skip").assign(in, null);
         assertEquals(0.6 / 1.5, greedy.hmuxTrafficShare, 1e-9);

@@ -109,7 +109,7 @@ class YodaIlpTest {
             int n = 1 + rnd.nextInt(Math.min(3, nInstances));
             int f = rnd.nextInt(n);
             sb.append(v > 0 ? "," : "").append("{\"vip\":\"v").append(v).append("\",\"traffic\":")
-                    .append(1 + rnd.nextInt(8)).append(",\"rules\":").append(20 * (1 + rnd.nextInt(10)))
+                    .append(1 + rnd.nextInt(8)).append(",\"rules\":").append(10 * (1 + rnd.nextInt(10)))
                     .append(",\"replicas\":").append(n).append(",\"toleratedFailures\":").append(f)
                     .append(",\"connections\":").append(100 * (1 + rnd.nextInt(9))).append("}");
             int k = 1 + rnd.nextInt(nInstances);
