@@ -19,6 +19,9 @@ const char *const hlb_drop_names[HLB_DROP_MAX] = {
     [HLB_DROP_TX_FULL] = "tx_full",
 };
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "outer headers are stored as little-endian words");
+
 static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 static inline __attribute__((always_inline)) int
@@ -194,13 +197,38 @@ static void to_self(struct hlb_worker *w, struct hlb_pkt *p, const struct hlb_pa
 
 /* ---- encapsulation ----------------------------------------------------------------- */
 
-static void encapsulate(struct hlb_worker *w, struct hlb_vip_table *t,
-                        const struct hlb_service *s, int dip, struct hlb_pkt *p,
-                        const struct hlb_parsed *pp, uint8_t *verdict)
+/* What a burst needs to build outer headers, derived once per burst from the
+ * worker's configuration (the gateway MAC may have been learned since). */
+struct encap_ctx {
+    uint8_t eth[HLB_MAX_PORTS][16];   /* dst, src, type 0x0800, 2 spare bytes */
+    uint32_t base_sum[2];             /* outer IP header sum without tos, len, dst */
+    uint64_t src_word;                /* bytes 12..15: our address (+ dst patched in) */
+};
+
+static void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_config *c)
+{
+    for (int port = 0; port < HLB_MAX_PORTS; port++) {
+        memcpy(e->eth[port], c->gw_mac, 6);
+        memcpy(e->eth[port] + 6, c->port_mac[port], 6);
+        e->eth[port][12] = 0x08;
+        e->eth[port][13] = 0x00;
+        e->eth[port][14] = 0x45;
+        e->eth[port][15] = 0;
+    }
+    uint32_t src = hlb_ntohl(c->self_ip);
+    for (int gre = 0; gre < 2; gre++)
+        e->base_sum[gre] = 0x4500u + HLB_IP_DF +
+                           ((uint32_t)c->outer_ttl << 8 | (gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP)) +
+                           (src >> 16) + (src & 0xffff);
+}
+
+static inline void encapsulate(struct hlb_worker *w, const struct encap_ctx *ec,
+                               struct hlb_vip_table *t, const struct hlb_service *s, int dip,
+                               struct hlb_pkt *p, const struct hlb_parsed *pp, uint8_t *verdict)
 {
     const struct hlb_dp_config *c = &w->cfg;
-    uint32_t gre = s->encap == HLB_ENCAP_GRE ? 4u : 0u;
-    uint32_t overhead = 20u + gre;
+    uint32_t gre = s->encap == HLB_ENCAP_GRE;
+    uint32_t overhead = 20u + 4u * gre;
 
     if (pp->ip_tot_len + overhead > c->mtu) {
         frag_needed(w, p, pp, overhead, verdict);
@@ -215,49 +243,43 @@ static void encapsulate(struct hlb_worker *w, struct hlb_vip_table *t,
         return;
     }
     uint16_t out_port = c->two_port ? 1 : p->in_port;
-    uint8_t tos = p->data[HLB_ETH_HLEN + 1];
+    uint32_t tos = p->data[HLB_ETH_HLEN + 1];
     uint8_t *start = p->data - overhead;
-    uint16_t tot = (uint16_t)(pp->ip_tot_len + overhead);
-    uint8_t proto = gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP;
-    uint32_t src = hlb_ntohl(c->self_ip), dst = hlb_ntohl(t->dips[dip].outer);
+    uint32_t tot = pp->ip_tot_len + overhead;
+    const struct hlb_dip *d = &t->dips[dip];
 
-    /* Headers are stored straight into the frame and the checksum is computed from
-     * the field values: building a header on the stack and copying it out costs a
-     * store-forwarding stall per packet. */
-    uint32_t sum = (0x4500u | tos) + tot + HLB_IP_DF + ((uint32_t)c->outer_ttl << 8 | proto) +
-                   (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff);
+    /* Checksum from precomputed partial sums (RFC 1071): only TOS, length and the
+     * destination vary per packet. */
+    uint32_t sum = ec->base_sum[gre] + (tos) + tot + d->outer_sum;
     sum = (sum & 0xffff) + (sum >> 16);
     sum = (sum & 0xffff) + (sum >> 16);
     uint16_t csum = hlb_htons((uint16_t)~sum);
 
-    uint16_t type = hlb_htons(HLB_ETHERTYPE_IPV4);
-    memcpy(start, c->gw_mac, 6);
-    memcpy(start + 6, c->port_mac[out_port], 6);
-    memcpy(start + 12, &type, 2);
+    /* Wide stores of whole header words; no header is built on the stack (that
+     * would cost a store-forwarding stall per packet). */
     uint8_t *ip = start + HLB_ETH_HLEN;
-    uint16_t tot_n = hlb_htons(tot), frag_n = hlb_htons(HLB_IP_DF), zero = 0;
-    ip[0] = 0x45;
-    ip[1] = tos;                     /* RFC 6040 normal mode: DSCP and ECN copied */
-    memcpy(ip + 2, &tot_n, 2);
-    memcpy(ip + 4, &zero, 2);        /* RFC 6864: DF set, so the ID is not used */
-    memcpy(ip + 6, &frag_n, 2);
-    ip[8] = c->outer_ttl;
-    ip[9] = proto;
-    memcpy(ip + 10, &csum, 2);
-    memcpy(ip + 12, &c->self_ip, 4);
-    memcpy(ip + 16, &t->dips[dip].outer, 4);
+    memcpy(start, ec->eth[out_port], 16);                 /* eth + ip[0] = 0x45 */
+    uint64_t w0 = 0x45u | tos << 8 | (uint64_t)hlb_htons((uint16_t)tot) << 16 |
+                  (uint64_t)hlb_htons(HLB_IP_DF) << 48;    /* ver/ihl, tos, len, id 0, DF */
+    uint32_t w1 = (uint32_t)c->outer_ttl | (uint32_t)(gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP) << 8 |
+                  (uint32_t)csum << 16;                    /* ttl, proto, checksum */
+    uint64_t w2 = (uint64_t)c->self_ip | (uint64_t)d->outer << 32;   /* src, dst */
+    memcpy(ip, &w0, 8);
+    memcpy(ip + 8, &w1, 4);
+    memcpy(ip + 12, &w2, 8);
     if (gre) {
-        uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);   /* flags/version 0, protocol IPv4 */
+        uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);        /* flags/version 0, IPv4 */
         memcpy(ip + 20, &g, 4);
     }
     p->data = start;
     p->headroom -= overhead;
     /* Drop Ethernet padding of short frames: the inner packet is tot_len long. */
-    p->len = HLB_ETH_HLEN + overhead + pp->ip_tot_len;
+    p->len = HLB_ETH_HLEN + tot;
     p->out_port = out_port;
 
-    t->svc_counters[s - t->services].packets++;
-    t->svc_counters[s - t->services].bytes += pp->ip_tot_len;
+    uint32_t si = (uint32_t)(s - t->services);
+    t->svc_counters[si].packets++;
+    t->svc_counters[si].bytes += pp->ip_tot_len;
     t->dip_counters[dip].packets++;
     t->dip_counters[dip].bytes += pp->ip_tot_len;
     w->st.fwd_packets++;
@@ -334,51 +356,41 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
     struct hlb_parsed parsed[HLB_MAX_BURST];
     const struct hlb_service *svc[HLB_MAX_BURST];
     uint32_t hash[HLB_MAX_BURST];
-    enum hlb_parse_result res[HLB_MAX_BURST];
+    uint8_t pending[HLB_MAX_BURST];       /* indices left for stage 2 */
+    unsigned n_pending = 0;
+    uint64_t rx_bytes = 0;
 
     if (n > HLB_MAX_BURST)
         n = HLB_MAX_BURST;
+    struct encap_ctx ec;
+    encap_ctx_init(&ec, &w->cfg);
+    struct hlb_conn_table *ct = w->ct;
 
-    /* Stage 1: parse, find the service, start fetching the connection bucket so the
-     * cache misses of a burst overlap. */
+    /* Stage 1: parse and classify, and finish every frame except those of pinned
+     * VIPs (in arrival order, so an ARP reply from the gateway serves the frames
+     * behind it).  Pinned ones start fetching their connection bucket and wait for
+     * stage 2, so the cache misses of a burst overlap. */
     for (unsigned i = 0; i < n; i++) {
         struct hlb_pkt *p = &pkts[i];
-        w->st.rx_packets++;
-        w->st.rx_bytes += p->len;
-        res[i] = hlb_parse(p->data, p->len, &parsed[i]);
-        svc[i] = NULL;
-        if (res[i] != HLB_PARSE_IPV4)
+        struct hlb_parsed *pp = &parsed[i];
+        rx_bytes += p->len;
+        enum hlb_parse_result r = hlb_parse(p->data, p->len, pp);
+        if (r != HLB_PARSE_IPV4) {
+            switch (r) {
+            case HLB_PARSE_ARP:
+                handle_arp(w, p, &verdict[i]);
+                encap_ctx_init(&ec, &w->cfg);       /* the gateway MAC may have changed */
+                break;
+            case HLB_PARSE_TRUNCATED: drop(w, &verdict[i], HLB_DROP_TRUNCATED); break;
+            case HLB_PARSE_NOT_IPV4: drop(w, &verdict[i], HLB_DROP_NOT_IPV4); break;
+            case HLB_PARSE_FRAGMENT: drop(w, &verdict[i], HLB_DROP_FRAGMENT); break;
+            case HLB_PARSE_BAD_ARP: drop(w, &verdict[i], HLB_DROP_BAD_ARP); break;
+            default: drop(w, &verdict[i], HLB_DROP_BAD_IP); break;
+            }
             continue;
-        svc[i] = hlb_table_lookup(t, parsed[i].t.dst_ip, parsed[i].t.proto,
-                                  parsed[i].t.dst_port);
-        if (svc[i] && svc[i]->pin && w->ct) {
-            hash[i] = hlb_conn_hash(&parsed[i].t);
-            hlb_conn_prefetch(w->ct, hash[i]);
         }
-    }
-
-    if (w->ct)
-        for (unsigned i = 0; i < n; i++)
-            if (svc[i] && svc[i]->pin)
-                hlb_conn_prefetch_entry(w->ct, hash[i]);
-
-    /* Stage 2: act. */
-    for (unsigned i = 0; i < n; i++) {
-        struct hlb_pkt *p = &pkts[i];
-        const struct hlb_parsed *pp = &parsed[i];
-        switch (res[i]) {
-        case HLB_PARSE_IPV4:
-            break;
-        case HLB_PARSE_ARP:
-            handle_arp(w, p, &verdict[i]);
-            continue;
-        case HLB_PARSE_TRUNCATED: drop(w, &verdict[i], HLB_DROP_TRUNCATED); continue;
-        case HLB_PARSE_NOT_IPV4: drop(w, &verdict[i], HLB_DROP_NOT_IPV4); continue;
-        case HLB_PARSE_FRAGMENT: drop(w, &verdict[i], HLB_DROP_FRAGMENT); continue;
-        case HLB_PARSE_BAD_ARP: drop(w, &verdict[i], HLB_DROP_BAD_ARP); continue;
-        default: drop(w, &verdict[i], HLB_DROP_BAD_IP); continue;
-        }
-        const struct hlb_service *s = svc[i];
+        const struct hlb_service *s = hlb_table_lookup(t, pp->t.dst_ip, pp->t.proto,
+                                                       pp->t.dst_port);
         if (!s) {
             if (pp->t.dst_ip == w->cfg.self_ip)
                 to_self(w, p, pp, &verdict[i]);
@@ -386,12 +398,33 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
                 drop(w, &verdict[i], HLB_DROP_NO_VIP);
             continue;
         }
-        int dip = (s->pin && w->ct) ? pinned_dip(w, t, s, pp, hash[i], now)
-                                    : select_dip(t, s, &pp->t);
-        if (dip < 0) {
-            drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
+        if (!(s->pin && ct)) {
+            int dip = select_dip(t, s, &pp->t);
+            if (dip < 0)
+                drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
+            else
+                encapsulate(w, &ec, t, s, dip, p, pp, &verdict[i]);
             continue;
         }
-        encapsulate(w, t, s, dip, p, pp, &verdict[i]);
+        svc[i] = s;
+        hash[i] = hlb_conn_hash(&pp->t);
+        hlb_conn_prefetch(ct, hash[i]);
+        pending[n_pending++] = (uint8_t)i;
+    }
+    w->st.rx_packets += n;
+    w->st.rx_bytes += rx_bytes;
+
+    for (unsigned k = 0; k < n_pending; k++)
+        hlb_conn_prefetch_entry(ct, hash[pending[k]]);
+
+    /* Stage 2: pinned VIPs. */
+    for (unsigned k = 0; k < n_pending; k++) {
+        unsigned i = pending[k];
+        const struct hlb_service *s = svc[i];
+        int dip = pinned_dip(w, t, s, &parsed[i], hash[i], now);
+        if (dip < 0)
+            drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
+        else
+            encapsulate(w, &ec, t, s, dip, &pkts[i], &parsed[i], &verdict[i]);
     }
 }

@@ -442,6 +442,8 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 get_ip(dobj, "ip", "", 1, &t->dips[d].ip, NULL, NULL);
                 t->dips[d].outer = t->dips[d].ip;
                 get_ip(dobj, "hostIp", "", 0, &t->dips[d].outer, &has_host, NULL);
+                uint32_t o = ntohl(t->dips[d].outer);
+                t->dips[d].outer_sum = (o >> 16) + (o & 0xffff);
                 get_int(dobj, "weight", "", 0, 0, HLB_MAX_WEIGHT, 1, &w, NULL);
                 get_int(dobj, "bucketId", "", 0, 0, 0xfffffeffLL, (long long)k, &bid, NULL);
                 for (uint32_t o = sv->dip_first; o < d; o++) {

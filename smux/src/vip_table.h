@@ -39,6 +39,7 @@ struct hlb_service {            /* one (vip, proto, port) */
 struct hlb_dip {
     uint32_t ip;                /* DIP, network order */
     uint32_t outer;             /* tunnel destination: hostIp, else ip */
+    uint32_t outer_sum;         /* one's complement sum of outer's two 16-bit halves */
 };
 
 struct hlb_counter {
@@ -84,10 +85,7 @@ static inline uint64_t hlb_service_key(uint32_t vip, uint8_t proto, uint16_t por
 
 static inline uint32_t hlb_index_hash(uint64_t key)
 {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdull;
-    key ^= key >> 33;
-    return (uint32_t)key;
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32);   /* Fibonacci hashing */
 }
 
 static inline const struct hlb_service *
@@ -108,8 +106,6 @@ hlb_table_lookup_exact(const struct hlb_vip_table *t, uint64_t key)
 static inline const struct hlb_service *
 hlb_table_lookup(const struct hlb_vip_table *t, uint32_t vip, uint8_t proto, uint16_t port)
 {
-    if (!t || t->n_services == 0)
-        return NULL;
     const struct hlb_service *s = hlb_table_lookup_exact(t, hlb_service_key(vip, proto, port));
     if (!s && port != 0)
         s = hlb_table_lookup_exact(t, hlb_service_key(vip, proto, 0));

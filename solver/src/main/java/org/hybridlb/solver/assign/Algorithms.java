@@ -172,7 +172,7 @@ public final class Algorithms {
                     if (here <= 1 + Usage.EPS) {
                         // no switch can beat the current MRU, so no move can gain more than this
                         if (here - u.mru() <= delta) {
-                            u.place(v, cur);
+                            u.place(v, cur, search.loads()); // loads of v on cur, from mruOn
                             continue;
                         }
                         if (search.findBest(v) && here - search.bestMru > delta) {

@@ -105,6 +105,11 @@ final class Search {
         return loads;
     }
 
+    /** Loads of v on {@link #bestSwitch} when the search kept them (else null); for tests. */
+    LinkLoads bestLoads() {
+        return bestLoadsValid ? bestLoads : null;
+    }
+
     /** Places v on the switch the last {@link #findBest} chose. */
     void placeBest(int v) {
         if (bestLoadsValid) {
@@ -316,14 +321,35 @@ final class Search {
                 pick = s;
             }
         }
-        for (int i = 0; i < demandTors; i++) {
-            inAt[podDemandTors[i]] = 0;
-            outAt[podDemandTors[i]] = 0;
-        }
         if (pick >= 0 && podBest < bestMru) {
             bestMru = podBest;
             bestSwitch = pick;
-            bestLoadsValid = false;
+            // the full t(., pick, v): outside part, pick's own links, the other ToRs' own traffic
+            bestLoads.clear();
+            for (int i = 0; i < loads.size(); i++) {
+                int l = loads.link(i);
+                if (f.linkFrom(l) != r) {
+                    bestLoads.add(l, loads.load(i));
+                }
+            }
+            for (int j = 0; j < k; j++) {
+                bestLoads.add(f.torDownlink(pick, j), extIn[j] + (inQ - inAt[pick]) / k);
+                bestLoads.add(f.torUplink(pick, j), extOut[j] + (outQ - outAt[pick]) / k);
+            }
+            for (int i = 0; i < demandTors; i++) {
+                int x = podDemandTors[i];
+                if (x != pick) {
+                    for (int j = 0; j < k; j++) {
+                        bestLoads.add(f.torUplink(x, j), inAt[x] / k);
+                        bestLoads.add(f.torDownlink(x, j), outAt[x] / k);
+                    }
+                }
+            }
+            bestLoadsValid = true;
+        }
+        for (int i = 0; i < demandTors; i++) {
+            inAt[podDemandTors[i]] = 0;
+            outAt[podDemandTors[i]] = 0;
         }
     }
 }

@@ -142,23 +142,27 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "greedy, paper rule (stop at the first VIP that fits nowhere): median %.3f s; "
                 + "hmux share %.4f, %d VIPs on HMux, %d SMuxes%n",
                 paper.median(), paper.last.hmuxTrafficShare, onHmux(paper.last), paper.last.smuxCount);
-        out.printf(Locale.ROOT, "greedy-skip, full assignment of interval 0: median %.3f s of %d runs  [target <= 2 s]%n",
-                greedy.median(), runs);
+        out.printf(Locale.ROOT, "greedy-skip, full assignment of interval 0: median %.3f s of %d runs (cpu %.3f s)  "
+                + "[target <= 2 s]%n", greedy.median(), runs, greedy.cpuMedian());
         out.printf(Locale.ROOT, "  hmux share %.4f, mru %.4f, %d VIPs on HMux, %d SMuxes (%.1f Gbps each)%n",
                 greedy.last.hmuxTrafficShare, greedy.last.mru, onHmux(greedy.last), greedy.last.smuxCount,
                 opts.smuxCapacityBps / 1e9);
-        out.printf(Locale.ROOT, "sticky re-assignment of interval 1:       median %.3f s of %d runs  [target <= 1 s]%n",
-                sticky.median(), runs);
+        out.printf(Locale.ROOT, "sticky re-assignment of interval 1:       median %.3f s of %d runs (cpu %.3f s)  "
+                + "[target <= 1 s]%n", sticky.median(), runs, sticky.cpuMedian());
         out.printf(Locale.ROOT, "  hmux share %.4f, mru %.4f, %d VIPs moved, %d SMuxes%n",
                 sticky.last.hmuxTrafficShare, sticky.last.mru, moved(base, sticky.last), sticky.last.smuxCount);
         if (greedyNo != null) {
-            out.printf(Locale.ROOT, "without pod shortcut: greedy-skip %.3f s (%.2fx slower), sticky %.3f s (%.2fx slower)"
-                    + " [%d run(s) each; hmux share %.4f, mru %.4f]%n", greedyNo.median(),
-                    greedyNo.median() / greedy.median(), stickyNo.median(), stickyNo.median() / sticky.median(),
+            out.printf(Locale.ROOT, "without pod shortcut: greedy-skip %.3f s (%.2fx slower; cpu %.2fx), sticky %.3f s "
+                    + "(%.2fx slower; cpu %.2fx) [%d run(s) each; hmux share %.4f, mru %.4f]%n", greedyNo.median(),
+                    greedyNo.median() / greedy.median(), greedyNo.cpuMedian() / greedy.cpuMedian(),
+                    stickyNo.median(), stickyNo.median() / sticky.median(), stickyNo.cpuMedian() / sticky.cpuMedian(),
                     noShortcutRuns, greedyNo.last.hmuxTrafficShare, greedyNo.last.mru);
         }
         out.printf(Locale.ROOT, "peak heap: %.0f MB (max %.0f MB)  [target <= 2048 MB]%n",
                 peakHeapBytes() / 1048576.0, Runtime.getRuntime().maxMemory() / 1048576.0);
+        out.printf(Locale.ROOT, "machine: %d processors, load average %.1f when done (wall times grow with load; "
+                + "cpu = this thread's CPU time)%n", Runtime.getRuntime().availableProcessors(),
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         out.printf(Locale.ROOT, "feasibility: %s%n", problems.isEmpty() ? "no capacity violated" : problems.size() + " violations: " + problems.get(0));
         out.flush();
         return problems.isEmpty() ? SolverCli.EXIT_OK : SolverCli.EXIT_INTERNAL;
@@ -201,23 +205,28 @@ public final class BenchCommand implements Callable<Integer> {
         return sum;
     }
 
+    private static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
     private interface Run {
         Assignment run();
     }
 
     private static final class Result {
         final double[] seconds;
+        final double[] cpuSeconds;
         Assignment last;
 
         Result(int n) {
             seconds = new double[n];
+            cpuSeconds = new double[n];
         }
 
         double median() {
-            double[] s = seconds.clone();
-            Arrays.sort(s);
-            int n = s.length;
-            return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+            return BenchCommand.median(seconds);
+        }
+
+        double cpuMedian() {
+            return BenchCommand.median(cpuSeconds);
         }
     }
 
@@ -225,11 +234,13 @@ public final class BenchCommand implements Callable<Integer> {
         Result res = new Result(runs);
         for (int i = 0; i < warmup + runs; i++) {
             bar.update("runs", step[0]++, total);
+            long c = THREADS.getCurrentThreadCpuTime();
             long t = System.nanoTime();
             Assignment a = r.run();
             double sec = (System.nanoTime() - t) / 1e9;
             if (i >= warmup) {
                 res.seconds[i - warmup] = sec;
+                res.cpuSeconds[i - warmup] = (THREADS.getCurrentThreadCpuTime() - c) / 1e9;
             }
             res.last = a;
         }

@@ -128,6 +128,12 @@ class LoadsExactnessTest {
                 // the chosen switch really has that MRU
                 m.linkLoads(v, with.bestSwitch, l);
                 assertEquals(mruWith, Math.max(u.mru(), u.peakIfPlaced(v, with.bestSwitch, l)), 1e-9 * (1 + mruWith));
+                LinkLoads kept = with.bestLoads();
+                if (kept != null) { // the loads the search assembled are t(., s, v) exactly
+                    for (int x = 0; x < in.fabric().linkCount(); x++) {
+                        assertEquals(l.loadOn(x), kept.loadOn(x), 1e-6 * (1 + l.loadOn(x)), in.fabric().linkName(x));
+                    }
+                }
                 with.placeBest(v);
             }
         }

@@ -1,0 +1,1192 @@
+package org.hybridlb.app.core;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.hybridlb.app.core.model.Bucket;
+import org.hybridlb.app.core.model.ServiceEntry;
+import org.hybridlb.app.core.model.SmuxTable;
+import org.hybridlb.app.core.model.VipEntry;
+import org.hybridlb.app.core.port.EventSink;
+import org.hybridlb.app.core.port.Ports;
+import org.hybridlb.app.core.port.SouthboundException;
+import org.hybridlb.solver.assign.Algorithms;
+import org.hybridlb.solver.assign.Instance;
+import org.hybridlb.solver.migration.MigrationPlanner;
+import org.hybridlb.solver.migration.MigrationProblem;
+import org.hybridlb.solver.migration.PlanningException;
+import org.hybridlb.solver.migration.SharedMemoryModel;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.MigrationPlan;
+import org.hybridlb.solver.model.MigrationStep;
+import org.hybridlb.solver.model.MigrationWave;
+import org.hybridlb.solver.model.Smux;
+import org.hybridlb.solver.model.Switch;
+import org.hybridlb.solver.model.TableCapacity;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
+import org.hybridlb.solver.model.VipSet;
+import org.hybridlb.solver.model.VipTraffic;
+import org.hybridlb.solver.routing.Fabric;
+
+/**
+ * The hybridlb controller loop (ARCHITECTURE "Controller loop"), platform-neutral.
+ *
+ * <p>One thread owns all state: REST calls, source events, the interval timer and migration
+ * waves are tasks on its queue, so nothing races. Every reconcile (interval, event, "reassign
+ * now") first repairs the data path to the installed state (diff, idempotent), removes failed or
+ * deleted DIPs' buckets directly (resilient hashing, §3.5.1), computes a sticky assignment,
+ * plans the migration with the solver's planner and applies it one wave per task, verifying
+ * each wave by reading the devices back and rolling the whole migration back on failure. An
+ * HMux failure withdraws its VIPs' /32 routes at once (the SMuxes take them) before anything
+ * else, then re-places them. State is persisted after every verified change.
+ */
+public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(Controller.class.getName());
+    private static final int RECENT = 10;
+
+    private final ControllerConfig config;
+    private final Ports ports;
+    private final VipValidator validator = new VipValidator();
+    private final LinkedBlockingDeque<Runnable> queue = new LinkedBlockingDeque<>();
+    private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+    private final Thread loop;
+    private volatile boolean running;
+    private ScheduledExecutorService timer;
+
+    // ---- state owned by the loop thread ----
+    private ControllerState state = new ControllerState();
+    private final Set<String> down = new LinkedHashSet<>();
+    private Set<String> liveSmuxes = new LinkedHashSet<>();
+    private Set<String> unhealthy = new HashSet<>();
+    private TrafficInterval traffic;
+    private Assignment lastAssignment;
+    private String lastError;
+    private final List<MigrationRecord> recent = new ArrayList<>();
+    private final Counters counters = new Counters();
+    private Topology fabricOf;
+    private Topology solverTopologyOf;
+    private Set<String> solverTopologyDown;
+    private Topology solverTopology;
+    private Fabric fabric;
+
+    public Controller(ControllerConfig config, Ports ports) {
+        this.config = config;
+        this.ports = ports;
+        this.loop = new Thread(this::runLoop, "hybridlb-controller");
+        this.loop.setDaemon(true);
+    }
+
+    /** Loads the persisted state, repairs the data path to it and starts the loop and timer. */
+    public void start() {
+        running = true;
+        loop.start();
+        call(() -> {
+            load();
+            ports.topology.subscribe(this);
+            ports.routes.subscribe(this);
+            ports.health.subscribe(this);
+            return null;
+        });
+        requestReconcile("start");
+        if (!config.interval.isZero()) {
+            timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "hybridlb-interval");
+                t.setDaemon(true);
+                return t;
+            });
+            long ms = config.interval.toMillis();
+            timer.scheduleAtFixedRate(() -> enqueue(() -> {
+                if (!migrating()) { // let a running migration finish; events still supersede it
+                    requestReconcile("interval");
+                }
+            }), ms, ms, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (timer != null) {
+            timer.shutdownNow();
+        }
+        running = false;
+        queue.add(() -> { });
+        try {
+            loop.join(config.requestTimeout.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits until no task is queued and no migration is in flight (tests, daemon shutdown). */
+    public void awaitIdle(long timeoutMillis) {
+        long end = System.currentTimeMillis() + timeoutMillis;
+        while (System.currentTimeMillis() < end) {
+            boolean idle = call(() -> queue.isEmpty() && !migrating());
+            if (idle) {
+                return;
+            }
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        throw new IllegalStateException("controller not idle after " + timeoutMillis + " ms");
+    }
+
+    // ------------------------------------------------------------------ the loop thread
+
+    private void runLoop() {
+        while (running) {
+            Runnable task;
+            try {
+                task = queue.take();
+            } catch (InterruptedException e) {
+                return;
+            }
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "controller task failed", e);
+                lastError = String.valueOf(e.getMessage());
+            }
+        }
+        // stopped at a task boundary: the state on disk is the last verified one
+        for (Runnable r; (r = queue.poll()) != null; ) {
+            if (r instanceof FutureTask) {
+                ((FutureTask<?>) r).cancel(false);
+            }
+        }
+    }
+
+    /** Runs {@code body} on the controller thread and waits for it (REST calls, tests). */
+    <T> T call(Callable<T> body) {
+        if (Thread.currentThread() == loop) {
+            try {
+                return body.call();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        if (!running) {
+            throw ApiException.unavailable("the controller is not running");
+        }
+        FutureTask<T> task = new FutureTask<>(body);
+        queue.add(task);
+        try {
+            return task.get(config.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            task.cancel(false);
+            throw ApiException.unavailable("the controller is busy (no answer within "
+                    + config.requestTimeout.toMillis() + " ms)");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ApiException.unavailable("interrupted");
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RuntimeException) {
+                throw (RuntimeException) c;
+            }
+            throw new IllegalStateException(c);
+        }
+    }
+
+    private void enqueue(Runnable r) {
+        queue.add(r);
+    }
+
+    /** Queues one reconcile; further requests coalesce into it until it starts. */
+    public void requestReconcile(String why) {
+        if (reconcileQueued.compareAndSet(false, true)) {
+            enqueue(() -> {
+                reconcileQueued.set(false);
+                reconcile(why);
+            });
+        }
+    }
+
+    // ------------------------------------------------------------------ events (any thread)
+
+    @Override
+    public void switchDown(String switchId) {
+        queue.addFirst(() -> onSwitchDown(switchId)); // failover first, before any queued work
+    }
+
+    @Override
+    public void switchUp(String switchId) {
+        enqueue(() -> {
+            if (down.remove(switchId)) {
+                requestReconcile("switch " + switchId + " up");
+            }
+        });
+    }
+
+    @Override
+    public void smuxesChanged(Set<String> live) {
+        Set<String> copy = new LinkedHashSet<>(live);
+        enqueue(() -> {
+            if (!copy.equals(liveSmuxes)) {
+                liveSmuxes = copy;
+                requestReconcile("SMuxes " + copy);
+            }
+        });
+    }
+
+    @Override
+    public void dipHealthChanged(String dip, boolean healthy) {
+        enqueue(() -> {
+            boolean changed = healthy ? unhealthy.remove(dip) : unhealthy.add(dip);
+            if (changed) {
+                requestReconcile("DIP " + dip + (healthy ? " healthy" : " failed"));
+            }
+        });
+    }
+
+    @Override
+    public void trafficMeasured(TrafficInterval interval) {
+        enqueue(() -> traffic = interval);
+    }
+
+    /** HMux failure (§3.5.1): withdraw the /32 of its VIPs at once, then re-place them. */
+    private void onSwitchDown(String sw) {
+        if (!down.add(sw)) {
+            return;
+        }
+        withdrawFromDownSwitches();
+        abandonMigration("switch " + sw + " down");
+        persist();
+        requestReconcile("switch " + sw + " down");
+    }
+
+    private void withdrawFromDownSwitches() {
+        for (String sw : down) {
+            List<String> vips = new ArrayList<>();
+            state.hmuxes.forEach((v, at) -> {
+                if (at.contains(sw)) {
+                    vips.add(v);
+                }
+            });
+            if (vips.isEmpty()) {
+                continue;
+            }
+            try {
+                ports.hmux.withdrawRoutes(sw, vips);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "withdrawing routes of failed switch " + sw, e);
+                lastError = "withdrawing routes of failed switch " + sw + ": " + e.getMessage();
+            }
+            for (String v : vips) {
+                state.hmuxes.get(v).remove(sw);
+            }
+            counters.failovers += vips.size();
+        }
+        state.hmuxes.values().removeIf(List::isEmpty);
+    }
+
+    // ------------------------------------------------------------------ reconcile
+
+    private void reconcile(String why) {
+        long t0 = System.nanoTime();
+        counters.reconciles++;
+        abandonMigration(why);
+        refreshInputs();
+        withdrawFromDownSwitches();
+        repair();
+        settleMultiHomed();
+        removeDipsDirectly();
+        persist();
+        planAndStart(why);
+        counters.lastReconcileMillis = (System.nanoTime() - t0) / 1e6;
+    }
+
+    private void refreshInputs() {
+        try {
+            down.addAll(ports.topology.downSwitches());
+            liveSmuxes = new LinkedHashSet<>(ports.routes.liveSmuxes());
+            unhealthy = new HashSet<>(ports.health.unhealthyDips());
+            TrafficInterval t = ports.stats.lastInterval();
+            if (t != null) {
+                traffic = t;
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "reading the sources", e);
+            lastError = "reading the sources: " + e.getMessage();
+        }
+    }
+
+    /** Makes every device equal to the installed state; touches only what differs. */
+    private void repair() {
+        Topology t = ports.topology.topology();
+        for (Switch s : t.switches) {
+            if (down.contains(s.id)) {
+                continue;
+            }
+            Map<String, VipEntry> expected = new LinkedHashMap<>();
+            state.hmuxes.forEach((v, at) -> {
+                if (at.contains(s.id)) {
+                    expected.put(v, entry(state.installedVips.get(v)));
+                }
+            });
+            try {
+                Map<String, VipEntry> actual = ports.hmux.installedOn(s.id);
+                for (String v : actual.keySet()) {
+                    if (!expected.containsKey(v)) {
+                        ports.hmux.remove(s.id, v);
+                        counters.repairs++;
+                    }
+                }
+                for (Map.Entry<String, VipEntry> e : expected.entrySet()) {
+                    VipEntry have = actual.get(e.getKey());
+                    if (have == null || !e.getValue().equals(have.normalized())) {
+                        ports.hmux.install(s.id, e.getValue());
+                        counters.repairs++;
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "repairing switch " + s.id, e);
+                lastError = "repairing switch " + s.id + ": " + e.getMessage();
+            }
+        }
+        pushSmuxTables(false); // SMuxes know a VIP before its aggregate is routed to them
+        repairSmuxGroups();
+    }
+
+    private void repairSmuxGroups() {
+        Map<String, Smux> smuxes = smuxesById();
+        Map<String, Set<String>> expected = new TreeMap<>();
+        for (Vip v : state.installedVips.values()) {
+            expected.computeIfAbsent(v.aggregate, a -> new LinkedHashSet<>(liveIds()));
+        }
+        try {
+            Map<String, Set<String>> actual = ports.hmux.smuxGroups();
+            for (Map.Entry<String, Set<String>> e : expected.entrySet()) {
+                if (!e.getValue().equals(actual.get(e.getKey()))) {
+                    List<Smux> members = new ArrayList<>();
+                    e.getValue().forEach(id -> members.add(smuxes.get(id)));
+                    ports.hmux.setSmuxGroup(e.getKey(), members);
+                    counters.repairs++;
+                }
+            }
+            for (String agg : actual.keySet()) {
+                if (!expected.containsKey(agg)) {
+                    ports.hmux.setSmuxGroup(agg, List.of());
+                    counters.repairs++;
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "repairing SMux groups", e);
+            lastError = "repairing SMux groups: " + e.getMessage();
+        }
+    }
+
+    /** Live SMuxes of the topology, in topology order. */
+    private List<String> liveIds() {
+        List<String> out = new ArrayList<>();
+        for (Smux m : ports.topology.topology().smuxes) {
+            if (liveSmuxes.contains(m.id)) {
+                out.add(m.id);
+            }
+        }
+        return out;
+    }
+
+    private Map<String, Smux> smuxesById() {
+        Map<String, Smux> out = new LinkedHashMap<>();
+        ports.topology.topology().smuxes.forEach(m -> out.put(m.id, m));
+        return out;
+    }
+
+    /**
+     * Sends the installed table to every live SMux. {@code force}: always (a wave changed it),
+     * with a new version; otherwise only to SMuxes whose running table differs (restart, SMux
+     * back), so that nothing right is re-applied. Returns the version sent, or -1 if none was.
+     */
+    private long pushSmuxTables(boolean force) {
+        long version = -1;
+        for (String id : liveIds()) {
+            if (!force) {
+                SmuxTable running;
+                try {
+                    running = ports.smux.getTable(id);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "reading the table of SMux " + id, e);
+                    lastError = "reading the table of SMux " + id + ": " + e.getMessage();
+                    continue;
+                }
+                if (smuxTable(0).sameVips(running)) {
+                    continue;
+                }
+                if (running != null && running.version >= state.smuxTableVersion) {
+                    state.smuxTableVersion = running.version; // our state was older than the SMux's
+                }
+                if (version < 0) {
+                    version = ++state.smuxTableVersion;
+                }
+                try {
+                    ports.smux.putTable(id, smuxTable(Math.max(version, running == null ? 0 : running.version + 1)));
+                    counters.repairs++;
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "repairing SMux " + id, e);
+                    lastError = "repairing SMux " + id + ": " + e.getMessage();
+                }
+            } else {
+                if (version < 0) {
+                    version = ++state.smuxTableVersion;
+                }
+                ports.smux.putTable(id, smuxTable(version));
+            }
+        }
+        return version;
+    }
+
+    private SmuxTable smuxTable(long version) {
+        List<VipEntry> entries = new ArrayList<>();
+        state.installedVips.values().forEach(v -> entries.add(entry(v)));
+        return SmuxTable.of(version, entries, config.smuxEncap);
+    }
+
+    /** A VIP left on two HMuxes by an abandoned make-before-break keeps its first one. */
+    private void settleMultiHomed() {
+        for (Map.Entry<String, List<String>> e : state.hmuxes.entrySet()) {
+            while (e.getValue().size() > 1) {
+                String sw = e.getValue().remove(e.getValue().size() - 1);
+                try {
+                    ports.hmux.remove(sw, e.getKey());
+                } catch (RuntimeException ex) {
+                    lastError = "removing VIP " + e.getKey() + " from " + sw + ": " + ex.getMessage();
+                    e.getValue().add(sw);
+                    break;
+                }
+            }
+        }
+    }
+
+    /**
+     * DIP failure and DIP removal (§3.5.1, §3.5.2): remove the bucket directly, on the HMux and the
+     * SMuxes; bucket ids are stable, so only the removed DIP's connections move. (Adding a DIP
+     * goes through the planner: off the HMux, add, back.)
+     */
+    private void removeDipsDirectly() {
+        Map<String, Vip> target = targetConfig();
+        Map<String, Vip> shrunk = new LinkedHashMap<>();
+        for (Map.Entry<String, Vip> e : state.installedVips.entrySet()) {
+            Vip want = target.get(e.getKey());
+            if (want == null) {
+                continue; // a removed VIP: the planner withdraws it
+            }
+            Vip kept = VipConfigs.restrict(e.getValue(), want);
+            if (!VipConfigs.sameConfig(kept, e.getValue())) {
+                shrunk.put(e.getKey(), kept);
+            }
+        }
+        if (shrunk.isEmpty()) {
+            return;
+        }
+        Map<String, Vip> beforeVips = new LinkedHashMap<>(state.installedVips);
+        state.installedVips.putAll(shrunk);
+        try {
+            pushSmuxTables(true);
+            for (String v : shrunk.keySet()) {
+                for (String sw : state.hmuxes.getOrDefault(v, List.of())) {
+                    ports.hmux.install(sw, entry(state.installedVips.get(v)));
+                }
+            }
+            counters.dipsRemovedDirectly += shrunk.size();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "removing DIP buckets", e);
+            lastError = "removing DIP buckets: " + e.getMessage();
+            state.installedVips = beforeVips;
+            repair();
+        }
+    }
+
+    /** The desired VIPs without unhealthy DIPs: what the data path should serve. */
+    private Map<String, Vip> targetConfig() {
+        Map<String, Vip> out = new LinkedHashMap<>();
+        for (Vip v : state.desired) {
+            out.put(v.vip, VipConfigs.withoutDips(v, unhealthy));
+        }
+        return out;
+    }
+
+    /** The topology the solver sees: failed switches keep their links but offer no table entries. */
+    private Topology solverTopology() {
+        Topology t = ports.topology.topology();
+        if (down.isEmpty()) {
+            return t;
+        }
+        if (solverTopologyOf == t && down.equals(solverTopologyDown)) {
+            return solverTopology;
+        }
+        List<Switch> switches = new ArrayList<>();
+        for (Switch s : t.switches) {
+            switches.add(down.contains(s.id)
+                    ? new Switch(s.id, s.role, s.pod, new TableCapacity(s.tables.host, 0, 0)) : s);
+        }
+        solverTopologyOf = t;
+        solverTopologyDown = new HashSet<>(down);
+        solverTopology = new Topology(t.name, switches, t.links, t.hosts, t.smuxes);
+        return solverTopology;
+    }
+
+    private void planAndStart(String why) {
+        Map<String, Vip> target = targetConfig();
+        VipSet targetSet = new VipSet(new ArrayList<>(target.values()));
+        VipSet installedSet = new VipSet(new ArrayList<>(state.installedVips.values()));
+        Topology topo = solverTopology();
+        Map<String, String> from = new LinkedHashMap<>();
+        state.installedVips.keySet().forEach(v -> from.put(v, state.placement(v)));
+        Assignment current = new Assignment("installed", from, 0, 0, 0, null);
+        Instance instance;
+        Assignment next;
+        TrafficInterval interval = trafficFor(targetSet, topo);
+        try {
+            if (fabricOf != topo) { // routing is indexed once per topology, not per interval
+                fabric = new Fabric(topo);
+                fabricOf = topo;
+            }
+            instance = Instance.build(topo, fabric, targetSet, interval, config.solver);
+            next = Algorithms.get(config.algorithm).assign(instance, current);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "assignment failed", e);
+            lastError = "assignment: " + e.getMessage();
+            return;
+        }
+        Map<String, String> to = new LinkedHashMap<>();
+        for (String v : target.keySet()) {
+            String at = next.placementOf(v);
+            to.put(v, down.contains(at) ? Assignment.SMUX : at);
+        }
+        lastAssignment = new Assignment(next.algorithm, to, next.hmuxTrafficShare, next.mru, next.smuxCount,
+                next.utilisation, next.provisioning);
+        Map<String, Double> bps = new HashMap<>();
+        if (interval != null) {
+            interval.vips.forEach(vt -> bps.put(vt.vip, vt.totalBps()));
+        }
+        MigrationPlan plan;
+        Assignment toAssignment = new Assignment(next.algorithm, to, 0, 0, 0, null);
+        try {
+            plan = new MigrationPlanner(config.planner).plan(
+                    new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps),
+                    SharedMemoryModel.of(instance, installedSet, targetSet));
+        } catch (PlanningException e) {
+            // keep every VIP where it is and apply only the configuration changes
+            LOG.log(Level.WARNING, "no migration plan to the new assignment: " + e.getMessage());
+            lastError = "migration plan: " + e.getMessage() + " (placements kept)";
+            to.clear();
+            for (String v : target.keySet()) {
+                to.put(v, from.getOrDefault(v, Assignment.SMUX));
+            }
+            toAssignment = new Assignment("installed", to, 0, 0, 0, null);
+            try {
+                plan = new MigrationPlanner(config.planner).plan(
+                        new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps),
+                        SharedMemoryModel.of(instance, installedSet, targetSet));
+            } catch (RuntimeException again) {
+                lastError = "migration plan: " + again.getMessage();
+                return;
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "migration planning failed", e);
+            lastError = "migration plan: " + e.getMessage();
+            return;
+        }
+        if (plan.waves.isEmpty()) {
+            return;
+        }
+        MigrationRecord m = new MigrationRecord();
+        m.id = (state.migration == null ? 0 : state.migration.id) + 1;
+        m.trigger = why;
+        m.state = MigrationRecord.RUNNING;
+        m.plan = plan;
+        m.target = to;
+        m.startedMillis = System.currentTimeMillis();
+        state.migration = m;
+        persist();
+        enqueue(() -> runWave(m));
+    }
+
+    /** The measured traffic, restricted to VIPs, DIPs and sources the solver knows. */
+    private TrafficInterval trafficFor(VipSet vips, Topology t) {
+        if (traffic == null) {
+            return null;
+        }
+        Map<String, Set<String>> dips = new HashMap<>();
+        for (Vip v : vips.vips) {
+            Set<String> d = new HashSet<>();
+            v.ports.forEach(p -> p.dips.forEach(x -> d.add(x.ip)));
+            dips.put(v.vip, d);
+        }
+        Set<String> nodes = new HashSet<>();
+        t.switches.forEach(s -> nodes.add(s.id));
+        t.hosts.forEach(h -> nodes.add(h.id));
+        nodes.add(VipTraffic.INTERNET);
+        List<VipTraffic> out = new ArrayList<>();
+        for (VipTraffic vt : traffic.vips) {
+            Set<String> d = dips.get(vt.vip);
+            if (d == null) {
+                continue;
+            }
+            Map<String, Double> src = new LinkedHashMap<>(vt.sources);
+            src.keySet().retainAll(nodes);
+            Map<String, Double> byDip = new LinkedHashMap<>(vt.dips);
+            byDip.keySet().retainAll(d);
+            out.add(new VipTraffic(vt.vip, src, byDip.size() == d.size() ? byDip : null));
+        }
+        return new TrafficInterval(traffic.index, traffic.startSeconds, traffic.durationSeconds, out);
+    }
+
+    private boolean migrating() {
+        return state.migration != null && MigrationRecord.RUNNING.equals(state.migration.state);
+    }
+
+    /** Stops the migration in flight at its wave boundary (the installed state is consistent there). */
+    private void abandonMigration(String why) {
+        if (migrating()) {
+            finish(state.migration, MigrationRecord.SUPERSEDED, "superseded: " + why);
+        }
+    }
+
+    private void finish(MigrationRecord m, String outcome, String error) {
+        m.state = outcome;
+        m.error = error;
+        m.endedMillis = System.currentTimeMillis();
+        recent.add(0, m);
+        while (recent.size() > RECENT) {
+            recent.remove(recent.size() - 1);
+        }
+        persist();
+    }
+
+    // ------------------------------------------------------------------ waves
+
+    /** What one wave changes on the devices. */
+    private static final class WaveOps {
+        boolean smux;
+        final Set<List<String>> removes = new LinkedHashSet<>();
+        final Set<List<String>> installs = new LinkedHashSet<>();
+        long smuxVersion = -1;
+    }
+
+    private void runWave(MigrationRecord m) {
+        if (m != state.migration || !MigrationRecord.RUNNING.equals(m.state)) {
+            return; // superseded meanwhile
+        }
+        MigrationWave wave = m.plan.waves.get(m.nextWave);
+        ControllerState before = copyOf(state);
+        try {
+            WaveOps ops = apply(wave.steps);
+            execute(ops);
+            verify(ops);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "wave " + m.nextWave + " of migration " + m.id + " failed", e);
+            counters.rollbacks++;
+            rollback(m, before, "wave " + m.nextWave + " (" + wave.phase + "): " + e.getMessage());
+            return;
+        }
+        counters.wavesApplied++;
+        m.nextWave++;
+        if (m.nextWave == m.plan.waves.size()) {
+            finish(m, MigrationRecord.DONE, null);
+        } else {
+            persist();
+            enqueue(() -> runWave(m));
+        }
+    }
+
+    /** Applies the steps to the in-memory installed state and says what the devices need. */
+    private WaveOps apply(List<MigrationStep> steps) {
+        Map<String, Vip> catalogue = targetConfig();
+        WaveOps ops = new WaveOps();
+        for (MigrationStep s : steps) {
+            switch (s.action) {
+                case ANNOUNCE_ON_SMUX: {
+                    Vip c = catalogue.get(s.vip);
+                    if (c == null) {
+                        throw new IllegalStateException("VIP " + s.vip + " has no configuration");
+                    }
+                    state.installedVips.put(s.vip, c);
+                    ops.smux = true;
+                    break;
+                }
+                case WITHDRAW_FROM_SMUX:
+                    state.installedVips.remove(s.vip);
+                    state.hmuxes.remove(s.vip);
+                    ops.smux = true;
+                    break;
+                case ANNOUNCE_ON_HMUX:
+                    state.hmuxes.computeIfAbsent(s.vip, k -> new ArrayList<>()).add(s.switchId);
+                    ops.installs.add(List.of(s.switchId, s.vip));
+                    break;
+                case WITHDRAW_FROM_HMUX: {
+                    List<String> at = state.hmuxes.get(s.vip);
+                    if (at != null) {
+                        at.remove(s.switchId);
+                        if (at.isEmpty()) {
+                            state.hmuxes.remove(s.vip);
+                        }
+                    }
+                    ops.removes.add(List.of(s.switchId, s.vip));
+                    break;
+                }
+                case ADD_DIP:
+                case REMOVE_DIP: {
+                    Vip now = state.installedVips.get(s.vip);
+                    if (now == null) {
+                        throw new IllegalStateException("VIP " + s.vip + " is not installed");
+                    }
+                    state.installedVips.put(s.vip, s.action == org.hybridlb.solver.model.StepAction.ADD_DIP
+                            ? VipConfigs.withDip(now, s.serviceOrWhole(), s.dipValue())
+                            : VipConfigs.withoutDip(now, s.serviceOrWhole(), s.dip));
+                    ops.smux = true;
+                    for (String sw : state.hmuxes.getOrDefault(s.vip, List.of())) {
+                        ops.installs.add(List.of(sw, s.vip)); // never planned: an HMux only hashes
+                    }
+                    break;
+                }
+                default:
+                    throw new AssertionError(s.action);
+            }
+        }
+        return ops;
+    }
+
+    /** SMuxes first (they are the backstop of everything that follows), then HMux removals, then installs. */
+    private void execute(WaveOps ops) {
+        if (ops.smux) {
+            ops.smuxVersion = pushSmuxTables(true);
+            repairSmuxGroups(); // a new aggregate routes to the SMuxes once they know its VIPs
+        }
+        for (List<String> r : ops.removes) {
+            if (!down.contains(r.get(0))) {
+                ports.hmux.remove(r.get(0), r.get(1));
+            }
+        }
+        for (List<String> i : ops.installs) {
+            ports.hmux.install(i.get(0), entry(state.installedVips.get(i.get(1))));
+        }
+    }
+
+    /** Reads the touched devices back; throws when one disagrees with the installed state. */
+    private void verify(WaveOps ops) {
+        if (ops.smux && ops.smuxVersion >= 0) {
+            SmuxTable want = smuxTable(ops.smuxVersion);
+            for (String id : liveIds()) {
+                SmuxTable have = ports.smux.getTable(id);
+                if (have == null || have.version != ops.smuxVersion || !want.sameVips(have)) {
+                    throw new SouthboundException("SMux " + id + " runs table version "
+                            + (have == null ? "none" : have.version) + ", not the " + ops.smuxVersion + " just sent");
+                }
+            }
+        }
+        Map<String, Map<String, VipEntry>> read = new HashMap<>();
+        Set<List<String>> touched = new LinkedHashSet<>(ops.removes);
+        touched.addAll(ops.installs);
+        for (List<String> t : touched) {
+            String sw = t.get(0);
+            String v = t.get(1);
+            if (down.contains(sw)) {
+                continue;
+            }
+            Map<String, VipEntry> on = read.computeIfAbsent(sw, ports.hmux::installedOn);
+            boolean should = state.hmuxes.getOrDefault(v, List.of()).contains(sw);
+            VipEntry have = on.get(v);
+            if (should && (have == null || !entry(state.installedVips.get(v)).equals(have.normalized()))) {
+                throw new SouthboundException("switch " + sw + " does not hold VIP " + v + " as installed");
+            }
+            if (!should && have != null) {
+                throw new SouthboundException("switch " + sw + " still holds VIP " + v);
+            }
+        }
+    }
+
+    /**
+     * Undoes a migration: the failed wave by repairing the devices to the state before it (a
+     * single wave is safe in any order), then the verified waves by their inverses, last first.
+     */
+    private void rollback(MigrationRecord m, ControllerState beforeWave, String error) {
+        state = beforeWave;
+        state.migration = m;
+        repair();
+        List<MigrationWave> done = m.plan.waves.subList(0, m.nextWave);
+        MigrationPlan back = new MigrationPlan(done).inverse();
+        for (MigrationWave w : back.waves) {
+            try {
+                WaveOps ops = apply(w.steps);
+                execute(ops);
+                verify(ops);
+                m.nextWave--;
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "rollback of migration " + m.id + " failed", e);
+                finish(m, MigrationRecord.FAILED, error + "; rollback failed: " + e.getMessage());
+                return;
+            }
+        }
+        finish(m, MigrationRecord.ROLLED_BACK, error);
+    }
+
+    // ------------------------------------------------------------------ data-path entries
+
+    /** The data-path form of a VIP configuration: services sorted, buckets by id. */
+    VipEntry entry(Vip v) {
+        List<ServiceEntry> services = new ArrayList<>();
+        for (VipPort p : v.ports) {
+            String key = p.proto + "/" + p.port;
+            List<Bucket> buckets = new ArrayList<>();
+            for (Dip d : p.dips) {
+                buckets.add(new Bucket(d.ip, d.weight, d.hostIp, bucketId(v.vip, key, d.ip)));
+            }
+            services.add(new ServiceEntry(p.proto, p.port, buckets));
+        }
+        return new VipEntry(v.vip, v.aggregate, services).normalized();
+    }
+
+    /** The bucket id of a DIP in a pool: kept while it stays, the lowest free one when it joins. */
+    private int bucketId(String vip, String service, String dip) {
+        String key = vip + "|" + service + "|" + dip;
+        Integer id = state.bucketIds.get(key);
+        if (id != null) {
+            return id;
+        }
+        String prefix = vip + "|" + service + "|";
+        Set<Integer> used = new HashSet<>();
+        state.bucketIds.forEach((k, v) -> {
+            if (k.startsWith(prefix)) {
+                used.add(v);
+            }
+        });
+        int free = 0;
+        while (used.contains(free)) {
+            free++;
+        }
+        state.bucketIds.put(key, free);
+        return free;
+    }
+
+    /** Forgets bucket ids of DIPs that are neither desired nor installed. */
+    private void pruneBucketIds() {
+        Set<String> keep = new HashSet<>();
+        List<Vip> all = new ArrayList<>(state.desired);
+        all.addAll(state.installedVips.values());
+        for (Vip v : all) {
+            for (VipPort p : v.ports) {
+                for (Dip d : p.dips) {
+                    keep.add(v.vip + "|" + p.proto + "/" + p.port + "|" + d.ip);
+                }
+            }
+        }
+        state.bucketIds.keySet().retainAll(keep);
+    }
+
+    // ------------------------------------------------------------------ persistence
+
+    private void load() {
+        down.addAll(ports.topology.downSwitches());
+        ports.store.load().ifPresent(json -> {
+            state = Json.read(json, ControllerState.class);
+            if (state.migration != null && MigrationRecord.RUNNING.equals(state.migration.state)) {
+                // the devices are repaired to the last verified wave; the rest is planned anew
+                state.migration.state = MigrationRecord.INTERRUPTED;
+                state.migration.error = "controller restarted during wave " + state.migration.nextWave;
+                recent.add(state.migration);
+            }
+        });
+    }
+
+    private void persist() {
+        pruneBucketIds();
+        ports.store.save(Json.write(state));
+    }
+
+    private static ControllerState copyOf(ControllerState s) {
+        return Json.read(Json.write(s), ControllerState.class);
+    }
+
+    // ------------------------------------------------------------------ northbound API
+
+    @Override
+    public List<Vip> vips() {
+        return call(() -> List.copyOf(state.desired));
+    }
+
+    @Override
+    public Vip vip(String vip) {
+        return call(() -> find(vip));
+    }
+
+    private Vip find(String vip) {
+        for (Vip v : state.desired) {
+            if (v.vip.equals(vip)) {
+                return v;
+            }
+        }
+        throw ApiException.notFound("vip", "no VIP " + vip);
+    }
+
+    private int indexOf(String vip) {
+        for (int i = 0; i < state.desired.size(); i++) {
+            if (state.desired.get(i).vip.equals(vip)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public Vip createVip(String body) {
+        Vip v = validator.parseVip(body);
+        return call(() -> {
+            if (indexOf(v.vip) >= 0) {
+                throw ApiException.conflict("/vip", "VIP " + v.vip + " exists (PUT /vips/" + v.vip + " replaces it)");
+            }
+            List<Vip> next = new ArrayList<>(state.desired);
+            next.add(v);
+            validator.checkAll(next, next.size() - 1, ports.topology.topology());
+            state.desired = next;
+            persist();
+            requestReconcile("VIP " + v.vip + " added");
+            return v;
+        });
+    }
+
+    @Override
+    public Vip replaceVip(String vip, String body) {
+        Vip v = validator.parseVip(body);
+        if (!v.vip.equals(vip)) {
+            throw ApiException.invalid("/vip", "the body's VIP " + v.vip + " is not the VIP of the path, " + vip);
+        }
+        return call(() -> {
+            int i = indexOf(vip);
+            if (i < 0) {
+                throw ApiException.notFound("vip", "no VIP " + vip);
+            }
+            List<Vip> next = new ArrayList<>(state.desired);
+            next.set(i, v);
+            validator.checkAll(next, i, ports.topology.topology());
+            state.desired = next;
+            persist();
+            requestReconcile("VIP " + vip + " changed");
+            return v;
+        });
+    }
+
+    @Override
+    public void deleteVip(String vip) {
+        call(() -> {
+            int i = indexOf(vip);
+            if (i < 0) {
+                throw ApiException.notFound("vip", "no VIP " + vip);
+            }
+            List<Vip> next = new ArrayList<>(state.desired);
+            next.remove(i);
+            state.desired = next;
+            persist();
+            requestReconcile("VIP " + vip + " removed");
+            return null;
+        });
+    }
+
+    @Override
+    public Vip addDip(String vip, String body) {
+        VipValidator.DipRequest req = validator.parseDip(body);
+        return call(() -> {
+            int i = indexOf(vip);
+            if (i < 0) {
+                throw ApiException.notFound("vip", "no VIP " + vip);
+            }
+            Vip now = state.desired.get(i);
+            String service = validator.serviceFor(now, req.proto, req.port, "/proto");
+            if (VipConfigs.dip(now, service, req.dip.ip) != null) {
+                throw ApiException.conflict("/ip", "VIP " + vip + " " + service + " already has DIP " + req.dip.ip);
+            }
+            Vip changed = VipConfigs.withDip(now, service, req.dip);
+            List<Vip> next = new ArrayList<>(state.desired);
+            next.set(i, changed);
+            validator.checkAll(next, i, ports.topology.topology());
+            state.desired = next;
+            persist();
+            requestReconcile("DIP " + req.dip.ip + " added to " + vip);
+            return changed;
+        });
+    }
+
+    @Override
+    public Vip removeDip(String vip, String dip, String proto, Integer port) {
+        return call(() -> {
+            int i = indexOf(vip);
+            if (i < 0) {
+                throw ApiException.notFound("vip", "no VIP " + vip);
+            }
+            Vip now = state.desired.get(i);
+            Vip changed = now;
+            boolean found = false;
+            for (VipPort p : now.ports) {
+                if ((proto == null || proto.equals(p.proto)) && (port == null || port == p.port)
+                        && p.dips.stream().anyMatch(d -> d.ip.equals(dip))) {
+                    changed = VipConfigs.withoutDip(changed, p.proto + "/" + p.port, dip);
+                    found = true;
+                }
+            }
+            if (!found) {
+                throw ApiException.notFound("dip", "VIP " + vip + " has no DIP " + dip
+                        + (proto != null || port != null ? " in service " + proto + "/" + port : ""));
+            }
+            for (VipPort p : changed.ports) {
+                if (p.dips.isEmpty()) {
+                    throw ApiException.conflict("dip", "DIP " + dip + " is the last of " + vip + " "
+                            + p.proto + "/" + p.port + "; delete the VIP or add another DIP first");
+                }
+            }
+            List<Vip> next = new ArrayList<>(state.desired);
+            next.set(i, changed);
+            state.desired = next;
+            persist();
+            requestReconcile("DIP " + dip + " removed from " + vip);
+            return changed;
+        });
+    }
+
+    @Override
+    public Map<String, Object> assignment() {
+        return call(() -> {
+            Map<String, Object> out = new LinkedHashMap<>();
+            Map<String, String> installed = new LinkedHashMap<>();
+            state.installedVips.keySet().forEach(v -> installed.put(v, state.placement(v)));
+            out.put("installed", installed);
+            if (lastAssignment != null) {
+                out.put("algorithm", lastAssignment.algorithm);
+                out.put("target", lastAssignment.assignment);
+                out.put("mru", lastAssignment.mru);
+                out.put("hmuxTrafficShare", lastAssignment.hmuxTrafficShare);
+                out.put("smuxCount", lastAssignment.smuxCount);
+                if (lastAssignment.utilisation != null) {
+                    out.put("utilisation", lastAssignment.utilisation);
+                }
+            }
+            out.put("downSwitches", new ArrayList<>(down));
+            out.put("unhealthyDips", new ArrayList<>(new java.util.TreeSet<>(unhealthy)));
+            out.put("migrating", migrating());
+            if (lastError != null) {
+                out.put("lastError", lastError);
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public Map<String, Object> migrations() {
+        return call(() -> {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("inFlight", migrating() ? state.migration : null);
+            out.put("recent", new ArrayList<>(recent));
+            return out;
+        });
+    }
+
+    @Override
+    public List<Map<String, Object>> smuxes() {
+        return call(() -> {
+            List<Map<String, Object>> out = new ArrayList<>();
+            for (Smux m : ports.topology.topology().smuxes) {
+                Map<String, Object> s = new LinkedHashMap<>();
+                s.put("id", m.id);
+                s.put("ip", m.ip);
+                s.put("tor", m.tor);
+                s.put("capacityBps", m.capacityBps);
+                s.put("live", liveSmuxes.contains(m.id));
+                s.put("tableVersion", state.smuxTableVersion);
+                s.put("vips", state.installedVips.size());
+                out.add(s);
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public Map<String, Object> stats() {
+        return call(() -> {
+            Map<String, Object> out = new LinkedHashMap<>();
+            double hmux = 0;
+            double smux = 0;
+            List<Map<String, Object>> vips = new ArrayList<>();
+            if (traffic != null) {
+                out.put("interval", Map.of("index", traffic.index, "startSeconds", traffic.startSeconds,
+                        "durationSeconds", traffic.durationSeconds));
+                for (VipTraffic vt : traffic.vips) {
+                    String at = state.installedVips.containsKey(vt.vip) ? state.placement(vt.vip) : null;
+                    double bps = vt.totalBps();
+                    if (Assignment.SMUX.equals(at)) {
+                        smux += bps;
+                    } else if (at != null) {
+                        hmux += bps;
+                    }
+                    Map<String, Object> row = new LinkedHashMap<>();
+                    row.put("vip", vt.vip);
+                    row.put("bytesPerSecond", bps);
+                    row.put("placement", at == null ? "not installed" : at);
+                    vips.add(row);
+                }
+            }
+            out.put("hmuxBytesPerSecond", hmux);
+            out.put("smuxBytesPerSecond", smux);
+            out.put("hmuxShare", hmux + smux > 0 ? hmux / (hmux + smux) : 0.0);
+            out.put("vips", vips);
+            out.put("controller", counters);
+            return out;
+        });
+    }
+
+    @Override
+    public Map<String, Object> reassignNow() {
+        return call(() -> {
+            reconcile("reassign now");
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("migration", migrating() ? state.migration : null);
+            out.put("target", lastAssignment == null ? null : lastAssignment.assignment);
+            if (lastError != null) {
+                out.put("lastError", lastError);
+            }
+            return out;
+        });
+    }
+
+    /** Counters shown in {@code /stats}. */
+    public static final class Counters {
+        public long reconciles;
+        public long wavesApplied;
+        public long rollbacks;
+        public long failovers;
+        public long repairs;
+        public long dipsRemovedDirectly;
+        public double lastReconcileMillis;
+    }
+
+    /** For tests: a snapshot of the persisted state. */
+    ControllerState stateSnapshot() {
+        return call(() -> copyOf(state));
+    }
+}

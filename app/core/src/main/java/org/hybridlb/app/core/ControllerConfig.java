@@ -1,0 +1,60 @@
+package org.hybridlb.app.core;
+
+import java.time.Duration;
+import org.hybridlb.solver.assign.SolverOptions;
+import org.hybridlb.solver.migration.PlannerOptions;
+
+/** Knobs of the controller loop, immutable; {@code with*} copies. */
+public final class ControllerConfig {
+    /** Re-assignment period; zero disables the timer (events and "reassign now" still run). */
+    public final Duration interval;
+    /** The assignment algorithm by name (solver registry); Duet runs "sticky". */
+    public final String algorithm;
+    public final SolverOptions solver;
+    public final PlannerOptions planner;
+    /** How the SMuxes encapsulate: "gre" to match OVS HMuxes, "ipip" for P4/ASIC fabrics. */
+    public final String smuxEncap;
+    /** How long a REST call waits for the controller thread. */
+    public final Duration requestTimeout;
+
+    public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
+                            String smuxEncap, Duration requestTimeout) {
+        if (interval.isNegative()) {
+            throw new IllegalArgumentException("interval must not be negative");
+        }
+        if (!"gre".equals(smuxEncap) && !"ipip".equals(smuxEncap)) {
+            throw new IllegalArgumentException("smuxEncap must be gre or ipip, got " + smuxEncap);
+        }
+        this.interval = interval;
+        this.algorithm = algorithm;
+        this.solver = solver;
+        this.planner = planner;
+        this.smuxEncap = smuxEncap;
+        this.requestTimeout = requestTimeout;
+    }
+
+    public static ControllerConfig defaults() {
+        return new ControllerConfig(Duration.ofSeconds(10), "sticky", SolverOptions.defaults(),
+                PlannerOptions.defaults(), "gre", Duration.ofSeconds(30));
+    }
+
+    public ControllerConfig withInterval(Duration d) {
+        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout);
+    }
+
+    public ControllerConfig withAlgorithm(String a) {
+        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout);
+    }
+
+    public ControllerConfig withSolver(SolverOptions o) {
+        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout);
+    }
+
+    public ControllerConfig withPlanner(PlannerOptions o) {
+        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout);
+    }
+
+    public ControllerConfig withSmuxEncap(String e) {
+        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout);
+    }
+}

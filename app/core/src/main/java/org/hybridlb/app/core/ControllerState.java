@@ -1,0 +1,33 @@
+package org.hybridlb.app.core;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.hybridlb.solver.model.Vip;
+
+/**
+ * Everything the controller persists (one JSON document in the {@code StateStore}): the
+ * operator's VIP configuration, the stable bucket ids, what is installed on the data path
+ * (configuration on the SMuxes and placement on HMuxes) as of the last verified wave, the SMux
+ * table version and the migration in flight. Mutable; only the controller thread touches it.
+ */
+public final class ControllerState {
+    public int format = 1;
+    public long smuxTableVersion;
+    /** The operator's VIPs, in creation order. */
+    public List<Vip> desired = new ArrayList<>();
+    /** "vip|proto/port|dip" -> bucket id, stable while the DIP stays in the pool. */
+    public Map<String, Integer> bucketIds = new LinkedHashMap<>();
+    /** Configuration installed on the SMuxes (every installed VIP is on the SMuxes: the backstop). */
+    public Map<String, Vip> installedVips = new LinkedHashMap<>();
+    /** HMux switches each installed VIP is announced on (two only during make-before-break). */
+    public Map<String, List<String>> hmuxes = new LinkedHashMap<>();
+    /** The last migration, or the one in flight. */
+    public MigrationRecord migration;
+
+    public String placement(String vip) {
+        List<String> at = hmuxes.get(vip);
+        return at == null || at.isEmpty() ? org.hybridlb.solver.model.Assignment.SMUX : at.get(0);
+    }
+}

@@ -1,0 +1,131 @@
+package org.hybridlb.app.core;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
+
+/** Small immutable edits of VIP configurations; a service is named "proto/port". */
+final class VipConfigs {
+    private VipConfigs() {
+    }
+
+    static String key(VipPort p) {
+        return p.proto + "/" + p.port;
+    }
+
+    static Dip dip(Vip v, String service, String ip) {
+        for (VipPort p : v.ports) {
+            if (key(p).equals(service)) {
+                for (Dip d : p.dips) {
+                    if (d.ip.equals(ip)) {
+                        return d;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    static Vip withDip(Vip v, String service, Dip dip) {
+        List<VipPort> ports = new ArrayList<>();
+        boolean found = false;
+        for (VipPort p : v.ports) {
+            if (key(p).equals(service)) {
+                List<Dip> dips = new ArrayList<>(p.dips);
+                dips.removeIf(d -> d.ip.equals(dip.ip));
+                dips.add(dip);
+                ports.add(new VipPort(p.proto, p.port, dips));
+                found = true;
+            } else {
+                ports.add(p);
+            }
+        }
+        if (!found) {
+            int slash = service.indexOf('/');
+            ports.add(new VipPort(service.substring(0, slash), Integer.parseInt(service.substring(slash + 1)),
+                    List.of(dip)));
+        }
+        return new Vip(v.vip, v.aggregate, ports);
+    }
+
+    /** Without the DIP; the service stays, possibly with no DIP (its traffic then has nowhere to go). */
+    static Vip withoutDip(Vip v, String service, String ip) {
+        List<VipPort> ports = new ArrayList<>();
+        for (VipPort p : v.ports) {
+            if (key(p).equals(service)) {
+                List<Dip> dips = new ArrayList<>(p.dips);
+                dips.removeIf(d -> d.ip.equals(ip));
+                ports.add(new VipPort(p.proto, p.port, dips));
+            } else {
+                ports.add(p);
+            }
+        }
+        return new Vip(v.vip, v.aggregate, ports);
+    }
+
+    /** {@code v} without the DIPs in {@code unhealthy}. */
+    static Vip withoutDips(Vip v, Set<String> unhealthy) {
+        if (unhealthy.isEmpty()) {
+            return v;
+        }
+        List<VipPort> ports = new ArrayList<>();
+        for (VipPort p : v.ports) {
+            List<Dip> dips = new ArrayList<>(p.dips);
+            dips.removeIf(d -> unhealthy.contains(d.ip));
+            ports.add(new VipPort(p.proto, p.port, dips));
+        }
+        return new Vip(v.vip, v.aggregate, ports);
+    }
+
+    /**
+     * What of {@code installed} may stay when the goal is {@code want}: its services that
+     * {@code want} has, each with the DIPs {@code want} has unchanged (same weight and host).
+     */
+    static Vip restrict(Vip installed, Vip want) {
+        Map<String, VipPort> wanted = new HashMap<>();
+        want.ports.forEach(p -> wanted.put(key(p), p));
+        List<VipPort> ports = new ArrayList<>();
+        for (VipPort p : installed.ports) {
+            VipPort w = wanted.get(key(p));
+            if (w == null) {
+                continue;
+            }
+            List<Dip> dips = new ArrayList<>();
+            for (Dip d : p.dips) {
+                for (Dip x : w.dips) {
+                    if (sameDip(d, x)) {
+                        dips.add(d);
+                    }
+                }
+            }
+            ports.add(new VipPort(p.proto, p.port, dips));
+        }
+        return new Vip(installed.vip, installed.aggregate, ports);
+    }
+
+    static boolean sameDip(Dip a, Dip b) {
+        return a.ip.equals(b.ip) && a.weight == b.weight && Objects.equals(a.tunnelEndpoint(), b.tunnelEndpoint());
+    }
+
+    /** Same services with the same DIPs (order aside). */
+    static boolean sameConfig(Vip a, Vip b) {
+        return a.vip.equals(b.vip) && Objects.equals(a.aggregate, b.aggregate) && services(a).equals(services(b));
+    }
+
+    private static Map<String, Set<List<Object>>> services(Vip v) {
+        Map<String, Set<List<Object>>> out = new HashMap<>();
+        for (VipPort p : v.ports) {
+            Set<List<Object>> dips = new HashSet<>();
+            p.dips.forEach(d -> dips.add(List.of(d.ip, d.weight, d.tunnelEndpoint())));
+            out.put(key(p), dips);
+        }
+        return out;
+    }
+}

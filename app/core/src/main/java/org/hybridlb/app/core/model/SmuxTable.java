@@ -1,0 +1,117 @@
+package org.hybridlb.app.core.model;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The whole VIP table of an SMux, exactly the JSON document of the SMux control API
+ * ({@code PUT /table}: {@code {"version": n, "vips": [...]}}; the SMux swaps it atomically and
+ * refuses a version that is not greater than the running one). The SMux knows only tcp and udp
+ * services, port 0 meaning all ports of the VIP; a VIP balanced as a whole ("any"/0) becomes
+ * tcp/0 and udp/0 with the same buckets.
+ */
+public final class SmuxTable {
+    public final long version;
+    public final List<Entry> vips;
+
+    @JsonCreator
+    public SmuxTable(@JsonProperty("version") long version, @JsonProperty("vips") List<Entry> vips) {
+        this.version = version;
+        this.vips = vips == null ? List.of() : List.copyOf(vips);
+    }
+
+    /** The table for {@code entries}, selecting DIPs with the OVS hash and encapsulating with {@code encap}. */
+    public static SmuxTable of(long version, Collection<VipEntry> entries, String encap) {
+        List<Entry> out = new ArrayList<>();
+        for (VipEntry v : entries) {
+            List<Port> ports = new ArrayList<>();
+            for (ServiceEntry s : v.ports) {
+                if ("any".equals(s.proto)) {
+                    ports.add(new Port("tcp", 0, s.dips));
+                    ports.add(new Port("udp", 0, s.dips));
+                } else {
+                    ports.add(new Port(s.proto, s.port, s.dips));
+                }
+            }
+            out.add(new Entry(v.vip, v.aggregate, "ovs", encap, ports));
+        }
+        return new SmuxTable(version, out);
+    }
+
+    /** Same VIPs, pools and buckets, whatever the version. */
+    public boolean sameVips(SmuxTable other) {
+        return other != null && new java.util.HashSet<>(vips).equals(new java.util.HashSet<>(other.vips))
+                && vips.size() == other.vips.size();
+    }
+
+    /** One VIP of the table. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public static final class Entry {
+        public final String vip;
+        public final String aggregate;
+        public final String selection;
+        public final String encap;
+        public final List<Port> ports;
+
+        @JsonCreator
+        public Entry(@JsonProperty("vip") String vip, @JsonProperty("aggregate") String aggregate,
+                     @JsonProperty("selection") String selection, @JsonProperty("encap") String encap,
+                     @JsonProperty("ports") List<Port> ports) {
+            this.vip = vip;
+            this.aggregate = aggregate;
+            this.selection = selection;
+            this.encap = encap;
+            this.ports = List.copyOf(ports);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (!(o instanceof Entry)) {
+                return false;
+            }
+            Entry e = (Entry) o;
+            return vip.equals(e.vip) && Objects.equals(aggregate, e.aggregate)
+                    && Objects.equals(selection, e.selection) && Objects.equals(encap, e.encap)
+                    && ports.equals(e.ports);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(vip, aggregate, selection, encap, ports);
+        }
+    }
+
+    /** One service of a VIP: protocol, port (0 = all) and its buckets. */
+    public static final class Port {
+        public final String proto;
+        public final int port;
+        public final List<Bucket> dips;
+
+        @JsonCreator
+        public Port(@JsonProperty("proto") String proto, @JsonProperty("port") int port,
+                    @JsonProperty("dips") List<Bucket> dips) {
+            this.proto = proto;
+            this.port = port;
+            this.dips = List.copyOf(dips);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (!(o instanceof Port)) {
+                return false;
+            }
+            Port p = (Port) o;
+            return proto.equals(p.proto) && port == p.port && dips.equals(p.dips);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(proto, port, dips);
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package org.hybridlb.app.core.rest;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import javax.ws.rs.core.MediaType;
+import javax.ws.rs.core.Response;
+import org.hybridlb.app.core.ApiException;
+import org.hybridlb.app.core.Json;
+
+/**
+ * Turns API results and refusals into JAX-RS responses. Bodies are encoded here with the core's
+ * Jackson codec, so the resources need no JSON provider from the host runtime (ONOS or the daemon)
+ * and both serve byte-identical JSON.
+ */
+final class Rest {
+    private static final Logger LOG = Logger.getLogger(Rest.class.getName());
+
+    private Rest() {
+    }
+
+    static Response json(int status, Object body) {
+        return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE).entity(Json.write(body) + "\n").build();
+    }
+
+    static Response error(ApiException e) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", e.error);
+        if (e.field != null) {
+            body.put("field", e.field);
+        }
+        body.put("reason", e.reason);
+        return json(e.status, body);
+    }
+
+    /** Runs a call; refusals become 4xx/503 JSON errors, anything else a 500 JSON error. */
+    static Response run(Supplier<Response> call) {
+        try {
+            return call.get();
+        } catch (ApiException e) {
+            return error(e);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "REST call failed", e);
+            return error(new ApiException(500, "internal error", null, String.valueOf(e.getMessage())));
+        }
+    }
+}

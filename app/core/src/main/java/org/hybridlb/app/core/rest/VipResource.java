@@ -1,0 +1,95 @@
+package org.hybridlb.app.core.rest;
+
+import java.util.Map;
+import javax.ws.rs.Consumes;
+import javax.ws.rs.DELETE;
+import javax.ws.rs.GET;
+import javax.ws.rs.POST;
+import javax.ws.rs.PUT;
+import javax.ws.rs.Path;
+import javax.ws.rs.PathParam;
+import javax.ws.rs.Produces;
+import javax.ws.rs.QueryParam;
+import javax.ws.rs.core.MediaType;
+import javax.ws.rs.core.Response;
+import org.hybridlb.app.core.ApiException;
+import org.hybridlb.app.core.HybridlbApi;
+
+/** VIPs and their DIPs: {@code /vips}, {@code /vips/{vip}}, {@code /vips/{vip}/dips[/{dip}]}. */
+@Path("vips")
+@Produces(MediaType.APPLICATION_JSON)
+public class VipResource {
+    private final HybridlbApi api;
+
+    public VipResource(HybridlbApi api) {
+        this.api = api;
+    }
+
+    @GET
+    public Response list() {
+        return Rest.run(() -> Rest.json(200, Map.of("vips", api.vips())));
+    }
+
+    @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response create(String body) {
+        return Rest.run(() -> Rest.json(201, api.createVip(body)));
+    }
+
+    @GET
+    @Path("{vip}")
+    public Response get(@PathParam("vip") String vip) {
+        return Rest.run(() -> Rest.json(200, api.vip(vip)));
+    }
+
+    @PUT
+    @Path("{vip}")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response replace(@PathParam("vip") String vip, String body) {
+        return Rest.run(() -> Rest.json(200, api.replaceVip(vip, body)));
+    }
+
+    @DELETE
+    @Path("{vip}")
+    public Response delete(@PathParam("vip") String vip) {
+        return Rest.run(() -> {
+            api.deleteVip(vip);
+            return Response.noContent().build();
+        });
+    }
+
+    @GET
+    @Path("{vip}/dips")
+    public Response dips(@PathParam("vip") String vip) {
+        return Rest.run(() -> Rest.json(200, Map.of("vip", vip, "ports", api.vip(vip).ports)));
+    }
+
+    @POST
+    @Path("{vip}/dips")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response addDip(@PathParam("vip") String vip, String body) {
+        return Rest.run(() -> Rest.json(201, api.addDip(vip, body)));
+    }
+
+    @DELETE
+    @Path("{vip}/dips/{dip}")
+    public Response removeDip(@PathParam("vip") String vip, @PathParam("dip") String dip,
+                              @QueryParam("proto") String proto, @QueryParam("port") String port) {
+        return Rest.run(() -> Rest.json(200, api.removeDip(vip, dip, proto, port(port))));
+    }
+
+    private static Integer port(String text) {
+        if (text == null) {
+            return null;
+        }
+        try {
+            int p = Integer.parseInt(text);
+            if (p < 0 || p > 65535) {
+                throw ApiException.invalid("port", "must be 0..65535, got " + p);
+            }
+            return p;
+        } catch (NumberFormatException e) {
+            throw ApiException.invalid("port", "'" + text + "' is not a port number");
+        }
+    }
+}

@@ -1,0 +1,308 @@
+package org.hybridlb.app.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.hybridlb.app.core.model.Bucket;
+import org.hybridlb.app.core.model.VipEntry;
+import org.hybridlb.app.core.port.StateStore;
+import org.hybridlb.app.core.store.FileStateStore;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.SwitchRole;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.VipTraffic;
+import org.hybridlb.solver.topology.FatTree;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ControllerTest {
+    static final String AGG = "10.100.0.0/16";
+    static final ControllerConfig CONFIG = ControllerConfig.defaults().withInterval(Duration.ZERO);
+
+    final Topology topo = FatTree.generate(4);
+    final FakeFabric fabric = new FakeFabric(topo);
+    final List<Controller> started = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        started.forEach(Controller::close);
+    }
+
+    Controller start(StateStore store) {
+        Controller c = new Controller(CONFIG, fabric.ports(store));
+        started.add(c);
+        c.start();
+        c.awaitIdle(20_000);
+        return c;
+    }
+
+    String host(int i) {
+        return topo.hosts.get(i).ip;
+    }
+
+    String tor(int i) {
+        List<String> tors = new ArrayList<>();
+        topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).forEach(s -> tors.add(s.id));
+        return tors.get(i);
+    }
+
+    String vipJson(String vip, int... hosts) {
+        StringBuilder dips = new StringBuilder();
+        for (int h : hosts) {
+            dips.append(dips.length() == 0 ? "" : ",").append("{\"ip\":\"").append(host(h)).append("\"}");
+        }
+        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"" + AGG + "\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
+                + "\"dips\":[" + dips + "]}]}";
+    }
+
+    /** Heavy traffic from ToR 0 to each VIP, so the solver wants them on HMuxes. */
+    void traffic(String... vips) {
+        List<VipTraffic> vt = new ArrayList<>();
+        for (String v : vips) {
+            vt.add(new VipTraffic(v, Map.of(tor(0), 2e8), null));
+        }
+        fabric.traffic = new TrafficInterval(0, 0, 10, vt);
+    }
+
+    static int indexOf(List<String> log, String prefix) {
+        for (int i = 0; i < log.size(); i++) {
+            if (log.get(i).startsWith(prefix)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    static String placement(Controller c, String vip) {
+        @SuppressWarnings("unchecked")
+        Map<String, String> installed = (Map<String, String>) c.assignment().get("installed");
+        return installed.get(vip);
+    }
+
+    /** Adds a VIP with traffic and waits until it lives on an HMux; returns that switch. */
+    String vipOnHmux(Controller c, String vip, int... hosts) {
+        traffic(vip);
+        c.createVip(vipJson(vip, hosts));
+        c.awaitIdle(20_000);
+        String at = placement(c, vip);
+        assertNotEquals(Assignment.SMUX, at, "a VIP with traffic should reach an HMux: " + c.assignment());
+        return at;
+    }
+
+    @Test
+    void vipAddGoesToTheSmuxesFirstThenToAnHmux() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        assertEquals(List.of(), fabric.takeLog(), "an empty controller programs nothing");
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        List<String> log = fabric.takeLog();
+        int put0 = indexOf(log, "put smux-0");
+        int group = indexOf(log, "setSmuxGroup " + AGG);
+        int install = indexOf(log, "install " + at + " 10.100.0.1");
+        assertTrue(put0 >= 0 && group > put0 && install > group, "SMux table, then aggregate route, then HMux: " + log);
+        for (int i = 0; i < topo.smuxes.size(); i++) {
+            assertTrue(indexOf(log, "put " + topo.smuxes.get(i).id) < install, "every SMux before the HMux: " + log);
+        }
+        assertEquals(1, log.stream().filter(l -> l.startsWith("install")).count(), log.toString());
+        VipEntry e = fabric.switches.get(at).get("10.100.0.1");
+        assertEquals(List.of(new Bucket(host(0), 1, null, 0), new Bucket(host(1), 1, null, 1)), e.ports.get(0).dips);
+        assertEquals(e.ports.get(0).dips, fabric.tables.get("smux-0").vips.get(0).ports.get(0).dips,
+                "HMux and SMux hold the same buckets, so they hash alike");
+    }
+
+    @Test
+    void hmuxFailureWithdrawsItsVipsAtOnceThenReplacesThem() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        fabric.takeLog();
+        fabric.down.add(at);
+        c.switchDown(at);
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertEquals("withdrawRoutes " + at + " [10.100.0.1]", log.get(0), "first thing done: " + log);
+        String now = placement(c, "10.100.0.1");
+        assertNotEquals(at, now);
+        assertNotEquals(Assignment.SMUX, now, "re-placed on a live HMux: " + log);
+        assertTrue(log.stream().noneMatch(l -> l.startsWith("install " + at + " ") || l.startsWith("remove " + at + " ")),
+                "the failed switch is not touched: " + log);
+        @SuppressWarnings("unchecked")
+        List<String> down = (List<String>) c.assignment().get("downSwitches");
+        assertEquals(List.of(at), down);
+    }
+
+    @Test
+    void dipAddedToAnHmuxVipGoesThroughTheSmuxes() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        fabric.takeLog();
+        c.addDip("10.100.0.1", "{\"ip\":\"" + host(2) + "\"}");
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        int off = indexOf(log, "remove " + at + " 10.100.0.1");
+        int add = -1;
+        for (int i = 0; i < log.size(); i++) {
+            if (log.get(i).startsWith("put ") && log.get(i).contains(host(2) + "#2")) {
+                add = i;
+                break;
+            }
+        }
+        int back = -1;
+        for (int i = 0; i < log.size(); i++) {
+            if (log.get(i).startsWith("install ") && log.get(i).contains(host(2) + "#2")) {
+                back = i;
+            }
+        }
+        assertTrue(off >= 0 && add > off && back > add,
+                "off the HMux, DIP added on the SMuxes, back on an HMux: " + log);
+        assertTrue(log.subList(0, add).stream().noneMatch(l -> l.startsWith("install ")),
+                "no HMux holds the VIP while its pool grows: " + log);
+        assertNotEquals(Assignment.SMUX, placement(c, "10.100.0.1"));
+    }
+
+    @Test
+    void dipFailureRemovesOnlyItsBucketInPlace() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1, 2);
+        fabric.takeLog();
+        fabric.unhealthy.add(host(1));
+        c.dipHealthChanged(host(1), false);
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertTrue(log.stream().noneMatch(l -> l.startsWith("remove ")), "no detour through the SMuxes: " + log);
+        VipEntry e = fabric.switches.get(at).get("10.100.0.1");
+        assertEquals(List.of(new Bucket(host(0), 1, null, 0), new Bucket(host(2), 1, null, 2)), e.ports.get(0).dips,
+                "the other buckets keep their ids: " + log);
+        assertEquals(e.ports.get(0).dips, fabric.tables.get("smux-0").vips.get(0).ports.get(0).dips);
+        assertEquals(List.of(host(0), host(1), host(2)), List.of(
+                c.vip("10.100.0.1").ports.get(0).dips.get(0).ip, c.vip("10.100.0.1").ports.get(0).dips.get(1).ip,
+                c.vip("10.100.0.1").ports.get(0).dips.get(2).ip), "the configuration keeps the failed DIP");
+    }
+
+    @Test
+    void wavesRunInOrderAndAFailingWaveRollsTheMigrationBack() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        VipEntry before = fabric.switches.get(at).get("10.100.0.1");
+        fabric.takeLog();
+        // whichever switch the VIP goes back to takes the install but does not hold it: verification must catch it
+        fabric.lieOn = at;
+        fabric.lies = 1;
+        List<String> others = new ArrayList<>();
+        topo.switches.forEach(s -> others.add(s.id));
+        c.addDip("10.100.0.1", "{\"ip\":\"" + host(2) + "\"}");
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> migrations = c.migrations();
+        @SuppressWarnings("unchecked")
+        List<MigrationRecord> recent = (List<MigrationRecord>) migrations.get("recent");
+        MigrationRecord m = recent.get(0);
+        assertEquals(MigrationRecord.ROLLED_BACK, m.state, log + " " + m.error);
+        assertTrue(m.error.contains("does not hold VIP 10.100.0.1"), m.error);
+        int withdraw = indexOf(log, "remove " + at + " 10.100.0.1");
+        int addDip = -1;
+        int removeDip = -1;
+        for (int i = 0; i < log.size(); i++) {
+            if (log.get(i).startsWith("put smux-0") && log.get(i).contains(host(2)) && addDip < 0) {
+                addDip = i;
+            }
+            if (addDip >= 0 && i > addDip && log.get(i).startsWith("put smux-0") && !log.get(i).contains(host(2))) {
+                removeDip = i;
+            }
+        }
+        int failed = indexOf(log, "install " + at + " " + fabricEntryWith(before, host(2)));
+        int restored = log.lastIndexOf("install " + at + " " + before);
+        assertTrue(withdraw >= 0 && addDip > withdraw && failed > addDip, "forward waves in order: " + log);
+        assertTrue(removeDip > failed && restored > removeDip, "rollback: inverse waves, last first: " + log);
+        assertEquals(before, fabric.switches.get(at).get("10.100.0.1"), "back where it was");
+        assertEquals(at, placement(c, "10.100.0.1"));
+        assertFalse(fabric.tables.get("smux-0").toString().contains(host(2)));
+        for (String sw : others) {
+            if (!sw.equals(at)) {
+                assertFalse(fabric.switches.getOrDefault(sw, Map.of()).containsKey("10.100.0.1"), sw);
+            }
+        }
+    }
+
+    /** {@code e} with one more DIP of the next bucket id, as the controller would build it. */
+    static VipEntry fabricEntryWith(VipEntry e, String dip) {
+        List<Bucket> b = new ArrayList<>(e.ports.get(0).dips);
+        b.add(new Bucket(dip, 1, null, b.size()));
+        return new VipEntry(e.vip, e.aggregate,
+                List.of(new org.hybridlb.app.core.model.ServiceEntry(e.ports.get(0).proto, e.ports.get(0).port, b)));
+    }
+
+    @Test
+    void restartFromTheFileStoreReappliesNothing(@TempDir Path dir) {
+        FileStateStore store = new FileStateStore(dir.resolve("state.json"));
+        Controller c = start(store);
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.1", 0, 1));
+        c.createVip(vipJson("10.100.0.2", 2, 3));
+        c.awaitIdle(20_000);
+        Map<String, Object> assignment = c.assignment();
+        c.close();
+        started.clear();
+        fabric.takeLog();
+        int readsBefore = fabric.reads;
+
+        Controller again = start(new FileStateStore(dir.resolve("state.json")));
+        assertEquals(List.of(), fabric.takeLog(), "nothing re-applied after a restart");
+        assertTrue(fabric.reads > readsBefore, "the restarted controller did read the devices to compare");
+        assertEquals(2, again.vips().size());
+        assertEquals(assignment.get("installed"), again.assignment().get("installed"));
+
+        // and a device that lost its state is repaired, nothing else
+        String at = placement(again, "10.100.0.1");
+        fabric.switches.get(at).remove("10.100.0.1");
+        again.reassignNow();
+        again.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertEquals(1, log.size(), log.toString());
+        assertTrue(log.get(0).startsWith("install " + at + " 10.100.0.1"), log.toString());
+    }
+
+    @Test
+    void vipRemovalLeavesTheHmuxBeforeTheSmuxes() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        fabric.takeLog();
+        c.deleteVip("10.100.0.1");
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        int off = indexOf(log, "remove " + at + " 10.100.0.1");
+        int smux = indexOf(log, "put smux-0");
+        int group = indexOf(log, "setSmuxGroup " + AGG + " []");
+        assertTrue(off >= 0 && smux > off && group > smux, log.toString());
+        assertTrue(fabric.tables.get("smux-0").vips.isEmpty());
+        assertTrue(fabric.groups.isEmpty());
+    }
+
+    @Test
+    void smuxBackFromDeadGetsTheTableAndTheGroup() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        vipOnHmux(c, "10.100.0.1", 0, 1);
+        String lost = topo.smuxes.get(1).id;
+        fabric.live.remove(lost);
+        c.smuxesChanged(fabric.liveSmuxes());
+        c.awaitIdle(20_000);
+        assertFalse(fabric.groups.get(AGG).contains(lost));
+        fabric.tables.remove(lost); // it restarted empty
+        fabric.takeLog();
+        fabric.live.add(lost);
+        c.smuxesChanged(fabric.liveSmuxes());
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertTrue(indexOf(log, "put " + lost) >= 0 && indexOf(log, "put " + lost) < indexOf(log, "setSmuxGroup"), log.toString());
+        assertEquals(-1, indexOf(log, "put " + topo.smuxes.get(0).id), "the others are already right: " + log);
+        assertTrue(fabric.groups.get(AGG).contains(lost));
+    }
+}

@@ -1,0 +1,174 @@
+package org.hybridlb.app.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.glassfish.jersey.internal.MapPropertiesDelegate;
+import org.glassfish.jersey.server.ApplicationHandler;
+import org.glassfish.jersey.server.ContainerRequest;
+import org.glassfish.jersey.server.ContainerResponse;
+import org.glassfish.jersey.server.ResourceConfig;
+import org.hybridlb.app.core.rest.HybridlbRestApplication;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.topology.FatTree;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The REST resources in Jersey's own in-memory runtime: real routing, real status codes. */
+class RestResourcesTest {
+    final Topology topo = FatTree.generate(4);
+    final FakeFabric fabric = new FakeFabric(topo);
+    final FakeFabric.MemoryStore store = new FakeFabric.MemoryStore();
+    Controller controller;
+    ApplicationHandler app;
+
+    @BeforeEach
+    void start() {
+        controller = new Controller(ControllerConfig.defaults().withInterval(Duration.ZERO), fabric.ports(store));
+        controller.start();
+        app = new ApplicationHandler(ResourceConfig.forApplication(new HybridlbRestApplication(controller)));
+        assertEquals(201, call("POST", "vips", vip("10.100.0.1", host(0))).status);
+        controller.awaitIdle(20_000);
+        fabric.takeLog();
+    }
+
+    @AfterEach
+    void stop() {
+        controller.close();
+    }
+
+    static final class Reply {
+        final int status;
+        final JsonNode body;
+
+        Reply(int status, JsonNode body) {
+            this.status = status;
+            this.body = body;
+        }
+    }
+
+    Reply call(String method, String path, String body) {
+        ContainerRequest req = new ContainerRequest(URI.create("http://localhost/"), URI.create("http://localhost/" + path),
+                method, null, new MapPropertiesDelegate(), null);
+        if (body != null) {
+            req.setEntityStream(new ByteArrayInputStream(body.getBytes(StandardCharsets.UTF_8)));
+            req.getHeaders().putSingle("Content-Type", "application/json");
+        }
+        try {
+            ContainerResponse r = app.apply(req).get();
+            Object entity = r.getEntity();
+            return new Reply(r.getStatus(), entity == null ? null : Json.MAPPER.readTree(entity.toString()));
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    String host(int i) {
+        return topo.hosts.get(i).ip;
+    }
+
+    static String vip(String vip, String... dips) {
+        StringBuilder d = new StringBuilder();
+        for (String ip : dips) {
+            d.append(d.length() == 0 ? "" : ",").append("{\"ip\":\"").append(ip).append("\"}");
+        }
+        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
+                + d + "]}]}";
+    }
+
+    /** The request is refused with {@code status}, names {@code field}, and nothing changed anywhere. */
+    void refused(int status, String field, String reasonPart, String method, String path, String body) {
+        String vipsBefore = call("GET", "vips", null).body.toString();
+        String stored = store.json;
+        Reply r = call(method, path, body);
+        assertEquals(status, r.status, method + " " + path + " " + body + " -> " + r.body);
+        assertEquals(field, r.body.path("field").asText(null), r.body.toString());
+        assertTrue(r.body.path("reason").asText().contains(reasonPart), r.body.toString());
+        assertTrue(r.body.hasNonNull("error"), r.body.toString());
+        controller.awaitIdle(20_000);
+        assertEquals(vipsBefore, call("GET", "vips", null).body.toString(), "configuration unchanged");
+        assertEquals(stored, store.json, "persisted state unchanged");
+        assertEquals(List.of(), fabric.takeLog(), "nothing programmed");
+    }
+
+    @Test
+    void malformedJsonIsRefused() {
+        refused(400, "/", "malformed JSON", "POST", "vips", "{\"vip\": \"10.100.0.2\", ");
+        refused(400, "/", "JSON object", "POST", "vips", "[1, 2]");
+        refused(400, "/", "empty body", "POST", "vips", "");
+    }
+
+    @Test
+    void badAddressesNameTheirField() {
+        refused(400, "/vip", "not an IPv4 address", "POST", "vips", vip("10.100.0.300", host(1)));
+        refused(400, "/ports/0/dips/0/ip", "not an IPv4 address", "POST", "vips", vip("10.100.0.2", "10.0.0.x"));
+        refused(400, "/aggregate", "not inside its aggregate", "POST", "vips",
+                vip("10.100.0.2", host(1)).replace("10.100.0.0/16", "10.200.0.0/16"));
+        refused(400, "/ports/0/dips/0/ip", "not the address of a host", "POST", "vips", vip("10.100.0.2", "192.0.2.1"));
+        refused(400, "/ports/0/port", "", "POST", "vips", vip("10.100.0.2", host(1)).replace("\"port\":80", "\"port\":70000"));
+        refused(400, "/", "foo", "POST", "vips", vip("10.100.0.2", host(1)).replace("{\"vip\"", "{\"foo\":1,\"vip\""));
+        refused(400, "/", "ports", "POST", "vips", "{\"vip\":\"10.100.0.2\",\"aggregate\":\"10.100.0.0/16\"}");
+    }
+
+    @Test
+    void dipListOverTheLimitIsRefused() {
+        String[] dips = new String[VipValidator.MAX_DIPS_PER_SERVICE + 1];
+        for (int i = 0; i < dips.length; i++) {
+            dips[i] = "10.1." + (i / 250) + "." + (i % 250 + 1);
+        }
+        refused(400, "/ports/0/dips", "over the limit of 4096", "POST", "vips", vip("10.100.0.2", dips));
+    }
+
+    @Test
+    void unknownAndDuplicateVipsAndDips() {
+        refused(409, "/vip", "exists", "POST", "vips", vip("10.100.0.1", host(1)));
+        refused(404, "vip", "no VIP 10.100.0.9", "GET", "vips/10.100.0.9", null);
+        refused(404, "vip", "no VIP 10.100.0.9", "PUT", "vips/10.100.0.9", vip("10.100.0.9", host(1)));
+        refused(404, "vip", "no VIP 10.100.0.9", "DELETE", "vips/10.100.0.9", null);
+        refused(400, "/vip", "not the VIP of the path", "PUT", "vips/10.100.0.1", vip("10.100.0.2", host(1)));
+        refused(404, "vip", "no VIP", "POST", "vips/10.100.0.9/dips", "{\"ip\":\"" + host(1) + "\"}");
+        refused(409, "/ip", "already has DIP", "POST", "vips/10.100.0.1/dips", "{\"ip\":\"" + host(0) + "\"}");
+        refused(400, "/weight", "", "POST", "vips/10.100.0.1/dips", "{\"ip\":\"" + host(1) + "\",\"weight\":0}");
+        refused(400, "/ip", "not an IPv4 address", "POST", "vips/10.100.0.1/dips", "{\"ip\":\"1.2.3\"}");
+        refused(400, "/proto", "", "POST", "vips/10.100.0.1/dips", "{\"ip\":\"" + host(1) + "\",\"proto\":\"sctp\"}");
+        refused(404, "dip", "has no DIP", "DELETE", "vips/10.100.0.1/dips/" + host(5), null);
+        refused(409, "dip", "is the last", "DELETE", "vips/10.100.0.1/dips/" + host(0), null);
+        refused(400, "port", "not a port number", "DELETE", "vips/10.100.0.1/dips/" + host(0) + "?proto=tcp&port=http", null);
+    }
+
+    @Test
+    void crudAndStatusEndpointsAnswerJson() {
+        Reply created = call("POST", "vips", vip("10.100.0.2", host(1), host(2)));
+        assertEquals(201, created.status);
+        assertEquals("10.100.0.2", created.body.get("vip").asText());
+        assertEquals(2, call("GET", "vips", null).body.get("vips").size());
+        Reply added = call("POST", "vips/10.100.0.2/dips", "{\"ip\":\"" + host(3) + "\",\"weight\":3}");
+        assertEquals(201, added.status, added.body.toString());
+        assertEquals(3, added.body.at("/ports/0/dips/2/weight").asInt());
+        Reply removed = call("DELETE", "vips/10.100.0.2/dips/" + host(1) + "?proto=tcp&port=80", null);
+        assertEquals(200, removed.status, removed.body.toString());
+        assertEquals(2, removed.body.at("/ports/0/dips").size());
+        controller.awaitIdle(20_000);
+
+        Reply a = call("GET", "assignment", null);
+        assertEquals(200, a.status);
+        assertEquals("smux", a.body.at("/installed/10.100.0.2").asText(), "no traffic: on the SMuxes");
+        Reply s = call("GET", "smuxes", null);
+        assertEquals(topo.smuxes.size(), s.body.get("smuxes").size());
+        assertTrue(s.body.at("/smuxes/0/live").asBoolean());
+        assertEquals(200, call("GET", "stats", null).status);
+        assertEquals(200, call("GET", "migrations", null).status);
+        Reply r = call("POST", "reassign", null);
+        assertEquals(200, r.status, r.body.toString());
+        assertTrue(r.body.has("target"), r.body.toString());
+        assertEquals(204, call("DELETE", "vips/10.100.0.2", null).status);
+        assertEquals(1, call("GET", "vips", null).body.get("vips").size());
+    }
+}
