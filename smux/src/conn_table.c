@@ -47,17 +47,6 @@ void hlb_conn_table_free(struct hlb_conn_table *ct)
     free(ct);
 }
 
-uint32_t hlb_conn_timeout_of(const struct hlb_conn_table *ct, enum hlb_conn_state s)
-{
-    switch (s) {
-    case HLB_CONN_SYN: return ct->to.syn_ms;
-    case HLB_CONN_EST: return ct->to.est_ms;
-    case HLB_CONN_FIN: return ct->to.fin_ms;
-    case HLB_CONN_UDP: return ct->to.udp_ms;
-    default: return 0;
-    }
-}
-
 int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint64_t k1,
                     enum hlb_conn_state state, uint32_t now, struct hlb_conn_ref *ref)
 {

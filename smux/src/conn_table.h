@@ -148,7 +148,17 @@ static inline int hlb_conn_find(const struct hlb_conn_table *ct, uint32_t hash,
     return 0;
 }
 
-uint32_t hlb_conn_timeout_of(const struct hlb_conn_table *ct, enum hlb_conn_state s);
+static inline uint32_t hlb_conn_timeout_of(const struct hlb_conn_table *ct,
+                                           enum hlb_conn_state s)
+{
+    switch (s) {
+    case HLB_CONN_SYN: return ct->to.syn_ms;
+    case HLB_CONN_EST: return ct->to.est_ms;
+    case HLB_CONN_FIN: return ct->to.fin_ms;
+    case HLB_CONN_UDP: return ct->to.udp_ms;
+    default: return 0;
+    }
+}
 
 /* Inserts (or replaces an expired entry for the same key). Returns 0 and fills ref,
  * or -1 when the bucket holds only live non-SYN entries (counted). */

@@ -289,6 +289,18 @@ static inline void encapsulate(struct hlb_worker *w, const struct encap_ctx *ec,
 
 /* ---- connection pinning -------------------------------------------------------- */
 
+/* The idle timer is pushed back at most every timeout/4 (and at least every second)
+ * rather than on every packet: the bucket line then stays clean between refreshes
+ * (no write-back traffic), and a connection still never expires while active. */
+static inline int conn_refresh_due(const struct hlb_conn_table *ct,
+                                   const struct hlb_conn_ref *ref, enum hlb_conn_state s,
+                                   uint32_t now)
+{
+    uint32_t to = hlb_conn_timeout_of(ct, s);
+    uint32_t slack = to / 4 < 1000u ? to / 4 : 1000u;
+    return (uint32_t)(ref->b->expire[ref->i] - now) + slack < to;
+}
+
 static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_service *s,
                       const struct hlb_parsed *pp, uint32_t hash, uint32_t now)
 {
@@ -327,7 +339,7 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
         }
         if (next == HLB_CONN_FREE)
             hlb_conn_delete(ct, &ref);          /* RST: this packet still goes there */
-        else
+        else if (next != ref.b->state[ref.i] || conn_refresh_due(ct, &ref, next, now))
             hlb_conn_set_state(ct, &ref, next, now);
         return dip;
     }

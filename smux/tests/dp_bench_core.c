@@ -151,11 +151,25 @@ int main(int argc, char **argv)
         fclose(sm);
     printf("{\"prefilled\":%" PRIu64 ",\"insertFailures\":%" PRIu64 ",\"anonHugePagesKiB\":%ld}\n",
            w.ct->st.entries, w.ct->st.insert_failures, huge_kb);
-    run_mode("conn-1M-live", &w, t, FLOWS, 0, secs, tsc_hz);
+    double before = run_mode("conn-1M-live", &w, t, FLOWS, 0, secs, tsc_hz);
     uint64_t ins0 = w.ct->st.inserts;
     double cpp = run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
     printf("{\"mode\":\"insert-rate\",\"inserts\":%" PRIu64 ",\"minsertsPerSecond\":%.2f}\n",
            w.ct->st.inserts - ins0, tsc_hz / cpp / 1e6);
+
+    /* SYN flood: keep sending new connections until the table is full (every bucket
+     * holds 8 live entries), then measure the established flows again.  Their
+     * lookups must neither fail nor get slower: a lookup reads one bucket whatever
+     * the fill, and half-open entries only ever displace each other. */
+    while (w.ct->st.entries < w.ct->capacity - w.ct->capacity / 64)
+        run_mode("syn-flood", &w, t, FLOWS, 1, 0.2, tsc_hz);
+    uint64_t misses0 = w.st.conn_misses;
+    double after = run_mode("conn-1M-live-after-flood", &w, t, FLOWS, 0, secs, tsc_hz);
+    printf("{\"mode\":\"syn-flood-effect\",\"tableEntries\":%" PRIu64 ",\"capacity\":%" PRIu64
+           ",\"halfOpenEvictions\":%" PRIu64 ",\"establishedMissesAfterFlood\":%" PRIu64
+           ",\"cyclesPerPacketBefore\":%.1f,\"cyclesPerPacketAfter\":%.1f}\n",
+           w.ct->st.entries, w.ct->capacity, w.ct->st.evict_syn, w.st.conn_misses - misses0,
+           before, after);
     hlb_table_free(t);
     hlb_conn_table_free(w.ct);
 

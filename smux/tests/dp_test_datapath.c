@@ -455,6 +455,28 @@ static void test_unpinned_vip_moves(void **state)
     hlb_conn_table_free(ct);
 }
 
+static void test_active_connection_never_expires(void **state)
+{
+    (void)state;
+    /* The idle timer is refreshed lazily (every timeout/4 at most): an active
+     * connection must still never expire, and an idle one must. */
+    const struct hlb_conn_timeouts to = {.syn_ms = 100, .est_ms = 100, .fin_ms = 50,
+                                         .udp_ms = 100};
+    struct hlb_conn_table *ct = hlb_conn_table_create(1024, &to);
+    struct hlb_worker w;
+    worker_init(&w, ct);
+    struct hlb_vip_table *t = pool_table("crc32", "", 1, 1);
+    send_flow(&w, t, 7, HLB_TCP_SYN, 0);
+    for (uint32_t now = 30; now <= 3000; now += 30)
+        send_flow(&w, t, 7, HLB_TCP_ACK, now);
+    assert_int_equal(w.st.conn_misses, 1);
+    assert_int_equal(w.st.conn_hits, 100);
+    send_flow(&w, t, 7, HLB_TCP_ACK, 3000 + 101);             /* idle > timeout */
+    assert_int_equal(w.st.conn_misses, 2);
+    hlb_table_free(t);
+    hlb_conn_table_free(ct);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_pinning_crc32),
         cmocka_unit_test(test_pinning_ovs),
         cmocka_unit_test(test_unpinned_vip_moves),
+        cmocka_unit_test(test_active_connection_never_expires),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

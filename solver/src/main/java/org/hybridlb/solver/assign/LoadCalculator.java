@@ -53,6 +53,57 @@ final class LoadCalculator {
         unit = new LinkLoads(f.linkCount());
     }
 
+    /** A unit flow from a switch to a symmetric pod, stopped at the pod's aggs. */
+    private static final class PodRoute {
+        final int[] links;
+        final double[] shares;
+        final double[] arrivals; // per agg, in podAggs order
+
+        PodRoute(int[] links, double[] shares, double[] arrivals) {
+            this.links = links;
+            this.shares = shares;
+            this.arrivals = arrivals;
+        }
+    }
+
+    /** Cached unit routes switch -> pod; bounded so a huge fabric cannot exhaust the heap. */
+    private final java.util.HashMap<Long, PodRoute> podRoutes = new java.util.HashMap<>();
+    private long podRouteEntries;
+    private static final long MAX_POD_ROUTE_ENTRIES = 4_000_000L;
+
+    private PodRoute routeToPod(int s, int p) {
+        long key = (long) s * f.podCount() + p;
+        PodRoute cached = podRoutes.get(key);
+        if (cached != null) {
+            return cached;
+        }
+        int r = f.podTors(p)[0];
+        unit.clear();
+        router.seed(s, r, 1.0);
+        router.propagateTo(r, true, unit);
+        int[] aggs = f.podAggs(p);
+        double[] arrivals = new double[aggs.length];
+        for (int i = 0; i < router.arrivals(); i++) {
+            for (int j = 0; j < aggs.length; j++) {
+                if (aggs[j] == router.arrivalNode(i)) {
+                    arrivals[j] += router.arrivalAmount(i);
+                }
+            }
+        }
+        int[] links = new int[unit.size()];
+        double[] shares = new double[unit.size()];
+        for (int i = 0; i < links.length; i++) {
+            links[i] = unit.link(i);
+            shares[i] = unit.load(i);
+        }
+        PodRoute route = new PodRoute(links, shares, arrivals);
+        if (podRouteEntries + links.length <= MAX_POD_ROUTE_ENTRIES) {
+            podRoutes.put(key, route);
+            podRouteEntries += links.length;
+        }
+        return route;
+    }
+
     /** Adds bps of Internet traffic routed to s; with intercept, its arrivals go to arrivalsIn. */
     private void addInternet(int s, double bps, boolean intercept, LinkLoads out, double[] arrivalsIn) {
         if (bps <= 0) {
@@ -214,17 +265,21 @@ final class LoadCalculator {
         }
         for (int k = 0; k < podCount; k++) {
             int p = podList[k];
-            int r = f.podTors(p)[0];
             double total = podAmount[p];
-            router.seed(s, r, total);
-            router.propagateTo(r, true, out);
-            for (int a = 0; a < router.arrivals(); a++) {
-                int agg = router.arrivalNode(a);
-                double arrived = router.arrivalAmount(a);
+            PodRoute route = routeToPod(s, p);
+            for (int i = 0; i < route.links.length; i++) {
+                out.add(route.links[i], route.shares[i] * total);
+            }
+            int[] aggs = f.podAggs(p);
+            for (int j = 0; j < aggs.length; j++) {
+                double arrived = route.arrivals[j] * total;
+                if (arrived == 0) {
+                    continue;
+                }
                 for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
                     int y = in.dstNode(i);
                     if (y != s && f.pod(y) == p) {
-                        out.add(f.linkBetween(agg, y), arrived * in.dstBps(i) / total);
+                        out.add(f.torDownlink(y, j), arrived * in.dstBps(i) / total);
                     }
                 }
             }
