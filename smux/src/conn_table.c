@@ -13,7 +13,7 @@ struct hlb_conn_table *hlb_conn_table_create(uint64_t capacity,
     uint64_t nb = 1;
     while (nb * HLB_CONN_WAYS < capacity)
         nb <<= 1;
-    if (nb > (1ull << 31)) {
+    if (nb > (1ull << 28)) {            /* bucket bits must not reach the home-line bits */
         free(ct);
         return NULL;
     }
@@ -47,54 +47,86 @@ void hlb_conn_table_free(struct hlb_conn_table *ct)
     free(ct);
 }
 
+static inline unsigned line_of(unsigned slot)
+{
+    return slot / HLB_CONN_LINE_WAYS * HLB_CONN_LINE_WAYS;
+}
+
+/* Home line of what an entry holds (recomputed from its key). */
+static unsigned entry_home(const struct hlb_conn_entry *e)
+{
+    struct hlb_5tuple t = {.src_ip = e->src_ip, .dst_ip = e->dst_ip, .src_port = e->src_port,
+                           .dst_port = e->dst_port, .proto = e->proto};
+    return hlb_conn_home(hlb_conn_hash(&t));
+}
+
+/* Empties slot i: the entry's home line no longer has it spilled elsewhere. */
+static void vacate(struct hlb_conn_bucket *b, unsigned i)
+{
+    struct hlb_conn_entry *e = &b->e[i];
+    unsigned home = entry_home(e);
+    if (home != line_of(i) && b->e[home].spill)
+        b->e[home].spill--;
+    e->state = HLB_CONN_FREE;
+}
+
+static int usable(const struct hlb_conn_entry *e, uint32_t now)
+{
+    return e->state == HLB_CONN_FREE || !hlb_time_after(e->expire, now);
+}
+
 int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint64_t k1,
                     enum hlb_conn_state state, uint32_t now, struct hlb_conn_ref *ref)
 {
     struct hlb_conn_bucket *b = hlb_conn_bucket_of(ct, hash);
-    int free_slot = -1, expired = -1, oldest_syn = -1;
+    unsigned home = hlb_conn_home(hash);
+    int slot = -1;
 
-    for (int i = 0; i < HLB_CONN_WAYS; i++) {
-        if (b->state[i] == HLB_CONN_FREE) {
-            if (free_slot < 0)
-                free_slot = i;
+    /* Fast path: a free or expired slot in the home line (one cache line). */
+    for (unsigned i = home; i < home + HLB_CONN_LINE_WAYS && slot < 0; i++)
+        if (usable(&b->e[i], now))
+            slot = (int)i;
+    /* Then anywhere in the bucket; failing that, the oldest half-open entry.  An
+     * established connection is never displaced. */
+    int oldest_syn = -1;
+    for (unsigned i = 0; i < HLB_CONN_WAYS && slot < 0; i++) {
+        if (line_of(i) == home)
             continue;
+        if (usable(&b->e[i], now)) {
+            slot = (int)i;
+            break;
         }
-        if (!hlb_time_after(b->expire[i], now)) {
-            /* An expired entry for this very tuple must be the one reused, or a
-             * stale duplicate would linger next to the new entry. */
-            if (expired < 0 || (b->e[i].k0 == k0 && b->e[i].k1 == k1))
-                expired = i;
-            continue;
-        }
-        if (b->state[i] == HLB_CONN_SYN &&
-            (oldest_syn < 0 || hlb_time_after(b->expire[oldest_syn], b->expire[i])))
-            oldest_syn = i;
     }
-
-    int slot;
-    if (expired >= 0 && b->e[expired].k0 == k0 && b->e[expired].k1 == k1) {
-        slot = expired;
-        ct->st.evict_timeout++;
-    } else if (free_slot >= 0) {
-        slot = free_slot;
-        ct->st.entries++;
-    } else if (expired >= 0) {
-        slot = expired;
-        ct->st.evict_timeout++;
-    } else if (oldest_syn >= 0) {
-        /* Only half-open entries are ever displaced: a flood of SYNs cannot evict
-         * an established connection. */
+    if (slot < 0) {
+        for (unsigned i = 0; i < HLB_CONN_WAYS; i++)
+            if (b->e[i].state == HLB_CONN_SYN &&
+                (oldest_syn < 0 || hlb_time_after(b->e[oldest_syn].expire, b->e[i].expire)))
+                oldest_syn = (int)i;
+        if (oldest_syn < 0) {
+            ct->st.insert_failures++;
+            return -1;
+        }
         slot = oldest_syn;
-        ct->st.evict_syn++;
-    } else {
-        ct->st.insert_failures++;
-        return -1;
     }
-    b->sig[slot] = hlb_conn_sig(hash);
-    b->state[slot] = (uint8_t)state;
-    b->expire[slot] = now + hlb_conn_timeout_of(ct, state);
-    b->e[slot].k0 = k0;
-    b->e[slot].k1 = k1;
+
+    struct hlb_conn_entry *e = &b->e[slot];
+    if (e->state == HLB_CONN_FREE) {
+        ct->st.entries++;
+    } else {
+        if (slot == oldest_syn)
+            ct->st.evict_syn++;
+        else
+            ct->st.evict_timeout++;
+        vacate(b, (unsigned)slot);
+    }
+    if (line_of((unsigned)slot) != home)
+        b->e[home].spill++;
+    memcpy(e, &k0, 8);                           /* src, dst */
+    e->src_port = (uint16_t)k1;
+    e->dst_port = (uint16_t)(k1 >> 16);
+    e->proto = (uint8_t)(k1 >> 32);
+    e->state = (uint8_t)state;                   /* spill of this line is left as is */
+    e->expire = now + hlb_conn_timeout_of(ct, state);
     ct->st.inserts++;
     ref->b = b;
     ref->i = slot;
@@ -103,8 +135,8 @@ int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint6
 
 void hlb_conn_delete(struct hlb_conn_table *ct, struct hlb_conn_ref *ref)
 {
-    if (ref->b->state[ref->i] != HLB_CONN_FREE) {
-        ref->b->state[ref->i] = HLB_CONN_FREE;
+    if (ref->b->e[ref->i].state != HLB_CONN_FREE) {
+        vacate(ref->b, (unsigned)ref->i);
         ct->st.entries--;
         ct->st.closed++;
     }
@@ -115,9 +147,9 @@ void hlb_conn_sweep(struct hlb_conn_table *ct, uint32_t now, uint32_t n)
     for (uint32_t k = 0; k < n; k++) {
         struct hlb_conn_bucket *b = &ct->b[ct->sweep_pos];
         ct->sweep_pos = (ct->sweep_pos + 1) & ct->mask;
-        for (int i = 0; i < HLB_CONN_WAYS; i++) {
-            if (b->state[i] != HLB_CONN_FREE && !hlb_time_after(b->expire[i], now)) {
-                b->state[i] = HLB_CONN_FREE;
+        for (unsigned i = 0; i < HLB_CONN_WAYS; i++) {
+            if (b->e[i].state != HLB_CONN_FREE && !hlb_time_after(b->e[i].expire, now)) {
+                vacate(b, i);
                 ct->st.entries--;
                 ct->st.evict_timeout++;
             }

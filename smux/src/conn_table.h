@@ -1,17 +1,21 @@
 /* Connection table: pins each live connection to the DIP it was first sent to, so a
  * later change of the DIP pool (a DIP added) never moves it (Duet §3.5.2).
  *
- * Bounded, EAL-free, single writer (the worker that owns it).  Set-associative:
- * a flow hashes to one bucket of HLB_CONN_WAYS slots, so insert and lookup touch one
- * bucket whatever the fill level.  Entries expire by per-state timeouts; a full bucket
- * evicts an expired entry first, then the oldest half-open (SYN-only) entry, and never
- * an established connection: a SYN flood fills the table but cannot push live
- * connections out or make their lookups slower.
+ * Bounded, EAL-free, single writer (the worker that owns it).  Set-associative: a
+ * flow hashes to one bucket of HLB_CONN_WAYS 32-byte entries (four cache lines) and,
+ * within it, to a home line of two entries.  An entry holds its whole key, state,
+ * timer and DIP, so a lookup normally reads exactly one cache line; only when the
+ * home line overflowed (its spill count is non-zero) are the bucket's other lines
+ * read.  Entries expire by per-state timeouts; a full bucket reuses an expired entry
+ * first, then the oldest half-open (SYN-only) entry, and never evicts an established
+ * connection: a SYN flood fills the table but cannot push live connections out or
+ * make their lookups slower.
  */
 #ifndef HLB_CONN_TABLE_H
 #define HLB_CONN_TABLE_H
 
 #include <stdint.h>
+#include <string.h>
 #include "hlb_pkt.h"
 
 #define HLB_CONN_WAYS 8
@@ -37,18 +41,21 @@ struct hlb_conn_timeouts {  /* milliseconds */
 #define HLB_CONN_DEFAULT_UDP_MS  60000u
 
 struct hlb_conn_entry {
-    uint64_t k0, k1;        /* the 5-tuple packed as in hlb_conn_key() */
-    uint32_t dip_ip;        /* pinned DIP (network order): survives table swaps */
-    uint32_t table_gen;     /* table generation dip_index refers to */
-    uint32_t dip_index;     /* index into that table's dips[] (fast path) */
-    uint32_t reserved;
+    uint32_t src_ip, dst_ip;    /* the 5-tuple, network order ... */
+    uint16_t src_port, dst_port;
+    uint8_t  proto;
+    uint8_t  state;             /* enum hlb_conn_state; FREE = empty slot */
+    uint16_t spill;             /* entry 0 of a line only: entries whose home is this
+                                   line but that live in another line of the bucket */
+    uint32_t expire;            /* ms clock, wrap-safe compare */
+    uint32_t dip_ip;            /* pinned DIP (network order): survives table swaps */
+    uint32_t table_gen;         /* table generation dip_index refers to */
+    uint32_t dip_index;         /* index into that table's dips[] (fast path) */
 };
 
+#define HLB_CONN_LINE_WAYS 2    /* entries per 64-byte line */
+
 struct hlb_conn_bucket {
-    uint16_t sig[HLB_CONN_WAYS];
-    uint32_t expire[HLB_CONN_WAYS];     /* ms clock, wrap-safe compare */
-    uint8_t  state[HLB_CONN_WAYS];
-    uint8_t  pad[8];
     struct hlb_conn_entry e[HLB_CONN_WAYS];
 } __attribute__((aligned(64)));
 
@@ -75,10 +82,21 @@ struct hlb_conn_ref {
     int i;
 };
 
+/* The key words compared on lookup: (src, dst) and (ports, proto) of an entry. */
 static inline void hlb_conn_key(const struct hlb_5tuple *t, uint64_t *k0, uint64_t *k1)
 {
-    *k0 = ((uint64_t)t->src_ip << 32) | t->dst_ip;
-    *k1 = ((uint64_t)t->src_port << 32) | ((uint64_t)t->dst_port << 16) | t->proto;
+    *k0 = (uint64_t)t->src_ip | (uint64_t)t->dst_ip << 32;
+    *k1 = (uint64_t)t->src_port | (uint64_t)t->dst_port << 16 | (uint64_t)t->proto << 32;
+}
+
+#define HLB_CONN_K1_MASK 0xffffffffffull   /* ports + proto; not state and spill */
+
+static inline int hlb_conn_key_eq(const struct hlb_conn_entry *e, uint64_t k0, uint64_t k1)
+{
+    uint64_t a, b;
+    memcpy(&a, e, 8);
+    memcpy(&b, (const uint8_t *)e + 8, 8);
+    return a == k0 && (b & HLB_CONN_K1_MASK) == k1;
 }
 
 static inline int hlb_time_after(uint32_t a, uint32_t b)   /* a later than b */
@@ -97,35 +115,14 @@ static inline struct hlb_conn_bucket *hlb_conn_bucket_of(const struct hlb_conn_t
     return &ct->b[hash & ct->mask];
 }
 
+static inline unsigned hlb_conn_home(uint32_t hash)      /* first entry of the home line */
+{
+    return (hash >> 30) * HLB_CONN_LINE_WAYS;
+}
+
 static inline void hlb_conn_prefetch(const struct hlb_conn_table *ct, uint32_t hash)
 {
-    __builtin_prefetch(hlb_conn_bucket_of(ct, hash), 1, 3);
-}
-
-static inline uint16_t hlb_conn_sig(uint32_t hash)
-{
-    return (uint16_t)(hash >> 16);
-}
-
-/* Second prefetch stage, once the bucket header is (likely) cached: fetch the entry
- * line the lookup will read (the signature match), or the free slot an insert would
- * write.  Keeps both cache misses of a lookup off the critical path of a burst. */
-static inline void hlb_conn_prefetch_entry(const struct hlb_conn_table *ct, uint32_t hash)
-{
-    const struct hlb_conn_bucket *b = hlb_conn_bucket_of(ct, hash);
-    uint16_t sig = hlb_conn_sig(hash);
-    int slot = -1;
-    for (int i = 0; i < HLB_CONN_WAYS; i++) {
-        if (b->state[i] == HLB_CONN_FREE) {
-            if (slot < 0)
-                slot = i;
-        } else if (b->sig[i] == sig) {
-            slot = i;
-            break;
-        }
-    }
-    if (slot >= 0)
-        __builtin_prefetch(&b->e[slot], 1, 3);
+    __builtin_prefetch(&hlb_conn_bucket_of(ct, hash)->e[hlb_conn_home(hash)], 1, 3);
 }
 
 /* Finds a live (not expired) entry. Returns 1 and fills ref, or 0. */
@@ -134,14 +131,28 @@ static inline int hlb_conn_find(const struct hlb_conn_table *ct, uint32_t hash,
                                 struct hlb_conn_ref *ref)
 {
     struct hlb_conn_bucket *b = hlb_conn_bucket_of(ct, hash);
-    uint16_t sig = hlb_conn_sig(hash);
-    for (int i = 0; i < HLB_CONN_WAYS; i++) {
-        if (b->sig[i] == sig && b->state[i] != HLB_CONN_FREE &&
-            b->e[i].k0 == k0 && b->e[i].k1 == k1) {
-            if (!hlb_time_after(b->expire[i], now))
-                return 0;          /* expired: a new connection may reuse the tuple */
+    unsigned home = hlb_conn_home(hash);
+    /* An expired entry for the key is skipped, not a miss: a newer entry for the
+     * same tuple may sit further on (expired entries are reclaimed lazily). */
+    for (unsigned i = home; i < home + HLB_CONN_LINE_WAYS; i++) {
+        struct hlb_conn_entry *e = &b->e[i];
+        if (e->state != HLB_CONN_FREE && hlb_conn_key_eq(e, k0, k1) &&
+            hlb_time_after(e->expire, now)) {
             ref->b = b;
-            ref->i = i;
+            ref->i = (int)i;
+            return 1;
+        }
+    }
+    if (b->e[home].spill == 0)
+        return 0;
+    for (unsigned i = 0; i < HLB_CONN_WAYS; i++) {
+        struct hlb_conn_entry *e = &b->e[i];
+        if (i / HLB_CONN_LINE_WAYS == home / HLB_CONN_LINE_WAYS)
+            continue;
+        if (e->state != HLB_CONN_FREE && hlb_conn_key_eq(e, k0, k1) &&
+            hlb_time_after(e->expire, now)) {
+            ref->b = b;
+            ref->i = (int)i;
             return 1;
         }
     }
@@ -160,16 +171,18 @@ static inline uint32_t hlb_conn_timeout_of(const struct hlb_conn_table *ct,
     }
 }
 
-/* Inserts (or replaces an expired entry for the same key). Returns 0 and fills ref,
- * or -1 when the bucket holds only live non-SYN entries (counted). */
+/* Inserts into the home line if it has a free or expired slot, else anywhere in the
+ * bucket (counted in the home line's spill), else over the oldest half-open entry.
+ * Returns 0 and fills ref (key and state set; the caller fills the DIP), or -1 when
+ * the bucket holds only live established entries (counted). */
 int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint64_t k1,
                     enum hlb_conn_state state, uint32_t now, struct hlb_conn_ref *ref);
 
 static inline void hlb_conn_set_state(struct hlb_conn_table *ct, struct hlb_conn_ref *ref,
                                       enum hlb_conn_state s, uint32_t now)
 {
-    ref->b->state[ref->i] = (uint8_t)s;
-    ref->b->expire[ref->i] = now + hlb_conn_timeout_of(ct, s);
+    ref->b->e[ref->i].state = (uint8_t)s;
+    ref->b->e[ref->i].expire = now + hlb_conn_timeout_of(ct, s);
 }
 
 void hlb_conn_delete(struct hlb_conn_table *ct, struct hlb_conn_ref *ref);

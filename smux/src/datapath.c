@@ -298,7 +298,7 @@ static inline int conn_refresh_due(const struct hlb_conn_table *ct,
 {
     uint32_t to = hlb_conn_timeout_of(ct, s);
     uint32_t slack = to / 4 < 1000u ? to / 4 : 1000u;
-    return (uint32_t)(ref->b->expire[ref->i] - now) + slack < to;
+    return (uint32_t)(ref->b->e[ref->i].expire - now) + slack < to;
 }
 
 static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_service *s,
@@ -312,7 +312,7 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
     if (hlb_conn_find(ct, hash, k0, k1, now, &ref)) {
         struct hlb_conn_entry *e = &ref.b->e[ref.i];
         int restart, dip;
-        enum hlb_conn_state next = hlb_conn_next_state(ref.b->state[ref.i], pp->t.proto,
+        enum hlb_conn_state next = hlb_conn_next_state(e->state, pp->t.proto,
                                                        pp->tcp_flags, &restart);
         w->st.conn_hits++;
         if (e->table_gen == t->gen && !restart) {
@@ -339,7 +339,7 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
         }
         if (next == HLB_CONN_FREE)
             hlb_conn_delete(ct, &ref);          /* RST: this packet still goes there */
-        else if (next != ref.b->state[ref.i] || conn_refresh_due(ct, &ref, next, now))
+        else if (next != e->state || conn_refresh_due(ct, &ref, next, now))
             hlb_conn_set_state(ct, &ref, next, now);
         return dip;
     }
@@ -425,9 +425,6 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
     }
     w->st.rx_packets += n;
     w->st.rx_bytes += rx_bytes;
-
-    for (unsigned k = 0; k < n_pending; k++)
-        hlb_conn_prefetch_entry(ct, hash[pending[k]]);
 
     /* Stage 2: pinned VIPs. */
     for (unsigned k = 0; k < n_pending; k++) {

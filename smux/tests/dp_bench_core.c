@@ -189,8 +189,6 @@ int main(int argc, char **argv)
             h[i] = hlb_conn_hash(&tp[i]);
             hlb_conn_prefetch(ct, h[i]);
         }
-        for (int i = 0; i < 32; i++)
-            hlb_conn_prefetch_entry(ct, h[i]);
         for (int i = 0; i < 32; i++) {
             uint64_t k0, k1;
             struct hlb_conn_ref ref;

@@ -159,6 +159,63 @@ static void test_full_table_lookups_still_bounded(void **state)
     hlb_conn_table_free(ct);
 }
 
+static void test_spilled_entries_stay_reachable(void **state)
+{
+    (void)state;
+    /* Five connections with the same bucket and the same home line (2 slots): three
+     * spill into other lines.  Removing the two in the home line must not hide the
+     * spilled ones (the home line's spill count sends lookups on), and removing
+     * everything returns the count to zero. */
+    struct hlb_conn_table *ct = hlb_conn_table_create(16 * HLB_CONN_WAYS, &TO);
+    struct hlb_5tuple t[5];
+    int got = 0;
+    uint32_t want_home = 0xffffffffu;
+    for (uint32_t i = 0; got < 5 && i < 5000000; i++) {
+        struct hlb_5tuple c = tuple(i);
+        uint32_t h = hlb_conn_hash(&c);
+        if ((h & ct->mask) != 3)
+            continue;
+        if (want_home == 0xffffffffu)
+            want_home = hlb_conn_home(h);
+        if (hlb_conn_home(h) == want_home)
+            t[got++] = c;
+    }
+    assert_int_equal(got, 5);
+    struct hlb_conn_ref ref[5];
+    uint64_t k0, k1;
+    for (int i = 0; i < 5; i++) {
+        hlb_conn_key(&t[i], &k0, &k1);
+        assert_int_equal(hlb_conn_insert(ct, hlb_conn_hash(&t[i]), k0, k1, HLB_CONN_EST, 0, &ref[i]), 0);
+        ref[i].b->e[ref[i].i].dip_ip = (uint32_t)i;
+    }
+    struct hlb_conn_bucket *b = &ct->b[3];
+    assert_int_equal(b->e[want_home].spill, 3);
+    hlb_conn_delete(ct, &ref[0]);
+    hlb_conn_delete(ct, &ref[1]);
+    for (int i = 2; i < 5; i++) {
+        struct hlb_conn_ref r;
+        hlb_conn_key(&t[i], &k0, &k1);
+        assert_int_equal(hlb_conn_find(ct, hlb_conn_hash(&t[i]), k0, k1, 10, &r), 1);
+        assert_int_equal(r.b->e[r.i].dip_ip, (uint32_t)i);
+        hlb_conn_delete(ct, &r);
+    }
+    assert_int_equal(b->e[want_home].spill, 0);
+    assert_int_equal(ct->st.entries, 0);
+
+    /* An expired duplicate next to a live entry for the same tuple is skipped. */
+    hlb_conn_key(&t[0], &k0, &k1);
+    struct hlb_conn_ref r0, r1;
+    assert_int_equal(hlb_conn_insert(ct, hlb_conn_hash(&t[0]), k0, k1, HLB_CONN_SYN, 0, &r0), 0);
+    assert_int_equal(hlb_conn_insert(ct, hlb_conn_hash(&t[1]), 0, 0, HLB_CONN_EST, 0, &r1), 0);
+    /* t[0] expired at 100; a new connection on it is inserted at 200 */
+    assert_int_equal(hlb_conn_find(ct, hlb_conn_hash(&t[0]), k0, k1, 200, &r1), 0);
+    assert_int_equal(hlb_conn_insert(ct, hlb_conn_hash(&t[0]), k0, k1, HLB_CONN_EST, 200, &r1), 0);
+    r1.b->e[r1.i].dip_ip = 77;
+    assert_int_equal(hlb_conn_find(ct, hlb_conn_hash(&t[0]), k0, k1, 300, &r1), 1);
+    assert_int_equal(r1.b->e[r1.i].dip_ip, 77);
+    hlb_conn_table_free(ct);
+}
+
 static void test_state_machine(void **state)
 {
     (void)state;
@@ -191,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_refresh_and_wraparound),
         cmocka_unit_test(test_syn_flood_cannot_evict_established),
         cmocka_unit_test(test_full_table_lookups_still_bounded),
+        cmocka_unit_test(test_spilled_entries_stay_reachable),
         cmocka_unit_test(test_state_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
