@@ -80,6 +80,11 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Sticky threshold: move a VIP only if the MRU drops by more than this (default ${DEFAULT-VALUE}).")
     double delta;
 
+    @Option(names = "--skip-unfit", negatable = false,
+            description = "sticky, non-sticky and one-time skip a VIP that fits on no switch and go on, instead of "
+                    + "stopping at it as the paper's greedy does (greedy always stops, greedy-skip always skips).")
+    boolean skipUnfit;
+
     @Option(names = "--no-plan", negatable = false,
             description = "Do not plan the migrations between intervals (faster; the plan columns stay empty).")
     boolean noPlan;
@@ -119,7 +124,8 @@ public final class SimulateCommand implements Callable<Integer> {
         }
         SolverOptions solver;
         try {
-            solver = SolverOptions.defaults().withSeed(seed).withStickyDelta(delta).withSmuxCapacityBps(smuxGbps * 1e9);
+            solver = SolverOptions.defaults().withSeed(seed).withStickyDelta(delta).withSmuxCapacityBps(smuxGbps * 1e9)
+                    .withStopAtFirstUnfit(!skipUnfit);
         } catch (IllegalArgumentException e) {
             throw new InvalidInputException("--delta", "", e.getMessage());
         }
@@ -164,8 +170,9 @@ public final class SimulateCommand implements Callable<Integer> {
         report.writeSummaryCsv(outDir.resolve("summary.csv"));
         List<Path> figures = SimulationPlots.write(report, outDir);
 
-        out.printf(Locale.ROOT, "%d intervals x %d algorithms on %s (%d VIPs), SMux %.1f Gbit/s, in %.1f s%n",
-                trace.intervals.size(), algorithms.size(), topology.name, vips.vips.size(), smuxGbps, seconds);
+        out.printf(Locale.ROOT, "%d intervals x %d algorithms on %s (%d switches, %d VIPs), SMux %.1f Gbit/s, %s, in %.1f s%n",
+                trace.intervals.size(), algorithms.size(), topology.name, topology.switches.size(), vips.vips.size(),
+                smuxGbps, skipUnfit ? "unfit VIPs skipped" : "stop at the first unfit VIP (paper)", seconds);
         out.print(report.table());
         for (String line : report.comparisons()) {
             out.println(line);

@@ -157,7 +157,7 @@ public final class MigrationPlanner {
                 if (stepCount() == before) {
                     throw new PlanningException("no safe step is left for VIPs " + sample(active)
                             + (options.maxTransientSmuxBps < PlannerOptions.UNBOUNDED
-                                    ? " within the transient SMux bound of " + options.maxTransientSmuxBps + " B/s" : ""));
+                                    ? " within the transient SMux bound of " + options.maxTransientSmuxBps + " bit/s" : ""));
                 }
                 if (++rounds > 4 * (target.size() + p.installedVips.vips.size()) + 8) {
                     throw new IllegalStateException("migration planner did not converge");
@@ -210,8 +210,8 @@ public final class MigrationPlanner {
             double t = costs ? p.traffic(v) : 0;
             if (costs && transit + t > options.maxTransientSmuxBps + EPS) {
                 if (transit <= EPS) {
-                    throw new PlanningException("VIP " + v + " carries " + t + " B/s, more than the transient SMux bound of "
-                            + options.maxTransientSmuxBps + " B/s on its own");
+                    throw new PlanningException("VIP " + v + " carries " + t + " bit/s, more than the transient SMux bound of "
+                            + options.maxTransientSmuxBps + " bit/s on its own");
                 }
                 return transit;
             }

@@ -68,7 +68,7 @@ public final class PlanChecker {
             double after = MigrationPlanner.transientBps(st, p, detourable);
             double peak = Math.max(before, after);
             if (peak > options.maxTransientSmuxBps * (1 + 1e-9)) {
-                out.add("wave " + w + ": " + peak + " B/s detoured through the SMuxes, over the bound of "
+                out.add("wave " + w + ": " + peak + " bit/s detoured through the SMuxes, over the bound of "
                         + options.maxTransientSmuxBps);
             }
         }

@@ -37,14 +37,19 @@ public final class SimulationPlots {
         System.setProperty("java.awt.headless", "true");
         Map<String, List<IntervalResult>> by = report.byAlgorithm();
         List<Path> files = new ArrayList<>();
-        String duet = by.containsKey("greedy") ? "greedy" : by.containsKey("sticky") ? "sticky" : null;
-        if (duet != null && by.containsKey("ananta")) {
-            files.add(save(timeChart(by, List.of(duet, "ananta"), r -> r.smuxCountNoMigration,
+        List<String> duets = SimulationReport.duetVariants(by.keySet());
+        if (!duets.isEmpty() && by.containsKey("ananta")) {
+            List<String> which = new ArrayList<>(duets);
+            which.add("ananta");
+            files.add(save(timeChart(by, which, r -> r.smuxCountNoMigration,
                     "SMuxes needed, migration aside: Duet vs Ananta (cf. Duet Fig. 3.16)", "SMuxes (log scale)", true, false),
                     dir, "smuxes-duet-vs-ananta"));
         }
-        if (by.containsKey("greedy") && by.containsKey("random")) {
-            files.add(save(timeChart(by, List.of("greedy", "random"), r -> r.smuxCountNoMigration,
+        duets.remove("sticky");
+        if (!duets.isEmpty() && by.containsKey("random")) {
+            List<String> which = new ArrayList<>(duets);
+            which.add("random");
+            files.add(save(timeChart(by, which, r -> r.smuxCountNoMigration,
                     "SMuxes needed, migration aside: Duet greedy vs Random first fit (cf. Duet Fig. 3.18)", "SMuxes (log scale)", true,
                     false), dir, "smuxes-duet-vs-random"));
         }
@@ -66,8 +71,8 @@ public final class SimulationPlots {
                 which.add("ananta");
             }
             XYChart chart = timeChart(by, which, r -> r.smuxCount,
-                    "SMuxes needed with migration: max(unassigned, failure, transient) (cf. Duet Fig. 3.20c)",
-                    "SMuxes (log scale)", true, false);
+                    "SMuxes needed with migration (cf. Duet Fig. 3.20c)",
+                    "SMuxes = max(unassigned, failure, transient) (log scale)", true, false);
             // The paper's "No-migration" line: the same assignments without the transient term.
             List<IntervalResult> base = by.get(migration.get(0));
             List<Double> xs = new ArrayList<>();
@@ -81,6 +86,25 @@ public final class SimulationPlots {
             s.setMarkerColor(Color.BLACK);
             s.setMarker(SeriesMarkers.NONE);
             s.setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {2f, 3f}, 0f));
+            if (by.containsKey("non-sticky")) {
+                // What the planner makes of non-sticky's moves: make-before-break keeps most off the SMuxes.
+                List<Double> px = new ArrayList<>();
+                List<Double> py = new ArrayList<>();
+                for (IntervalResult r : by.get("non-sticky")) {
+                    if (r.smuxCountWithPlan >= 0) {
+                        px.add(r.startSeconds / 60.0);
+                        py.add((double) r.smuxCountWithPlan);
+                    }
+                }
+                if (!px.isEmpty()) {
+                    XYSeries p = chart.addSeries("Non-sticky, planned make-before-break", px, py);
+                    p.setLineColor(colour("non-sticky"));
+                    p.setMarkerColor(colour("non-sticky"));
+                    p.setMarker(SeriesMarkers.NONE);
+                    p.setLineStyle(new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f,
+                            new float[] {6f, 4f}, 0f));
+                }
+            }
             files.add(save(chart, dir, "smuxes-migration"));
         }
         files.add(save(barChart(report), dir, "smuxes-by-algorithm"));
@@ -103,7 +127,9 @@ public final class SimulationPlots {
         XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title).xAxisTitle(TIME)
                 .yAxisTitle(yTitle).build();
         style(chart.getStyler());
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+        // Below the plot, in a row: long titles and wide legends never crowd each other out.
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
+        chart.getStyler().setLegendLayout(Styler.LegendLayout.Horizontal);
         chart.getStyler().setMarkerSize(7);
         double min = Double.POSITIVE_INFINITY;
         double max = 0;
@@ -130,8 +156,19 @@ public final class SimulationPlots {
         // A log axis only pays when values span orders of magnitude (xchart labels decades only).
         if (log && min > 0 && max / min >= 20) {
             chart.getStyler().setYAxisLogarithmic(true);
-        } else if (log) {
+            return chart;
+        }
+        if (log) {
             chart.setYAxisTitle(yTitle.replace(" (log scale)", ""));
+        }
+        if (yTitle.contains("%")) {
+            // Shares: 0..100, or a band of whole tens around the data when it is all high.
+            double lo = Double.isInfinite(min) ? 0 : Math.max(0, Math.floor((min - 2) / 10) * 10);
+            chart.getStyler().setYAxisMin(lo);
+            chart.getStyler().setYAxisMax(yTitle.startsWith("Traffic on HMuxes") ? 100.0 : Math.max(lo + 5, Math.ceil(max / 5 + 0.2) * 5));
+        } else {
+            chart.getStyler().setYAxisMin(0.0);
+            chart.getStyler().setYAxisMax(Math.max(1, max * 1.08));
         }
         return chart;
     }
@@ -141,17 +178,23 @@ public final class SimulationPlots {
                 .title("SMuxes needed per algorithm, mean over the trace").xAxisTitle("Algorithm")
                 .yAxisTitle("SMuxes (mean per interval)").build();
         style(chart.getStyler());
-        chart.getStyler().setLegendVisible(false);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
         chart.getStyler().setLabelsVisible(true);
-        chart.getStyler().setLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+        chart.getStyler().setLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        chart.getStyler().setLabelsPosition(0.9);
         chart.getStyler().setYAxisDecimalPattern("#,##0.#");
+        chart.getStyler().setAvailableSpaceFill(0.8);
         List<String> names = new ArrayList<>();
-        List<Double> means = new ArrayList<>();
+        List<Double> noMigration = new ArrayList<>();
+        List<Double> withMigration = new ArrayList<>();
         report.summaries().values().forEach(s -> {
             names.add(label(s.algorithm));
-            means.add(s.meanSmux);
+            noMigration.add(s.meanSmuxNoMigration);
+            withMigration.add(s.meanSmux);
         });
-        chart.addSeries("mean SMuxes", names, means).setFillColor(new Color(70, 110, 170));
+        chart.addSeries("max(unassigned, failure)", names, noMigration).setFillColor(new Color(70, 110, 170));
+        chart.addSeries("... and every move through the SMuxes", names, withMigration)
+                .setFillColor(new Color(230, 150, 60));
         return chart;
     }
 

@@ -144,16 +144,21 @@ public final class SimulationReport {
     /** The paper's comparisons for the algorithms that were run, one line each. */
     public List<String> comparisons() {
         List<String> out = new ArrayList<>();
-        String duet = summaries.containsKey("greedy") ? "greedy" : summaries.containsKey("sticky") ? "sticky" : null;
-        if (duet != null && summaries.containsKey("ananta")) {
-            double[] r = ratios("ananta", duet, true);
-            out.add(String.format(Locale.ROOT, "Ananta / Duet (%s) SMuxes without migration: %.1fx to %.1fx, mean %.1fx "
-                    + "(paper Fig. 3.16: 12-24x at 3.6 Gbps, 8-12x at 10 Gbps)", duet, r[0], r[1], r[2]));
+        List<String> duets = duetVariants(summaries.keySet());
+        for (String duet : duets) {
+            if (summaries.containsKey("ananta")) {
+                double[] r = ratios("ananta", duet, true);
+                out.add(String.format(Locale.ROOT, "Ananta / Duet (%s) SMuxes without migration: %.1fx to %.1fx, mean %.1fx "
+                        + "(paper Fig. 3.16: 12-24x at 3.6 Gbps, 8-12x at 10 Gbps)", duet, r[0], r[1], r[2]));
+            }
         }
-        if (summaries.containsKey("random") && summaries.containsKey("greedy")) {
-            double[] r = ratios("random", "greedy", true);
-            out.add(String.format(Locale.ROOT, "Random needs %+.0f%% to %+.0f%% SMuxes vs greedy without migration, mean %+.0f%% "
-                    + "(paper Fig. 3.18: +120%% to +307%%)", 100 * (r[0] - 1), 100 * (r[1] - 1), 100 * (r[2] - 1)));
+        for (String duet : duets) {
+            if (summaries.containsKey("random") && !duet.equals("sticky")) {
+                double[] r = ratios("random", duet, true);
+                out.add(String.format(Locale.ROOT, "Random needs %+.0f%% to %+.0f%% SMuxes vs %s without migration, "
+                        + "mean %+.0f%% (paper Fig. 3.18: +120%% to +307%%)", 100 * (r[0] - 1), 100 * (r[1] - 1), duet,
+                        100 * (r[2] - 1)));
+            }
         }
         if (summaries.containsKey("sticky") && summaries.containsKey("non-sticky")) {
             Summary s = summaries.get("sticky");
@@ -169,6 +174,20 @@ public final class SimulationReport {
             Summary o = summaries.get("one-time");
             out.add(String.format(Locale.ROOT, "One-time HMux share: %.2f%% mean, %.2f%% at worst "
                     + "(paper Fig. 3.20a: 75.2%% mean, 60-89%%)", 100 * o.meanHmuxShare, 100 * o.minHmuxShare));
+        }
+        return out;
+    }
+
+    /** The Duet greedy variants that were run (greedy, greedy-skip), else sticky. */
+    static List<String> duetVariants(java.util.Collection<String> algorithms) {
+        List<String> out = new ArrayList<>();
+        for (String a : List.of("greedy", "greedy-skip")) {
+            if (algorithms.contains(a)) {
+                out.add(a);
+            }
+        }
+        if (out.isEmpty() && algorithms.contains("sticky")) {
+            out.add("sticky");
         }
         return out;
     }

@@ -70,6 +70,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final VipValidator validator = new VipValidator();
     private final LinkedBlockingDeque<Runnable> queue = new LinkedBlockingDeque<>();
     private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+    private final AtomicBoolean reconcileScheduled = new AtomicBoolean();
     private final Thread loop;
     private volatile boolean running;
     private ScheduledExecutorService timer;
@@ -108,13 +109,13 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             ports.health.subscribe(this);
             return null;
         });
+        timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "hybridlb-timer");
+            t.setDaemon(true);
+            return t;
+        });
         requestReconcile("start");
         if (!config.interval.isZero()) {
-            timer = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "hybridlb-interval");
-                t.setDaemon(true);
-                return t;
-            });
             long ms = config.interval.toMillis();
             timer.scheduleAtFixedRate(() -> enqueue(() -> {
                 if (!migrating()) { // let a running migration finish; events still supersede it
@@ -142,7 +143,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     public void awaitIdle(long timeoutMillis) {
         long end = System.currentTimeMillis() + timeoutMillis;
         while (System.currentTimeMillis() < end) {
-            boolean idle = call(() -> queue.isEmpty() && !migrating());
+            boolean idle = !reconcileScheduled.get() && call(() -> queue.isEmpty() && !migrating());
             if (idle) {
                 return;
             }
@@ -226,6 +227,18 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                 reconcileQueued.set(false);
                 reconcile(why);
             });
+        }
+    }
+
+    /** After a configuration change: reconcile once the burst of changes has settled. */
+    private void reconcileSoon(String why) {
+        if (config.settle.isZero() || timer == null) {
+            requestReconcile(why);
+        } else if (reconcileScheduled.compareAndSet(false, true)) {
+            timer.schedule(() -> {
+                requestReconcile(why);
+                reconcileScheduled.set(false);
+            }, config.settle.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
@@ -437,11 +450,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                     lastError = "reading the table of SMux " + id + ": " + e.getMessage();
                     continue;
                 }
+                if (running != null && running.version > state.smuxTableVersion) {
+                    state.smuxTableVersion = running.version; // our state is older than the SMux's: go above it
+                }
                 if (smuxTable(0).sameVips(running)) {
                     continue;
-                }
-                if (running != null && running.version >= state.smuxTableVersion) {
-                    state.smuxTableVersion = running.version; // our state was older than the SMux's
                 }
                 if (version < 0) {
                     version = ++state.smuxTableVersion;
@@ -510,6 +523,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         state.installedVips.putAll(shrunk);
         try {
             pushSmuxTables(true);
+            repairSmuxGroups();
             for (String v : shrunk.keySet()) {
                 for (String sw : state.hmuxes.getOrDefault(v, List.of())) {
                     ports.hmux.install(sw, entry(state.installedVips.get(v)));
@@ -928,6 +942,19 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     // ------------------------------------------------------------------ northbound API
 
+    /** Makes {@code next} the desired configuration only if it can be persisted; else nothing changes. */
+    private void commitDesired(List<Vip> next, String why) {
+        List<Vip> old = state.desired;
+        state.desired = next;
+        try {
+            persist();
+        } catch (RuntimeException e) {
+            state.desired = old;
+            throw new ApiException(503, "unavailable", null, "cannot persist the configuration: " + e.getMessage());
+        }
+        reconcileSoon(why);
+    }
+
     @Override
     public List<Vip> vips() {
         return call(() -> List.copyOf(state.desired));
@@ -957,6 +984,15 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     }
 
     @Override
+    public List<Vip> replaceVips(String body) {
+        return call(() -> {
+            List<Vip> all = validator.parseVipSet(body, ports.topology.topology());
+            commitDesired(new ArrayList<>(all), "VIP configuration replaced");
+            return List.copyOf(all);
+        });
+    }
+
+    @Override
     public Vip createVip(String body) {
         Vip v = validator.parseVip(body);
         return call(() -> {
@@ -966,9 +1002,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             List<Vip> next = new ArrayList<>(state.desired);
             next.add(v);
             validator.checkAll(next, next.size() - 1, ports.topology.topology());
-            state.desired = next;
-            persist();
-            requestReconcile("VIP " + v.vip + " added");
+            commitDesired(next, "VIP " + v.vip + " added");
             return v;
         });
     }
@@ -987,9 +1021,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             List<Vip> next = new ArrayList<>(state.desired);
             next.set(i, v);
             validator.checkAll(next, i, ports.topology.topology());
-            state.desired = next;
-            persist();
-            requestReconcile("VIP " + vip + " changed");
+            commitDesired(next, "VIP " + vip + " changed");
             return v;
         });
     }
@@ -1003,9 +1035,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             }
             List<Vip> next = new ArrayList<>(state.desired);
             next.remove(i);
-            state.desired = next;
-            persist();
-            requestReconcile("VIP " + vip + " removed");
+            commitDesired(next, "VIP " + vip + " removed");
             return null;
         });
     }
@@ -1027,9 +1057,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             List<Vip> next = new ArrayList<>(state.desired);
             next.set(i, changed);
             validator.checkAll(next, i, ports.topology.topology());
-            state.desired = next;
-            persist();
-            requestReconcile("DIP " + req.dip.ip + " added to " + vip);
+            commitDesired(next, "DIP " + req.dip.ip + " added to " + vip);
             return changed;
         });
     }
@@ -1063,9 +1091,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             }
             List<Vip> next = new ArrayList<>(state.desired);
             next.set(i, changed);
-            state.desired = next;
-            persist();
-            requestReconcile("DIP " + dip + " removed from " + vip);
+            commitDesired(next, "DIP " + dip + " removed from " + vip);
             return changed;
         });
     }

@@ -16,9 +16,14 @@ public final class ControllerConfig {
     public final String smuxEncap;
     /** How long a REST call waits for the controller thread. */
     public final Duration requestTimeout;
+    /**
+     * Configuration changes wait this long before they reconcile, so that a burst of REST calls
+     * (an operator script adding 1,000 VIPs) is planned once; zero reconciles on every change.
+     */
+    public final Duration settle;
 
     public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
-                            String smuxEncap, Duration requestTimeout) {
+                            String smuxEncap, Duration requestTimeout, Duration settle) {
         if (interval.isNegative()) {
             throw new IllegalArgumentException("interval must not be negative");
         }
@@ -31,30 +36,35 @@ public final class ControllerConfig {
         this.planner = planner;
         this.smuxEncap = smuxEncap;
         this.requestTimeout = requestTimeout;
+        this.settle = settle;
     }
 
     public static ControllerConfig defaults() {
         return new ControllerConfig(Duration.ofSeconds(10), "sticky", SolverOptions.defaults(),
-                PlannerOptions.defaults(), "gre", Duration.ofSeconds(30));
+                PlannerOptions.defaults(), "gre", Duration.ofSeconds(30), Duration.ofMillis(100));
     }
 
     public ControllerConfig withInterval(Duration d) {
-        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout);
+        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle);
     }
 
     public ControllerConfig withAlgorithm(String a) {
-        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout);
+        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle);
     }
 
     public ControllerConfig withSolver(SolverOptions o) {
-        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout);
+        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle);
     }
 
     public ControllerConfig withPlanner(PlannerOptions o) {
-        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout);
+        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle);
+    }
+
+    public ControllerConfig withSettle(Duration d) {
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d);
     }
 
     public ControllerConfig withSmuxEncap(String e) {
-        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout);
+        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle);
     }
 }

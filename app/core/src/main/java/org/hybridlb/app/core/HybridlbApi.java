@@ -14,6 +14,9 @@ public interface HybridlbApi {
 
     Vip vip(String vip);
 
+    /** Replaces the whole configuration with {@code {"vips": [...]}} (config files, ONOS netcfg). */
+    List<Vip> replaceVips(String body);
+
     Vip createVip(String body);
 
     Vip replaceVip(String vip, String body);

@@ -86,7 +86,8 @@ final class VipConfigs {
 
     /**
      * What of {@code installed} may stay when the goal is {@code want}: its services that
-     * {@code want} has, each with the DIPs {@code want} has unchanged (same weight and host).
+     * {@code want} has, each with the DIPs {@code want} has unchanged (same weight and host),
+     * under {@code want}'s aggregate.
      */
     static Vip restrict(Vip installed, Vip want) {
         Map<String, VipPort> wanted = new HashMap<>();
@@ -107,7 +108,7 @@ final class VipConfigs {
             }
             ports.add(new VipPort(p.proto, p.port, dips));
         }
-        return new Vip(installed.vip, installed.aggregate, ports);
+        return new Vip(installed.vip, want.aggregate, ports); // an aggregate change needs no detour
     }
 
     static boolean sameDip(Dip a, Dip b) {

@@ -59,6 +59,34 @@ final class VipValidator {
         return v;
     }
 
+    /** A whole configuration {@code {"vips": [...]}}; fields are pointers into that document. */
+    List<Vip> parseVipSet(String body, Topology topology) {
+        JsonNode node = object(body);
+        validate((ObjectNode) node, "");
+        VipSet set;
+        try {
+            set = Json.MAPPER.treeToValue(node, VipSet.class);
+        } catch (JsonProcessingException e) {
+            throw ApiException.invalid("/", e.getOriginalMessage());
+        }
+        try {
+            ModelChecks.checkVips(set, SOURCE);
+            ModelChecks.checkVipsAgainstTopology(set, topology, SOURCE);
+        } catch (InvalidInputException e) {
+            throw ApiException.invalid(e);
+        }
+        for (int i = 0; i < set.vips.size(); i++) {
+            List<VipPort> ports = set.vips.get(i).ports;
+            for (int p = 0; p < ports.size(); p++) {
+                if (ports.get(p).dips.size() > MAX_DIPS_PER_SERVICE) {
+                    throw ApiException.invalid("/vips/" + i + "/ports/" + p + "/dips", ports.get(p).dips.size()
+                            + " DIPs, over the limit of " + MAX_DIPS_PER_SERVICE + " per service");
+                }
+            }
+        }
+        return set.vips;
+    }
+
     DipRequest parseDip(String body) {
         JsonNode node = object(body);
         ObjectNode dip = ((ObjectNode) node).deepCopy();
@@ -164,6 +192,9 @@ final class VipValidator {
     }
 
     static String strip(String field, String prefix) {
+        if (prefix.isEmpty()) {
+            return field;
+        }
         if (field.equals(prefix)) {
             return "/";
         }

@@ -287,6 +287,20 @@ class ControllerTest {
     }
 
     @Test
+    void aggregateChangeMovesTheRouteWithoutADetour() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        fabric.takeLog();
+        c.replaceVip("10.100.0.1", vipJson("10.100.0.1", 0, 1).replace(AGG, "10.100.0.0/24"));
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertEquals(-1, indexOf(log, "remove "), "no detour through the SMuxes: " + log);
+        assertEquals("10.100.0.0/24", fabric.tables.get("smux-0").vips.get(0).aggregate);
+        assertEquals("10.100.0.0/24", fabric.switches.get(at).get("10.100.0.1").aggregate);
+        assertEquals(java.util.Set.of("10.100.0.0/24"), fabric.groups.keySet(), log.toString());
+    }
+
+    @Test
     void smuxBackFromDeadGetsTheTableAndTheGroup() {
         Controller c = start(new FakeFabric.MemoryStore());
         vipOnHmux(c, "10.100.0.1", 0, 1);

@@ -170,6 +170,8 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     /** A store in memory. */
     static final class MemoryStore implements StateStore {
         String json;
+        /** A full disk: every save fails. */
+        boolean broken;
 
         @Override
         public Optional<String> load() {
@@ -178,6 +180,9 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
 
         @Override
         public void save(String text) {
+            if (broken) {
+                throw new java.io.UncheckedIOException(new java.io.IOException("No space left on device"));
+            }
             json = text;
         }
     }

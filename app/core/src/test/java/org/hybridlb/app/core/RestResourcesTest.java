@@ -144,6 +144,26 @@ class RestResourcesTest {
     }
 
     @Test
+    void aChangeThatCannotBePersistedIsRefusedAndForgotten() {
+        store.broken = true;
+        refused(503, null, "No space left", "POST", "vips", vip("10.100.0.2", host(1)));
+        refused(503, null, "No space left", "DELETE", "vips/10.100.0.1", null);
+        store.broken = false;
+        assertEquals(201, call("POST", "vips", vip("10.100.0.2", host(1))).status);
+    }
+
+    @Test
+    void wholeConfigurationIsReplacedOrRefusedAsOne() {
+        String two = "{\"vips\":[" + vip("10.100.0.1", host(0)) + "," + vip("10.100.0.2", host(1)) + "]}";
+        refused(400, "/vips/1/ports/0/dips/0/ip", "not an IPv4 address", "PUT", "vips", two.replace(host(1), "10.0.0.256"));
+        refused(400, "/vips/1/vip", "duplicate VIP", "PUT", "vips", two.replace("10.100.0.2", "10.100.0.1"));
+        refused(400, "/", "vips", "PUT", "vips", "{}");
+        Reply ok = call("PUT", "vips", two);
+        assertEquals(200, ok.status, ok.body.toString());
+        assertEquals(2, call("GET", "vips", null).body.get("vips").size());
+    }
+
+    @Test
     void crudAndStatusEndpointsAnswerJson() {
         Reply created = call("POST", "vips", vip("10.100.0.2", host(1), host(2)));
         assertEquals(201, created.status);

@@ -30,6 +30,12 @@ public class VipResource {
         return Rest.run(() -> Rest.json(200, Map.of("vips", api.vips())));
     }
 
+    @PUT
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response replaceAll(String body) {
+        return Rest.run(() -> Rest.json(200, Map.of("vips", api.replaceVips(body))));
+    }
+
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     public Response create(String body) {

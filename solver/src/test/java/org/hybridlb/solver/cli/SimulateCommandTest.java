@@ -1,0 +1,77 @@
+package org.hybridlb.solver.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.hybridlb.solver.io.ModelIo;
+import org.hybridlb.solver.topology.DuetClos;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class SimulateCommandTest {
+    @TempDir
+    Path dir;
+
+    private String out;
+    private String err;
+
+    private int run(String... args) {
+        StringWriter o = new StringWriter();
+        StringWriter e = new StringWriter();
+        CommandLine cl = SolverCli.commandLine();
+        cl.setOut(new PrintWriter(o));
+        cl.setErr(new PrintWriter(e));
+        int rc = cl.execute(args);
+        out = o.toString();
+        err = e.toString();
+        return rc;
+    }
+
+    private Path topology() {
+        Path t = dir.resolve("topo.json");
+        ModelIo.write(t, DuetClos.generate(DuetClos.Params.small(4, 4, 2, 4)));
+        return t;
+    }
+
+    @Test
+    void generatedWorkloadGivesCsvFiguresAndASummary() throws Exception {
+        Path outDir = dir.resolve("sim");
+        int rc = run("simulate", "--topology", topology().toString(), "--vips-count", "200", "--intervals", "3",
+                "--algorithms", "greedy-skip,random,sticky,non-sticky,ananta", "--out", outDir.toString(), "--no-progress");
+        assertEquals(0, rc, err);
+        assertTrue(Files.size(outDir.resolve("intervals.csv")) > 0);
+        assertEquals(1 + 5, Files.readAllLines(outDir.resolve("summary.csv")).size());
+        for (String png : new String[] {"smuxes-duet-vs-ananta.png", "smuxes-duet-vs-random.png", "hmux-share.png",
+            "traffic-shuffled.png", "smuxes-migration.png", "smuxes-by-algorithm.png"}) {
+            assertTrue(Files.size(outDir.resolve(png)) > 1000, png);
+        }
+        assertTrue(out.contains("non-sticky") && out.contains("Ananta / Duet (greedy-skip)"), out);
+    }
+
+    @Test
+    void unknownAlgorithmExitsTwoAndWritesNothing() {
+        Path outDir = dir.resolve("none");
+        int rc = run("simulate", "--topology", topology().toString(), "--vips-count", "50", "--intervals", "2",
+                "--algorithms", "greedy,magic", "--out", outDir.toString());
+        assertEquals(2, rc);
+        assertTrue(err.contains("magic") && err.contains("sticky"), err);
+        assertEquals("", out);
+        assertFalse(Files.exists(outDir));
+    }
+
+    @Test
+    void vipsWithoutTrafficExitsTwo() throws Exception {
+        Path vips = dir.resolve("v.json");
+        Files.writeString(vips, "{\"vips\": []}");
+        int rc = run("simulate", "--topology", topology().toString(), "--vips", vips.toString(), "--out",
+                dir.resolve("x").toString());
+        assertEquals(2, rc);
+        assertTrue(err.contains("--traffic"), err);
+    }
+}
