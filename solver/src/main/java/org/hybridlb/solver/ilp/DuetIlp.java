@@ -72,6 +72,8 @@ public final class DuetIlp {
     static final int BEST_CANDIDATES = 6;
     /** Candidate switches per VIP spread evenly over the fabric. */
     static final int SPREAD_CANDIDATES = 6;
+    /** The same when footprints are not computed (paper scale), plus the warm start's switch. */
+    static final int SPREAD_CANDIDATES_LARGE = 3;
     /** Above this many (VIP, switch) pairs the footprints are not computed (paper scale: 53 million). */
     static final long FULL_SCAN_LIMIT = 3_000_000L;
     /** Share of the time limit the bound model may use. */
@@ -329,8 +331,10 @@ public final class DuetIlp {
                     }
                 }
                 // evenly spread, rotated per VIP so that every switch's memory is on offer
-                int stride = Math.max(1, fits.size() / SPREAD_CANDIDATES);
-                for (int j = 0; j < SPREAD_CANDIDATES; j++) {
+                // (fewer without footprints: at paper scale the model must stay in memory)
+                int spread = scan ? SPREAD_CANDIDATES : SPREAD_CANDIDATES_LARGE;
+                int stride = Math.max(1, fits.size() / spread);
+                for (int j = 0; j < spread; j++) {
                     pick[fits.get((v * 7919 + j * stride) % fits.size())] = true;
                 }
                 int ws = start.placement(v);
