@@ -17,6 +17,13 @@ unsigned hlb_io_poll(struct hlb_io *io, struct hlb_vip_table *t, uint32_t now)
         total += n;
         if (pi == 0 && io->rx_hook)
             io->rx_hook(io->rx_hook_arg, rx, n);
+        if (io->raw_forward) {
+            w->st.rx_packets += n;
+            uint16_t sent = rte_eth_tx_burst(io->port_ids[pi], 0, rx, n);
+            for (uint16_t k = sent; k < n; k++)
+                rte_pktmbuf_free(rx[k]);
+            continue;
+        }
         unsigned np = 0, ntx[HLB_MAX_PORTS] = {0};
         for (uint16_t i = 0; i < n; i++) {
             struct rte_mbuf *m = rx[i];

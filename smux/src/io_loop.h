@@ -17,6 +17,7 @@ struct hlb_io {
     int n_ports;
     hlb_rx_hook rx_hook;          /* optional, port index 0 only (benchmark generator) */
     void *rx_hook_arg;
+    int raw_forward;              /* benchmark baseline: rx (+hook) -> tx, no packet core */
 };
 
 /* One pass over all ports against table t; returns the number of frames received. */

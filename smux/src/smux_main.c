@@ -50,6 +50,7 @@ struct options {
     /* benchmark generator (fills rx mbufs of a net_null port with real packets) */
     uint32_t bench_flows;
     int bench_new_flows;
+    int bench_raw_forward;
     uint32_t bench_prefill;
     uint32_t bench_vip;
     uint16_t bench_port;
@@ -95,7 +96,8 @@ static void usage(void)
             "  --bench-flows N       benchmark: overwrite rx frames with TCP packets of N flows\n"
             "  --bench-new-flows     benchmark: every packet a new connection (SYN)\n"
             "  --bench-prefill N     benchmark: pin N connections before starting\n"
-            "  --bench-vip ADDR:PORT benchmark: destination of generated packets\n");
+            "  --bench-vip ADDR:PORT benchmark: destination of generated packets\n"
+            "  --bench-raw-forward   benchmark baseline: generator + rx/tx only, no packet core\n");
 }
 
 static int parse_ip(const char *s, uint32_t *out)
@@ -132,7 +134,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"tcp-syn-timeout", 1, 0, 1}, {"tcp-timeout", 1, 0, 2}, {"tcp-fin-timeout", 1, 0, 3},
         {"udp-timeout", 1, 0, 4}, {"idle-sleep-us", 1, 0, 5}, {"exit-when-idle", 1, 0, 6},
         {"run-seconds", 1, 0, 7}, {"bench-flows", 1, 0, 8}, {"bench-new-flows", 0, 0, 9},
-        {"bench-prefill", 1, 0, 10}, {"bench-vip", 1, 0, 11}, {"help", 0, 0, 'h'},
+        {"bench-prefill", 1, 0, 10}, {"bench-vip", 1, 0, 11}, {"bench-raw-forward", 0, 0, 12},
+        {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     *o = (struct options){.mode = "one-arm", .mtu = 1500, .ttl = 64, .mgmt_addr = mgmt_addr,
                           .mgmt_port = 9180, .conn_table = 1, .conn_capacity = 1u << 20,
@@ -183,6 +186,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 8: o->bench_flows = (uint32_t)atoi(optarg); break;
         case 9: o->bench_new_flows = 1; break;
         case 10: o->bench_prefill = (uint32_t)atoi(optarg); break;
+        case 12: o->bench_raw_forward = 1; break;
         case 11:
             if (parse_addr_port(optarg, addr, sizeof(addr), &o->bench_port) ||
                 parse_ip(addr, &o->bench_vip))
@@ -510,6 +514,7 @@ int main(int argc, char **argv)
     if (bench) {
         io.rx_hook = bench_gen_hook;
         io.rx_hook_arg = &gen;
+        io.raw_forward = o.bench_raw_forward;
     }
     atomic_store(&slot.worker_running, 1);
     /* Order the store above before the first table load (store-load: the control

@@ -60,6 +60,11 @@ public final class Instance {
 
     private Instance(Topology topology, VipSet vipSet, TrafficInterval traffic, SolverOptions options,
                      Fabric fabric) {
+        this(topology, vipSet, traffic, options, fabric, null);
+    }
+
+    private Instance(Topology topology, VipSet vipSet, TrafficInterval traffic, SolverOptions options,
+                     Fabric fabric, ResourceModel sameVips) {
         this.topology = topology;
         this.vipSet = vipSet;
         this.traffic = traffic;
@@ -157,7 +162,7 @@ public final class Instance {
         for (int i = 0; i < nv; i++) {
             byTraffic[i] = order[i];
         }
-        resources = new ResourceModel(this);
+        resources = new ResourceModel(this, sameVips);
     }
 
     /**
@@ -177,7 +182,15 @@ public final class Instance {
 
     /** The same problem with other options (shares the fabric and demand indexing cost). */
     public Instance withOptions(SolverOptions o) {
-        return new Instance(topology, vipSet, traffic, o, fabric);
+        return new Instance(topology, vipSet, traffic, o, fabric, resources);
+    }
+
+    /**
+     * The next interval of the same fabric and VIP configuration: shares the fabric and the
+     * VIPs' table entries, indexes only the new traffic (what a controller does every interval).
+     */
+    public Instance withTraffic(TrafficInterval next) {
+        return new Instance(topology, vipSet, next, options, fabric, resources);
     }
 
     private static int[] internetIngress(Fabric f) {
@@ -201,18 +214,13 @@ public final class Instance {
 
     private void addDipDemand(Vip vip, VipTraffic vt, double vipTotal, Map<String, Integer> torOfHostIp,
                               double[] scratch, List<Integer> touched) {
-        Map<String, Integer> torOfDip = new HashMap<>();
-        for (VipPort p : vip.ports) {
-            for (Dip d : p.dips) {
-                Integer tor = torOfHostIp.get(d.tunnelEndpoint());
-                if (tor == null) {
-                    throw new IllegalArgumentException("VIP " + vip.vip + ": DIP " + d.ip
-                            + " is on no host of the topology (" + d.tunnelEndpoint() + ")");
-                }
-                torOfDip.putIfAbsent(d.ip, tor);
-            }
-        }
         if (vt != null && !vt.dips.isEmpty()) {
+            Map<String, Integer> torOfDip = new HashMap<>();
+            for (VipPort p : vip.ports) {
+                for (Dip d : p.dips) {
+                    torOfDip.putIfAbsent(d.ip, torOf(vip, d, torOfHostIp));
+                }
+            }
             for (Map.Entry<String, Double> e : vt.dips.entrySet()) {
                 Integer tor = torOfDip.get(e.getKey());
                 if (tor == null) {
@@ -222,21 +230,33 @@ public final class Instance {
             }
             return;
         }
-        List<VipPort> live = new ArrayList<>();
+        int live = 0;
         for (VipPort p : vip.ports) {
             if (weightSum(p) > 0) {
-                live.add(p);
+                live++;
             }
         }
-        for (VipPort p : live) {
-            double portBps = vipTotal / live.size();
+        for (VipPort p : vip.ports) {
             long w = weightSum(p);
+            if (w == 0) {
+                continue;
+            }
+            double portBps = vipTotal / live;
             for (Dip d : p.dips) {
                 if (d.weight > 0) {
-                    addTo(scratch, touched, torOfDip.get(d.ip), portBps * d.weight / w);
+                    addTo(scratch, touched, torOf(vip, d, torOfHostIp), portBps * d.weight / w);
                 }
             }
         }
+    }
+
+    private static int torOf(Vip vip, Dip d, Map<String, Integer> torOfHostIp) {
+        Integer tor = torOfHostIp.get(d.tunnelEndpoint());
+        if (tor == null) {
+            throw new IllegalArgumentException("VIP " + vip.vip + ": DIP " + d.ip
+                    + " is on no host of the topology (" + d.tunnelEndpoint() + ")");
+        }
+        return tor;
     }
 
     static long weightSum(VipPort p) {

@@ -31,10 +31,13 @@ final class LoadCalculator {
     private final double[][] inetArrivals;   // per agg of the pod (podAggs order)
     private final LinkLoads unit;
 
-    LoadCalculator(Instance in) {
+    /** {@code previous}: a calculator of this thread on the same fabric, whose caches are shared. */
+    LoadCalculator(Instance in, LoadCalculator previous) {
         this.in = in;
         this.f = in.fabric();
-        this.router = new EcmpRouter(f);
+        boolean reuse = previous != null && previous.f == f
+                && java.util.Arrays.equals(previous.in.ingressRaw(), in.ingressRaw());
+        this.router = reuse ? previous.router : new EcmpRouter(f);
         int pods = f.podCount();
         podAmount = new double[pods];
         podList = new int[pods];
@@ -45,12 +48,23 @@ final class LoadCalculator {
         }
         hops = new int[maxAggs];
         int n = f.switchCount();
+        if (reuse) {
+            inetLinks = previous.inetLinks;
+            inetShare = previous.inetShare;
+            inetArrLinks = previous.inetArrLinks;
+            inetArrShare = previous.inetArrShare;
+            inetArrivals = previous.inetArrivals;
+            unit = previous.unit;
+            podRoutes = previous.podRoutes;
+            return;
+        }
         inetLinks = new int[n][];
         inetShare = new double[n][];
         inetArrLinks = new int[n][];
         inetArrShare = new double[n][];
         inetArrivals = new double[n][];
         unit = new LinkLoads(f.linkCount());
+        podRoutes = new PodRoutes();
     }
 
     /** A unit flow from a switch to a symmetric pod, stopped at the pod's aggs. */
@@ -67,13 +81,17 @@ final class LoadCalculator {
     }
 
     /** Cached unit routes switch -> pod; bounded so a huge fabric cannot exhaust the heap. */
-    private final java.util.HashMap<Long, PodRoute> podRoutes = new java.util.HashMap<>();
-    private long podRouteEntries;
+    private static final class PodRoutes {
+        final java.util.HashMap<Long, PodRoute> map = new java.util.HashMap<>();
+        long entries;
+    }
+
+    private final PodRoutes podRoutes;
     private static final long MAX_POD_ROUTE_ENTRIES = 4_000_000L;
 
     private PodRoute routeToPod(int s, int p) {
         long key = (long) s * f.podCount() + p;
-        PodRoute cached = podRoutes.get(key);
+        PodRoute cached = podRoutes.map.get(key);
         if (cached != null) {
             return cached;
         }
@@ -97,9 +115,9 @@ final class LoadCalculator {
             shares[i] = unit.load(i);
         }
         PodRoute route = new PodRoute(links, shares, arrivals);
-        if (podRouteEntries + links.length <= MAX_POD_ROUTE_ENTRIES) {
-            podRoutes.put(key, route);
-            podRouteEntries += links.length;
+        if (podRoutes.entries + links.length <= MAX_POD_ROUTE_ENTRIES) {
+            podRoutes.map.put(key, route);
+            podRoutes.entries += links.length;
         }
         return route;
     }

@@ -58,7 +58,8 @@ public final class ResourceModel {
     private final double[] linkCap;
     private final ThreadLocal<LoadCalculator> calculators;
 
-    ResourceModel(Instance in) {
+    /** {@code sameVips}: a model of the same VIP set and switches, whose table entries are reused. */
+    ResourceModel(Instance in, ResourceModel sameVips) {
         this.in = in;
         this.fabric = in.fabric();
         int n = fabric.switchCount();
@@ -82,6 +83,15 @@ public final class ResourceModel {
             linkCap[l] = fabric.linkBps(l) * in.options().linkHeadroom;
         }
         int nv = in.vipCount();
+        if (sameVips != null) {
+            ecmpEntries = sameVips.ecmpEntries;
+            tunnelEntries = sameVips.tunnelEntries;
+            hostEntries = sameVips.hostEntries;
+            eligible = sameVips.eligible;
+            // same fabric: each thread's route caches carry over to the new interval
+            calculators = ThreadLocal.withInitial(() -> new LoadCalculator(in, sameVips.calculators.get()));
+            return;
+        }
         ecmpEntries = new int[nv];
         tunnelEntries = new int[nv];
         hostEntries = new int[nv];
@@ -96,7 +106,7 @@ public final class ResourceModel {
             hostEntries[v] = services;
             eligible[v] = tunnels > 0 && ecmp <= maxEcmp && tunnels <= maxTunnel && services <= hostBudget;
         }
-        calculators = ThreadLocal.withInitial(() -> new LoadCalculator(in));
+        calculators = ThreadLocal.withInitial(() -> new LoadCalculator(in, null));
     }
 
     /**
