@@ -85,6 +85,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private String lastError;
     private final List<MigrationRecord> recent = new ArrayList<>();
     private final Counters counters = new Counters();
+    /** Configurations of VIPs withdrawn from the SMuxes by the running migration, for its rollback. */
+    private final Map<String, Vip> retired = new HashMap<>();
     private Topology fabricOf;
     private Topology solverTopologyOf;
     private Set<String> solverTopologyDown;
@@ -325,6 +327,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private void reconcile(String why) {
         long t0 = System.nanoTime();
         counters.reconciles++;
+        lastError = null; // errors of this round are reported until the next one
         abandonMigration(why);
         refreshInputs();
         withdrawFromDownSwitches();
@@ -640,6 +643,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         m.target = to;
         m.startedMillis = System.currentTimeMillis();
         state.migration = m;
+        retired.clear();
         persist();
         enqueue(() -> runWave(m));
     }
@@ -739,7 +743,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         for (MigrationStep s : steps) {
             switch (s.action) {
                 case ANNOUNCE_ON_SMUX: {
-                    Vip c = catalogue.get(s.vip);
+                    Vip c = catalogue.containsKey(s.vip) ? catalogue.get(s.vip) : retired.get(s.vip);
                     if (c == null) {
                         throw new IllegalStateException("VIP " + s.vip + " has no configuration");
                     }
@@ -748,6 +752,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                     break;
                 }
                 case WITHDRAW_FROM_SMUX:
+                    retired.put(s.vip, state.installedVips.get(s.vip));
                     state.installedVips.remove(s.vip);
                     state.hmuxes.remove(s.vip);
                     ops.smux = true;

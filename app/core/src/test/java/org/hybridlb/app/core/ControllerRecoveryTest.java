@@ -88,6 +88,28 @@ class ControllerRecoveryTest {
     }
 
     @Test
+    void theIntervalTimerReassignsWhenTrafficAppears() throws Exception {
+        Controller c = new Controller(ControllerConfig.defaults().withInterval(Duration.ofMillis(50)), fabric.ports(store));
+        started.add(c);
+        c.start();
+        c.createVip(vipJson("10.100.0.1", 0, 1));
+        c.awaitIdle(20_000);
+        @SuppressWarnings("unchecked")
+        Map<String, String> before = (Map<String, String>) c.assignment().get("installed");
+        assertEquals(Assignment.SMUX, before.get("10.100.0.1"), "no traffic: SMuxes only");
+        traffic(List.of("10.100.0.1")); // measured, no event: only the timer can notice
+        long end = System.currentTimeMillis() + 10_000;
+        String at = Assignment.SMUX;
+        while (Assignment.SMUX.equals(at) && System.currentTimeMillis() < end) {
+            Thread.sleep(20);
+            @SuppressWarnings("unchecked")
+            Map<String, String> now = (Map<String, String>) c.assignment().get("installed");
+            at = now.get("10.100.0.1");
+        }
+        assertNotEquals(Assignment.SMUX, at, "placed on an HMux by the interval reconcile");
+    }
+
+    @Test
     void restCallsAndEventsFromManyThreadsNeverRace() throws Exception {
         Controller c = start();
         List<String> vips = new ArrayList<>();

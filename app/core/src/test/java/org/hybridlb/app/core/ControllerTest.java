@@ -187,6 +187,28 @@ class ControllerTest {
     }
 
     @Test
+    void whenEveryDipFailsThePoolEmptiesAndComesBackThroughTheSmuxes() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0);
+        fabric.unhealthy.add(host(0));
+        c.dipHealthChanged(host(0), false);
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertTrue(fabric.tables.get("smux-0").vips.get(0).ports.get(0).dips.isEmpty());
+        fabric.takeLog();
+        fabric.unhealthy.clear();
+        c.dipHealthChanged(host(0), true);
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        List<String> log = fabric.takeLog();
+        assertEquals(1, fabric.tables.get("smux-0").vips.get(0).ports.get(0).dips.size(), log.toString());
+        String now = placement(c, "10.100.0.1");
+        assertNotEquals(Assignment.SMUX, now, log.toString());
+        assertEquals(1, fabric.switches.get(now).get("10.100.0.1").ports.get(0).dips.size());
+        assertTrue(at != null);
+    }
+
+    @Test
     void wavesRunInOrderAndAFailingWaveRollsTheMigrationBack() {
         Controller c = start(new FakeFabric.MemoryStore());
         String at = vipOnHmux(c, "10.100.0.1", 0, 1);
@@ -298,6 +320,28 @@ class ControllerTest {
         assertEquals("10.100.0.0/24", fabric.tables.get("smux-0").vips.get(0).aggregate);
         assertEquals("10.100.0.0/24", fabric.switches.get(at).get("10.100.0.1").aggregate);
         assertEquals(java.util.Set.of("10.100.0.0/24"), fabric.groups.keySet(), log.toString());
+    }
+
+    @Test
+    void aFailedVipRemovalIsRolledBackOntoTheSmuxesAndTheHmux() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        VipEntry before = fabric.switches.get(at).get("10.100.0.1");
+        String tableBefore = Json.write(fabric.tables.get("smux-0").vips);
+        fabric.takeLog();
+        fabric.failPuts = 1;
+        c.deleteVip("10.100.0.1");
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        @SuppressWarnings("unchecked")
+        List<MigrationRecord> recent = (List<MigrationRecord>) c.migrations().get("recent");
+        assertEquals(MigrationRecord.ROLLED_BACK, recent.get(0).state, log + " " + recent.get(0).error);
+        assertTrue(indexOf(log, "remove " + at) < indexOf(log, "put smux-0"), log.toString());
+        assertEquals("install " + at + " " + before, log.get(log.size() - 1), "the HMux takes it back last: " + log);
+        assertEquals(before, fabric.switches.get(at).get("10.100.0.1"));
+        assertEquals(tableBefore, Json.write(fabric.tables.get("smux-0").vips));
+        assertEquals(at, placement(c, "10.100.0.1"));
+        assertTrue(c.vips().isEmpty(), "the configuration says deleted; the next reconcile tries again");
     }
 
     @Test

@@ -44,6 +44,8 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     String lieOn;
     int lies;
     int reads;
+    /** The next puts fail as if the SMux were unreachable. */
+    int failPuts;
 
     FakeFabric(Topology topology) {
         this.topology = topology;
@@ -132,6 +134,10 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
             s.append(String.join(",", new LinkedHashSet<>(dips))).append("]");
         });
         log.add(s.toString());
+        if (failPuts > 0) {
+            failPuts--;
+            throw new SouthboundException("SMux " + smuxId + " unreachable");
+        }
         SmuxTable running = tables.get(smuxId);
         if (running != null && table.version <= running.version) {
             throw new SouthboundException("409 stale version");
