@@ -102,7 +102,7 @@ public final class Instance {
         IntDoubleList src = new IntDoubleList();
         IntDoubleList dst = new IntDoubleList();
         double[] scratch = new double[fabric.switchCount()];
-        List<Integer> touched = new ArrayList<>();
+        Touched touched = new Touched(fabric.switchCount());
         double total = 0;
         for (int v = 0; v < nv; v++) {
             Vip vip = vipSet.vips.get(v);
@@ -213,7 +213,7 @@ public final class Instance {
     }
 
     private void addDipDemand(Vip vip, VipTraffic vt, double vipTotal, Map<String, Integer> torOfHostIp,
-                              double[] scratch, List<Integer> touched) {
+                              double[] scratch, Touched touched) {
         if (vt != null && !vt.dips.isEmpty()) {
             Map<String, Integer> torOfDip = new HashMap<>();
             for (VipPort p : vip.ports) {
@@ -267,23 +267,34 @@ public final class Instance {
         return w;
     }
 
-    private static void addTo(double[] scratch, List<Integer> touched, int node, double bps) {
+    private static void addTo(double[] scratch, Touched touched, int node, double bps) {
         if (bps <= 0) {
             return;
         }
         if (scratch[node] == 0) {
-            touched.add(node);
+            touched.nodes[touched.count++] = node;
         }
         scratch[node] += bps;
     }
 
-    private static void flush(double[] scratch, List<Integer> touched, IntDoubleList out) {
-        touched.sort(null);
-        for (int node : touched) {
+    private static void flush(double[] scratch, Touched touched, IntDoubleList out) {
+        Arrays.sort(touched.nodes, 0, touched.count);
+        for (int i = 0; i < touched.count; i++) {
+            int node = touched.nodes[i];
             out.add(node, scratch[node]);
             scratch[node] = 0;
         }
-        touched.clear();
+        touched.count = 0;
+    }
+
+    /** Switches with a non-zero scratch entry (no boxing). */
+    private static final class Touched {
+        final int[] nodes;
+        int count;
+
+        Touched(int n) {
+            nodes = new int[n];
+        }
     }
 
     public Topology topology() {

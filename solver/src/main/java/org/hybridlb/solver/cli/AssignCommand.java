@@ -25,12 +25,14 @@ import picocli.CommandLine.Model.CommandSpec;
 /** {@code assign}: one VIP-switch assignment for one traffic interval, as JSON. */
 @Command(name = "assign", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-            "Assign every VIP to a switch (HMux) or to the SMuxes for one traffic interval (Duet §3.4) and print",
-            "the assignment as JSON: algorithm, assignment (VIP -> switch id or \"smux\"), hmuxTrafficShare,",
-            "mru (maximum utilisation of links at 80% of bandwidth and of ECMP/tunnel tables), smuxCount with",
-            "its provisioning (§3.8.2: max of unassigned, worst failure of a pod or 3 switches, migration",
-            "transient), and per-resource utilisation. The output can be given back as --current.",
-            "Invalid input exits with status 2, names the file, the field and the reason, and prints nothing on stdout."})
+            "Assign every VIP to a switch (HMux) or to the SMuxes for one traffic interval (Duet §3.4) "
+                + "and print the assignment as JSON: algorithm, assignment (VIP -> switch id or \"smux\"), "
+                + "hmuxTrafficShare, mru (maximum utilisation of links, at 80%% of bandwidth, and of "
+                + "ECMP/tunnel tables), smuxCount with its provisioning (§3.8.2: the worst of unassigned "
+                + "traffic, a pod or 3 switches failing, and migration transient) and per-resource "
+                + "utilisation. The output can be given back as --current.",
+            "Invalid input exits with status 2, names the file, the field and the reason, and prints "
+                + "nothing on stdout. Details: solver/ASSIGNMENT.md."})
 public final class AssignCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -77,7 +79,8 @@ public final class AssignCommand implements Callable<Integer> {
     double smuxGbps;
 
     @Option(names = "--no-pod-shortcut",
-            description = "Evaluate every ToR in full instead of the best ToR per pod (same result, slower; for comparison).")
+            description = "Evaluate every ToR in full instead of the best ToR per pod: the same MRU at every step, "
+                    + "slower (ties may fall on other switches); for comparison.")
     boolean noShortcut;
 
     @Option(names = "--failure-scenarios", defaultValue = "-1", paramLabel = "N",

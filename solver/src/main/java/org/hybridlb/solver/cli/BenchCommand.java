@@ -31,11 +31,12 @@ import picocli.CommandLine.Model.CommandSpec;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-            "Benchmark the VIP assignment on a generated Duet Clos (default: the paper's 40 pods x (40 ToRs + 4 aggs),",
-            "40 cores, 30,000 VIPs). Prints median times of: the paper's greedy (which stops at the first VIP that",
-            "fits nowhere), a full greedy assignment of interval 0 (greedy-skip), a sticky re-assignment of",
-            "interval 1 starting from it, the same two without the container (pod) shortcut and the ratio,",
-            "the time to index the fabric and each interval, and the peak heap.",
+            "Benchmark the VIP assignment on a generated Duet Clos (default: the paper's 40 pods x "
+                + "(40 ToRs + 4 aggs), 40 cores, 30,000 VIPs). Prints median times of: the paper's greedy "
+                + "(which stops at the first VIP that fits nowhere), a full greedy assignment of interval 0 "
+                + "(greedy-skip), a sticky re-assignment of interval 1 starting from it, the same two without "
+                + "the container (pod) shortcut and the ratio, the time to index the fabric and each "
+                + "interval, and the peak heap.",
             "Targets on a 2-core machine: greedy <= 2 s, sticky <= 1 s, heap <= 2 GB (run with -Xmx2g)."})
 public final class BenchCommand implements Callable<Integer> {
     @Spec

@@ -31,6 +31,7 @@ import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.Instance;
 import org.hybridlb.solver.migration.MigrationPlanner;
 import org.hybridlb.solver.migration.MigrationProblem;
+import org.hybridlb.solver.migration.PlanChecker;
 import org.hybridlb.solver.migration.PlanningException;
 import org.hybridlb.solver.migration.SharedMemoryModel;
 import org.hybridlb.solver.model.Assignment;
@@ -606,10 +607,12 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         }
         MigrationPlan plan;
         Assignment toAssignment = new Assignment(next.algorithm, to, 0, 0, 0, null);
+        SharedMemoryModel memory;
+        MigrationProblem problem;
         try {
-            plan = new MigrationPlanner(config.planner).plan(
-                    new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps),
-                    SharedMemoryModel.of(instance, installedSet, targetSet));
+            memory = SharedMemoryModel.of(instance, installedSet, targetSet);
+            problem = new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps);
+            plan = new MigrationPlanner(config.planner).plan(problem, memory);
         } catch (PlanningException e) {
             // keep every VIP where it is and apply only the configuration changes
             LOG.log(Level.WARNING, "no migration plan to the new assignment: " + e.getMessage());
@@ -620,9 +623,9 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             }
             toAssignment = new Assignment("installed", to, 0, 0, 0, null);
             try {
-                plan = new MigrationPlanner(config.planner).plan(
-                        new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps),
-                        SharedMemoryModel.of(instance, installedSet, targetSet));
+                memory = SharedMemoryModel.of(instance, installedSet, targetSet);
+                problem = new MigrationProblem(topo, installedSet, current, targetSet, toAssignment, bps);
+                plan = new MigrationPlanner(config.planner).plan(problem, memory);
             } catch (RuntimeException again) {
                 lastError = "migration plan: " + again.getMessage();
                 return;
@@ -633,6 +636,14 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             return;
         }
         if (plan.waves.isEmpty()) {
+            return;
+        }
+        // defence in depth: an independent replay must find every wave safe before any device sees it
+        List<String> unsafe = PlanChecker.violations(problem, plan, memory, config.planner);
+        if (!unsafe.isEmpty()) {
+            LOG.warning("refusing an unsafe migration plan: " + unsafe);
+            lastError = "refused an unsafe migration plan: " + unsafe.get(0)
+                    + (unsafe.size() > 1 ? " (and " + (unsafe.size() - 1) + " more)" : "");
             return;
         }
         MigrationRecord m = new MigrationRecord();

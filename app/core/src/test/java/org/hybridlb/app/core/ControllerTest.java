@@ -95,6 +95,7 @@ class ControllerTest {
         c.awaitIdle(20_000);
         String at = placement(c, vip);
         assertNotEquals(Assignment.SMUX, at, "a VIP with traffic should reach an HMux: " + c.assignment());
+        assertEquals(null, c.assignment().get("lastError"), "no error and no refused plan");
         return at;
     }
 
@@ -165,6 +166,7 @@ class ControllerTest {
         assertTrue(log.subList(0, add).stream().noneMatch(l -> l.startsWith("install ")),
                 "no HMux holds the VIP while its pool grows: " + log);
         assertNotEquals(Assignment.SMUX, placement(c, "10.100.0.1"));
+        assertEquals(null, c.assignment().get("lastError"), "the plan passed the PlanChecker");
     }
 
     @Test
