@@ -39,13 +39,15 @@ import picocli.CommandLine.Model.CommandSpec;
 /** {@code plan}: the migration plan from an installed assignment to a new one (Duet §3.4.2). */
 @Command(name = "plan", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-            "Plan the migration from the installed VIP assignment (and VIP configuration) to a new one, in",
-            "ordered waves that never overfill a switch's host, ECMP or tunnel table at any step. A VIP moves",
-            "make-before-break (announced on its new HMux before it leaves the old one) when memory allows,",
-            "otherwise through the SMuxes, which announce every VIP as the backstop (this solves the Fig. 3.4",
-            "deadlock). New VIPs start on the SMuxes; removed VIPs leave the HMux, then the SMuxes; DIPs of a VIP",
-            "change only while no HMux announces it (§3.5.2). Every step has an inverse; the plan is replayed",
-            "and checked before it is printed. Prints the plan JSON on stdout and a summary on stderr."})
+            "Plan the migration from the installed VIP assignment (and VIP configuration) to a new one, in "
+                + "ordered waves that never overfill a switch's host, ECMP or tunnel table at any step.",
+            "A VIP moves make-before-break (announced on its new HMux before it leaves the old one) when memory "
+                + "allows, otherwise through the SMuxes, which announce every VIP as the backstop: this solves the "
+                + "Fig. 3.4 deadlock. New VIPs start on the SMuxes; removed VIPs leave the HMux, then the SMuxes; "
+                + "DIPs of a VIP change only while no HMux announces it (§3.5.2).",
+            "Every step has an inverse; the plan is replayed and checked before it is printed. Prints the plan "
+                + "JSON on stdout and a one-line summary on stderr; invalid input exits 2 and prints nothing.",
+            ""})
 public final class PlanCommand implements Callable<Integer> {
     /** Traffic files hold bytes/s; plans, links and SMuxes count bits/s. */
     private static final double BITS_PER_BYTE = 8;
