@@ -109,11 +109,11 @@ public final class PlanCommand implements Callable<Integer> {
         requireKnownVips(to, target, toFile, vipsFile);
         Map<String, Double> traffic = trafficFile == null ? Map.of() : readTraffic(topology, installed, target);
         if (maxTransientGbps != null && !(maxTransientGbps > 0)) {
-            throw new InvalidInputException("--max-transient-smux-gbps", "", "must be > 0, got " + maxTransientGbps);
+            throw new IllegalArgumentException("--max-transient-smux-gbps: must be > 0, got " + maxTransientGbps);
         }
         if (maxTransientGbps != null && trafficFile == null) {
-            throw new InvalidInputException("--max-transient-smux-gbps", "",
-                    "a bound on detoured traffic needs --traffic to know each VIP's traffic");
+            throw new IllegalArgumentException(
+                    "--max-transient-smux-gbps: a bound on detoured traffic needs --traffic to know each VIP's traffic");
         }
         PlannerOptions options = new PlannerOptions(!noMakeBeforeBreak,
                 maxTransientGbps == null ? PlannerOptions.UNBOUNDED : maxTransientGbps * 1e9);
@@ -130,8 +130,10 @@ public final class PlanCommand implements Callable<Integer> {
         try {
             plan = new MigrationPlanner(options).plan(problem, memory);
         } catch (PlanningException e) {
-            throw new InvalidInputException(maxTransientGbps != null ? "--max-transient-smux-gbps" : toFile.toString(),
-                    "", e.getMessage());
+            if (maxTransientGbps != null) {
+                throw new IllegalArgumentException("--max-transient-smux-gbps: " + e.getMessage());
+            }
+            throw new InvalidInputException(toFile.toString(), "/assignment", e.getMessage());
         }
         List<String> violations = PlanChecker.violations(problem, plan, memory, options);
         if (!violations.isEmpty()) {
@@ -170,7 +172,7 @@ public final class PlanCommand implements Callable<Integer> {
         }
         int i = interval == null ? trace.intervals.size() - 1 : interval;
         if (i < 0 || i >= trace.intervals.size()) {
-            throw new InvalidInputException("--interval", "", "must be between 0 and " + (trace.intervals.size() - 1)
+            throw new IllegalArgumentException("--interval: must be between 0 and " + (trace.intervals.size() - 1)
                     + " (intervals in " + trafficFile + "), got " + i);
         }
         TrafficInterval in = trace.intervals.get(i);

@@ -120,27 +120,27 @@ public final class SimulateCommand implements Callable<Integer> {
             return replot(out);
         }
         if (topologyFile == null) {
-            throw new InvalidInputException("--topology", "", "required (a topology JSON), unless --replot is given");
+            throw new IllegalArgumentException("--topology: required (a topology JSON), unless --replot is given");
         }
         if ((vipsFile == null) != (trafficFile == null)) {
-            throw new InvalidInputException(vipsFile == null ? "--vips" : "--traffic", "",
-                    "give both --vips and --traffic, or neither to generate a workload");
+            throw new IllegalArgumentException((vipsFile == null ? "--vips" : "--traffic")
+                    + ": give both --vips and --traffic, or neither to generate a workload");
         }
         if (!(smuxGbps > 0)) {
-            throw new InvalidInputException("--smux-gbps", "", "must be > 0, got " + smuxGbps);
+            throw new IllegalArgumentException("--smux-gbps: must be > 0, got " + smuxGbps);
         }
         if (maxTransientGbps != null && !(maxTransientGbps > 0)) {
-            throw new InvalidInputException("--max-transient-smux-gbps", "", "must be > 0, got " + maxTransientGbps);
+            throw new IllegalArgumentException("--max-transient-smux-gbps: must be > 0, got " + maxTransientGbps);
         }
         if (Files.exists(outDir) && !Files.isDirectory(outDir)) {
-            throw new InvalidInputException("--out", "", outDir + " exists and is not a directory");
+            throw new IllegalArgumentException("--out: " + outDir + " exists and is not a directory");
         }
         SolverOptions solver;
         try {
             solver = SolverOptions.defaults().withSeed(seed).withStickyDelta(delta).withSmuxCapacityBps(smuxGbps * 1e9)
                     .withStopAtFirstUnfit(!skipUnfit);
         } catch (IllegalArgumentException e) {
-            throw new InvalidInputException("--delta", "", e.getMessage());
+            throw new IllegalArgumentException("--delta: " + e.getMessage());
         }
         TraceSimulator.Options options = new TraceSimulator.Options(algorithms, solver, !noPlan,
                 new PlannerOptions(true, maxTransientGbps == null ? PlannerOptions.UNBOUNDED : maxTransientGbps * 1e9));
@@ -166,8 +166,10 @@ public final class SimulateCommand implements Callable<Integer> {
             trace = w.trace;
         }
         if (trace.intervals.isEmpty()) {
-            throw new InvalidInputException(trafficFile == null ? "--intervals" : trafficFile.toString(), "/intervals",
-                    "the trace has no interval");
+            if (trafficFile == null) {
+                throw new IllegalArgumentException("--intervals: the generated trace has no interval");
+            }
+            throw new InvalidInputException(trafficFile.toString(), "/intervals", "the trace has no interval");
         }
 
         long start = System.nanoTime();
@@ -184,19 +186,19 @@ public final class SimulateCommand implements Callable<Integer> {
 
     private static void createOut(Path dir) {
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
-            throw new InvalidInputException("--out", "", dir + " exists and is not a directory");
+            throw new IllegalArgumentException("--out: " + dir + " exists and is not a directory");
         }
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
-            throw new InvalidInputException("--out", "", "cannot create " + dir + ": " + e.getMessage());
+            throw new IllegalArgumentException("--out: cannot create " + dir + ": " + e.getMessage());
         }
     }
 
     private int replot(PrintWriter out) {
         Path csv = replot.resolve("intervals.csv");
         if (!Files.isRegularFile(csv)) {
-            throw new InvalidInputException("--replot", "", csv + " not found");
+            throw new IllegalArgumentException("--replot: " + csv + " not found");
         }
         List<IntervalResult> rows;
         try {
