@@ -39,13 +39,15 @@ import picocli.CommandLine.Model.CommandSpec;
 /** {@code plan}: the migration plan from an installed assignment to a new one (Duet §3.4.2). */
 @Command(name = "plan", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-            "Plan the migration from the installed VIP assignment (and VIP configuration) to a new one, in",
-            "ordered waves that never overfill a switch's host, ECMP or tunnel table at any step. A VIP moves",
-            "make-before-break (announced on its new HMux before it leaves the old one) when memory allows,",
-            "otherwise through the SMuxes, which announce every VIP as the backstop (this solves the Fig. 3.4",
-            "deadlock). New VIPs start on the SMuxes; removed VIPs leave the HMux, then the SMuxes; DIPs of a VIP",
-            "change only while no HMux announces it (§3.5.2). Every step has an inverse; the plan is replayed",
-            "and checked before it is printed. Prints the plan JSON on stdout and a summary on stderr."})
+            "Plan the migration from the installed VIP assignment (and VIP configuration) to a new one, in "
+                + "ordered waves that never overfill a switch's host, ECMP or tunnel table at any step.",
+            "A VIP moves make-before-break (announced on its new HMux before it leaves the old one) when memory "
+                + "allows, otherwise through the SMuxes, which announce every VIP as the backstop: this solves the "
+                + "Fig. 3.4 deadlock. New VIPs start on the SMuxes; removed VIPs leave the HMux, then the SMuxes; "
+                + "DIPs of a VIP change only while no HMux announces it (§3.5.2).",
+            "Every step has an inverse; the plan is replayed and checked before it is printed. Prints the plan "
+                + "JSON on stdout and a one-line summary on stderr; invalid input exits 2 and prints nothing.",
+            ""})
 public final class PlanCommand implements Callable<Integer> {
     /** Traffic files hold bytes/s; plans, links and SMuxes count bits/s. */
     private static final double BITS_PER_BYTE = 8;
@@ -107,11 +109,11 @@ public final class PlanCommand implements Callable<Integer> {
         requireKnownVips(to, target, toFile, vipsFile);
         Map<String, Double> traffic = trafficFile == null ? Map.of() : readTraffic(topology, installed, target);
         if (maxTransientGbps != null && !(maxTransientGbps > 0)) {
-            throw new InvalidInputException("--max-transient-smux-gbps", "", "must be > 0, got " + maxTransientGbps);
+            throw new IllegalArgumentException("--max-transient-smux-gbps: must be > 0, got " + maxTransientGbps);
         }
         if (maxTransientGbps != null && trafficFile == null) {
-            throw new InvalidInputException("--max-transient-smux-gbps", "",
-                    "a bound on detoured traffic needs --traffic to know each VIP's traffic");
+            throw new IllegalArgumentException(
+                    "--max-transient-smux-gbps: a bound on detoured traffic needs --traffic to know each VIP's traffic");
         }
         PlannerOptions options = new PlannerOptions(!noMakeBeforeBreak,
                 maxTransientGbps == null ? PlannerOptions.UNBOUNDED : maxTransientGbps * 1e9);
@@ -128,8 +130,10 @@ public final class PlanCommand implements Callable<Integer> {
         try {
             plan = new MigrationPlanner(options).plan(problem, memory);
         } catch (PlanningException e) {
-            throw new InvalidInputException(maxTransientGbps != null ? "--max-transient-smux-gbps" : toFile.toString(),
-                    "", e.getMessage());
+            if (maxTransientGbps != null) {
+                throw new IllegalArgumentException("--max-transient-smux-gbps: " + e.getMessage());
+            }
+            throw new InvalidInputException(toFile.toString(), "/assignment", e.getMessage());
         }
         List<String> violations = PlanChecker.violations(problem, plan, memory, options);
         if (!violations.isEmpty()) {
@@ -168,7 +172,7 @@ public final class PlanCommand implements Callable<Integer> {
         }
         int i = interval == null ? trace.intervals.size() - 1 : interval;
         if (i < 0 || i >= trace.intervals.size()) {
-            throw new InvalidInputException("--interval", "", "must be between 0 and " + (trace.intervals.size() - 1)
+            throw new IllegalArgumentException("--interval: must be between 0 and " + (trace.intervals.size() - 1)
                     + " (intervals in " + trafficFile + "), got " + i);
         }
         TrafficInterval in = trace.intervals.get(i);

@@ -29,20 +29,22 @@ import picocli.CommandLine.Model.CommandSpec;
 /** {@code simulate}: replay a traffic trace with each algorithm (Duet §3.8). */
 @Command(name = "simulate", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-            "Replay a traffic trace interval by interval with each assignment algorithm, as Duet §3.8 does:",
-            "each algorithm re-assigns every interval from its own previous assignment, and the migration",
-            "between consecutive assignments is planned. Reports per interval the share of traffic on HMuxes,",
-            "the traffic shuffled (moved to another mux) and VIPs moved, the SMuxes needed (§3.8.2 provisioning),",
-            "the MRU, the solve time and the migration plan; as CSV and PNG figures in --out (analogues of",
-            "Fig. 3.16, 3.18, 3.20), and a summary table with the paper's comparisons on stdout.",
-            "Give --vips and --traffic, or neither to generate a workload (--seed, --vips-count, --intervals, --load)."})
+            "Replay a traffic trace interval by interval with each assignment algorithm, as Duet §3.8 does: each "
+                + "algorithm re-assigns every interval from its own previous assignment, and the migration between "
+                + "consecutive assignments is planned.",
+            "Reports per interval the share of traffic on HMuxes, the traffic shuffled (moved to another mux) and "
+                + "VIPs moved, the SMuxes needed (§3.8.2 provisioning), the MRU, the solve time and the migration "
+                + "plan: as CSV and PNG figures in --out (analogues of Fig. 3.16, 3.18, 3.20), and a summary table "
+                + "with the paper's comparisons on stdout.",
+            "Give --vips and --traffic, or neither to generate a workload (--seed, --vips-count, --intervals, --load).",
+            ""})
 public final class SimulateCommand implements Callable<Integer> {
     static final String DEFAULT_ALGORITHMS = "greedy,random,sticky,non-sticky,one-time,ananta";
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--topology", required = true, paramLabel = "FILE", description = "Topology JSON.")
+    @Option(names = "--topology", paramLabel = "FILE", description = "Topology JSON (required unless --replot).")
     Path topologyFile;
 
     @Option(names = "--vips", paramLabel = "FILE", description = "VIP configuration JSON (with --traffic).")
@@ -67,7 +69,7 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Traffic of a generated workload as a fraction of the ToR uplink capacity (default ${DEFAULT-VALUE}).")
     double load;
 
-    @Option(names = "--algorithms", defaultValue = DEFAULT_ALGORITHMS, split = ",", paramLabel = "A,B,...",
+    @Option(names = "--algorithms", defaultValue = DEFAULT_ALGORITHMS, split = ",", paramLabel = "ALG",
             description = "Algorithms to compare (default ${DEFAULT-VALUE}); known: greedy, greedy-skip, random, "
                     + "sticky, non-sticky, one-time, ananta, and any registered later (ilp).")
     List<String> algorithms;
@@ -97,6 +99,11 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Directory for intervals.csv, summary.csv and the PNG figures (default ${DEFAULT-VALUE}).")
     Path outDir;
 
+    @Option(names = "--replot", paramLabel = "DIR",
+            description = "Redraw the figures, summary.csv and the table from DIR/intervals.csv of an earlier run "
+                    + "into --out (default: DIR itself), without simulating.")
+    Path replot;
+
     @Option(names = "--progress", negatable = true,
             description = "Draw a progress bar on stderr (default: only on a terminal).")
     Boolean progress;
@@ -105,25 +112,31 @@ public final class SimulateCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
+        if (replot != null) {
+            return replot(out);
+        }
+        if (topologyFile == null) {
+            throw new IllegalArgumentException("--topology: required (a topology JSON), unless --replot is given");
+        }
         if ((vipsFile == null) != (trafficFile == null)) {
-            throw new InvalidInputException(vipsFile == null ? "--vips" : "--traffic", "",
-                    "give both --vips and --traffic, or neither to generate a workload");
+            throw new IllegalArgumentException((vipsFile == null ? "--vips" : "--traffic")
+                    + ": give both --vips and --traffic, or neither to generate a workload");
         }
         if (!(smuxGbps > 0)) {
-            throw new InvalidInputException("--smux-gbps", "", "must be > 0, got " + smuxGbps);
+            throw new IllegalArgumentException("--smux-gbps: must be > 0, got " + smuxGbps);
         }
         if (maxTransientGbps != null && !(maxTransientGbps > 0)) {
-            throw new InvalidInputException("--max-transient-smux-gbps", "", "must be > 0, got " + maxTransientGbps);
+            throw new IllegalArgumentException("--max-transient-smux-gbps: must be > 0, got " + maxTransientGbps);
         }
         if (Files.exists(outDir) && !Files.isDirectory(outDir)) {
-            throw new InvalidInputException("--out", "", outDir + " exists and is not a directory");
+            throw new IllegalArgumentException("--out: " + outDir + " exists and is not a directory");
         }
         SolverOptions solver;
         try {
             solver = SolverOptions.defaults().withSeed(seed).withStickyDelta(delta).withSmuxCapacityBps(smuxGbps * 1e9)
                     .withStopAtFirstUnfit(!skipUnfit);
         } catch (IllegalArgumentException e) {
-            throw new InvalidInputException("--delta", "", e.getMessage());
+            throw new IllegalArgumentException("--delta: " + e.getMessage());
         }
         TraceSimulator.Options options = new TraceSimulator.Options(algorithms, solver, !noPlan,
                 new PlannerOptions(true, maxTransientGbps == null ? PlannerOptions.UNBOUNDED : maxTransientGbps * 1e9));
@@ -149,31 +162,64 @@ public final class SimulateCommand implements Callable<Integer> {
             trace = w.trace;
         }
         if (trace.intervals.isEmpty()) {
-            throw new InvalidInputException(trafficFile == null ? "--intervals" : trafficFile.toString(), "/intervals",
-                    "the trace has no interval");
+            if (trafficFile == null) {
+                throw new IllegalArgumentException("--intervals: the generated trace has no interval");
+            }
+            throw new InvalidInputException(trafficFile.toString(), "/intervals", "the trace has no interval");
         }
 
         long start = System.nanoTime();
-        List<IntervalResult> rows = TraceSimulator.run(topology, vips, trace, options, bar::update);
+        final List<IntervalResult> rows = TraceSimulator.run(topology, vips, trace, options, bar::update);
         double seconds = (System.nanoTime() - start) / 1e9;
         SimulationReport report = new SimulationReport(rows);
-        try {
-            Files.createDirectories(outDir);
-        } catch (IOException e) {
-            throw new InvalidInputException("--out", "", "cannot create " + outDir + ": " + e.getMessage());
-        }
+        createOut(outDir);
         report.writeIntervalsCsv(outDir.resolve("intervals.csv"));
-        report.writeSummaryCsv(outDir.resolve("summary.csv"));
-        List<Path> figures = SimulationPlots.write(report, outDir);
-
         out.printf(Locale.ROOT, "%d intervals x %d algorithms on %s (%d switches, %d VIPs), SMux %.1f Gbit/s, %s, in %.1f s%n",
                 trace.intervals.size(), algorithms.size(), topology.name, topology.switches.size(), vips.vips.size(),
                 smuxGbps, skipUnfit ? "unfit VIPs skipped" : "stop at the first unfit VIP (paper)", seconds);
+        return report(report, outDir, out);
+    }
+
+    private static void createOut(Path dir) {
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException("--out: " + dir + " exists and is not a directory");
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--out: cannot create " + dir + ": " + e.getMessage());
+        }
+    }
+
+    private int replot(PrintWriter out) {
+        Path csv = replot.resolve("intervals.csv");
+        if (!Files.isRegularFile(csv)) {
+            throw new IllegalArgumentException("--replot: " + csv + " not found");
+        }
+        List<IntervalResult> rows;
+        try {
+            rows = SimulationReport.readIntervalsCsv(csv);
+        } catch (RuntimeException e) {
+            throw new InvalidInputException(csv.toString(), "", "not an intervals.csv of simulate: " + e.getMessage());
+        }
+        Path dir = spec.commandLine().getParseResult().hasMatchedOption("--out") ? outDir : replot;
+        createOut(dir);
+        SimulationReport report = new SimulationReport(rows);
+        if (!dir.toAbsolutePath().normalize().equals(replot.toAbsolutePath().normalize())) {
+            report.writeIntervalsCsv(dir.resolve("intervals.csv"));
+        }
+        out.println("redrawn from " + csv);
+        return report(report, dir, out);
+    }
+
+    private static int report(SimulationReport report, Path dir, PrintWriter out) {
+        report.writeSummaryCsv(dir.resolve("summary.csv"));
+        List<Path> figures = SimulationPlots.write(report, dir);
         out.print(report.table());
         for (String line : report.comparisons()) {
             out.println(line);
         }
-        out.println("-> " + outDir.resolve("intervals.csv") + ", " + outDir.resolve("summary.csv"));
+        out.println("-> " + dir.resolve("intervals.csv") + ", " + dir.resolve("summary.csv"));
         for (Path f : figures) {
             out.println("-> " + f);
         }

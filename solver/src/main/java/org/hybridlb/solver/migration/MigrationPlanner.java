@@ -157,7 +157,8 @@ public final class MigrationPlanner {
                 if (stepCount() == before) {
                     throw new PlanningException("no safe step is left for VIPs " + sample(active)
                             + (options.maxTransientSmuxBps < PlannerOptions.UNBOUNDED
-                                    ? " within the transient SMux bound of " + options.maxTransientSmuxBps + " bit/s" : ""));
+                                    ? String.format(java.util.Locale.ROOT, " within the transient SMux bound of %.3f Gbit/s",
+                                            options.maxTransientSmuxBps / 1e9) : ""));
                 }
                 if (++rounds > 4 * (target.size() + p.installedVips.vips.size()) + 8) {
                     throw new IllegalStateException("migration planner did not converge");
@@ -210,8 +211,9 @@ public final class MigrationPlanner {
             double t = costs ? p.traffic(v) : 0;
             if (costs && transit + t > options.maxTransientSmuxBps + EPS) {
                 if (transit <= EPS) {
-                    throw new PlanningException("VIP " + v + " carries " + t + " bit/s, more than the transient SMux bound of "
-                            + options.maxTransientSmuxBps + " bit/s on its own");
+                    throw new PlanningException(String.format(java.util.Locale.ROOT, "VIP %s carries %.3f Gbit/s, more "
+                            + "than the transient SMux bound of %.3f Gbit/s on its own", v, t / 1e9,
+                            options.maxTransientSmuxBps / 1e9));
                 }
                 return transit;
             }

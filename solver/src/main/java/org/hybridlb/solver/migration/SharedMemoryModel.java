@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import org.hybridlb.solver.assign.Instance;
 import org.hybridlb.solver.assign.ResourceModel;
-import org.hybridlb.solver.assign.SolverOptions;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipSet;
 
@@ -14,8 +13,8 @@ import org.hybridlb.solver.model.VipSet;
  * The planner's view of the shared {@link ResourceModel}: the table entries of a VIP come from
  * the model of an instance that holds that very VIP object (the installed or the target
  * configuration), so the planner, the algorithms and the feasibility checker count alike. A
- * configuration between the two (met only when checking a hand-written plan) is indexed on its
- * own by the same model.
+ * configuration between the two (met only when checking a hand-written plan) is counted by the
+ * same rules ({@link ResourceModel#tableEntries}).
  */
 public final class SharedMemoryModel implements MemoryModel {
     private final List<ResourceModel> models = new ArrayList<>();
@@ -56,10 +55,8 @@ public final class SharedMemoryModel implements MemoryModel {
             }
         }
         if (e == null) {
-            Instance like = base.instance();
-            ResourceModel alone = Instance.build(like.topology(), like.fabric(), new VipSet(List.of(v)), null,
-                    like.options() == null ? SolverOptions.defaults() : like.options()).resources();
-            e = new int[] {alone.ecmpEntries(0), alone.tunnelEntries(0), alone.hostEntries(0)};
+            long[] t = ResourceModel.tableEntries(v);
+            e = new int[] {(int) Math.min(Integer.MAX_VALUE, t[0]), (int) t[1], (int) t[2]};
         }
         cache.put(v, e);
         return e;

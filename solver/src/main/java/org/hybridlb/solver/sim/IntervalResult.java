@@ -38,7 +38,7 @@ public final class IntervalResult {
     public final int smuxCountWithPlan;
     public final double planMillis;
 
-    IntervalResult(String algorithm, int interval, long startSeconds, double totalBps, double hmuxShare,
+    public IntervalResult(String algorithm, int interval, long startSeconds, double totalBps, double hmuxShare,
                    double shuffledBps, int vipsMoved, int smuxCount, int smuxCountNoMigration, double unassignedBps, double failureBps,
                    double transientBps, double mru, double solveMillis, int planWaves, int planSteps,
                    double planPeakDetourBps, int planDetouredVips, int smuxCountWithPlan, double planMillis) {

@@ -213,6 +213,42 @@ public final class SimulationReport {
             Arrays.stream(x).average().getAsDouble()};
     }
 
+    /** Rows back from an intervals.csv this class wrote (to redraw figures without re-running). */
+    public static List<IntervalResult> readIntervalsCsv(Path file) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (lines.isEmpty()) {
+            throw new IllegalArgumentException(file + ": empty");
+        }
+        List<String> head = Arrays.asList(lines.get(0).split(",", -1));
+        List<IntervalResult> rows = new ArrayList<>();
+        for (int i = 1; i < lines.size(); i++) {
+            String[] f = lines.get(i).split(",", -1);
+            if (f.length != head.size()) {
+                throw new IllegalArgumentException(file + ": line " + (i + 1) + " has " + f.length + " fields, the header "
+                        + head.size());
+            }
+            java.util.function.Function<String, Double> d = c -> {
+                String x = f[head.indexOf(c)];
+                return x.isEmpty() ? Double.NaN : Double.parseDouble(x);
+            };
+            java.util.function.Function<String, Integer> n = c -> (int) Math.round(d.apply(c));
+            double total = d.apply("total_gbps") * GBIT;
+            rows.add(new IntervalResult(f[0], n.apply("interval"), Math.round(d.apply("start_min") * 60), total,
+                    d.apply("hmux_share_pct") / 100, d.apply("shuffled_gbps") * GBIT, n.apply("vips_moved"),
+                    n.apply("smuxes"), n.apply("smuxes_no_migration"), d.apply("smux_unassigned_gbps") * GBIT,
+                    d.apply("smux_failure_gbps") * GBIT, d.apply("smux_transient_gbps") * GBIT, d.apply("mru"),
+                    d.apply("solve_ms"), n.apply("plan_waves"), n.apply("plan_steps"),
+                    d.apply("plan_peak_detour_gbps") * GBIT, n.apply("plan_detoured_vips"), n.apply("smuxes_with_plan"),
+                    d.apply("plan_ms")));
+        }
+        return rows;
+    }
+
     private static String num(double x) {
         if (Double.isNaN(x)) {
             return "";

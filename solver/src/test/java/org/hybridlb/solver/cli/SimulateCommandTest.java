@@ -52,6 +52,20 @@ class SimulateCommandTest {
             assertTrue(Files.size(outDir.resolve(png)) > 1000, png);
         }
         assertTrue(out.contains("non-sticky") && out.contains("Ananta / Duet (greedy-skip)"), out);
+
+        // The figures can be redrawn from intervals.csv alone, with the same SMux means.
+        Path again = dir.resolve("again");
+        rc = run("simulate", "--replot", outDir.toString(), "--out", again.toString());
+        assertEquals(0, rc, err);
+        assertTrue(Files.size(again.resolve("smuxes-migration.png")) > 1000);
+        java.util.List<String> before = Files.readAllLines(outDir.resolve("summary.csv"));
+        java.util.List<String> after = Files.readAllLines(again.resolve("summary.csv"));
+        assertEquals(before.size(), after.size());
+        int col = java.util.Arrays.asList(before.get(0).split(",")).indexOf("mean_smuxes");
+        for (int i = 1; i < before.size(); i++) {
+            assertEquals(before.get(i).split(",")[0], after.get(i).split(",")[0]);
+            assertEquals(before.get(i).split(",")[col], after.get(i).split(",")[col]);
+        }
     }
 
     @Test
