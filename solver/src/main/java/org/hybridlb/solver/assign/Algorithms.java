@@ -41,6 +41,7 @@ public final class Algorithms {
         register("non-sticky", () -> new Greedy("non-sticky", null));
         register("one-time", OneTime::new);
         register("ananta", Ananta::new);
+        register("ilp", org.hybridlb.solver.ilp.IlpAlgorithm::new); // exact, OR-Tools/Gurobi (ilp package)
     }
 
     private Algorithms() {

@@ -96,8 +96,12 @@ public final class AssignCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "FILE", description = "Write the JSON to FILE (all or nothing) instead of stdout.")
     Path out;
 
+    @picocli.CommandLine.Mixin
+    IlpCliOptions ilp; // --time-limit, --gap, --solver, ... of --algorithm ilp (ilp helper)
+
     @Override
     public Integer call() {
+        ilp.apply();
         SolverOptions opts;
         try {
             opts = SolverOptions.defaults().withSeed(seed).withStickyDelta(delta).withLinkHeadroom(headroom)
@@ -149,6 +153,7 @@ public final class AssignCommand implements Callable<Integer> {
         } else {
             JsonOutput.print(spec.commandLine().getOut(), result);
         }
+        IlpCliOptions.report(spec.commandLine().getErr(), result);
         spec.commandLine().getErr().printf(Locale.ROOT,
                 "assign: %s, interval %d, %d VIPs: hmux share %.4f, mru %.4f, %d SMuxes (%s), %.2f s%n",
                 result.algorithm, chosen.index, in.vipCount(), result.hmuxTrafficShare, result.mru,
@@ -168,7 +173,8 @@ public final class AssignCommand implements Callable<Integer> {
         FailureImpact.Scenario worst = all.get(0);
         return new Assignment(a.algorithm, a.assignment, a.hmuxTrafficShare, a.mru, a.smuxCount, a.utilisation,
                 a.provisioning.withLinkFailures(base.maxLinkUtilisation, worst.maxLinkUtilisation,
-                        worst.name + " (" + String.join(" ", worst.failed) + "), peak on " + worst.maxLink, all.size()));
+                        worst.name + " (" + String.join(" ", worst.failed) + "), peak on " + worst.maxLink, all.size()),
+                a.solver);
     }
 
     private TrafficInterval pick(TrafficTrace trace) {

@@ -108,8 +108,12 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Draw a progress bar on stderr (default: only on a terminal).")
     Boolean progress;
 
+    @picocli.CommandLine.Mixin
+    IlpCliOptions ilp; // options of the 'ilp' algorithm (ilp helper)
+
     @Override
     public Integer call() {
+        ilp.apply();
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
         if (replot != null) {

@@ -20,6 +20,8 @@ import picocli.CommandLine.Command;
             PlanCommand.class,
             SimulateCommand.class,
             BenchCommand.class,
+            YodaAssignCommand.class,
+            IlpBenchCommand.class,
             CommandLine.HelpCommand.class,
         })
 public final class SolverCli {

@@ -17,7 +17,8 @@ public enum Schema {
     VIPS("vips.schema.json"),
     TRAFFIC("traffic.schema.json"),
     ASSIGNMENT("assignment.schema.json"),
-    MIGRATION_PLAN("migration-plan.schema.json");
+    MIGRATION_PLAN("migration-plan.schema.json"),
+    YODA_PROBLEM("yoda-problem.schema.json");
 
     private final String resource;
     private volatile JsonSchema compiled;

@@ -24,6 +24,8 @@ public final class Assignment {
     public final Utilisation utilisation;
     /** How smuxCount was obtained (§3.8.2); null when not computed. */
     public final SmuxProvisioning provisioning;
+    /** Objective, proven bound and gap when an exact solver (ILP) produced this; null otherwise. */
+    public final SolveReport solver;
 
     public Assignment(String algorithm, Map<String, String> assignment, double hmuxTrafficShare,
                       double mru, int smuxCount, Utilisation utilisation) {
@@ -32,6 +34,12 @@ public final class Assignment {
 
     public Assignment(String algorithm, Map<String, String> assignment, double hmuxTrafficShare, double mru,
                       int smuxCount, Utilisation utilisation, SmuxProvisioning provisioning) {
+        this(algorithm, assignment, hmuxTrafficShare, mru, smuxCount, utilisation, provisioning, null);
+    }
+
+    public Assignment(String algorithm, Map<String, String> assignment, double hmuxTrafficShare, double mru,
+                      int smuxCount, Utilisation utilisation, SmuxProvisioning provisioning, SolveReport solver) {
+        this.solver = solver;
         this.provisioning = provisioning;
         this.algorithm = algorithm;
         this.assignment = Collections.unmodifiableMap(new LinkedHashMap<>(assignment));
@@ -52,9 +60,16 @@ public final class Assignment {
                                @JsonProperty("mru") Double mru,
                                @JsonProperty("smuxCount") Integer smuxCount,
                                @JsonProperty("utilisation") Utilisation utilisation,
-                               @JsonProperty("provisioning") SmuxProvisioning provisioning) {
+                               @JsonProperty("provisioning") SmuxProvisioning provisioning,
+                               @JsonProperty("solver") SolveReport solver) {
         return new Assignment(algorithm, assignment, hmuxTrafficShare == null ? 0 : hmuxTrafficShare,
-                mru == null ? 0 : mru, smuxCount == null ? 0 : smuxCount, utilisation, provisioning);
+                mru == null ? 0 : mru, smuxCount == null ? 0 : smuxCount, utilisation, provisioning, solver);
+    }
+
+    /** The same assignment with an exact solver's report attached. */
+    public Assignment withSolver(SolveReport report) {
+        return new Assignment(algorithm, assignment, hmuxTrafficShare, mru, smuxCount, utilisation, provisioning,
+                report);
     }
 
     /** The switch a VIP is on, or {@link #SMUX} (also for VIPs this assignment does not name). */

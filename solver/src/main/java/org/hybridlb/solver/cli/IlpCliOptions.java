@@ -1,0 +1,47 @@
+package org.hybridlb.solver.cli;
+
+import java.io.PrintWriter;
+import org.hybridlb.solver.ilp.DuetIlp;
+import org.hybridlb.solver.ilp.IlpAlgorithm;
+import org.hybridlb.solver.model.Assignment;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * Options of the {@code ilp} algorithm, mixed into {@code assign} and {@code simulate}:
+ * the MIP options plus the Duet-specific ones. {@link #apply()} hands them to the registry's
+ * "ilp" before the algorithm is built.
+ */
+public final class IlpCliOptions {
+    @Mixin
+    MipCliOptions mip;
+
+    @Option(names = "--minimise-mru",
+            description = "ilp: second stage keeps the HMux traffic found and lowers the MRU.")
+    boolean minimiseMru;
+
+    @Option(names = "--migration-budget", paramLabel = "FRACTION",
+            description = "ilp (with --current): at most this share of the traffic may leave its installed switch.")
+    Double migrationBudget;
+
+    /** Validates the options and makes them the registry's "ilp" defaults. */
+    public void apply() {
+        IlpAlgorithm.setDefaults(new DuetIlp.Options(mip.toOptions(), minimiseMru, migrationBudget));
+    }
+
+    /** Prints what the exact solver has to say (fallbacks, bound, gap) on stderr. */
+    public static void report(PrintWriter err, Assignment a) {
+        if (a.solver == null) {
+            return;
+        }
+        for (String n : a.solver.notes) {
+            err.println("ilp: " + n);
+        }
+        err.printf(java.util.Locale.ROOT, "ilp: %s by %s, share %.6f, bound %s, gap %s, warm start %.6f%n",
+                a.solver.status, a.solver.solver, a.solver.objective,
+                a.solver.bound == null ? "-" : String.format(java.util.Locale.ROOT, "%.6f", a.solver.bound),
+                a.solver.gap == null ? "-" : String.format(java.util.Locale.ROOT, "%.4f%%", 100 * a.solver.gap),
+                a.solver.warmStart == null ? Double.NaN : a.solver.warmStart);
+    }
+
+}

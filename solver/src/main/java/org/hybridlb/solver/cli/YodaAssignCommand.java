@@ -1,0 +1,185 @@
+package org.hybridlb.solver.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.hybridlb.solver.ilp.MipOptions;
+import org.hybridlb.solver.io.ModelIo;
+import org.hybridlb.solver.yoda.YodaAssignment;
+import org.hybridlb.solver.yoda.YodaIlp;
+import org.hybridlb.solver.yoda.YodaMode;
+import org.hybridlb.solver.yoda.YodaProblem;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code yoda-assign}: the Yoda many-to-many VIP-to-L7-instance ILP (Yoda §4.4-4.5, Fig. 7). */
+@Command(name = "yoda-assign",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Assign VIPs to Yoda L7 instances with the fewest instances (Yoda Fig. 7): n_v replicas per VIP,",
+            "traffic capacity after f_v failures, rule capacity; in 'limit' mode also the transient traffic",
+            "against the previous assignment and a budget of migrated connections. Input format: solver/YODA.md.",
+            "Exit codes: 0 ok, 2 invalid input, 3 no assignment satisfies the constraints."})
+public final class YodaAssignCommand implements Callable<Integer> {
+    public static final int EXIT_INFEASIBLE = 3;
+
+    @Option(names = {"-p", "--problem"}, required = true, paramLabel = "FILE",
+            description = "Yoda problem JSON (instances, VIPs, optional previous assignment).")
+    Path problem;
+
+    @Option(names = "--mode", paramLabel = "limit|no-limit|both", defaultValue = "limit",
+            description = "Yoda §8.2 variant; 'both' solves both and prints them side by side (default ${DEFAULT-VALUE}).")
+    String mode;
+
+    @Option(names = "--migration-budget", paramLabel = "FRACTION",
+            description = "δ as a fraction of the previous connections; overrides the file (default: file, else 0.10).")
+    Double migrationBudget;
+
+    @Option(names = "--relax-step", paramLabel = "FRACTION", defaultValue = "0.10",
+            description = "When δ makes the limit variant infeasible, raise it by this much and retry, as §8.2 did; "
+                    + "0 = never (default ${DEFAULT-VALUE}).")
+    double relaxStep;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write the JSON here instead of stdout.")
+    Path output;
+
+    @Mixin
+    MipCliOptions mip;
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        MipOptions options = mip.toOptions();
+        if (migrationBudget != null && !(migrationBudget >= 0 && migrationBudget <= 1)) {
+            throw new IllegalArgumentException("--migration-budget: must be in [0, 1], got " + migrationBudget);
+        }
+        if (!(relaxStep >= 0 && relaxStep <= 1)) {
+            throw new IllegalArgumentException("--relax-step: must be in [0, 1], got " + relaxStep);
+        }
+        List<YodaMode> modes = new ArrayList<>();
+        if (mode.trim().equalsIgnoreCase("both")) {
+            modes.add(YodaMode.NO_LIMIT);
+            modes.add(YodaMode.LIMIT);
+        } else {
+            modes.add(YodaMode.parse(mode));
+        }
+        YodaProblem raw = YodaProblem.read(problem);
+        YodaProblem withBudget = migrationBudget == null ? raw : new YodaProblem(raw.instances, raw.instancePool,
+                raw.vips, raw.replicaFactor, raw.previous, migrationBudget, null);
+        YodaProblem.Resolved p = withBudget.resolve(problem.toString());
+        PrintWriter err = spec.commandLine().getErr();
+        ArrayNode results = ModelIo.MAPPER.createArrayNode();
+        boolean allFound = true;
+        for (YodaMode m : modes) {
+            YodaIlp.Outcome o = YodaIlp.solve(p, m, options, relaxStep);
+            for (String note : o.notes) {
+                err.println("yoda-assign (" + m.cliName() + "): " + note);
+            }
+            allFound &= o.assignment != null;
+            results.add(toJson(p, o));
+        }
+        if (!allFound) {
+            err.println("error: no assignment satisfies the constraints (see the notes above)");
+            return EXIT_INFEASIBLE;
+        }
+        Object doc = results.size() == 1 ? results.get(0) : ModelIo.MAPPER.createObjectNode().set("results", results);
+        if (output != null) {
+            ModelIo.write(output, doc);
+        } else {
+            PrintWriter out = spec.commandLine().getOut();
+            out.println(ModelIo.toJson(doc));
+            out.flush();
+        }
+        return SolverCli.EXIT_OK;
+    }
+
+    /** The result document (format in solver/YODA.md). */
+    public static ObjectNode toJson(YodaProblem.Resolved p, YodaIlp.Outcome o) {
+        ObjectNode n = ModelIo.MAPPER.createObjectNode();
+        n.put("mode", o.mode.cliName());
+        n.put("status", o.mip.status.name().toLowerCase(java.util.Locale.ROOT));
+        n.put("solvedBy", o.mip.solvedBy);
+        putNumber(n, "objective", o.mip.objective);
+        putNumber(n, "bound", o.mip.bound);
+        putNumber(n, "gap", o.mip.gap);
+        n.put("solveSeconds", Math.round(o.mip.seconds * 1000) / 1000.0);
+        n.put("allToAllInstances", allToAll(p));
+        if (o.greedyInstances >= 0) {
+            n.put("greedyInstances", o.greedyInstances);
+        }
+        if (!Double.isNaN(o.migrationBudget)) {
+            n.put("migrationBudgetConnections", o.migrationBudget);
+        }
+        ArrayNode notes = n.putArray("notes");
+        o.notes.forEach(notes::add);
+        YodaAssignment a = o.assignment;
+        if (a == null) {
+            return n;
+        }
+        n.put("instancesUsed", a.instancesUsed());
+        double prev = p.previousConnections();
+        if (prev > 0) {
+            n.put("migratedConnections", a.migratedConnections());
+            n.put("migratedFraction", a.migratedConnections() / prev);
+            n.put("overloadedDuringTransition", a.overloadedDuringTransition());
+        }
+        ObjectNode asg = n.putObject("assignment");
+        for (int v = 0; v < p.vip.length; v++) {
+            ArrayNode ys = asg.putArray(p.vip[v]);
+            for (int y : a.placement[v]) {
+                ys.add(p.instances.get(y).id);
+            }
+        }
+        ArrayNode inst = n.putArray("instances");
+        double[] fl = a.failoverLoad();
+        int[] rules = a.rules();
+        double[] tl = a.transientLoad();
+        boolean[] used = a.usedInstances();
+        for (int y = 0; y < used.length; y++) {
+            if (!used[y] && tl[y] == 0) {
+                continue;
+            }
+            YodaProblem.Instance in = p.instances.get(y);
+            ObjectNode i = inst.addObject();
+            i.put("id", in.id);
+            i.put("used", used[y]);
+            i.put("failoverTraffic", fl[y]);
+            i.put("trafficCapacity", in.trafficCapacity);
+            i.put("rules", rules[y]);
+            i.put("ruleCapacity", in.ruleCapacity);
+            if (prev > 0) {
+                i.put("transientTraffic", tl[y]);
+            }
+        }
+        return n;
+    }
+
+    /** §8.2's baseline: every VIP on every instance, so total traffic / capacity instances (largest first). */
+    static int allToAll(YodaProblem.Resolved p) {
+        double total = 0;
+        for (double t : p.traffic) {
+            total += t;
+        }
+        double[] caps = p.instances.stream().mapToDouble(i -> i.trafficCapacity).sorted().toArray();
+        int n = 0;
+        for (int i = caps.length - 1; i >= 0 && total > 1e-12; i--) {
+            total -= caps[i];
+            n++;
+        }
+        return Math.max(n, 1);
+    }
+
+    private static void putNumber(ObjectNode n, String field, double value) {
+        if (!Double.isNaN(value) && !Double.isInfinite(value)) {
+            n.put(field, value);
+        }
+    }
+}

@@ -1,0 +1,813 @@
+package org.hybridlb.solver.ilp;
+
+import com.google.ortools.linearsolver.MPConstraint;
+import com.google.ortools.linearsolver.MPSolver;
+import com.google.ortools.linearsolver.MPVariable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Locale;
+import org.hybridlb.solver.assign.Algorithms;
+import org.hybridlb.solver.assign.Assignments;
+import org.hybridlb.solver.assign.Feasibility;
+import org.hybridlb.solver.assign.Instance;
+import org.hybridlb.solver.assign.ResourceModel;
+import org.hybridlb.solver.assign.Usage;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.SolveReport;
+import org.hybridlb.solver.routing.LinkLoads;
+
+/**
+ * The Duet VIP assignment as an ILP (§3.4: maximise the traffic HMuxes carry subject to switch
+ * memory and link capacity), built row by row from the brain's {@link ResourceModel} so the ILP,
+ * the greedy and the checker share one model of the constraints:
+ *
+ * <pre>
+ *   max  Σ_v Σ_s (t_v / T) x[v][s]                        (HMux traffic share)
+ *   s.t. Σ_s x[v][s] ≤ 1                                   (else on the SMuxes)
+ *        Σ_v ecmpEntries(v)   x[v][s] ≤ ecmpCapacity(s)     per switch
+ *        Σ_v tunnelEntries(v) x[v][s] ≤ tunnelCapacity(s)   per switch
+ *        Σ_v Σ_s hostEntries(v) x[v][s] ≤ hostBudget        fabric-wide
+ *        Σ_v Σ_s t(l, s, v) x[v][s] ≤ linkCapacity(l)       per directed link (80%)
+ *        Σ_{v installed on c} t_v (1 - x[v][c]) ≤ X · T    optional migration budget
+ * </pre>
+ * x[v][s] exists only where {@code fitsAlone(v, s)} and t_v > 0 (a VIP without traffic adds
+ * nothing to the objective, so leaving it on the SMuxes loses nothing). Rows a column set cannot
+ * violate are left out. Link rows are added lazily: the first model has the links the warm
+ * start loads to at least {@link #INITIAL_LINK_UTILISATION}; after each solve, links the answer
+ * overloads join and the model is solved again. Every model is a relaxation of the full one,
+ * so each proven bound is valid; the answer is only the one that passes {@link Feasibility}.
+ *
+ * <p>Size. The full model has a column per (VIP, switch) that fits, about 100 link entries
+ * each: 312,000 columns and 32 million entries for 3,000 VIPs on 104 switches, more than SCIP
+ * can even solve the root LP of in a minute. So the model is solved in two parts:
+ * <ol>
+ * <li><b>Bound</b>: a relaxation over y_v = "v is on some HMux": memory summed over the switches
+ *   where v fits, the host budget, per link the least load v puts on it wherever it goes
+ *   (min_s t(l, s, v)), and the migration budget. Every feasible assignment satisfies it, so its
+ *   proven optimum (small: one binary per VIP) bounds the full model.</li>
+ * <li><b>Assignment</b>: the full model restricted to candidate columns per VIP: the
+ *   {@link #BEST_CANDIDATES} switches with the smallest peak link footprint, {@link #SPREAD_CANDIDATES}
+ *   switches spread evenly over the fabric (so small VIPs can use every switch's memory), the
+ *   warm start's and the installed switch. When every fitting switch is a candidate the
+ *   restricted model is the full one and its own bound counts too.</li>
+ * </ol>
+ * The gap reported is between the assignment and the best valid bound.
+ *
+ * <p>Secondary objective (optional): with the HMux traffic fixed at the optimum found, minimise
+ * the MRU (links, ECMP, tunnel; as {@link Usage#mru()}), over the candidate columns.
+ */
+public final class DuetIlp {
+    /** Links the warm start loads to at least this are in the first model. */
+    static final double INITIAL_LINK_UTILISATION = 0.5;
+    /**
+     * Link rows are utilisation ≤ 1 exactly as the checker has them (a link may be filled to its
+     * 80%); an answer that a solver tolerance pushes over is caught by the checker and repaired.
+     */
+    static final double LINK_MARGIN = 0;
+    /** Most lazy rounds before giving up on proving the full model. */
+    static final int MAX_ROUNDS = 30;
+    /** Candidate switches per VIP with the smallest peak link footprint. */
+    static final int BEST_CANDIDATES = 6;
+    /** Candidate switches per VIP spread evenly over the fabric. */
+    static final int SPREAD_CANDIDATES = 6;
+    /** The same when footprints are not computed (paper scale), plus the warm start's switch. */
+    static final int SPREAD_CANDIDATES_LARGE = 3;
+    /** Above this many (VIP, switch) pairs the footprints are not computed (paper scale: 53 million). */
+    static final long FULL_SCAN_LIMIT = 3_000_000L;
+    /** Share of the time limit the bound model may use. */
+    static final double BOUND_TIME_SHARE = 0.25;
+
+    /** What to solve for. */
+    public static final class Options {
+        public final MipOptions mip;
+        /** Second stage: same HMux traffic, lowest MRU. */
+        public final boolean minimiseMru;
+        /** Most traffic (fraction of total) whose VIP may leave its installed switch; null: no limit. */
+        public final Double migrationBudget;
+
+        public Options(MipOptions mip, boolean minimiseMru, Double migrationBudget) {
+            if (migrationBudget != null && !(migrationBudget >= 0 && migrationBudget <= 1)) {
+                throw new IllegalArgumentException("--migration-budget: must be in [0, 1], got " + migrationBudget);
+            }
+            this.mip = mip;
+            this.minimiseMru = minimiseMru;
+            this.migrationBudget = migrationBudget;
+        }
+
+        public static Options defaults() {
+            return new Options(MipOptions.DEFAULTS, false, null);
+        }
+    }
+
+    private final Instance in;
+    private final ResourceModel m;
+    private final Assignment current;
+    private final Options o;
+    private final List<String> notes = new ArrayList<>();
+    // columns (v, s) and their sparse link loads
+    private int[] colVip;
+    private int[] colSwitch;
+    private int[] loadStart;
+    private int[] loadLink;
+    private double[] loadBps;
+    private int cols;
+    /** Per link: Σ_v max_s t(l, s, v) over the candidate columns, the most they can put on it. */
+    private double[] worstLoad;
+    /** Whether every fitting (VIP, switch) pair is a column (the restricted model is the full one). */
+    private boolean allColumns;
+    /** Relaxation rows: per link, the VIPs that load it wherever they go, and that least load. */
+    private List<List<double[]>> minLoadRows;
+
+    private DuetIlp(Instance in, Assignment current, Options o) {
+        this.in = in;
+        this.m = in.resources();
+        this.current = current;
+        this.o = o;
+    }
+
+    /** Best assignment found, never one that breaks a constraint; its {@code solver} field says how good. */
+    public static Assignment solve(Instance in, Assignment current, Options o) {
+        return new DuetIlp(in, current, o).run();
+    }
+
+    private Assignment run() {
+        long t0 = System.nanoTime();
+        double deadline = t0 / 1e9 + o.mip.timeLimitSeconds;
+        double total = in.totalTrafficBps();
+        Usage start = warmStart();
+        double startShare = share(start);
+        if (total <= 0) {
+            return finish(start, "optimal", "none (no traffic)", startShare, 0.0, startShare, t0);
+        }
+        double eligible = eligibleShare();
+        if (startShare >= eligible - 1e-12) {
+            notes.add("the warm start carries every VIP that fits any switch: optimal without a solver");
+            return finishWithMru(start, "optimal", "none (trivial bound)", eligible, startShare, t0, deadline);
+        }
+        buildColumns(start);
+        double bound = Math.min(eligible, relaxationBound(start, t0 / 1e9 + BOUND_TIME_SHARE * o.mip.timeLimitSeconds));
+        if (MipResult.relativeGap(startShare, bound) <= o.mip.relativeGap) {
+            notes.add("the warm start is within the requested gap of the relaxation bound");
+            return finishWithMru(start, "optimal", o.mip.describe() + " (bound only)", bound, startShare, t0,
+                    deadline);
+        }
+        BitSet rows = new BitSet(m.linkCount());
+        for (int l = 0; l < m.linkCount(); l++) {
+            if (start.linkUtilisation(l) >= INITIAL_LINK_UTILISATION && worstLoad[l] > m.linkCapacity(l)) {
+                rows.set(l);
+            }
+        }
+        Usage best = start;
+        double bestShare = startShare;
+        String solvedBy = o.mip.describe();
+        boolean proven = false;
+        int solverAnswers = 0;
+        boolean usable = false;
+        for (int round = 1; round <= MAX_ROUNDS; round++) {
+            double left = deadline - System.nanoTime() / 1e9;
+            if (left <= 0.05) {
+                notes.add("time limit reached after " + (round - 1) + " round(s) of lazy link rows");
+                break;
+            }
+            Stage1 st = new Stage1(rows);
+            MipResult r = st.solve(o.mip.withTimeLimit(left), best);
+            solvedBy = r.solvedBy;
+            for (String n : r.notes) {
+                if (!notes.contains(n)) {
+                    notes.add(n);
+                }
+            }
+            if (allColumns && !Double.isNaN(r.bound) && (r.status == MipResult.Status.OPTIMAL
+                    || r.status == MipResult.Status.FEASIBLE)) {
+                bound = Math.min(bound, r.bound);
+            }
+            if (!r.hasSolution()) {
+                notes.add("round " + round + ": " + r.status + ", no solution");
+                break;
+            }
+            Usage u = usageOf(st.x, r.values);
+            BitSet over = overloadedLinks(u);
+            over.andNot(rows);
+            if (over.isEmpty() && Feasibility.violations(u).isEmpty() && budgetOk(u)) {
+                solverAnswers++;
+                usable = true;
+                if (share(u) >= bestShare) {
+                    best = u;
+                    bestShare = share(u);
+                }
+                proven = r.status == MipResult.Status.OPTIMAL && allColumns
+                        || MipResult.relativeGap(bestShare, bound) <= o.mip.relativeGap + 1e-9;
+                break;
+            }
+            // Not feasible on the full model: add the overloaded links, keep a repaired copy as incumbent.
+            rows.or(over);
+            solverAnswers++;
+            Usage repaired = repair(u);
+            if (share(repaired) > bestShare && budgetOk(repaired)) {
+                best = repaired;
+                bestShare = share(repaired);
+            }
+            if (over.isEmpty()) {
+                notes.add("solver answer broke a row it had (tolerance); repaired");
+                break;
+            }
+        }
+        if (bound < bestShare) {
+            bound = bestShare; // a relaxation cannot be below a feasible point; keep the report consistent
+        }
+        String status = proven && MipResult.relativeGap(bestShare, bound) <= o.mip.relativeGap + 1e-9
+                ? "optimal" : "feasible";
+        if (!usable && best == start) {
+            status = "fallback";
+            notes.add(solverAnswers == 0 ? "the solver returned no assignment; returning the warm start (greedy)"
+                    : "no solver answer passed the feasibility check; returning the warm start (greedy)");
+        }
+        return finishWithMru(best, status, solvedBy, bound, startShare, t0, deadline);
+    }
+
+    private Assignment finishWithMru(Usage best, String status, String solvedBy, double bound, double warm, long t0,
+                                     double deadline) {
+        if (o.minimiseMru) {
+            if (deadline - System.nanoTime() / 1e9 < 0.2) {
+                notes.add("MRU stage skipped: no time left");
+            } else {
+                if (colVip == null) {
+                    buildColumns(best);
+                }
+                Usage lower = minimiseMru(best, deadline);
+                if (lower != null) {
+                    best = lower;
+                }
+            }
+        }
+        return finish(best, status, solvedBy, share(best), bound, warm, t0);
+    }
+
+    // ---------------------------------------------------------------- columns and rows
+
+    private void buildColumns(Usage start) {
+        int nv = in.vipCount();
+        int ns = in.switchCount();
+        long pairs = 0;
+        for (int v = 0; v < nv; v++) {
+            if (in.trafficBps(v) > 0 && m.eligible(v)) {
+                for (int s = 0; s < ns; s++) {
+                    pairs += m.fitsAlone(v, s) ? 1 : 0;
+                }
+            }
+        }
+        boolean scan = pairs <= FULL_SCAN_LIMIT;
+        if (!scan) {
+            notes.add(pairs + " (VIP, switch) pairs: footprints not computed; candidates are spread switches "
+                    + "and the warm start's, and the bound has no link rows");
+        }
+        LinkLoads ll = m.newLinkLoads();
+        int nl = m.linkCount();
+        minLoadRows = new ArrayList<>();
+        for (int l = 0; l < nl; l++) {
+            minLoadRows.add(new ArrayList<>());
+        }
+        int[] touchCount = new int[nl];
+        double[] touchMin = new double[nl];
+        List<Integer> touched = new ArrayList<>();
+        List<int[]> chosen = new ArrayList<>();
+        allColumns = true;
+        for (int v = 0; v < nv; v++) {
+            if (in.trafficBps(v) <= 0 || !m.eligible(v)) {
+                continue;
+            }
+            List<Integer> fits = new ArrayList<>();
+            for (int s = 0; s < ns; s++) {
+                if (m.fitsAlone(v, s)) {
+                    fits.add(s);
+                }
+            }
+            if (fits.isEmpty()) {
+                continue;
+            }
+            double[] score = new double[ns];
+            if (scan) {
+                for (int s : fits) {
+                    m.linkLoads(v, s, ll);
+                    double peak = 0;
+                    for (int i = 0; i < ll.size(); i++) {
+                        int l = ll.link(i);
+                        double load = ll.load(i);
+                        peak = Math.max(peak, load / m.linkCapacity(l));
+                        if (touchCount[l]++ == 0) {
+                            touched.add(l);
+                            touchMin[l] = load;
+                        } else {
+                            touchMin[l] = Math.min(touchMin[l], load);
+                        }
+                    }
+                    score[s] = peak;
+                }
+                // a link every fitting switch loads: v puts at least the least of those loads on it
+                for (int l : touched) {
+                    if (touchCount[l] == fits.size() && touchMin[l] > 0) {
+                        minLoadRows.get(l).add(new double[] {v, touchMin[l]});
+                    }
+                    touchCount[l] = 0;
+                }
+                touched.clear();
+            }
+            boolean[] pick = new boolean[ns];
+            int picked = 0;
+            if (fits.size() <= BEST_CANDIDATES + SPREAD_CANDIDATES) {
+                for (int s : fits) {
+                    pick[s] = true;
+                }
+                picked = fits.size();
+            } else {
+                allColumns = false;
+                if (scan) {
+                    List<Integer> byScore = new ArrayList<>(fits);
+                    byScore.sort((a, b) -> Double.compare(score[a], score[b]));
+                    for (int i = 0; i < BEST_CANDIDATES; i++) {
+                        pick[byScore.get(i)] = true;
+                    }
+                }
+                // evenly spread, rotated per VIP so that every switch's memory is on offer
+                // (fewer without footprints: at paper scale the model must stay in memory)
+                int spread = scan ? SPREAD_CANDIDATES : SPREAD_CANDIDATES_LARGE;
+                int stride = Math.max(1, fits.size() / spread);
+                for (int j = 0; j < spread; j++) {
+                    pick[fits.get((v * 7919 + j * stride) % fits.size())] = true;
+                }
+                int ws = start.placement(v);
+                if (ws >= 0) {
+                    pick[ws] = true;
+                }
+                int cur = installedOn(v);
+                if (cur >= 0 && m.fitsAlone(v, cur)) {
+                    pick[cur] = true;
+                }
+            }
+            for (int s : fits) {
+                if (pick[s]) {
+                    chosen.add(new int[] {v, s});
+                }
+            }
+        }
+        cols = chosen.size();
+        colVip = new int[cols];
+        colSwitch = new int[cols];
+        loadStart = new int[cols + 1];
+        int cap = Math.max(16, cols * 16);
+        loadLink = new int[cap];
+        loadBps = new double[cap];
+        worstLoad = new double[nl];
+        double[] vipMax = new double[nl];
+        int nnz = 0;
+        for (int c = 0; c < cols; c++) {
+            if (c > 0 && chosen.get(c)[0] != chosen.get(c - 1)[0]) {
+                flushMax(vipMax, touched);
+            }
+            colVip[c] = chosen.get(c)[0];
+            colSwitch[c] = chosen.get(c)[1];
+            m.linkLoads(colVip[c], colSwitch[c], ll);
+            if (nnz + ll.size() > loadLink.length) {
+                int n = Math.max(loadLink.length * 2, nnz + ll.size());
+                loadLink = Arrays.copyOf(loadLink, n);
+                loadBps = Arrays.copyOf(loadBps, n);
+            }
+            for (int i = 0; i < ll.size(); i++) {
+                int l = ll.link(i);
+                loadLink[nnz] = l;
+                loadBps[nnz++] = ll.load(i);
+                if (vipMax[l] == 0) {
+                    touched.add(l);
+                }
+                vipMax[l] = Math.max(vipMax[l], ll.load(i));
+            }
+            loadStart[c + 1] = nnz;
+        }
+        flushMax(vipMax, touched);
+        if (o.mip.verbose) {
+            System.err.printf(Locale.ROOT, "ilp: %d pairs, %d candidate columns%s, %d link-load entries%n", pairs,
+                    cols, allColumns ? " (all)" : "", nnz);
+        }
+    }
+
+    /** Share of traffic of the VIPs that fit some switch: nothing can do better. */
+    private double eligibleShare() {
+        double sum = 0;
+        for (int v = 0; v < in.vipCount(); v++) {
+            if (in.trafficBps(v) <= 0 || !m.eligible(v)) {
+                continue;
+            }
+            for (int s = 0; s < in.switchCount(); s++) {
+                if (m.fitsAlone(v, s)) {
+                    sum += in.trafficBps(v);
+                    break;
+                }
+            }
+        }
+        return sum / in.totalTrafficBps();
+    }
+
+    /**
+     * Proven upper bound on the HMux share from the relaxation over y_v (see the class comment).
+     * Warm-started from {@code start}, which satisfies it.
+     */
+    private double relaxationBound(Usage start, double deadline) {
+        int nv = in.vipCount();
+        int ns = in.switchCount();
+        double total = in.totalTrafficBps();
+        MipModel model = MipModel.create("duet-bound", o.mip);
+        MPSolver s = model.solver();
+        MPVariable[] y = new MPVariable[nv];
+        long ecmpCap = 0;
+        long tunnelCap = 0;
+        for (int sw = 0; sw < ns; sw++) {
+            ecmpCap += m.ecmpCapacity(sw);
+            tunnelCap += m.tunnelCapacity(sw);
+        }
+        MPConstraint ecmp = s.makeConstraint(Double.NEGATIVE_INFINITY, ecmpCap, "ecmp");
+        MPConstraint tunnel = s.makeConstraint(Double.NEGATIVE_INFINITY, tunnelCap, "tunnel");
+        MPConstraint host = s.makeConstraint(Double.NEGATIVE_INFINITY, m.hostBudget(), "host");
+        boolean[] hasColumn = new boolean[nv];
+        for (int c = 0; c < cols; c++) {
+            hasColumn[colVip[c]] = true;
+        }
+        for (int v = 0; v < nv; v++) {
+            if (!hasColumn[v]) {
+                continue; // no traffic, or fits nowhere: y_v = 0 in any assignment worth having
+            }
+            y[v] = s.makeBoolVar("y_" + v);
+            s.objective().setCoefficient(y[v], in.trafficBps(v) / total);
+            ecmp.setCoefficient(y[v], m.ecmpEntries(v));
+            tunnel.setCoefficient(y[v], m.tunnelEntries(v));
+            host.setCoefficient(y[v], m.hostEntries(v));
+            model.hint(y[v], start.placement(v) >= 0 ? 1 : 0);
+        }
+        s.objective().setMaximization();
+        for (int l = 0; l < m.linkCount(); l++) {
+            List<double[]> row = minLoadRows.get(l);
+            double sum = 0;
+            for (double[] e : row) {
+                sum += e[1];
+            }
+            if (sum <= m.linkCapacity(l)) {
+                continue;
+            }
+            MPConstraint c = s.makeConstraint(Double.NEGATIVE_INFINITY, 1, "minlink_" + l);
+            for (double[] e : row) {
+                c.setCoefficient(y[(int) e[0]], e[1] / m.linkCapacity(l));
+            }
+        }
+        if (o.migrationBudget != null && current != null) {
+            // a VIP installed somewhere that is on no HMux has moved: Σ_installed t_v (1 - y_v) ≤ X·T
+            double installed = 0;
+            List<Integer> inst = new ArrayList<>();
+            for (int v = 0; v < nv; v++) {
+                if (installedOn(v) >= 0 && y[v] != null) {
+                    installed += in.trafficBps(v) / total;
+                    inst.add(v);
+                }
+            }
+            MPConstraint stay = s.makeConstraint(installed - o.migrationBudget, Double.POSITIVE_INFINITY, "stay");
+            for (int v : inst) {
+                stay.setCoefficient(y[v], in.trafficBps(v) / total);
+            }
+        }
+        double left = Math.max(0.5, deadline - System.nanoTime() / 1e9);
+        // the bound model is tiny; ask for a tight gap so its bound is close to its optimum
+        MipResult r = model.solve(o.mip.withTimeLimit(left).withGap(Math.min(o.mip.relativeGap, 1e-4)));
+        for (String n : r.notes) {
+            if (!notes.contains(n)) {
+                notes.add(n);
+            }
+        }
+        if (Double.isNaN(r.bound) || r.status == MipResult.Status.ERROR) {
+            notes.add("bound model: " + r.status + "; using the share of VIPs that fit anywhere");
+            return Double.POSITIVE_INFINITY;
+        }
+        return r.bound + 1e-9;
+    }
+
+    private void flushMax(double[] vipMax, List<Integer> touched) {
+        for (int l : touched) {
+            worstLoad[l] += vipMax[l];
+            vipMax[l] = 0;
+        }
+        touched.clear();
+    }
+
+    /** The first stage model: maximise HMux traffic share with the given link rows. */
+    private final class Stage1 {
+        final MipModel model;
+        final MPVariable[] x;
+
+        Stage1(BitSet linkRows) {
+            model = MipModel.create("duet", o.mip);
+            MPSolver s = model.solver();
+            x = new MPVariable[cols];
+            double total = in.totalTrafficBps();
+            for (int c = 0; c < cols; c++) {
+                x[c] = s.makeBoolVar("x_" + colVip[c] + "_" + colSwitch[c]);
+                s.objective().setCoefficient(x[c], in.trafficBps(colVip[c]) / total);
+            }
+            s.objective().setMaximization();
+            addCommonRows(s, x, null);
+            addLinkRows(s, x, linkRows, null);
+        }
+
+        MipResult solve(MipOptions opts, Usage hint) {
+            for (int c = 0; c < cols; c++) {
+                model.hint(x[c], hint.placement(colVip[c]) == colSwitch[c] ? 1 : 0);
+            }
+            return model.solve(opts);
+        }
+    }
+
+    /** Assignment, memory, host and migration rows; with {@code mru} non-null, memory rows are ≤ mru. */
+    private void addCommonRows(MPSolver s, MPVariable[] x, MPVariable mru) {
+        int nv = in.vipCount();
+        int ns = in.switchCount();
+        MPConstraint[] one = new MPConstraint[nv];
+        long[] ecmpSum = new long[ns];
+        long[] tunnelSum = new long[ns];
+        long hostSum = 0;
+        for (int c = 0; c < cols; c++) {
+            int v = colVip[c];
+            if (one[v] == null) {
+                one[v] = s.makeConstraint(0, 1, "one_" + v);
+                hostSum += m.hostEntries(v);
+            }
+            one[v].setCoefficient(x[c], 1);
+            ecmpSum[colSwitch[c]] += m.ecmpEntries(v);
+            tunnelSum[colSwitch[c]] += m.tunnelEntries(v);
+        }
+        MPConstraint[] ecmp = new MPConstraint[ns];
+        MPConstraint[] tunnel = new MPConstraint[ns];
+        for (int sw = 0; sw < ns; sw++) {
+            // rows that all columns together cannot break are redundant (unless they set the MRU)
+            if (mru != null || ecmpSum[sw] > m.ecmpCapacity(sw)) {
+                ecmp[sw] = s.makeConstraint(Double.NEGATIVE_INFINITY, mru == null ? m.ecmpCapacity(sw) : 0,
+                        "ecmp_" + sw);
+                if (mru != null) {
+                    ecmp[sw].setCoefficient(mru, -m.ecmpCapacity(sw));
+                }
+            }
+            if (mru != null || tunnelSum[sw] > m.tunnelCapacity(sw)) {
+                tunnel[sw] = s.makeConstraint(Double.NEGATIVE_INFINITY, mru == null ? m.tunnelCapacity(sw) : 0,
+                        "tunnel_" + sw);
+                if (mru != null) {
+                    tunnel[sw].setCoefficient(mru, -m.tunnelCapacity(sw));
+                }
+            }
+        }
+        MPConstraint host = hostSum > m.hostBudget() ? s.makeConstraint(Double.NEGATIVE_INFINITY, m.hostBudget(),
+                "host") : null;
+        for (int c = 0; c < cols; c++) {
+            int v = colVip[c];
+            int sw = colSwitch[c];
+            if (ecmp[sw] != null) {
+                ecmp[sw].setCoefficient(x[c], m.ecmpEntries(v));
+            }
+            if (tunnel[sw] != null) {
+                tunnel[sw].setCoefficient(x[c], m.tunnelEntries(v));
+            }
+            if (host != null) {
+                host.setCoefficient(x[c], m.hostEntries(v));
+            }
+        }
+        if (o.migrationBudget != null && current != null) {
+            // Σ_{v installed on c} t_v x[v][c] ≥ Σ_{v installed} t_v - X·T   (in shares of T)
+            double total = in.totalTrafficBps();
+            double installed = 0;
+            for (int v = 0; v < nv; v++) {
+                if (installedOn(v) >= 0) {
+                    installed += in.trafficBps(v) / total;
+                }
+            }
+            MPConstraint stay = s.makeConstraint(installed - o.migrationBudget - 1e-9, Double.POSITIVE_INFINITY,
+                    "migration");
+            for (int c = 0; c < cols; c++) {
+                if (installedOn(colVip[c]) == colSwitch[c]) {
+                    stay.setCoefficient(x[c], in.trafficBps(colVip[c]) / total);
+                }
+            }
+        }
+    }
+
+    private void addLinkRows(MPSolver s, MPVariable[] x, BitSet links, MPVariable mru) {
+        MPConstraint[] row = new MPConstraint[m.linkCount()];
+        for (int l = links.nextSetBit(0); l >= 0; l = links.nextSetBit(l + 1)) {
+            row[l] = s.makeConstraint(Double.NEGATIVE_INFINITY, mru == null ? 1 - LINK_MARGIN : 0, "link_" + l);
+            if (mru != null) {
+                row[l].setCoefficient(mru, -(1 - LINK_MARGIN));
+            }
+        }
+        for (int c = 0; c < cols; c++) {
+            for (int i = loadStart[c]; i < loadStart[c + 1]; i++) {
+                MPConstraint r = row[loadLink[i]];
+                if (r != null) {
+                    r.setCoefficient(x[c], loadBps[i] / m.linkCapacity(loadLink[i]));
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- secondary objective
+
+    private Usage minimiseMru(Usage best, double deadline) {
+        // All links any column loads join this model: the MRU is over every link.
+        BitSet all = new BitSet(m.linkCount());
+        for (int i = 0; i < loadStart[cols]; i++) {
+            all.set(loadLink[i]);
+        }
+        MipModel model = MipModel.create("duet-mru", o.mip);
+        MPSolver s = model.solver();
+        MPVariable[] x = new MPVariable[cols];
+        for (int c = 0; c < cols; c++) {
+            x[c] = s.makeBoolVar("x_" + colVip[c] + "_" + colSwitch[c]);
+        }
+        MPVariable mru = s.makeNumVar(0, 1, "mru");
+        s.objective().setCoefficient(mru, 1);
+        s.objective().setMinimization();
+        addCommonRows(s, x, mru);
+        addLinkRows(s, x, all, mru);
+        double total = in.totalTrafficBps();
+        double keep = share(best);
+        MPConstraint traffic = s.makeConstraint(keep - 1e-9, Double.POSITIVE_INFINITY, "keep_traffic");
+        for (int c = 0; c < cols; c++) {
+            traffic.setCoefficient(x[c], in.trafficBps(colVip[c]) / total);
+            model.hint(x[c], best.placement(colVip[c]) == colSwitch[c] ? 1 : 0);
+        }
+        model.hint(mru, best.mru());
+        double left = deadline - System.nanoTime() / 1e9;
+        MipResult r = model.solve(o.mip.withTimeLimit(Math.max(0.1, left)));
+        if (!r.hasSolution()) {
+            notes.add("MRU stage: " + r.status + " within the time left; MRU not lowered");
+            return null;
+        }
+        Usage u = usageOf(x, r.values);
+        if (!Feasibility.violations(u).isEmpty() || share(u) < keep - 1e-9 || u.mru() >= best.mru() - 1e-12
+                || !budgetOk(u)) {
+            notes.add("MRU stage: no lower MRU found (" + String.format(Locale.ROOT, "%.4f", best.mru()) + ")");
+            return null;
+        }
+        notes.add(String.format(Locale.ROOT, "MRU stage: MRU %.4f -> %.4f (bound %.4f)", best.mru(), u.mru(),
+                r.bound));
+        return u;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private Usage usageOf(MPVariable[] x, double[] values) {
+        Usage u = m.newUsage();
+        for (int c = 0; c < cols; c++) {
+            if (values[x[c].index()] > 0.5 && u.placement(colVip[c]) == Usage.SMUX) {
+                u.place(colVip[c], colSwitch[c]);
+            }
+        }
+        return u;
+    }
+
+    private BitSet overloadedLinks(Usage u) {
+        BitSet out = new BitSet(m.linkCount());
+        for (int l = 0; l < m.linkCount(); l++) {
+            if (u.linkUtilisation(l) > 1 + Usage.EPS) {
+                out.set(l);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A feasible copy: while some resource is over capacity, move to the SMuxes the VIP on it with
+     * the least traffic (least objective lost).
+     */
+    private Usage repair(Usage u) {
+        Usage r = u.copy();
+        int nv = in.vipCount();
+        int[] byTrafficAsc = in.vipsByTraffic().clone();
+        for (int i = 0, j = byTrafficAsc.length - 1; i < j; i++, j--) {
+            int t = byTrafficAsc[i];
+            byTrafficAsc[i] = byTrafficAsc[j];
+            byTrafficAsc[j] = t;
+        }
+        LinkLoads ll = m.newLinkLoads();
+        for (int guard = 0; guard < nv && !Feasibility.violations(r).isEmpty(); guard++) {
+            boolean removed = false;
+            for (int v : byTrafficAsc) {
+                int s = r.placement(v);
+                if (s < 0) {
+                    continue;
+                }
+                if (onOverloadedResource(r, v, s, ll)) {
+                    r.remove(v);
+                    removed = true;
+                    break;
+                }
+            }
+            if (!removed) {
+                break;
+            }
+        }
+        return Feasibility.violations(r).isEmpty() ? r : m.newUsage();
+    }
+
+    private boolean onOverloadedResource(Usage u, int v, int s, LinkLoads ll) {
+        if (u.ecmpUsed(s) > m.ecmpCapacity(s) || u.tunnelUsed(s) > m.tunnelCapacity(s)
+                || u.hostUsed() > m.hostBudget()) {
+            return true;
+        }
+        m.linkLoads(v, s, ll);
+        for (int i = 0; i < ll.size(); i++) {
+            if (u.linkUtilisation(ll.link(i)) > 1 + Usage.EPS) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The best feasible assignment among the greedy variants (and the installed one): the warm start. */
+    private Usage warmStart() {
+        List<String> names = new ArrayList<>(List.of("greedy-skip", "greedy"));
+        if (current != null) {
+            names.add("sticky");
+            names.add("one-time");
+        }
+        Usage best = null;
+        for (String name : names) {
+            Assignment a = Algorithms.get(name).assign(in, current);
+            Usage u = Assignments.usageOf(in, a);
+            if (!Feasibility.violations(in, a).isEmpty() || !budgetOk(u)) {
+                continue;
+            }
+            if (best == null || share(u) > share(best)) {
+                best = u;
+            }
+        }
+        return best != null ? best : m.newUsage();
+    }
+
+    private int installedOn(int v) {
+        if (current == null) {
+            return Usage.SMUX;
+        }
+        String where = current.assignment.get(in.vipId(v));
+        return where == null || Assignment.SMUX.equals(where) ? Usage.SMUX : in.switchIndex(where);
+    }
+
+    /** Share of total traffic whose VIP left its installed switch. */
+    private double movedShare(Usage u) {
+        double total = in.totalTrafficBps();
+        if (current == null || total <= 0) {
+            return 0;
+        }
+        double moved = 0;
+        for (int v = 0; v < in.vipCount(); v++) {
+            int c = installedOn(v);
+            if (c >= 0 && u.placement(v) != c) {
+                moved += in.trafficBps(v);
+            }
+        }
+        return moved / total;
+    }
+
+    private boolean budgetOk(Usage u) {
+        return o.migrationBudget == null || current == null || movedShare(u) <= o.migrationBudget + 1e-9;
+    }
+
+    private double share(Usage u) {
+        double total = in.totalTrafficBps();
+        if (total <= 0) {
+            return 0;
+        }
+        double hmux = 0;
+        for (int v = 0; v < in.vipCount(); v++) {
+            if (u.placement(v) >= 0) {
+                hmux += in.trafficBps(v);
+            }
+        }
+        return hmux / total;
+    }
+
+    private Assignment finish(Usage u, String status, String solvedBy, double objective, double bound,
+                              double warm, long t0) {
+        Assignment a = Assignments.of(in, u, "ilp", current);
+        List<String> bad = Feasibility.violations(in, a);
+        if (!bad.isEmpty() || !budgetOk(u)) {
+            // cannot happen by construction (every candidate passed the checker); never return it anyway
+            notes.add("final check failed (" + (bad.isEmpty() ? "migration budget" : bad.get(0))
+                    + "); returning the SMux-only assignment");
+            a = Assignments.of(in, m.newUsage(), "ilp", current);
+            status = "fallback";
+            objective = 0;
+        }
+        Double shownBound = Double.isInfinite(bound) || Double.isNaN(bound) ? null
+                : Math.max(objective, Math.min(1, bound));
+        Double gap = shownBound == null ? null : MipResult.relativeGap(objective, shownBound);
+        SolveReport report = new SolveReport(solvedBy, status, objective, shownBound, gap, warm,
+                (System.nanoTime() - t0) / 1e9, current != null && o.migrationBudget != null ? movedShare(u) : null,
+                notes);
+        return a.withSolver(report);
+    }
+}

@@ -1,0 +1,238 @@
+package org.hybridlb.solver.yoda;
+
+import com.google.ortools.linearsolver.MPConstraint;
+import com.google.ortools.linearsolver.MPSolver;
+import com.google.ortools.linearsolver.MPVariable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.hybridlb.solver.ilp.MipModel;
+import org.hybridlb.solver.ilp.MipOptions;
+import org.hybridlb.solver.ilp.MipResult;
+
+/**
+ * The Yoda VIP assignment ILP (Yoda Fig. 7): fewest instances such that every VIP v is on n_v
+ * instances (eq. 3), each instance carries its VIPs' traffic after f_v failures (eq. 1) and
+ * their rules (eq. 2), and, in {@link YodaMode#LIMIT}, the transient traffic during the switch
+ * from the previous assignment fits (eqs. 4-5) and at most δ connections migrate (eqs. 6-7).
+ *
+ * <p>Two formulation choices, both equivalent on integer points and tighter in the LP:
+ * the "instance used" variable u_y multiplies the capacities (eqs. 1, 2) and bounds every
+ * x_vy instead of eq. 8's sum / N; and m_vy = max(x_prev - x, 0) is substituted, because
+ * x_prev is data: eq. 6 becomes Σ_prev C_vy (1 - x_vy) ≤ δ. Identical instances the previous
+ * assignment did not use are interchangeable, so they are opened in order (symmetry breaking).
+ *
+ * <p>One reading of eq. 4: an instance the previous assignment already loads beyond T_y (Yoda
+ * §8.2: "already overloaded before starting the new round") may keep that load but not grow it,
+ * otherwise every such round would be infeasible.
+ */
+public final class YodaIlp {
+    /** Yoda §8.2: when δ makes the ILP infeasible, raise it by 10 points and try again. */
+    public static final double DEFAULT_RELAX_STEP = 0.10;
+
+    private YodaIlp() {
+    }
+
+    /** What {@code yoda-assign} prints. */
+    public static final class Outcome {
+        public final YodaAssignment assignment;
+        public final MipResult mip;
+        public final YodaMode mode;
+        /** δ actually enforced, in connections (NaN when no migration limit applied). */
+        public final double migrationBudget;
+        public final int greedyInstances;
+        public final List<String> notes;
+
+        Outcome(YodaAssignment assignment, MipResult mip, YodaMode mode, double migrationBudget,
+                int greedyInstances, List<String> notes) {
+            this.assignment = assignment;
+            this.mip = mip;
+            this.mode = mode;
+            this.migrationBudget = migrationBudget;
+            this.greedyInstances = greedyInstances;
+            this.notes = List.copyOf(notes);
+        }
+    }
+
+    /**
+     * Solves the problem; in limit mode relaxes δ by {@code relaxStep} (of the previous connections)
+     * while infeasible, as §8.2 did. Returns an outcome whose assignment is null when no
+     * assignment satisfies the constraints (even with δ = 100%).
+     */
+    public static Outcome solve(YodaProblem.Resolved p, YodaMode mode, MipOptions options, double relaxStep) {
+        List<String> notes = new ArrayList<>();
+        boolean limit = mode == YodaMode.LIMIT && p.hasPrevious();
+        if (mode == YodaMode.LIMIT && !p.hasPrevious()) {
+            notes.add("no previous assignment: the limit constraints have nothing to limit");
+        }
+        double prevConns = p.previousConnections();
+        double budget = limit ? p.migrationBudget(null) : Double.NaN;
+        YodaAssignment greedy = YodaGreedy.place(p, mode);
+        int greedyInstances = greedy == null ? -1 : greedy.instancesUsed();
+        while (true) {
+            MipResult r = solveOnce(p, limit, budget, greedy, options);
+            notes.addAll(r.notes);
+            if (r.hasSolution()) {
+                YodaAssignment a = extract(p, r.values);
+                List<String> bad = a.violations(limit ? YodaMode.LIMIT : YodaMode.NO_LIMIT, budget);
+                if (bad.isEmpty()) {
+                    return new Outcome(a, r, mode, budget, greedyInstances, notes);
+                }
+                notes.add("solver answer rejected by the checker (" + bad.get(0) + ")");
+                return fallback(p, limit, budget, greedy, r, mode, greedyInstances, notes);
+            }
+            if (r.status == MipResult.Status.INFEASIBLE && limit && relaxStep > 0
+                    && budget < prevConns * (1 - 1e-9)) {
+                double next = Math.min(prevConns, budget + relaxStep * prevConns);
+                notes.add(String.format("infeasible with δ = %.0f connections (%.0f%%); relaxing to %.0f%%",
+                        budget, 100 * budget / prevConns, 100 * next / prevConns));
+                budget = next;
+                continue;
+            }
+            if (r.status == MipResult.Status.INFEASIBLE) {
+                notes.add("proven infeasible: no assignment meets the constraints");
+                return new Outcome(null, r, mode, budget, greedyInstances, notes);
+            }
+            notes.add("solver stopped without a solution (" + r.status + ")");
+            return fallback(p, limit, budget, greedy, r, mode, greedyInstances, notes);
+        }
+    }
+
+    private static Outcome fallback(YodaProblem.Resolved p, boolean limit, double budget, YodaAssignment greedy,
+                                    MipResult r, YodaMode mode, int greedyInstances, List<String> notes) {
+        if (greedy != null && greedy.violations(limit ? YodaMode.LIMIT : YodaMode.NO_LIMIT, budget).isEmpty()) {
+            notes.add("returning the best-fit-decreasing placement instead");
+            return new Outcome(greedy, r, mode, budget, greedyInstances, notes);
+        }
+        return new Outcome(null, r, mode, budget, greedyInstances, notes);
+    }
+
+    static MipResult solveOnce(YodaProblem.Resolved p, boolean limit, double budget, YodaAssignment hint,
+                               MipOptions options) {
+        int nv = p.vip.length;
+        int ny = p.instances.size();
+        MipModel model = MipModel.create("yoda", options);
+        MPSolver s = model.solver();
+        MPVariable[][] x = new MPVariable[nv][ny];
+        MPVariable[] u = new MPVariable[ny];
+        for (int y = 0; y < ny; y++) {
+            u[y] = s.makeBoolVar("u_" + y);
+            s.objective().setCoefficient(u[y], 1);
+        }
+        s.objective().setMinimization();
+        for (int v = 0; v < nv; v++) {
+            MPConstraint replicas = s.makeConstraint(p.replicas[v], p.replicas[v], "replicas_" + v);
+            for (int y = 0; y < ny; y++) {
+                x[v][y] = s.makeBoolVar("x_" + v + "_" + y);
+                replicas.setCoefficient(x[v][y], 1);
+                MPConstraint link = s.makeConstraint(Double.NEGATIVE_INFINITY, 0, "open_" + v + "_" + y);
+                link.setCoefficient(x[v][y], 1);
+                link.setCoefficient(u[y], -1);
+            }
+        }
+        double[] before = YodaAssignment.previousLoad(p);
+        for (int y = 0; y < ny; y++) {
+            YodaProblem.Instance in = p.instances.get(y);
+            MPConstraint traffic = s.makeConstraint(Double.NEGATIVE_INFINITY, 0, "traffic_" + y);
+            MPConstraint rules = s.makeConstraint(Double.NEGATIVE_INFINITY, 0, "rules_" + y);
+            // Capacities scaled to 1 keep the LP well conditioned whatever the traffic unit is.
+            for (int v = 0; v < nv; v++) {
+                traffic.setCoefficient(x[v][y], p.failoverLoad(v) / in.trafficCapacity);
+                rules.setCoefficient(x[v][y], (double) p.rules[v] / in.ruleCapacity);
+            }
+            traffic.setCoefficient(u[y], -1);
+            rules.setCoefficient(u[y], -1);
+            if (limit) {
+                double cap = Math.max(in.trafficCapacity, before[y]);
+                // Σ_v max(t_v x_vy / n_v, t_v x_old / n_old) ≤ cap; for a VIP that was on y the max is
+                // a continuous w_vy ≥ both terms, otherwise just the first term.
+                MPConstraint trans = s.makeConstraint(Double.NEGATIVE_INFINITY, 1, "transient_" + y);
+                for (int v = 0; v < nv; v++) {
+                    double share = p.traffic[v] / p.replicas[v] / cap;
+                    Map<Integer, Double> prev = p.previous.get(v);
+                    if (prev.containsKey(y)) {
+                        double old = p.traffic[v] / prev.size() / cap;
+                        MPVariable w = s.makeNumVar(old, Math.max(old, share), "w_" + v + "_" + y);
+                        MPConstraint ge = s.makeConstraint(0, Double.POSITIVE_INFINITY, "wge_" + v + "_" + y);
+                        ge.setCoefficient(w, 1);
+                        ge.setCoefficient(x[v][y], -share);
+                        trans.setCoefficient(w, 1);
+                        if (hint != null) {
+                            model.hint(w, YodaAssignment.contains(hint.placement[v], y) ? Math.max(old, share) : old);
+                        }
+                    } else {
+                        trans.setCoefficient(x[v][y], share);
+                    }
+                }
+            }
+        }
+        if (limit) {
+            // Σ_prev C_vy (1 - x_vy) ≤ δ  ⇔  Σ_prev C_vy x_vy ≥ Σ_prev C_vy - δ
+            double total = p.previousConnections();
+            double scale = total > 0 ? 1 / total : 1;
+            MPConstraint kept = s.makeConstraint((total - budget) * scale, Double.POSITIVE_INFINITY,
+                    "migration");
+            for (int v = 0; v < nv; v++) {
+                for (Map.Entry<Integer, Double> e : p.previous.get(v).entrySet()) {
+                    kept.setCoefficient(x[v][e.getKey()], e.getValue() * scale);
+                }
+            }
+        }
+        addSymmetryBreaking(s, p, u);
+        if (hint != null) {
+            boolean[] used = hint.usedInstances();
+            for (int y = 0; y < ny; y++) {
+                model.hint(u[y], used[y] ? 1 : 0);
+            }
+            for (int v = 0; v < nv; v++) {
+                for (int y = 0; y < ny; y++) {
+                    model.hint(x[v][y], YodaAssignment.contains(hint.placement[v], y) ? 1 : 0);
+                }
+            }
+        }
+        return model.solve(options);
+    }
+
+    /** u_a ≥ u_b for consecutive identical instances (same T, R) that no VIP used before. */
+    private static void addSymmetryBreaking(MPSolver s, YodaProblem.Resolved p, MPVariable[] u) {
+        boolean[] usedBefore = new boolean[u.length];
+        for (Map<Integer, Double> m : p.previous) {
+            for (int y : m.keySet()) {
+                usedBefore[y] = true;
+            }
+        }
+        int last = -1;
+        for (int y = 0; y < u.length; y++) {
+            if (usedBefore[y]) {
+                continue;
+            }
+            if (last >= 0 && same(p.instances.get(last), p.instances.get(y))) {
+                MPConstraint c = s.makeConstraint(0, Double.POSITIVE_INFINITY, "sym_" + y);
+                c.setCoefficient(u[last], 1);
+                c.setCoefficient(u[y], -1);
+            }
+            last = y;
+        }
+    }
+
+    private static boolean same(YodaProblem.Instance a, YodaProblem.Instance b) {
+        return a.trafficCapacity == b.trafficCapacity && a.ruleCapacity == b.ruleCapacity;
+    }
+
+    static YodaAssignment extract(YodaProblem.Resolved p, double[] values) {
+        int nv = p.vip.length;
+        int ny = p.instances.size();
+        // Variables were created as u_0..u_{ny-1}, then per VIP x_v_0..x_v_{ny-1} (w's come later).
+        int[][] placement = new int[nv][];
+        for (int v = 0; v < nv; v++) {
+            List<Integer> ys = new ArrayList<>();
+            for (int y = 0; y < ny; y++) {
+                if (values[ny + v * ny + y] > 0.5) {
+                    ys.add(y);
+                }
+            }
+            placement[v] = ys.stream().mapToInt(Integer::intValue).toArray();
+        }
+        return new YodaAssignment(p, placement);
+    }
+}

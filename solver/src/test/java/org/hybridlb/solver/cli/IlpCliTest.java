@@ -1,0 +1,115 @@
+package org.hybridlb.solver.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.hybridlb.solver.io.ModelIo;
+import org.hybridlb.solver.io.Schema;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.topology.DuetTestbed;
+import org.hybridlb.solver.workload.Workload;
+import org.hybridlb.solver.workload.WorkloadGenerator;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** assign --algorithm ilp and yoda-assign, run as an operator would. */
+class IlpCliTest {
+    @TempDir
+    static Path dir;
+    static String[] files;
+
+    @BeforeAll
+    static void write() {
+        Topology t = DuetTestbed.generate();
+        Workload w = WorkloadGenerator.generate(t, new WorkloadGenerator.Params().vipCount(40).intervals(1), 11);
+        ModelIo.write(dir.resolve("topo.json"), t);
+        ModelIo.write(dir.resolve("vips.json"), w.vips);
+        ModelIo.write(dir.resolve("traffic.json"), w.trace);
+        files = new String[] {"assign", "--topology", dir.resolve("topo.json").toString(),
+            "--vips", dir.resolve("vips.json").toString(), "--traffic", dir.resolve("traffic.json").toString()};
+    }
+
+    static CliRun assign(String... extra) {
+        String[] args = new String[files.length + extra.length];
+        System.arraycopy(files, 0, args, 0, files.length);
+        System.arraycopy(extra, 0, args, files.length, extra.length);
+        return CliRun.of(args);
+    }
+
+    @Test
+    void assignIlpPrintsObjectiveBoundAndGap() {
+        CliRun r = assign("--algorithm", "ilp", "--time-limit", "10", "--gap", "0");
+        assertEquals(0, r.exit, r.err);
+        Assignment a = ModelIo.parse(r.out, "stdout", Schema.ASSIGNMENT, Assignment.class);
+        assertEquals("ilp", a.algorithm);
+        assertNotNull(a.solver, r.out);
+        assertEquals(a.hmuxTrafficShare, a.solver.objective, 1e-9);
+        assertTrue(a.solver.bound >= a.solver.objective - 1e-9);
+        assertTrue(a.solver.warmStart <= a.solver.objective + 1e-9);
+        assertTrue(r.err.contains("ilp: " + a.solver.status), r.err);
+    }
+
+    @Test
+    void gurobiMissingFallsBackWithAMessage() {
+        String before = System.getProperty("hlb.python");
+        System.setProperty("hlb.python", "/nonexistent/python3");
+        try {
+            CliRun r = assign("--algorithm", "ilp", "--solver", "gurobi", "--time-limit", "10");
+            assertEquals(0, r.exit, r.err);
+            Assignment a = ModelIo.parse(r.out, "stdout", Schema.ASSIGNMENT, Assignment.class);
+            // a solver ran (unless the greedy was already provably optimal, then none was needed)
+            if (!a.solver.solver.startsWith("none")) {
+                assertTrue(r.err.contains("Gurobi not used: cannot start /nonexistent/python3"), r.err);
+                assertTrue(a.solver.solver.startsWith("ortools/scip"), a.solver.solver);
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty("hlb.python");
+            } else {
+                System.setProperty("hlb.python", before);
+            }
+        }
+    }
+
+    @Test
+    void badIlpOptionsExitTwoNamingTheOption() {
+        CliRun r = assign("--algorithm", "ilp", "--gap", "2");
+        assertEquals(2, r.exit);
+        assertTrue(r.err.contains("--gap"), r.err);
+        assertEquals("", r.out);
+        r = assign("--algorithm", "ilp", "--solver", "cplex");
+        assertEquals(2, r.exit);
+        assertTrue(r.err.contains("--solver"), r.err);
+    }
+
+    @Test
+    void yodaAssignBothModes() throws Exception {
+        CliRun r = CliRun.of("yoda-assign", "-p", "examples/yoda/small.json", "--mode", "both", "--gap", "0");
+        assertEquals(0, r.exit, r.err);
+        JsonNode doc = ModelIo.MAPPER.readTree(r.out);
+        JsonNode noLimit = doc.get("results").get(0);
+        JsonNode limit = doc.get("results").get(1);
+        assertEquals("no-limit", noLimit.get("mode").asText());
+        assertEquals("limit", limit.get("mode").asText());
+        assertTrue(limit.get("migratedFraction").asDouble() <= 0.10 + 1e-9);
+        assertTrue(noLimit.get("instancesUsed").asInt() <= limit.get("instancesUsed").asInt());
+        assertEquals(8, limit.get("assignment").size());
+    }
+
+    @Test
+    void yodaAssignBadInputExitsTwoWithNothingOnStdout() throws Exception {
+        Path bad = dir.resolve("bad-yoda.json");
+        Files.writeString(bad, "{\"instancePool\":{\"count\":2,\"trafficCapacity\":1,\"ruleCapacity\":5},"
+                + "\"vips\":[{\"vip\":\"v\",\"traffic\":1,\"rules\":1,\"replicas\":3}]}");
+        CliRun r = CliRun.of("yoda-assign", "-p", bad.toString());
+        assertEquals(2, r.exit);
+        assertEquals("", r.out);
+        assertTrue(r.err.contains("/vips/0/replicas") && r.err.contains("3 replicas but only 2 instances"), r.err);
+    }
+}

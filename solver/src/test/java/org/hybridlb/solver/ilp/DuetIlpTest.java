@@ -1,0 +1,242 @@
+package org.hybridlb.solver.ilp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.hybridlb.solver.assign.Algorithms;
+import org.hybridlb.solver.assign.Feasibility;
+import org.hybridlb.solver.assign.Instance;
+import org.hybridlb.solver.assign.SolverOptions;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Host;
+import org.hybridlb.solver.model.Link;
+import org.hybridlb.solver.model.Switch;
+import org.hybridlb.solver.model.SwitchRole;
+import org.hybridlb.solver.model.TableCapacity;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
+import org.hybridlb.solver.model.VipSet;
+import org.hybridlb.solver.model.VipTraffic;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Duet ILP on fabrics small enough to enumerate every assignment: core c0, agg a0, ToRs t0
+ * and t1 (links t0-a0, t1-a0, a0-c0), hosts h0..h5 under t1.
+ */
+class DuetIlpTest {
+    static final MipOptions MIP = MipOptions.DEFAULTS.withTimeLimit(20).withGap(0);
+    static final DuetIlp.Options OPTS = new DuetIlp.Options(MIP, false, null);
+
+    static Topology fabric(TableCapacity core, TableCapacity agg, TableCapacity t0, TableCapacity t1,
+                           double torLinkBps) {
+        List<Switch> sw = List.of(new Switch("c0", SwitchRole.CORE, null, core),
+                new Switch("a0", SwitchRole.AGG, 0, agg),
+                new Switch("t0", SwitchRole.TOR, 0, t0),
+                new Switch("t1", SwitchRole.TOR, 0, t1));
+        List<Link> links = List.of(new Link("t0", "a0", torLinkBps), new Link("t1", "a0", 1e12),
+                new Link("a0", "c0", 1e12));
+        List<Host> hosts = new ArrayList<>();
+        for (int h = 0; h < 6; h++) {
+            hosts.add(new Host("h" + h, "10.0.1." + (h + 1), "t1"));
+        }
+        return new Topology("tiny", sw, links, hosts, List.of());
+    }
+
+    /** A VIP 100.0.0.i whose DIPs are the given hosts (one tunnel entry each). */
+    static Vip vip(int i, int... hosts) {
+        List<Dip> dips = new ArrayList<>();
+        for (int h : hosts) {
+            dips.add(new Dip("10.0.1." + (h + 1), 1, null));
+        }
+        return new Vip("100.0.0." + i, "100.0.0.0/24", List.of(new VipPort("any", 0, dips)));
+    }
+
+    static TrafficInterval traffic(double... bytesPerSecond) {
+        List<VipTraffic> vt = new ArrayList<>();
+        for (int i = 0; i < bytesPerSecond.length; i++) {
+            vt.add(new VipTraffic("100.0.0." + (i + 1), Map.of(VipTraffic.INTERNET, bytesPerSecond[i]), null));
+        }
+        return new TrafficInterval(0, 0, 600, vt);
+    }
+
+    static final TableCapacity NONE = new TableCapacity(16384, 0, 0);
+
+    @Test
+    void memoryKnapsackWhereGreedyIsSuboptimal() {
+        // Only t0 can hold VIPs: 3 tunnel entries. A (2 DIPs, 10) then B (1 DIP, 6) fill it: 16.
+        // Leaving A out and taking B, C, D (1 DIP, 6 each) carries 18.
+        Topology t = fabric(NONE, NONE, new TableCapacity(16384, 100, 3), NONE, 1e12);
+        VipSet vips = new VipSet(List.of(vip(1, 0, 1), vip(2, 2), vip(3, 3), vip(4, 4)));
+        Instance in = Instance.build(t, vips, traffic(10e6, 6e6, 6e6, 6e6), SolverOptions.defaults());
+        Assignment greedy = Algorithms.get("greedy-skip").assign(in, null);
+        assertEquals(16.0 / 28, greedy.hmuxTrafficShare, 1e-9);
+        Assignment ilp = DuetIlp.solve(in, null, OPTS);
+        assertEquals(18.0 / 28, ilp.hmuxTrafficShare, 1e-9);
+        assertEquals(Assignment.SMUX, ilp.placementOf("100.0.0.1"));
+        assertEquals("t0", ilp.placementOf("100.0.0.4"));
+        assertEquals("optimal", ilp.solver.status);
+        assertEquals(0.0, ilp.solver.gap, 1e-9);
+        assertEquals(16.0 / 28, ilp.solver.warmStart, 1e-9);
+        assertEquals(List.of(), Feasibility.violations(in, ilp));
+        assertEquals(bruteForceBest(in), ilp.hmuxTrafficShare, 1e-9);
+    }
+
+    @Test
+    void linkKnapsackIsSolvedWithLazyLinkRows() {
+        // Only t0 holds VIPs, and their Internet traffic crosses a0->t0 and t0->a0. With room for
+        // 1.0 units, greedy takes A (0.6) and nothing else fits; B + C (0.45 each) carry 0.9.
+        Topology t = fabric(NONE, NONE, new TableCapacity(16384, 100, 100), NONE, 1e9);
+        VipSet vips = new VipSet(List.of(vip(1, 0), vip(2, 1), vip(3, 2)));
+        Instance probe = Instance.build(t, vips, traffic(1, 1, 1), SolverOptions.defaults());
+        int a0t0 = probe.fabric().linkBetween(probe.switchIndex("a0"), probe.switchIndex("t0"));
+        double unit = probe.resources().linkCapacity(a0t0); // usable capacity of a0->t0 (and t0->a0)
+        double b = unit / Instance.BITS_PER_BYTE; // traffic files are in bytes/s
+        Instance in = Instance.build(t, vips, traffic(0.6 * b, 0.45 * b, 0.45 * b),
+                SolverOptions.defaults());
+        Assignment greedy = Algorithms.get("greedy-skip").assign(in, null);
+        assertEquals(0.6 / 1.5, greedy.hmuxTrafficShare, 1e-9);
+        Assignment ilp = DuetIlp.solve(in, null, OPTS);
+        assertEquals(0.9 / 1.5, ilp.hmuxTrafficShare, 1e-9);
+        assertEquals(List.of(), Feasibility.violations(in, ilp));
+        assertEquals(bruteForceBest(in), ilp.hmuxTrafficShare, 1e-9);
+    }
+
+    @Test
+    void migrationBudgetKeepsTheInstalledAssignment() {
+        Topology t = fabric(NONE, NONE, new TableCapacity(16384, 100, 3), NONE, 1e12);
+        VipSet vips = new VipSet(List.of(vip(1, 0, 1), vip(2, 2), vip(3, 3), vip(4, 4)));
+        Instance in = Instance.build(t, vips, traffic(10e6, 6e6, 6e6, 6e6), SolverOptions.defaults());
+        Map<String, String> installed = new LinkedHashMap<>();
+        installed.put("100.0.0.1", "t0");
+        installed.put("100.0.0.2", "t0");
+        Assignment current = new Assignment("greedy", installed, 0, 0, 0, null);
+        // Moving A off t0 moves 10/28 of the traffic: a 30% budget forbids it, 40% allows it.
+        Assignment tight = DuetIlp.solve(in, current, new DuetIlp.Options(MIP, false, 0.30));
+        assertEquals("t0", tight.placementOf("100.0.0.1"));
+        assertEquals(16.0 / 28, tight.hmuxTrafficShare, 1e-9);
+        assertEquals(0.0, tight.solver.movedShare, 1e-9);
+        Assignment loose = DuetIlp.solve(in, current, new DuetIlp.Options(MIP, false, 0.40));
+        assertEquals(18.0 / 28, loose.hmuxTrafficShare, 1e-9);
+        assertEquals(10.0 / 28, loose.solver.movedShare, 1e-9);
+    }
+
+    @Test
+    void secondaryObjectiveLowersTheMruAtEqualTraffic() {
+        // Two ToRs with 6 tunnel entries; A(3) B(3) C(2) D(2) E(1) by traffic. Everything fits
+        // (11 of 12 entries); the MRU stage must find the split with the least loaded fuller ToR.
+        TableCapacity tor = new TableCapacity(16384, 100, 6);
+        Topology t = fabric(NONE, NONE, tor, tor, 1e12);
+        VipSet vips = new VipSet(List.of(vip(1, 0, 1, 2), vip(2, 3, 4, 5), vip(3, 0, 1), vip(4, 2, 3),
+                vip(5, 4)));
+        Instance in = Instance.build(t, vips, traffic(5e6, 4e6, 3e6, 2e6, 1e6), SolverOptions.defaults());
+        Assignment plain = DuetIlp.solve(in, null, OPTS);
+        Assignment low = DuetIlp.solve(in, null, new DuetIlp.Options(MIP, true, null));
+        assertEquals(1.0, plain.hmuxTrafficShare, 1e-9);
+        assertEquals(1.0, low.hmuxTrafficShare, 1e-9);
+        assertEquals(bruteForceMinMru(in, 1.0), low.mru, 1e-9);
+        assertTrue(low.mru <= plain.mru + 1e-12);
+        assertEquals(List.of(), Feasibility.violations(in, low));
+    }
+
+    /** Lowest MRU over every feasible placement that carries {@code share}. */
+    static double bruteForceMinMru(Instance in, double share) {
+        int nv = in.vipCount();
+        int ns = in.switchCount();
+        double best = Double.POSITIVE_INFINITY;
+        long combos = (long) Math.pow(ns + 1, nv);
+        for (long k = 0; k < combos; k++) {
+            long x = k;
+            Map<String, String> map = new LinkedHashMap<>();
+            double carried = 0;
+            for (int v = 0; v < nv; v++) {
+                int c = (int) (x % (ns + 1)) - 1;
+                x /= ns + 1;
+                map.put(in.vipId(v), c < 0 ? Assignment.SMUX : in.switchId(c));
+                carried += c >= 0 ? in.trafficBps(v) : 0;
+            }
+            Assignment a = new Assignment("enum", map, 0, 0, 0, null);
+            if (Math.abs(carried / in.totalTrafficBps() - share) < 1e-9 && Feasibility.violations(in, a).isEmpty()) {
+                best = Math.min(best, org.hybridlb.solver.assign.Assignments.usageOf(in, a).mru());
+            }
+        }
+        return best;
+    }
+
+    @Test
+    void registeredAsIlpInTheAlgorithmRegistry() {
+        assertTrue(Algorithms.names().contains("ilp"));
+        assertEquals("ilp", Algorithms.get("ilp").name());
+    }
+
+    /** Random tiny instances: the ILP equals enumeration and its answer passes the checker. */
+    @Property(tries = 30)
+    void ilpMatchesEnumeration(@ForAll @IntRange(min = 1, max = 5) int nVips, @ForAll long seed,
+                               @ForAll boolean lowMru) {
+        Random r = new Random(seed);
+        TableCapacity[] caps = new TableCapacity[4];
+        for (int i = 0; i < 4; i++) {
+            caps[i] = r.nextInt(3) == 0 ? NONE
+                    : new TableCapacity(16384, 2 + r.nextInt(4), 1 + r.nextInt(3));
+        }
+        Topology t = fabric(caps[0], caps[1], caps[2], caps[3], 1e9);
+        List<Vip> vs = new ArrayList<>();
+        double[] tr = new double[nVips];
+        for (int v = 0; v < nVips; v++) {
+            int k = 1 + r.nextInt(3);
+            int[] hosts = new int[k];
+            for (int i = 0; i < k; i++) {
+                hosts[i] = (v + i) % 6;
+            }
+            vs.add(vip(v + 1, hosts));
+            tr[v] = (1 + r.nextInt(10)) * 2e7;
+        }
+        Instance in = Instance.build(t, new VipSet(vs), traffic(tr), SolverOptions.defaults());
+        Assignment a = DuetIlp.solve(in, null, new DuetIlp.Options(MIP, lowMru, null));
+        assertNotNull(a.solver);
+        assertEquals(List.of(), Feasibility.violations(in, a));
+        assertEquals(bruteForceBest(in), a.hmuxTrafficShare, 1e-9);
+        if (lowMru && nVips <= 4) {
+            assertEquals(bruteForceMinMru(in, a.hmuxTrafficShare), a.mru, 1e-6);
+        }
+        assertTrue(a.hmuxTrafficShare >= Algorithms.get("greedy-skip").assign(in, null).hmuxTrafficShare - 1e-12);
+    }
+
+    /** Best HMux share over every placement (each VIP on the SMuxes or any switch) that passes the checker. */
+    static double bruteForceBest(Instance in) {
+        int nv = in.vipCount();
+        int ns = in.switchCount();
+        int[] choice = new int[nv];
+        double best = 0;
+        long combos = (long) Math.pow(ns + 1, nv);
+        for (long k = 0; k < combos; k++) {
+            long x = k;
+            Map<String, String> map = new LinkedHashMap<>();
+            for (int v = 0; v < nv; v++) {
+                choice[v] = (int) (x % (ns + 1)) - 1;
+                x /= ns + 1;
+                map.put(in.vipId(v), choice[v] < 0 ? Assignment.SMUX : in.switchId(choice[v]));
+            }
+            Assignment a = new Assignment("enum", map, 0, 0, 0, null);
+            if (Feasibility.violations(in, a).isEmpty()) {
+                double share = 0;
+                for (int v = 0; v < nv; v++) {
+                    share += choice[v] >= 0 ? in.trafficBps(v) : 0;
+                }
+                best = Math.max(best, share / in.totalTrafficBps());
+            }
+        }
+        return best;
+    }
+}

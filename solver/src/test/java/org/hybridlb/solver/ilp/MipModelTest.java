@@ -1,0 +1,117 @@
+package org.hybridlb.solver.ilp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.google.ortools.linearsolver.MPConstraint;
+import com.google.ortools.linearsolver.MPObjective;
+import com.google.ortools.linearsolver.MPSolver;
+import com.google.ortools.linearsolver.MPVariable;
+import org.junit.jupiter.api.Test;
+
+/** The MIP layer on a knapsack whose optimum (8: items b and c) is known by hand. */
+class MipModelTest {
+    private static MipModel knapsack(MipOptions o) {
+        MipModel m = MipModel.create("knap", o);
+        MPSolver s = m.solver();
+        MPVariable a = s.makeBoolVar("a");
+        MPVariable b = s.makeBoolVar("b");
+        MPVariable c = s.makeBoolVar("c");
+        MPConstraint cap = s.makeConstraint(0, 5, "cap");
+        cap.setCoefficient(a, 3);
+        cap.setCoefficient(b, 3);
+        cap.setCoefficient(c, 2);
+        MPObjective obj = s.objective();
+        obj.setCoefficient(a, 4);
+        obj.setCoefficient(b, 5);
+        obj.setCoefficient(c, 3);
+        obj.setMaximization();
+        m.hint(a, 1); // a worse start: a + c = 7
+        m.hint(c, 1);
+        return m;
+    }
+
+    @Test
+    void scipAndCpSatFindTheKnownOptimum() {
+        for (MipOptions.Engine e : MipOptions.Engine.values()) {
+            MipResult r = knapsack(MipOptions.DEFAULTS.withEngine(e)).solve(MipOptions.DEFAULTS.withEngine(e));
+            assertEquals(MipResult.Status.OPTIMAL, r.status, e.name());
+            assertEquals(8.0, r.objective, 1e-6, e.name());
+            assertEquals(0.0, r.values[0], 1e-6);
+            assertEquals(1.0, r.values[1], 1e-6);
+            assertEquals(1.0, r.values[2], 1e-6);
+            assertEquals(0.0, r.gap, 1e-6);
+        }
+    }
+
+    @Test
+    void gurobiBackendSolvesOrFallsBackWithAReason() {
+        MipOptions o = MipOptions.DEFAULTS.withBackend(MipOptions.Backend.GUROBI);
+        MipResult r = knapsack(o).solve(o);
+        assertEquals(8.0, r.objective, 1e-6);
+        if (gurobipyWithoutFullLicence()) {
+            assertTrue(r.solvedBy.startsWith("gurobi "), r.solvedBy);
+        }
+        if (r.solvedBy.startsWith("gurobi")) {
+            assertTrue(r.notes.isEmpty(), r.notes.toString());
+        } else {
+            assertEquals("ortools/scip", r.solvedBy);
+            assertTrue(r.notes.get(0).startsWith("Gurobi not used: "), r.notes.toString());
+        }
+    }
+
+    @Test
+    void missingGurobiFallsBackToOrToolsWithAClearMessage() {
+        String before = System.getProperty("hlb.python");
+        System.setProperty("hlb.python", "/nonexistent/python3");
+        try {
+            MipOptions o = MipOptions.DEFAULTS.withBackend(MipOptions.Backend.GUROBI);
+            MipResult r = knapsack(o).solve(o);
+            assertEquals("ortools/scip", r.solvedBy);
+            assertEquals(8.0, r.objective, 1e-6);
+            assertEquals(1, r.notes.size());
+            assertTrue(r.notes.get(0).contains("cannot start /nonexistent/python3"), r.notes.get(0));
+            assertTrue(r.notes.get(0).endsWith("solved with OR-Tools scip instead"), r.notes.get(0));
+        } finally {
+            if (before == null) {
+                System.clearProperty("hlb.python");
+            } else {
+                System.setProperty("hlb.python", before);
+            }
+        }
+    }
+
+    @Test
+    void modelBeyondTheSizeLimitedLicenceFallsBack() {
+        assumeTrue(gurobipyWithoutFullLicence(), "needs gurobipy with only its bundled licence");
+        MipOptions o = MipOptions.DEFAULTS.withBackend(MipOptions.Backend.GUROBI);
+        MipModel m = MipModel.create("big", o);
+        MPConstraint c = m.solver().makeConstraint(0, 3, "c");
+        for (int i = 0; i < 2001; i++) {
+            MPVariable v = m.solver().makeBoolVar("v" + i);
+            c.setCoefficient(v, 1);
+            m.solver().objective().setCoefficient(v, 1);
+        }
+        m.solver().objective().setMaximization();
+        MipResult r = m.solve(o);
+        assertEquals(3.0, r.objective, 1e-6);
+        assertEquals("ortools/scip", r.solvedBy);
+        assertTrue(r.notes.get(0).contains("size-limited licence"), r.notes.get(0));
+    }
+
+    /** True when python3 has gurobipy and no full licence is configured. */
+    static boolean gurobipyWithoutFullLicence() {
+        if (System.getenv("GRB_LICENSE_FILE") != null
+                || java.nio.file.Files.exists(java.nio.file.Path.of(System.getProperty("user.home"), "gurobi.lic"))
+                || java.nio.file.Files.exists(java.nio.file.Path.of("/opt/gurobi/gurobi.lic"))) {
+            return false;
+        }
+        try {
+            Process p = new ProcessBuilder(GurobiBridge.python(), "-c", "import gurobipy").start();
+            return p.waitFor() == 0;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package org.hybridlb.solver.yoda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.hybridlb.solver.ilp.MipOptions;
+import org.hybridlb.solver.io.InvalidInputException;
+import org.junit.jupiter.api.Test;
+
+class YodaIlpTest {
+    static final MipOptions OPTS = MipOptions.DEFAULTS.withTimeLimit(20).withGap(0);
+    static final Path SMALL = Path.of("examples/yoda/small.json");
+
+    @Test
+    void smallExampleRespectsReplicasFailuresAndTheLimits() {
+        YodaProblem.Resolved p = YodaProblem.read(SMALL).resolve("small");
+        // 10.1.0.1: 9 units, factor 4, T = 10 -> n = ceil(3.6) = 4, f = 1 -> 3 per instance after a failure
+        assertEquals(4, p.replicas[0]);
+        assertEquals(3.0, p.failoverLoad(0), 1e-12);
+        // 10.1.0.6: oversubscription 0.5 of 2 replicas -> one tolerated failure
+        assertEquals(1, p.failures[5]);
+        YodaIlp.Outcome noLimit = YodaIlp.solve(p, YodaMode.NO_LIMIT, OPTS, 0.1);
+        YodaIlp.Outcome limit = YodaIlp.solve(p, YodaMode.LIMIT, OPTS, 0.1);
+        for (YodaIlp.Outcome o : List.of(noLimit, limit)) {
+            assertNotNull(o.assignment);
+            assertEquals(List.of(), o.assignment.violations(YodaMode.NO_LIMIT, Double.NaN));
+            for (int v = 0; v < p.vip.length; v++) {
+                assertEquals(p.replicas[v], o.assignment.placement[v].length, p.vip[v]);
+            }
+            double[] fl = o.assignment.failoverLoad();
+            for (int y = 0; y < fl.length; y++) {
+                assertTrue(fl[y] <= p.instances.get(y).trafficCapacity + 1e-9);
+            }
+            assertEquals(0.0, o.mip.gap, 1e-9);
+        }
+        assertEquals(List.of(), limit.assignment.violations(YodaMode.LIMIT, limit.migrationBudget));
+        assertTrue(limit.assignment.migratedConnections() <= 0.10 * p.previousConnections() + 1e-6);
+        assertEquals(0, limit.assignment.overloadedDuringTransition());
+        // The limits cost instances, never save them (both are proven optimal).
+        assertTrue(noLimit.assignment.instancesUsed() <= limit.assignment.instancesUsed());
+        // Lower bound by hand: failover traffic 3.0*4 + 3.75*3 + 2.5*3 + 4*2 + 2.5*2 + 1.5*2 + 1 + 0.5*2 = 48.75
+        // over instances of 10 -> at least 5; rules 3600+1200+3600+600+300+1400+50+1000 = 11750 / 2000 -> 6.
+        assertTrue(noLimit.assignment.instancesUsed() >= 6);
+    }
+
+    @Test
+    void infeasibleBudgetIsRelaxedInTenPointSteps() {
+        // One VIP must leave both old instances: they cannot hold its new rules.
+        String json = "{\"instances\":[{\"id\":\"a\",\"trafficCapacity\":10,\"ruleCapacity\":100},"
+                + "{\"id\":\"b\",\"trafficCapacity\":10,\"ruleCapacity\":100},"
+                + "{\"id\":\"c\",\"trafficCapacity\":10,\"ruleCapacity\":1000},"
+                + "{\"id\":\"d\",\"trafficCapacity\":10,\"ruleCapacity\":1000}],"
+                + "\"vips\":[{\"vip\":\"v1\",\"traffic\":4,\"rules\":500,\"replicas\":2,\"connections\":100},"
+                + "{\"vip\":\"v2\",\"traffic\":4,\"rules\":50,\"replicas\":1,\"connections\":900}],"
+                + "\"previous\":[{\"vip\":\"v1\",\"instances\":[\"a\",\"b\"]},{\"vip\":\"v2\",\"instances\":[\"a\"]}],"
+                + "\"migrationBudgetFraction\":0.0}";
+        YodaProblem.Resolved p = YodaProblem.parse(json, "test").resolve("test");
+        YodaIlp.Outcome o = YodaIlp.solve(p, YodaMode.LIMIT, OPTS, 0.1);
+        assertNotNull(o.assignment);
+        assertEquals(100.0, o.assignment.migratedConnections(), 1e-9);
+        assertEquals(100.0, o.migrationBudget, 1e-6); // 0% -> 10% of 1000 connections
+        assertTrue(o.notes.stream().anyMatch(n -> n.contains("relaxing to 10%")), o.notes.toString());
+        YodaIlp.Outcome strict = YodaIlp.solve(p, YodaMode.LIMIT, OPTS, 0);
+        assertNull(strict.assignment);
+    }
+
+    @Test
+    void badInputNamesTheField() {
+        String tooManyFailures = "{\"instancePool\":{\"count\":3,\"trafficCapacity\":1,\"ruleCapacity\":10},"
+                + "\"vips\":[{\"vip\":\"v\",\"traffic\":1,\"rules\":1,\"replicas\":2,\"toleratedFailures\":2}]}";
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> YodaProblem.parse(tooManyFailures, "f.json"));
+        assertEquals("/vips/0/toleratedFailures", e.field());
+        String unknownInstance = "{\"instancePool\":{\"count\":3,\"trafficCapacity\":1,\"ruleCapacity\":10},"
+                + "\"vips\":[{\"vip\":\"v\",\"traffic\":1,\"rules\":1,\"replicas\":1}],"
+                + "\"previous\":[{\"vip\":\"v\",\"instances\":[\"nope\"]}]}";
+        e = assertThrows(InvalidInputException.class, () -> YodaProblem.parse(unknownInstance, "f.json"));
+        assertEquals("/previous/0/instances/0", e.field());
+        String negativeTraffic = "{\"instancePool\":{\"count\":3,\"trafficCapacity\":1,\"ruleCapacity\":10},"
+                + "\"vips\":[{\"vip\":\"v\",\"traffic\":-1,\"rules\":1}]}";
+        e = assertThrows(InvalidInputException.class, () -> YodaProblem.parse(negativeTraffic, "f.json"));
+        assertEquals("/vips/0/traffic", e.field());
+    }
+
+    /** Random tiny problems: the ILP matches enumeration and its answer never breaks a constraint. */
+    @Property(tries = 25)
+    void ilpMatchesEnumerationOnTinyProblems(@ForAll @IntRange(min = 1, max = 3) int nVips,
+                                             @ForAll @IntRange(min = 2, max = 4) int nInstances,
+                                             @ForAll long seed, @ForAll boolean limit) {
+        java.util.Random rnd = new java.util.Random(seed);
+        StringBuilder sb = new StringBuilder("{\"instances\":[");
+        for (int y = 0; y < nInstances; y++) {
+            sb.append(y > 0 ? "," : "").append("{\"id\":\"y").append(y).append("\",\"trafficCapacity\":")
+                    .append(4 + rnd.nextInt(7)).append(",\"ruleCapacity\":").append(100 + 100 * rnd.nextInt(5))
+                    .append("}");
+        }
+        sb.append("],\"vips\":[");
+        StringBuilder prev = new StringBuilder("],\"previous\":[");
+        for (int v = 0; v < nVips; v++) {
+            int n = 1 + rnd.nextInt(Math.min(3, nInstances));
+            int f = rnd.nextInt(n);
+            sb.append(v > 0 ? "," : "").append("{\"vip\":\"v").append(v).append("\",\"traffic\":")
+                    .append(1 + rnd.nextInt(8)).append(",\"rules\":").append(10 * (1 + rnd.nextInt(10)))
+                    .append(",\"replicas\":").append(n).append(",\"toleratedFailures\":").append(f)
+                    .append(",\"connections\":").append(100 * (1 + rnd.nextInt(9))).append("}");
+            int k = 1 + rnd.nextInt(nInstances);
+            prev.append(v > 0 ? "," : "").append("{\"vip\":\"v").append(v).append("\",\"instances\":[");
+            List<Integer> ys = new ArrayList<>();
+            for (int y = 0; y < nInstances; y++) {
+                ys.add(y);
+            }
+            java.util.Collections.shuffle(ys, rnd);
+            for (int i = 0; i < k; i++) {
+                prev.append(i > 0 ? "," : "").append("\"y").append(ys.get(i)).append("\"");
+            }
+            prev.append("]}");
+        }
+        String json = sb.append(prev).append("],\"migrationBudgetFraction\":").append(rnd.nextInt(5) / 4.0)
+                .append("}").toString();
+        YodaProblem.Resolved p = YodaProblem.parse(json, "gen").resolve("gen");
+        YodaMode mode = limit ? YodaMode.LIMIT : YodaMode.NO_LIMIT;
+        YodaIlp.Outcome o = YodaIlp.solve(p, mode, OPTS, 0);
+        int expected = bruteForceMin(p, mode, p.migrationBudget(null), nInstances);
+        if (expected < 0) {
+            assertNull(o.assignment, json);
+        } else {
+            assertNotNull(o.assignment, json);
+            assertEquals(List.of(), o.assignment.violations(mode, o.migrationBudget), json);
+            assertEquals(expected, o.assignment.instancesUsed(), json);
+        }
+    }
+
+    /** Fewest instances over every placement on the first {@code limitInstances} instances; -1 if none. */
+    static int bruteForceMin(YodaProblem.Resolved p, YodaMode mode, double budget, int limitInstances) {
+        int ny = Math.min(limitInstances, p.instances.size());
+        List<List<int[]>> choices = new ArrayList<>();
+        for (int v = 0; v < p.vip.length; v++) {
+            List<int[]> subsets = new ArrayList<>();
+            for (int mask = 0; mask < (1 << ny); mask++) {
+                if (Integer.bitCount(mask) == p.replicas[v]) {
+                    int[] s = new int[p.replicas[v]];
+                    int k = 0;
+                    for (int y = 0; y < ny; y++) {
+                        if ((mask & (1 << y)) != 0) {
+                            s[k++] = y;
+                        }
+                    }
+                    subsets.add(s);
+                }
+            }
+            choices.add(subsets);
+        }
+        int[] best = {-1};
+        enumerate(p, mode, budget, choices, new int[p.vip.length][], 0, best);
+        return best[0];
+    }
+
+    private static void enumerate(YodaProblem.Resolved p, YodaMode mode, double budget, List<List<int[]>> choices,
+                                  int[][] placement, int v, int[] best) {
+        if (v == placement.length) {
+            YodaAssignment a = new YodaAssignment(p, placement.clone());
+            if (a.violations(mode, budget).isEmpty() && (best[0] < 0 || a.instancesUsed() < best[0])) {
+                best[0] = a.instancesUsed();
+            }
+            return;
+        }
+        for (int[] s : choices.get(v)) {
+            placement[v] = s;
+            enumerate(p, mode, budget, choices, placement, v + 1, best);
+        }
+    }
+}
