@@ -395,8 +395,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private void repairSmuxGroups() {
         Map<String, Smux> smuxes = smuxesById();
         Map<String, Set<String>> expected = new TreeMap<>();
-        for (Vip v : state.installedVips.values()) {
-            expected.computeIfAbsent(v.aggregate, a -> new LinkedHashSet<>(liveIds()));
+        List<String> live = liveIds();
+        if (!live.isEmpty()) { // no live SMux: no aggregate route (an empty group would black-hole)
+            for (Vip v : state.installedVips.values()) {
+                expected.computeIfAbsent(v.aggregate, a -> new LinkedHashSet<>(live));
+            }
         }
         try {
             Map<String, Set<String>> actual = ports.hmux.smuxGroups();
