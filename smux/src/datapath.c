@@ -24,20 +24,49 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
+/* Index in t->cum of the member whose cumulative-weight interval holds slot
+ * (hlb_weighted_pick_m without its checks: the caller has a non-zero total). */
+static inline __attribute__((always_inline)) int
+pick_slot(const uint32_t *cum, int n, uint32_t slot)
+{
+    if (n <= 16) {
+        int idx = 0;                   /* branch-free: random hashes, no mispredictions */
+        for (int i = 0; i < n; i++)
+            idx += cum[i] <= slot;
+        return idx;
+    }
+    int lo = 0, len = n;
+    while (len > 1) {
+        int half = len / 2;
+        lo = cum[lo + half - 1] <= slot ? lo + half : lo;
+        len -= half;
+    }
+    return lo;
+}
+
+/* The tuple must belong to s (dst, proto and, unless s->port is 0, dst port equal to
+ * the service's): the crc32 hash then only adds the terms of the fields that vary to
+ * the service's precomputed ones.  Equal to hlb_crc32_5tuple() of the tuple. */
 static inline __attribute__((always_inline)) int
 select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
            const struct hlb_5tuple *tuple)
 {
     int rel;
+    if (s->selection == HLB_SEL_CRC32) {
+        if (s->weight_total == 0)      /* empty pool or all weights 0 */
+            return -1;
+        uint32_t h = s->crc_fixed ^ hlb_crc32_src(tuple->src_ip) ^
+                     hlb_crc32_sport(tuple->src_port);
+        if (s->port == 0)
+            h ^= hlb_crc32_dport(tuple->dst_port);
+        uint32_t slot = hlb_fastmod(h, s->weight_mod_m, s->weight_total);
+        return (int)s->dip_first + pick_slot(&t->cum[s->dip_first], (int)s->dip_count, slot);
+    }
     if (s->dip_count == 0)
         return -1;
-    if (s->selection == HLB_SEL_CRC32)
-        rel = hlb_weighted_pick_m(hlb_crc32_5tuple(tuple), &t->cum[s->dip_first],
-                                  (int)s->dip_count, s->weight_mod_m);
-    else
-        rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(tuple, s->basis),
-                                    &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
-                                    (int)s->dip_count);
+    rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(tuple, s->basis),
+                                &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
+                                (int)s->dip_count);
     return rel < 0 ? -1 : (int)s->dip_first + rel;
 }
 
@@ -222,23 +251,44 @@ static void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_config *c)
                            (src >> 16) + (src & 0xffff);
 }
 
-static inline void encapsulate(struct hlb_worker *w, const struct encap_ctx *ec,
-                               struct hlb_vip_table *t, const struct hlb_service *s, int dip,
-                               struct hlb_pkt *p, const struct hlb_parsed *pp, uint8_t *verdict)
+/* Counters of one burst kept in registers and written once at its end: the
+ * worker totals always, the per-service ones while consecutive packets hit the same
+ * service (a store-to-load chain per packet on one counter otherwise). */
+struct burst_acc {
+    uint64_t fwd_packets, fwd_bytes;
+    uint32_t svc;                     /* service index of the current run, or ~0 */
+    uint32_t svc_packets;
+    uint64_t svc_bytes;
+};
+
+static inline void acc_flush_svc(struct burst_acc *a, struct hlb_vip_table *t)
+{
+    if (a->svc_packets) {
+        t->svc_counters[a->svc].packets += a->svc_packets;
+        t->svc_counters[a->svc].bytes += a->svc_bytes;
+    }
+    a->svc_packets = 0;
+    a->svc_bytes = 0;
+}
+
+static inline __attribute__((always_inline)) void
+encapsulate(struct hlb_worker *w, const struct encap_ctx *ec, struct burst_acc *acc,
+            struct hlb_vip_table *t, const struct hlb_service *s, int dip,
+            struct hlb_pkt *p, const struct hlb_parsed *pp, uint8_t *verdict)
 {
     const struct hlb_dp_config *c = &w->cfg;
     uint32_t gre = s->encap == HLB_ENCAP_GRE;
     uint32_t overhead = 20u + 4u * gre;
 
-    if (pp->ip_tot_len + overhead > c->mtu) {
+    if (__builtin_expect(pp->ip_tot_len + overhead > c->mtu, 0)) {
         frag_needed(w, p, pp, overhead, verdict);
         return;
     }
-    if (!c->gw_known) {
+    if (__builtin_expect(!c->gw_known, 0)) {
         drop(w, verdict, HLB_DROP_NO_GATEWAY);
         return;
     }
-    if (p->headroom < overhead) {
+    if (__builtin_expect(p->headroom < overhead, 0)) {
         drop(w, verdict, HLB_DROP_NO_HEADROOM);
         return;
     }
@@ -278,12 +328,16 @@ static inline void encapsulate(struct hlb_worker *w, const struct encap_ctx *ec,
     p->out_port = out_port;
 
     uint32_t si = (uint32_t)(s - t->services);
-    t->svc_counters[si].packets++;
-    t->svc_counters[si].bytes += pp->ip_tot_len;
+    if (si != acc->svc) {
+        acc_flush_svc(acc, t);
+        acc->svc = si;
+    }
+    acc->svc_packets++;
+    acc->svc_bytes += pp->ip_tot_len;
     t->dip_counters[dip].packets++;
     t->dip_counters[dip].bytes += pp->ip_tot_len;
-    w->st.fwd_packets++;
-    w->st.fwd_bytes += p->len;
+    acc->fwd_packets++;
+    acc->fwd_bytes += p->len;
     *verdict = HLB_V_TX;
 }
 
@@ -376,6 +430,7 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         n = HLB_MAX_BURST;
     struct encap_ctx ec;
     encap_ctx_init(&ec, &w->cfg);
+    struct burst_acc acc = {.svc = ~0u};
     struct hlb_conn_table *ct = w->ct;
 
     /* Stage 1: parse and classify, and finish every frame except those of pinned
@@ -387,7 +442,7 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         struct hlb_parsed *pp = &parsed[i];
         rx_bytes += p->len;
         enum hlb_parse_result r = hlb_parse(p->data, p->len, pp);
-        if (r != HLB_PARSE_IPV4) {
+        if (__builtin_expect(r != HLB_PARSE_IPV4, 0)) {
             switch (r) {
             case HLB_PARSE_ARP:
                 handle_arp(w, p, &verdict[i]);
@@ -403,7 +458,7 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         }
         const struct hlb_service *s = hlb_table_lookup(t, pp->t.dst_ip, pp->t.proto,
                                                        pp->t.dst_port);
-        if (!s) {
+        if (__builtin_expect(!s, 0)) {
             if (pp->t.dst_ip == w->cfg.self_ip)
                 to_self(w, p, pp, &verdict[i]);
             else
@@ -412,10 +467,10 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         }
         if (!(s->pin && ct)) {
             int dip = select_dip(t, s, &pp->t);
-            if (dip < 0)
+            if (__builtin_expect(dip < 0, 0))
                 drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
             else
-                encapsulate(w, &ec, t, s, dip, p, pp, &verdict[i]);
+                encapsulate(w, &ec, &acc, t, s, dip, p, pp, &verdict[i]);
             continue;
         }
         svc[i] = s;
@@ -434,6 +489,9 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         if (dip < 0)
             drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
         else
-            encapsulate(w, &ec, t, s, dip, &pkts[i], &parsed[i], &verdict[i]);
+            encapsulate(w, &ec, &acc, t, s, dip, &pkts[i], &parsed[i], &verdict[i]);
     }
+    acc_flush_svc(&acc, t);
+    w->st.fwd_packets += acc.fwd_packets;
+    w->st.fwd_bytes += acc.fwd_bytes;
 }

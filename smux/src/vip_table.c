@@ -469,6 +469,10 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             sv->dip_count = t->n_dips - sv->dip_first;
             if (cum)
                 sv->weight_mod_m = hlb_fastmod_m(cum);
+            sv->weight_total = cum;
+            /* The hash terms a packet of this service cannot change (see hlb_pkt.h). */
+            sv->crc_fixed = hlb_crc32_fixed(sv->vip, sv->proto) ^
+                            (sv->port ? hlb_crc32_dport(sv->port) : 0);
             t->n_services++;
         }
     }

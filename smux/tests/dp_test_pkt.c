@@ -153,6 +153,10 @@ static void test_crc32_shared_vectors(void **state)
         assert_memory_equal(bytes, want, 13);
         uint32_t h = hlb_crc32_5tuple(&t);
         assert_int_equal(h, (uint32_t)json_integer_value(json_object_get(v, "crc32")));
+        /* the byte-wise (slicing-by-8) form and the field-split form agree */
+        assert_int_equal(hlb_crc32_bytes(bytes, 13), h);
+        assert_int_equal(hlb_crc32_fixed(t.dst_ip, t.proto) ^ hlb_crc32_dport(t.dst_port) ^
+                         hlb_crc32_src(t.src_ip) ^ hlb_crc32_sport(t.src_port), h);
 
         json_t *ws = json_object_get(v, "weights");
         uint32_t cum[16];
