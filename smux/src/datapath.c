@@ -1,6 +1,9 @@
 #include "datapath.h"
 
 #include <string.h>
+#if defined(__SSE4_1__) && defined(__POPCNT__)
+#include <smmintrin.h>
+#endif
 
 const char *const hlb_drop_names[HLB_DROP_MAX] = {
     [HLB_DROP_TRUNCATED] = "truncated",
@@ -29,6 +32,20 @@ static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 static inline __attribute__((always_inline)) int
 pick_slot(const uint32_t *cum, int n, uint32_t slot)
 {
+#if defined(__SSE4_1__) && defined(__POPCNT__)
+    if (n <= 8) {
+        /* Count cum[i] <= slot over 8 lanes (max(cum, slot) == slot), keep the n
+         * lanes of this pool (the table allocates 8 entries of slack after cum[]). */
+        __m128i sl = _mm_set1_epi32((int)slot);
+        __m128i a = _mm_loadu_si128((const __m128i *)cum);
+        __m128i b = _mm_loadu_si128((const __m128i *)(cum + 4));
+        unsigned bits = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+                            _mm_cmpeq_epi32(_mm_max_epu32(a, sl), sl))) |
+                        (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+                            _mm_cmpeq_epi32(_mm_max_epu32(b, sl), sl))) << 4;
+        return __builtin_popcount(bits & ((1u << n) - 1));
+    }
+#endif
     if (n <= 16) {
         int idx = 0;                   /* branch-free: random hashes, no mispredictions */
         for (int i = 0; i < n; i++)
@@ -231,7 +248,10 @@ static void to_self(struct hlb_worker *w, struct hlb_pkt *p, const struct hlb_pa
 struct encap_ctx {
     uint8_t eth[HLB_MAX_PORTS][16];   /* dst, src, type 0x0800, 2 spare bytes */
     uint32_t base_sum[2];             /* outer IP header sum without tos, len, dst */
-    uint64_t src_word;                /* bytes 12..15: our address (+ dst patched in) */
+    uint32_t ttl_proto[2];            /* outer bytes 8..9 (TTL, protocol), ipip / gre */
+    uint32_t self_ip;
+    uint32_t mtu;
+    uint8_t gw_known, two_port;
 };
 
 static void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_config *c)
@@ -244,6 +264,14 @@ static void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_config *c)
         e->eth[port][14] = 0x45;
         e->eth[port][15] = 0;
     }
+    /* Copies of the configuration the per-packet code reads: held in this local
+     * struct, the compiler keeps them in registers (frame stores cannot alias it). */
+    e->self_ip = c->self_ip;
+    e->mtu = c->mtu;
+    e->gw_known = c->gw_known;
+    e->two_port = c->two_port;
+    e->ttl_proto[0] = (uint32_t)c->outer_ttl | (uint32_t)HLB_IPPROTO_IPIP << 8;
+    e->ttl_proto[1] = (uint32_t)c->outer_ttl | (uint32_t)HLB_IPPROTO_GRE << 8;
     uint32_t src = hlb_ntohl(c->self_ip);
     for (int gre = 0; gre < 2; gre++)
         e->base_sum[gre] = 0x4500u + HLB_IP_DF +
@@ -276,15 +304,14 @@ encapsulate(struct hlb_worker *w, const struct encap_ctx *ec, struct burst_acc *
             struct hlb_vip_table *t, const struct hlb_service *s, int dip,
             struct hlb_pkt *p, const struct hlb_parsed *pp, uint8_t *verdict)
 {
-    const struct hlb_dp_config *c = &w->cfg;
     uint32_t gre = s->encap == HLB_ENCAP_GRE;
     uint32_t overhead = 20u + 4u * gre;
 
-    if (__builtin_expect(pp->ip_tot_len + overhead > c->mtu, 0)) {
+    if (__builtin_expect(pp->ip_tot_len + overhead > ec->mtu, 0)) {
         frag_needed(w, p, pp, overhead, verdict);
         return;
     }
-    if (__builtin_expect(!c->gw_known, 0)) {
+    if (__builtin_expect(!ec->gw_known, 0)) {
         drop(w, verdict, HLB_DROP_NO_GATEWAY);
         return;
     }
@@ -292,7 +319,7 @@ encapsulate(struct hlb_worker *w, const struct encap_ctx *ec, struct burst_acc *
         drop(w, verdict, HLB_DROP_NO_HEADROOM);
         return;
     }
-    uint16_t out_port = c->two_port ? 1 : p->in_port;
+    uint16_t out_port = ec->two_port ? 1 : p->in_port;
     uint32_t tos = p->data[HLB_ETH_HLEN + 1];
     uint8_t *start = p->data - overhead;
     uint32_t tot = pp->ip_tot_len + overhead;
@@ -311,9 +338,8 @@ encapsulate(struct hlb_worker *w, const struct encap_ctx *ec, struct burst_acc *
     memcpy(start, ec->eth[out_port], 16);                 /* eth + ip[0] = 0x45 */
     uint64_t w0 = 0x45u | tos << 8 | (uint64_t)hlb_htons((uint16_t)tot) << 16 |
                   (uint64_t)hlb_htons(HLB_IP_DF) << 48;    /* ver/ihl, tos, len, id 0, DF */
-    uint32_t w1 = (uint32_t)c->outer_ttl | (uint32_t)(gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP) << 8 |
-                  (uint32_t)csum << 16;                    /* ttl, proto, checksum */
-    uint64_t w2 = (uint64_t)c->self_ip | (uint64_t)d->outer << 32;   /* src, dst */
+    uint32_t w1 = ec->ttl_proto[gre] | (uint32_t)csum << 16;   /* ttl, proto, checksum */
+    uint64_t w2 = (uint64_t)ec->self_ip | (uint64_t)d->outer << 32;   /* src, dst */
     memcpy(ip, &w0, 8);
     memcpy(ip + 8, &w1, 4);
     memcpy(ip + 12, &w2, 8);
@@ -365,9 +391,15 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
 
     if (hlb_conn_find(ct, hash, k0, k1, now, &ref)) {
         struct hlb_conn_entry *e = &ref.b->e[ref.i];
-        int restart, dip;
-        enum hlb_conn_state next = hlb_conn_next_state(e->state, pp->t.proto,
-                                                       pp->tcp_flags, &restart);
+        int restart = 0, dip;
+        enum hlb_conn_state next;
+        /* The common case inline (same result as hlb_conn_next_state): a segment of
+         * an established TCP connection that neither closes nor resets it. */
+        if (__builtin_expect(e->state == HLB_CONN_EST && pp->t.proto == HLB_IPPROTO_TCP &&
+                             !(pp->tcp_flags & (HLB_TCP_RST | HLB_TCP_FIN)), 1))
+            next = HLB_CONN_EST;
+        else
+            next = hlb_conn_next_state(e->state, pp->t.proto, pp->tcp_flags, &restart);
         w->st.conn_hits++;
         if (e->table_gen == t->gen && !restart) {
             dip = (int)e->dip_index;           /* the common case: nothing to rewrite */
@@ -416,6 +448,7 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
 
 /* ---- the burst ------------------------------------------------------------------- */
 
+
 void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt *pkts,
                   uint8_t *verdict, unsigned n, uint32_t now)
 {
@@ -441,7 +474,9 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         struct hlb_pkt *p = &pkts[i];
         struct hlb_parsed *pp = &parsed[i];
         rx_bytes += p->len;
-        enum hlb_parse_result r = hlb_parse(p->data, p->len, pp);
+        enum hlb_parse_result r = HLB_PARSE_IPV4;
+        if (__builtin_expect(!hlb_parse_fast(p->data, p->len, pp), 0))
+            r = hlb_parse(p->data, p->len, pp);
         if (__builtin_expect(r != HLB_PARSE_IPV4, 0)) {
             switch (r) {
             case HLB_PARSE_ARP:
