@@ -53,6 +53,18 @@ final class Search {
     private int[] outStart;
     private int[] outLink;
     private double[] ingressShare;
+    // first fit: per-pod parts of the container shortcut, valid for one VIP (stamp)
+    private int ffStamp;
+    private int ffDemandTors;
+    private int[] podStamp;
+    private double[] podOutside;
+    private double[] podTop1;
+    private double[] podTop2;
+    private int[] podTop1Tor;
+    private double[] podInQ;
+    private double[] podOutQ;
+    private double[][] podExtIn;
+    private double[][] podExtOut;
 
     /** Result of the last search: the switch and the MRU once v is there. */
     int bestSwitch;
@@ -186,18 +198,144 @@ final class Search {
             return false;
         }
         double g = u.mru();
-        for (int s : order) {
-            if (!m.fitsAlone(v, s) || u.memoryAfter(v, s) > 1 + Usage.EPS || !linkRoomAt(v, s)) {
+        ffStamp++;
+        try {
+            for (int s : order) {
+                if (!m.fitsAlone(v, s) || u.memoryAfter(v, s) > 1 + Usage.EPS || !linkRoomAt(v, s)) {
+                    continue;
+                }
+                boolean torOfPod = f.inSymmetricPod(s);
+                double peak = torOfPod ? peakOnTorOfPod(v, s, f.pod(s)) : peakOn(v, s);
+                if (peak <= 1 + Usage.EPS) {
+                    if (torOfPod) {
+                        loads.clear();
+                        calc.addLoads(v, s, loads); // the placement needs the full t(., s, v)
+                    }
+                    bestSwitch = s;
+                    bestMru = Math.max(g, peak);
+                    return true;
+                }
+            }
+            return false;
+        } finally {
+            for (int i = 0; i < ffDemandTors; i++) {
+                inAt[podDemandTors[i]] = 0;
+                outAt[podDemandTors[i]] = 0;
+            }
+            ffDemandTors = 0;
+        }
+    }
+
+    /**
+     * Exact peak utilisation of v on ToR s of symmetric pod q, with the container shortcut: the
+     * part outside q's ToR links is routed once per pod and VIP (the stand-in ToR of
+     * {@link #evaluatePod}) and kept while first fit walks its order, so each further ToR of q
+     * costs only its own links and tables.
+     */
+    private double peakOnTorOfPod(int v, int s, int q) {
+        if (podStamp == null) {
+            int pods = f.podCount();
+            podStamp = new int[pods];
+            podOutside = new double[pods];
+            podTop1 = new double[pods];
+            podTop2 = new double[pods];
+            podTop1Tor = new int[pods];
+            podInQ = new double[pods];
+            podOutQ = new double[pods];
+            podExtIn = new double[pods][extIn.length];
+            podExtOut = new double[pods][extIn.length];
+        }
+        if (podStamp[q] != ffStamp) {
+            preparePod(v, q);
+            podStamp[q] = ffStamp;
+        }
+        int k = f.podAggs(q).length;
+        double val = Math.max(podOutside[q], u.memoryAfter(v, s));
+        val = Math.max(val, s == podTop1Tor[q] ? podTop2[q] : podTop1[q]);
+        if (val > 1 + Usage.EPS) {
+            return val;
+        }
+        double down = (podInQ[q] - inAt[s]) / k;
+        double up = (podOutQ[q] - outAt[s]) / k;
+        double[] ein = podExtIn[q];
+        double[] eout = podExtOut[q];
+        for (int j = 0; j < k; j++) {
+            int dl = f.torDownlink(s, j);
+            int ul = f.torUplink(s, j);
+            val = Math.max(val, (u.linkUsedRaw(dl) + ein[j] + down) / m.linkCapacity(dl));
+            val = Math.max(val, (u.linkUsedRaw(ul) + eout[j] + up) / m.linkCapacity(ul));
+        }
+        return val;
+    }
+
+    /** The per-pod part of {@link #peakOnTorOfPod}: outside loads, per-ToR demand, top-2 ToRs. */
+    private void preparePod(int v, int q) {
+        int[] tors = f.podTors(q);
+        int k = f.podAggs(q).length;
+        int r = tors[0];
+        evaluations++;
+        loads.clear();
+        calc.addPodOutside(v, q, loads, podExtIn[q]);
+        double outside = 0;
+        for (int i = 0; i < loads.size(); i++) {
+            int l = loads.link(i);
+            if (f.linkFrom(l) == r) {
                 continue;
             }
-            double peak = peakOn(v, s);
-            if (peak <= 1 + Usage.EPS) {
-                bestSwitch = s;
-                bestMru = Math.max(g, peak);
-                return true;
+            outside = Math.max(outside, (u.linkUsedRaw(l) + loads.load(i)) / m.linkCapacity(l));
+        }
+        podOutside[q] = outside;
+        for (int j = 0; j < k; j++) {
+            podExtOut[q][j] = loads.loadOn(f.torUplink(r, j));
+        }
+        int first = ffDemandTors;
+        double inQ = 0;
+        double outQ = 0;
+        for (int i = in.srcStart(v); i < in.srcEnd(v); i++) {
+            int x = in.srcNode(i);
+            if (f.pod(x) == q && f.inSymmetricPod(x)) {
+                if (inAt[x] == 0 && outAt[x] == 0) {
+                    podDemandTors[ffDemandTors++] = x;
+                }
+                inAt[x] += in.srcBps(i);
+                inQ += in.srcBps(i);
             }
         }
-        return false;
+        for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
+            int y = in.dstNode(i);
+            if (f.pod(y) == q) {
+                if (inAt[y] == 0 && outAt[y] == 0) {
+                    podDemandTors[ffDemandTors++] = y;
+                }
+                outAt[y] += in.dstBps(i);
+                outQ += in.dstBps(i);
+            }
+        }
+        podInQ[q] = inQ;
+        podOutQ[q] = outQ;
+        double top1 = 0;
+        double top2 = 0;
+        int top1Tor = -1;
+        for (int i = first; i < ffDemandTors; i++) {
+            int x = podDemandTors[i];
+            double bx = 0;
+            for (int j = 0; j < k; j++) {
+                int up = f.torUplink(x, j);
+                int down = f.torDownlink(x, j);
+                bx = Math.max(bx, (u.linkUsedRaw(up) + inAt[x] / k) / m.linkCapacity(up));
+                bx = Math.max(bx, (u.linkUsedRaw(down) + outAt[x] / k) / m.linkCapacity(down));
+            }
+            if (bx > top1) {
+                top2 = top1;
+                top1 = bx;
+                top1Tor = x;
+            } else if (bx > top2) {
+                top2 = bx;
+            }
+        }
+        podTop1[q] = top1;
+        podTop2[q] = top2;
+        podTop1Tor[q] = top1Tor;
     }
 
     /**
