@@ -708,29 +708,17 @@ public final class DuetIlp {
      */
     private Usage repair(Usage u) {
         Usage r = u.copy();
-        int nv = in.vipCount();
-        int[] byTrafficAsc = in.vipsByTraffic().clone();
-        for (int i = 0, j = byTrafficAsc.length - 1; i < j; i++, j--) {
-            int t = byTrafficAsc[i];
-            byTrafficAsc[i] = byTrafficAsc[j];
-            byTrafficAsc[j] = t;
-        }
+        int[] byTraffic = in.vipsByTraffic();
         LinkLoads ll = m.newLinkLoads();
-        for (int guard = 0; guard < nv && !Feasibility.violations(r).isEmpty(); guard++) {
-            boolean removed = false;
-            for (int v : byTrafficAsc) {
+        // One pass, least traffic first, against the current usage: a VIP goes only while its
+        // resource is still over. A second pass is rarely needed; the SMux-only usage is the floor.
+        for (int pass = 0; pass < 3 && !Feasibility.violations(r).isEmpty(); pass++) {
+            for (int i = byTraffic.length - 1; i >= 0; i--) {
+                int v = byTraffic[i];
                 int s = r.placement(v);
-                if (s < 0) {
-                    continue;
-                }
-                if (onOverloadedResource(r, v, s, ll)) {
+                if (s >= 0 && onOverloadedResource(r, v, s, ll)) {
                     r.remove(v);
-                    removed = true;
-                    break;
                 }
-            }
-            if (!removed) {
-                break;
             }
         }
         return Feasibility.violations(r).isEmpty() ? r : m.newUsage();

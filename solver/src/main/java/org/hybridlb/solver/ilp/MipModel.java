@@ -82,9 +82,11 @@ public final class MipModel {
         } else {
             // Measured on the Duet models (solver/ILP.md): SCIP's root cut loop adds ~100 rows per
             // round for ~30 s without moving the bound (the LP bound of these knapsack rows is
-            // already tight); a few rounds leave the time to the primal heuristics.
+            // already tight); a few rounds leave the time to the primal heuristics. The checkers
+            // allow 1e-9 over a capacity, SCIP's default tolerance 1e-6: a link filled "to 100%"
+            // by SCIP could be 100.0001% for the checker, so SCIP gets the checker's tolerance.
             solver.setSolverSpecificParametersAsString(System.getProperty("hlb.scip.params",
-                    "separating/maxroundsroot = 3\n"));
+                    "separating/maxroundsroot = 3\nnumerics/feastol = 1e-9\n"));
             if (options.threads > 0) {
                 solver.setNumThreads(options.threads);
             }
