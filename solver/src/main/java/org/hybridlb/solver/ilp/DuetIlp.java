@@ -526,7 +526,7 @@ public final class DuetIlp {
         final MPVariable[] x;
 
         Stage1(BitSet linkRows) {
-            model = MipModel.create("duet", o.mip);
+            model = MipModel.create("duet", o.mip).strict();
             MPSolver s = model.solver();
             x = new MPVariable[cols];
             double total = in.totalTrafficBps();
@@ -644,7 +644,7 @@ public final class DuetIlp {
         for (int i = 0; i < loadStart[cols]; i++) {
             all.set(loadLink[i]);
         }
-        MipModel model = MipModel.create("duet-mru", o.mip);
+        MipModel model = MipModel.create("duet-mru", o.mip).strict();
         MPSolver s = model.solver();
         MPVariable[] x = new MPVariable[cols];
         for (int c = 0; c < cols; c++) {

@@ -20,6 +20,7 @@ public final class MipModel {
     private final MipOptions.Engine engine;
     private final List<MPVariable> hintVars = new ArrayList<>();
     private final List<Double> hintValues = new ArrayList<>();
+    private boolean strict;
 
     private MipModel(MPSolver solver, MipOptions.Engine engine) {
         this.solver = solver;
@@ -47,6 +48,15 @@ public final class MipModel {
     /** The OR-Tools model: add variables, constraints and the objective to it. */
     public MPSolver solver() {
         return solver;
+    }
+
+    /**
+     * Solve with the checkers' tolerance (1e-9 over a capacity) instead of SCIP's 1e-6, for
+     * models whose answer is used as is; a model solved only for its bound does not need it.
+     */
+    public MipModel strict() {
+        strict = true;
+        return this;
     }
 
     /** A warm-start value for a variable (SCIP and Gurobi take it as a starting solution). */
@@ -86,7 +96,7 @@ public final class MipModel {
             // allow 1e-9 over a capacity, SCIP's default tolerance 1e-6: a link filled "to 100%"
             // by SCIP could be 100.0001% for the checker, so SCIP gets the checker's tolerance.
             solver.setSolverSpecificParametersAsString(System.getProperty("hlb.scip.params",
-                    "separating/maxroundsroot = 3\nnumerics/feastol = 1e-9\n"));
+                    "separating/maxroundsroot = 3\n" + (strict ? "numerics/feastol = 1e-9\n" : "")));
             if (options.threads > 0) {
                 solver.setNumThreads(options.threads);
             }
