@@ -1,6 +1,9 @@
 #include "datapath.h"
 
 #include <string.h>
+#if defined(__SSE4_1__) && defined(__POPCNT__)
+#include <smmintrin.h>
+#endif
 
 const char *const hlb_drop_names[HLB_DROP_MAX] = {
     [HLB_DROP_TRUNCATED] = "truncated",
@@ -24,20 +27,63 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
+/* Index in t->cum of the member whose cumulative-weight interval holds slot
+ * (hlb_weighted_pick_m without its checks: the caller has a non-zero total). */
+static inline __attribute__((always_inline)) int
+pick_slot(const uint32_t *cum, int n, uint32_t slot)
+{
+#if defined(__SSE4_1__) && defined(__POPCNT__)
+    if (n <= 8) {
+        /* Count cum[i] <= slot over 8 lanes (max(cum, slot) == slot), keep the n
+         * lanes of this pool (the table allocates 8 entries of slack after cum[]). */
+        __m128i sl = _mm_set1_epi32((int)slot);
+        __m128i a = _mm_loadu_si128((const __m128i *)cum);
+        __m128i b = _mm_loadu_si128((const __m128i *)(cum + 4));
+        unsigned bits = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+                            _mm_cmpeq_epi32(_mm_max_epu32(a, sl), sl))) |
+                        (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+                            _mm_cmpeq_epi32(_mm_max_epu32(b, sl), sl))) << 4;
+        return __builtin_popcount(bits & ((1u << n) - 1));
+    }
+#endif
+    if (n <= 16) {
+        int idx = 0;                   /* branch-free: random hashes, no mispredictions */
+        for (int i = 0; i < n; i++)
+            idx += cum[i] <= slot;
+        return idx;
+    }
+    int lo = 0, len = n;
+    while (len > 1) {
+        int half = len / 2;
+        lo = cum[lo + half - 1] <= slot ? lo + half : lo;
+        len -= half;
+    }
+    return lo;
+}
+
+/* The tuple must belong to s (dst, proto and, unless s->port is 0, dst port equal to
+ * the service's): the crc32 hash then only adds the terms of the fields that vary to
+ * the service's precomputed ones.  Equal to hlb_crc32_5tuple() of the tuple. */
 static inline __attribute__((always_inline)) int
 select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
            const struct hlb_5tuple *tuple)
 {
     int rel;
+    if (s->selection == HLB_SEL_CRC32) {
+        if (s->weight_total == 0)      /* empty pool or all weights 0 */
+            return -1;
+        uint32_t h = s->crc_fixed ^ hlb_crc32_src(tuple->src_ip) ^
+                     hlb_crc32_sport(tuple->src_port);
+        if (s->port == 0)
+            h ^= hlb_crc32_dport(tuple->dst_port);
+        uint32_t slot = hlb_fastmod(h, s->weight_mod_m, s->weight_total);
+        return (int)s->dip_first + pick_slot(&t->cum[s->dip_first], (int)s->dip_count, slot);
+    }
     if (s->dip_count == 0)
         return -1;
-    if (s->selection == HLB_SEL_CRC32)
-        rel = hlb_weighted_pick_m(hlb_crc32_5tuple(tuple), &t->cum[s->dip_first],
-                                  (int)s->dip_count, s->weight_mod_m);
-    else
-        rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(tuple, s->basis),
-                                    &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
-                                    (int)s->dip_count);
+    rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(tuple, s->basis),
+                                &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
+                                (int)s->dip_count);
     return rel < 0 ? -1 : (int)s->dip_first + rel;
 }
 
@@ -202,7 +248,10 @@ static void to_self(struct hlb_worker *w, struct hlb_pkt *p, const struct hlb_pa
 struct encap_ctx {
     uint8_t eth[HLB_MAX_PORTS][16];   /* dst, src, type 0x0800, 2 spare bytes */
     uint32_t base_sum[2];             /* outer IP header sum without tos, len, dst */
-    uint64_t src_word;                /* bytes 12..15: our address (+ dst patched in) */
+    uint32_t ttl_proto[2];            /* outer bytes 8..9 (TTL, protocol), ipip / gre */
+    uint32_t self_ip;
+    uint32_t mtu;
+    uint8_t gw_known, two_port;
 };
 
 static void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_config *c)
@@ -215,6 +264,14 @@ static void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_config *c)
         e->eth[port][14] = 0x45;
         e->eth[port][15] = 0;
     }
+    /* Copies of the configuration the per-packet code reads: held in this local
+     * struct, the compiler keeps them in registers (frame stores cannot alias it). */
+    e->self_ip = c->self_ip;
+    e->mtu = c->mtu;
+    e->gw_known = c->gw_known;
+    e->two_port = c->two_port;
+    e->ttl_proto[0] = (uint32_t)c->outer_ttl | (uint32_t)HLB_IPPROTO_IPIP << 8;
+    e->ttl_proto[1] = (uint32_t)c->outer_ttl | (uint32_t)HLB_IPPROTO_GRE << 8;
     uint32_t src = hlb_ntohl(c->self_ip);
     for (int gre = 0; gre < 2; gre++)
         e->base_sum[gre] = 0x4500u + HLB_IP_DF +
@@ -222,27 +279,47 @@ static void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_config *c)
                            (src >> 16) + (src & 0xffff);
 }
 
-static inline void encapsulate(struct hlb_worker *w, const struct encap_ctx *ec,
-                               struct hlb_vip_table *t, const struct hlb_service *s, int dip,
-                               struct hlb_pkt *p, const struct hlb_parsed *pp, uint8_t *verdict)
+/* Counters of one burst kept in registers and written once at its end: the
+ * worker totals always, the per-service ones while consecutive packets hit the same
+ * service (a store-to-load chain per packet on one counter otherwise). */
+struct burst_acc {
+    uint64_t fwd_packets, fwd_bytes;
+    uint32_t svc;                     /* service index of the current run, or ~0 */
+    uint32_t svc_packets;
+    uint64_t svc_bytes;
+};
+
+static inline void acc_flush_svc(struct burst_acc *a, struct hlb_vip_table *t)
 {
-    const struct hlb_dp_config *c = &w->cfg;
+    if (a->svc_packets) {
+        t->svc_counters[a->svc].packets += a->svc_packets;
+        t->svc_counters[a->svc].bytes += a->svc_bytes;
+    }
+    a->svc_packets = 0;
+    a->svc_bytes = 0;
+}
+
+static inline __attribute__((always_inline)) void
+encapsulate(struct hlb_worker *w, const struct encap_ctx *ec, struct burst_acc *acc,
+            struct hlb_vip_table *t, const struct hlb_service *s, int dip,
+            struct hlb_pkt *p, const struct hlb_parsed *pp, uint8_t *verdict)
+{
     uint32_t gre = s->encap == HLB_ENCAP_GRE;
     uint32_t overhead = 20u + 4u * gre;
 
-    if (pp->ip_tot_len + overhead > c->mtu) {
+    if (__builtin_expect(pp->ip_tot_len + overhead > ec->mtu, 0)) {
         frag_needed(w, p, pp, overhead, verdict);
         return;
     }
-    if (!c->gw_known) {
+    if (__builtin_expect(!ec->gw_known, 0)) {
         drop(w, verdict, HLB_DROP_NO_GATEWAY);
         return;
     }
-    if (p->headroom < overhead) {
+    if (__builtin_expect(p->headroom < overhead, 0)) {
         drop(w, verdict, HLB_DROP_NO_HEADROOM);
         return;
     }
-    uint16_t out_port = c->two_port ? 1 : p->in_port;
+    uint16_t out_port = ec->two_port ? 1 : p->in_port;
     uint32_t tos = p->data[HLB_ETH_HLEN + 1];
     uint8_t *start = p->data - overhead;
     uint32_t tot = pp->ip_tot_len + overhead;
@@ -261,9 +338,8 @@ static inline void encapsulate(struct hlb_worker *w, const struct encap_ctx *ec,
     memcpy(start, ec->eth[out_port], 16);                 /* eth + ip[0] = 0x45 */
     uint64_t w0 = 0x45u | tos << 8 | (uint64_t)hlb_htons((uint16_t)tot) << 16 |
                   (uint64_t)hlb_htons(HLB_IP_DF) << 48;    /* ver/ihl, tos, len, id 0, DF */
-    uint32_t w1 = (uint32_t)c->outer_ttl | (uint32_t)(gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP) << 8 |
-                  (uint32_t)csum << 16;                    /* ttl, proto, checksum */
-    uint64_t w2 = (uint64_t)c->self_ip | (uint64_t)d->outer << 32;   /* src, dst */
+    uint32_t w1 = ec->ttl_proto[gre] | (uint32_t)csum << 16;   /* ttl, proto, checksum */
+    uint64_t w2 = (uint64_t)ec->self_ip | (uint64_t)d->outer << 32;   /* src, dst */
     memcpy(ip, &w0, 8);
     memcpy(ip + 8, &w1, 4);
     memcpy(ip + 12, &w2, 8);
@@ -278,12 +354,16 @@ static inline void encapsulate(struct hlb_worker *w, const struct encap_ctx *ec,
     p->out_port = out_port;
 
     uint32_t si = (uint32_t)(s - t->services);
-    t->svc_counters[si].packets++;
-    t->svc_counters[si].bytes += pp->ip_tot_len;
+    if (si != acc->svc) {
+        acc_flush_svc(acc, t);
+        acc->svc = si;
+    }
+    acc->svc_packets++;
+    acc->svc_bytes += pp->ip_tot_len;
     t->dip_counters[dip].packets++;
     t->dip_counters[dip].bytes += pp->ip_tot_len;
-    w->st.fwd_packets++;
-    w->st.fwd_bytes += p->len;
+    acc->fwd_packets++;
+    acc->fwd_bytes += p->len;
     *verdict = HLB_V_TX;
 }
 
@@ -311,9 +391,15 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
 
     if (hlb_conn_find(ct, hash, k0, k1, now, &ref)) {
         struct hlb_conn_entry *e = &ref.b->e[ref.i];
-        int restart, dip;
-        enum hlb_conn_state next = hlb_conn_next_state(e->state, pp->t.proto,
-                                                       pp->tcp_flags, &restart);
+        int restart = 0, dip;
+        enum hlb_conn_state next;
+        /* The common case inline (same result as hlb_conn_next_state): a segment of
+         * an established TCP connection that neither closes nor resets it. */
+        if (__builtin_expect(e->state == HLB_CONN_EST && pp->t.proto == HLB_IPPROTO_TCP &&
+                             !(pp->tcp_flags & (HLB_TCP_RST | HLB_TCP_FIN)), 1))
+            next = HLB_CONN_EST;
+        else
+            next = hlb_conn_next_state(e->state, pp->t.proto, pp->tcp_flags, &restart);
         w->st.conn_hits++;
         if (e->table_gen == t->gen && !restart) {
             dip = (int)e->dip_index;           /* the common case: nothing to rewrite */
@@ -362,6 +448,7 @@ static int pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struc
 
 /* ---- the burst ------------------------------------------------------------------- */
 
+
 void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt *pkts,
                   uint8_t *verdict, unsigned n, uint32_t now)
 {
@@ -376,6 +463,7 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         n = HLB_MAX_BURST;
     struct encap_ctx ec;
     encap_ctx_init(&ec, &w->cfg);
+    struct burst_acc acc = {.svc = ~0u};
     struct hlb_conn_table *ct = w->ct;
 
     /* Stage 1: parse and classify, and finish every frame except those of pinned
@@ -386,8 +474,10 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         struct hlb_pkt *p = &pkts[i];
         struct hlb_parsed *pp = &parsed[i];
         rx_bytes += p->len;
-        enum hlb_parse_result r = hlb_parse(p->data, p->len, pp);
-        if (r != HLB_PARSE_IPV4) {
+        enum hlb_parse_result r = HLB_PARSE_IPV4;
+        if (__builtin_expect(!hlb_parse_fast(p->data, p->len, pp), 0))
+            r = hlb_parse(p->data, p->len, pp);
+        if (__builtin_expect(r != HLB_PARSE_IPV4, 0)) {
             switch (r) {
             case HLB_PARSE_ARP:
                 handle_arp(w, p, &verdict[i]);
@@ -403,7 +493,7 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         }
         const struct hlb_service *s = hlb_table_lookup(t, pp->t.dst_ip, pp->t.proto,
                                                        pp->t.dst_port);
-        if (!s) {
+        if (__builtin_expect(!s, 0)) {
             if (pp->t.dst_ip == w->cfg.self_ip)
                 to_self(w, p, pp, &verdict[i]);
             else
@@ -412,10 +502,10 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         }
         if (!(s->pin && ct)) {
             int dip = select_dip(t, s, &pp->t);
-            if (dip < 0)
+            if (__builtin_expect(dip < 0, 0))
                 drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
             else
-                encapsulate(w, &ec, t, s, dip, p, pp, &verdict[i]);
+                encapsulate(w, &ec, &acc, t, s, dip, p, pp, &verdict[i]);
             continue;
         }
         svc[i] = s;
@@ -434,6 +524,9 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         if (dip < 0)
             drop(w, &verdict[i], HLB_DROP_NO_BACKEND);
         else
-            encapsulate(w, &ec, t, s, dip, &pkts[i], &parsed[i], &verdict[i]);
+            encapsulate(w, &ec, &acc, t, s, dip, &pkts[i], &parsed[i], &verdict[i]);
     }
+    acc_flush_svc(&acc, t);
+    w->st.fwd_packets += acc.fwd_packets;
+    w->st.fwd_bytes += acc.fwd_bytes;
 }

@@ -89,7 +89,8 @@ enum hlb_verdict { HLB_V_DROP = 0, HLB_V_TX = 1 };
 void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt *pkts,
                   uint8_t *verdict, unsigned n, uint32_t now_ms);
 
-/* The DIP a flow goes to without pinning: index into t->dips, or -1 (no backend). */
+/* The DIP a flow goes to without pinning: index into t->dips, or -1 (no backend).
+ * The tuple must be one that hlb_table_lookup() maps to s. */
 int hlb_select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
                    const struct hlb_5tuple *tuple);
 

@@ -402,7 +402,8 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
     t->dips = calloc(n_dip ? n_dip : 1, sizeof(*t->dips));
     t->bucket_ids = calloc(n_dip ? n_dip : 1, sizeof(*t->bucket_ids));
     t->weights = calloc(n_dip ? n_dip : 1, sizeof(*t->weights));
-    t->cum = calloc(n_dip ? n_dip : 1, sizeof(*t->cum));
+    /* 8 entries of slack: the weighted choice reads a pool's cum[] 8 at a time. */
+    t->cum = calloc(n_dip + 8, sizeof(*t->cum));
     t->dip_counters = calloc(n_dip ? n_dip : 1, sizeof(*t->dip_counters));
     if (!t->services || !t->svc_counters || !t->dips || !t->bucket_ids || !t->weights ||
         !t->cum || !t->dip_counters) {
@@ -469,6 +470,10 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             sv->dip_count = t->n_dips - sv->dip_first;
             if (cum)
                 sv->weight_mod_m = hlb_fastmod_m(cum);
+            sv->weight_total = cum;
+            /* The hash terms a packet of this service cannot change (see hlb_pkt.h). */
+            sv->crc_fixed = hlb_crc32_fixed(sv->vip, sv->proto) ^
+                            (sv->port ? hlb_crc32_dport(sv->port) : 0);
             t->n_services++;
         }
     }

@@ -17,7 +17,7 @@
 #include "vip_table.h"
 
 #define FLOWS 10000
-#define BURST 32
+#define BURST 64   /* HLB_RX_BURST of the io loop */
 
 static double thread_cpu(void)
 {

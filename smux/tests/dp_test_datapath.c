@@ -73,8 +73,11 @@ static void test_crc32_selection_matches_spec(void **state)
         build_tcp(&f, src, "100.64.0.1", sport, 80, HLB_TCP_ACK);
         struct hlb_5tuple tp = {.src_ip = ip4(src), .dst_ip = ip4("100.64.0.1"),
                                 .src_port = hlb_htons(sport), .dst_port = hlb_htons(80), .proto = 6};
-        /* Expected from the spec's definition (HASH-SPEC.md), not from the core. */
-        int want = hlb_weighted_pick(hlb_crc32_5tuple(&tp), cum, 3);
+        /* Expected from the spec's definition (HASH-SPEC.md) over the 13 bytes, not
+         * from the per-service split the core uses. */
+        uint8_t bytes[13];
+        hlb_5tuple_bytes(&tp, bytes);
+        int want = hlb_weighted_pick(hlb_crc32_bytes(bytes, 13), cum, 3);
         assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
         assert_int_equal(outer_dst(&f), outers[want]);
         hits[want]++;
@@ -83,6 +86,39 @@ static void test_crc32_selection_matches_spec(void **state)
     assert_in_range(hits[0], 400, 600);
     assert_in_range(hits[1], 880, 1120);
     assert_in_range(hits[2], 1350, 1650);
+    hlb_table_free(t);
+}
+
+/* A crc32 service on every port (port 0): the destination port is hashed per
+ * packet, not folded into the service's precomputed terms. */
+static void test_crc32_every_port_matches_spec(void **state)
+{
+    (void)state;
+    static const char *json =
+        "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.9\",\"selection\":\"crc32\",\"ports\":["
+        "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.9.1\",\"weight\":3},"
+        "{\"ip\":\"10.0.9.2\",\"weight\":1},{\"ip\":\"10.0.9.3\",\"weight\":2}]}]}]}";
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    struct hlb_vip_table *t = table_ok(json, 0);
+    const uint32_t outers[3] = {ip4("10.0.9.1"), ip4("10.0.9.2"), ip4("10.0.9.3")};
+    const uint32_t cum[3] = {3, 4, 6};
+    int hits[3] = {0};
+    for (int i = 0; i < 2000; i++) {
+        struct tframe f;
+        uint16_t sport = 40000, dport = (uint16_t)(1 + i * 31);
+        build_tcp(&f, "198.51.100.77", "100.64.0.9", sport, dport, HLB_TCP_ACK);
+        struct hlb_5tuple tp = {.src_ip = ip4("198.51.100.77"), .dst_ip = ip4("100.64.0.9"),
+                                .src_port = hlb_htons(sport), .dst_port = hlb_htons(dport),
+                                .proto = 6};
+        uint8_t bytes[13];
+        hlb_5tuple_bytes(&tp, bytes);
+        int want = hlb_weighted_pick(hlb_crc32_bytes(bytes, 13), cum, 3);
+        assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+        assert_int_equal(outer_dst(&f), outers[want]);
+        hits[want]++;
+    }
+    assert_true(hits[0] > 0 && hits[1] > 0 && hits[2] > 0);
     hlb_table_free(t);
 }
 
@@ -482,6 +518,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ipip_outer_header),
         cmocka_unit_test(test_crc32_selection_matches_spec),
+        cmocka_unit_test(test_crc32_every_port_matches_spec),
         cmocka_unit_test(test_gre_ovs_weights),
         cmocka_unit_test(test_frag_needed),
         cmocka_unit_test(test_arp),

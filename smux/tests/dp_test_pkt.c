@@ -102,6 +102,69 @@ static void test_parse_malformed(void **state)
     assert_int_equal(hlb_parse(f.p.data, 20, &pp), HLB_PARSE_TRUNCATED);
 }
 
+/* The fast parser accepts only what hlb_parse() accepts as IPv4 and fills the same
+ * fields: checked on valid TCP/UDP frames and on 20000 mutated ones (random bytes of
+ * the headers, the IPv4 checksum then often recomputed so mutations get past it,
+ * random lengths). */
+static void test_parse_fast_agrees(void **state)
+{
+    (void)state;
+    uint32_t rng = 12345;
+    int fast_ok = 0, fast_no = 0;
+    for (int i = 0; i < 20000; i++) {
+        struct tframe f;
+        int kind = i % 3;
+        if (kind == 0)
+            build_tcp(&f, "10.1.2.3", "100.64.0.1", 40000, 443, (uint8_t)i);
+        else if (kind == 1)
+            build_ip(&f, "10.1.2.3", "100.64.0.1", HLB_IPPROTO_UDP, 53, 5353, 0, (uint32_t)(i % 40), 0);
+        else
+            build_ip(&f, "10.9.8.7", "100.64.0.2", HLB_IPPROTO_TCP, 1, 2, 0x12, (uint32_t)(i % 30), (uint16_t)(0x4000 * (i % 2)));
+        if (i >= 300) {
+            int muts = 1 + (int)((rng >> 5) % 3);
+            for (int m = 0; m < muts; m++) {
+                rng = rng * 1103515245u + 12345u;
+                f.p.data[(rng >> 8) % 60] = (uint8_t)(rng >> 20);
+            }
+            rng = rng * 1103515245u + 12345u;
+            if (rng & 0x100) {         /* fix the checksum after the mutation */
+                f.p.data[24] = f.p.data[25] = 0;
+                uint32_t hl = (uint32_t)(f.p.data[14] & 0xf) * 4;
+                if (hl >= 20 && hl <= 40) {
+                    uint16_t cs = hlb_csum(f.p.data + 14, hl);
+                    memcpy(f.p.data + 24, &cs, 2);
+                }
+            }
+            if (rng & 0x200)
+                f.p.len = (rng >> 12) % 80;
+        }
+        struct hlb_parsed a, b;
+        memset(&a, 0, sizeof(a));
+        memset(&b, 0, sizeof(b));
+        if (!hlb_parse_fast(f.p.data, f.p.len, &a)) {
+            fast_no++;
+            if (i < 300)
+                fail_msg("valid frame %d not taken by the fast parser", i);
+            continue;
+        }
+        fast_ok++;
+        assert_int_equal(hlb_parse(f.p.data, f.p.len, &b), HLB_PARSE_IPV4);
+        assert_int_equal(a.t.src_ip, b.t.src_ip);
+        assert_int_equal(a.t.dst_ip, b.t.dst_ip);
+        assert_int_equal(a.t.proto, b.t.proto);
+        assert_int_equal(a.t.src_port, b.t.src_port);
+        assert_int_equal(a.t.dst_port, b.t.dst_port);
+        assert_int_equal(a.l3_off, b.l3_off);
+        assert_int_equal(a.ip_tot_len, b.ip_tot_len);
+        assert_int_equal(a.ip_hlen, b.ip_hlen);
+        assert_int_equal(a.tcp_flags, b.tcp_flags);
+        assert_int_equal(a.df, b.df);
+    }
+    /* both outcomes exercised */
+    assert_true(fast_ok > 2000);
+    assert_true(fast_no > 2000);
+}
+
 static void test_csum(void **state)
 {
     (void)state;
@@ -153,6 +216,10 @@ static void test_crc32_shared_vectors(void **state)
         assert_memory_equal(bytes, want, 13);
         uint32_t h = hlb_crc32_5tuple(&t);
         assert_int_equal(h, (uint32_t)json_integer_value(json_object_get(v, "crc32")));
+        /* the byte-wise (slicing-by-8) form and the field-split form agree */
+        assert_int_equal(hlb_crc32_bytes(bytes, 13), h);
+        assert_int_equal(hlb_crc32_fixed(t.dst_ip, t.proto) ^ hlb_crc32_dport(t.dst_port) ^
+                         hlb_crc32_src(t.src_ip) ^ hlb_crc32_sport(t.src_port), h);
 
         json_t *ws = json_object_get(v, "weights");
         uint32_t cum[16];
@@ -218,6 +285,7 @@ int main(void)
         cmocka_unit_test(test_parse_tcp_udp),
         cmocka_unit_test(test_parse_ip_options),
         cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test(test_parse_fast_agrees),
         cmocka_unit_test(test_csum),
         cmocka_unit_test(test_crc32_check_value),
         cmocka_unit_test(test_crc32_shared_vectors),

@@ -22,6 +22,7 @@ final class LoadCalculator {
     private final int[] podList;
     private final boolean[] podListed;
     private final int[] hops;
+    private final Shared shared;
     // Internet traffic enters evenly over the same ingress switches for every VIP, so its
     // routes to a destination are one unit vector per destination, computed once and scaled.
     private final int[][] inetLinks;
@@ -31,13 +32,49 @@ final class LoadCalculator {
     private final double[][] inetArrivals;   // per agg of the pod (podAggs order)
     private final LinkLoads unit;
 
-    /** {@code previous}: a calculator of this thread on the same fabric, whose caches are shared. */
-    LoadCalculator(Instance in, LoadCalculator previous) {
+    /**
+     * What depends only on the fabric (router, route caches), handed from one interval's
+     * calculator to the next on the same thread. It refers to no instance, so a chain of
+     * intervals does not keep the old ones alive.
+     */
+    static final class Shared {
+        final Thread owner = Thread.currentThread();
+        final Fabric fabric;
+        final int[] ingress;
+        final EcmpRouter router;
+        final int[][] inetLinks;
+        final double[][] inetShare;
+        final int[][] inetArrLinks;
+        final double[][] inetArrShare;
+        final double[][] inetArrivals;
+        final LinkLoads unit;
+        final PodRoutes podRoutes = new PodRoutes();
+
+        Shared(Fabric f, int[] ingress) {
+            this.fabric = f;
+            this.ingress = ingress;
+            this.router = new EcmpRouter(f);
+            int n = f.switchCount();
+            inetLinks = new int[n][];
+            inetShare = new double[n][];
+            inetArrLinks = new int[n][];
+            inetArrShare = new double[n][];
+            inetArrivals = new double[n][];
+            unit = new LinkLoads(f.linkCount());
+        }
+
+        boolean usableFor(Instance in) {
+            return owner == Thread.currentThread() && fabric == in.fabric()
+                    && java.util.Arrays.equals(ingress, in.ingressRaw());
+        }
+    }
+
+    /** {@code carried}: the fabric-wide part of an earlier calculator (reused when it fits), or null. */
+    LoadCalculator(Instance in, Shared carried) {
         this.in = in;
         this.f = in.fabric();
-        boolean reuse = previous != null && previous.f == f
-                && java.util.Arrays.equals(previous.in.ingressRaw(), in.ingressRaw());
-        this.router = reuse ? previous.router : new EcmpRouter(f);
+        shared = carried != null && carried.usableFor(in) ? carried : new Shared(f, in.ingressRaw());
+        router = shared.router;
         int pods = f.podCount();
         podAmount = new double[pods];
         podList = new int[pods];
@@ -47,24 +84,17 @@ final class LoadCalculator {
             maxAggs = Math.max(maxAggs, f.podAggs(q).length);
         }
         hops = new int[maxAggs];
-        int n = f.switchCount();
-        if (reuse) {
-            inetLinks = previous.inetLinks;
-            inetShare = previous.inetShare;
-            inetArrLinks = previous.inetArrLinks;
-            inetArrShare = previous.inetArrShare;
-            inetArrivals = previous.inetArrivals;
-            unit = previous.unit;
-            podRoutes = previous.podRoutes;
-            return;
-        }
-        inetLinks = new int[n][];
-        inetShare = new double[n][];
-        inetArrLinks = new int[n][];
-        inetArrShare = new double[n][];
-        inetArrivals = new double[n][];
-        unit = new LinkLoads(f.linkCount());
-        podRoutes = new PodRoutes();
+        inetLinks = shared.inetLinks;
+        inetShare = shared.inetShare;
+        inetArrLinks = shared.inetArrLinks;
+        inetArrShare = shared.inetArrShare;
+        inetArrivals = shared.inetArrivals;
+        unit = shared.unit;
+        podRoutes = shared.podRoutes;
+    }
+
+    Shared shared() {
+        return shared;
     }
 
     /** A unit flow from a switch to a symmetric pod, stopped at the pod's aggs. */

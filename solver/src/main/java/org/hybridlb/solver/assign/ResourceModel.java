@@ -88,8 +88,9 @@ public final class ResourceModel {
             tunnelEntries = sameVips.tunnelEntries;
             hostEntries = sameVips.hostEntries;
             eligible = sameVips.eligible;
-            // same fabric: each thread's route caches carry over to the new interval
-            calculators = ThreadLocal.withInitial(() -> new LoadCalculator(in, sameVips.calculators.get()));
+            // same fabric: this thread's route caches carry over to the new interval
+            LoadCalculator.Shared carried = sameVips.calculators.get().shared();
+            calculators = ThreadLocal.withInitial(() -> new LoadCalculator(in, carried));
             return;
         }
         ecmpEntries = new int[nv];

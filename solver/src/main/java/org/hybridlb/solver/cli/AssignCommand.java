@@ -23,7 +23,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code assign}: one VIP-switch assignment for one traffic interval, as JSON. */
-@Command(name = "assign", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "assign",
+        header = "Assign VIPs to HMux switches or the SMuxes for one interval; prints JSON.", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
             "Assign every VIP to a switch (HMux) or to the SMuxes for one traffic interval (Duet §3.4) "
                 + "and print the assignment as JSON: algorithm, assignment (VIP -> switch id or \"smux\"), "

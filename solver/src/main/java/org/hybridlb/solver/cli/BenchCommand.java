@@ -29,7 +29,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * {@code bench}: times the VIP assignment at paper scale (Duet §3.8.1) and prints medians.
  * Run it as {@code java -Xmx2g -jar hybridlb-solver.jar bench} to hold it to the 2 GB heap.
  */
-@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "bench",
+        header = "Time greedy and sticky assignment at paper scale; prints medians.", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
             "Benchmark the VIP assignment on a generated Duet Clos (default: the paper's 40 pods x "
                 + "(40 ToRs + 4 aggs), 40 cores, 30,000 VIPs). Prints median times of: the paper's greedy "

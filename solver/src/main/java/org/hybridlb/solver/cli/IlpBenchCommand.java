@@ -34,6 +34,7 @@ import picocli.CommandLine.Spec;
  * SMuxes needed and solve time (figures in solver/ILP.md).
  */
 @Command(name = "ilp-bench",
+        header = "Compare algorithms with the exact ILP on one interval.",
         mixinStandardHelpOptions = true,
         description = {
             "Compare assignment algorithms with the exact ILP on one traffic interval: HMux traffic share,",

@@ -37,7 +37,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code plan}: the migration plan from an installed assignment to a new one (Duet §3.4.2). */
-@Command(name = "plan", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "plan",
+        header = "Plan a safe migration between two assignments, in waves.", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
             "Plan the migration from the installed VIP assignment (and VIP configuration) to a new one, in "
                 + "ordered waves that never overfill a switch's host, ECMP or tunnel table at any step.",

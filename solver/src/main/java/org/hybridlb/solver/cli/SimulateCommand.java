@@ -27,7 +27,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code simulate}: replay a traffic trace with each algorithm (Duet §3.8). */
-@Command(name = "simulate", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "simulate",
+        header = "Replay a trace with each algorithm; CSV, PNG plots, paper comparison.", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
             "Replay a traffic trace interval by interval with each assignment algorithm, as Duet §3.8 does: each "
                 + "algorithm re-assigns every interval from its own previous assignment, and the migration between "

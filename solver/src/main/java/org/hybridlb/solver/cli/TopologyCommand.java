@@ -21,6 +21,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code topology fat-tree|duet-clos|testbed}: writes a generated fabric as topology JSON. */
 @Command(name = "topology",
+        header = "Generate a fabric: fat-tree, Duet Clos or the Duet testbed.",
         description = "Generate a data-center fabric as topology JSON (switches, links, hosts, SMuxes).%n"
                 + "Names: core-<i>, agg-<pod>-<i>, tor-<pod>-<i>, host-<pod>-<tor>-<h>, smux-<i>.%n"
                 + "Addresses: each ToR owns a rack subnet (/26 or larger) carved in order from 10.0.0.0/8;"

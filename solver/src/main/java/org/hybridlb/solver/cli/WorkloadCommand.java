@@ -15,7 +15,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code workload}: a seeded synthetic VIP configuration and traffic trace for a topology. */
-@Command(name = "workload", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "workload",
+        header = "Generate seeded VIPs and a traffic trace shaped like Duet Fig. 3.15.", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
             "Generate a seeded, reproducible VIP configuration and traffic trace shaped like Duet Fig. 3.15:",
             "lognormal VIP rates (a few elephants carry most traffic), lognormal DIP counts correlated with rate,",

@@ -20,6 +20,7 @@ import picocli.CommandLine.Spec;
 
 /** {@code yoda-assign}: the Yoda many-to-many VIP-to-L7-instance ILP (Yoda §4.4-4.5, Fig. 7). */
 @Command(name = "yoda-assign",
+        header = "Assign VIPs to Yoda L7 instances with the Yoda ILP.",
         mixinStandardHelpOptions = true,
         description = {
             "Assign VIPs to Yoda L7 instances with the fewest instances (Yoda Fig. 7): n_v replicas per VIP,",

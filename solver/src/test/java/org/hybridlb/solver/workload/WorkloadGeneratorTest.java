@@ -295,10 +295,13 @@ class WorkloadGeneratorTest {
         ModelChecks.checkTraffic(w.trace, w.vips, t, "traffic");
         double expected = 0.1 * 8 * 10e9 / 8;
         for (TrafficInterval in : w.trace.intervals) {
+            assertEquals(in.index * 600L, in.startSeconds);
+            if (in.vips.isEmpty()) {
+                continue; // a tiny trace can have an interval where none of its VIPs exists yet
+            }
             double total = in.vips.stream().mapToDouble(VipTraffic::totalBps).sum();
             assertTrue(Math.abs(total / expected - 1) < 0.0701 + in.vips.size() / expected,
                     "interval total " + total / expected);
-            assertEquals(in.index * 600L, in.startSeconds);
         }
     }
 

@@ -72,6 +72,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final LinkedBlockingDeque<Runnable> queue = new LinkedBlockingDeque<>();
     private final AtomicBoolean reconcileQueued = new AtomicBoolean();
     private final AtomicBoolean reconcileScheduled = new AtomicBoolean();
+    private volatile long firstChangeNanos;
+    private volatile long lastChangeNanos;
     private final Thread loop;
     private volatile boolean running;
     private ScheduledExecutorService timer;
@@ -233,16 +235,31 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         }
     }
 
-    /** After a configuration change: reconcile once the burst of changes has settled. */
+    /**
+     * After a configuration change: reconcile once no change came for {@code settle} (a burst of
+     * REST calls is planned once), but never later than ten settle windows after the first one.
+     */
     private void reconcileSoon(String why) {
+        long now = System.nanoTime();
+        lastChangeNanos = now;
         if (config.settle.isZero() || timer == null) {
             requestReconcile(why);
         } else if (reconcileScheduled.compareAndSet(false, true)) {
-            timer.schedule(() -> {
-                requestReconcile(why);
-                reconcileScheduled.set(false);
-            }, config.settle.toMillis(), TimeUnit.MILLISECONDS);
+            firstChangeNanos = now;
+            timer.schedule(() -> settleThenReconcile(why), config.settle.toNanos(), TimeUnit.NANOSECONDS);
         }
+    }
+
+    private void settleThenReconcile(String why) {
+        long now = System.nanoTime();
+        long quiet = now - lastChangeNanos;
+        long settle = config.settle.toNanos();
+        if (quiet < settle && now - firstChangeNanos < 10 * settle) {
+            timer.schedule(() -> settleThenReconcile(why), settle - quiet, TimeUnit.NANOSECONDS);
+            return;
+        }
+        requestReconcile(why);
+        reconcileScheduled.set(false);
     }
 
     // ------------------------------------------------------------------ events (any thread)
@@ -395,8 +412,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private void repairSmuxGroups() {
         Map<String, Smux> smuxes = smuxesById();
         Map<String, Set<String>> expected = new TreeMap<>();
-        for (Vip v : state.installedVips.values()) {
-            expected.computeIfAbsent(v.aggregate, a -> new LinkedHashSet<>(liveIds()));
+        List<String> live = liveIds();
+        if (!live.isEmpty()) { // no live SMux: no aggregate route (an empty group would black-hole)
+            for (Vip v : state.installedVips.values()) {
+                expected.computeIfAbsent(v.aggregate, a -> new LinkedHashSet<>(live));
+            }
         }
         try {
             Map<String, Set<String>> actual = ports.hmux.smuxGroups();

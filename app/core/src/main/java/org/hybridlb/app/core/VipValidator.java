@@ -137,12 +137,18 @@ final class VipValidator {
     }
 
     /**
-     * Checks the whole VIP configuration after a change to the VIP at {@code index}. A problem of
-     * that VIP names its field in the request body; a clash with another VIP is a conflict.
+     * Checks the VIP at {@code index} of the configuration after a change to it. A problem of that
+     * VIP names its field in the request body; the same VIP twice is a conflict.
      */
     void checkAll(List<Vip> all, int index, Topology topology) {
-        VipSet set = new VipSet(all);
-        String prefix = "/vips/" + index;
+        for (int i = 0; i < all.size(); i++) {
+            if (i != index && all.get(i).vip.equals(all.get(index).vip)) {
+                throw ApiException.conflict("/vip", "duplicate VIP " + all.get(index).vip);
+            }
+        }
+        // the other VIPs were checked when they came in: check only this one (O(1) per request)
+        VipSet set = new VipSet(List.of(all.get(index)));
+        String prefix = "/vips/0";
         try {
             ModelChecks.checkVips(set, SOURCE);
             ModelChecks.checkVipsAgainstTopology(set, topology, SOURCE);
