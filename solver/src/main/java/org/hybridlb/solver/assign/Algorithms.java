@@ -14,9 +14,12 @@ import org.hybridlb.solver.model.Assignment;
  * <ul>
  * <li>{@code greedy}: Duet's greedy MRU (§3.4.1), VIPs by decreasing traffic, each on the switch
  *   with the lowest MRU after placing it (ties at random, seeded); it stops at the first VIP that
- *   fits nowhere, as the paper does: that VIP and all after it go to the SMuxes.</li>
+ *   fits nowhere, as the paper does: that VIP and all after it go to the SMuxes. A VIP that fits
+ *   on no switch even with nothing else placed is SMux-only by design (like a large fan-out VIP)
+ *   and does not stop it.</li>
  * <li>{@code greedy-skip}: the same, but a VIP that fits nowhere is skipped and the rest go on.</li>
- * <li>{@code random}: first fit in random order (§3.8.4, "Random"), VIPs by decreasing traffic.</li>
+ * <li>{@code random}: first fit (§3.8.4, "Random": "the first feasible switch") over one order of
+ *   the switches drawn at random once per run, VIPs by decreasing traffic.</li>
  * <li>{@code sticky}: greedy that keeps a VIP where it is unless moving it lowers the MRU by more
  *   than δ (§3.4.2); VIPs with no place yet are placed greedily.</li>
  * <li>{@code non-sticky}: greedy from scratch every interval (§3.8.6).</li>
@@ -96,8 +99,8 @@ public final class Algorithms {
             }
             if (search.findBest(v)) {
                 search.placeBest(v);
-            } else if (stopAtFirstUnfit) {
-                break;
+            } else if (stopAtFirstUnfit && search.blockedByEarlierPlacements(v)) {
+                break; // the paper's stop; a VIP too big for any switch even alone is SMux-only
             }
         }
         return u;
@@ -134,16 +137,32 @@ public final class Algorithms {
         public Assignment assign(Instance in, Assignment current) {
             Usage u = in.resources().newUsage();
             Search search = new Search(in, u, false, rng(in));
+            int[] order = switchOrder(in.switchCount(), rng(in));
             for (int v : in.vipsByTraffic()) {
                 if (!in.active(v)) {
                     break;
                 }
-                if (search.firstFit(v)) {
+                if (search.firstFit(v, order)) {
                     u.place(v, search.bestSwitch, search.loads());
                 }
             }
             return Assignments.of(in, u, name(), current);
         }
+    }
+
+    /** One random order of the switches (Fisher–Yates), drawn once per run of {@code random}. */
+    static int[] switchOrder(int n, SplittableRandom rng) {
+        int[] order = new int[n];
+        for (int s = 0; s < n; s++) {
+            order[s] = s;
+        }
+        for (int i = n - 1; i > 0; i--) {
+            int j = rng.nextInt(i + 1);
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        return order;
     }
 
     static final class Sticky implements AssignmentAlgorithm {
@@ -188,7 +207,7 @@ public final class Algorithms {
                 }
                 if (search.findBest(v)) {
                     search.placeBest(v);
-                } else if (in.options().stopAtFirstUnfit) {
+                } else if (in.options().stopAtFirstUnfit && search.blockedByEarlierPlacements(v)) {
                     placingNew = false; // the paper's greedy stops placing; installed VIPs may stay
                 }
             }

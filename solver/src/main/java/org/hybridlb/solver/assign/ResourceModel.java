@@ -57,6 +57,8 @@ public final class ResourceModel {
     private final int hostBudget;
     private final double[] linkCap;
     private final ThreadLocal<LoadCalculator> calculators;
+    /** Per VIP: 0 not known yet, 1 fits on some switch of an empty fabric, 2 fits on none. */
+    private final byte[] fitsOnEmpty;
 
     /** {@code sameVips}: a model of the same VIP set and switches, whose table entries are reused. */
     ResourceModel(Instance in, ResourceModel sameVips) {
@@ -83,6 +85,7 @@ public final class ResourceModel {
             linkCap[l] = fabric.linkBps(l) * in.options().linkHeadroom;
         }
         int nv = in.vipCount();
+        fitsOnEmpty = new byte[nv]; // depends on this interval's traffic: not shared
         if (sameVips != null) {
             ecmpEntries = sameVips.ecmpEntries;
             tunnelEntries = sameVips.tunnelEntries;
@@ -179,6 +182,19 @@ public final class ResourceModel {
     /** Whether v's tables fit into s when s holds nothing else (the ILP's x[v][s] = 0 otherwise). */
     public boolean fitsAlone(int v, int s) {
         return eligible[v] && ecmpEntries[v] <= ecmpCap[s] && tunnelEntries[v] <= tunnelCap[s];
+    }
+
+    /**
+     * Whether v fits on some switch with nothing else placed; {@code compute} is called the first
+     * time per VIP (the answer depends only on this instance, so a race only repeats the work).
+     */
+    boolean fitsOnEmptyFabric(int v, java.util.function.BooleanSupplier compute) {
+        byte known = fitsOnEmpty[v];
+        if (known == 0) {
+            known = compute.getAsBoolean() ? (byte) 1 : (byte) 2;
+            fitsOnEmpty[v] = known;
+        }
+        return known == 1;
     }
 
     public int ecmpCapacity(int s) {

@@ -46,6 +46,13 @@ final class Search {
     private final double[] inAt;
     private final double[] outAt;
     private final int[] podDemandTors;
+    private final boolean podShortcut;
+    // incoming / outgoing links per switch and Internet ingress share, for linkRoomAt (lazy)
+    private int[] inStart;
+    private int[] inLink;
+    private int[] outStart;
+    private int[] outLink;
+    private double[] ingressShare;
 
     /** Result of the last search: the switch and the MRU once v is there. */
     int bestSwitch;
@@ -60,6 +67,7 @@ final class Search {
         this.f = in.fabric();
         this.calc = m.calculator();
         this.rng = rng;
+        this.podShortcut = podShortcut;
         this.loads = m.newLinkLoads();
         this.bestLoads = m.newLinkLoads();
         int n = f.switchCount();
@@ -165,21 +173,21 @@ final class Search {
         return bestSwitch >= 0 && bestMru <= 1 + Usage.EPS;
     }
 
-    /** First switch, in random order, where v fits (Random of §3.8.4). */
-    boolean firstFit(int v) {
+    /**
+     * First switch in {@code order} where v fits (Random of §3.8.4: "selects the first feasible
+     * switch"). The caller draws the order once per run, so early switches fill up first, as in
+     * first fit. Before the full load computation a switch is ruled out cheaply by its tables and
+     * by {@link #linkRoomAt}: full switches are passed over without routing v.
+     */
+    boolean firstFit(int v, int[] order) {
         bestSwitch = -1;
         bestMru = Double.POSITIVE_INFINITY;
         if (!m.eligible(v) || !u.hostRoomFor(v)) {
             return false;
         }
         double g = u.mru();
-        int count = allSwitches.length;
-        for (int i = 0; i < count; i++) {
-            int j = i + rng.nextInt(count - i);
-            int s = allSwitches[j];
-            allSwitches[j] = allSwitches[i];
-            allSwitches[i] = s;
-            if (!m.fitsAlone(v, s) || u.memoryAfter(v, s) > 1 + Usage.EPS) {
+        for (int s : order) {
+            if (!m.fitsAlone(v, s) || u.memoryAfter(v, s) > 1 + Usage.EPS || !linkRoomAt(v, s)) {
                 continue;
             }
             double peak = peakOn(v, s);
@@ -190,6 +198,125 @@ final class Search {
             }
         }
         return false;
+    }
+
+    /**
+     * A necessary condition for v to fit on s, in O(degree of s): the part of v's traffic that
+     * reaches s over links (all of it but what its sources on s itself and, on an Internet
+     * ingress switch, its share of the Internet traffic bring in) cannot exceed the room left on
+     * s's incoming links together, and what leaves s for DIPs behind other switches cannot exceed
+     * the room left on its outgoing links. False only when v cannot fit on s.
+     */
+    boolean linkRoomAt(int v, int s) {
+        if (inStart == null) {
+            indexSwitchLinks();
+        }
+        double arriving = in.internetBps(v) * (1 - ingressShare[s]);
+        for (int i = in.srcStart(v); i < in.srcEnd(v); i++) {
+            if (in.srcNode(i) != s) {
+                arriving += in.srcBps(i);
+            }
+        }
+        double leaving = 0;
+        for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
+            if (in.dstNode(i) != s) {
+                leaving += in.dstBps(i);
+            }
+        }
+        double roomIn = 0;
+        for (int i = inStart[s]; i < inStart[s + 1]; i++) {
+            int l = inLink[i];
+            roomIn += Math.max(0, m.linkCapacity(l) - u.linkUsedRaw(l));
+        }
+        if (arriving > roomIn * (1 + Usage.EPS) + Usage.EPS) {
+            return false;
+        }
+        double roomOut = 0;
+        for (int i = outStart[s]; i < outStart[s + 1]; i++) {
+            int l = outLink[i];
+            roomOut += Math.max(0, m.linkCapacity(l) - u.linkUsedRaw(l));
+        }
+        return leaving <= roomOut * (1 + Usage.EPS) + Usage.EPS;
+    }
+
+    private void indexSwitchLinks() {
+        int n = f.switchCount();
+        int links = f.linkCount();
+        int[] inStartTmp = new int[n + 1];
+        int[] outStartTmp = new int[n + 1];
+        for (int l = 0; l < links; l++) {
+            inStartTmp[f.linkTo(l) + 1]++;
+            outStartTmp[f.linkFrom(l) + 1]++;
+        }
+        for (int s = 0; s < n; s++) {
+            inStartTmp[s + 1] += inStartTmp[s];
+            outStartTmp[s + 1] += outStartTmp[s];
+        }
+        int[] inFill = java.util.Arrays.copyOf(inStartTmp, n);
+        int[] outFill = java.util.Arrays.copyOf(outStartTmp, n);
+        int[] inL = new int[links];
+        int[] outL = new int[links];
+        for (int l = 0; l < links; l++) {
+            inL[inFill[f.linkTo(l)]++] = l;
+            outL[outFill[f.linkFrom(l)]++] = l;
+        }
+        double[] share = new double[n];
+        int[] ingress = in.ingress();
+        for (int s : ingress) {
+            share[s] += 1.0 / ingress.length;
+        }
+        inLink = inL;
+        outLink = outL;
+        outStart = outStartTmp;
+        ingressShare = share;
+        inStart = inStartTmp;
+    }
+
+    /**
+     * Whether v fits on some switch of a fabric that carries nothing else (its own traffic and
+     * table entries alone). A VIP that does not is SMux-only by design, like a large fan-out VIP,
+     * and must not end the paper's greedy. Computed only for VIPs that failed to fit, cached per
+     * instance.
+     */
+    boolean fitsOnEmptyFabric(int v) {
+        return m.fitsOnEmptyFabric(v, () -> {
+            Search alone = new Search(in, m.newUsage(), podShortcut, new SplittableRandom(0));
+            return alone.anyFit(v);
+        });
+    }
+
+    /** Whether v fits somewhere, stopping at the first switch (or pod) where it does. */
+    private boolean anyFit(int v) {
+        bestLoadsValid = false;
+        bestSwitch = -1;
+        bestMru = Double.POSITIVE_INFINITY;
+        if (!m.eligible(v) || !u.hostRoomFor(v)) {
+            return false;
+        }
+        double g = u.mru();
+        for (int unit : units) {
+            if (unit >= 0) {
+                evaluateSwitch(v, unit, g);
+            } else {
+                evaluatePod(v, -unit - 1, g);
+            }
+            if (bestSwitch >= 0 && bestMru <= 1 + Usage.EPS) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * For the paper's stop rule: true when v failed to fit because of what is already placed
+     * (the host table is full, or links and tables taken by earlier VIPs), false when it could
+     * not fit even on an empty fabric.
+     */
+    boolean blockedByEarlierPlacements(int v) {
+        if (!m.eligible(v)) {
+            return false;
+        }
+        return !u.hostRoomFor(v) || fitsOnEmptyFabric(v);
     }
 
     /** MRU after placing v on s (+inf when s's tables could never hold v). */

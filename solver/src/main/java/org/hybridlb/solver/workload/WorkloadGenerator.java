@@ -61,8 +61,14 @@ public final class WorkloadGenerator {
         public double dipTrafficCorrelation = 0.6;
         public int minDips = 1;
         public int maxDips = 2000;
-        /** A VIP's DIPs span 1 + dips/dipsPerPod pods (at most all pods). */
+        /** A VIP's DIPs span 1 + dips/dipsPerPod pods (at most all pods), or more by podLinkShare. */
         public int dipsPerPod = 32;
+        /**
+         * A VIP's DIPs span enough pods that its expected DIP-side traffic per pod is at most this
+         * share of one core-to-pod link at the 80% link headroom (Duet §3.4), so that one switch
+         * can deliver it; 0 turns the rule off. See WORKLOAD.md ("Where DIPs live").
+         */
+        public double podLinkShare = 0.5;
         /** Share of VIPs whose DIPs are bare-metal hosts (DIP ip = host ip, no hostIp). */
         public double bareMetalShare = 0.2;
         /** For VM DIPs: chance that the next DIP of a VIP lands on a host the VIP already uses. */
@@ -86,6 +92,12 @@ public final class WorkloadGenerator {
         /** Client ToRs per VIP = 1 + sourceScale * log2(1 + rate / median rate), at most maxSources. */
         public double sourceScale = 3;
         public int maxSources = 64;
+        /**
+         * One client ToR sends one VIP at most this share of one ToR uplink at the 80% headroom (a
+         * switch HMux in another rack receives it over that single uplink); the VIP gets enough
+         * client ToRs for it, beyond maxSources if need be; 0 turns the cap off. See WORKLOAD.md.
+         */
+        public double clientTorLinkShare = 0.5;
 
         // --- drift ---
         /** Per-interval random-walk step of each VIP's log rate. */
@@ -153,6 +165,7 @@ public final class WorkloadGenerator {
             require(minDips >= 1, "minDips", "at least 1", minDips);
             require(maxDips >= minDips && maxDips <= 262_144, "maxDips", "between minDips and 262,144", maxDips);
             require(dipsPerPod >= 1, "dipsPerPod", "at least 1", dipsPerPod);
+            require(podLinkShare >= 0 && podLinkShare <= 1, "podLinkShare", "between 0 and 1", podLinkShare);
             requireShare(bareMetalShare, "bareMetalShare");
             requireShare(colocateShare, "colocateShare");
             requireShare(weightedShare, "weightedShare");
@@ -163,6 +176,8 @@ public final class WorkloadGenerator {
             requireShare(localityShare, "localityShare");
             require(sourceScale >= 0, "sourceScale", "not negative", sourceScale);
             require(maxSources >= 1, "maxSources", "at least 1", maxSources);
+            require(clientTorLinkShare >= 0 && clientTorLinkShare <= 1, "clientTorLinkShare",
+                    "between 0 and 1", clientTorLinkShare);
             require(stepSigma >= 0 && stepSigma <= 2, "stepSigma", "between 0 and 2", stepSigma);
             require(trendSigma >= 0 && trendSigma <= 1, "trendSigma", "between 0 and 1", trendSigma);
             requireShare(burstChance, "burstChance");
@@ -194,6 +209,8 @@ public final class WorkloadGenerator {
     /** WCMP weights of heterogeneous server generations, and how common each is. */
     private static final int[] WEIGHTS = {1, 2, 4};
     private static final double[] WEIGHT_CDF = {0.6, 0.85, 1.0};
+    /** Links may be loaded to this share of their bandwidth (Duet §3.4); the spreading rules use it. */
+    static final double LINK_HEADROOM = 0.8;
     /** Per-interval pull of each VIP's random walk back towards its base rate. */
     private static final double MEAN_REVERSION = 0.01;
 
@@ -213,15 +230,24 @@ public final class WorkloadGenerator {
         }
         Rng rng = new Rng(seed);
         Addresses addresses = new Addresses(p);
+        // base log rates first: placing DIPs and clients by traffic needs each VIP's expected rate
+        double[] z = new double[p.vipCount];
+        double weightSum = 0;
+        for (int i = 0; i < p.vipCount; i++) {
+            z[i] = rng.gaussian();
+            weightSum += Math.exp(p.trafficSigma * z[i]);
+        }
+        Limits limits = new Limits(p, fabric);
         VipPlan[] plans = new VipPlan[p.vipCount];
         List<Vip> vips = new ArrayList<>(p.vipCount);
         for (int i = 0; i < p.vipCount; i++) {
-            plans[i] = planVip(p, fabric, rng, addresses, vips);
+            double expected = totalBytesPerSec * Math.exp(p.trafficSigma * z[i]) / weightSum;
+            plans[i] = planVip(p, fabric, rng, addresses, vips, z[i], expected, limits);
             if ((i + 1) % 1000 == 0 || i + 1 == p.vipCount) {
                 progress.update("vips", i + 1, p.vipCount);
             }
         }
-        List<TrafficInterval> intervals = traffic(p, plans, vips, totalBytesPerSec, rng, progress);
+        List<TrafficInterval> intervals = traffic(p, fabric, plans, vips, totalBytesPerSec, rng, progress);
         return new Workload(new VipSet(vips), new TrafficTrace(intervals));
     }
 
@@ -236,16 +262,34 @@ public final class WorkloadGenerator {
         double[] sourceWeights;
     }
 
-    private static VipPlan planVip(Params p, Fabric fabric, Rng rng, Addresses addresses, List<Vip> out) {
+    /** Per-pod and per-client-ToR traffic limits, bytes/s (+inf when the rule is off). */
+    private static final class Limits {
+        final double perPod;
+        final double perClientTor;
+
+        Limits(Params p, Fabric fabric) {
+            perPod = p.podLinkShare > 0 && fabric.podLinkBps > 0
+                    ? p.podLinkShare * LINK_HEADROOM * fabric.podLinkBps / 8 : Double.POSITIVE_INFINITY;
+            perClientTor = p.clientTorLinkShare > 0 && fabric.oneUplinkBps > 0
+                    ? p.clientTorLinkShare * LINK_HEADROOM * fabric.oneUplinkBps / 8 : Double.POSITIVE_INFINITY;
+        }
+    }
+
+    /** {@code expected}: the VIP's rate in bytes/s at its base level (before drift and bursts). */
+    private static VipPlan planVip(Params p, Fabric fabric, Rng rng, Addresses addresses, List<Vip> out,
+                                   double z, double expected, Limits limits) {
         VipPlan plan = new VipPlan();
-        double z = rng.gaussian();
         plan.logBase = p.trafficSigma * z;
         double rho = p.dipTrafficCorrelation;
         double dipLatent = rho * z + Math.sqrt(1 - rho * rho) * rng.gaussian();
         int dipCount = (int) Math.max(p.minDips, Math.min(p.maxDips,
                 Math.round(p.dipMedian * Math.exp(p.dipSigma * dipLatent))));
 
-        int[] pods = fabric.pickPods(Math.min(fabric.dipPods.length, 1 + dipCount / p.dipsPerPod), rng);
+        // pods by DIP count, or more when the traffic per pod would not fit through one core link
+        int podCount = Math.max(1 + dipCount / p.dipsPerPod, (int) Math.ceil(expected / limits.perPod));
+        podCount = Math.min(Math.min(fabric.dipPods.length, p.maxDips), podCount);
+        dipCount = Math.max(dipCount, podCount); // at least one server in each of its pods
+        int[] pods = fabric.pickPods(podCount, rng);
         List<Dip> dips = placeDips(p, fabric, rng, addresses, pods, dipCount);
         out.add(new Vip(addresses.nextVip(), addresses.aggregateOfLastVip(), ports(p, rng, dips)));
 
@@ -261,7 +305,10 @@ public final class WorkloadGenerator {
         }
 
         int wanted = (int) Math.round(1 + p.sourceScale * Math.log1p(Math.exp(plan.logBase)) / Math.log(2));
-        wanted = Math.max(1, Math.min(Math.min(p.maxSources, wanted), fabric.clientTors.length));
+        wanted = Math.min(p.maxSources, wanted);
+        // enough client ToRs that none has to send more than its cap, with 2x room for drift
+        wanted = (int) Math.max(wanted, Math.min(fabric.clientTors.length, Math.ceil(2 * expected / limits.perClientTor)));
+        wanted = Math.max(1, Math.min(wanted, fabric.clientTors.length));
         Set<String> tors = new HashSet<>();
         for (int s = 0; s < wanted; s++) {
             for (int attempt = 0; attempt < 3; attempt++) {
@@ -293,12 +340,14 @@ public final class WorkloadGenerator {
         List<Dip> dips = new ArrayList<>(count);
         List<Host> used = new ArrayList<>();
         Set<String> usedIps = new HashSet<>();
+        int fresh = 0;
         while (dips.size() < count) {
             Host host;
             if (!bareMetal && !used.isEmpty() && rng.chance(p.colocateShare)) {
                 host = used.get(rng.nextInt(used.size()));
             } else {
-                List<Host> podHosts = fabric.hostsOfPod.get(pods[rng.nextInt(pods.length)]);
+                // pods in turn, so the DIPs (and the traffic to them) are spread evenly over the pods
+                List<Host> podHosts = fabric.hostsOfPod.get(pods[fresh++ % pods.length]);
                 host = podHosts.get(rng.nextInt(podHosts.size()));
             }
             if (bareMetal && !usedIps.add(host.ip)) {
@@ -344,8 +393,8 @@ public final class WorkloadGenerator {
         return ports;
     }
 
-    private static List<TrafficInterval> traffic(Params p, VipPlan[] plans, List<Vip> vips, double total,
-                                                 Rng rng, Progress progress) {
+    private static List<TrafficInterval> traffic(Params p, Fabric fabric, VipPlan[] plans, List<Vip> vips,
+                                                 double total, Rng rng, Progress progress) {
         int n = plans.length;
         double[] walk = new double[n];
         int[] burstLeft = new int[n];
@@ -382,10 +431,11 @@ public final class WorkloadGenerator {
                 rate[i] *= scale;
             }
             double shift = calibrate(p.internalShare, plans, rate);
+            double clientTorCap = new Limits(p, fabric).perClientTor;
             List<VipTraffic> entries = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 if (rate[i] > 0) {
-                    entries.add(vipTraffic(p, vips.get(i).vip, plans[i], rate[i], shift, rng));
+                    entries.add(vipTraffic(p, vips.get(i).vip, plans[i], rate[i], shift, rng, clientTorCap));
                 }
             }
             intervals.add(new TrafficInterval(t, t * p.intervalSeconds, p.intervalSeconds, entries));
@@ -394,7 +444,8 @@ public final class WorkloadGenerator {
         return intervals;
     }
 
-    private static VipTraffic vipTraffic(Params p, String vip, VipPlan plan, double rate, double shift, Rng rng) {
+    private static VipTraffic vipTraffic(Params p, String vip, VipPlan plan, double rate, double shift, Rng rng,
+                                         double clientTorCap) {
         double internal = rate * internalFraction(p.internalShare, plan.internalLogit, shift);
         double[] w = new double[plan.sourceTors.length];
         double wSum = 0;
@@ -402,15 +453,61 @@ public final class WorkloadGenerator {
             w[s] = plan.sourceWeights[s] * Math.exp(p.sourceJitter * rng.gaussian());
             wSum += w[s];
         }
+        double[] amount = capShares(w, internal, clientTorCap);
         Map<String, Double> sources = new LinkedHashMap<>();
         for (int s = 0; s < w.length; s++) {
-            putRounded(sources, plan.sourceTors[s], internal * w[s] / wSum);
+            putRounded(sources, plan.sourceTors[s], amount[s]);
         }
         putRounded(sources, VipTraffic.INTERNET, rate - internal);
         if (sources.isEmpty()) {
             sources.put(VipTraffic.INTERNET, 1.0); // a live VIP sees at least a trickle
         }
         return new VipTraffic(vip, sources, null);
+    }
+
+    /**
+     * Splits {@code total} in proportion to the weights, but no part above {@code cap}: parts
+     * that would exceed it are set to the cap and the rest is re-split over the others (water
+     * filling). Only if every part is at the cap does the remainder go evenly over all of them.
+     */
+    static double[] capShares(double[] w, double total, double cap) {
+        int n = w.length;
+        double[] out = new double[n];
+        boolean[] capped = new boolean[n];
+        double left = total;
+        boolean changed = true;
+        while (changed) {
+            changed = false;
+            double free = 0;
+            for (int s = 0; s < n; s++) {
+                if (!capped[s]) {
+                    free += w[s];
+                }
+            }
+            if (free <= 0) {
+                break;
+            }
+            for (int s = 0; s < n; s++) {
+                if (!capped[s] && left * w[s] / free > cap) {
+                    capped[s] = true;
+                    out[s] = cap;
+                    left -= cap;
+                    changed = true;
+                }
+            }
+            if (!changed) {
+                for (int s = 0; s < n; s++) {
+                    if (!capped[s]) {
+                        out[s] = left * w[s] / free;
+                    }
+                }
+                return out;
+            }
+        }
+        for (int s = 0; s < n; s++) {
+            out[s] += left / n; // every client at its cap: the rest evenly (more than the cap)
+        }
+        return out;
     }
 
     /** Whole bytes per second keep the trace small; a rate under half a byte is dropped. */
@@ -477,6 +574,10 @@ public final class WorkloadGenerator {
     /** The parts of the topology the generator draws from. */
     private static final class Fabric {
         final double torUplinkBps;
+        /** Smallest link between a core and a pod (0 without cores): how a core HMux reaches a pod. */
+        final double podLinkBps;
+        /** Smallest single ToR uplink. */
+        final double oneUplinkBps;
         /** Pods with at least one host: where DIPs may live. */
         final int[] dipPods;
         final Map<Integer, List<Host>> hostsOfPod = new HashMap<>();
@@ -488,14 +589,22 @@ public final class WorkloadGenerator {
             Map<String, Switch> switches = new HashMap<>();
             topology.switches.forEach(s -> switches.put(s.id, s));
             double uplinks = 0;
+            double podLink = Double.POSITIVE_INFINITY;
+            double oneUplink = Double.POSITIVE_INFINITY;
             for (Link l : topology.links) {
                 Switch a = switches.get(l.a);
                 Switch b = switches.get(l.b);
                 if (a != null && b != null && (a.role == SwitchRole.TOR) != (b.role == SwitchRole.TOR)) {
                     uplinks += l.capacityBps;
+                    oneUplink = Math.min(oneUplink, l.capacityBps);
+                }
+                if (a != null && b != null && (a.role == SwitchRole.CORE) != (b.role == SwitchRole.CORE)) {
+                    podLink = Math.min(podLink, l.capacityBps);
                 }
             }
             torUplinkBps = uplinks;
+            podLinkBps = Double.isInfinite(podLink) ? 0 : podLink;
+            oneUplinkBps = Double.isInfinite(oneUplink) ? 0 : oneUplink;
             Map<String, Boolean> torSeen = new LinkedHashMap<>();
             for (Host h : topology.hosts) {
                 Switch tor = switches.get(h.tor);

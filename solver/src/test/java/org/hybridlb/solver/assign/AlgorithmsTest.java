@@ -81,20 +81,49 @@ class AlgorithmsTest {
     }
 
     @Test
-    void paperGreedyStopsAtTheFirstVipThatFitsNowhereAndSkipVariantGoesOn() {
-        // VIP 1: 20 Gbps between the two ToRs, more than t0_0's single 10G uplink can carry
+    void aVipThatFitsNowhereEvenAloneDoesNotStopThePaperGreedy() {
+        // VIP 1: 20 Gbps between the two ToRs, more than t0_0's single 10G uplink can carry from
+        // any HMux, even with nothing else on the fabric: SMux-only by design, like a large
+        // fan-out VIP. The paper's greedy goes on and places VIP 2, as greedy-skip does.
         List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))),
                 Fixtures.vip("100.0.0.2", List.of(Fixtures.dip("10.0.1.2"))));
         List<VipTraffic> tr = List.of(Fixtures.traffic("100.0.0.1", from("t0_0", 2.5e9)),
                 Fixtures.traffic("100.0.0.2", from("t0_0", 1e8)));
         Instance in = instance(tiny(TableCapacity.DEFAULTS), vips, tr);
-        Assignment stop = Algorithms.get("greedy").assign(in, null);
-        assertEquals(Assignment.SMUX, stop.assignment.get("100.0.0.1"));
-        assertEquals(Assignment.SMUX, stop.assignment.get("100.0.0.2"), "the paper's greedy stopped");
+        for (String name : List.of("greedy", "greedy-skip", "non-sticky", "one-time", "sticky")) {
+            Assignment a = Algorithms.get(name).assign(in, null);
+            assertEquals(Assignment.SMUX, a.assignment.get("100.0.0.1"), name);
+            assertNotEquals(Assignment.SMUX, a.assignment.get("100.0.0.2"), name);
+            assertEquals(1e8 / 2.6e9, a.hmuxTrafficShare, 1e-12, name);
+            assertTrue(Feasibility.violations(in, a).isEmpty(), name);
+        }
+    }
+
+    @Test
+    void paperGreedyStopsAtTheFirstVipThatNoLongerFitsBecauseOfEarlierOnes() {
+        // VIPs 1 and 2 (4 Gbps each, t0_0 -> DIP behind t0_1) fill t0_0's uplink to 100% of 80%.
+        // VIP 3 (0.8 Gbps, same path) would fit alone but not any more: the paper's greedy stops,
+        // so VIP 4 (local to t0_1, fits there without touching a link) stays on the SMuxes;
+        // greedy-skip places it.
+        List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))),
+                Fixtures.vip("100.0.0.2", List.of(Fixtures.dip("10.0.1.2"))),
+                Fixtures.vip("100.0.0.3", List.of(Fixtures.dip("10.0.1.1"))),
+                Fixtures.vip("100.0.0.4", List.of(Fixtures.dip("10.0.1.2"))));
+        List<VipTraffic> tr = List.of(Fixtures.traffic("100.0.0.1", from("h0_0_0", 5e8)),
+                Fixtures.traffic("100.0.0.2", from("h0_0_1", 5e8)),
+                Fixtures.traffic("100.0.0.3", from("h0_0_0", 1e8)),
+                Fixtures.traffic("100.0.0.4", from("t0_1", 5e7)));
+        Instance in = instance(tiny(TableCapacity.DEFAULTS), vips, tr);
+        for (String name : List.of("greedy", "non-sticky", "one-time", "sticky")) {
+            Assignment stop = Algorithms.get(name).assign(in, null);
+            assertNotEquals(Assignment.SMUX, stop.assignment.get("100.0.0.1"), name);
+            assertNotEquals(Assignment.SMUX, stop.assignment.get("100.0.0.2"), name);
+            assertEquals(Assignment.SMUX, stop.assignment.get("100.0.0.3"), name);
+            assertEquals(Assignment.SMUX, stop.assignment.get("100.0.0.4"), name + ": the paper's greedy stopped");
+        }
         Assignment skip = Algorithms.get("greedy-skip").assign(in, null);
-        assertEquals(Assignment.SMUX, skip.assignment.get("100.0.0.1"));
-        assertNotEquals(Assignment.SMUX, skip.assignment.get("100.0.0.2"));
-        assertEquals(1e8 / 2.6e9, skip.hmuxTrafficShare, 1e-12);
+        assertEquals(Assignment.SMUX, skip.assignment.get("100.0.0.3"));
+        assertEquals("t0_1", skip.assignment.get("100.0.0.4"));
     }
 
     @Test
@@ -225,6 +254,38 @@ class AlgorithmsTest {
             Assignment a = Algorithms.get("random").assign(in.withOptions(SolverOptions.defaults().withSeed(seed)), null);
             assertEquals("t0_1", a.assignment.get("100.0.0.1"));
         }
+    }
+
+    @Test
+    void randomIsFirstFitOverOneSwitchOrderPerRun() {
+        // 10 switches with 4 tunnel entries each, 12 one-DIP VIPs that fit anywhere: first fit
+        // over one order fills the first switch of the order with the 4 biggest VIPs, the second
+        // with the next 4, the third with the last 4, and leaves the others empty.
+        Topology t = Fixtures.clos(2, 2, 2, 2, 2, new TableCapacity(16384, 4096, 4));
+        List<Vip> vips = new ArrayList<>();
+        List<VipTraffic> tr = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            String ip = "100.0.0." + (i + 1);
+            vips.add(Fixtures.vip(ip, List.of(Fixtures.dip("10." + (i % 2) + "." + (i / 2 % 2) + "." + (i % 2 + 1)))));
+            tr.add(Fixtures.traffic(ip, from("t" + (i / 3 % 2) + "_" + (i % 2), 1e6 * (12 - i))));
+        }
+        java.util.Set<List<String>> orders = new java.util.HashSet<>();
+        for (long seed = 1; seed <= 4; seed++) {
+            Instance in = instance(t, vips, tr, SolverOptions.defaults().withSeed(seed));
+            Assignment a = Algorithms.get("random").assign(in, null);
+            assertTrue(Feasibility.violations(in, a).isEmpty());
+            int[] order = Algorithms.switchOrder(in.switchCount(), Algorithms.rng(in));
+            List<String> firstThree = new ArrayList<>();
+            for (int k = 0; k < 3; k++) {
+                firstThree.add(in.switchId(order[k]));
+            }
+            for (int i = 0; i < 12; i++) {
+                assertEquals(firstThree.get(i / 4), a.assignment.get("100.0.0." + (i + 1)),
+                        "seed " + seed + ", VIP " + (i + 1) + " in order " + firstThree);
+            }
+            orders.add(firstThree);
+        }
+        assertTrue(orders.size() > 1, "the order is drawn at random per seed: " + orders);
     }
 
     @Test
