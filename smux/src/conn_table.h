@@ -125,6 +125,17 @@ static inline void hlb_conn_prefetch(const struct hlb_conn_table *ct, uint32_t h
     __builtin_prefetch(&hlb_conn_bucket_of(ct, hash)->e[hlb_conn_home(hash)], 1, 3);
 }
 
+/* The whole bucket (four lines): for a packet that probably opens a connection.
+ * Once the home line is full, an insert looks at every entry of the bucket (free,
+ * expired or oldest half-open slot), and those lines would otherwise be fetched one
+ * after another during the insert. */
+static inline void hlb_conn_prefetch_bucket(const struct hlb_conn_table *ct, uint32_t hash)
+{
+    const struct hlb_conn_bucket *b = hlb_conn_bucket_of(ct, hash);
+    for (unsigned l = 0; l < HLB_CONN_WAYS; l += HLB_CONN_LINE_WAYS)
+        __builtin_prefetch(&b->e[l], 1, 3);
+}
+
 /* Finds a live (not expired) entry. Returns 1 and fills ref, or 0. */
 static inline int hlb_conn_find(const struct hlb_conn_table *ct, uint32_t hash,
                                 uint64_t k0, uint64_t k1, uint32_t now,

@@ -510,7 +510,10 @@ void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt 
         }
         svc[i] = s;
         hash[i] = hlb_conn_hash(&pp->t);
-        hlb_conn_prefetch(ct, hash[i]);
+        if ((pp->tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+            hlb_conn_prefetch_bucket(ct, hash[i]);   /* likely an insert */
+        else
+            hlb_conn_prefetch(ct, hash[i]);
         pending[n_pending++] = (uint8_t)i;
     }
     w->st.rx_packets += n;

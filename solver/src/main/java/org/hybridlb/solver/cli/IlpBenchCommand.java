@@ -158,7 +158,7 @@ public final class IlpBenchCommand implements Callable<Integer> {
         double genSeconds = (System.nanoTime() - g0) / 1e9;
         out.printf(Locale.ROOT, "instance: %s, %d switches, %d VIPs (%d with traffic), %.3f Tbps, interval %d "
                         + "(built in %.1f s)%n", label, in.switchCount(), in.vipCount(), ti.vips.size(),
-                in.totalTrafficBps() * 8 / 1e12, interval, genSeconds);
+                in.totalTrafficBps() / 1e12, interval, genSeconds);
         out.printf(Locale.ROOT, "ilp: %s, time limit %.0f s, gap %.4f%n", mip.toOptions().describe(),
                 mip.toOptions().timeLimitSeconds, mip.toOptions().relativeGap);
         out.flush();

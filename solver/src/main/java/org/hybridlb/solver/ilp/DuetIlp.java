@@ -76,6 +76,12 @@ public final class DuetIlp {
     static final int SPREAD_CANDIDATES_LARGE = 3;
     /** Above this many (VIP, switch) pairs the footprints are not computed (paper scale: 53 million). */
     static final long FULL_SCAN_LIMIT = 3_000_000L;
+    /** Share of the time left a round gets while link rows may still be missing. */
+    static final double ROUND_TIME_SHARE = 0.6;
+    /** Shortest round worth starting. */
+    static final double MIN_ROUND_SECONDS = 3;
+    /** Links an answer fills to this join the next round's rows even when not overloaded. */
+    static final double NEAR_FULL = 0.9;
     /** Share of the time limit the bound model may use. */
     static final double BOUND_TIME_SHARE = 0.25;
 
@@ -165,14 +171,18 @@ public final class DuetIlp {
         boolean proven = false;
         int solverAnswers = 0;
         boolean usable = false;
+        boolean rowsComplete = false;
         for (int round = 1; round <= MAX_ROUNDS; round++) {
             double left = deadline - System.nanoTime() / 1e9;
             if (left <= 0.05) {
                 notes.add("time limit reached after " + (round - 1) + " round(s) of lazy link rows");
                 break;
             }
+            // While link rows are still missing, a round gets a slice of the time, so that the
+            // rows its answer breaks can be added and the model solved again.
+            double slice = rowsComplete ? left : Math.min(left, Math.max(MIN_ROUND_SECONDS, ROUND_TIME_SHARE * left));
             Stage1 st = new Stage1(rows);
-            MipResult r = st.solve(o.mip.withTimeLimit(left), best);
+            MipResult r = st.solve(o.mip.withTimeLimit(slice), best);
             solvedBy = r.solvedBy;
             for (String n : r.notes) {
                 if (!notes.contains(n)) {
@@ -199,10 +209,21 @@ public final class DuetIlp {
                 }
                 proven = r.status == MipResult.Status.OPTIMAL && allColumns
                         || MipResult.relativeGap(bestShare, bound) <= o.mip.relativeGap + 1e-9;
-                break;
+                if (proven || r.status == MipResult.Status.OPTIMAL || rowsComplete
+                        || deadline - System.nanoTime() / 1e9 < MIN_ROUND_SECONDS) {
+                    break;
+                }
+                rowsComplete = true; // this answer needs no more rows: spend the rest of the time on it
+                continue;
             }
-            // Not feasible on the full model: add the overloaded links, keep a repaired copy as incumbent.
+            // Not feasible on the full model: add the overloaded links (and those it fills to 90%,
+            // likely next), keep a repaired copy as incumbent.
             rows.or(over);
+            for (int l = 0; l < m.linkCount(); l++) {
+                if (u.linkUtilisation(l) >= NEAR_FULL && worstLoad[l] > m.linkCapacity(l)) {
+                    rows.set(l);
+                }
+            }
             solverAnswers++;
             Usage repaired = repair(u);
             if (share(repaired) > bestShare && budgetOk(repaired)) {
@@ -210,7 +231,9 @@ public final class DuetIlp {
                 bestShare = share(repaired);
             }
             if (over.isEmpty()) {
-                notes.add("solver answer broke a row it had (tolerance); repaired");
+                List<String> bad = Feasibility.violations(u);
+                notes.add("solver answer broke a row it had (" + (bad.isEmpty() ? "migration budget" : bad.get(0))
+                        + "); repaired");
                 break;
             }
         }
@@ -503,7 +526,7 @@ public final class DuetIlp {
         final MPVariable[] x;
 
         Stage1(BitSet linkRows) {
-            model = MipModel.create("duet", o.mip);
+            model = MipModel.create("duet", o.mip).strict();
             MPSolver s = model.solver();
             x = new MPVariable[cols];
             double total = in.totalTrafficBps();
@@ -621,7 +644,7 @@ public final class DuetIlp {
         for (int i = 0; i < loadStart[cols]; i++) {
             all.set(loadLink[i]);
         }
-        MipModel model = MipModel.create("duet-mru", o.mip);
+        MipModel model = MipModel.create("duet-mru", o.mip).strict();
         MPSolver s = model.solver();
         MPVariable[] x = new MPVariable[cols];
         for (int c = 0; c < cols; c++) {
@@ -685,29 +708,17 @@ public final class DuetIlp {
      */
     private Usage repair(Usage u) {
         Usage r = u.copy();
-        int nv = in.vipCount();
-        int[] byTrafficAsc = in.vipsByTraffic().clone();
-        for (int i = 0, j = byTrafficAsc.length - 1; i < j; i++, j--) {
-            int t = byTrafficAsc[i];
-            byTrafficAsc[i] = byTrafficAsc[j];
-            byTrafficAsc[j] = t;
-        }
+        int[] byTraffic = in.vipsByTraffic();
         LinkLoads ll = m.newLinkLoads();
-        for (int guard = 0; guard < nv && !Feasibility.violations(r).isEmpty(); guard++) {
-            boolean removed = false;
-            for (int v : byTrafficAsc) {
+        // One pass, least traffic first, against the current usage: a VIP goes only while its
+        // resource is still over. A second pass is rarely needed; the SMux-only usage is the floor.
+        for (int pass = 0; pass < 3 && !Feasibility.violations(r).isEmpty(); pass++) {
+            for (int i = byTraffic.length - 1; i >= 0; i--) {
+                int v = byTraffic[i];
                 int s = r.placement(v);
-                if (s < 0) {
-                    continue;
-                }
-                if (onOverloadedResource(r, v, s, ll)) {
+                if (s >= 0 && onOverloadedResource(r, v, s, ll)) {
                     r.remove(v);
-                    removed = true;
-                    break;
                 }
-            }
-            if (!removed) {
-                break;
             }
         }
         return Feasibility.violations(r).isEmpty() ? r : m.newUsage();

@@ -20,6 +20,7 @@ public final class MipModel {
     private final MipOptions.Engine engine;
     private final List<MPVariable> hintVars = new ArrayList<>();
     private final List<Double> hintValues = new ArrayList<>();
+    private boolean strict;
 
     private MipModel(MPSolver solver, MipOptions.Engine engine) {
         this.solver = solver;
@@ -47,6 +48,15 @@ public final class MipModel {
     /** The OR-Tools model: add variables, constraints and the objective to it. */
     public MPSolver solver() {
         return solver;
+    }
+
+    /**
+     * Solve with the checkers' tolerance (1e-9 over a capacity) instead of SCIP's 1e-6, for
+     * models whose answer is used as is; a model solved only for its bound does not need it.
+     */
+    public MipModel strict() {
+        strict = true;
+        return this;
     }
 
     /** A warm-start value for a variable (SCIP and Gurobi take it as a starting solution). */
@@ -82,9 +92,11 @@ public final class MipModel {
         } else {
             // Measured on the Duet models (solver/ILP.md): SCIP's root cut loop adds ~100 rows per
             // round for ~30 s without moving the bound (the LP bound of these knapsack rows is
-            // already tight); a few rounds leave the time to the primal heuristics.
+            // already tight); a few rounds leave the time to the primal heuristics. The checkers
+            // allow 1e-9 over a capacity, SCIP's default tolerance 1e-6: a link filled "to 100%"
+            // by SCIP could be 100.0001% for the checker, so SCIP gets the checker's tolerance.
             solver.setSolverSpecificParametersAsString(System.getProperty("hlb.scip.params",
-                    "separating/maxroundsroot = 3\n"));
+                    "separating/maxroundsroot = 3\n" + (strict ? "numerics/feastol = 1e-9\n" : "")));
             if (options.threads > 0) {
                 solver.setNumThreads(options.threads);
             }

@@ -111,7 +111,7 @@ public final class YodaIlp {
                                MipOptions options) {
         int nv = p.vip.length;
         int ny = p.instances.size();
-        MipModel model = MipModel.create("yoda", options);
+        MipModel model = MipModel.create("yoda", options).strict();
         MPSolver s = model.solver();
         MPVariable[][] x = new MPVariable[nv][ny];
         MPVariable[] u = new MPVariable[ny];
