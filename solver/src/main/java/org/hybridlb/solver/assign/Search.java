@@ -289,30 +289,9 @@ final class Search {
             podExtOut[q][j] = loads.loadOn(f.torUplink(r, j));
         }
         int first = ffDemandTors;
-        double inQ = 0;
-        double outQ = 0;
-        for (int i = in.srcStart(v); i < in.srcEnd(v); i++) {
-            int x = in.srcNode(i);
-            if (f.pod(x) == q && f.inSymmetricPod(x)) {
-                if (inAt[x] == 0 && outAt[x] == 0) {
-                    podDemandTors[ffDemandTors++] = x;
-                }
-                inAt[x] += in.srcBps(i);
-                inQ += in.srcBps(i);
-            }
-        }
-        for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
-            int y = in.dstNode(i);
-            if (f.pod(y) == q) {
-                if (inAt[y] == 0 && outAt[y] == 0) {
-                    podDemandTors[ffDemandTors++] = y;
-                }
-                outAt[y] += in.dstBps(i);
-                outQ += in.dstBps(i);
-            }
-        }
-        podInQ[q] = inQ;
-        podOutQ[q] = outQ;
+        ffDemandTors = gatherPodDemand(v, q, ffDemandTors);
+        podInQ[q] = demandInQ;
+        podOutQ[q] = demandOutQ;
         double top1 = 0;
         double top2 = 0;
         int top1Tor = -1;
@@ -514,29 +493,9 @@ final class Search {
             extOut[j] = loads.loadOn(f.torUplink(r, j));
         }
         // per-ToR demand inside the pod
-        int demandTors = 0;
-        double inQ = 0;
-        double outQ = 0;
-        for (int i = in.srcStart(v); i < in.srcEnd(v); i++) {
-            int x = in.srcNode(i);
-            if (f.pod(x) == q && f.inSymmetricPod(x)) {
-                if (inAt[x] == 0 && outAt[x] == 0) {
-                    podDemandTors[demandTors++] = x;
-                }
-                inAt[x] += in.srcBps(i);
-                inQ += in.srcBps(i);
-            }
-        }
-        for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
-            int y = in.dstNode(i);
-            if (f.pod(y) == q) {
-                if (inAt[y] == 0 && outAt[y] == 0) {
-                    podDemandTors[demandTors++] = y;
-                }
-                outAt[y] += in.dstBps(i);
-                outQ += in.dstBps(i);
-            }
-        }
+        int demandTors = gatherPodDemand(v, q, 0);
+        double inQ = demandInQ;
+        double outQ = demandOutQ;
         // every ToR with demand carries it on its own links when it is not the candidate
         double top1 = 0;
         double top2 = 0;
@@ -616,5 +575,42 @@ final class Search {
             inAt[podDemandTors[i]] = 0;
             outAt[podDemandTors[i]] = 0;
         }
+    }
+
+    /** Pod totals of the last {@link #gatherPodDemand} call (bits/s in from, out to the pod's ToRs). */
+    private double demandInQ;
+    private double demandOutQ;
+
+    /**
+     * Adds VIP v's demand at each ToR of pod q to inAt/outAt, lists the ToRs newly touched in
+     * podDemandTors from index {@code count}, and returns the new count; the pod totals are left
+     * in demandInQ/demandOutQ.
+     */
+    private int gatherPodDemand(int v, int q, int count) {
+        double inQ = 0;
+        double outQ = 0;
+        for (int i = in.srcStart(v); i < in.srcEnd(v); i++) {
+            int x = in.srcNode(i);
+            if (f.pod(x) == q && f.inSymmetricPod(x)) {
+                if (inAt[x] == 0 && outAt[x] == 0) {
+                    podDemandTors[count++] = x;
+                }
+                inAt[x] += in.srcBps(i);
+                inQ += in.srcBps(i);
+            }
+        }
+        for (int i = in.dstStart(v); i < in.dstEnd(v); i++) {
+            int y = in.dstNode(i);
+            if (f.pod(y) == q) {
+                if (inAt[y] == 0 && outAt[y] == 0) {
+                    podDemandTors[count++] = y;
+                }
+                outAt[y] += in.dstBps(i);
+                outQ += in.dstBps(i);
+            }
+        }
+        demandInQ = inQ;
+        demandOutQ = outQ;
+        return count;
     }
 }
