@@ -292,26 +292,10 @@ final class Search {
         ffDemandTors = gatherPodDemand(v, q, ffDemandTors);
         podInQ[q] = demandInQ;
         podOutQ[q] = demandOutQ;
-        double top1 = 0;
-        double top2 = 0;
-        int top1Tor = -1;
-        for (int i = first; i < ffDemandTors; i++) {
-            int x = podDemandTors[i];
-            double bx = 0;
-            for (int j = 0; j < k; j++) {
-                int up = f.torUplink(x, j);
-                int down = f.torDownlink(x, j);
-                bx = Math.max(bx, (u.linkUsedRaw(up) + inAt[x] / k) / m.linkCapacity(up));
-                bx = Math.max(bx, (u.linkUsedRaw(down) + outAt[x] / k) / m.linkCapacity(down));
-            }
-            if (bx > top1) {
-                top2 = top1;
-                top1 = bx;
-                top1Tor = x;
-            } else if (bx > top2) {
-                top2 = bx;
-            }
-        }
+        scanDemandTors(first, ffDemandTors, k);
+        double top1 = scanTop1;
+        double top2 = scanTop2;
+        int top1Tor = scanTop1Tor;
         podTop1[q] = top1;
         podTop2[q] = top2;
         podTop1Tor[q] = top1Tor;
@@ -497,26 +481,10 @@ final class Search {
         double inQ = demandInQ;
         double outQ = demandOutQ;
         // every ToR with demand carries it on its own links when it is not the candidate
-        double top1 = 0;
-        double top2 = 0;
-        int top1Tor = -1;
-        for (int i = 0; i < demandTors; i++) {
-            int x = podDemandTors[i];
-            double bx = 0;
-            for (int j = 0; j < k; j++) {
-                int up = f.torUplink(x, j);
-                int down = f.torDownlink(x, j);
-                bx = Math.max(bx, (u.linkUsedRaw(up) + inAt[x] / k) / m.linkCapacity(up));
-                bx = Math.max(bx, (u.linkUsedRaw(down) + outAt[x] / k) / m.linkCapacity(down));
-            }
-            if (bx > top1) {
-                top2 = top1;
-                top1 = bx;
-                top1Tor = x;
-            } else if (bx > top2) {
-                top2 = bx;
-            }
-        }
+        scanDemandTors(0, demandTors, k);
+        double top1 = scanTop1;
+        double top2 = scanTop2;
+        int top1Tor = scanTop1Tor;
         double podBest = Double.POSITIVE_INFINITY;
         int pick = -1;
         int ties = 0;
@@ -612,5 +580,41 @@ final class Search {
         demandInQ = inQ;
         demandOutQ = outQ;
         return count;
+    }
+
+    /** Results of the last {@link #scanDemandTors}: the two highest ToR-link utilisations. */
+    private double scanTop1;
+    private double scanTop2;
+    private int scanTop1Tor;
+
+    /**
+     * The ToRs podDemandTors[from..to) carry their own demand (in/k up, out/k down per uplink)
+     * when they are not the candidate: keeps the highest and second-highest utilisation of their
+     * links (and which ToR has the highest), so the candidate's own value can be excluded.
+     */
+    private void scanDemandTors(int from, int to, int k) {
+        double top1 = 0;
+        double top2 = 0;
+        int top1Tor = -1;
+        for (int i = from; i < to; i++) {
+            int x = podDemandTors[i];
+            double bx = 0;
+            for (int j = 0; j < k; j++) {
+                int up = f.torUplink(x, j);
+                int down = f.torDownlink(x, j);
+                bx = Math.max(bx, (u.linkUsedRaw(up) + inAt[x] / k) / m.linkCapacity(up));
+                bx = Math.max(bx, (u.linkUsedRaw(down) + outAt[x] / k) / m.linkCapacity(down));
+            }
+            if (bx > top1) {
+                top2 = top1;
+                top1 = bx;
+                top1Tor = x;
+            } else if (bx > top2) {
+                top2 = bx;
+            }
+        }
+        scanTop1 = top1;
+        scanTop2 = top2;
+        scanTop1Tor = top1Tor;
     }
 }
