@@ -38,7 +38,7 @@ import picocli.CommandLine.ParentCommand;
             HybridlbCli.AssignmentCmd.class, HybridlbCli.Reassign.class, HybridlbCli.Smuxes.class,
             HybridlbCli.Stats.class, HybridlbCli.Migrations.class})
 public final class HybridlbCli implements Callable<Integer> {
-    static final ObjectMapper JSON = new ObjectMapper();
+    public static final ObjectMapper JSON = new ObjectMapper();
 
     @Option(names = "--url", description = "daemon base URL (default: $HYBRIDLB_URL or ${DEFAULT-VALUE})",
             defaultValue = "${env:HYBRIDLB_URL:-http://127.0.0.1:8080}")
@@ -135,10 +135,14 @@ public final class HybridlbCli implements Callable<Integer> {
     /** Shared body of every subcommand: call, then print JSON or a table. */
     abstract static class Sub implements Callable<Integer> {
         @ParentCommand
+        Object parent;
+
         HybridlbCli cli;
 
         @Override
         public Integer call() {
+            cli = parent instanceof HybridlbCli ? (HybridlbCli) parent
+                    : parent instanceof VipCmd ? ((VipCmd) parent).cli : ((DipCmd) parent).cli;
             try {
                 JsonNode n = fetch();
                 if (cli.json) {
@@ -242,14 +246,6 @@ public final class HybridlbCli implements Callable<Integer> {
     }
 
     abstract static class VipSub extends Sub {
-        @ParentCommand
-        VipCmd parent;
-
-        @Override
-        public Integer call() {
-            cli = parent.cli;
-            return super.call();
-        }
     }
 
     @Command(name = "show", description = "Show one VIP with its DIPs.")
@@ -330,23 +326,30 @@ public final class HybridlbCli implements Callable<Integer> {
     }
 
     static ObjectNode dipNode(String spec) {
-        ObjectNode d = JSON.createObjectNode();
         String s = spec;
+        String hostIp = null;
+        Integer weight = null;
         int at = s.indexOf('@');
         if (at >= 0) {
-            d.put("hostIp", s.substring(at + 1));
+            hostIp = s.substring(at + 1);
             s = s.substring(0, at);
         }
         int star = s.indexOf('*');
         if (star >= 0) {
             try {
-                d.put("weight", Integer.parseInt(s.substring(star + 1)));
+                weight = Integer.parseInt(s.substring(star + 1));
             } catch (NumberFormatException e) {
                 throw new Failure(2, "hybridlb: DIP weight must be an integer in " + spec);
             }
             s = s.substring(0, star);
         }
-        d.put("ip", s);
+        ObjectNode d = JSON.createObjectNode().put("ip", s);
+        if (weight != null) {
+            d.put("weight", weight);
+        }
+        if (hostIp != null) {
+            d.put("hostIp", hostIp);
+        }
         return d;
     }
 
@@ -396,9 +399,6 @@ public final class HybridlbCli implements Callable<Integer> {
     }
 
     abstract static class DipSub extends Sub {
-        @ParentCommand
-        DipCmd parent;
-
         @Parameters(index = "0", description = "the VIP address")
         String vip;
 
@@ -407,12 +407,6 @@ public final class HybridlbCli implements Callable<Integer> {
 
         @Option(names = "--service", description = "proto/port of the service (default: every service)")
         String service;
-
-        @Override
-        public Integer call() {
-            cli = parent.cli;
-            return super.call();
-        }
 
         @Override
         String render(JsonNode n) {

@@ -21,7 +21,7 @@ import org.hybridlb.standalone.Proc;
  * server's RIB (the SMux hosts announce only the VIP aggregates, and withdraw them when the SMux
  * is unhealthy). Polled with {@code vtysh --vty_socket <vtyDir> -c 'show bgp ipv4 unicast json'}.
  */
-public final class FrrRouteSource implements RouteSource, AutoCloseable {
+public class FrrRouteSource implements RouteSource, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(FrrRouteSource.class.getName());
 
     private final Fabric fabric;
