@@ -38,6 +38,8 @@ HTTP_SERVER = os.path.join(HERE, "hlb_http_server.py")
 PY = "/usr/bin/python3"            # Debian's python: Mininet lives there
 SMUX_CONTROL_PORT = 8000
 AGENT_PORT = 9100
+DAEMON_HOST, DAEMON_PORT = "127.0.0.1", 8080
+DAEMON_BIN = os.path.join(REPO, "app", "standalone", "bin", "hybridlbd")
 
 
 def netns(tag):
@@ -309,6 +311,13 @@ class Emulation:
             h["iface"] = self.iface(nid)
         with open(os.path.join(self.dir, "fabric.json"), "w") as f:
             json.dump(fab, f, indent=2)
+        # The daemon's config (app/standalone/README.md); the VIP file is loaded on first start only.
+        conf = {"fabric": "fabric.json", "stateDir": os.path.join(self.dir, "hybridlbd"),
+                "listen": "%s:%d" % (DAEMON_HOST, DAEMON_PORT)}
+        if os.path.exists(os.path.join(self.dir, "vips.json")):
+            conf["vips"] = "vips.json"
+        with open(os.path.join(self.dir, "hybridlbd.json"), "w") as f:
+            json.dump(conf, f, indent=2)
 
     def wait_services(self, timeout=60):
         import urllib.request
@@ -452,6 +461,8 @@ def cmd_start(args):
     os.makedirs(os.path.join(d, "logs"), exist_ok=True)
     os.chmod(RUN_ROOT, 0o755)
     generate_topology(args, os.path.join(d, "topology.json"))
+    if args.vips:
+        shutil.copyfile(args.vips, os.path.join(d, "vips.json"))
     sh(["ip", "netns", "add", netns(tag)])
     argv = [PY, os.path.abspath(__file__), "_run", "--tag", tag, "--smux-idle-sleep-us", str(args.smux_idle_sleep_us)]
     for a in args.aggregate:
@@ -555,6 +566,120 @@ def set_switch(tag, sid, up):
             "unix:%s/%s.mgmt" % (fab["ovs"]["rundir"], br), p, mode], env=env)
 
 
+def daemon_start(tag, extra_args=(), timeout=90):
+    """Start hybridlbd inside the emulation's namespace; returns its PID once the REST API answers."""
+    import urllib.request
+    d = rundir(tag)
+    if not os.path.exists(DAEMON_BIN):
+        raise RuntimeError("%s missing: build app/standalone (mvn -B -q -pl app/standalone -am package)" % DAEMON_BIN)
+    out = open(os.path.join(d, "logs", "hybridlbd.log"), "a")
+    p = subprocess.Popen(["ip", "netns", "exec", netns(tag), DAEMON_BIN, "--config", os.path.join(d, "hybridlbd.json")]
+                         + list(extra_args), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    out.close()
+    PidLog(os.path.join(d, "pids.jsonl")).add(p.pid, "hybridlbd")
+    with open(os.path.join(d, "hybridlbd.pid"), "w") as f:
+        f.write("%d\n" % p.pid)
+    deadline = time.monotonic() + timeout
+    while True:
+        if p.poll() is not None:
+            raise RuntimeError("hybridlbd exited with %s; see %s/logs/hybridlbd.log" % (p.returncode, d))
+        r = subprocess.run(["ip", "netns", "exec", netns(tag), "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                            "-m", "1", "http://%s:%d/vips" % (DAEMON_HOST, DAEMON_PORT)], capture_output=True, text=True)
+        if r.stdout.strip() == "200":
+            return p
+        if time.monotonic() > deadline:
+            raise RuntimeError("hybridlbd REST API not answering after %ds" % timeout)
+        time.sleep(0.3)
+
+
+def daemon_stop(tag, sig=signal.SIGTERM, timeout=20):
+    path = os.path.join(rundir(tag), "hybridlbd.pid")
+    if not os.path.exists(path):
+        return
+    pid = int(open(path).read())
+    entries = [e for e in PidLog(os.path.join(rundir(tag), "pids.jsonl")).entries() if e["pid"] == pid]
+    if kill_recorded(entries, sig):
+        deadline = time.monotonic() + timeout
+        while kill_recorded(entries, 0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        kill_recorded(entries, signal.SIGKILL)
+    os.unlink(path)
+
+
+class Emu:
+    """Handle on a running emulation, for scripts and tests (outside the namespace)."""
+
+    def __init__(self, tag):
+        self.tag = tag
+        self.dir = rundir(tag)
+        self.fab = load_fabric(tag)
+        self.pids = PidLog(os.path.join(self.dir, "pids.jsonl"))
+        self.ns = netns(tag)
+
+    def host_cmd(self, node, cmd):
+        return ["nsenter", "-t", str(self.fab["hosts"][node]["pid"]), "-n", "--"] + list(cmd)
+
+    def run(self, node, cmd, timeout=60, check=False):
+        return subprocess.run(self.host_cmd(node, cmd), capture_output=True, text=True, timeout=timeout, check=check)
+
+    def popen(self, node, cmd, what=None, **kw):
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        p = subprocess.Popen(self.host_cmd(node, cmd), text=True, start_new_session=True, **kw)
+        self.pids.add(p.pid, what or "client %s" % node)
+        return p
+
+    def probe(self, node, *args):
+        """Start hlb_probe.py in a client host; .communicate() gives its JSON."""
+        return self.popen(node, [PY, os.path.join(HERE, "hlb_probe.py")] + [str(a) for a in args],
+                          what="probe %s %s" % (node, args[0]))
+
+    def ns_run(self, cmd, timeout=60, check=False):
+        return subprocess.run(["ip", "netns", "exec", self.ns] + list(cmd), capture_output=True, text=True,
+                              timeout=timeout, check=check)
+
+    def api(self, method, path, body=None, timeout=30):
+        """REST call to hybridlbd (it listens inside the namespace): (status, parsed JSON or text)."""
+        cmd = ["curl", "-s", "-m", str(timeout), "-X", method, "-w", "\n%{http_code}",
+               "http://%s:%d%s" % (DAEMON_HOST, DAEMON_PORT, path)]
+        if body is not None:
+            cmd += ["-H", "Content-Type: application/json",
+                    "--data-binary", body if isinstance(body, str) else json.dumps(body)]
+        r = self.ns_run(cmd, timeout=timeout + 5)
+        text, _, code = r.stdout.rpartition("\n")
+        try:
+            return int(code), json.loads(text) if text.strip() else None
+        except ValueError:
+            return int(code or 0), text
+
+    def cli(self, *args):
+        return self.ns_run([os.path.join(REPO, "app", "standalone", "bin", "hybridlb"),
+                            "--url", "http://%s:%d" % (DAEMON_HOST, DAEMON_PORT)] + list(args)).stdout
+
+    def ofctl(self, bridge, *args):
+        return self.ns_run(["ovs-ofctl", "-O", "OpenFlow15"] + [args[0], "unix:%s/%s.mgmt" % (
+            self.fab["ovs"]["rundir"], bridge)] + list(args[1:]), check=True).stdout
+
+    def smux_metrics(self, smux_id):
+        url = [s for s in self.fab["smuxes"] if s["id"] == smux_id][0]["controlUrl"]
+        return self.ns_run(["curl", "-s", "-m", "3", url + "/metrics"]).stdout
+
+    def agent_stats(self, host):
+        return json.loads(self.ns_run(["curl", "-s", "-m", "3", self.fab["hosts"][host]["agentUrl"] + "/stats"]).stdout)
+
+    def fail_switch(self, sid):
+        set_switch(self.tag, sid, False)
+
+    def recover_switch(self, sid):
+        set_switch(self.tag, sid, True)
+
+    def daemon_start(self, extra_args=()):
+        return daemon_start(self.tag, extra_args)
+
+    def daemon_stop(self, sig=signal.SIGTERM):
+        daemon_stop(self.tag, sig)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="hlbemu", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -569,6 +694,7 @@ def main(argv=None):
     s.add_argument("--tunnel-table", type=int)
     s.add_argument("--topology", help="a solver topology JSON instead of generating one")
     s.add_argument("--aggregate", action="append", help="VIP aggregate (default 10.100.0.0/16)")
+    s.add_argument("--vips", help="VIP file (solver schema) the daemon loads on its first start")
     s.add_argument("--no-services", action="store_true", help="fabric only: no agents, SMuxes, FRR")
     s.add_argument("--no-agents", action="store_true")
     s.add_argument("--smux-idle-sleep-us", type=int, default=1000)
@@ -585,6 +711,9 @@ def main(argv=None):
     e.add_argument("--tag", default="demo")
     e.add_argument("node")
     e.add_argument("command", nargs=argparse.REMAINDER)
+    for name in ("daemon-start", "daemon-stop"):
+        f = sub.add_parser(name)
+        f.add_argument("--tag", default="demo")
     for name in ("fail-switch", "recover-switch"):
         f = sub.add_parser(name)
         f.add_argument("--tag", default="demo")
@@ -603,6 +732,8 @@ def main(argv=None):
     if os.geteuid() != 0:
         sys.exit("hlbemu: needs root (namespaces, OVS, DPDK)")
     {"start": cmd_start, "_run": cmd_run, "stop": cmd_stop, "exec": cmd_exec,
+     "daemon-start": lambda x: print("hybridlbd pid %d" % daemon_start(x.tag).pid),
+     "daemon-stop": lambda x: daemon_stop(x.tag),
      "fail-switch": lambda x: set_switch(x.tag, x.switch, False),
      "recover-switch": lambda x: set_switch(x.tag, x.switch, True)}[a.cmd](a)
 
