@@ -116,7 +116,8 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
     Map<String, Long> counters() {
         Map<String, Long> c = new HashMap<>();
         Set<String> dn = down.get();
-        for (Fabric.SwitchInfo s : fabric.switches.values()) {
+        for (org.hybridlb.solver.model.Switch t : fabric.topology.switches) {
+            Fabric.SwitchInfo s = fabric.switches.get(t.id);
             if (dn.contains(s.id)) {
                 continue;
             }

@@ -78,7 +78,6 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
     private final Map<String, String> routeTarget = new HashMap<>();
     /** Aggregate -> SMuxes of its group (what the aggregate groups should be). */
     private final Map<String, List<Smux>> aggregates = new TreeMap<>();
-    private final Map<Integer, String> switchByLocation = new HashMap<>();
     private boolean loaded;
     private long oldestPendingNanos;
     /** A background flush that failed: reported by the next read-back, so the controller's verify sees it. */
@@ -123,9 +122,11 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         if ((fabric.cookieMask & 0x3ff) != 0) {
             throw new IllegalArgumentException("the controller cookie mask must leave bits 0-9 free");
         }
-        for (SwitchInfo s : fabric.switches.values()) {
+        // only the topology's switches: fabric.json may list others (the Internet border) that
+        // the controller must never program
+        for (org.hybridlb.solver.model.Switch t : fabric.topology.switches) {
+            SwitchInfo s = fabric.switches.get(t.id);
             models.put(s.id, new SwitchModel(s));
-            switchByLocation.put(s.location, s.id);
         }
         flusher.scheduleWithFixedDelay(this::flushIfOld, FLUSH_DELAY_MS, FLUSH_DELAY_MS / 2, TimeUnit.MILLISECONDS);
     }

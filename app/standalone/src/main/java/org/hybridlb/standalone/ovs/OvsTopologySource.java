@@ -153,7 +153,8 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
             bridgePorts.put(row.get(0).asText(), ports);
         }
         Set<String> out2 = new TreeSet<>();
-        for (Fabric.SwitchInfo s : fabric.switches.values()) {
+        for (org.hybridlb.solver.model.Switch t : fabric.topology.switches) {
+            Fabric.SwitchInfo s = fabric.switches.get(t.id);
             Set<String> ports = bridgePorts.get(s.bridge);
             if (ports == null) {
                 out2.add(s.id);
