@@ -31,6 +31,6 @@ public final class Logs {
         h.setLevel(l);
         root.setLevel(l);
         root.addHandler(h);
-        Logger.getLogger("org.glassfish").setLevel(Level.WARNING);
+        Logger.getLogger("org.glassfish").setLevel(Level.SEVERE); // startup notes about optional providers
     }
 }

@@ -47,7 +47,11 @@ public final class DaemonBench {
         int vips = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         int runs = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         Logger.getLogger("").setLevel(Level.WARNING);
-        Arrays.stream(Logger.getLogger("").getHandlers()).forEach(h -> h.setLevel(Level.WARNING));
+        Arrays.stream(Logger.getLogger("").getHandlers()).forEach(h -> h.setLevel(Level.INFO));
+        System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %5$s%n");
+        Logger.getLogger("org.hybridlb.standalone.ovs.OvsTopologySource").setLevel(Level.INFO);
+        Logger.getLogger("org.hybridlb.standalone.ovs.OvsHmuxProgrammer").setLevel(Level.INFO);
+        Logger.getLogger("org.hybridlb.standalone.ovs.OvsHmuxProgrammer").setFilter(r -> r.getMessage().startsWith("withdrew"));
         Topology topo = FatTree.generate(4);
         List<String> tors = new ArrayList<>();
         topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).forEach(s -> tors.add(s.id));
@@ -119,6 +123,8 @@ public final class DaemonBench {
                     Thread.sleep(150); // the settle window
                     d.controller.awaitIdle(600_000);
                     place[r] = ms(t0);
+                    System.out.println("  run " + r + ": placement " + Math.round(place[r]) + " ms; OVS: " + d.hmux.counters()
+                            + "; controller: " + HybridlbCli.JSON.readTree(send(http, d, "GET", "/stats", null)).path("controller"));
                     JsonNode a = HybridlbCli.JSON.readTree(send(http, d, "GET", "/assignment", null));
                     Map<String, Integer> per = new LinkedHashMap<>();
                     a.path("installed").fields().forEachRemaining(e -> {
@@ -136,12 +142,14 @@ public final class DaemonBench {
                     String towards = "set_field:0x" + Integer.toHexString(tf.locations.get(busiest)) + "->reg0";
                     String br = tf.bridges.get(busiest);
                     t0 = System.nanoTime();
+                    System.out.println(java.time.LocalTime.now() + " failing " + busiest);
                     ovs.ovs.ofctl("mod-port", "unix:" + ovs.dir.resolve(br + ".mgmt"), br + "l", "down");
                     while (ovs.ovs.ofctl("--no-stats", "dump-flows", "unix:" + ovs.dir.resolve(tf.bridges.get(watch) + ".mgmt"),
                             "cookie=0x4c420002/0xffff000f").contains(towards)) {
                         Thread.sleep(1);
                     }
                     withdraw[r] = ms(t0);
+                    System.out.println(java.time.LocalTime.now() + " routes gone on " + watch);
                     d.controller.awaitIdle(600_000);
                     replaced[r] = ms(t0);
                     ovs.ovs.ofctl("mod-port", "unix:" + ovs.dir.resolve(br + ".mgmt"), br + "l", "up");

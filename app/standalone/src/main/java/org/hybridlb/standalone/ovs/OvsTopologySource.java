@@ -25,8 +25,10 @@ import org.hybridlb.standalone.Fabric;
  * The topology is the solver topology file named by fabric.json; switch liveness comes from OVS:
  * a switch is down when its bridge is missing, or when every one of its link interfaces (not
  * internal, not a tunnel) is administratively or operationally down — what
- * {@code ovs-ofctl mod-port <bridge> <port> down} on all its ports does. Polled with one
- * {@code ovs-vsctl} call per interval; changes go to the subscribed sink.
+ * {@code ovs-ofctl mod-port <bridge> <port> down} on all its ports does. Read with one
+ * {@code ovs-vsctl} call, every interval and at once whenever {@code ovsdb-client monitor} reports
+ * an Interface change (so a failure is seen in milliseconds, not at the next poll); changes go to
+ * the subscribed sink.
  */
 public final class OvsTopologySource implements TopologySource, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(OvsTopologySource.class.getName());
@@ -42,6 +44,9 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
         return t;
     });
     private volatile Set<String> down = Set.of();
+    private final java.util.concurrent.atomic.AtomicBoolean pollQueued = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile Process monitor;
+    private volatile boolean closed;
     private volatile EventSink sink;
     private boolean warned;
 
@@ -55,10 +60,51 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
         poll();
         long ms = interval.toMillis();
         poller.scheduleWithFixedDelay(this::poll, ms, ms, TimeUnit.MILLISECONDS);
+        startMonitor();
+    }
+
+    /** {@code ovsdb-client monitor} on the Interface table: every line it prints triggers a read now. */
+    private void startMonitor() {
+        ProcessBuilder pb = new ProcessBuilder("ovsdb-client", "--format=json", "monitor",
+                "unix:" + ovs.rundir().resolve("db.sock"), "Open_vSwitch", "Interface", "name,admin_state,link_state");
+        pb.environment().put("OVS_RUNDIR", ovs.rundir().toString());
+        pb.redirectErrorStream(true);
+        try {
+            monitor = pb.start();
+        } catch (IOException e) {
+            LOG.warning("cannot start ovsdb-client monitor (liveness by polling only): " + e.getMessage());
+            return;
+        }
+        Process p = monitor;
+        Thread t = new Thread(() -> {
+            try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(
+                    p.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
+                while (r.readLine() != null) {
+                    if (pollQueued.compareAndSet(false, true)) {
+                        poller.execute(() -> {
+                            pollQueued.set(false);
+                            poll();
+                        });
+                    }
+                }
+            } catch (IOException | java.util.concurrent.RejectedExecutionException e) {
+                // closing
+            }
+            if (!closed) {
+                LOG.warning("ovsdb-client monitor exited; switch liveness by polling only");
+            }
+        }, "hybridlb-ovsdb-monitor");
+        t.setDaemon(true);
+        t.start();
     }
 
     @Override
     public void close() {
+        closed = true;
+        Process p = monitor;
+        if (p != null) {
+            p.destroy();
+        }
         poller.shutdownNow();
     }
 
