@@ -43,15 +43,19 @@ public final class DaemonBench {
     private DaemonBench() {
     }
 
+    // strong references: java.util.logging forgets configured loggers nobody holds
+    private static final Logger TOPO_LOG = Logger.getLogger("org.hybridlb.standalone.ovs.OvsTopologySource");
+    private static final Logger OVS_LOG = Logger.getLogger("org.hybridlb.standalone.ovs.OvsHmuxProgrammer");
+
     public static void main(String[] args) throws Exception {
         int vips = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         int runs = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         Logger.getLogger("").setLevel(Level.WARNING);
         Arrays.stream(Logger.getLogger("").getHandlers()).forEach(h -> h.setLevel(Level.INFO));
         System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT.%1$tL %4$s %5$s%n");
-        Logger.getLogger("org.hybridlb.standalone.ovs.OvsTopologySource").setLevel(Level.INFO);
-        Logger.getLogger("org.hybridlb.standalone.ovs.OvsHmuxProgrammer").setLevel(Level.INFO);
-        Logger.getLogger("org.hybridlb.standalone.ovs.OvsHmuxProgrammer").setFilter(r -> r.getMessage().startsWith("withdrew"));
+        TOPO_LOG.setLevel(Level.INFO);
+        OVS_LOG.setLevel(Level.INFO);
+        OVS_LOG.setFilter(r -> r.getMessage().startsWith("withdrew"));
         Topology topo = FatTree.generate(4);
         List<String> tors = new ArrayList<>();
         topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).forEach(s -> tors.add(s.id));
