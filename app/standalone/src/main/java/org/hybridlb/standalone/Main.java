@@ -3,8 +3,6 @@ package org.hybridlb.standalone;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -50,8 +48,10 @@ public final class Main implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 daemon.close();
+                // java.util.logging has shut down by now: say it directly
+                System.err.println(java.time.Instant.now() + " INFO hybridlbd stopped (state in " + daemon.config.stateDir + ")");
             } catch (RuntimeException e) {
-                Logger.getLogger(Main.class.getName()).log(Level.WARNING, "stopping", e);
+                System.err.println(java.time.Instant.now() + " WARNING stopping: " + e);
             }
             stop.countDown();
         }, "hybridlbd-shutdown"));

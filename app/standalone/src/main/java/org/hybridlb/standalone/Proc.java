@@ -4,7 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +14,8 @@ import org.hybridlb.app.core.port.SouthboundException;
 /**
  * Runs an external command (ovs-ofctl, ovs-vsctl, vtysh) with a timeout, optional stdin, and
  * the environment given; a failure (non-zero exit, timeout, cannot start) is a
- * {@link SouthboundException} naming the command and its stderr, and is logged.
+ * {@link SouthboundException} naming the command and its stderr. The caller logs it (once, for a
+ * polled source; every time, for a change that failed); here it is logged at FINE only.
  */
 public final class Proc {
     private static final Logger LOG = Logger.getLogger(Proc.class.getName());
@@ -46,7 +46,7 @@ public final class Proc {
         Result r = runAllowingFailure(cmd, stdin);
         if (r.exit != 0) {
             String msg = String.join(" ", cmd) + " exited " + r.exit + ": " + r.err.strip();
-            LOG.warning(msg);
+            LOG.fine(msg);
             throw new SouthboundException(msg);
         }
         return r.out;
@@ -61,7 +61,7 @@ public final class Proc {
             p = pb.start();
         } catch (IOException e) {
             String msg = "cannot run " + cmd.get(0) + ": " + e.getMessage();
-            LOG.warning(msg);
+            LOG.fine(msg);
             throw new SouthboundException(msg, e);
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -79,7 +79,7 @@ public final class Proc {
             if (!p.waitFor(timeoutMillis, TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
                 String msg = String.join(" ", cmd) + " timed out after " + timeoutMillis + " ms";
-                LOG.warning(msg);
+                LOG.fine(msg);
                 throw new SouthboundException(msg);
             }
             to.join(timeoutMillis);
@@ -97,7 +97,7 @@ public final class Proc {
             try (in) {
                 in.transferTo(sink);
             } catch (IOException e) {
-                throw new UncheckedIOException(e);
+                // the process was killed (timeout) or its stream closed: what was read is kept
             }
         }, "proc-pump");
         t.setDaemon(true);

@@ -125,7 +125,7 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
             try {
                 text = ovs.dumpFlows(s.bridge, fabric.cookie, fabric.cookieMask);
             } catch (RuntimeException e) {
-                continue; // logged by Proc
+                continue; // a switch that cannot be read counts nothing this interval
             }
             for (OvsDump.Flow f : OvsDump.flows(text)) {
                 String v = f.match.get("nw_dst");

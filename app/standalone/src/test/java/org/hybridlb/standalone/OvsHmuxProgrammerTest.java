@@ -149,12 +149,13 @@ class OvsHmuxProgrammerTest {
             String src = "10.0." + rnd.nextInt(4) + "." + (2 + rnd.nextInt(200));
             int sport = 1024 + rnd.nextInt(60000);
             String trace = ovs.appctl("ofproto/trace", tf.bridges.get(hm),
-                    "in_port=" + TestFabric.GRE_OFPORT + ",tcp,nw_src=" + src + ",nw_dst=10.100.0.7,tcp_src=" + sport + ",tcp_dst=443");
+                    "in_port=LOCAL,tcp,nw_src=" + src + ",nw_dst=10.100.0.7,tcp_src=" + sport + ",tcp_dst=443");
             Matcher m = using.matcher(trace);
             assertTrue(m.find(), trace);
             int bucket = Integer.parseInt(m.group(1));
             Matcher t = tun.matcher(trace.substring(m.end()));
             assertTrue(t.find(), trace);
+            assertTrue(trace.contains("output:" + TestFabric.GRE_OFPORT) && trace.contains("-> output to native tunnel"), trace);
             assertEquals(dipOf.get(bucket), t.group(1), "the chosen bucket encapsulates to its own DIP");
             tuples.add(src + " 10.100.0.7 " + sport + " 443 6");
             picked.add(bucket);

@@ -76,12 +76,23 @@ public final class PrivateOvs implements AutoCloseable {
         return out;
     }
 
-    /** A netdev bridge speaking OpenFlow 1.0-1.5 with a flow-based GRE port at {@code greOfport}. */
+    private final AtomicInteger greKeys = new AtomicInteger();
+
+    /**
+     * A netdev bridge speaking OpenFlow 1.0-1.5 with a flow-based GRE port at {@code greOfport}
+     * (its own GRE key, as in the emulation: one vswitchd takes only one flow-based GRE port per
+     * set of tunnel options).
+     */
     public void addBridge(String bridge, int greOfport) {
         ovs.vsctl("add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev",
                 "protocols=OpenFlow10,OpenFlow13,OpenFlow14,OpenFlow15", "fail_mode=secure", "--",
                 "add-port", bridge, bridge + "g", "--", "set", "interface", bridge + "g", "type=gre",
-                "options:remote_ip=flow", "options:packet_type=legacy_l3", "ofport_request=" + greOfport);
+                "options:remote_ip=flow", "options:packet_type=legacy_l3", "options:key=" + greKeys.incrementAndGet(),
+                "ofport_request=" + greOfport);
+        String ofport = ovs.vsctl("get", "interface", bridge + "g", "ofport").strip();
+        if (!String.valueOf(greOfport).equals(ofport)) {
+            throw new IllegalStateException("GRE port of " + bridge + " got ofport " + ofport);
+        }
     }
 
     /** An internal port (a "link" for liveness is any non-internal port: use {@link #addLink} for that). */

@@ -30,8 +30,14 @@ public final class SmuxHttpControl implements SmuxControl {
     @Override
     public void putTable(String smuxId, SmuxTable table) {
         String body = Json.write(table);
-        HttpResponse<String> r = send(smuxId, HttpRequest.newBuilder(uri(smuxId, "/table"))
-                .PUT(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json"));
+        HttpResponse<String> r;
+        try {
+            r = send(smuxId, HttpRequest.newBuilder(uri(smuxId, "/table"))
+                    .PUT(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json"));
+        } catch (SouthboundException e) {
+            LOG.warning(e.getMessage());
+            throw e;
+        }
         if (r.statusCode() != 200) {
             String msg = "SMux " + smuxId + " refused table version " + table.version + ": HTTP " + r.statusCode()
                     + " " + r.body().strip();
@@ -43,7 +49,13 @@ public final class SmuxHttpControl implements SmuxControl {
 
     @Override
     public SmuxTable getTable(String smuxId) {
-        HttpResponse<String> r = send(smuxId, HttpRequest.newBuilder(uri(smuxId, "/table")).GET());
+        HttpResponse<String> r;
+        try {
+            r = send(smuxId, HttpRequest.newBuilder(uri(smuxId, "/table")).GET());
+        } catch (SouthboundException e) {
+            LOG.warning(e.getMessage());
+            throw e;
+        }
         if (r.statusCode() != 200) {
             throw new SouthboundException("SMux " + smuxId + " GET /table: HTTP " + r.statusCode());
         }
@@ -76,9 +88,7 @@ public final class SmuxHttpControl implements SmuxControl {
         try {
             return http.send(req, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            String msg = "SMux " + smuxId + " unreachable at " + req.uri() + ": " + e;
-            LOG.warning(msg);
-            throw new SouthboundException(msg, e);
+            throw new SouthboundException("SMux " + smuxId + " unreachable at " + req.uri() + ": " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SouthboundException("interrupted talking to SMux " + smuxId);

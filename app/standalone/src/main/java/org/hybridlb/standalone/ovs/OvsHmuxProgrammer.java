@@ -762,6 +762,8 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
             try {
                 await(e.getValue(), "programming " + e.getKey().sw.id);
             } catch (SouthboundException ex) {
+                LOG.warning("programming " + e.getKey().sw.id + " (" + e.getKey().sw.bridge + ") failed, nothing changed there: "
+                        + ex.getMessage());
                 e.getKey().stale = true; // the bundle changed nothing: read the truth next time
                 snapshots.remove(e.getKey().sw.id);
                 errors.add(ex.getMessage());
