@@ -286,6 +286,8 @@ class Emulation:
                    "--vdev", "net_af_packet0,iface=" + self.iface(nid), "--",
                    "--ip", n["ip"], "--gateway", GATEWAY_IP, "--mgmt", "%s:%d" % (n["mgmtIp"], SMUX_CONTROL_PORT),
                    "--idle-sleep-us", str(self.args.smux_idle_sleep_us)]
+            with open(os.path.join(self.dir, "smux-%s.cmd" % nid), "w") as f:
+                json.dump(cmd, f)
             p = self.spawn("smux " + nid, cmd, node=h, log_name="smux-" + nid)
             pidfile = os.path.join(self.dir, "smux-%s.pid" % nid)
             with open(pidfile, "w") as f:
@@ -414,9 +416,14 @@ def cmd_run(args):
     atexit.register(emu.stop)
     try:
         emu.run()
+        reported = set()
         while True:
             time.sleep(1)
-            emu.check_children()
+            # After startup a dead child is reported, not fatal: tests kill SMuxes on purpose.
+            for what, p in emu.procs:
+                if p.poll() is not None and what not in reported:
+                    reported.add(what)
+                    log("%s exited with %s" % (what, p.returncode))
     except KeyboardInterrupt:
         log("stopping")
     except Exception as e:
@@ -666,6 +673,42 @@ class Emu:
 
     def agent_stats(self, host):
         return json.loads(self.ns_run(["curl", "-s", "-m", "3", self.fab["hosts"][host]["agentUrl"] + "/stats"]).stdout)
+
+    def smux_pid(self, smux_id):
+        with open(os.path.join(self.dir, "smux-%s.pid" % smux_id)) as f:
+            return int(f.read())
+
+    def kill_smux(self, smux_id, sig=signal.SIGKILL):
+        pid = self.smux_pid(smux_id)
+        kill_recorded([e for e in self.pids.entries() if e["pid"] == pid], sig)
+
+    def restart_smux(self, smux_id):
+        """A new SMux process with the same arguments; the FRR supervisor follows the pidfile."""
+        with open(os.path.join(self.dir, "smux-%s.cmd" % smux_id)) as f:
+            cmd = json.load(f)
+        shutil.rmtree("/var/run/dpdk/" + [c for c in cmd if c.startswith("--file-prefix=")][0].split("=", 1)[1],
+                      ignore_errors=True)
+        out = open(os.path.join(self.dir, "logs", "smux-%s.log" % smux_id), "a")
+        p = self.popen(smux_id, cmd, what="smux " + smux_id, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        with open(os.path.join(self.dir, "smux-%s.pid" % smux_id), "w") as f:
+            f.write("%d\n" % p.pid)
+        return p
+
+    def service_pid(self, host):
+        for e in self.pids.entries():
+            if e["what"] == "http " + host and proc_start_time(e["pid"]) == e["start"]:
+                return e["pid"]
+        return None
+
+    def stop_service(self, host):
+        pid = self.service_pid(host)
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+
+    def start_service(self, host):
+        return self.popen(host, [PY, HTTP_SERVER, "--name", host, "--port", "80"], what="http " + host,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def fail_switch(self, sid):
         set_switch(self.tag, sid, False)
