@@ -40,8 +40,11 @@ import org.hybridlb.standalone.ovs.OvsDump;
  * <li>by source: the byte counters of the VIP's {@code /32} routes on the ToRs (traffic entering
  *     there towards the HMux); what no ToR route saw is attributed to {@code internet}.</li>
  * </ul>
+ * Rates are averaged over the last {@link #WINDOW_MS} ms of samples (at least one interval), so
+ * that second-to-second noise does not make the assignment swap VIPs of similar rates back and
+ * forth; a counter that went down (its flow was re-added) counts from zero.
  */
-public final class TrafficStats implements StatsSource, AutoCloseable {
+public class TrafficStats implements StatsSource, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(TrafficStats.class.getName());
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern SMUX_VIP = Pattern.compile("^hlb_smux_vip_bytes_total\\{vip=\"([0-9.]+)\"[^}]*\\}\\s+(\\d+)", Pattern.MULTILINE);
@@ -57,8 +60,10 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private Map<String, Long> previous;
-    private long previousNanos;
+    static final long WINDOW_MS = 5000;
+    /** Counter samples (time, counters), oldest first, covering the window. */
+    private final java.util.ArrayDeque<Map.Entry<Long, Map<String, Long>>> samples = new java.util.ArrayDeque<>();
+    private long intervalMillis = 1000;
     private int index;
     private volatile TrafficInterval last;
     private volatile Map<String, double[]> lastSplit = Map.of();
@@ -75,6 +80,7 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
 
     public void start(Duration interval) {
         long ms = interval.toMillis();
+        intervalMillis = ms;
         poller.scheduleWithFixedDelay(this::poll, 0, ms, TimeUnit.MILLISECONDS);
     }
 
@@ -97,12 +103,14 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
         try {
             Map<String, Long> now = counters();
             long t = System.nanoTime();
-            if (previous != null) {
-                double dt = (t - previousNanos) / 1e9;
-                last = interval(now, previous, dt);
+            samples.addLast(Map.entry(t, now));
+            long keep = Math.max(WINDOW_MS, intervalMillis) * 1_000_000L;
+            while (samples.size() > 2 && t - samples.peekFirst().getKey() > keep) {
+                samples.removeFirst();
             }
-            previous = now;
-            previousNanos = t;
+            if (samples.size() >= 2) {
+                last = interval(deltas(), (t - samples.peekFirst().getKey()) / 1e9);
+            }
             warned = false;
         } catch (RuntimeException e) {
             if (!warned) {
@@ -127,6 +135,7 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
             } catch (RuntimeException e) {
                 continue; // a switch that cannot be read counts nothing this interval
             }
+            c.put("ok|" + s.id, 1L);
             for (OvsDump.Flow f : OvsDump.flows(text)) {
                 String v = f.match.get("nw_dst");
                 int kind = (int) (f.cookie & 0xf);
@@ -143,6 +152,7 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
         for (String id : fabric.smuxes.keySet()) {
             try {
                 Matcher m = SMUX_VIP.matcher(smux.metrics(id));
+                c.put("ok|" + id, 1L);
                 while (m.find()) {
                     c.merge("smux|" + m.group(1) + "|" + id, Long.parseLong(m.group(2)), Long::sum);
                 }
@@ -162,14 +172,42 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
         return false;
     }
 
-    private TrafficInterval interval(Map<String, Long> now, Map<String, Long> before, double dt) {
+    /** Per counter, the growth over the window: sum of the steps, a step down counting from zero. */
+    private Map<String, Long> deltas() {
+        Map<String, Long> sum = new HashMap<>();
+        Map<String, Long> prev = null;
+        for (Map.Entry<Long, Map<String, Long>> s : samples) {
+            if (prev != null) {
+                for (Map.Entry<String, Long> e : s.getValue().entrySet()) {
+                    String k = e.getKey();
+                    if (k.startsWith("ok|")) {
+                        continue;
+                    }
+                    Long before = prev.get(k);
+                    long d;
+                    if (before == null) {
+                        // new flow or new VIP on a source that was read last time: all of it is new;
+                        // a source that could not be read last time: unknown, count nothing
+                        d = prev.containsKey("ok|" + k.substring(k.lastIndexOf('|') + 1)) ? e.getValue() : 0;
+                    } else {
+                        d = e.getValue() < before ? e.getValue() : e.getValue() - before;
+                    }
+                    sum.merge(k, d, Long::sum);
+                }
+            }
+            prev = s.getValue();
+        }
+        return sum;
+    }
+
+    private TrafficInterval interval(Map<String, Long> growth, double dt) {
         Map<String, Double> hmux = new TreeMap<>();
         Map<String, Double> smuxBps = new TreeMap<>();
         Map<String, Map<String, Double>> sources = new TreeMap<>();
-        for (Map.Entry<String, Long> e : now.entrySet()) {
-            long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+        for (Map.Entry<String, Long> e : growth.entrySet()) {
+            long d = e.getValue();
             if (d <= 0 || dt <= 0) {
-                continue; // a counter that went back was reinstalled: skip this interval's share
+                continue;
             }
             double rate = d / dt;
             String[] k = e.getKey().split("\\|");
