@@ -39,8 +39,9 @@ def _mac(n):
 class FabricPlan:
     """Every name, address and port of one emulated fabric, derived from the topology."""
 
-    def __init__(self, topology, border=True, clients=True):
+    def __init__(self, topology, border=True, clients=True, down=()):
         self.topology = topology
+        self.down = set(down)      # failed switches: the fabric's routing avoids them
         self.name = topology.get("name", "fabric")
         self.switches = {}   # id -> {bridge, location, role, dpid, tunnelIp}
         self.nodes = {}      # host-like nodes: id -> {name, ip, mac, location, role, tor, mgmtIp}
@@ -104,7 +105,8 @@ class FabricPlan:
             return cls(json.load(f), **kw)
 
     def _distances(self):
-        adj = {s: [n for n in self.ports[s] if n in self.switches] for s in self.switches}
+        adj = {s: [n for n in self.ports[s] if n in self.switches and n not in self.down and s not in self.down]
+               for s in self.switches}
         self.dist = {}
         for src in self.switches:
             d = {src: 0}
@@ -121,6 +123,8 @@ class FabricPlan:
     def next_hops(self, sid, target):
         """Ports of switch sid on shortest paths toward switch target (ECMP set)."""
         d = self.dist[target]
+        if sid not in d:
+            return []
         return sorted(self.ports[sid][n] for n in self.adj[sid] if d.get(n, 1 << 30) == d[sid] - 1)
 
     def by_role(self, role):
@@ -134,14 +138,13 @@ class FabricPlan:
         for target in self.switches:
             if target == sid:
                 continue
-            hops = self.next_hops(sid, target)
-            if not hops:
-                continue
+            # Always defined (flows point to it); no bucket = unreachable = drop.
+            hops = self.next_hops(sid, target) if sid not in self.down else []
             buckets = ",".join("bucket=bucket_id:%d,watch_port:%d,actions=output:%d" % (i, p, p)
                                for i, p in enumerate(hops))
             out.append("group_id=%d,type=select,selection_method=hash,"
-                       "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst),%s"
-                       % (self.switches[target]["location"], buckets))
+                       "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst)%s"
+                       % (self.switches[target]["location"], "," + buckets if buckets else ""))
         if self.switches[sid]["role"] == "border":
             cores = sorted(p for n, p in self.ports[sid].items() if self.switches.get(n, {}).get("role") == "core")
             buckets = ",".join("bucket=bucket_id:%d,watch_port:%d,actions=output:%d" % (i, p, p)

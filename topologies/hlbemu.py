@@ -156,7 +156,7 @@ class Emulation:
     # ---- Mininet ----
     def start_mininet(self):
         from mininet.net import Mininet
-        from mininet.link import OVSLink
+        from mininet.link import Link
         from mininet.node import OVSSwitch
         from mininet.log import setLogLevel
         from hlb_topo import FabricTopo
@@ -167,9 +167,15 @@ class Emulation:
                 params.update(datapath="user", protocols="OpenFlow13,OpenFlow15", failMode="secure")
                 super().__init__(name, **params)
 
-        self.net = Mininet(topo=FabricTopo(plan=self.plan), switch=HlbSwitch, link=OVSLink, controller=None,
+        self.net = Mininet(topo=FabricTopo(plan=self.plan), switch=HlbSwitch, link=Link, controller=None,
                            autoSetMacs=False, autoStaticArp=False, build=True, waitConnected=False)
         self.net.start()
+        # Room for the GRE header (24 bytes) on every link; hosts still send 1500-byte packets
+        # (route mtu below), so encapsulated full-size packets cross the fabric.
+        for sw in self.net.switches:
+            for intf in sw.intfList():
+                if intf.name != "lo" and intf.name.startswith(sw.name + "-"):
+                    sh(["ip", "link", "set", intf.name, "mtu", "1600"])
         for h in self.net.hosts:
             self.pids.add(h.pid, "mininet host " + h.name)
 
@@ -186,7 +192,8 @@ class Emulation:
                     "ethtool -K %s tx off >/dev/null 2>&1" % i,
                     "ip route add %s dev %s" % (GATEWAY_IP, i),
                     "ip neigh replace %s lladdr %s dev %s nud permanent" % (GATEWAY_IP, self.plan_gateway_mac(), i),
-                    "ip route add default via %s dev %s onlink" % (GATEWAY_IP, i)]
+                    "ip link set %s mtu 1600" % i,
+                    "ip route add default via %s dev %s onlink mtu 1500" % (GATEWAY_IP, i)]
             if n["role"] != "smux":          # the SMux owns its address in DPDK, not in the kernel
                 cmds.insert(2, "ip addr add %s/32 dev %s" % (n["ip"], i))
             for c in cmds:
@@ -285,7 +292,7 @@ class Emulation:
                    "--file-prefix=" + prefix, "-l", str(i % os.cpu_count()),
                    "--vdev", "net_af_packet0,iface=" + self.iface(nid), "--",
                    "--ip", n["ip"], "--gateway", GATEWAY_IP, "--mgmt", "%s:%d" % (n["mgmtIp"], SMUX_CONTROL_PORT),
-                   "--idle-sleep-us", str(self.args.smux_idle_sleep_us)]
+                   "--idle-sleep-us", str(self.args.smux_idle_sleep_us), "--mtu", "1600"]
             with open(os.path.join(self.dir, "smux-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
             p = self.spawn("smux " + nid, cmd, node=h, log_name="smux-" + nid)
@@ -555,22 +562,31 @@ def switch_ports(tag, fab, sid):
 
 
 def set_switch(tag, sid, up):
-    """A failed switch: all its ports down, no-receive, no-forward; its neighbours' ports facing it down
-    (fabric groups' watch_port skip them). The daemon sees every port of the bridge PORT_DOWN."""
+    """A failed switch: every one of its ports administratively down (`ovs-ofctl mod-port .. down`).
+    Links are veth pairs, so the neighbours' ports facing it lose carrier (link_state down) and
+    the fabric's select groups (watch_port) route around it; the daemon sees all ports down.
+    All ports in one shell inside the namespace, so the failure is sharp."""
     fab = load_fabric(tag)
-    own, facing = switch_ports(tag, fab, sid)
-    env = dict(os.environ, OVS_RUNDIR=fab["ovs"]["rundir"])
+    own, _facing = switch_ports(tag, fab, sid)
+    script = "; ".join("ovs-ofctl -O OpenFlow15 mod-port unix:%s/%s.mgmt %d %s" % (
+        fab["ovs"]["rundir"], br, p, "up" if up else "down") for br, p in own)
+    sh(["ip", "netns", "exec", netns(tag), "sh", "-ec", script])
+    # Then the fabric's own routing reconverges around the failed switches (what BGP/ECMP
+    # does in a real fabric; watch_port only covers the failed switch's direct neighbours).
+    from hlb_topo import FabricPlan
+    down_file = os.path.join(rundir(tag), "down.json")
+    down = set(json.load(open(down_file))) if os.path.exists(down_file) else set()
+    down = (down - {sid}) if up else (down | {sid})
+    with open(down_file, "w") as f:
+        json.dump(sorted(down), f)
+    plan = FabricPlan.load(os.path.join(rundir(tag), "topology.json"), down=down)
     cmds = []
-    for br, p in facing:
-        cmds.append([br, str(p), "up" if up else "down"])
-    for br, p in own:
-        for mode in (("up", "receive", "forward") if up else ("down", "no-receive", "no-forward")):
-            cmds.append([br, str(p), mode])
-    if up:
-        cmds.reverse()
-    for br, p, mode in cmds:
-        sh(["ip", "netns", "exec", netns(tag), "ovs-ofctl", "-O", "OpenFlow15", "mod-port",
-            "unix:%s/%s.mgmt" % (fab["ovs"]["rundir"], br), p, mode], env=env)
+    for s_id, s in plan.switches.items():
+        path = os.path.join(rundir(tag), "flows", s["bridge"] + ".mod-groups")
+        with open(path, "w") as f:
+            f.write("".join("modify " + g + "\n" for g in plan.fabric_groups(s_id)))
+        cmds.append("ovs-ofctl -O OpenFlow15 add-groups unix:%s/%s.mgmt %s" % (fab["ovs"]["rundir"], s["bridge"], path))
+    sh(["ip", "netns", "exec", netns(tag), "sh", "-ec", "; ".join(cmds)])
 
 
 def daemon_start(tag, extra_args=(), timeout=90):

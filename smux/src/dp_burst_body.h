@@ -256,6 +256,13 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     uint64_t last_key = 0;
     const struct hlb_service *s = NULL;
     int s_pinned = 0;
+    /* What the frames of service s need, read once per run of frames to it. */
+    uint32_t sv_gre = 0, sv_overhead = 20, sv_bsum = base_sum[0];
+    __m128i sv_ip = ip_ipip;
+    int sv_slots = 0;                     /* crc32 with a slot array: the short path */
+    uint32_t sv_crc = 0, sv_port0 = 0, sv_total = 1;
+    uint64_t sv_m = 0;
+    const uint32_t *sv_slot = NULL;
     uint32_t run_packets = 0;
     uint64_t run_bytes = 0;
     struct hlb_counter *dctr = t->dip_counters;
@@ -269,22 +276,19 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     uint8_t pend_idx[HLB_MAX_BURST];
     unsigned n_pend = 0;
 
-#define HLB_LEAN_ENCAP(k, sv, dip, inner)                                               \
+#define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
     do {                                                                                \
-        HLB_BURST_FRAME fe = frames[k];                                                 \
-        uint32_t gre = (sv)->encap == HLB_ENCAP_GRE;                                    \
-        uint32_t overhead = 20u + 4u * gre;                                             \
-        uint8_t *de = HLB_F_DATA(fe);                                                   \
+        uint32_t overhead = 20u + 4u * (gre);                                           \
         uint16_t out_port = two_port ? 1 : HLB_F_IN_PORT(fe, burst_port);               \
         uint8_t *start = de - overhead;                                                 \
         uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
         uint32_t tot = (inner) + overhead;                                              \
         const struct hlb_dip *dp = &t->dips[dip];                                       \
-        uint32_t sum = base_sum[gre] + tos + tot + dp->outer_sum;                       \
+        uint32_t sum = (bsum) + tos + tot + dp->outer_sum;                              \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
         __m128i a = _mm_insert_epi8(out_port ? eth1 : eth0, (int)tos, 15);              \
-        __m128i b = _mm_insert_epi16(gre ? ip_gre : ip_ipip, hlb_htons((uint16_t)tot), 0); \
+        __m128i b = _mm_insert_epi16((ip_hdr), hlb_htons((uint16_t)tot), 0);            \
         b = _mm_insert_epi16(b, hlb_htons((uint16_t)~sum), 4);                          \
         _mm_storeu_si128((__m128i *)start, a);                                          \
         _mm_storeu_si128((__m128i *)(start + 16), b);                                   \
@@ -323,31 +327,61 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             last_key = key;
             s = hlb_table_lookup(t, pl.t.dst_ip, pl.t.proto, pl.t.dst_port);
             s_pinned = s && s->pin && pin_ok;
+            if (s) {
+                sv_gre = s->encap == HLB_ENCAP_GRE;
+                sv_overhead = 20u + 4u * sv_gre;
+                sv_bsum = base_sum[sv_gre];
+                sv_ip = sv_gre ? ip_gre : ip_ipip;
+                sv_slots = s->selection == HLB_SEL_CRC32 && s->weight_total != 0 &&
+                           s->slot_first != HLB_NO_SLOTS;
+                sv_crc = s->crc_fixed;
+                sv_port0 = s->port == 0;
+                sv_total = s->weight_total;
+                sv_m = s->weight_mod_m;
+                sv_slot = sv_slots ? &t->slot_dip[s->slot_first] : NULL;
+            }
         }
         if (HLB_UNLIKELY(!s))
             goto slow_frame;
-        uint32_t overhead = 20u + 4u * (s->encap == HLB_ENCAP_GRE);
         uint32_t inner = pl.ip_tot_len;
-        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
+        if (HLB_UNLIKELY(inner + sv_overhead > mtu || HLB_F_HEADROOM(f) < sv_overhead))
             goto slow_frame;
         if (s_pinned) {
             if (HLB_UNLIKELY(n_slow))
                 goto slow_frame;
             uint32_t h = hlb_conn_hash(&pl.t);
-            if ((pl.tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+            /* Read here rather than taken from pl: only pinned frames need the
+             * flags, and the compiler then drops them for the others. */
+            uint8_t tcp_flags = pl.t.proto == HLB_IPPROTO_TCP ? d[HLB_ETH_HLEN + 20 + 13] : 0;
+            if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
                 hlb_conn_prefetch_bucket(w->ct, h);   /* likely an insert */
             else
                 hlb_conn_prefetch(w->ct, h);
-            pend_pp[n_pend] = pl;
+            /* Field by field: a whole-struct copy would keep pl in memory for
+             * every frame. */
+            pend_pp[n_pend].t = pl.t;
+            pend_pp[n_pend].ip_tot_len = pl.ip_tot_len;
+            pend_pp[n_pend].tcp_flags = tcp_flags;
+            pend_pp[n_pend].l3_off = HLB_ETH_HLEN;
+            pend_pp[n_pend].ip_hlen = 20;
+            pend_pp[n_pend].df = pl.df;
             pend_svc[n_pend] = s;
             pend_hash[n_pend] = h;
             pend_idx[n_pend++] = (uint8_t)i;
             continue;
         }
-        int dip = select_dip(t, s, &pl.t);
-        if (HLB_UNLIKELY(dip < 0))
-            goto slow_frame;
-        HLB_LEAN_ENCAP(i, s, dip, inner);
+        int dip;
+        if (HLB_LIKELY(sv_slots)) {       /* select_dip() with the service's fields at hand */
+            uint32_t h = sv_crc ^ hlb_crc32_src(pl.t.src_ip) ^ hlb_crc32_sport(pl.t.src_port);
+            if (sv_port0)
+                h ^= hlb_crc32_dport(pl.t.dst_port);
+            dip = (int)sv_slot[hlb_fastmod(h, sv_m, sv_total)];
+        } else {
+            dip = select_dip(t, s, &pl.t);
+            if (HLB_UNLIKELY(dip < 0))
+                goto slow_frame;
+        }
+        HLB_LEAN_ENCAP(i, f, d, sv_gre, sv_ip, sv_bsum, dip, inner);
         rx_bytes += len;
         handled++;
         run_packets++;
@@ -399,7 +433,10 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 continue;
             }
             uint32_t inner = pend_pp[k].ip_tot_len;
-            HLB_LEAN_ENCAP(fi, ps, dip, inner);
+            uint32_t pgre = ps->encap == HLB_ENCAP_GRE;
+            HLB_BURST_FRAME pf = frames[fi];
+            uint8_t *pd = HLB_F_DATA(pf);
+            HLB_LEAN_ENCAP(fi, pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip, inner);
             if (ps != acc.svc) {
                 acc_flush_svc(&acc, t);
                 acc.svc = ps;
