@@ -8,6 +8,9 @@ import java.util.logging.SimpleFormatter;
 
 /** One line per log record on stderr: time, level, message (and the stack trace of a cause). */
 public final class Logs {
+    // java.util.logging keeps loggers weakly: hold the ones configured here
+    private static final Logger JERSEY = Logger.getLogger("org.glassfish");
+
     private Logs() {
     }
 
@@ -31,6 +34,6 @@ public final class Logs {
         h.setLevel(l);
         root.setLevel(l);
         root.addHandler(h);
-        Logger.getLogger("org.glassfish").setLevel(Level.SEVERE); // startup notes about optional providers
+        JERSEY.setLevel(Level.SEVERE); // startup notes about optional providers
     }
 }
