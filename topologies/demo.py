@@ -109,7 +109,7 @@ def main():
         # Skewed load: VIP i gets ~ 40/(i+1) requests/s from a client of its own.
         clients = sorted(h for h, v in emu.fab["hosts"].items() if v["role"] == "client")
         duration = 500        # stopped at the end; bounded anyway
-        say("traffic: Zipf-like HTTP load on %d VIPs, paced UDP + long-lived TCP on 10.100.0.1" % a.vips)
+        say("traffic: Zipf-like HTTP load on %d VIPs from %d clients" % (a.vips, min(a.vips, len(clients))))
         for i, v in enumerate(vips["vips"]):
             rate = max(2, int(40 / (i + 1)))
             procs.append(emu.probe(clients[i % len(clients)], "http", "--vip", v["vip"], "--rate", rate,
