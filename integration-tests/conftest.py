@@ -103,8 +103,30 @@ def placed(emu):
     return p
 
 
+def dip_tors(emu, vip):
+    code, v = emu.api("GET", "/vips/%s" % vip)
+    ips = {d["ip"] for p in v["ports"] for d in p["dips"]}
+    return {h["tor"] for h in emu.fab["hosts"].values() if h["ip"] in ips}
+
+
 def hmux_vip(emu):
-    p = wait_for(lambda: {v: s for v, s in placement(emu).items() if s != "smux" and v.startswith("10.100.1.")}, 60, 1)
-    assert p, "no VIP on an HMux: %s" % emu.cli("assignment")
-    vip = sorted(p)[0]
-    return vip, p[vip]
+    """A VIP on an HMux whose failure would not cut its own DIPs off (a failed ToR takes its hosts)."""
+    def pick():
+        p = placement(emu)
+        for vip in sorted(p):
+            if p[vip] != "smux" and vip.startswith("10.100.1.") and p[vip] not in dip_tors(emu, vip):
+                return vip, p[vip]
+        return None
+    r = wait_for(pick, 90, 1)
+    assert r, "no VIP on an HMux: %s" % emu.cli("assignment")
+    return r
+
+
+def migration_of(emu, dip, timeout=120):
+    """The finished migration record triggered by adding/removing dip."""
+    def done():
+        code, m = emu.api("GET", "/migrations")
+        recs = [r for r in m.get("recent", []) if dip in r.get("trigger", "")
+                and r.get("state") in ("done", "rolled-back", "failed")] if code == 200 else []
+        return recs[-1] if recs else None
+    return wait_for(done, timeout, 0.5)

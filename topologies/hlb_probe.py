@@ -22,6 +22,9 @@ import threading
 import time
 
 
+STOP = threading.Event()       # SIGTERM/SIGINT: stop sending, report what was measured
+
+
 def now():
     return time.monotonic()
 
@@ -60,6 +63,9 @@ def udp_probe(a):
     start = now()
     period = 1.0 / a.rate
     for seq in range(n_total):
+        if STOP.is_set():
+            n_total = seq
+            break
         target = start + seq * period
         d = target - now()
         if d > 0:
@@ -74,6 +80,7 @@ def udp_probe(a):
                 write_progress(a.progress, {"sent": seq + 1, "received": len(got)})
     time.sleep(a.grace)
     done.set()
+    sent_at = sent_at[:n_total]
     t.join(1)
     with lock:
         received = dict(got)
@@ -100,7 +107,8 @@ def udp_probe(a):
                         "atS": round(sent_at[run_start] - start, 3), "unrecovered": True})
     return {"mode": "udp", "vip": a.vip, "port": a.port, "rate": a.rate, "sent": n_total,
             "received": len(received), "lost": len(lost), "flows": flows, "outages": outages,
-            "maxOutageMs": max([o["ms"] or 1e9 for o in outages], default=0.0)}
+            "maxOutageMs": None if any(o.get("unrecovered") for o in outages)
+            else max([o["ms"] for o in outages], default=0.0)}
 
 
 def tcp_retrans(s):
@@ -127,7 +135,7 @@ def tcp_probe(a):
         s.settimeout(a.timeout)
         end = now() + a.duration
         buf = b""
-        while now() < end:
+        while now() < end and not STOP.is_set():
             t0 = now()
             try:
                 s.sendall(req)
@@ -171,6 +179,9 @@ def http_probe(a):
     n_total = int(a.rate * a.duration)
     start = now()
     for i in range(n_total):
+        if STOP.is_set():
+            n_total = i
+            break
         d = start + i / a.rate - now()
         if d > 0:
             time.sleep(d)
@@ -224,6 +235,9 @@ def main():
         p.error("--duration <= 600 s and 0 < --rate <= 5000 (the emulation shares 2 cores)")
     if a.port is None:
         a.port = {"udp": 9000, "tcp": 80, "http": 80}[a.mode]
+    import signal
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: STOP.set())
     out = {"udp": udp_probe, "tcp": tcp_probe, "http": http_probe}[a.mode](a)
     json.dump(out, sys.stdout)
     print()

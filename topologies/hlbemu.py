@@ -657,6 +657,16 @@ class Emu:
         return self.popen(node, [PY, os.path.join(HERE, "hlb_probe.py")] + [str(a) for a in args],
                           what="probe %s %s" % (node, args[0]))
 
+    @staticmethod
+    def finish(p, timeout=60):
+        """Stop a probe (SIGTERM: it reports what it measured so far) and parse its JSON."""
+        if p.poll() is None:
+            p.terminate()
+        out, err = p.communicate(timeout=timeout)
+        if not out.strip():
+            raise RuntimeError("probe printed nothing: %s" % err[-500:])
+        return json.loads(out)
+
     def ns_run(self, cmd, timeout=60, check=False):
         return subprocess.run(["ip", "netns", "exec", self.ns] + list(cmd), capture_output=True, text=True,
                               timeout=timeout, check=check)
