@@ -8,4 +8,4 @@ if [ ! -x smux/build/hlb-smux ]; then
     [ -f smux/build/build.ninja ] || meson setup smux/build smux >/dev/null
     ninja -C smux/build -j2 >/dev/null
 fi
-exec /usr/bin/python3 -m pytest -p no:cacheprovider -x -v -s integration-tests "$@"
+exec /usr/bin/python3 -m pytest -p no:cacheprovider -v -s integration-tests "$@"

@@ -125,6 +125,7 @@ def test_daemon_restart_mid_traffic_loses_nothing_and_reinstalls_nothing(emu, pl
     vip, sid = hmux_vip(emu)
     wait_quiet(emu)
     vips_before = emu.api("GET", "/vips")[1]
+    place_before = placement(emu)
     flows_before = controller_flows(emu)
     udp = emu.probe(client(emu, 4), "udp", "--vip", vip, "--rate", 300, "--flows", 8, "--duration", 300)
     time.sleep(2)
@@ -133,11 +134,14 @@ def test_daemon_restart_mid_traffic_loses_nothing_and_reinstalls_nothing(emu, pl
     emu.daemon_start()
     time.sleep(5)   # a couple of reconciles of the new daemon
     r = emu.finish(udp)
-    assert r["lost"] == 0, r
+    assert r["lost"] == 0, "lost %d of %d, outages %s" % (r["lost"], r["sent"], r["outages"][:8])
     assert emu.api("GET", "/vips")[1] == vips_before
     after = controller_flows(emu)
     elapsed = time.monotonic() - t_restart
-    reinstalled = [k for k, d in after.items() if k in flows_before and d + 1 < flows_before[k] + elapsed - 5]
+    # VIPs the periodic re-assignment moved meanwhile are legitimately re-programmed.
+    moved = {v for v, s in placement(emu).items() if place_before.get(v) != s}
+    reinstalled = [k for k, d in after.items() if k in flows_before and d + 1 < flows_before[k] + elapsed - 5
+                   and not any("nw_dst=%s " % v in k[1] for v in moved)]
     assert not reinstalled, "reinstalled after restart: %s" % reinstalled[:3]
     assert set(after) >= set(flows_before) - {k for k in flows_before if "priority=2000" in k[1]}, \
         "flows lost: %s" % sorted(set(flows_before) - set(after))[:3]
@@ -161,7 +165,7 @@ def test_dip_add_breaks_no_connection_and_failed_dip_moves_only_its_connections(
     assert t["broken"] == 0, t
     assert all(len(c["dips"]) == 1 for c in t["conns"]), "a connection changed DIP: %s" % t["conns"]
     assert all(len(f["dips"]) == 1 for f in u["flows"]), u["flows"]
-    assert u["lost"] == 0, u
+    assert u["lost"] == 0, "lost %d of %d, outages %s" % (u["lost"], u["sent"], u["outages"][:8])
     code, m = emu.api("GET", "/migrations")
     plan = json.dumps([r for r in m["recent"] if new_dip in json.dumps(r)])
     assert "add-dip" in plan, m
