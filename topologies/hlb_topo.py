@@ -114,7 +114,9 @@ class FabricPlan:
             while q:
                 u = q.popleft()
                 for v in adj[u]:
-                    if v not in d:
+                    # The border switch is an edge, never a transit hop between DC switches
+                    # (it does not carry the daemon's VIP routes).
+                    if v not in d and (v != BORDER_ID or src == BORDER_ID):
                         d[v] = d[u] + 1
                         q.append(v)
             self.dist[src] = d
