@@ -57,6 +57,7 @@ public final class Daemon implements AutoCloseable {
         this.ovs = new Ovs(fabric.ovsRundir, config.commandTimeoutMillis);
         this.topology = new OvsTopologySource(fabric, ovs);
         this.hmux = new OvsHmuxProgrammer(fabric, ovs, topology::downSwitches);
+        topology.onSwitchDown(hmux::fastWithdraw);
         this.smux = new SmuxHttpControl(fabric, config.httpTimeoutMillis);
         this.frr = overrides.routes == null ? new FrrRouteSource(fabric, config.commandTimeoutMillis) : null;
         this.agents = overrides.health == null ? new AgentHealthSource(fabric, config.httpTimeoutMillis) : null;

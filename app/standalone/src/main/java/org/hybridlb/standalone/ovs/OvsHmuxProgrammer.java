@@ -301,6 +301,44 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
                 n, switchId, vips.size(), (System.nanoTime() - t0) / 1e6));
     }
 
+    /**
+     * Failover fast path, called by the liveness source the moment it sees {@code switchId} down,
+     * without waiting for the controller (which may be in the middle of a wave) or this
+     * programmer's lock: on every other live switch, one delete of the routes whose cookie names
+     * {@code switchId}'s location. Stateless (the cookie says where a route points), so it needs
+     * no model; the controller's {@link #withdrawRoutes} that follows updates the model and finds
+     * nothing left to delete.
+     */
+    public void fastWithdraw(String switchId) {
+        SwitchInfo x = fabric.switches.get(switchId);
+        if (x == null) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        Set<String> down = downSwitches.get();
+        String line = "flow delete table=" + fabric.vipTable + ",cookie=" + hex(routeCookie(x.location)) + "/-1";
+        List<Future<?>> fs = new ArrayList<>();
+        for (org.hybridlb.solver.model.Switch t : fabric.topology.switches) {
+            SwitchInfo y = fabric.switches.get(t.id);
+            if (!t.id.equals(switchId) && !down.contains(t.id)) {
+                fs.add(pool.submit(() -> {
+                    ovs.bundle(y.bridge, List.of(line));
+                    return null;
+                }));
+            }
+        }
+        int failed = 0;
+        for (Future<?> f : fs) {
+            try {
+                f.get();
+            } catch (Exception e) {
+                failed++;
+            }
+        }
+        LOG.info(String.format(java.util.Locale.ROOT, "failover: deleted the VIP routes towards %s on %d switches in %.1f ms%s",
+                switchId, fs.size() - failed, (System.nanoTime() - t0) / 1e6, failed > 0 ? " (" + failed + " failed)" : ""));
+    }
+
     @Override
     public synchronized void setSmuxGroup(String aggregate, List<Smux> smuxes) {
         ensureLoaded();

@@ -48,6 +48,7 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
     private volatile Process monitor;
     private volatile boolean closed;
     private volatile EventSink sink;
+    private volatile java.util.function.Consumer<String> onDown = sw -> { };
     private boolean warned;
 
     public OvsTopologySource(Fabric fabric, Ovs ovs) {
@@ -118,6 +119,11 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
         return down;
     }
 
+    /** Runs at once when a switch goes down, before the controller hears of it (data-plane fast path). */
+    public void onSwitchDown(java.util.function.Consumer<String> action) {
+        this.onDown = action;
+    }
+
     @Override
     public void subscribe(EventSink sink) {
         this.sink = sink;
@@ -144,6 +150,11 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
         for (String sw : now) {
             if (!before.contains(sw)) {
                 LOG.warning("switch " + sw + " (" + fabric.switches.get(sw).bridge + ") is down");
+                try {
+                    onDown.accept(sw);
+                } catch (RuntimeException e) {
+                    LOG.warning("failover fast path for " + sw + ": " + e.getMessage());
+                }
                 if (s != null) {
                     s.switchDown(sw);
                 }
