@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.hybridlb.app.core.Json;
 import org.hybridlb.solver.model.Host;
 import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.SwitchRole;
@@ -71,10 +72,33 @@ public final class HybridlbConfig extends Config<ApplicationId> {
         }
     }
 
+    /**
+     * This config's JSON, parsed with the bundle's own Jackson. ONOS 2.7 ships Jackson 2.11, the core
+     * needs 2.12+, so the bundle carries its own copy: the ONOS-typed {@code node()} is read through
+     * reflection as text, so that no Jackson type crosses between the two class spaces.
+     */
+    private ObjectNode json() {
+        try {
+            Object onosNode = Config.class.getMethod("node").invoke(this);
+            JsonNode n = Json.MAPPER.readTree(String.valueOf(onosNode));
+            if (!n.isObject()) {
+                throw new InvalidFieldException("/", "must be a JSON object");
+            }
+            return (ObjectNode) n;
+        } catch (ReflectiveOperationException | java.io.IOException e) {
+            throw new InvalidFieldException("/", "unreadable: " + e.getMessage());
+        }
+    }
+
     @Override
     public boolean isValid() {
-        if (!hasOnlyFields(SWITCHES, SMUXES, HOSTS, VIPS, LINK_CAPACITY)) {
-            throw new InvalidFieldException("/", "unknown field; allowed: switches, smuxes, hosts, vips, linkCapacityBps");
+        Iterator<String> names = json().fieldNames();
+        while (names.hasNext()) {
+            String f = names.next();
+            if (!Set.of(SWITCHES, SMUXES, HOSTS, VIPS, LINK_CAPACITY).contains(f)) {
+                throw new InvalidFieldException("/" + f, "unknown field; allowed: switches, smuxes, hosts, vips, "
+                        + "linkCapacityBps");
+            }
         }
         Set<String> switchIds = new HashSet<>();
         for (SwitchConfig s : switches()) {
@@ -104,7 +128,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
     /** The configured switches, checked (throws {@link InvalidFieldException}). */
     public List<SwitchConfig> switches() {
         List<SwitchConfig> out = new ArrayList<>();
-        JsonNode sws = object.path(SWITCHES);
+        JsonNode sws = json().path(SWITCHES);
         if (sws.isMissingNode()) {
             return out;
         }
@@ -188,7 +212,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
     }
 
     public double linkCapacityBps() {
-        JsonNode n = object.path(LINK_CAPACITY);
+        JsonNode n = json().path(LINK_CAPACITY);
         if (n.isMissingNode()) {
             return DEFAULT_LINK_CAPACITY_BPS;
         }
@@ -200,7 +224,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
 
     /** True when the config carries VIPs (then netcfg owns the VIP set). */
     public boolean hasVips() {
-        return object.has(VIPS);
+        return json().has(VIPS);
     }
 
     /**
@@ -239,8 +263,9 @@ public final class HybridlbConfig extends Config<ApplicationId> {
                 }
             }
         }
-        ObjectNode body = mapper.createObjectNode();
-        body.set(VIPS, object.has(VIPS) ? object.get(VIPS) : mapper.createArrayNode());
+        ObjectNode root = json();
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        body.set(VIPS, root.has(VIPS) ? root.get(VIPS) : Json.MAPPER.createArrayNode());
         return body.toString();
     }
 
@@ -256,9 +281,9 @@ public final class HybridlbConfig extends Config<ApplicationId> {
     // ---- field helpers (every failure names the field) ------------------------------------------
 
     private ArrayNode array(String field) {
-        JsonNode n = object.path(field);
+        JsonNode n = json().path(field);
         if (n.isMissingNode()) {
-            return mapper.createArrayNode();
+            return Json.MAPPER.createArrayNode();
         }
         if (!n.isArray()) {
             throw new InvalidFieldException("/" + field, "must be an array");

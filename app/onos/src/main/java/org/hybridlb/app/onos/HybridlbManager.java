@@ -43,7 +43,7 @@ import org.onosproject.net.link.LinkListener;
 import org.onosproject.net.link.LinkService;
 import org.onosproject.net.topology.TopologyService;
 import org.onosproject.routeservice.RouteService;
-import org.onosproject.store.serializers.KryoNamespaces;
+import org.onlab.util.KryoNamespace;
 import org.onosproject.store.service.ConsistentMap;
 import org.onosproject.store.service.Serializer;
 import org.onosproject.store.service.StorageService;
@@ -69,6 +69,10 @@ public class HybridlbManager implements HybridlbService {
     static final long DEVICE_TIMEOUT_MILLIS = 5000;
     static final Duration SMUX_TIMEOUT = Duration.ofSeconds(2);
     static final long STATS_PERIOD_SECONDS = 10;
+
+    /** Both maps hold JSON text only. */
+    private static final Serializer STRINGS =
+            Serializer.using(KryoNamespace.newBuilder().register(String.class).build("hybridlb"));
 
     private final Logger log = LoggerFactory.getLogger(getClass());
 
@@ -98,6 +102,8 @@ public class HybridlbManager implements HybridlbService {
     /** Tests replace the SMux HTTP client with an in-memory fake. */
     SmuxControl smuxControl;
     ControllerConfig controllerConfig = ControllerConfig.defaults();
+    /** Flow-statistics sampling period; zero disables it (tests feed traffic themselves). */
+    long statsPeriodSeconds = STATS_PERIOD_SECONDS;
 
     private final ConfigFactory<org.onosproject.core.ApplicationId, HybridlbConfig> configFactory =
             new ConfigFactory<>(SubjectFactories.APP_SUBJECT_FACTORY, HybridlbConfig.class, HybridlbConfig.KEY) {
@@ -132,9 +138,9 @@ public class HybridlbManager implements HybridlbService {
         rebuildFabric();
 
         ConsistentMap<String, String> state = storageService.<String, String>consistentMapBuilder()
-                .withName(STATE_MAP).withSerializer(Serializer.using(KryoNamespaces.API)).build();
+                .withName(STATE_MAP).withSerializer(STRINGS).build();
         ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
-                .withName(RECORDS_MAP).withSerializer(Serializer.using(KryoNamespaces.API)).build();
+                .withName(RECORDS_MAP).withSerializer(STRINGS).build();
         programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
                 hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS);
         routeSource = new OnosRouteSource(routeService, () -> fabric);
@@ -153,21 +159,32 @@ public class HybridlbManager implements HybridlbService {
             applyVips(config);
         }
         statsTimer = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "hybridlb-stats"));
-        statsTimer.scheduleAtFixedRate(this::sampleStats, 0, STATS_PERIOD_SECONDS, TimeUnit.SECONDS);
+        if (statsPeriodSeconds > 0) {
+            statsTimer.scheduleAtFixedRate(this::sampleStats, 0, statsPeriodSeconds, TimeUnit.SECONDS);
+        }
         log.info("Started {}", appId.name());
     }
 
     @Deactivate
     protected void deactivate() {
+        stop();
+        programmer.removeAll();
+        log.info("Stopped {}: flow rules and groups removed", appId.name());
+    }
+
+    /** Everything deactivation does except clearing the devices (an instance that goes away). */
+    void deactivateKeepingRules() {
+        stop();
+    }
+
+    private void stop() {
         netcfg.removeListener(configListener);
         routeService.removeListener(routeSource);
         linkService.removeListener(linkListener);
         deviceService.removeListener(deviceListener);
         statsTimer.shutdownNow();
         controller.close();
-        programmer.removeAll();
         netcfg.unregisterConfigFactory(configFactory);
-        log.info("Stopped {}", appId.name());
     }
 
     @Override

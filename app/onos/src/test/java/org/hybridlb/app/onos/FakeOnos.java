@@ -255,6 +255,13 @@ final class FakeOnos {
             return devices.get(id);
         }
 
+        /** Every port exists, at 10 Gb/s (ONOS reports speed in Mb/s). */
+        @Override
+        public org.onosproject.net.Port getPort(org.onosproject.net.ConnectPoint cp) {
+            return new org.onosproject.net.DefaultPort(devices.get(cp.deviceId()), cp.port(), true,
+                    org.onosproject.net.Port.Type.COPPER, 10_000);
+        }
+
         @Override
         public boolean isAvailable(DeviceId id) {
             return up.contains(id);
