@@ -39,6 +39,14 @@ import org.onosproject.store.service.TestStorageService;
  * one SMux on tor2 announcing the VIP aggregate through the route service.
  */
 public class HybridlbManagerTest {
+    /** Builds and activates the app on the fake fabric with one VIP (for the northbound tests). */
+    static HybridlbManagerTest started() {
+        HybridlbManagerTest t = new HybridlbManagerTest();
+        t.setUp();
+        t.activate(configJson(true));
+        return t;
+    }
+
     static final String VIP = "10.100.0.1";
     static final String AGG = "10.100.0.0/16";
     static final ObjectMapper MAPPER = new ObjectMapper();
