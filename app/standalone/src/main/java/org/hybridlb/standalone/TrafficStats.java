@@ -64,6 +64,8 @@ public class TrafficStats implements StatsSource, AutoCloseable {
     /** Counter samples (time, counters), oldest first, covering the window. */
     private final java.util.ArrayDeque<Map.Entry<Long, Map<String, Long>>> samples = new java.util.ArrayDeque<>();
     private long intervalMillis = 1000;
+    /** No interval before the samples span this long (set by {@link #start}): no noisy first rate. */
+    private long minSpanMillis;
     private int index;
     private volatile TrafficInterval last;
     private volatile Map<String, double[]> lastSplit = Map.of();
@@ -81,6 +83,7 @@ public class TrafficStats implements StatsSource, AutoCloseable {
     public void start(Duration interval) {
         long ms = interval.toMillis();
         intervalMillis = ms;
+        minSpanMillis = Math.min(WINDOW_MS, 3 * ms);
         poller.scheduleWithFixedDelay(this::poll, 0, ms, TimeUnit.MILLISECONDS);
     }
 
@@ -108,7 +111,7 @@ public class TrafficStats implements StatsSource, AutoCloseable {
             while (samples.size() > 2 && t - samples.peekFirst().getKey() > keep) {
                 samples.removeFirst();
             }
-            if (samples.size() >= 2) {
+            if (samples.size() >= 2 && t - samples.peekFirst().getKey() >= minSpanMillis * 1_000_000L) {
                 last = interval(deltas(), (t - samples.peekFirst().getKey()) / 1e9);
             }
             warned = false;
