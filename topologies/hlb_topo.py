@@ -129,7 +129,8 @@ class FabricPlan:
         d = self.dist[target]
         if sid not in d:
             return []
-        return sorted(self.ports[sid][n] for n in self.adj[sid] if d.get(n, 1 << 30) == d[sid] - 1)
+        return sorted(self.ports[sid][n] for n in self.adj[sid] if d.get(n, 1 << 30) == d[sid] - 1
+                      and (n != BORDER_ID or target == BORDER_ID))
 
     def by_role(self, role):
         return {k: v for k, v in self.nodes.items() if v["role"] == role}

@@ -65,7 +65,8 @@ def main():
             if sid != "core-1":
                 emu.ofctl(s["bridge"], "add-flow", "cookie=0x4c420001,table=0,priority=2000,ip,nw_dst=%s,actions=%s"
                           % (VIP_H, route))
-        served = curl(emu, "client-0-1", "http://%s/" % VIP_H, 8) + curl(emu, "client-3-0", "http://%s/" % VIP_H, 4)
+        served = (curl(emu, "client-0-1", "http://%s/" % VIP_H, 6) + curl(emu, "client-3-0", "http://%s/" % VIP_H, 3)
+                  + curl(emu, "internet", "http://%s/" % VIP_H, 6))
         check(set(served) <= {d1, d2} and len(set(served)) == 2, "HMux VIP served by both DIPs via core-1", served)
         by_mux = set()
         for _ in range(20):      # the agents refresh their counters every second
