@@ -120,7 +120,8 @@ def main():
             if not found:
                 break
             vip, sw = found
-            udp = emu.probe("internet", "udp", "--vip", vip, "--rate", 1000, "--flows", 8, "--duration", 300)
+            probe_client = [c for c in clients if emu.fab["hosts"][c]["tor"] != sw][0]
+            udp = emu.probe(probe_client, "udp", "--vip", vip, "--rate", 1000, "--flows", 8, "--duration", 300)
             time.sleep(2)
             t_fail = time.time()
             emu.fail_switch(sw)
@@ -146,7 +147,7 @@ def main():
             cur = emu.api("GET", "/vips/%s" % vip)[1]
             used = {d["ip"] for pt in cur["ports"] for d in pt["dips"]}
             new_dip = next(h for h in hosts if h not in used)
-            udp = emu.probe("internet", "udp", "--vip", vip, "--rate", 1000, "--flows", 16, "--duration", 300)
+            udp = emu.probe(clients[1], "udp", "--vip", vip, "--rate", 1000, "--flows", 16, "--duration", 300)
             time.sleep(2)
             emu.api("POST", "/vips/%s/dips" % vip, {"ip": new_dip, "proto": "any", "port": 0})
             wait_for(lambda: [r for r in emu.api("GET", "/migrations")[1].get("recent", [])

@@ -226,7 +226,7 @@ def test_sticky_migration_hmux_smux_hmux_loses_nothing(emu, placed):
 def test_hmux_switch_failure_smuxes_serve_and_connections_survive(emu, placed):
     vip, sid = hmux_vip(emu)
     wait_quiet(emu)
-    udp = emu.probe("internet", "udp", "--vip", vip, "--rate", 500, "--flows", 8, "--duration", 300)
+    udp = emu.probe(client(emu, 0, avoid=sid), "udp", "--vip", vip, "--rate", 500, "--flows", 8, "--duration", 300)
     tcp = emu.probe(client(emu, 3, avoid=sid), "tcp", "--vip", vip, "--conns", 6, "--interval", 0.02,
                     "--duration", 300, "--timeout", 60)
     time.sleep(3)

@@ -142,7 +142,7 @@ def main():
         print(emu.cli("stats"))
 
         # Failover: paced UDP stream + long-lived TCP connections through the HMux, then fail it.
-        udp = emu.probe("internet", "udp", "--vip", busy, "--rate", 500, "--flows", 8, "--duration", 180)
+        udp = emu.probe(clients[0], "udp", "--vip", busy, "--rate", 500, "--flows", 8, "--duration", 180)
         tcp = emu.probe(clients[-1], "tcp", "--vip", busy, "--conns", 4, "--interval", 0.02, "--duration", 180,
                         "--timeout", 60)
         time.sleep(4)
@@ -170,7 +170,7 @@ def main():
                        and place.get(v["vip"]) != switch), busy)
         used = {d["ip"] for v in vips["vips"] if v["vip"] == target for d in v["ports"][0]["dips"]}
         new_dip = next(h["ip"] for h in topo["hosts"] if h["ip"] not in used)
-        udp = emu.probe("internet", "udp", "--vip", target, "--rate", 500, "--flows", 8, "--duration", 180)
+        udp = emu.probe(clients[1], "udp", "--vip", target, "--rate", 500, "--flows", 8, "--duration", 180)
         time.sleep(3)
         say("migration: adding DIP %s to %s (on %s): HMux -> SMux -> HMux" % (new_dip, target, place.get(target)))
         code, body = emu.api("POST", "/vips/%s/dips" % target, {"ip": new_dip, "proto": "any", "port": 0})

@@ -113,10 +113,12 @@ class FabricPlan:
             q = deque([src])
             while q:
                 u = q.popleft()
-                for v in adj[u]:
+                if u == BORDER_ID and src != BORDER_ID:
                     # The border switch is an edge, never a transit hop between DC switches
-                    # (it does not carry the daemon's VIP routes).
-                    if v not in d and (v != BORDER_ID or src == BORDER_ID):
+                    # (it does not carry the daemon's VIP routes): reached, not expanded.
+                    continue
+                for v in adj[u]:
+                    if v not in d:
                         d[v] = d[u] + 1
                         q.append(v)
             self.dist[src] = d
@@ -127,7 +129,8 @@ class FabricPlan:
         d = self.dist[target]
         if sid not in d:
             return []
-        return sorted(self.ports[sid][n] for n in self.adj[sid] if d.get(n, 1 << 30) == d[sid] - 1)
+        return sorted(self.ports[sid][n] for n in self.adj[sid] if d.get(n, 1 << 30) == d[sid] - 1
+                      and (n != BORDER_ID or target == BORDER_ID))
 
     def by_role(self, role):
         return {k: v for k, v in self.nodes.items() if v["role"] == role}
