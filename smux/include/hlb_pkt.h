@@ -263,17 +263,21 @@ hlb_parse_fast(const uint8_t *d, uint32_t len, struct hlb_parsed *pp)
     memcpy(&c, d + HLB_ETH_HLEN + 16, 4);
     if (type != hlb_htons(HLB_ETHERTYPE_IPV4) || (uint8_t)a != 0x45)
         return 0;
-    uint16_t frag = hlb_ntohs((uint16_t)(a >> 48));
+    uint16_t frag = (uint16_t)(a >> 48);                  /* network order */
     uint8_t proto = (uint8_t)(b >> 8);
     uint32_t l4min = proto == HLB_IPPROTO_TCP ? 20u : proto == HLB_IPPROTO_UDP ? 8u : 0u;
     uint32_t tot = hlb_ntohs((uint16_t)(a >> 16));
-    if ((frag & (HLB_IP_MF | HLB_IP_OFFMASK)) || !l4min || tot < 20u + l4min ||
+    if ((frag & hlb_htons(HLB_IP_MF | HLB_IP_OFFMASK)) || !l4min || tot < 20u + l4min ||
         HLB_ETH_HLEN + tot > len)
         return 0;
+    /* The header checksum is right when the one's complement sum of its ten 16-bit
+     * words folds to 0xffff, that is when their plain sum is a non-zero multiple of
+     * 0xffff (folding keeps the value modulo 0xffff; the sum is non-zero since the
+     * first byte is 0x45).  Each 32-bit half is two words w1 * 65536 + w0, equal to
+     * w1 + w0 modulo 0xffff, in either byte order.  Divisibility by the odd 0xffff
+     * is one multiplication by its inverse modulo 2^64 and a comparison. */
     uint64_t sum = (a & 0xffffffffu) + (a >> 32) + (b & 0xffffffffu) + (b >> 32) + c;
-    sum = (sum & 0xffffffffu) + (sum >> 32);
-    sum = (sum & 0xffffffffu) + (sum >> 32);
-    if (hlb_csum_fold((uint32_t)(sum & 0xffff) + (uint32_t)(sum >> 16)) != 0)
+    if (sum * 0xfffefffefffeffffull > UINT64_MAX / 0xffffu)
         return 0;                      /* bad checksum: hlb_parse() counts it */
     uint32_t ports;
     memcpy(&ports, d + HLB_ETH_HLEN + 20, 4);
@@ -286,7 +290,7 @@ hlb_parse_fast(const uint8_t *d, uint32_t len, struct hlb_parsed *pp)
     pp->l3_off = HLB_ETH_HLEN;
     pp->ip_hlen = 20;
     pp->ip_tot_len = (uint16_t)tot;
-    pp->df = (frag & HLB_IP_DF) ? 1 : 0;
+    pp->df = (frag & hlb_htons(HLB_IP_DF)) ? 1 : 0;
     return 1;
 }
 

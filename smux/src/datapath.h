@@ -65,6 +65,7 @@ struct hlb_dp_stats {
     uint64_t conn_hits;
     uint64_t conn_misses;
     uint64_t conn_repinned;    /* pinned DIP left the pool: re-selected */
+    uint64_t lean_packets;     /* frames finished by the burst's lean first pass */
     uint64_t drops[HLB_DROP_MAX];
 };
 
@@ -84,10 +85,17 @@ struct hlb_pkt {
 
 enum hlb_verdict { HLB_V_DROP = 0, HLB_V_TX = 1 };
 
+#define HLB_OUT_DROP 0xff     /* out[] of the burst bodies: frame dropped (or consumed) */
+
 /* Processes n (<= HLB_MAX_BURST) frames against one table: all of them see the same
  * table.  verdict[i] tells whether pkts[i] (possibly rewritten) is to be sent. */
 void hlb_dp_burst(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt *pkts,
                   uint8_t *verdict, unsigned n, uint32_t now_ms);
+
+/* hlb_dp_burst without its lean first pass: every frame through the general code.
+ * Same results by construction; tests compare the two on mixed bursts. */
+void hlb_dp_burst_reference(struct hlb_worker *w, struct hlb_vip_table *t, struct hlb_pkt *pkts,
+                            uint8_t *verdict, unsigned n, uint32_t now);
 
 /* The DIP a flow goes to without pinning: index into t->dips, or -1 (no backend).
  * The tuple must be one that hlb_table_lookup() maps to s. */

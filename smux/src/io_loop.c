@@ -2,12 +2,38 @@
 
 #include <rte_ethdev.h>
 
+#include "dp_burst.h"
+
+/* The packet core compiled directly over the received mbufs: it reads the frame in
+ * place and rewrites data_off/data_len/pkt_len, with no per-packet descriptor copy. */
+#define HLB_BURST_FN dp_burst_mbufs
+#define HLB_FULL_FN dp_burst_mbufs_full
+#define HLB_FAST_FN dp_burst_mbufs_fast
+#define HLB_BURST_FRAME struct rte_mbuf *
+#define HLB_F_DATA(m) ((uint8_t *)(m)->buf_addr + (m)->data_off)
+#define HLB_F_LEN(m) ((uint32_t)(m)->data_len)
+#define HLB_F_HEADROOM(m) ((uint32_t)(m)->data_off)
+#define HLB_F_IN_PORT(m, port) (port)
+#define HLB_F_MULTISEG(m) ((m)->nb_segs != 1)
+#define HLB_F_SET(m, d, l)                                                              \
+    do {                                                                                \
+        (m)->data_off = (uint16_t)((d) - (uint8_t *)(m)->buf_addr);                     \
+        (m)->data_len = (uint16_t)(l);                                                  \
+        (m)->pkt_len = (l);                                                             \
+    } while (0)
+#define HLB_F_PUSH(m, n, l)                                                             \
+    do {                                                                                \
+        (m)->data_off = (uint16_t)((m)->data_off - (n));                                \
+        (m)->data_len = (uint16_t)(l);                                                  \
+        (m)->pkt_len = (l);                                                             \
+    } while (0)
+#include "dp_burst_body.h"
+
 unsigned hlb_io_poll(struct hlb_io *io, struct hlb_vip_table *t, uint32_t now)
 {
     struct hlb_worker *w = io->w;
-    struct rte_mbuf *rx[HLB_RX_BURST], *tx[HLB_MAX_PORTS][HLB_RX_BURST];
-    struct hlb_pkt pk[HLB_RX_BURST];
-    uint8_t verdict[HLB_RX_BURST];
+    struct rte_mbuf *rx[HLB_RX_BURST], *tx[HLB_MAX_PORTS][HLB_RX_BURST], *dropped[HLB_RX_BURST];
+    uint8_t out[HLB_RX_BURST];
     unsigned total = 0;
 
     for (int pi = 0; pi < io->n_ports; pi++) {
@@ -24,41 +50,31 @@ unsigned hlb_io_poll(struct hlb_io *io, struct hlb_vip_table *t, uint32_t now)
                 rte_pktmbuf_free(rx[k]);
             continue;
         }
-        unsigned np = 0;
-        for (uint16_t i = 0; i < n; i++) {
-            struct rte_mbuf *m = rx[i];
-            if (unlikely(m->nb_segs != 1)) {
-                /* Jumbo frames split over segments: never expected at our MTU. */
-                w->st.rx_packets++;
-                w->st.drops[HLB_DROP_MULTISEG]++;
-                rte_pktmbuf_free(m);
-                continue;
+        if (HLB_LIKELY(dp_burst_mbufs(w, t, rx, out, n, (uint16_t)pi, now) == 0)) {
+            /* Every frame forwarded by the lean pass, all to one port: the rx array
+             * is the tx array. */
+            uint16_t op = w->cfg.two_port ? 1 : (uint16_t)pi;
+            uint16_t sent = rte_eth_tx_burst(io->port_ids[op], 0, rx, n);
+            if (unlikely(sent < n)) {
+                w->st.drops[HLB_DROP_TX_FULL] += n - sent;
+                rte_pktmbuf_free_bulk(&rx[sent], n - sent);
             }
-            rx[np] = m;
-            pk[np].data = (uint8_t *)m->buf_addr + m->data_off;
-            pk[np].len = m->data_len;
-            pk[np].headroom = m->data_off;       /* rte_pktmbuf_headroom() */
-            pk[np].in_port = (uint16_t)pi;
-            np++;
+            continue;
         }
-        hlb_dp_burst(w, t, pk, verdict, np, now);
         /* Per-port tx counts in registers (an array indexed by the packet's port
          * would chain a load and a store through memory for every packet). */
-        unsigned n0 = 0, n1 = 0;
-        for (unsigned i = 0; i < np; i++) {
+        unsigned n0 = 0, n1 = 0, nd = 0;
+        for (unsigned i = 0; i < n; i++) {
             struct rte_mbuf *m = rx[i];
-            if (unlikely(verdict[i] != HLB_V_TX)) {
-                rte_pktmbuf_free(m);
-                continue;
-            }
-            m->data_off = (uint16_t)(pk[i].data - (uint8_t *)m->buf_addr);
-            m->data_len = (uint16_t)pk[i].len;
-            m->pkt_len = pk[i].len;
-            if (pk[i].out_port == 0)
+            if (HLB_LIKELY(out[i] == 0))
                 tx[0][n0++] = m;
-            else
+            else if (out[i] == 1)
                 tx[1][n1++] = m;
+            else
+                dropped[nd++] = m;
         }
+        if (nd)
+            rte_pktmbuf_free_bulk(dropped, nd);
         unsigned ntx[HLB_MAX_PORTS] = {n0, n1};
         for (int op = 0; op < io->n_ports; op++) {
             if (!ntx[op])

@@ -182,6 +182,38 @@ static int parse_prefix(const char *s, uint32_t *net, int *len)
     return 0;
 }
 
+/* The slot -> DIP arrays of the small crc32 pools: slot_dip[slot_first + k] is the
+ * pool member whose cumulative-weight interval holds k, as the weighted search
+ * would find it. */
+static int build_slots(struct hlb_vip_table *t)
+{
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < t->n_services; i++) {
+        struct hlb_service *sv = &t->services[i];
+        sv->slot_first = HLB_NO_SLOTS;
+        if (sv->selection != HLB_SEL_CRC32 || sv->weight_total == 0 ||
+            sv->weight_total > HLB_SLOTS_MAX_POOL || total + sv->weight_total > HLB_SLOTS_MAX)
+            continue;
+        sv->slot_first = total;
+        total += sv->weight_total;
+    }
+    if (total == 0)
+        return 0;
+    t->slot_dip = malloc(total * sizeof(*t->slot_dip));
+    if (!t->slot_dip)
+        return -1;
+    for (uint32_t i = 0; i < t->n_services; i++) {
+        const struct hlb_service *sv = &t->services[i];
+        if (sv->slot_first == HLB_NO_SLOTS)
+            continue;
+        uint32_t k = 0;
+        for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++)
+            for (; k < t->cum[d]; k++)
+                t->slot_dip[sv->slot_first + k] = d;
+    }
+    return 0;
+}
+
 static void table_release_arrays(struct hlb_vip_table *t)
 {
     free(t->services);
@@ -189,6 +221,7 @@ static void table_release_arrays(struct hlb_vip_table *t)
     free(t->bucket_ids);
     free(t->weights);
     free(t->cum);
+    free(t->slot_dip);
     free(t->index);
     free(t->svc_counters);
     free(t->dip_counters);
@@ -476,6 +509,10 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                             (sv->port ? hlb_crc32_dport(sv->port) : 0);
             t->n_services++;
         }
+    }
+    if (build_slots(t) != 0) {
+        set_err(err, "vips", "out of memory");
+        goto fail;
     }
     if (build_index(t, err) != 0)
         goto fail;

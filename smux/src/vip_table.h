@@ -36,7 +36,14 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint64_t weight_mod_m;      /* hlb_fastmod_m(total weight), for crc32 */
     uint32_t weight_total;      /* sum of the pool's weights */
     uint32_t crc_fixed;         /* crc32: hash terms of vip, proto (and port when not 0) */
+    uint32_t slot_first;        /* crc32: its slots in t->slot_dip, or HLB_NO_SLOTS */
 };
+
+/* crc32 pools with a total weight up to this have a slot -> DIP array (one load
+ * instead of the weighted search), within HLB_SLOTS_MAX slots per table. */
+#define HLB_NO_SLOTS       UINT32_MAX
+#define HLB_SLOTS_MAX_POOL 4096u
+#define HLB_SLOTS_MAX      (1u << 22)
 
 struct hlb_dip {
     uint32_t ip;                /* DIP, network order */
@@ -65,6 +72,7 @@ struct hlb_vip_table {
     uint32_t *bucket_ids;       /* per dip: OpenFlow bucket_id (ovs) */
     uint16_t *weights;          /* per dip */
     uint32_t *cum;              /* per dip: cumulative weight within its pool (crc32) */
+    uint32_t *slot_dip;         /* crc32: DIP index of every slot 0..weight_total-1 */
     struct hlb_index_slot *index;
     struct hlb_counter *svc_counters;   /* written by the worker only */
     struct hlb_counter *dip_counters;

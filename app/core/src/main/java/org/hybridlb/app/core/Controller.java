@@ -608,7 +608,14 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                 fabricOf = topo;
             }
             instance = Instance.build(topo, fabric, targetSet, interval, config.solver);
-            next = Algorithms.get(config.algorithm).assign(instance, current);
+            if (interval == null && !from.isEmpty()) {
+                // nothing measured yet (a host that just started, e.g. the daemon after a restart):
+                // "no measurement" is not "no traffic", so every VIP stays where it is and new
+                // ones go to the SMuxes until the first interval arrives
+                next = new Assignment("installed", from, 0, 0, 0, null);
+            } else {
+                next = Algorithms.get(config.algorithm).assign(instance, current);
+            }
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "assignment failed", e);
             lastError = "assignment: " + e.getMessage();

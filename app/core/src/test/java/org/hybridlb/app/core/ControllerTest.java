@@ -295,6 +295,36 @@ class ControllerTest {
     }
 
     @Test
+    void restartBeforeAnyTrafficIsMeasuredKeepsEveryPlacement(@TempDir Path dir) {
+        FileStateStore store = new FileStateStore(dir.resolve("state.json"));
+        Controller c = start(store);
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.1", 0, 1));
+        c.createVip(vipJson("10.100.0.2", 2, 3));
+        c.awaitIdle(20_000);
+        Map<String, Object> assignment = c.assignment();
+        assertTrue(!"smux".equals(placement(c, "10.100.0.1")), assignment.toString());
+        c.close();
+        started.clear();
+        fabric.takeLog();
+
+        // the daemon's stats source has no interval yet right after a restart
+        TrafficInterval measured = fabric.traffic;
+        fabric.traffic = null;
+        Controller again = start(new FileStateStore(dir.resolve("state.json")));
+        again.reassignNow();
+        again.awaitIdle(20_000);
+        assertEquals(List.of(), fabric.takeLog(), "no VIP moved to the SMuxes for want of a measurement");
+        assertEquals(assignment.get("installed"), again.assignment().get("installed"));
+
+        // the first measurement shows the same traffic: still nothing to do
+        fabric.traffic = measured;
+        again.reassignNow();
+        again.awaitIdle(20_000);
+        assertEquals(List.of(), fabric.takeLog());
+    }
+
+    @Test
     void vipRemovalLeavesTheHmuxBeforeTheSmuxes() {
         Controller c = start(new FakeFabric.MemoryStore());
         String at = vipOnHmux(c, "10.100.0.1", 0, 1);

@@ -1,0 +1,403 @@
+package org.hybridlb.app.onos;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.hybridlb.app.core.ApiException;
+import org.hybridlb.app.core.Controller;
+import org.hybridlb.app.core.ControllerConfig;
+import org.hybridlb.app.core.HybridlbApi;
+import org.hybridlb.app.core.port.EventSink;
+import org.hybridlb.app.core.port.Ports;
+import org.hybridlb.app.core.port.TopologySource;
+import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
+import org.hybridlb.app.onos.fabric.FabricBuilder;
+import org.hybridlb.app.onos.fabric.FabricView;
+import org.hybridlb.app.onos.fabric.HttpSmuxControl;
+import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
+import org.hybridlb.app.onos.fabric.OnosRouteSource;
+import org.hybridlb.app.onos.fabric.OnosStatsSource;
+import org.hybridlb.app.core.port.SmuxControl;
+import org.hybridlb.solver.model.Topology;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.core.CoreService;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.config.ConfigFactory;
+import org.onosproject.net.config.InvalidFieldException;
+import org.onosproject.net.config.NetworkConfigEvent;
+import org.onosproject.net.config.NetworkConfigListener;
+import org.onosproject.net.config.NetworkConfigRegistry;
+import org.onosproject.net.config.basics.SubjectFactories;
+import org.onosproject.net.device.DeviceEvent;
+import org.onosproject.net.device.DeviceListener;
+import org.onosproject.net.device.DeviceService;
+import org.onosproject.net.driver.DriverService;
+import org.onosproject.net.flow.FlowRuleService;
+import org.onosproject.net.group.GroupService;
+import org.onosproject.net.host.HostService;
+import org.onosproject.net.link.LinkEvent;
+import org.onosproject.net.link.LinkListener;
+import org.onosproject.net.link.LinkService;
+import org.onosproject.net.topology.TopologyService;
+import org.onosproject.routeservice.RouteService;
+import org.onlab.util.KryoNamespace;
+import org.onosproject.store.service.ConsistentMap;
+import org.onosproject.store.service.Serializer;
+import org.onosproject.store.service.StorageService;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * hybridlb in ONOS: builds the core's {@link Controller} on adapters to the ONOS services, feeds it
+ * device, link, route and netcfg events, and undoes everything on deactivation (listeners, the
+ * controller thread, every flow rule and group of the app).
+ */
+@Component(immediate = true, service = HybridlbService.class)
+public class HybridlbManager implements HybridlbService {
+    public static final String APP_NAME = "org.hybridlb.app";
+    static final String STATE_MAP = "hybridlb-state";
+    static final String RECORDS_MAP = "hybridlb-programmed";
+    /** How long one device write may take before the wave is rolled back. */
+    static final long DEVICE_TIMEOUT_MILLIS = 5000;
+    static final Duration SMUX_TIMEOUT = Duration.ofSeconds(2);
+    static final long STATS_PERIOD_SECONDS = 10;
+
+    /** Both maps hold JSON text only. */
+    private static final Serializer STRINGS =
+            Serializer.using(KryoNamespace.newBuilder().register(String.class).build("hybridlb"));
+
+    private final Logger log = LoggerFactory.getLogger(getClass());
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected CoreService coreService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected NetworkConfigRegistry netcfg;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DeviceService deviceService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected LinkService linkService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected HostService hostService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected TopologyService topologyService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected FlowRuleService flowRuleService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected GroupService groupService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DriverService driverService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected RouteService routeService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected StorageService storageService;
+
+    /** Tests replace the SMux HTTP client with an in-memory fake. */
+    SmuxControl smuxControl;
+    ControllerConfig controllerConfig = ControllerConfig.defaults();
+    /** Flow-statistics sampling period; zero disables it (tests feed traffic themselves). */
+    long statsPeriodSeconds = STATS_PERIOD_SECONDS;
+
+    private final ConfigFactory<org.onosproject.core.ApplicationId, HybridlbConfig> configFactory =
+            new ConfigFactory<>(SubjectFactories.APP_SUBJECT_FACTORY, HybridlbConfig.class, HybridlbConfig.KEY) {
+                @Override
+                public HybridlbConfig createConfig() {
+                    return new HybridlbConfig();
+                }
+            };
+    private final NetworkConfigListener configListener = new InternalConfigListener();
+    private final DeviceListener deviceListener = new InternalDeviceListener();
+    private final LinkListener linkListener = new InternalLinkListener();
+
+    private ApplicationId appId;
+    private volatile HybridlbConfig config;
+    private volatile FabricView fabric = FabricView.EMPTY;
+    private volatile String lastConfigError;
+    private volatile EventSink sink;
+    private OnosHmuxProgrammer programmer;
+    private OnosRouteSource routeSource;
+    private OnosStatsSource statsSource;
+    private Controller controller;
+    private ScheduledExecutorService statsTimer;
+
+    @Activate
+    protected void activate() {
+        appId = coreService.registerApplication(APP_NAME);
+        netcfg.registerConfigFactory(configFactory);
+        HybridlbConfig initial = netcfg.getConfig(appId, HybridlbConfig.class);
+        if (initial != null && accept(initial) == null) {
+            config = initial;
+        }
+        rebuildFabric();
+
+        ConsistentMap<String, String> state = storageService.<String, String>consistentMapBuilder()
+                .withName(STATE_MAP).withSerializer(STRINGS).build();
+        ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
+                .withName(RECORDS_MAP).withSerializer(STRINGS).build();
+        programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
+                hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS);
+        routeSource = new OnosRouteSource(routeService, () -> fabric);
+        statsSource = new OnosStatsSource(appId, flowRuleService, () -> fabric);
+        SmuxControl smux = smuxControl != null ? smuxControl
+                : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT);
+        controller = new Controller(controllerConfig, new Ports(new Topology(), programmer, smux, routeSource,
+                statsSource, null, new ConsistentMapStateStore(state)));
+
+        deviceService.addListener(deviceListener);
+        linkService.addListener(linkListener);
+        routeService.addListener(routeSource);
+        netcfg.addListener(configListener);
+        controller.start();
+        if (config != null && config.hasVips()) {
+            applyVips(config);
+        }
+        statsTimer = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "hybridlb-stats"));
+        if (statsPeriodSeconds > 0) {
+            statsTimer.scheduleAtFixedRate(this::sampleStats, 0, statsPeriodSeconds, TimeUnit.SECONDS);
+        }
+        log.info("Started {}", appId.name());
+    }
+
+    @Deactivate
+    protected void deactivate() {
+        stop();
+        programmer.removeAll();
+        log.info("Stopped {}: flow rules and groups removed", appId.name());
+    }
+
+    /** Everything deactivation does except clearing the devices (an instance that goes away). */
+    void deactivateKeepingRules() {
+        stop();
+    }
+
+    private void stop() {
+        netcfg.removeListener(configListener);
+        routeService.removeListener(routeSource);
+        linkService.removeListener(linkListener);
+        deviceService.removeListener(deviceListener);
+        statsTimer.shutdownNow();
+        controller.close();
+        netcfg.unregisterConfigFactory(configFactory);
+    }
+
+    @Override
+    public HybridlbApi api() {
+        return controller;
+    }
+
+    @Override
+    public Set<String> switchIds() {
+        return new TreeSet<>(fabric.switches().keySet());
+    }
+
+    @Override
+    public Set<String> smuxIds() {
+        return new TreeSet<>(fabric.smuxes().keySet());
+    }
+
+    @Override
+    public String lastConfigError() {
+        return lastConfigError;
+    }
+
+    /** The controller, for tests that wait for it to settle. */
+    Controller controller() {
+        return controller;
+    }
+
+    OnosHmuxProgrammer programmer() {
+        return programmer;
+    }
+
+    /** The topology source: the fabric snapshot, re-read by the controller on every reconcile. */
+    private final class Topology implements TopologySource {
+        @Override
+        public org.hybridlb.solver.model.Topology topology() {
+            return fabric.topology();
+        }
+
+        @Override
+        public Set<String> downSwitches() {
+            Set<String> down = new TreeSet<>();
+            for (FabricView.SwitchSpec s : fabric.switches().values()) {
+                if (!deviceService.isAvailable(s.device)) {
+                    down.add(s.sw.id);
+                }
+            }
+            return down;
+        }
+
+        @Override
+        public void subscribe(EventSink s) {
+            sink = s;
+        }
+    }
+
+    private String controlUrl(String smuxId) {
+        HybridlbConfig c = config;
+        if (c == null) {
+            return null;
+        }
+        for (HybridlbConfig.SmuxConfig s : c.smuxes()) {
+            if (s.smux.id.equals(smuxId)) {
+                return s.controlUrl;
+            }
+        }
+        return null;
+    }
+
+    private void rebuildFabric() {
+        fabric = FabricBuilder.build(config, deviceService, linkService, hostService);
+    }
+
+    private void sampleStats() {
+        try {
+            if (statsSource.sample(System.currentTimeMillis()) != null && sink != null) {
+                sink.trafficMeasured(statsSource.lastInterval());
+            }
+        } catch (RuntimeException e) {
+            log.warn("stats sample failed", e);
+        }
+    }
+
+    /** Checks a configuration: its own fields, then that every configured device exists. Null: fine. */
+    private String accept(HybridlbConfig c) {
+        try {
+            c.isValid();
+        } catch (InvalidFieldException e) {
+            return "invalid hybridlb config: field " + e.field() + ": " + e.reason();
+        } catch (RuntimeException e) {
+            return "invalid hybridlb config: " + e.getMessage();
+        }
+        for (DeviceId d : c.devices().keySet()) {
+            if (deviceService.getDevice(d) == null) {
+                return "invalid hybridlb config: field /switches/" + d + ": unknown device";
+            }
+        }
+        return null;
+    }
+
+    /** A new configuration: validated, then applied through the controller (which plans the migration). */
+    void configChanged(HybridlbConfig c) {
+        String error = accept(c);
+        if (error != null) {
+            refuse(error);
+            return;
+        }
+        HybridlbConfig previous = config;
+        FabricView previousFabric = fabric;
+        config = c;
+        rebuildFabric();
+        if (c.hasVips() && !applyVips(c)) {
+            config = previous;
+            fabric = previousFabric;
+            return;
+        }
+        lastConfigError = null;
+        controller.requestReconcile("network configuration changed");
+    }
+
+    private boolean applyVips(HybridlbConfig c) {
+        try {
+            controller.replaceVips(c.vipsBody());
+            return true;
+        } catch (ApiException e) {
+            refuse("invalid hybridlb config: field /vips" + (e.field == null || "/".equals(e.field) ? "" : e.field)
+                    + ": " + e.reason);
+            return false;
+        } catch (InvalidFieldException e) {
+            refuse("invalid hybridlb config: field " + e.field() + ": " + e.reason());
+            return false;
+        }
+    }
+
+    private void refuse(String error) {
+        lastConfigError = error;
+        log.error("{}; configuration not applied, the previous one stays", error);
+    }
+
+    private final class InternalConfigListener implements NetworkConfigListener {
+        @Override
+        public boolean isRelevant(NetworkConfigEvent event) {
+            return event.configClass() == HybridlbConfig.class;
+        }
+
+        @Override
+        public void event(NetworkConfigEvent event) {
+            switch (event.type()) {
+                case CONFIG_ADDED:
+                case CONFIG_UPDATED:
+                    event.config().ifPresent(c -> configChanged((HybridlbConfig) c));
+                    break;
+                case CONFIG_REMOVED:
+                    config = null;
+                    rebuildFabric();
+                    controller.requestReconcile("network configuration removed");
+                    break;
+                default:
+                    break;
+            }
+        }
+    }
+
+    private final class InternalDeviceListener implements DeviceListener {
+        @Override
+        public void event(DeviceEvent event) {
+            DeviceId d = event.subject().id();
+            switch (event.type()) {
+                case DEVICE_ADDED:
+                case DEVICE_UPDATED:
+                    rebuildFabric();
+                    deviceAvailability(d);
+                    break;
+                case DEVICE_AVAILABILITY_CHANGED:
+                    deviceAvailability(d);
+                    break;
+                case DEVICE_REMOVED:
+                    fabric.byDevice(d).ifPresent(s -> notifySink(s.sw.id, false));
+                    break;
+                case PORT_UPDATED:
+                case PORT_ADDED:
+                case PORT_REMOVED:
+                    programmer.refreshPaths();
+                    controller.requestReconcile("port change on " + d);
+                    break;
+                default:
+                    break;
+            }
+        }
+
+        private void deviceAvailability(DeviceId d) {
+            fabric.byDevice(d).ifPresent(s -> notifySink(s.sw.id, deviceService.isAvailable(d)));
+        }
+    }
+
+    private void notifySink(String switchId, boolean up) {
+        EventSink s = sink;
+        if (s == null) {
+            return;
+        }
+        if (up) {
+            s.switchUp(switchId);
+        } else {
+            s.switchDown(switchId);
+        }
+    }
+
+    private final class InternalLinkListener implements LinkListener {
+        @Override
+        public void event(LinkEvent event) {
+            rebuildFabric();
+            programmer.refreshPaths();
+            controller.requestReconcile("link " + event.type() + " " + event.subject().src() + "-"
+                    + event.subject().dst());
+        }
+    }
+}

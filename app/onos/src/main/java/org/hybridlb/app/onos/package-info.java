@@ -1,0 +1,2 @@
+/** hybridlb inside ONOS: the component, its network configuration and its service. */
+package org.hybridlb.app.onos;

@@ -1,0 +1,88 @@
+package org.hybridlb.app.onos;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.hybridlb.app.core.Json;
+import org.hybridlb.app.onos.cli.CliAccess;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.onlab.junit.TestUtils;
+import org.onosproject.cli.AbstractShellCommand;
+
+/** The Karaf commands over the app running on ONOS adapters: text and {@code -j} JSON output. */
+public class CliCommandsTest {
+    private HybridlbManagerTest app;
+    private PrintStream saved;
+    private ByteArrayOutputStream out;
+
+    @Before
+    public void setUp() {
+        app = HybridlbManagerTest.started();
+        saved = System.out;
+        out = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+    }
+
+    @After
+    public void tearDown() {
+        System.setOut(saved);
+        app.tearDown();
+    }
+
+    private String run(AbstractShellCommand c, boolean json) throws Exception {
+        CliAccess.inject(c, app.manager);
+        TestUtils.setField(c, "json", json);
+        out.reset();
+        CliAccess.run(c);
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    public void vipsTextAndJson() throws Exception {
+        String text = run(CliAccess.vips(null), false);
+        assertEquals(HybridlbManagerTest.VIP + " aggregate=10.100.0.0/16 on=smux\n  tcp/80 -> 10.0.1.2 10.0.1.3\n", text);
+        JsonNode j = Json.MAPPER.readTree(run(CliAccess.vips(HybridlbManagerTest.VIP), true));
+        assertEquals(Json.MAPPER.readTree(Json.write(java.util.Map.of("vips", app.manager.api().vips()))), j);
+    }
+
+    @Test
+    public void assignmentReassignMigrationsSmuxesStats() throws Exception {
+        app.traffic();
+        String reassign = run(CliAccess.reassign(), false);
+        assertTrue(reassign, reassign.startsWith("migration ") || reassign.startsWith("no migration running"));
+        app.settle();
+        String hmux = app.placement();
+        String assignment = run(CliAccess.assignment(), false);
+        assertTrue(assignment, assignment.contains(String.format("%-16s installed=%-12s target=%s",
+                HybridlbManagerTest.VIP, hmux, hmux)));
+        String migrations = run(CliAccess.migrations(), false);
+        assertTrue(migrations, migrations.contains("announce-on-hmux " + HybridlbManagerTest.VIP + " @" + hmux));
+        String smuxes = run(CliAccess.smuxes(), false);
+        assertTrue(smuxes, smuxes.startsWith("smux-1     ip=10.0.2.9        tor=tor2       live=true "));
+        JsonNode stats = Json.MAPPER.readTree(run(CliAccess.stats(), true));
+        assertTrue(stats.toString(), stats.path("controller").path("reconciles").asLong() > 0);
+        assertEquals(List.of(HybridlbManagerTest.VIP), CliAccess.vipChoices(app.manager));
+        assertEquals(List.of("smux-1"), CliAccess.smuxChoices(app.manager));
+    }
+
+    @Test
+    public void anUnknownVipIsAnErrorNamingIt() throws Exception {
+        PrintStream err = System.err;
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
+        try {
+            String text = run(CliAccess.vips("10.100.9.9"), false);
+            assertEquals("", text);
+        } finally {
+            System.setErr(err);
+        }
+        assertTrue(e.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8).startsWith("vip: "));
+    }
+}

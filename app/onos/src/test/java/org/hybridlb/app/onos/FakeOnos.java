@@ -1,0 +1,548 @@
+package org.hybridlb.app.onos;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import org.hybridlb.app.core.model.SmuxTable;
+import org.hybridlb.app.core.port.SmuxControl;
+import org.hybridlb.app.core.port.SouthboundException;
+import org.onlab.graph.ScalarWeight;
+import org.onlab.packet.Ip4Address;
+import org.onlab.packet.IpAddress;
+import org.onosproject.TestApplicationId;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.core.CoreServiceAdapter;
+import org.onosproject.core.GroupId;
+import org.onosproject.net.DefaultPath;
+import org.onosproject.net.Device;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.Host;
+import org.onosproject.net.Link;
+import org.onosproject.net.NetTestTools;
+import org.onosproject.net.Path;
+import org.onosproject.net.behaviour.ExtensionTreatmentResolver;
+import org.onosproject.net.device.DeviceEvent;
+import org.onosproject.net.device.DeviceListener;
+import org.onosproject.net.device.DeviceServiceAdapter;
+import org.onosproject.net.driver.AbstractHandlerBehaviour;
+import org.onosproject.net.driver.Behaviour;
+import org.onosproject.net.driver.Driver;
+import org.onosproject.net.driver.DriverData;
+import org.onosproject.net.driver.DriverHandler;
+import org.onosproject.net.driver.DriverServiceAdapter;
+import org.onosproject.net.flow.DefaultFlowEntry;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowId;
+import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.FlowRuleOperation;
+import org.onosproject.net.flow.FlowRuleOperations;
+import org.onosproject.net.flow.FlowRuleServiceAdapter;
+import org.onosproject.net.flow.instructions.ExtensionTreatment;
+import org.onosproject.net.flow.instructions.ExtensionTreatmentType;
+import org.onosproject.net.group.DefaultGroup;
+import org.onosproject.net.group.DefaultGroupDescription;
+import org.onosproject.net.group.Group;
+import org.onosproject.net.group.GroupBuckets;
+import org.onosproject.net.group.GroupDescription;
+import org.onosproject.net.group.GroupKey;
+import org.onosproject.net.group.GroupServiceAdapter;
+import org.onosproject.net.host.HostServiceAdapter;
+import org.onosproject.net.link.LinkListener;
+import org.onosproject.net.link.LinkServiceAdapter;
+import org.onosproject.net.provider.ProviderId;
+import org.onosproject.net.topology.Topology;
+import org.onosproject.net.topology.TopologyServiceAdapter;
+import org.onosproject.routeservice.ResolvedRoute;
+import org.onosproject.routeservice.RouteEvent;
+import org.onosproject.routeservice.RouteInfo;
+import org.onosproject.routeservice.RouteListener;
+import org.onosproject.routeservice.RouteService;
+import org.onosproject.routeservice.RouteTableId;
+
+/**
+ * ONOS services for the tests: ONOS's own adapters with what the app uses overridden to behave
+ * like a small fabric (nothing returns null by accident). Every device write is logged in order.
+ */
+final class FakeOnos {
+    static final ApplicationId APP = TestApplicationId.create(HybridlbManager.APP_NAME);
+
+    /** Device writes in order: "flow+ of:tor1 p3100 ...", "group+ of:tor1 hlb:vip:...", ... */
+    final List<String> log = new CopyOnWriteArrayList<>();
+    final Flows flows = new Flows();
+    final Groups groups = new Groups();
+    final Devices devices = new Devices();
+    final Links links = new Links();
+    final Hosts hosts = new Hosts();
+    final Paths topology = new Paths();
+    final Drivers drivers = new Drivers();
+    final Routes routes = new Routes();
+    final Smuxes smuxes = new Smuxes();
+    final CoreServiceAdapter core = new CoreServiceAdapter() {
+        @Override
+        public ApplicationId registerApplication(String name) {
+            return APP;
+        }
+    };
+
+    // ---- fabric shape ---------------------------------------------------------------------------
+
+    void device(String name) {
+        devices.devices.put(NetTestTools.did(name), NetTestTools.device(name));
+        devices.up.add(NetTestTools.did(name));
+    }
+
+    void link(String a, int pa, String b, int pb) {
+        links.links.add(NetTestTools.link(a, pa, b, pb));
+        links.links.add(NetTestTools.link(b, pb, a, pa));
+    }
+
+    void host(String mac, String ip, String device, int port) {
+        hosts.hosts.add(new org.onosproject.net.DefaultHost(NetTestTools.PID,
+                org.onosproject.net.HostId.hostId(org.onlab.packet.MacAddress.valueOf(mac)),
+                org.onlab.packet.MacAddress.valueOf(mac), org.onlab.packet.VlanId.NONE,
+                new org.onosproject.net.HostLocation(NetTestTools.did(device),
+                        org.onosproject.net.PortNumber.portNumber(port), 0),
+                Set.of(IpAddress.valueOf(ip))));
+    }
+
+    /** Takes a device down (or up) and tells the listeners, as the device subsystem would. */
+    void setAvailable(String name, boolean up) {
+        DeviceId id = NetTestTools.did(name);
+        if (up) {
+            devices.up.add(id);
+        } else {
+            devices.up.remove(id);
+        }
+        DeviceEvent e = new DeviceEvent(DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED, devices.devices.get(id));
+        for (DeviceListener l : devices.listeners) {
+            l.event(e);
+        }
+    }
+
+    // ---- services -------------------------------------------------------------------------------
+
+    final class Flows extends FlowRuleServiceAdapter {
+        final Map<FlowId, FlowEntry> entries = new LinkedHashMap<>();
+        /** When set, the next batch fails (the device refused it). */
+        volatile boolean failNext;
+
+        @Override
+        public synchronized void apply(FlowRuleOperations ops) {
+            if (failNext) {
+                failNext = false;
+                ops.callback().onError(ops);
+                return;
+            }
+            for (Set<FlowRuleOperation> stage : ops.stages()) {
+                for (FlowRuleOperation op : stage) {
+                    FlowRule r = op.rule();
+                    switch (op.type()) {
+                        case ADD:
+                        case MODIFY:
+                            entries.put(r.id(), new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED, 0, 0, 0));
+                            log.add("flow+ " + describe(r));
+                            break;
+                        case REMOVE:
+                            if (entries.remove(r.id()) != null) {
+                                log.add("flow- " + describe(r));
+                            }
+                            break;
+                        default:
+                            break;
+                    }
+                }
+            }
+            ops.callback().onSuccess(ops);
+        }
+
+        @Override
+        public synchronized Iterable<FlowEntry> getFlowEntriesById(ApplicationId id) {
+            return entries.values().stream().filter(e -> e.appId() == id.id()).collect(Collectors.toList());
+        }
+
+        @Override
+        public synchronized Iterable<FlowEntry> getFlowEntries(DeviceId deviceId) {
+            return entries.values().stream().filter(e -> e.deviceId().equals(deviceId)).collect(Collectors.toList());
+        }
+
+        @Override
+        public synchronized void removeFlowRulesById(ApplicationId id) {
+            entries.values().removeIf(e -> e.appId() == id.id());
+            log.add("flow- all of " + id.name());
+        }
+
+        synchronized List<FlowEntry> on(String device) {
+            return entries.values().stream().filter(e -> e.deviceId().equals(NetTestTools.did(device)))
+                    .collect(Collectors.toList());
+        }
+    }
+
+    final class Groups extends GroupServiceAdapter {
+        final Map<DeviceId, Map<GroupKey, Group>> groups = new HashMap<>();
+        private int nextId = 0x1000;
+
+        @Override
+        public synchronized void addGroup(GroupDescription d) {
+            DefaultGroup g = new DefaultGroup(GroupId.valueOf(nextId++), d);
+            g.setState(Group.GroupState.ADDED);
+            groups.computeIfAbsent(d.deviceId(), k -> new LinkedHashMap<>()).put(d.appCookie(), g);
+            log.add("group+ " + d.deviceId() + " " + text(d.appCookie()));
+        }
+
+        @Override
+        public synchronized Group getGroup(DeviceId deviceId, GroupKey appCookie) {
+            return groups.getOrDefault(deviceId, Map.of()).get(appCookie);
+        }
+
+        @Override
+        public synchronized void setBucketsForGroup(DeviceId deviceId, GroupKey oldCookie, GroupBuckets buckets,
+                                                    GroupKey newCookie, ApplicationId appId) {
+            Group old = getGroup(deviceId, oldCookie);
+            DefaultGroup g = new DefaultGroup(old.id(), new DefaultGroupDescription(deviceId, old.type(), buckets,
+                    newCookie, old.id().id(), appId));
+            g.setState(Group.GroupState.ADDED);
+            groups.get(deviceId).put(newCookie, g);
+            log.add("group* " + deviceId + " " + text(newCookie));
+        }
+
+        @Override
+        public synchronized void removeGroup(DeviceId deviceId, GroupKey appCookie, ApplicationId appId) {
+            if (groups.getOrDefault(deviceId, new HashMap<>()).remove(appCookie) != null) {
+                log.add("group- " + deviceId + " " + text(appCookie));
+            }
+        }
+
+        @Override
+        public synchronized Iterable<Group> getGroups(DeviceId deviceId, ApplicationId appId) {
+            return groups.getOrDefault(deviceId, Map.of()).values().stream()
+                    .filter(g -> g.appId().equals(appId)).collect(Collectors.toList());
+        }
+
+        @Override
+        public synchronized Iterable<Group> getGroups(DeviceId deviceId) {
+            return new ArrayList<>(groups.getOrDefault(deviceId, Map.of()).values());
+        }
+
+        synchronized int count() {
+            return groups.values().stream().mapToInt(Map::size).sum();
+        }
+    }
+
+    static final class Devices extends DeviceServiceAdapter {
+        final Map<DeviceId, Device> devices = new LinkedHashMap<>();
+        final Set<DeviceId> up = new HashSet<>();
+        final List<DeviceListener> listeners = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Iterable<Device> getDevices() {
+            return new ArrayList<>(devices.values());
+        }
+
+        @Override
+        public Device getDevice(DeviceId id) {
+            return devices.get(id);
+        }
+
+        /** Every port exists, at 10 Gb/s (ONOS reports speed in Mb/s). */
+        @Override
+        public org.onosproject.net.Port getPort(org.onosproject.net.ConnectPoint cp) {
+            return new org.onosproject.net.DefaultPort(devices.get(cp.deviceId()), cp.port(), true,
+                    org.onosproject.net.Port.Type.COPPER, 10_000);
+        }
+
+        @Override
+        public boolean isAvailable(DeviceId id) {
+            return up.contains(id);
+        }
+
+        @Override
+        public void addListener(DeviceListener l) {
+            listeners.add(l);
+        }
+
+        @Override
+        public void removeListener(DeviceListener l) {
+            listeners.remove(l);
+        }
+    }
+
+    static final class Links extends LinkServiceAdapter {
+        final List<Link> links = new ArrayList<>();
+        final List<LinkListener> listeners = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Iterable<Link> getLinks() {
+            return new ArrayList<>(links);
+        }
+
+        @Override
+        public void addListener(LinkListener l) {
+            listeners.add(l);
+        }
+
+        @Override
+        public void removeListener(LinkListener l) {
+            listeners.remove(l);
+        }
+    }
+
+    static final class Hosts extends HostServiceAdapter {
+        final List<Host> hosts = new ArrayList<>();
+
+        @Override
+        public Iterable<Host> getHosts() {
+            return new ArrayList<>(hosts);
+        }
+
+        @Override
+        public Set<Host> getHostsByIp(IpAddress ip) {
+            return hosts.stream().filter(h -> h.ipAddresses().contains(ip)).collect(Collectors.toSet());
+        }
+    }
+
+    /** All shortest paths over the links (BFS), as ONOS's topology service answers them. */
+    final class Paths extends TopologyServiceAdapter {
+        @Override
+        public Topology currentTopology() {
+            return null;
+        }
+
+        @Override
+        public Set<Path> getPaths(Topology t, DeviceId src, DeviceId dst) {
+            Set<Path> out = new HashSet<>();
+            Deque<List<Link>> queue = new ArrayDeque<>();
+            queue.add(List.of());
+            int best = Integer.MAX_VALUE;
+            while (!queue.isEmpty()) {
+                List<Link> p = queue.poll();
+                if (p.size() >= best) {
+                    continue;
+                }
+                DeviceId at = p.isEmpty() ? src : p.get(p.size() - 1).dst().deviceId();
+                for (Link l : links.links) {
+                    if (!l.src().deviceId().equals(at) || !devices.isAvailable(l.dst().deviceId())) {
+                        continue;
+                    }
+                    if (p.stream().anyMatch(x -> x.src().deviceId().equals(l.dst().deviceId()))
+                            || l.dst().deviceId().equals(src)) {
+                        continue;
+                    }
+                    List<Link> q = new ArrayList<>(p);
+                    q.add(l);
+                    if (l.dst().deviceId().equals(dst)) {
+                        best = q.size();
+                        out.add(new DefaultPath(ProviderId.NONE, q, ScalarWeight.toWeight(q.size())));
+                    } else {
+                        queue.add(q);
+                    }
+                }
+            }
+            out.removeIf(p -> p.links().size() > Math.min(out.stream().mapToInt(x -> x.links().size()).min()
+                    .orElse(0), Integer.MAX_VALUE));
+            return out;
+        }
+    }
+
+    /** Open vSwitch's Nicira set-tunnel-destination, as ONOS's nicira driver provides it. */
+    static final class TunnelDst implements ExtensionTreatment {
+        Ip4Address dst;
+
+        @Override
+        public ExtensionTreatmentType type() {
+            return ExtensionTreatmentType.ExtensionTreatmentTypes.NICIRA_SET_TUNNEL_DST.type();
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T> void setPropertyValue(String key, T value) {
+            if (!"tunnelDst".equals(key)) {
+                throw new IllegalArgumentException(key);
+            }
+            dst = (Ip4Address) value;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T> T getPropertyValue(String key) {
+            return (T) dst;
+        }
+
+        @Override
+        public List<String> getProperties() {
+            return List.of("tunnelDst");
+        }
+
+        @Override
+        public byte[] serialize() {
+            return dst.toOctets();
+        }
+
+        @Override
+        public void deserialize(byte[] data) {
+            dst = Ip4Address.valueOf(data);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof TunnelDst && Objects.equals(((TunnelDst) o).dst, dst);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hashCode(dst);
+        }
+
+        @Override
+        public String toString() {
+            return "tunnelDst=" + dst;
+        }
+    }
+
+    static final class Resolver extends AbstractHandlerBehaviour implements ExtensionTreatmentResolver {
+        @Override
+        public ExtensionTreatment getExtensionInstruction(ExtensionTreatmentType type) {
+            if (!type.equals(ExtensionTreatmentType.ExtensionTreatmentTypes.NICIRA_SET_TUNNEL_DST.type())) {
+                throw new UnsupportedOperationException(type.toString());
+            }
+            return new TunnelDst();
+        }
+    }
+
+    /** Drivers: every device is Open vSwitch unless listed in {@link #notOvs}. */
+    static final class Drivers extends DriverServiceAdapter {
+        final Set<DeviceId> notOvs = new HashSet<>();
+
+        @Override
+        public DriverHandler createHandler(DeviceId deviceId, String... credentials) {
+            return new DriverHandler() {
+                @Override
+                public Driver driver() {
+                    return null;
+                }
+
+                @Override
+                public DriverData data() {
+                    return null;
+                }
+
+                @Override
+                @SuppressWarnings("unchecked")
+                public <T extends Behaviour> T behaviour(Class<T> c) {
+                    if (c != ExtensionTreatmentResolver.class || notOvs.contains(deviceId)) {
+                        throw new IllegalArgumentException(deviceId + " does not support " + c.getSimpleName());
+                    }
+                    return (T) new Resolver();
+                }
+
+                @Override
+                public <T> T get(Class<T> c) {
+                    return null;
+                }
+            };
+        }
+    }
+
+    /** The route service with the SMux aggregate announcements (FPM/BGP) in it. */
+    static final class Routes implements RouteService {
+        final Map<String, Set<String>> nextHops = new LinkedHashMap<>();
+        final List<RouteListener> listeners = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Collection<RouteInfo> getRoutes(RouteTableId id) {
+            List<RouteInfo> out = new ArrayList<>();
+            for (Map.Entry<String, Set<String>> e : nextHops.entrySet()) {
+                org.onlab.packet.IpPrefix p = org.onlab.packet.IpPrefix.valueOf(e.getKey());
+                Set<ResolvedRoute> rs = new HashSet<>();
+                for (String nh : e.getValue()) {
+                    rs.add(new ResolvedRoute(new org.onosproject.routeservice.Route(
+                            org.onosproject.routeservice.Route.Source.FPM, p, IpAddress.valueOf(nh)), null));
+                }
+                out.add(new RouteInfo(p, rs.isEmpty() ? null : rs.iterator().next(), rs));
+            }
+            return out;
+        }
+
+        void announce(String prefix, String... via) {
+            nextHops.put(prefix, new HashSet<>(Arrays.asList(via)));
+            for (RouteListener l : listeners) {
+                l.event(new RouteEvent(RouteEvent.Type.ROUTE_UPDATED, null));
+            }
+        }
+
+        @Override
+        public Collection<ResolvedRoute> getResolvedRoutes(RouteTableId id) {
+            return List.of();
+        }
+
+        @Override
+        public Collection<RouteTableId> getRouteTables() {
+            return List.of(new RouteTableId("ipv4"));
+        }
+
+        @Override
+        public Optional<ResolvedRoute> longestPrefixLookup(IpAddress ip) {
+            return Optional.empty();
+        }
+
+        @Override
+        public Collection<ResolvedRoute> getAllResolvedRoutes(org.onlab.packet.IpPrefix prefix) {
+            return List.of();
+        }
+
+        @Override
+        public org.onosproject.routeservice.Route longestPrefixMatch(IpAddress ip) {
+            return null;
+        }
+
+        @Override
+        public void addListener(RouteListener l) {
+            listeners.add(l);
+        }
+
+        @Override
+        public void removeListener(RouteListener l) {
+            listeners.remove(l);
+        }
+    }
+
+    /** SMuxes that keep the last table they were sent (the SMux control API). */
+    final class Smuxes implements SmuxControl {
+        final Map<String, SmuxTable> tables = new HashMap<>();
+
+        @Override
+        public synchronized void putTable(String smuxId, SmuxTable table) {
+            tables.put(smuxId, table);
+            log.add("smux " + smuxId + " v" + table.version + " " + table.vips.size() + " vips");
+        }
+
+        @Override
+        public synchronized SmuxTable getTable(String smuxId) {
+            SmuxTable t = tables.get(smuxId);
+            if (t == null) {
+                throw new SouthboundException(smuxId + " has no table");
+            }
+            return t;
+        }
+    }
+
+    static String describe(FlowRule r) {
+        return r.deviceId() + " p" + r.priority() + " " + r.selector().criteria().stream()
+                .map(Object::toString).sorted().collect(Collectors.joining(",")) + " -> " + r.treatment().allInstructions();
+    }
+
+    static String text(GroupKey k) {
+        return new String(k.key(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+}

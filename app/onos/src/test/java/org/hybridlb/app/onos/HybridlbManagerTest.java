@@ -1,0 +1,401 @@
+package org.hybridlb.app.onos;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.hybridlb.app.core.Json;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.VipTraffic;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.onlab.packet.Ip4Address;
+import org.onosproject.net.NetTestTools;
+import org.onosproject.net.config.NetworkConfigEvent;
+import org.onosproject.net.config.NetworkConfigListener;
+import org.onosproject.net.config.NetworkConfigRegistryAdapter;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.instructions.Instructions;
+import org.onosproject.net.group.DefaultGroupKey;
+import org.onosproject.net.group.Group;
+import org.onosproject.net.group.GroupBucket;
+import org.onosproject.store.service.TestStorageService;
+
+/**
+ * The whole app in ONOS's test adapters: netcfg in, the core's controller deciding, FlowRules and
+ * Groups out. Fabric: tor1 (pod 0) and tor2 (pod 1) under spine1/spine2; DIP hosts on both ToRs,
+ * one SMux on tor2 announcing the VIP aggregate through the route service.
+ */
+public class HybridlbManagerTest {
+    /** Builds and activates the app on the fake fabric with one VIP (for the northbound tests). */
+    static HybridlbManagerTest started() {
+        HybridlbManagerTest t = new HybridlbManagerTest();
+        t.setUp();
+        t.activate(configJson(true));
+        return t;
+    }
+
+    static final String VIP = "10.100.0.1";
+    static final String AGG = "10.100.0.0/16";
+    static final ObjectMapper MAPPER = new ObjectMapper();
+    static final List<String> DEVICES = List.of("tor1", "tor2", "spine1", "spine2");
+
+    FakeOnos onos;
+    Netcfg netcfg;
+    HybridlbManager manager;
+    boolean active;
+
+    static final class Netcfg extends NetworkConfigRegistryAdapter {
+        HybridlbConfig config;
+        final List<NetworkConfigListener> listeners = new ArrayList<>();
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <S, C extends org.onosproject.net.config.Config<S>> C getConfig(S subject, Class<C> c) {
+            return (C) config;
+        }
+
+        @Override
+        public void addListener(NetworkConfigListener l) {
+            listeners.add(l);
+        }
+
+        @Override
+        public void removeListener(NetworkConfigListener l) {
+            listeners.remove(l);
+        }
+
+        void push(HybridlbConfig c) {
+            HybridlbConfig before = config;
+            config = c;
+            NetworkConfigEvent e = new NetworkConfigEvent(NetworkConfigEvent.Type.CONFIG_UPDATED, FakeOnos.APP, c,
+                    before, HybridlbConfig.class);
+            for (NetworkConfigListener l : new ArrayList<>(listeners)) {
+                if (l.isRelevant(e)) {
+                    l.event(e);
+                }
+            }
+        }
+    }
+
+    @Before
+    public void setUp() {
+        onos = new FakeOnos();
+        for (String d : DEVICES) {
+            onos.device(d);
+        }
+        onos.link("tor1", 1, "spine1", 1);
+        onos.link("tor1", 2, "spine2", 1);
+        onos.link("tor2", 1, "spine1", 2);
+        onos.link("tor2", 2, "spine2", 2);
+        onos.host("00:00:00:00:01:02", "10.0.1.2", "tor1", 5);
+        onos.host("00:00:00:00:01:03", "10.0.1.3", "tor1", 6);
+        onos.host("00:00:00:00:02:02", "10.0.2.2", "tor2", 5);
+        onos.host("00:00:00:00:02:09", "10.0.2.9", "tor2", 9);
+        onos.routes.announce(AGG, "10.0.2.9");
+        netcfg = new Netcfg();
+        manager = new HybridlbManager();
+        manager.coreService = onos.core;
+        manager.netcfg = netcfg;
+        manager.deviceService = onos.devices;
+        manager.linkService = onos.links;
+        manager.hostService = onos.hosts;
+        manager.topologyService = onos.topology;
+        manager.flowRuleService = onos.flows;
+        manager.groupService = onos.groups;
+        manager.driverService = onos.drivers;
+        manager.routeService = onos.routes;
+        manager.storageService = new TestStorageService();
+        manager.smuxControl = onos.smuxes;
+        manager.statsPeriodSeconds = 0;
+    }
+
+    @After
+    public void tearDown() {
+        if (active) {
+            manager.deactivate();
+        }
+    }
+
+    // ---- config fixtures ------------------------------------------------------------------------
+
+    static ObjectNode configJson(boolean withVip) {
+        ObjectNode root = MAPPER.createObjectNode();
+        ObjectNode sw = root.putObject("switches");
+        sw.putObject("of:tor1").put("id", "tor1").put("role", "tor").put("pod", 0).put("tunnelPort", 100);
+        sw.putObject("of:tor2").put("id", "tor2").put("role", "tor").put("pod", 1).put("tunnelPort", 100);
+        sw.putObject("of:spine1").put("id", "spine1").put("role", "core");
+        sw.putObject("of:spine2").put("id", "spine2").put("role", "core");
+        root.putArray("smuxes").addObject().put("id", "smux-1").put("ip", "10.0.2.9").put("tor", "tor2")
+                .put("capacityBps", 1e10).put("controlUrl", "http://10.254.0.21:8000");
+        ArrayNode vips = root.putArray("vips");
+        if (withVip) {
+            vips.add(vip(VIP, "10.0.1.2", "10.0.1.3"));
+        }
+        return root;
+    }
+
+    static ObjectNode vip(String vip, String... dips) {
+        ObjectNode v = MAPPER.createObjectNode().put("vip", vip).put("aggregate", AGG);
+        ArrayNode d = v.putArray("ports").addObject().put("proto", "tcp").put("port", 80).putArray("dips");
+        for (String ip : dips) {
+            d.addObject().put("ip", ip);
+        }
+        return v;
+    }
+
+    static HybridlbConfig config(JsonNode json) {
+        HybridlbConfig c = new HybridlbConfig();
+        c.init(FakeOnos.APP, HybridlbConfig.KEY, json, MAPPER, null);
+        return c;
+    }
+
+    void activate(JsonNode json) {
+        netcfg.config = config(json);
+        manager.activate();
+        active = true;
+        settle();
+    }
+
+    void settle() {
+        manager.controller().awaitIdle(10_000);
+    }
+
+    /** Heavy traffic from tor2 to the VIP, so the solver wants it on an HMux. */
+    void traffic() {
+        manager.controller().trafficMeasured(new TrafficInterval(0, 0, 10,
+                List.of(new VipTraffic(VIP, Map.of("tor2", 2e8), null))));
+    }
+
+    String placement() {
+        @SuppressWarnings("unchecked")
+        Map<String, String> installed = (Map<String, String>) manager.api().assignment().get("installed");
+        return installed.get(VIP);
+    }
+
+    Set<String> tunnelDsts(String device) throws Exception {
+        Group g = onos.groups.getGroup(NetTestTools.did(device),
+                new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()));
+        Set<String> out = new TreeSet<>();
+        for (GroupBucket b : g.buckets().buckets()) {
+            Instructions.ExtensionInstructionWrapper w =
+                    (Instructions.ExtensionInstructionWrapper) b.treatment().allInstructions().get(0);
+            out.add(((Ip4Address) w.extensionInstruction().getPropertyValue("tunnelDst")).toString());
+        }
+        return out;
+    }
+
+    List<Integer> priorities(String device) {
+        List<Integer> out = new ArrayList<>();
+        for (FlowEntry e : onos.flows.on(device)) {
+            out.add(e.priority());
+        }
+        out.sort(null);
+        return out;
+    }
+
+    // ---- tests ----------------------------------------------------------------------------------
+
+    @Test
+    public void assignmentProgramsTheHmuxRoutesAndAggregate() throws Exception {
+        activate(configJson(true));
+        // No traffic yet: the VIP lives on the SMux, the aggregate is routed to it everywhere.
+        assertEquals("smux", placement());
+        assertEquals(1, onos.smuxes.tables.get("smux-1").vips.size());
+        for (String d : DEVICES) {
+            assertEquals(d, List.of(1000), priorities(d));
+        }
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        for (String d : DEVICES) {
+            assertEquals(d, d.equals(hmux) ? List.of(1000, 3100) : List.of(1000, 2000), priorities(d));
+        }
+        assertEquals(Set.of("10.0.1.2", "10.0.1.3"), tunnelDsts(hmux));
+        assertTrue(manager.programmer().installedOn(hmux).containsKey(VIP));
+    }
+
+    @Test
+    public void dipAddMigratesInThePlannedOrder() throws Exception {
+        activate(configJson(true));
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        onos.log.clear();
+        manager.api().addDip(VIP, "{\"ip\": \"10.0.2.2\"}");
+        settle();
+        // Duet 3.5.2: off the HMux (routes, then the entry), DIP added on the SMux, back on the HMux.
+        int withdrawn = index("flow- of:" + hmux + " p3100");
+        int lastRouteGone = lastIndex("flow- ", " p2000 ");
+        int smux = index("smux smux-1");
+        int back = index("flow+ of:" + hmux + " p3100");
+        assertTrue(onos.log.toString(), lastRouteGone >= 0 && lastRouteGone < withdrawn);
+        assertTrue(onos.log.toString(), withdrawn < smux && smux < back);
+        assertEquals(Set.of("10.0.1.2", "10.0.1.3", "10.0.2.2"), tunnelDsts(hmux));
+        JsonNode last = null;
+        for (JsonNode m : Json.MAPPER.valueToTree(manager.api().migrations()).path("recent")) {
+            if (m.path("trigger").asText().contains("10.0.2.2")) {
+                last = m;
+            }
+        }
+        assertNotNull(Json.write(manager.api().migrations()), last);
+        assertEquals("done", last.path("state").asText());
+        List<String> phases = new ArrayList<>();
+        for (JsonNode w : last.path("plan").path("waves")) {
+            phases.add(w.path("phase").asText());
+        }
+        assertEquals(List.of("withdraw", "config", "announce"), phases);
+    }
+
+    @Test
+    public void deviceDownWithdrawsItsRoutesFirst() {
+        activate(configJson(true));
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        onos.log.clear();
+        onos.setAvailable(hmux, false);
+        settle();
+        // The very first writes remove VIP/32 toward the failed HMux on the three other devices.
+        for (int i = 0; i < 3; i++) {
+            String l = onos.log.get(i);
+            assertTrue(onos.log.toString(), l.startsWith("flow- ") && l.contains(" p2000 ") && l.contains(VIP));
+        }
+        assertFalse(onos.log.stream().anyMatch(l -> l.startsWith("flow") && l.contains("of:" + hmux + " ")));
+        assertTrue(Json.write(manager.api().assignment()).contains("\"downSwitches\":[\"" + hmux + "\"]"));
+    }
+
+    @Test
+    public void deactivateRemovesEverythingTheAppInstalled() {
+        activate(configJson(true));
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        assertTrue(onos.flows.entries.size() >= 8);
+        assertTrue(onos.groups.count() > 0);
+        manager.deactivate();
+        active = false;
+        assertEquals(0, onos.flows.entries.size());
+        assertEquals(0, onos.groups.count());
+        assertTrue(onos.devices.listeners.isEmpty());
+        assertTrue(onos.links.listeners.isEmpty());
+        assertTrue(onos.routes.listeners.isEmpty());
+        assertTrue(netcfg.listeners.isEmpty());
+    }
+
+    @Test
+    public void invalidNetcfgIsRejectedWithAReasonAndNothingIsProgrammed() {
+        activate(configJson(false));
+        int flows = onos.flows.entries.size();
+        onos.log.clear();
+        Map<String, ObjectNode> cases = new java.util.LinkedHashMap<>();
+        ObjectNode badIp = configJson(false);
+        ((ArrayNode) badIp.get("vips")).add(vip(VIP, "10.0.1.300"));
+        cases.put("/vips/0/ports/0/dips/0/ip: value \"10.0.1.300\" is not an IPv4 address", badIp);
+        ObjectNode dup = configJson(false);
+        ((ArrayNode) dup.get("vips")).add(vip(VIP, "10.0.1.2")).add(vip(VIP, "10.0.1.3"));
+        cases.put("/vips/1/vip: duplicate VIP " + VIP, dup);
+        ObjectNode big = configJson(false);
+        String[] many = new String[HybridlbConfig.MAX_DIPS_PER_SERVICE + 1];
+        for (int i = 0; i < many.length; i++) {
+            many[i] = "10.1." + (i / 250) + "." + (i % 250 + 1);
+        }
+        ((ArrayNode) big.get("vips")).add(vip(VIP, many));
+        cases.put("/vips/0/ports/0/dips: 4097 DIPs, over the table limit of 4096 per service", big);
+        ObjectNode unknown = configJson(true);
+        ((ObjectNode) unknown.get("switches")).putObject("of:tor9").put("id", "tor9").put("role", "tor")
+                .put("pod", 2).put("tunnelPort", 100);
+        cases.put("/switches/of:tor9: unknown device", unknown);
+        ObjectNode notAHost = configJson(false);
+        ((ArrayNode) notAHost.get("vips")).add(vip(VIP, "10.0.7.7"));
+        cases.put("10.0.7.7", notAHost);
+        for (Map.Entry<String, ObjectNode> c : cases.entrySet()) {
+            netcfg.push(config(c.getValue()));
+            settle();
+            String error = manager.lastConfigError();
+            assertNotNull(c.getKey(), error);
+            assertTrue(error + " / expected " + c.getKey(), error.contains(c.getKey()));
+            assertTrue(manager.api().vips().isEmpty());
+            assertEquals(flows, onos.flows.entries.size());
+            assertTrue(onos.log.toString(), onos.log.isEmpty());
+        }
+        // The same config, fixed, is applied and clears the error.
+        netcfg.push(config(configJson(true)));
+        settle();
+        assertNull(manager.lastConfigError());
+        assertEquals(1, manager.api().vips().size());
+    }
+
+    @Test
+    public void stateSurvivesARestartInTheConsistentMap() {
+        manager.storageService = new TestStorageService() {
+            final java.util.Map<String, org.onosproject.store.service.ConsistentMap<?, ?>> maps = new java.util.HashMap<>();
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public <K, V> org.onosproject.store.service.ConsistentMapBuilder<K, V> consistentMapBuilder() {
+                return new org.onosproject.store.service.TestConsistentMap.Builder<K, V>() {
+                    @Override
+                    public org.onosproject.store.service.ConsistentMap<K, V> build() {
+                        return (org.onosproject.store.service.ConsistentMap<K, V>) maps.computeIfAbsent(name(),
+                                n -> super.build());
+                    }
+                };
+            }
+        };
+        ObjectNode noVips = configJson(false);
+        noVips.remove("vips");
+        activate(noVips);
+        // A VIP created through the API lives only in the controller's state (not in netcfg).
+        manager.api().createVip(vip(VIP, "10.0.1.2", "10.0.1.3").toString());
+        settle();
+        long migrations = Json.MAPPER.valueToTree(manager.api().migrations()).path("recent").size();
+        assertTrue(migrations > 0);
+        int flows = onos.flows.entries.size();
+        manager.deactivateKeepingRules();
+        onos.log.clear();
+        manager.activate();
+        settle();
+        assertEquals(1, manager.api().vips().size());
+        assertEquals(VIP, manager.api().vips().get(0).vip);
+        assertEquals("smux", placement());
+        // The devices already hold the state: the restart writes nothing to them.
+        assertEquals(flows, onos.flows.entries.size());
+        assertFalse(onos.log.toString(), onos.log.stream().anyMatch(l -> l.startsWith("flow") || l.startsWith("group")));
+    }
+
+    int index(String prefix) {
+        for (int i = 0; i < onos.log.size(); i++) {
+            if (onos.log.get(i).startsWith(prefix)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    int lastIndex(String prefix, String contains) {
+        int at = -1;
+        for (int i = 0; i < onos.log.size(); i++) {
+            if (onos.log.get(i).startsWith(prefix) && onos.log.get(i).contains(contains)) {
+                at = i;
+            }
+        }
+        return at;
+    }
+}

@@ -1,0 +1,168 @@
+package org.hybridlb.standalone;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+
+/** The daemon's config file (app/standalone/README.md "Config file"), validated as a whole. */
+public final class DaemonConfig {
+    static final ObjectMapper STRICT = JsonMapper.builder()
+            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
+            .build();
+
+    public final Path file;
+    public final Path fabric;
+    public final Path vips;
+    public final Path stateDir;
+    public final InetSocketAddress listen;
+    public final String algorithm;
+    public final String smuxEncap;
+    public final Duration reconcileInterval;
+    public final Duration statsInterval;
+    public final Duration routesInterval;
+    public final Duration topologyInterval;
+    public final Duration healthInterval;
+    public final long commandTimeoutMillis;
+    public final long httpTimeoutMillis;
+
+    private DaemonConfig(Path file, Path fabric, Path vips, Path stateDir, InetSocketAddress listen, String algorithm,
+                         String smuxEncap, long[] ms, long commandTimeoutMillis, long httpTimeoutMillis) {
+        this.file = file;
+        this.fabric = fabric;
+        this.vips = vips;
+        this.stateDir = stateDir;
+        this.listen = listen;
+        this.algorithm = algorithm;
+        this.smuxEncap = smuxEncap;
+        this.reconcileInterval = Duration.ofMillis(ms[0]);
+        this.statsInterval = Duration.ofMillis(ms[1]);
+        this.routesInterval = Duration.ofMillis(ms[2]);
+        this.topologyInterval = Duration.ofMillis(ms[3]);
+        this.healthInterval = Duration.ofMillis(ms[4]);
+        this.commandTimeoutMillis = commandTimeoutMillis;
+        this.httpTimeoutMillis = httpTimeoutMillis;
+    }
+
+    /** Reads and validates {@code file}; every problem is reported at once in a {@link ConfigException}. */
+    public static DaemonConfig load(Path file) {
+        String name = file.toString();
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (IOException e) {
+            throw new ConfigException(java.util.List.of(name + ": /: cannot read: " + e.getMessage()));
+        }
+        return parse(text, file);
+    }
+
+    static DaemonConfig parse(String text, Path file) {
+        String name = file.toString();
+        Checker c = new Checker(name);
+        JsonNode root;
+        try {
+            root = STRICT.readTree(text);
+        } catch (JsonProcessingException e) {
+            c.problem("", "malformed JSON: " + e.getOriginalMessage() + " (line " + e.getLocation().getLineNr() + ")");
+            throw new ConfigException(java.util.List.of(name + ": /: malformed JSON: " + e.getOriginalMessage()
+                    + " (line " + e.getLocation().getLineNr() + ")"));
+        }
+        if (root == null || !root.isObject()) {
+            c.problem("", "must be a JSON object");
+            c.throwIfAny();
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        c.onlyKnown(root, "", Set.of("fabric", "vips", "stateDir", "listen", "algorithm", "smuxEncap",
+                "intervals", "timeouts"));
+        String fabric = c.string(root, "fabric", "", null, true);
+        Path fabricPath = null;
+        if (fabric != null) {
+            fabricPath = dir.resolve(fabric).normalize();
+            if (!Files.isReadable(fabricPath)) {
+                c.problem("/fabric", "no readable file at " + fabricPath);
+            }
+        }
+        String vips = c.string(root, "vips", "", null, false);
+        Path vipsPath = null;
+        if (vips != null) {
+            vipsPath = dir.resolve(vips).normalize();
+            if (!Files.isReadable(vipsPath)) {
+                c.problem("/vips", "no readable file at " + vipsPath);
+            }
+        }
+        Path stateDir = dir.resolve(c.string(root, "stateDir", "", "state", false)).normalize();
+        if (Files.exists(stateDir) && !Files.isDirectory(stateDir)) {
+            c.problem("/stateDir", stateDir + " exists and is not a directory");
+        }
+        InetSocketAddress listen = parseListen(c, c.string(root, "listen", "", "127.0.0.1:8080", false));
+        String algorithm = c.string(root, "algorithm", "", "sticky", false);
+        if (algorithm != null && !knownAlgorithm(algorithm)) {
+            c.problem("/algorithm", "unknown algorithm \"" + algorithm + "\" (known: " + String.join(", ", algorithms()) + ")");
+        }
+        String encap = c.string(root, "smuxEncap", "", "gre", false);
+        if (!"gre".equals(encap) && !"ipip".equals(encap)) {
+            c.problem("/smuxEncap", "must be \"gre\" or \"ipip\", got \"" + encap + "\"");
+        }
+        JsonNode iv = c.object(root, "intervals", "", false);
+        c.onlyKnown(iv, "/intervals", Set.of("reconcileMs", "statsMs", "routesMs", "topologyMs", "healthMs"));
+        long day = 86_400_000L;
+        long[] ms = {
+            c.integer(iv, "reconcileMs", "/intervals", 10_000, 0, day),
+            c.integer(iv, "statsMs", "/intervals", 1_000, 10, day),
+            c.integer(iv, "routesMs", "/intervals", 200, 10, day),
+            c.integer(iv, "topologyMs", "/intervals", 100, 10, day),
+            c.integer(iv, "healthMs", "/intervals", 500, 10, day),
+        };
+        JsonNode to = c.object(root, "timeouts", "", false);
+        c.onlyKnown(to, "/timeouts", Set.of("commandMs", "httpMs"));
+        long cmd = c.integer(to, "commandMs", "/timeouts", 5_000, 100, 600_000);
+        long http = c.integer(to, "httpMs", "/timeouts", 2_000, 50, 600_000);
+        c.throwIfAny();
+        return new DaemonConfig(file, fabricPath, vipsPath, stateDir, listen, algorithm, encap, ms, cmd, http);
+    }
+
+    private static InetSocketAddress parseListen(Checker c, String s) {
+        int colon = s.lastIndexOf(':');
+        if (colon <= 0) {
+            c.problem("/listen", "must be host:port, got \"" + s + "\"");
+            return null;
+        }
+        String host = s.substring(0, colon);
+        try {
+            int port = Integer.parseInt(s.substring(colon + 1));
+            if (port < 0 || port > 65535) {
+                throw new NumberFormatException();
+            }
+            return new InetSocketAddress(host, port);
+        } catch (NumberFormatException e) {
+            c.problem("/listen", "port of \"" + s + "\" must be 0 to 65535");
+            return null;
+        }
+    }
+
+    /** The same config listening on {@code listen} (command-line override). */
+    public static DaemonConfig withListen(DaemonConfig c, String listen) {
+        Checker ch = new Checker("--listen");
+        InetSocketAddress a = parseListen(ch, listen);
+        ch.throwIfAny();
+        long[] ms = {c.reconcileInterval.toMillis(), c.statsInterval.toMillis(), c.routesInterval.toMillis(),
+            c.topologyInterval.toMillis(), c.healthInterval.toMillis()};
+        return new DaemonConfig(c.file, c.fabric, c.vips, c.stateDir, a, c.algorithm, c.smuxEncap, ms,
+                c.commandTimeoutMillis, c.httpTimeoutMillis);
+    }
+
+    static java.util.List<String> algorithms() {
+        return org.hybridlb.solver.assign.Algorithms.names();
+    }
+
+    private static boolean knownAlgorithm(String a) {
+        return algorithms().contains(a);
+    }
+}

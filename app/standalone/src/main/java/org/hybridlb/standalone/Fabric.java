@@ -1,0 +1,275 @@
+package org.hybridlb.standalone;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.hybridlb.solver.io.InvalidInputException;
+import org.hybridlb.solver.io.ModelIo;
+import org.hybridlb.solver.model.Host;
+import org.hybridlb.solver.model.Smux;
+import org.hybridlb.solver.model.Switch;
+import org.hybridlb.solver.model.Topology;
+
+/**
+ * The emulated (or real) fabric as the daemon drives it: fabric.json (the EMULATION contract,
+ * /work/notes/E2E-CONTRACT.md) plus the solver topology it names. Unknown fields are ignored
+ * (the file grows); the fields the daemon uses are checked.
+ */
+public final class Fabric {
+    /** One OVS bridge standing for a topology switch. */
+    public static final class SwitchInfo {
+        public final String id;
+        public final String bridge;
+        public final int location;
+        /** OpenFlow port of the flow-based GRE port; null: this switch cannot be an HMux. */
+        public final Integer tunnelOfport;
+        /** Actions before the HMux group (e.g. {@code set_field:5->pkt_mark}); may be empty. */
+        public final String tunnelActionsPrefix;
+
+        SwitchInfo(String id, String bridge, int location, Integer tunnelOfport, String tunnelActionsPrefix) {
+            this.id = id;
+            this.bridge = bridge;
+            this.location = location;
+            this.tunnelOfport = tunnelOfport;
+            this.tunnelActionsPrefix = tunnelActionsPrefix;
+        }
+    }
+
+    /** A host of the emulation (DIP host, SMux host, client). */
+    public static final class HostInfo {
+        public final String id;
+        public final String ip;
+        public final int location;
+        public final String role;
+        public final String agentUrl;
+
+        HostInfo(String id, String ip, int location, String role, String agentUrl) {
+            this.id = id;
+            this.ip = ip;
+            this.location = location;
+            this.role = role;
+            this.agentUrl = agentUrl;
+        }
+    }
+
+    /** An SMux: where its control API and its BGP session are. */
+    public static final class SmuxInfo {
+        public final String id;
+        public final String host;
+        public final String ip;
+        public final String controlUrl;
+        public final String bgpPeer;
+
+        SmuxInfo(String id, String host, String ip, String controlUrl, String bgpPeer) {
+            this.id = id;
+            this.host = host;
+            this.ip = ip;
+            this.controlUrl = controlUrl;
+            this.bgpPeer = bgpPeer;
+        }
+    }
+
+    public final Path file;
+    public final String name;
+    public final Topology topology;
+    public final Path ovsRundir;
+    public final int vipTable;
+    public final long cookie;
+    public final long cookieMask;
+    public final long groupIdBase;
+    public final String locationRoute;
+    public final Map<String, SwitchInfo> switches;
+    public final Map<String, HostInfo> hosts;
+    public final Map<String, SmuxInfo> smuxes;
+    public final Path vtyDir;
+
+    private Fabric(Path file, String name, Topology topology, Path ovsRundir, int vipTable, long cookie,
+                   long cookieMask, long groupIdBase, String locationRoute, Map<String, SwitchInfo> switches,
+                   Map<String, HostInfo> hosts, Map<String, SmuxInfo> smuxes, Path vtyDir) {
+        this.file = file;
+        this.name = name;
+        this.topology = topology;
+        this.ovsRundir = ovsRundir;
+        this.vipTable = vipTable;
+        this.cookie = cookie;
+        this.cookieMask = cookieMask;
+        this.groupIdBase = groupIdBase;
+        this.locationRoute = locationRoute;
+        this.switches = switches;
+        this.hosts = hosts;
+        this.smuxes = smuxes;
+        this.vtyDir = vtyDir;
+    }
+
+    /** The route actions towards location {@code loc} (the fabric's {@code locationRoute} template). */
+    public String routeTo(int loc) {
+        return locationRoute.replace("{location}", Integer.toString(loc));
+    }
+
+    /** The location of an SMux: its host's, or the host with its address. */
+    public int smuxLocation(Smux m) {
+        SmuxInfo info = smuxes.get(m.id);
+        if (info != null && info.host != null && hosts.containsKey(info.host)) {
+            return hosts.get(info.host).location;
+        }
+        for (HostInfo h : hosts.values()) {
+            if (h.ip.equals(m.ip)) {
+                return h.location;
+            }
+        }
+        throw new IllegalStateException("no location known for SMux " + m.id + " (" + m.ip + ")");
+    }
+
+    public static Fabric load(Path file) {
+        String name = file.toString();
+        Checker c = new Checker(name);
+        JsonNode root;
+        try {
+            root = DaemonConfig.STRICT.readTree(Files.readString(file));
+        } catch (JsonProcessingException e) {
+            throw new ConfigException(List.of(name + ": /: malformed JSON: " + e.getOriginalMessage()));
+        } catch (IOException e) {
+            throw new ConfigException(List.of(name + ": /: cannot read: " + e.getMessage()));
+        }
+        if (root == null || !root.isObject()) {
+            throw new ConfigException(List.of(name + ": /: must be a JSON object"));
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        String fabricName = c.string(root, "name", "", "fabric", false);
+        String topoFile = c.string(root, "topology", "", null, true);
+        Topology topology = null;
+        if (topoFile != null) {
+            Path tp = dir.resolve(topoFile).normalize();
+            try {
+                topology = ModelIo.readTopology(tp);
+            } catch (InvalidInputException e) {
+                c.problem("/topology", e.getMessage());
+            } catch (RuntimeException e) {
+                c.problem("/topology", "cannot read " + tp + ": " + e.getMessage());
+            }
+        }
+        JsonNode ovs = c.object(root, "ovs", "", true);
+        String rundir = c.string(ovs, "rundir", "/ovs", null, true);
+        JsonNode tables = c.object(root, "tables", "", false);
+        int vipTable = (int) c.integer(tables, "vip", "/tables", 0, 0, 253);
+        String cookieText = c.string(root, "controllerCookie", "", "0x4c420000/0xffff0000", false);
+        long cookie = 0x4c420000L;
+        long mask = 0xffff0000L;
+        try {
+            String[] parts = cookieText.split("/");
+            cookie = Long.decode(parts[0]);
+            mask = parts.length > 1 ? Long.decode(parts[1]) : 0xffffffffL;
+            if (parts.length > 2 || (cookie & ~mask) != 0 || (mask & ~0xffffffffL) != 0) {
+                throw new NumberFormatException();
+            }
+        } catch (NumberFormatException e) {
+            c.problem("/controllerCookie", "must be value/mask within the low 32 bits, value inside the mask, got \""
+                    + cookieText + "\"");
+        }
+        long groupBase = c.integer(root, "controllerGroupIdBase", "", 65536, 1, 0xf0000000L);
+        String locationRoute = c.string(root, "locationRoute", "", "load:{location}->NXM_NX_REG0[],resubmit(,2)", false);
+        if (!locationRoute.contains("{location}")) {
+            c.problem("/locationRoute", "must contain {location}");
+        }
+
+        Map<String, SwitchInfo> switches = new LinkedHashMap<>();
+        JsonNode sw = c.object(root, "switches", "", true);
+        if (sw != null) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = sw.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                String at = "/switches/" + e.getKey();
+                JsonNode s = e.getValue();
+                String bridge = c.string(s, "bridge", at, null, true);
+                Integer loc = c.requiredInt(s, "location", at, 0, 0xffffffffL);
+                JsonNode tun = c.object(s, "tunnel", at, false);
+                Integer ofport = null;
+                String prefix = "";
+                if (tun != null) {
+                    ofport = c.requiredInt(tun, "ofport", at + "/tunnel", 1, 0xfeff);
+                    prefix = c.string(tun, "actionsPrefix", at + "/tunnel", "", false);
+                }
+                if (bridge != null && loc != null) {
+                    switches.put(e.getKey(), new SwitchInfo(e.getKey(), bridge, loc, ofport, prefix));
+                }
+            }
+        }
+        Map<String, HostInfo> hosts = new LinkedHashMap<>();
+        JsonNode hs = c.object(root, "hosts", "", true);
+        if (hs != null) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = hs.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                String at = "/hosts/" + e.getKey();
+                JsonNode h = e.getValue();
+                String ip = c.ipv4(h, "ip", at, true);
+                Integer loc = c.requiredInt(h, "location", at, 0, 0xffffffffL);
+                String role = c.string(h, "role", at, "", false);
+                String agent = c.url(h, "agentUrl", at, false);
+                if (ip != null && loc != null) {
+                    hosts.put(e.getKey(), new HostInfo(e.getKey(), ip, loc, role, agent));
+                }
+            }
+        }
+        Map<String, SmuxInfo> smuxes = new LinkedHashMap<>();
+        JsonNode sm = root.get("smuxes");
+        if (sm != null && !sm.isArray()) {
+            c.problem("/smuxes", "must be an array");
+        } else if (sm != null) {
+            for (int i = 0; i < sm.size(); i++) {
+                String at = "/smuxes/" + i;
+                JsonNode m = sm.get(i);
+                String id = c.string(m, "id", at, null, true);
+                String host = c.string(m, "host", at, null, false);
+                String ip = c.ipv4(m, "ip", at, true);
+                String control = c.url(m, "controlUrl", at, true);
+                String peer = c.ipv4(m, "bgpPeer", at, false);
+                if (host != null && !hosts.containsKey(host)) {
+                    c.problem(at + "/host", "no host \"" + host + "\" in /hosts");
+                }
+                if (id != null) {
+                    smuxes.put(id, new SmuxInfo(id, host, ip, control, peer));
+                }
+            }
+        }
+        JsonNode rs = c.object(root, "routeServer", "", false);
+        String vty = c.string(rs, "vtyDir", "/routeServer", null, false);
+
+        if (topology != null && c.ok()) {
+            for (Switch s : topology.switches) {
+                if (!switches.containsKey(s.id)) {
+                    c.problem("/switches", "topology switch \"" + s.id + "\" has no entry");
+                }
+            }
+            for (Smux m : topology.smuxes) {
+                if (!smuxes.containsKey(m.id)) {
+                    c.problem("/smuxes", "topology SMux \"" + m.id + "\" has no entry (controlUrl)");
+                }
+            }
+            List<String> ips = new ArrayList<>();
+            hosts.values().forEach(h -> ips.add(h.ip));
+            for (Smux m : topology.smuxes) {
+                SmuxInfo info = smuxes.get(m.id);
+                boolean located = info != null && info.host != null || ips.contains(m.ip);
+                if (!located) {
+                    c.problem("/smuxes", "SMux \"" + m.id + "\" (" + m.ip + ") is on no host of /hosts");
+                }
+            }
+            for (Host h : topology.hosts) {
+                if (!ips.contains(h.ip)) {
+                    // DIP hosts without a location cannot be reached by tunnels; note only
+                    java.util.logging.Logger.getLogger(Fabric.class.getName())
+                            .fine("topology host " + h.id + " has no entry in " + name);
+                }
+            }
+        }
+        c.throwIfAny();
+        return new Fabric(file, fabricName, topology, Path.of(rundir), vipTable, cookie, mask, groupBase,
+                locationRoute, switches, hosts, smuxes, vty == null ? null : dir.resolve(vty));
+    }
+}

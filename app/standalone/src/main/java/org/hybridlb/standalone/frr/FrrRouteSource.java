@@ -1,0 +1,110 @@
+package org.hybridlb.standalone.frr;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+import org.hybridlb.app.core.port.EventSink;
+import org.hybridlb.app.core.port.RouteSource;
+import org.hybridlb.standalone.Fabric;
+import org.hybridlb.standalone.Proc;
+
+/**
+ * The live SMux set from the fabric's route server: an SMux is live while its BGP peer address
+ * ({@code bgpPeer}, else its {@code ip}) is the peer of a valid path for some prefix in the route
+ * server's RIB (the SMux hosts announce only the VIP aggregates, and withdraw them when the SMux
+ * is unhealthy). Polled with {@code vtysh --vty_socket <vtyDir> -c 'show bgp ipv4 unicast json'}.
+ */
+public class FrrRouteSource implements RouteSource, AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(FrrRouteSource.class.getName());
+
+    private final Fabric fabric;
+    private final Proc proc;
+    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "hybridlb-routes");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile Set<String> live = Set.of();
+    private volatile EventSink sink;
+    private boolean warned;
+
+    public FrrRouteSource(Fabric fabric, long timeoutMillis) {
+        this.fabric = fabric;
+        this.proc = new Proc(Map.of(), timeoutMillis);
+    }
+
+    public void start(Duration interval) {
+        poll();
+        long ms = interval.toMillis();
+        poller.scheduleWithFixedDelay(this::poll, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() {
+        poller.shutdownNow();
+    }
+
+    @Override
+    public Set<String> liveSmuxes() {
+        return live;
+    }
+
+    @Override
+    public void subscribe(EventSink sink) {
+        this.sink = sink;
+    }
+
+    void poll() {
+        Set<String> now;
+        try {
+            now = liveFrom(RibParser.announcers(readRib()));
+            if (warned) {
+                LOG.info("route server RIB readable again");
+            }
+            warned = false;
+        } catch (RuntimeException e) {
+            if (!warned) {
+                LOG.warning("cannot read the route server RIB (keeping the last SMux set " + live + "): " + e.getMessage());
+                warned = true;
+            }
+            return;
+        }
+        if (!now.equals(live)) {
+            LOG.info("live SMuxes " + live + " -> " + now);
+            live = Set.copyOf(now);
+            EventSink s = sink;
+            if (s != null) {
+                s.smuxesChanged(now);
+            }
+        }
+    }
+
+    String readRib() {
+        if (fabric.vtyDir == null) {
+            throw new IllegalStateException("fabric.json has no routeServer.vtyDir");
+        }
+        Path dir = fabric.vtyDir;
+        return proc.run(List.of("vtysh", "--vty_socket", dir.toString(), "-c", "show bgp ipv4 unicast json"), null);
+    }
+
+    /** SMux ids whose peer address announces at least one prefix. */
+    Set<String> liveFrom(Map<String, Set<String>> announcers) {
+        Set<String> peers = new TreeSet<>();
+        announcers.values().forEach(peers::addAll);
+        Set<String> out = new TreeSet<>();
+        for (Fabric.SmuxInfo m : fabric.smuxes.values()) {
+            String peer = m.bgpPeer != null ? m.bgpPeer : m.ip;
+            if (peers.contains(peer)) {
+                out.add(m.id);
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,53 @@
+package org.hybridlb.standalone.frr;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Reads FRR's {@code show bgp ipv4 unicast json} (bgpd 8.x): {@code {"routes": {"<prefix>":
+ * [{"valid": true, "peerId": "<neighbor>", "nexthops": [{"ip": ...}], ...}]}}}. Returns, for each
+ * prefix, the neighbours that announce it with a valid path.
+ */
+public final class RibParser {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private RibParser() {
+    }
+
+    public static Map<String, Set<String>> announcers(String json) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
+        }
+        Map<String, Set<String>> out = new TreeMap<>();
+        JsonNode routes = root == null ? null : root.get("routes");
+        if (routes == null || !routes.isObject()) {
+            return out; // an empty RIB prints {} or no "routes"
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = routes.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            Set<String> peers = new TreeSet<>();
+            for (JsonNode path : e.getValue()) {
+                if (!path.path("valid").asBoolean(false)) {
+                    continue;
+                }
+                String peer = path.path("peerId").asText("");
+                if (!peer.isEmpty() && !"(unspec)".equals(peer)) {
+                    peers.add(peer);
+                }
+            }
+            if (!peers.isEmpty()) {
+                out.put(e.getKey(), peers);
+            }
+        }
+        return out;
+    }
+}

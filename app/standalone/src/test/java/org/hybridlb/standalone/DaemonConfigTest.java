@@ -1,0 +1,111 @@
+package org.hybridlb.standalone;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.hybridlb.solver.io.ModelIo;
+import org.hybridlb.solver.topology.FatTree;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DaemonConfigTest {
+    @TempDir
+    Path dir;
+
+    Path write(String name, String text) throws IOException {
+        Path p = dir.resolve(name);
+        Files.writeString(p, text);
+        return p;
+    }
+
+    List<String> problems(String json) throws IOException {
+        Path f = write("hybridlbd.json", json);
+        return assertThrows(ConfigException.class, () -> DaemonConfig.load(f)).problems();
+    }
+
+    @Test
+    void defaultsAndRelativePaths() throws IOException {
+        write("fabric.json", "{}");
+        DaemonConfig c = DaemonConfig.load(write("hybridlbd.json", "{\"fabric\": \"fabric.json\"}"));
+        assertEquals(dir.resolve("fabric.json"), c.fabric);
+        assertEquals(dir.resolve("state"), c.stateDir);
+        assertEquals("127.0.0.1", c.listen.getHostString());
+        assertEquals(8080, c.listen.getPort());
+        assertEquals("sticky", c.algorithm);
+        assertEquals(Duration.ofSeconds(10), c.reconcileInterval);
+        assertEquals(Duration.ofMillis(200), c.routesInterval);
+        assertEquals(null, c.vips);
+    }
+
+    @Test
+    void everyProblemIsNamedWithFileFieldAndReason() throws IOException {
+        List<String> p = problems("{\"vips\": \"missing.json\", \"listen\": \"localhost\", \"algorithm\": \"magic\","
+                + " \"smuxEncap\": \"vxlan\", \"intervals\": {\"statsMs\": -1, \"routesMs\": \"fast\", \"bogus\": 1},"
+                + " \"colour\": \"red\"}");
+        String f = dir.resolve("hybridlbd.json").toString();
+        assertTrue(p.contains(f + ": /fabric: missing (required)"), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /vips: no readable file at ")), p.toString());
+        assertTrue(p.contains(f + ": /listen: must be host:port, got \"localhost\""), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /algorithm: unknown algorithm \"magic\" (known: ")
+                && s.contains("sticky")), p.toString());
+        assertTrue(p.contains(f + ": /smuxEncap: must be \"gre\" or \"ipip\", got \"vxlan\""), p.toString());
+        assertTrue(p.contains(f + ": /intervals/statsMs: must be an integer from 10 to 86400000, got -1"), p.toString());
+        assertTrue(p.contains(f + ": /intervals/routesMs: must be an integer from 10 to 86400000, got \"fast\""), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /intervals/bogus: unknown field")), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /colour: unknown field")), p.toString());
+        assertEquals(9, p.size(), p.toString());
+    }
+
+    @Test
+    void malformedJsonAndDuplicateKeys() throws IOException {
+        assertTrue(problems("{\"fabric\": ").get(0).contains(": /: malformed JSON"));
+        assertTrue(problems("{\"fabric\": \"a\", \"fabric\": \"b\"}").get(0).contains("Duplicate field 'fabric'"));
+        assertTrue(problems("[1]").get(0).endsWith(": /: must be a JSON object"));
+    }
+
+    @Test
+    void fabricProblemsNameTheFabricFile() throws IOException {
+        ModelIo.write(dir.resolve("topology.json"), FatTree.generate(new FatTree.Params().k(2)));
+        Path fabric = write("fabric.json", "{\"topology\": \"topology.json\", \"ovs\": {},"
+                + " \"switches\": {\"tor-0-0\": {\"bridge\": \"s1\"}},"
+                + " \"hosts\": {\"h1\": {\"ip\": \"10.0.0.300\", \"location\": 5, \"agentUrl\": \"ftp://x\"}},"
+                + " \"smuxes\": [{\"id\": \"smux-0\", \"ip\": \"10.0.0.9\", \"host\": \"nope\"}],"
+                + " \"controllerCookie\": \"0x4c420000/0xff\"}");
+        List<String> p = assertThrows(ConfigException.class, () -> Fabric.load(fabric)).problems();
+        String f = fabric.toString();
+        assertTrue(p.contains(f + ": /ovs/rundir: missing (required)"), p.toString());
+        assertTrue(p.contains(f + ": /switches/tor-0-0/location: missing (required)"), p.toString());
+        assertTrue(p.contains(f + ": /hosts/h1/ip: value \"10.0.0.300\" is not an IPv4 address"), p.toString());
+        assertTrue(p.contains(f + ": /hosts/h1/agentUrl: value \"ftp://x\" is not an http:// URL"), p.toString());
+        assertTrue(p.contains(f + ": /smuxes/0/controlUrl: missing (required)"), p.toString());
+        assertTrue(p.contains(f + ": /smuxes/0/host: no host \"nope\" in /hosts"), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /controllerCookie: must be value/mask")), p.toString());
+    }
+
+    @Test
+    void theDaemonExitsWithCodeTwoAndOneLinePerProblem() throws IOException {
+        Path cfg = write("bad.json", "{\"fabric\": \"nowhere.json\", \"listen\": \"1.2.3.4:99999\"}");
+        PrintStream old = System.err;
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true));
+        int code;
+        try {
+            code = new picocli.CommandLine(new Main()).execute("--config", cfg.toString());
+        } finally {
+            System.setErr(old);
+        }
+        assertEquals(2, code);
+        String[] lines = err.toString().strip().split("\n");
+        assertEquals(2, lines.length, err.toString());
+        assertTrue(lines[0].startsWith(cfg + ": /fabric: no readable file at "), lines[0]);
+        assertEquals(cfg + ": /listen: port of \"1.2.3.4:99999\" must be 0 to 65535", lines[1]);
+    }
+}

@@ -1,0 +1,87 @@
+package org.hybridlb.standalone.frr;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.hybridlb.app.core.port.EventSink;
+import org.hybridlb.standalone.Fabric;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The RIB parser on `show bgp ipv4 unicast json` captured from a real FRR 8.4 route server with
+ * two announcing peers, then one, then none (src/test/resources/frr/capture.py made them).
+ */
+class RibParserTest {
+    @TempDir
+    Path dir;
+
+    static String rib(String name) throws IOException {
+        return new String(RibParserTest.class.getResourceAsStream("/frr/" + name).readAllBytes(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void announcersPerPrefix() throws IOException {
+        assertEquals(Map.of("10.100.0.0/16", Set.of("10.254.1.21", "10.254.2.22"), "10.101.0.0/16", Set.of("10.254.1.21")),
+                RibParser.announcers(rib("rib-two-peers.json")));
+        assertEquals(Map.of("10.100.0.0/16", Set.of("10.254.1.21"), "10.101.0.0/16", Set.of("10.254.1.21")),
+                RibParser.announcers(rib("rib-one-peer.json")));
+        assertEquals(Map.of(), RibParser.announcers(rib("rib-empty.json")));
+        assertEquals(Map.of(), RibParser.announcers("{}"));
+        assertEquals(Map.of(), RibParser.announcers("{\"routes\": {\"10.1.0.0/16\": [{\"valid\": false, \"peerId\": \"10.254.1.21\"}]}}"));
+        assertThrows(IllegalArgumentException.class, () -> RibParser.announcers("% Unknown command"));
+    }
+
+    @Test
+    void liveSmuxesFollowTheRibAndFireOnChange() throws IOException {
+        Path fabric = dir.resolve("fabric.json");
+        Path topo = dir.resolve("topology.json");
+        org.hybridlb.solver.io.ModelIo.write(topo, org.hybridlb.solver.topology.FatTree.generate(
+                new org.hybridlb.solver.topology.FatTree.Params().k(2).smuxTors(List.of())));
+        Files.writeString(fabric, "{\"topology\": \"topology.json\", \"ovs\": {\"rundir\": \"/nonexistent\"},"
+                + " \"switches\": {\"core-0\": {\"bridge\": \"b1\", \"location\": 1}, \"agg-0-0\": {\"bridge\": \"b2\", \"location\": 2},"
+                + " \"agg-1-0\": {\"bridge\": \"b3\", \"location\": 3}, \"tor-0-0\": {\"bridge\": \"b4\", \"location\": 4},"
+                + " \"tor-1-0\": {\"bridge\": \"b5\", \"location\": 5}},"
+                + " \"hosts\": {\"m1\": {\"ip\": \"10.0.0.50\", \"location\": 10}, \"m2\": {\"ip\": \"10.0.1.50\", \"location\": 11}},"
+                + " \"smuxes\": [{\"id\": \"smux-a\", \"host\": \"m1\", \"ip\": \"10.0.0.50\", \"controlUrl\": \"http://10.254.1.21:8000\", \"bgpPeer\": \"10.254.1.21\"},"
+                + "              {\"id\": \"smux-b\", \"host\": \"m2\", \"ip\": \"10.0.1.50\", \"controlUrl\": \"http://10.254.2.22:8000\", \"bgpPeer\": \"10.254.2.22\"}],"
+                + " \"routeServer\": {\"vtyDir\": \"rs\"}}");
+        Fabric f = Fabric.load(fabric);
+        List<String> ribs = new ArrayList<>(List.of(rib("rib-two-peers.json"), rib("rib-two-peers.json"),
+                rib("rib-one-peer.json"), "not json", rib("rib-empty.json")));
+        List<Set<String>> events = new ArrayList<>();
+        FrrRouteSource src = new FrrRouteSource(f, 1000) {
+            @Override
+            String readRib() {
+                return ribs.remove(0);
+            }
+        };
+        src.subscribe(new EventSink() {
+            public void switchDown(String s) { }
+            public void switchUp(String s) { }
+            public void smuxesChanged(Set<String> live) {
+                events.add(live);
+            }
+            public void dipHealthChanged(String d, boolean h) { }
+        });
+        src.poll();
+        assertEquals(Set.of("smux-a", "smux-b"), src.liveSmuxes());
+        src.poll(); // same RIB: no event
+        src.poll();
+        assertEquals(Set.of("smux-a"), src.liveSmuxes());
+        src.poll(); // unreadable: the last set is kept, no event
+        assertEquals(Set.of("smux-a"), src.liveSmuxes());
+        src.poll();
+        assertEquals(Set.of(), src.liveSmuxes());
+        assertEquals(List.of(Set.of("smux-a", "smux-b"), Set.of("smux-a"), Set.of()), events);
+        assertEquals(dir.resolve("rs"), f.vtyDir);
+    }
+}

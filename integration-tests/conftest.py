@@ -1,0 +1,132 @@
+"""Session fixtures: one emulation (k=4 fat-tree, small host tables so that some VIPs do not
+fit on HMuxes, 2 DPDK SMuxes + FRR, host agents) and one real hybridlbd, started once per
+session and torn down at the end (also on Ctrl-C: hlbemu.stop kills exactly what it started).
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "topologies"))
+import hlbemu  # noqa: E402
+
+AGG = "10.100.0.0/16"
+# host table of 4: at most 4 VIP services fit on the HMuxes (fabric-wide /32s), the rest
+# stay on the SMuxes.
+HOST_TABLE = 4
+N_VIPS = 6
+
+
+def vip_config(topo):
+    hosts = [h["ip"] for h in topo["hosts"]]
+    vips = []
+    for i in range(N_VIPS):
+        a, b = hosts[(2 * i) % len(hosts)], hosts[(2 * i + 9) % len(hosts)]
+        vips.append({"vip": "10.100.1.%d" % (i + 1), "aggregate": AGG,
+                     "ports": [{"proto": "any", "port": 0, "dips": [{"ip": a}, {"ip": b}]}]})
+    return {"vips": vips}
+
+
+@pytest.fixture(scope="session")
+def emu(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("needs root (namespaces, OVS, DPDK)")
+    if not os.path.exists(hlbemu.DAEMON_BIN) or not os.path.exists(
+            os.path.join(REPO, "app", "standalone", "target", "hybridlbd.jar")):
+        pytest.fail("hybridlbd is not built (mvn -B -pl app/standalone -am package)")
+    tag = "it%d" % (os.getpid() % 100000)
+    d = tmp_path_factory.mktemp("emu")
+    topo_file = str(d / "topology.json")
+    subprocess.run(["java", "-jar", hlbemu.SOLVER_JAR, "topology", "fat-tree", "--k=4",
+                    "--smux-tor=tor-0-0,tor-2-0", "--host-table=%d" % HOST_TABLE, "--out=" + topo_file],
+                   check=True, capture_output=True)
+    with open(topo_file) as f:
+        topo = json.load(f)
+    vips = vip_config(topo)
+    vip_file = str(d / "vips.json")
+    with open(vip_file, "w") as f:
+        json.dump(vips, f)
+    try:
+        subprocess.run([hlbemu.PY, os.path.join(REPO, "topologies", "hlbemu.py"), "start", "--tag", tag,
+                        "--topology", topo_file, "--vips", vip_file], check=True, timeout=240)
+        e = hlbemu.Emu(tag)
+        conf_path = os.path.join(e.dir, "hybridlbd.json")
+        with open(conf_path) as f:
+            conf = json.load(f)
+        conf["intervals"] = {"reconcileMs": 2000, "statsMs": 1000}
+        with open(conf_path, "w") as f:
+            json.dump(conf, f)
+        e.daemon_start()
+        e.topo = topo
+        e.vips = vips["vips"]
+        e.load = []
+        # Background load on every VIP (what the controller measures to place them).
+        clients = sorted(h for h, v in e.fab["hosts"].items() if v["role"] == "client")
+        for i, v in enumerate(e.vips):
+            e.load.append(e.probe(clients[i % len(clients)], "http", "--vip", v["vip"], "--rate", 8 if i < 4 else 4,
+                                  "--duration", 600, "--timeout", 1))
+        yield e
+    finally:
+        hlbemu.stop(tag, quiet=True)
+
+
+def wait_for(cond, timeout, step=0.25):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            return v
+        time.sleep(step)
+
+
+def placement(e):
+    code, a = e.api("GET", "/assignment")
+    assert code == 200, a
+    return a["installed"]
+
+
+@pytest.fixture(scope="session")
+def placed(emu):
+    """Waits until the controller has put VIPs with traffic on HMuxes; returns the placement."""
+    def some_on_hmux():
+        p = placement(emu)
+        return p if sum(1 for v in p.values() if v != "smux") >= 2 and not emu.api("GET", "/migrations")[1].get("inFlight") else None
+    p = wait_for(some_on_hmux, 90, 1)
+    assert p, "no VIP placed on an HMux after 90 s: %s" % emu.cli("assignment")
+    return p
+
+
+def dip_tors(emu, vip):
+    code, v = emu.api("GET", "/vips/%s" % vip)
+    ips = {d["ip"] for p in v["ports"] for d in p["dips"]}
+    return {h["tor"] for h in emu.fab["hosts"].values() if h["ip"] in ips}
+
+
+def hmux_vip(emu):
+    """A VIP on an HMux whose failure would not cut its own DIPs off (a failed ToR takes its hosts)."""
+    def pick():
+        p = placement(emu)
+        for vip in sorted(p):
+            if p[vip] != "smux" and vip.startswith("10.100.1.") and p[vip] not in dip_tors(emu, vip):
+                return vip, p[vip]
+        return None
+    r = wait_for(pick, 90, 1)
+    assert r, "no VIP on an HMux: %s" % emu.cli("assignment")
+    return r
+
+
+def migration_of(emu, dip, timeout=120):
+    """The finished migration record triggered by adding/removing dip."""
+    def done():
+        code, m = emu.api("GET", "/migrations")
+        recs = [r for r in m.get("recent", []) if dip in r.get("trigger", "")
+                and r.get("state") in ("done", "rolled-back", "failed")] if code == 200 else []
+        return recs[-1] if recs else None
+    return wait_for(done, timeout, 0.5)

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The integration suite (pytest) against a live emulation + the real hybridlbd. Root needed.
+# Builds what is missing first. Last line: pytest's summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -f app/standalone/target/hybridlbd.jar ]; then mvn -B -q -ntp -pl app/standalone -am package -DskipTests; fi
+if [ ! -x smux/build/hlb-smux ]; then
+    [ -f smux/build/build.ninja ] || meson setup smux/build smux >/dev/null
+    ninja -C smux/build -j2 >/dev/null
+fi
+exec /usr/bin/python3 -m pytest -p no:cacheprovider -v -s integration-tests "$@"

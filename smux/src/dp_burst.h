@@ -1,0 +1,293 @@
+/* Internal to the packet core: the per-packet steps the burst function is made of,
+ * inline, so that the burst body (dp_burst_body.h) can be compiled both over
+ * struct hlb_pkt (datapath.c: tests, fuzzers) and directly over DPDK mbufs
+ * (io_loop.c) from the same source.  Rare cases (ARP, ICMP replies) are ordinary
+ * functions in datapath.c working on a struct hlb_pkt. */
+#ifndef HLB_DP_BURST_H
+#define HLB_DP_BURST_H
+
+#include <string.h>
+#ifndef __SSE4_1__
+#error "the packet core needs SSE4.1 and SSE4.2 (-march=corei7 or newer)"
+#endif
+#include <smmintrin.h>
+
+#include "datapath.h"
+#include "hlb_pkt.h"
+
+#define HLB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HLB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static inline void hlb_dp_drop(struct hlb_worker *w, enum hlb_drop_reason r)
+{
+    w->st.drops[r]++;
+}
+
+/* Cold paths (datapath.c).  Each sets *verdict; on HLB_V_TX, p->data, p->len and
+ * p->out_port describe the reply built in place. */
+void hlb_dp_arp(struct hlb_worker *w, struct hlb_pkt *p, uint8_t *verdict);
+void hlb_dp_frag_needed(struct hlb_worker *w, struct hlb_pkt *p, const struct hlb_parsed *pp,
+                        uint32_t overhead, uint8_t *verdict);
+void hlb_dp_to_self(struct hlb_worker *w, struct hlb_pkt *p, const struct hlb_parsed *pp,
+                    uint8_t *verdict);
+
+/* Index in t->cum of the member whose cumulative-weight interval holds slot
+ * (hlb_weighted_pick_m without its checks: the caller has a non-zero total). */
+static inline __attribute__((always_inline)) int
+pick_slot(const uint32_t *cum, int n, uint32_t slot)
+{
+#if defined(__SSE4_1__) && defined(__POPCNT__)
+    if (n <= 8) {
+        /* Count cum[i] <= slot over 8 lanes (max(cum, slot) == slot), keep the n
+         * lanes of this pool (the table allocates 8 entries of slack after cum[]). */
+        __m128i sl = _mm_set1_epi32((int)slot);
+        __m128i a = _mm_loadu_si128((const __m128i *)cum);
+        __m128i b = _mm_loadu_si128((const __m128i *)(cum + 4));
+        unsigned bits = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+                            _mm_cmpeq_epi32(_mm_max_epu32(a, sl), sl))) |
+                        (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+                            _mm_cmpeq_epi32(_mm_max_epu32(b, sl), sl))) << 4;
+        return __builtin_popcount(bits & ((1u << n) - 1));
+    }
+#endif
+    if (n <= 16) {
+        int idx = 0;                   /* branch-free: random hashes, no mispredictions */
+        for (int i = 0; i < n; i++)
+            idx += cum[i] <= slot;
+        return idx;
+    }
+    int lo = 0, len = n;
+    while (len > 1) {
+        int half = len / 2;
+        lo = cum[lo + half - 1] <= slot ? lo + half : lo;
+        len -= half;
+    }
+    return lo;
+}
+
+/* The tuple must belong to s (dst, proto and, unless s->port is 0, dst port equal to
+ * the service's): the crc32 hash then only adds the terms of the fields that vary to
+ * the service's precomputed ones.  Equal to hlb_crc32_5tuple() of the tuple. */
+static inline __attribute__((always_inline)) int
+select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
+           const struct hlb_5tuple *tuple)
+{
+    int rel;
+    if (s->selection == HLB_SEL_CRC32) {
+        if (s->weight_total == 0)      /* empty pool or all weights 0 */
+            return -1;
+        uint32_t h = s->crc_fixed ^ hlb_crc32_src(tuple->src_ip) ^
+                     hlb_crc32_sport(tuple->src_port);
+        if (s->port == 0)
+            h ^= hlb_crc32_dport(tuple->dst_port);
+        uint32_t slot = hlb_fastmod(h, s->weight_mod_m, s->weight_total);
+        if (HLB_LIKELY(s->slot_first != HLB_NO_SLOTS))
+            return (int)t->slot_dip[s->slot_first + slot];
+        return (int)s->dip_first + pick_slot(&t->cum[s->dip_first], (int)s->dip_count, slot);
+    }
+    if (s->dip_count == 0)
+        return -1;
+    struct hlb_5tuple copy = *tuple;   /* the caller's tuple stays in registers */
+    rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(&copy, s->basis),
+                                &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
+                                (int)s->dip_count);
+    return rel < 0 ? -1 : (int)s->dip_first + rel;
+}
+
+/* Finds a pinned DIP in the current table's pool (after a swap). */
+static inline int find_in_pool(const struct hlb_vip_table *t, const struct hlb_service *s, uint32_t ip)
+{
+    for (uint32_t d = s->dip_first; d < s->dip_first + s->dip_count; d++)
+        if (t->dips[d].ip == ip)
+            return (int)d;
+    return -1;
+}
+
+/* What a burst needs to build outer headers, derived once per burst from the
+ * worker's configuration (the gateway MAC may have been learned since). */
+struct encap_ctx {
+    uint8_t eth[HLB_MAX_PORTS][16];   /* dst, src, type 0x0800, 2 spare bytes */
+    uint32_t base_sum[2];             /* outer IP header sum without tos, len, dst */
+    uint32_t ttl_proto[2];            /* outer bytes 8..9 (TTL, protocol), ipip / gre */
+    uint32_t self_ip;
+    uint32_t mtu;
+    uint8_t gw_known, two_port;
+};
+
+static inline void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_config *c)
+{
+    for (int port = 0; port < HLB_MAX_PORTS; port++) {
+        memcpy(e->eth[port], c->gw_mac, 6);
+        memcpy(e->eth[port] + 6, c->port_mac[port], 6);
+        e->eth[port][12] = 0x08;
+        e->eth[port][13] = 0x00;
+        e->eth[port][14] = 0x45;
+        e->eth[port][15] = 0;
+    }
+    /* Copies of the configuration the per-packet code reads: held in this local
+     * struct, the compiler keeps them in registers (frame stores cannot alias it). */
+    e->self_ip = c->self_ip;
+    e->mtu = c->mtu;
+    e->gw_known = c->gw_known;
+    e->two_port = c->two_port;
+    e->ttl_proto[0] = (uint32_t)c->outer_ttl | (uint32_t)HLB_IPPROTO_IPIP << 8;
+    e->ttl_proto[1] = (uint32_t)c->outer_ttl | (uint32_t)HLB_IPPROTO_GRE << 8;
+    uint32_t src = hlb_ntohl(c->self_ip);
+    for (int gre = 0; gre < 2; gre++)
+        e->base_sum[gre] = 0x4500u + HLB_IP_DF +
+                           ((uint32_t)c->outer_ttl << 8 | (gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP)) +
+                           (src >> 16) + (src & 0xffff);
+}
+
+/* Counters of one burst kept in registers and written once at its end: the
+ * worker totals always, the per-service ones while consecutive packets hit the same
+ * service (a store-to-load chain per packet on one counter otherwise). */
+struct burst_acc {
+    uint64_t fwd_packets, fwd_bytes;
+    const struct hlb_service *svc;    /* service of the current run, or NULL */
+    uint32_t svc_packets;
+    uint64_t svc_bytes;
+};
+
+static inline void acc_flush_svc(struct burst_acc *a, struct hlb_vip_table *t)
+{
+    if (a->svc_packets) {
+        struct hlb_counter *c = &t->svc_counters[a->svc - t->services];
+        c->packets += a->svc_packets;
+        c->bytes += a->svc_bytes;
+    }
+    a->svc_packets = 0;
+    a->svc_bytes = 0;
+}
+
+/* Writes the outer Ethernet + IPv4 (+ GRE) header in front of the inner packet
+ * (start = inner frame - overhead); returns the outer IP total length. */
+static inline __attribute__((always_inline)) uint32_t
+encap_write(const struct encap_ctx *ec, const struct hlb_vip_table *t, int dip, uint32_t gre,
+            uint32_t overhead, uint32_t inner_len, uint16_t out_port, uint8_t *start)
+{
+    uint32_t tos = start[overhead + HLB_ETH_HLEN + 1];
+    uint32_t tot = inner_len + overhead;
+    const struct hlb_dip *d = &t->dips[dip];
+
+    /* Checksum from precomputed partial sums (RFC 1071): only TOS, length and the
+     * destination vary per packet. */
+    uint32_t sum = ec->base_sum[gre] + tos + tot + d->outer_sum;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    uint16_t csum = hlb_htons((uint16_t)~sum);
+
+    /* Wide stores of whole header words; no header is built on the stack (that
+     * would cost a store-forwarding stall per packet). */
+    uint8_t *ip = start + HLB_ETH_HLEN;
+    memcpy(start, ec->eth[out_port], 16);                 /* eth + ip[0] = 0x45 */
+    uint64_t w0 = 0x45u | tos << 8 | (uint64_t)hlb_htons((uint16_t)tot) << 16 |
+                  (uint64_t)hlb_htons(HLB_IP_DF) << 48;    /* ver/ihl, tos, len, id 0, DF */
+    uint32_t w1 = ec->ttl_proto[gre] | (uint32_t)csum << 16;   /* ttl, proto, checksum */
+    uint64_t w2 = (uint64_t)ec->self_ip | (uint64_t)d->outer << 32;   /* src, dst */
+    memcpy(ip, &w0, 8);
+    memcpy(ip + 8, &w1, 4);
+    memcpy(ip + 12, &w2, 8);
+    if (gre) {
+        uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);        /* flags/version 0, IPv4 */
+        memcpy(ip + 20, &g, 4);
+    }
+    return tot;
+}
+
+/* Counts one forwarded packet: service (in the burst's run), DIP, worker totals. */
+static inline __attribute__((always_inline)) void
+acc_count(struct burst_acc *acc, struct hlb_vip_table *t, const struct hlb_service *s, int dip,
+          uint32_t inner_len, uint32_t frame_len)
+{
+    if (s != acc->svc) {
+        acc_flush_svc(acc, t);
+        acc->svc = s;
+    }
+    acc->svc_packets++;
+    acc->svc_bytes += inner_len;
+    t->dip_counters[dip].packets++;
+    t->dip_counters[dip].bytes += inner_len;
+    acc->fwd_packets++;
+    acc->fwd_bytes += frame_len;
+}
+
+/* The idle timer is pushed back at most every timeout/4 (and at least every second)
+ * rather than on every packet: the bucket line then stays clean between refreshes
+ * (no write-back traffic), and a connection still never expires while active. */
+static inline int conn_refresh_due(const struct hlb_conn_table *ct,
+                                   const struct hlb_conn_ref *ref, enum hlb_conn_state s,
+                                   uint32_t now)
+{
+    uint32_t to = hlb_conn_timeout_of(ct, s);
+    uint32_t slack = to / 4 < 1000u ? to / 4 : 1000u;
+    return (uint32_t)(ref->b->e[ref->i].expire - now) + slack < to;
+}
+
+static inline __attribute__((always_inline)) int
+pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_service *s,
+           const struct hlb_parsed *pp, uint32_t hash, uint32_t now)
+{
+    struct hlb_conn_table *ct = w->ct;
+    struct hlb_conn_ref ref;
+    uint64_t k0, k1;
+    hlb_conn_key(&pp->t, &k0, &k1);
+
+    if (hlb_conn_find(ct, hash, k0, k1, now, &ref)) {
+        struct hlb_conn_entry *e = &ref.b->e[ref.i];
+        int restart = 0, dip;
+        enum hlb_conn_state next;
+        /* The common case inline (same result as hlb_conn_next_state): a segment of
+         * an established TCP connection that neither closes nor resets it. */
+        if (__builtin_expect(e->state == HLB_CONN_EST && pp->t.proto == HLB_IPPROTO_TCP &&
+                             !(pp->tcp_flags & (HLB_TCP_RST | HLB_TCP_FIN)), 1))
+            next = HLB_CONN_EST;
+        else
+            next = hlb_conn_next_state(e->state, pp->t.proto, pp->tcp_flags, &restart);
+        w->st.conn_hits++;
+        if (e->table_gen == t->gen && !restart) {
+            dip = (int)e->dip_index;           /* the common case: nothing to rewrite */
+        } else {
+            if (restart) {
+                dip = select_dip(t, s, &pp->t);
+            } else {
+                /* Table swapped since: the pinned DIP keeps the connection while it
+                 * is still in the pool (even at weight 0: draining). */
+                dip = find_in_pool(t, s, e->dip_ip);
+                if (dip < 0) {
+                    dip = select_dip(t, s, &pp->t);
+                    w->st.conn_repinned++;
+                }
+            }
+            if (dip < 0) {
+                hlb_conn_delete(ct, &ref);
+                return -1;
+            }
+            e->dip_ip = t->dips[dip].ip;
+            e->table_gen = t->gen;
+            e->dip_index = (uint32_t)dip;
+        }
+        if (next == HLB_CONN_FREE)
+            hlb_conn_delete(ct, &ref);          /* RST: this packet still goes there */
+        else if (next != e->state || conn_refresh_due(ct, &ref, next, now))
+            hlb_conn_set_state(ct, &ref, next, now);
+        return dip;
+    }
+
+    w->st.conn_misses++;
+    int dip = select_dip(t, s, &pp->t);
+    if (dip < 0)
+        return -1;
+    enum hlb_conn_state st0 = hlb_conn_initial_state(pp->t.proto, pp->tcp_flags);
+    if (st0 != HLB_CONN_FREE && hlb_conn_insert(ct, hash, k0, k1, st0, now, &ref) == 0) {
+        struct hlb_conn_entry *e = &ref.b->e[ref.i];
+        e->dip_ip = t->dips[dip].ip;
+        e->table_gen = t->gen;
+        e->dip_index = (uint32_t)dip;
+    }
+    /* A failed insert (bucket full of established connections) still forwards by
+     * hash: the flow is only unpinned, and counted. */
+    return dip;
+}
+
+#endif

@@ -1,0 +1,492 @@
+/* The body of the packet core's burst function, compiled twice from this one source:
+ * over struct hlb_pkt in datapath.c (hlb_dp_burst: unit tests, fuzzers, core
+ * benchmark) and over DPDK mbufs in io_loop.c (the forwarding path), so that the
+ * forwarding path reads and rewrites the mbufs it received with no per-packet copy.
+ * No include guard: the includer defines, then this file #undefs,
+ *
+ *   HLB_BURST_FN                 name of the (static) burst function to define
+ *   HLB_FULL_FN, HLB_FAST_FN     names for its two parts
+ *   HLB_BURST_FRAME              type of one element of the frames array
+ *   HLB_F_DATA(f)                uint8_t * to the first byte of the frame
+ *   HLB_F_LEN(f)                 frame length
+ *   HLB_F_HEADROOM(f)            writable bytes in front of the frame
+ *   HLB_F_IN_PORT(f, port)       port index the frame came in on (port: the burst's)
+ *   HLB_F_MULTISEG(f)            non-zero when the frame is not one contiguous buffer
+ *   HLB_F_SET(f, data, len)      the frame now starts at data (same buffer) and is len long
+ *   HLB_F_PUSH(f, n, len)        the frame now starts n bytes earlier and is len long
+ *
+ * out[i] receives the output port index of frames[i], or HLB_OUT_DROP.
+ */
+
+static __attribute__((noinline)) void
+HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *frames,
+                        uint8_t *out, unsigned n, uint16_t burst_port, uint32_t now)
+{
+    struct hlb_parsed parsed[HLB_MAX_BURST];
+    const struct hlb_service *svc[HLB_MAX_BURST];
+    uint32_t hash[HLB_MAX_BURST];
+    uint8_t pending[HLB_MAX_BURST];       /* frames left for stage 2 */
+    unsigned n_pending = 0;
+    uint64_t rx_bytes = 0;
+    (void)burst_port;                     /* unused when frames carry their port */
+
+    if (n > HLB_MAX_BURST)
+        n = HLB_MAX_BURST;
+    struct encap_ctx ec;
+    encap_ctx_init(&ec, &w->cfg);
+    struct burst_acc acc = {.svc = NULL};
+    struct hlb_conn_table *ct = w->ct;
+    /* The last (dst, proto, dst port) and its service: consecutive packets of one
+     * service skip the index probe.  The key of a real service is never 0 (proto 0
+     * is never a service), and lookup(0) is NULL, so the initial pair is valid. */
+    uint64_t last_key = 0;
+    const struct hlb_service *last_svc = NULL;
+
+    /* Stage 1: parse and classify, and finish every frame except those of pinned
+     * VIPs (in arrival order, so an ARP reply from the gateway serves the frames
+     * behind it).  Pinned ones start fetching their connection bucket and wait for
+     * stage 2, so the cache misses of a burst overlap. */
+    for (unsigned i = 0; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (HLB_UNLIKELY(HLB_F_MULTISEG(f))) {
+            /* Jumbo frames split over segments: never expected at our MTU. */
+            hlb_dp_drop(w, HLB_DROP_MULTISEG);
+            out[i] = HLB_OUT_DROP;
+            continue;
+        }
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        struct hlb_parsed *pp = &parsed[n_pending];   /* kept only if pinned */
+        rx_bytes += len;
+        enum hlb_parse_result r = HLB_PARSE_IPV4;
+        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, pp)))
+            r = hlb_parse(d, len, pp);
+        if (HLB_UNLIKELY(r != HLB_PARSE_IPV4)) {
+            uint8_t v = HLB_V_DROP;
+            out[i] = HLB_OUT_DROP;
+            switch (r) {
+            case HLB_PARSE_ARP: {
+                struct hlb_pkt p = {.data = d, .len = len, .headroom = HLB_F_HEADROOM(f),
+                                    .in_port = HLB_F_IN_PORT(f, burst_port)};
+                hlb_dp_arp(w, &p, &v);
+                if (v == HLB_V_TX) {
+                    HLB_F_SET(f, p.data, p.len);
+                    out[i] = (uint8_t)p.out_port;
+                }
+                encap_ctx_init(&ec, &w->cfg);       /* the gateway MAC may have changed */
+                break;
+            }
+            case HLB_PARSE_TRUNCATED: hlb_dp_drop(w, HLB_DROP_TRUNCATED); break;
+            case HLB_PARSE_NOT_IPV4: hlb_dp_drop(w, HLB_DROP_NOT_IPV4); break;
+            case HLB_PARSE_FRAGMENT: hlb_dp_drop(w, HLB_DROP_FRAGMENT); break;
+            case HLB_PARSE_BAD_ARP: hlb_dp_drop(w, HLB_DROP_BAD_ARP); break;
+            default: hlb_dp_drop(w, HLB_DROP_BAD_IP); break;
+            }
+            continue;
+        }
+        uint64_t key = hlb_service_key(pp->t.dst_ip, pp->t.proto, pp->t.dst_port);
+        if (HLB_UNLIKELY(key != last_key)) {
+            last_key = key;
+            last_svc = hlb_table_lookup(t, pp->t.dst_ip, pp->t.proto, pp->t.dst_port);
+        }
+        const struct hlb_service *s = last_svc;
+        if (HLB_UNLIKELY(!s)) {
+            out[i] = HLB_OUT_DROP;
+            if (pp->t.dst_ip == w->cfg.self_ip) {
+                struct hlb_pkt p = {.data = d, .len = len, .headroom = HLB_F_HEADROOM(f),
+                                    .in_port = HLB_F_IN_PORT(f, burst_port)};
+                uint8_t v = HLB_V_DROP;
+                hlb_dp_to_self(w, &p, pp, &v);
+                if (v == HLB_V_TX) {
+                    HLB_F_SET(f, p.data, p.len);
+                    out[i] = (uint8_t)p.out_port;
+                }
+            } else {
+                hlb_dp_drop(w, HLB_DROP_NO_VIP);
+            }
+            continue;
+        }
+        if (s->pin && ct) {
+            svc[n_pending] = s;
+            uint32_t h = hlb_conn_hash(&pp->t);
+            hash[n_pending] = h;
+            if ((pp->tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+                hlb_conn_prefetch_bucket(ct, h);   /* likely an insert */
+            else
+                hlb_conn_prefetch(ct, h);
+            pending[n_pending++] = (uint8_t)i;
+            continue;
+        }
+        int dip = select_dip(t, s, &pp->t);
+        if (HLB_UNLIKELY(dip < 0)) {
+            hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
+            out[i] = HLB_OUT_DROP;
+            continue;
+        }
+#define HLB_BODY_ENCAP                                                                  \
+        do {                                                                            \
+            uint32_t gre = s->encap == HLB_ENCAP_GRE;                                   \
+            uint32_t overhead = 20u + 4u * gre;                                         \
+            uint32_t headroom = HLB_F_HEADROOM(f);                                      \
+            uint16_t in_port = HLB_F_IN_PORT(f, burst_port);                            \
+            uint32_t inner = pp->ip_tot_len;                                            \
+            if (HLB_UNLIKELY(inner + overhead > ec.mtu)) {                              \
+                struct hlb_pkt p = {.data = d, .len = len, .headroom = headroom,        \
+                                    .in_port = in_port};                                \
+                uint8_t v = HLB_V_DROP;                                                 \
+                hlb_dp_frag_needed(w, &p, pp, overhead, &v);                            \
+                out[i] = HLB_OUT_DROP;                                                  \
+                if (v == HLB_V_TX) {                                                    \
+                    HLB_F_SET(f, p.data, p.len);                                        \
+                    out[i] = (uint8_t)p.out_port;                                       \
+                }                                                                       \
+                break;                                                                  \
+            }                                                                           \
+            if (HLB_UNLIKELY(!ec.gw_known)) {                                           \
+                hlb_dp_drop(w, HLB_DROP_NO_GATEWAY);                                    \
+                out[i] = HLB_OUT_DROP;                                                  \
+                break;                                                                  \
+            }                                                                           \
+            if (HLB_UNLIKELY(headroom < overhead)) {                                    \
+                hlb_dp_drop(w, HLB_DROP_NO_HEADROOM);                                   \
+                out[i] = HLB_OUT_DROP;                                                  \
+                break;                                                                  \
+            }                                                                           \
+            uint16_t out_port = ec.two_port ? 1 : in_port;                              \
+            uint8_t *start = d - overhead;                                              \
+            uint32_t tot = encap_write(&ec, t, dip, gre, overhead, inner, out_port,     \
+                                       start);                                          \
+            HLB_F_SET(f, start, HLB_ETH_HLEN + tot);                                    \
+            out[i] = (uint8_t)out_port;                                                 \
+            acc_count(&acc, t, s, dip, inner, HLB_ETH_HLEN + tot);                      \
+        } while (0)
+        HLB_BODY_ENCAP;
+    }
+    w->st.rx_packets += n;
+    w->st.rx_bytes += rx_bytes;
+
+    /* Stage 2: pinned VIPs. */
+    for (unsigned k = 0; k < n_pending; k++) {
+        unsigned i = pending[k];
+        HLB_BURST_FRAME f = frames[i];
+        const struct hlb_service *s = svc[k];
+        struct hlb_parsed *pp = &parsed[k];
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        int dip = pinned_dip(w, t, s, pp, hash[k], now);
+        if (HLB_UNLIKELY(dip < 0)) {
+            hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
+            out[i] = HLB_OUT_DROP;
+            continue;
+        }
+        HLB_BODY_ENCAP;
+    }
+#undef HLB_BODY_ENCAP
+    acc_flush_svc(&acc, t);
+    w->st.fwd_packets += acc.fwd_packets;
+    w->st.fwd_bytes += acc.fwd_bytes;
+}
+
+
+/* The lean pass run first over a burst.  It finishes the common frames: untagged
+ * IPv4 TCP/UDP without options, forwarded to an unpinned service, or to a pinned
+ * one through the same connection-table step as the full body (pinned_dip, after
+ * the loop, with the frames' bucket lines prefetched meanwhile).  Every other frame
+ * is left, untouched and uncounted, to the full body (its index in slow[]), which
+ * sees those frames in arrival order.  The outcome of every frame is the full
+ * body's on the whole burst, because the only state frames share is kept in order:
+ *   - the gateway MAC: the pass stops at the first ARP frame from the gateway and
+ *     hands it, the frames behind it and the pinned frames before it to the full
+ *     body (which runs pinned frames after all the others, that ARP included);
+ *   - the connection table: a pinned frame behind any frame left to the full body
+ *     is left to it too, so pinned frames reach the table in arrival order.
+ * The pass only does the same work with fewer instructions: the service of the
+ * previous frame is reused, and the outer header comes from two 16-byte registers
+ * prepared once per burst, into which only the TOS, the length and the checksum
+ * are inserted, plus a 4-byte store of the destination.
+ * Returns the number of frames left in slow[]. */
+static __attribute__((noinline)) unsigned
+HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *frames,
+            uint8_t *out, unsigned n, uint16_t burst_port, uint8_t *slow, uint32_t now)
+{
+    const struct hlb_dp_config *c = &w->cfg;
+    unsigned n_slow = 0, i = 0;
+    (void)burst_port;
+    if (HLB_UNLIKELY(!c->gw_known))
+        goto rest;
+
+    /* Outer header bytes 0..15 per output port: gateway MAC, port MAC, type IPv4,
+     * version/IHL (TOS inserted per packet); bytes 16..31 per encapsulation: length
+     * and checksum inserted per packet, ID 0, DF, TTL, protocol, source, and the
+     * first half of the destination, overwritten by a 4-byte store of it. */
+    uint8_t hdr[HLB_MAX_PORTS + 2][16];
+    for (int port = 0; port < HLB_MAX_PORTS; port++) {
+        memcpy(hdr[port], c->gw_mac, 6);
+        memcpy(hdr[port] + 6, c->port_mac[port], 6);
+        hdr[port][12] = 0x08;
+        hdr[port][13] = 0x00;
+        hdr[port][14] = 0x45;
+        hdr[port][15] = 0;
+    }
+    uint32_t base_sum[2];
+    uint32_t src = hlb_ntohl(c->self_ip);
+    for (int gre = 0; gre < 2; gre++) {
+        uint8_t *b = hdr[HLB_MAX_PORTS + gre];
+        uint8_t proto = gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP;
+        memset(b, 0, 16);
+        b[4] = HLB_IP_DF >> 8;
+        b[6] = c->outer_ttl;
+        b[7] = proto;
+        memcpy(b + 10, &c->self_ip, 4);
+        base_sum[gre] = 0x4500u + HLB_IP_DF + ((uint32_t)c->outer_ttl << 8 | proto) +
+                        (src >> 16) + (src & 0xffff);
+    }
+    const __m128i eth0 = _mm_loadu_si128((const __m128i *)hdr[0]);
+    const __m128i eth1 = _mm_loadu_si128((const __m128i *)hdr[1]);
+    const __m128i ip_ipip = _mm_loadu_si128((const __m128i *)hdr[HLB_MAX_PORTS]);
+    const __m128i ip_gre = _mm_loadu_si128((const __m128i *)hdr[HLB_MAX_PORTS + 1]);
+    const uint32_t mtu = c->mtu;
+    const int two_port = c->two_port;
+    const int pin_ok = w->ct != NULL;
+
+    uint64_t rx_bytes = 0, fwd_bytes = 0;
+    unsigned fwd = 0, handled = 0;
+    /* The service of the previous frame (NULL: none, or not for this pass), and the
+     * counts of the current run of frames to it. */
+    uint64_t last_key = 0;
+    const struct hlb_service *s = NULL;
+    int s_pinned = 0;
+    /* What the frames of service s need, read once per run of frames to it. */
+    uint32_t sv_gre = 0, sv_overhead = 20, sv_bsum = base_sum[0];
+    __m128i sv_ip = ip_ipip;
+    int sv_slots = 0;                     /* crc32 with a slot array: the short path */
+    uint32_t sv_crc = 0, sv_port0 = 0, sv_total = 1;
+    uint64_t sv_m = 0;
+    const uint32_t *sv_slot = NULL;
+    uint32_t run_packets = 0;
+    uint64_t run_bytes = 0;
+    struct hlb_counter *dctr = t->dip_counters;
+    /* Frames of pinned services, looked up after the loop (their bucket lines are
+     * prefetched meanwhile).  The connection table must see them in arrival order
+     * relative to the pinned frames the full body handles after this pass, so a
+     * pinned frame behind any frame left to the full body is left to it as well. */
+    struct hlb_parsed pend_pp[HLB_MAX_BURST];
+    const struct hlb_service *pend_svc[HLB_MAX_BURST];
+    uint32_t pend_hash[HLB_MAX_BURST];
+    uint8_t pend_idx[HLB_MAX_BURST];
+    unsigned n_pend = 0;
+
+#define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
+    do {                                                                                \
+        uint32_t overhead = 20u + 4u * (gre);                                           \
+        uint16_t out_port = two_port ? 1 : HLB_F_IN_PORT(fe, burst_port);               \
+        uint8_t *start = de - overhead;                                                 \
+        uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
+        uint32_t tot = (inner) + overhead;                                              \
+        const struct hlb_dip *dp = &t->dips[dip];                                       \
+        uint32_t sum = (bsum) + tos + tot + dp->outer_sum;                              \
+        sum = (sum & 0xffff) + (sum >> 16);                                             \
+        sum = (sum & 0xffff) + (sum >> 16);                                             \
+        __m128i a = _mm_insert_epi8(out_port ? eth1 : eth0, (int)tos, 15);              \
+        __m128i b = _mm_insert_epi16((ip_hdr), hlb_htons((uint16_t)tot), 0);            \
+        b = _mm_insert_epi16(b, hlb_htons((uint16_t)~sum), 4);                          \
+        _mm_storeu_si128((__m128i *)start, a);                                          \
+        _mm_storeu_si128((__m128i *)(start + 16), b);                                   \
+        memcpy(start + 30, &dp->outer, 4);                                              \
+        if (gre) {                                                                      \
+            uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);  /* flags/version 0, IPv4 */    \
+            memcpy(start + 34, &g, 4);                                                  \
+        }                                                                               \
+        uint32_t flen = HLB_ETH_HLEN + tot;                                             \
+        HLB_F_PUSH(fe, overhead, flen);                                                 \
+        out[k] = (uint8_t)out_port;                                                     \
+        fwd_bytes += flen;                                                              \
+        fwd++;                                                                          \
+        dctr[dip].packets++;                                                            \
+        dctr[dip].bytes += (inner);                                                     \
+    } while (0)
+
+    for (; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+            goto slow_frame;
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        struct hlb_parsed pl;
+        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
+            goto slow_frame;
+        uint64_t key = hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port);
+        if (HLB_UNLIKELY(key != last_key)) {
+            if (run_packets) {
+                struct hlb_counter *sc = &t->svc_counters[s - t->services];
+                sc->packets += run_packets;
+                sc->bytes += run_bytes;
+                run_packets = 0;
+                run_bytes = 0;
+            }
+            last_key = key;
+            s = hlb_table_lookup(t, pl.t.dst_ip, pl.t.proto, pl.t.dst_port);
+            s_pinned = s && s->pin && pin_ok;
+            if (s) {
+                sv_gre = s->encap == HLB_ENCAP_GRE;
+                sv_overhead = 20u + 4u * sv_gre;
+                sv_bsum = base_sum[sv_gre];
+                sv_ip = sv_gre ? ip_gre : ip_ipip;
+                sv_slots = s->selection == HLB_SEL_CRC32 && s->weight_total != 0 &&
+                           s->slot_first != HLB_NO_SLOTS;
+                sv_crc = s->crc_fixed;
+                sv_port0 = s->port == 0;
+                sv_total = s->weight_total;
+                sv_m = s->weight_mod_m;
+                sv_slot = sv_slots ? &t->slot_dip[s->slot_first] : NULL;
+            }
+        }
+        if (HLB_UNLIKELY(!s))
+            goto slow_frame;
+        uint32_t inner = pl.ip_tot_len;
+        if (HLB_UNLIKELY(inner + sv_overhead > mtu || HLB_F_HEADROOM(f) < sv_overhead))
+            goto slow_frame;
+        if (s_pinned) {
+            if (HLB_UNLIKELY(n_slow))
+                goto slow_frame;
+            uint32_t h = hlb_conn_hash(&pl.t);
+            /* Read here rather than taken from pl: only pinned frames need the
+             * flags, and the compiler then drops them for the others. */
+            uint8_t tcp_flags = pl.t.proto == HLB_IPPROTO_TCP ? d[HLB_ETH_HLEN + 20 + 13] : 0;
+            if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+                hlb_conn_prefetch_bucket(w->ct, h);   /* likely an insert */
+            else
+                hlb_conn_prefetch(w->ct, h);
+            /* Field by field: a whole-struct copy would keep pl in memory for
+             * every frame. */
+            pend_pp[n_pend].t = pl.t;
+            pend_pp[n_pend].ip_tot_len = pl.ip_tot_len;
+            pend_pp[n_pend].tcp_flags = tcp_flags;
+            pend_pp[n_pend].l3_off = HLB_ETH_HLEN;
+            pend_pp[n_pend].ip_hlen = 20;
+            pend_pp[n_pend].df = pl.df;
+            pend_svc[n_pend] = s;
+            pend_hash[n_pend] = h;
+            pend_idx[n_pend++] = (uint8_t)i;
+            continue;
+        }
+        int dip;
+        if (HLB_LIKELY(sv_slots)) {       /* select_dip() with the service's fields at hand */
+            uint32_t h = sv_crc ^ hlb_crc32_src(pl.t.src_ip) ^ hlb_crc32_sport(pl.t.src_port);
+            if (sv_port0)
+                h ^= hlb_crc32_dport(pl.t.dst_port);
+            dip = (int)sv_slot[hlb_fastmod(h, sv_m, sv_total)];
+        } else {
+            dip = select_dip(t, s, &pl.t);
+            if (HLB_UNLIKELY(dip < 0))
+                goto slow_frame;
+        }
+        HLB_LEAN_ENCAP(i, f, d, sv_gre, sv_ip, sv_bsum, dip, inner);
+        rx_bytes += len;
+        handled++;
+        run_packets++;
+        run_bytes += inner;
+        continue;
+    slow_frame:
+        slow[n_slow++] = (uint8_t)i;
+        if (HLB_F_LEN(f) >= HLB_ETH_HLEN + 28 && !HLB_F_MULTISEG(f)) {
+            uint16_t type;
+            uint32_t spa;
+            memcpy(&type, HLB_F_DATA(f) + 12, 2);
+            memcpy(&spa, HLB_F_DATA(f) + HLB_ETH_HLEN + 14, 4);
+            if (HLB_UNLIKELY(type == hlb_htons(HLB_ETHERTYPE_ARP) && spa == c->gw_ip)) {
+                /* The full body runs pinned frames after every unpinned one, this
+                 * ARP included: the pinned frames kept so far go to it as well
+                 * (slow[] stays in arrival order). */
+                if (n_pend) {
+                    uint8_t merged[HLB_MAX_BURST];
+                    unsigned a = 0, b = 0, m = 0;
+                    while (a < n_slow || b < n_pend)
+                        merged[m++] = b == n_pend || (a < n_slow && slow[a] < pend_idx[b])
+                                          ? slow[a++] : pend_idx[b++];
+                    memcpy(slow, merged, m);
+                    n_slow = m;
+                    n_pend = 0;
+                }
+                i++;
+                break;
+            }
+        }
+    }
+    if (run_packets) {
+        struct hlb_counter *sc = &t->svc_counters[s - t->services];
+        sc->packets += run_packets;
+        sc->bytes += run_bytes;
+    }
+    /* Pinned frames: the full body's stage 2 (same connection-table steps). */
+    if (n_pend) {
+        struct burst_acc acc = {.svc = NULL};
+        for (unsigned k = 0; k < n_pend; k++) {
+            unsigned fi = pend_idx[k];
+            const struct hlb_service *ps = pend_svc[k];
+            rx_bytes += HLB_F_LEN(frames[fi]);
+            handled++;
+            int dip = pinned_dip(w, t, ps, &pend_pp[k], pend_hash[k], now);
+            if (HLB_UNLIKELY(dip < 0)) {
+                hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
+                out[fi] = HLB_OUT_DROP;
+                continue;
+            }
+            uint32_t inner = pend_pp[k].ip_tot_len;
+            uint32_t pgre = ps->encap == HLB_ENCAP_GRE;
+            HLB_BURST_FRAME pf = frames[fi];
+            uint8_t *pd = HLB_F_DATA(pf);
+            HLB_LEAN_ENCAP(fi, pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip, inner);
+            if (ps != acc.svc) {
+                acc_flush_svc(&acc, t);
+                acc.svc = ps;
+            }
+            acc.svc_packets++;
+            acc.svc_bytes += inner;
+        }
+        acc_flush_svc(&acc, t);
+    }
+#undef HLB_LEAN_ENCAP
+    w->st.rx_packets += handled;
+    w->st.lean_packets += handled;
+    w->st.rx_bytes += rx_bytes;
+    w->st.fwd_packets += fwd;
+    w->st.fwd_bytes += fwd_bytes;
+rest:
+    for (; i < n; i++)
+        slow[n_slow++] = (uint8_t)i;
+    return n_slow;
+}
+
+/* The burst: the lean pass, then the full body over what it left.  Returns the
+ * number of frames the full body processed (0: all forwarded by the lean pass). */
+static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
+                             HLB_BURST_FRAME *frames, uint8_t *out, unsigned n,
+                             uint16_t burst_port, uint32_t now)
+{
+    uint8_t slow[HLB_MAX_BURST], slow_out[HLB_MAX_BURST];
+    HLB_BURST_FRAME slow_frames[HLB_MAX_BURST];
+    if (n > HLB_MAX_BURST)
+        n = HLB_MAX_BURST;
+    unsigned n_slow = HLB_FAST_FN(w, t, frames, out, n, burst_port, slow, now);
+    if (HLB_LIKELY(n_slow == 0))
+        return 0;
+    for (unsigned k = 0; k < n_slow; k++)
+        slow_frames[k] = frames[slow[k]];
+    HLB_FULL_FN(w, t, slow_frames, slow_out, n_slow, burst_port, now);
+    for (unsigned k = 0; k < n_slow; k++)
+        out[slow[k]] = slow_out[k];
+    return n_slow;
+}
+
+#undef HLB_BURST_FN
+#undef HLB_FULL_FN
+#undef HLB_FAST_FN
+#undef HLB_BURST_FRAME
+#undef HLB_F_DATA
+#undef HLB_F_LEN
+#undef HLB_F_HEADROOM
+#undef HLB_F_IN_PORT
+#undef HLB_F_MULTISEG
+#undef HLB_F_SET
+#undef HLB_F_PUSH

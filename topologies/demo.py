@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""The hybridlb main job on a k=4 fat-tree (run by topologies/run-demo.sh).
+
+1. starts the emulation (private OVS fabric, DIP hosts with host agents, 2 DPDK SMuxes with
+   FRR, a route server) and hybridlbd with a set of VIPs;
+2. drives skewed traffic from real clients (Zipf-like HTTP load over several VIPs, a paced UDP
+   stream and long-lived TCP connections on the busiest VIP);
+3. shows where each VIP lives and the HMux/SMux split (the `hybridlb` CLI);
+4. fails the busiest VIP's HMux switch and shows it failing over to the SMuxes;
+5. adds a DIP to an HMux VIP: a migration HMux -> SMux -> HMux (Duet §3.5.2);
+6. prints the measured figures, and cleans everything up (also on Ctrl-C).
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import hlbemu  # noqa: E402
+
+AGG = "10.100.0.0/16"
+
+
+def say(msg):
+    print("\n=== %s %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def make_vips(fab, n):
+    dips = sorted((h["ip"], hid) for hid, h in fab_hosts(fab).items())
+    vips = []
+    for i in range(n):
+        # Two DIPs per VIP from different pods, rotating over the hosts.
+        a = dips[(2 * i) % len(dips)][0]
+        b = dips[(2 * i + len(dips) // 2 + 1) % len(dips)][0]
+        vips.append({"vip": "10.100.0.%d" % (i + 1), "aggregate": AGG,
+                     "ports": [{"proto": "any", "port": 0, "dips": [{"ip": a}, {"ip": b}]}]})
+    return {"vips": vips}
+
+
+def fab_hosts(topo):
+    return {h["id"]: h for h in topo["hosts"]}
+
+
+def wait(cond, timeout, step=0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    return None
+
+
+def placement(emu):
+    code, a = emu.api("GET", "/assignment")
+    return a.get("installed", {}) if code == 200 and isinstance(a, dict) else {}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tag", default="demo")
+    p.add_argument("--vips", type=int, default=6)
+    p.add_argument("--keep", action="store_true", help="leave the emulation running at the end")
+    a = p.parse_args()
+    tag = a.tag
+    results = {}
+    procs = []
+
+    def cleanup(*_):
+        for pr in procs:
+            if pr.poll() is None:
+                pr.terminate()
+        if not a.keep:
+            say("cleaning up")
+            hlbemu.stop(tag)
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    try:
+        topo_file = "/tmp/hlb-demo-topology-%d.json" % os.getpid()
+        subprocess.run(["java", "-jar", hlbemu.SOLVER_JAR, "topology", "fat-tree", "--k=4",
+                        "--smux-tor=tor-0-0,tor-2-0", "--out=" + topo_file], check=True, capture_output=True)
+        with open(topo_file) as f:
+            topo = json.load(f)
+        vips = make_vips(topo, a.vips)
+        vip_file = "/tmp/hlb-demo-vips-%d.json" % os.getpid()
+        with open(vip_file, "w") as f:
+            json.dump(vips, f, indent=1)
+        say("starting the emulated k=4 fat-tree (20 OVS switches + border, 16 DIP hosts, 2 DPDK SMuxes, FRR)")
+        t0 = time.monotonic()
+        subprocess.run([hlbemu.PY, os.path.join(HERE, "hlbemu.py"), "start", "--tag", tag,
+                        "--topology", topo_file, "--vips", vip_file], check=True)
+        os.unlink(topo_file)
+        os.unlink(vip_file)
+        emu = hlbemu.Emu(tag)
+        with open(os.path.join(emu.dir, "hybridlbd.json")) as f:
+            conf = json.load(f)
+        conf["intervals"] = {"reconcileMs": 3000, "statsMs": 1000}
+        with open(os.path.join(emu.dir, "hybridlbd.json"), "w") as f:
+            json.dump(conf, f, indent=2)
+        say("starting hybridlbd (%d VIPs, aggregate %s)" % (a.vips, AGG))
+        emu.daemon_start()
+        results["startupS"] = round(time.monotonic() - t0, 1)
+        print(emu.cli("vips"))
+
+        # Skewed load: VIP i gets ~ 40/(i+1) requests/s from a client of its own.
+        clients = sorted(h for h, v in emu.fab["hosts"].items() if v["role"] == "client")
+        duration = 500        # stopped at the end; bounded anyway
+        say("traffic: Zipf-like HTTP load on %d VIPs from %d clients" % (a.vips, min(a.vips, len(clients))))
+        for i, v in enumerate(vips["vips"]):
+            rate = max(2, int(40 / (i + 1)))
+            procs.append(emu.probe(clients[i % len(clients)], "http", "--vip", v["vip"], "--rate", rate,
+                                   "--duration", duration, "--timeout", 1))
+        dip_tors = {v["vip"]: {emu.fab["hosts"][h]["tor"] for h, hv in emu.fab["hosts"].items()
+                               for d in v["ports"][0]["dips"] if hv["ip"] == d["ip"]} for v in vips["vips"]}
+
+        def failable():
+            # The busiest VIP on an HMux whose failure does not also cut its own DIPs off
+            # (a failed ToR takes its hosts with it).
+            p = placement(emu)
+            for v in vips["vips"]:
+                sw = p.get(v["vip"], "smux")
+                if sw != "smux" and sw not in dip_tors[v["vip"]]:
+                    return v["vip"], sw
+            return None
+
+        found = wait(failable, 90, 1)
+        if not found:
+            print("no VIP placed on an HMux within 90 s; assignment:\n%s" % emu.cli("assignment"))
+            results["placedOnHmux"] = False
+            return 1
+        busy, switch = found
+        clients = [c for c in clients if emu.fab["hosts"][c]["tor"] != switch]
+        results["placedOnHmux"] = True
+        say("where each VIP lives (hybridlb assignment) — %s is on HMux %s" % (busy, switch))
+        print(emu.cli("assignment"))
+        time.sleep(3)
+        say("traffic split (hybridlb stats)")
+        print(emu.cli("stats"))
+
+        # Failover: paced UDP stream + long-lived TCP connections through the HMux, then fail it.
+        udp = emu.probe(clients[0], "udp", "--vip", busy, "--rate", 500, "--flows", 8, "--duration", 180)
+        tcp = emu.probe(clients[-1], "tcp", "--vip", busy, "--conns", 4, "--interval", 0.02, "--duration", 180,
+                        "--timeout", 60)
+        time.sleep(4)
+        say("failing HMux switch %s (all its ports down)" % switch)
+        t_fail = time.monotonic()
+        emu.fail_switch(switch)
+        moved = wait(lambda: placement(emu).get(busy) not in (switch, None), 90, 0.2)
+        results["replacedS"] = round(time.monotonic() - t_fail, 2) if moved else None
+        time.sleep(3)
+        udp_r = emu.finish(udp)
+        tcp_r = emu.finish(tcp)
+        results["failoverOutageMs"] = udp_r["maxOutageMs"] if udp_r["maxOutageMs"] is not None else "not recovered"
+        results["failoverLost"] = udp_r["lost"]
+        results["failoverSent"] = udp_r["sent"]
+        results["tcpConnsSurvived"] = "%d/%d" % (len(tcp_r["conns"]) - tcp_r["broken"], len(tcp_r["conns"]))
+        results["tcpMaxWaitMs"] = tcp_r["maxWaitMs"]
+        say("after the failure (VIP %s now on %s)" % (busy, placement(emu).get(busy)))
+        print(emu.cli("assignment"))
+        print(emu.cli("stats"))
+        emu.recover_switch(switch)
+
+        # Migration: add a DIP to an HMux VIP -> SMux stepping stone, DIP added, back on an HMux.
+        place = placement(emu)
+        target = next((v["vip"] for v in vips["vips"] if place.get(v["vip"], "smux") != "smux"
+                       and place.get(v["vip"]) != switch), busy)
+        used = {d["ip"] for v in vips["vips"] if v["vip"] == target for d in v["ports"][0]["dips"]}
+        new_dip = next(h["ip"] for h in topo["hosts"] if h["ip"] not in used)
+        udp = emu.probe(clients[1], "udp", "--vip", target, "--rate", 500, "--flows", 8, "--duration", 180)
+        time.sleep(3)
+        say("migration: adding DIP %s to %s (on %s): HMux -> SMux -> HMux" % (new_dip, target, place.get(target)))
+        code, body = emu.api("POST", "/vips/%s/dips" % target, {"ip": new_dip, "proto": "any", "port": 0})
+        print("POST /vips/%s/dips -> %s" % (target, code))
+        t_mig = time.monotonic()
+
+        def migrated():
+            c, m = emu.api("GET", "/migrations")
+            if c != 200:
+                return None
+            done = [r for r in m.get("recent", []) if new_dip in r.get("trigger", "")
+                    and r.get("state") in ("done", "rolled-back", "failed")]
+            return done[-1] if done else None
+
+        mig = wait(migrated, 120, 0.3)
+        results["migrationS"] = round(time.monotonic() - t_mig, 2) if mig else None
+        results["migrationState"] = mig.get("state") if mig else "not finished in 120 s"
+        time.sleep(2)
+        udp_r = emu.finish(udp)
+        results["migrationLost"] = udp_r["lost"]
+        results["migrationSent"] = udp_r["sent"]
+        say("migrations (hybridlb migrations)")
+        print(emu.cli("migrations"))
+        print(emu.cli("assignment"))
+
+        http = [emu.finish(pr) for pr in procs]
+        results["httpAnswered"] = sum(h["answered"] for h in http)
+        results["httpFailed"] = sum(h["failed"] for h in http)
+        code, stats = emu.api("GET", "/stats")
+        results["hmuxShare"] = stats.get("hmuxShare", stats.get("hmuxTrafficShare")) if isinstance(stats, dict) else None
+        say("summary (measured in this run)")
+        print("  emulation + daemon start:           %s s" % results["startupS"])
+        print("  VIP %s on HMux %s; failed it:" % (busy, switch))
+        print("    outage at the client (paced UDP): %s ms (%s of %s datagrams lost)" % (
+            results["failoverOutageMs"], results["failoverLost"], results["failoverSent"]))
+        print("    long-lived TCP connections kept:  %s (longest wait %s ms)" % (
+            results["tcpConnsSurvived"], results["tcpMaxWaitMs"]))
+        print("    VIP re-placed by the controller:  %s s after the failure" % results["replacedS"])
+        print("  migration (DIP add on an HMux VIP): %s in %s s, %s of %s datagrams lost" % (
+            results["migrationState"], results["migrationS"], results["migrationLost"], results["migrationSent"]))
+        print("  HTTP load over the whole run:       %s answered, %s failed" % (
+            results["httpAnswered"], results["httpFailed"]))
+        print("  HMux share of traffic (daemon):     %s" % results["hmuxShare"])
+        with open("/tmp/hlb-demo-results.json", "w") as f:
+            json.dump(results, f, indent=1)
+        return 0
+    finally:
+        cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+#!/usr/bin/python3
+"""Client-side probes run inside a client host of the emulation (bounded in time and rate).
+
+  udp   paced UDP stream to VIP:port from --flows fixed source ports (each one flow, so one
+        DIP); the DIP echoes each datagram with its name (hlb_http_server.py). Reports sent,
+        received, lost, the DIPs each flow reached and the outage (first lost -> first
+        answered again, at the client) — the failover time.
+  tcp   --conns long-lived HTTP/1.1 keep-alive connections, one GET every --interval each.
+        Reports per connection: requests answered, errors (reset/timeout), DIPs seen,
+        retransmissions (TCP_INFO), the longest wait for an answer.
+  http  a new TCP connection per GET at --rate (offered load): answered, failed, per DIP.
+
+The result is one JSON document on stdout. --progress FILE rewrites a small live summary.
+"""
+import argparse
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+
+STOP = threading.Event()       # SIGTERM/SIGINT: stop sending, report what was measured
+
+
+def now():
+    return time.monotonic()
+
+
+def udp_probe(a):
+    socks = []
+    for _ in range(a.flows):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("0.0.0.0", 0))
+        s.setblocking(False)
+        socks.append(s)
+    n_total = int(a.rate * a.duration)
+    sent_at = [0.0] * n_total
+    got = {}           # seq -> (name, t)
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def receiver():
+        import selectors
+        sel = selectors.DefaultSelector()
+        for i, s in enumerate(socks):
+            sel.register(s, selectors.EVENT_READ, i)
+        while not done.is_set():
+            for key, _ in sel.select(0.05):
+                try:
+                    while True:
+                        data = key.fileobj.recv(2048)
+                        name, _, seq = data.decode(errors="replace").partition(" ")
+                        with lock:
+                            got[int(seq)] = (name, now(), key.data)
+                except (BlockingIOError, ValueError):
+                    pass
+
+    t = threading.Thread(target=receiver, daemon=True)
+    t.start()
+    start = now()
+    period = 1.0 / a.rate
+    for seq in range(n_total):
+        if STOP.is_set():
+            n_total = seq
+            break
+        target = start + seq * period
+        d = target - now()
+        if d > 0:
+            time.sleep(d)
+        sent_at[seq] = now()
+        try:
+            socks[seq % a.flows].sendto(str(seq).encode(), (a.vip, a.port))
+        except OSError:
+            pass
+        if a.progress and seq % int(a.rate) == 0:
+            with lock:
+                write_progress(a.progress, {"sent": seq + 1, "received": len(got)})
+    time.sleep(a.grace)
+    done.set()
+    sent_at = sent_at[:n_total]
+    t.join(1)
+    with lock:
+        received = dict(got)
+    lost = [s for s in range(n_total) if s not in received]
+    flows = []
+    for f in range(a.flows):
+        names = sorted({received[s][0] for s in range(f, n_total, a.flows) if s in received})
+        flows.append({"flow": f, "dips": names, "lost": sum(1 for s in lost if s % a.flows == f)})
+    # Outages: runs of consecutive lost seqs (by send time); the outage lasts from the first
+    # lost send to the next answered send.
+    outages = []
+    run_start = None
+    for s in range(n_total):
+        if s not in received:
+            if run_start is None:
+                run_start = s
+        elif run_start is not None:
+            outages.append({"fromSeq": run_start, "lost": s - run_start,
+                            "ms": round((sent_at[s] - sent_at[run_start]) * 1000, 1),
+                            "atS": round(sent_at[run_start] - start, 3)})
+            run_start = None
+    if run_start is not None:
+        outages.append({"fromSeq": run_start, "lost": n_total - run_start, "ms": None,
+                        "atS": round(sent_at[run_start] - start, 3), "unrecovered": True})
+    return {"mode": "udp", "vip": a.vip, "port": a.port, "rate": a.rate, "sent": n_total,
+            "received": len(received), "lost": len(lost), "flows": flows, "outages": outages,
+            "maxOutageMs": None if any(o.get("unrecovered") for o in outages)
+            else max([o["ms"] for o in outages], default=0.0)}
+
+
+def tcp_retrans(s):
+    try:
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        return struct.unpack_from("I", info, 100)[0]
+    except OSError:
+        return None
+
+
+def tcp_probe(a):
+    req = ("GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % a.vip).encode()
+    results = []
+
+    def one(i):
+        r = {"conn": i, "ok": 0, "errors": [], "dips": [], "maxWaitMs": 0.0, "retrans": None}
+        results.append(r)
+        try:
+            s = socket.create_connection((a.vip, a.port), timeout=a.timeout)
+        except OSError as e:
+            r["errors"].append("connect: %s" % e)
+            return
+        r["localPort"] = s.getsockname()[1]
+        s.settimeout(a.timeout)
+        end = now() + a.duration
+        buf = b""
+        while now() < end and not STOP.is_set():
+            t0 = now()
+            try:
+                s.sendall(req)
+                while b"\r\n\r\n" not in buf:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        raise ConnectionResetError("closed by peer")
+                    buf += chunk
+                head, _, rest = buf.partition(b"\r\n\r\n")
+                length = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+                while len(rest) < length:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        raise ConnectionResetError("closed by peer")
+                    rest += chunk
+                name, buf = rest[:length].decode().strip(), rest[length:]
+            except (OSError, IndexError, ValueError) as e:
+                r["errors"].append("%s: %s" % (type(e).__name__, e))
+                break
+            r["ok"] += 1
+            if name not in r["dips"]:
+                r["dips"].append(name)
+            r["maxWaitMs"] = max(r["maxWaitMs"], round((now() - t0) * 1000, 1))
+            time.sleep(max(0.0, a.interval - (now() - t0)))
+        r["retrans"] = tcp_retrans(s)
+        s.close()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(a.conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"mode": "tcp", "vip": a.vip, "port": a.port, "conns": sorted(results, key=lambda r: r["conn"]),
+            "broken": sum(1 for r in results if r["errors"]),
+            "maxWaitMs": max((r["maxWaitMs"] for r in results), default=0.0)}
+
+
+def http_probe(a):
+    req = ("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % a.vip).encode()
+    per_dip, failed, latencies = {}, 0, []
+    n_total = int(a.rate * a.duration)
+    start = now()
+    for i in range(n_total):
+        if STOP.is_set():
+            n_total = i
+            break
+        d = start + i / a.rate - now()
+        if d > 0:
+            time.sleep(d)
+        t0 = now()
+        try:
+            with socket.create_connection((a.vip, a.port), timeout=a.timeout) as s:
+                s.settimeout(a.timeout)
+                s.sendall(req)
+                data = b""
+                while True:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            name = data.partition(b"\r\n\r\n")[2].decode().strip()
+            if not name:
+                raise OSError("empty answer")
+            per_dip[name] = per_dip.get(name, 0) + 1
+            latencies.append((now() - t0) * 1000)
+        except OSError:
+            failed += 1
+        if a.progress and i % max(1, int(a.rate)) == 0:
+            write_progress(a.progress, {"sent": i + 1, "failed": failed, "dips": per_dip})
+    latencies.sort()
+    return {"mode": "http", "vip": a.vip, "requests": n_total, "answered": len(latencies), "failed": failed,
+            "dips": per_dip, "medianMs": round(latencies[len(latencies) // 2], 2) if latencies else None}
+
+
+def write_progress(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f)
+    os.replace(tmp, path)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("mode", choices=("udp", "tcp", "http"))
+    p.add_argument("--vip", required=True)
+    p.add_argument("--port", type=int)
+    p.add_argument("--rate", type=float, default=200.0, help="udp: datagrams/s in total; http: requests/s")
+    p.add_argument("--flows", type=int, default=4)
+    p.add_argument("--conns", type=int, default=4)
+    p.add_argument("--interval", type=float, default=0.02)
+    p.add_argument("--duration", type=float, default=5.0)
+    p.add_argument("--timeout", type=float, default=3.0)
+    p.add_argument("--grace", type=float, default=0.5)
+    p.add_argument("--progress")
+    a = p.parse_args()
+    if a.duration > 600 or a.rate > 5000 or a.rate <= 0:
+        p.error("--duration <= 600 s and 0 < --rate <= 5000 (the emulation shares 2 cores)")
+    if a.port is None:
+        a.port = {"udp": 9000, "tcp": 80, "http": 80}[a.mode]
+    import signal
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: STOP.set())
+    out = {"udp": udp_probe, "tcp": tcp_probe, "http": http_probe}[a.mode](a)
+    json.dump(out, sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,288 @@
+"""hybridlb emulated fabric: the solver's topology JSON as a Mininet topology, plus the
+fabric's own static routing (OpenFlow tables 0/1/2, cookie 0x1) and the GRE plumbing
+every switch needs to act as an HMux.
+
+The plan (addresses, MACs, locations, ports) is pure data computed from the topology
+file, so the emulator, the fabric.json writer and the tests all agree on it.
+
+Also usable on its own with Mininet's command line (no HMux plumbing, no routing):
+    mn --custom topologies/hlb_topo.py --topo hlbfattree,4 --switch ovs,datapath=user \
+       --controller none
+"""
+import ipaddress
+import json
+from collections import deque
+
+from mininet.topo import Topo
+
+FABRIC_COOKIE = "0x1"
+GATEWAY_IP = "169.254.0.1"          # every host's default gateway, answered by its ToR
+GATEWAY_MAC = "02:fe:00:00:00:01"
+TUNNEL_NET_PLEN = 16                # switch underlay addresses 172.31.<hi>.<lo>/16 on each bridge's port
+TUNNEL_GATEWAY_IP = "172.31.255.254"  # next hop of every encapsulated packet (never ARPed: tnl/neigh/set)
+TUNNEL_OFPORT = 100                 # the flow-based GRE port on every bridge
+MGMT_NET = "10.254.0.0/16"
+MGMT_HOST_IP = "10.254.0.1"         # the emulation namespace itself (daemon, route server)
+ROUTE_SERVER_ASN = 65000
+SMUX_ASN_BASE = 65001
+CLIENT_NET = "10.253.0.0/16"        # one client per ToR: 10.253.<tor index>.10
+INTERNET_CLIENT_IP = "198.51.100.10"
+BORDER_ID = "border"
+HOST_LOCATION_BASE = 1000
+BORDER_UP_GROUP = 60000             # border switch: ECMP over the cores
+
+
+def _mac(n):
+    return "02:00:00:%02x:%02x:%02x" % ((n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff)
+
+
+class FabricPlan:
+    """Every name, address and port of one emulated fabric, derived from the topology."""
+
+    def __init__(self, topology, border=True, clients=True, down=()):
+        self.topology = topology
+        self.down = set(down)      # failed switches: the fabric's routing avoids them
+        self.name = topology.get("name", "fabric")
+        self.switches = {}   # id -> {bridge, location, role, dpid, tunnelIp}
+        self.nodes = {}      # host-like nodes: id -> {name, ip, mac, location, role, tor, mgmtIp}
+        self.links = []      # (a, b, port_a, port_b)
+        self.ports = {}      # switch id -> {neighbour id: port}
+        ids = [s["id"] for s in topology["switches"]]
+        if border:
+            ids.append(BORDER_ID)
+        role = {s["id"]: s.get("role", "tor") for s in topology["switches"]}
+        role[BORDER_ID] = "border"
+        for i, sid in enumerate(ids, start=1):
+            self.switches[sid] = {"bridge": "s%d" % i, "location": i, "role": role[sid], "dpid": "%016x" % i,
+                                  "tunnelIp": "172.31.%d.%d" % (i // 256, i % 256)}
+            self.ports[sid] = {}
+        loc = HOST_LOCATION_BASE
+
+        def add_node(nid, ip, tor, kind, mgmt):
+            nonlocal loc
+            loc += 1
+            n = len(self.nodes) + 1
+            self.nodes[nid] = {"name": "h%d" % n, "ip": ip, "mac": _mac(loc), "location": loc, "role": kind,
+                               "tor": tor,
+                               "mgmtIp": "10.254.%d.%d" % (loc // 256, loc % 256) if mgmt else None}
+
+        for h in topology["hosts"]:
+            add_node(h["id"], h["ip"], h["tor"], "dip", True)
+        for s in topology.get("smuxes", []):
+            add_node(s["id"], s["ip"], s["tor"], "smux", True)
+        tors = [s["id"] for s in topology["switches"] if s.get("role") == "tor"]
+        if clients:
+            for i, tor in enumerate(tors):
+                add_node("client-" + tor[len("tor-"):] if tor.startswith("tor-") else "client-" + tor,
+                         "10.253.%d.10" % i, tor, "client", False)
+        if border:
+            add_node("internet", INTERNET_CLIENT_IP, BORDER_ID, "internet", False)
+
+        # Switch-switch links first (ports 1..), then host ports.
+        def next_port(sid):
+            return len(self.ports[sid]) + 1
+
+        for l in topology["links"]:
+            a, b = l["a"], l["b"]
+            pa, pb = next_port(a), next_port(b)
+            self.ports[a][b], self.ports[b][a] = pa, pb
+            self.links.append((a, b, pa, pb))
+        if border:
+            for s in topology["switches"]:
+                if s.get("role") == "core":
+                    pa, pb = next_port(BORDER_ID), next_port(s["id"])
+                    self.ports[BORDER_ID][s["id"]], self.ports[s["id"]][BORDER_ID] = pa, pb
+                    self.links.append((BORDER_ID, s["id"], pa, pb))
+        for nid, n in self.nodes.items():
+            p = next_port(n["tor"])
+            self.ports[n["tor"]][nid] = p
+            n["port"] = p
+        self._distances()
+
+    @classmethod
+    def load(cls, path, **kw):
+        with open(path) as f:
+            return cls(json.load(f), **kw)
+
+    def _distances(self):
+        adj = {s: [n for n in self.ports[s] if n in self.switches and n not in self.down and s not in self.down]
+               for s in self.switches}
+        self.dist = {}
+        for src in self.switches:
+            d = {src: 0}
+            q = deque([src])
+            while q:
+                u = q.popleft()
+                if u == BORDER_ID and src != BORDER_ID:
+                    # The border switch is an edge, never a transit hop between DC switches
+                    # (it does not carry the daemon's VIP routes): reached, not expanded.
+                    continue
+                for v in adj[u]:
+                    if v not in d:
+                        d[v] = d[u] + 1
+                        q.append(v)
+            self.dist[src] = d
+        self.adj = adj
+
+    def next_hops(self, sid, target):
+        """Ports of switch sid on shortest paths toward switch target (ECMP set)."""
+        d = self.dist[target]
+        if sid not in d:
+            return []
+        return sorted(self.ports[sid][n] for n in self.adj[sid] if d.get(n, 1 << 30) == d[sid] - 1
+                      and (n != BORDER_ID or target == BORDER_ID))
+
+    def by_role(self, role):
+        return {k: v for k, v in self.nodes.items() if v["role"] == role}
+
+    # ---- OpenFlow text for ovs-ofctl (always -O OpenFlow15) ----
+
+    def fabric_groups(self, sid):
+        """One select group per other switch: ECMP toward it, buckets watch their port."""
+        out = []
+        for target in self.switches:
+            if target == sid:
+                continue
+            # Always defined (flows point to it); no bucket = unreachable = drop.
+            hops = self.next_hops(sid, target) if sid not in self.down else []
+            buckets = ",".join("bucket=bucket_id:%d,watch_port:%d,actions=output:%d" % (i, p, p)
+                               for i, p in enumerate(hops))
+            out.append("group_id=%d,type=select,selection_method=hash,"
+                       "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst)%s"
+                       % (self.switches[target]["location"], "," + buckets if buckets else ""))
+        if self.switches[sid]["role"] == "border":
+            cores = sorted(p for n, p in self.ports[sid].items() if self.switches.get(n, {}).get("role") == "core")
+            buckets = ",".join("bucket=bucket_id:%d,watch_port:%d,actions=output:%d" % (i, p, p)
+                               for i, p in enumerate(cores))
+            out.append("group_id=%d,type=select,selection_method=hash,"
+                       "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst),%s" % (BORDER_UP_GROUP, buckets))
+        return out
+
+    def _toward(self, sid, node):
+        n = self.nodes[node]
+        if n["tor"] == sid:
+            return "set_field:%s->eth_dst,output:%d" % (n["mac"], n["port"])
+        return "group:%d" % self.switches[n["tor"]]["location"]
+
+    def fabric_flows(self, sid, aggregates=()):
+        c = "cookie=%s," % FABRIC_COOKIE
+        sw = self.switches[sid]
+        flows = [
+            c + "table=0,priority=0,actions=goto_table:1",
+            # ARP responder for the gateway address (hosts and SMuxes resolve it).
+            c + "table=0,priority=500,arp,arp_op=1,arp_tpa=%s,actions=move:eth_src->eth_dst,"
+                "set_field:%s->eth_src,set_field:2->arp_op,move:arp_sha->arp_tha,move:arp_spa->arp_tpa,"
+                "set_field:%s->arp_sha,set_field:%s->arp_spa,in_port"
+            % (GATEWAY_IP, GATEWAY_MAC, GATEWAY_MAC, GATEWAY_IP),
+            c + "table=0,priority=400,arp,actions=drop",
+            c + "table=1,priority=0,actions=drop",
+            c + "table=2,priority=0,actions=drop",
+        ]
+        for nid, n in self.nodes.items():
+            flows.append(c + "table=1,priority=100,ip,nw_dst=%s,actions=%s" % (n["ip"], self._toward(sid, nid)))
+            flows.append(c + "table=2,priority=100,reg0=%d,actions=%s" % (n["location"], self._toward(sid, nid)))
+        if self.switches[sid]["role"] == "border":
+            # The Internet's way in: VIP aggregates go up to the cores (the DC routes them from there).
+            for agg in aggregates:
+                flows.append(c + "table=1,priority=50,ip,nw_dst=%s,actions=group:%d" % (agg, BORDER_UP_GROUP))
+        for tid, t in self.switches.items():
+            if tid != sid:
+                flows.append(c + "table=2,priority=100,reg0=%d,actions=group:%d" % (t["location"], t["location"]))
+        return flows
+
+    def tunnel_actions_prefix(self, sid):
+        return "set_field:%d->pkt_mark" % self.switches[sid]["location"]
+
+    # ---- files for the daemon ----
+
+    def fabric_json(self, topology_file, ovs_rundir, frr_rs_dir, smux_control_port=8000, agent_port=9100):
+        switches = {}
+        for sid, s in self.switches.items():
+            if sid == BORDER_ID:
+                continue
+            switches[sid] = {"bridge": s["bridge"], "location": s["location"], "dpid": s["dpid"],
+                             "ports": {n: p for n, p in self.ports[sid].items()},
+                             "tunnel": {"ofport": TUNNEL_OFPORT, "localIp": s["tunnelIp"], "greKey": s["location"],
+                                        "actionsPrefix": self.tunnel_actions_prefix(sid)}}
+        hosts = {}
+        for nid, n in self.nodes.items():
+            h = {"ip": n["ip"], "location": n["location"], "role": n["role"], "tor": n["tor"],
+                 "mac": n["mac"], "node": n["name"]}
+            if n["mgmtIp"]:
+                h["mgmtIp"] = n["mgmtIp"]
+            if n["role"] == "dip":
+                h["agentUrl"] = "http://%s:%d" % (n["mgmtIp"], agent_port)
+            hosts[nid] = h
+        smuxes = []
+        for i, (nid, n) in enumerate(self.by_role("smux").items()):
+            smuxes.append({"id": nid, "host": nid, "ip": n["ip"], "tor": n["tor"],
+                           "controlUrl": "http://%s:%d" % (n["mgmtIp"], smux_control_port),
+                           "bgpPeer": n["mgmtIp"], "asn": SMUX_ASN_BASE + i})
+        return {
+            "name": self.name,
+            "topology": topology_file,
+            "ovs": {"rundir": ovs_rundir},
+            "tables": {"vip": 0, "underlay": 1, "location": 2},
+            "fabricCookie": FABRIC_COOKIE,
+            "controllerCookie": "0x4c420000/0xffff0000",
+            "controllerGroupIdBase": 65536,
+            "locationRoute": "load:{location}->NXM_NX_REG0[],resubmit(,2)",
+            "gateway": {"ip": GATEWAY_IP, "mac": GATEWAY_MAC},
+            "border": {"bridge": self.switches[BORDER_ID]["bridge"],
+                       "location": self.switches[BORDER_ID]["location"]} if BORDER_ID in self.switches else None,
+            "switches": switches,
+            "hosts": hosts,
+            "smuxes": smuxes,
+            "routeServer": {"vtyDir": frr_rs_dir, "asn": ROUTE_SERVER_ASN, "ip": MGMT_HOST_IP},
+        }
+
+
+class FabricTopo(Topo):
+    """Mininet topology of a FabricPlan: bridges s<location>, hosts h<n>, fixed port numbers."""
+
+    def build(self, plan=None, **_opts):
+        for sid, s in plan.switches.items():
+            self.addSwitch(s["bridge"], dpid=s["dpid"])
+        for nid, n in plan.nodes.items():
+            self.addHost(n["name"], ip=None, mac=n["mac"])
+        for a, b, pa, pb in plan.links:
+            self.addLink(plan.switches[a]["bridge"], plan.switches[b]["bridge"], port1=pa, port2=pb)
+        for nid, n in plan.nodes.items():
+            self.addLink(n["name"], plan.switches[n["tor"]]["bridge"], port1=0, port2=n["port"])
+
+
+def _solver_fat_tree(k):
+    """A fat-tree in the solver's schema without running the solver (for `mn --custom`)."""
+    switches, links, hosts = [], [], []
+    half = k // 2
+    switches += [{"id": "core-%d" % i, "role": "core"} for i in range(half * half)]
+    base = int(ipaddress.IPv4Address("10.0.0.0"))
+    rack = 0
+    for p in range(k):
+        for j in range(half):
+            switches.append({"id": "agg-%d-%d" % (p, j), "role": "agg", "pod": p})
+            for c in range(j * half, j * half + half):
+                links.append({"a": "agg-%d-%d" % (p, j), "b": "core-%d" % c})
+        for t in range(half):
+            tor = "tor-%d-%d" % (p, t)
+            switches.append({"id": tor, "role": "tor", "pod": p})
+            for j in range(half):
+                links.append({"a": "agg-%d-%d" % (p, j), "b": tor})
+            for h in range(half):
+                hosts.append({"id": "host-%d-%d-%d" % (p, t, h),
+                              "ip": str(ipaddress.IPv4Address(base + rack * 64 + h + 1)), "tor": tor})
+            rack += 1
+    return {"name": "fat-tree-k%d" % k, "switches": switches, "links": links, "hosts": hosts, "smuxes": []}
+
+
+class MnFatTree(FabricTopo):
+    def build(self, k=4, **opts):
+        super().build(plan=FabricPlan(_solver_fat_tree(int(k)), border=False, clients=False))
+
+
+class MnFromFile(FabricTopo):
+    def build(self, path="topology.json", **opts):
+        super().build(plan=FabricPlan.load(path, border=False, clients=False))
+
+
+topos = {"hlbfattree": MnFatTree, "hlbtopofile": MnFromFile}

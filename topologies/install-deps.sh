@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what topologies/ and integration-tests/ need on Debian bookworm (root). Idempotent.
+# (smux/install-deps.sh brings DPDK, OVS, FRR, the agent's toolchain; .ci/install runs both.)
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+if ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
+    apt-get update -q -o DPkg::Lock::Timeout=300
+fi
+# Mininet (Debian's, for /usr/bin/python3), OVS userspace, FRR, traffic tools, and the
+# Python packages the emulation, the host agent and the integration tests import under
+# /usr/bin/python3 (Debian packages: Mininet lives in that interpreter).
+apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 \
+    mininet openvswitch-switch openvswitch-common frr iproute2 ethtool util-linux \
+    iperf3 wrk curl iputils-ping netcat-openbsd \
+    python3 python3-pytest python3-requests python3-prometheus-client

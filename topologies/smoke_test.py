@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""Emulation smoke test (no daemon): the data path the daemon relies on, programmed by hand
+exactly as the contract says (E2E-CONTRACT.md), then a clean stop.
+
+1. underlay: clients in every pod and the Internet client reach DIP hosts;
+2. HMux: a VIP flow + select group on one switch GRE-encapsulates there; the host agents
+   decapsulate (their by_mux is that switch's tunnel address); replies go direct (DSR);
+3. SMux: the VIP table on both SMuxes + the aggregate group on every switch; requests are
+   served through the SMuxes (their counters) by the right DIPs;
+4. the route server has both SMuxes' announcements; killing an SMux withdraws its path;
+5. an Agg switch fails: the fabric routes around it;
+6. stop leaves nothing: namespace, run directory and every recorded PID gone.
+Prints one line per check; exit 1 on the first failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import hlbemu  # noqa: E402
+
+VIP_H, VIP_S = "10.100.7.1", "10.100.7.2"
+AGG = "10.100.0.0/16"
+
+
+def check(ok, what, detail=""):
+    print("%s %s%s" % ("ok  " if ok else "FAIL", what, (": " + str(detail)) if not ok else ""), flush=True)
+    if not ok:
+        raise SystemExit(1)
+
+
+def curl(emu, node, url, n=1):
+    return [emu.run(node, ["curl", "-s", "-m", "3", url]).stdout.strip() for _ in range(n)]
+
+
+def main():
+    tag = "sm%d" % (os.getpid() % 100000)
+    entries = []
+    try:
+        subprocess.run([hlbemu.PY, os.path.join(HERE, "hlbemu.py"), "start", "--tag", tag], check=True)
+        emu = hlbemu.Emu(tag)
+        fab = emu.fab
+        hosts = fab["hosts"]
+        dips = [h for h in sorted(hosts) if hosts[h]["role"] == "dip"]
+        d1, d2 = dips[-1], dips[4]                  # pod 3 and pod 1
+        for c in ("client-0-0", "client-2-1", "internet"):
+            out = curl(emu, c, "http://%s/" % hosts[d1]["ip"])[0]
+            check(out == d1, "underlay %s -> %s" % (c, d1), out)
+
+        # HMux on core-1, by hand, with the contract's strings.
+        sw = fab["switches"]["core-1"]
+        group = ("group_id=65536,type=select,selection_method=hash,"
+                 "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst)")
+        for i, d in enumerate((d1, d2)):
+            group += ",bucket=bucket_id:%d,weight:1,actions=set_field:%s->tun_dst,output:%d" % (
+                i, hosts[d]["ip"], sw["tunnel"]["ofport"])
+        emu.ofctl(sw["bridge"], "add-group", group)
+        emu.ofctl(sw["bridge"], "add-flow", "cookie=0x4c420001,table=0,priority=3000,ip,nw_dst=%s,actions=%s,group:65536"
+                  % (VIP_H, sw["tunnel"]["actionsPrefix"]))
+        route = fab["locationRoute"].replace("{location}", str(sw["location"]))
+        for sid, s in fab["switches"].items():
+            if sid != "core-1":
+                emu.ofctl(s["bridge"], "add-flow", "cookie=0x4c420001,table=0,priority=2000,ip,nw_dst=%s,actions=%s"
+                          % (VIP_H, route))
+        served = (curl(emu, "client-0-1", "http://%s/" % VIP_H, 6) + curl(emu, "client-3-0", "http://%s/" % VIP_H, 3)
+                  + curl(emu, "internet", "http://%s/" % VIP_H, 6))
+        check(set(served) <= {d1, d2} and len(set(served)) == 2, "HMux VIP served by both DIPs via core-1", served)
+        by_mux = set()
+        for _ in range(20):      # the agents refresh their counters every second
+            by_mux = {m["mux"] for d in (d1, d2) for m in emu.agent_stats(d)["vips"].get(VIP_H, {}).get("by_mux", [])}
+            if by_mux:
+                break
+            time.sleep(0.5)
+        check(by_mux == {sw["tunnel"]["localIp"]}, "agents decapsulated GRE from core-1 only", by_mux)
+
+        # SMux path.
+        table = {"version": 1, "vips": [{"vip": VIP_S, "aggregate": AGG, "selection": "ovs", "encap": "gre",
+                                         "ports": [{"proto": "tcp", "port": 0, "dips": [
+                                             {"ip": hosts[d1]["ip"], "bucketId": 0},
+                                             {"ip": hosts[d2]["ip"], "bucketId": 1}]}]}]}
+        for s in fab["smuxes"]:
+            r = emu.ns_run(["curl", "-s", "-m", "3", "-X", "PUT", "--data", json.dumps(table), s["controlUrl"] + "/table"])
+            check('"version":1' in r.stdout, "SMux %s took the table" % s["id"], r.stdout)
+        agg_group = ("group_id=65537,type=select,selection_method=hash,"
+                     "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst)")
+        for i, s in enumerate(fab["smuxes"]):
+            agg_group += ",bucket=bucket_id:%d,actions=%s" % (
+                i, fab["locationRoute"].replace("{location}", str(hosts[s["host"]]["location"])))
+        for sid, s in fab["switches"].items():
+            emu.ofctl(s["bridge"], "add-group", agg_group)
+            emu.ofctl(s["bridge"], "add-flow", "cookie=0x4c420002,table=0,priority=1000,ip,nw_dst=%s,actions=group:65537" % AGG)
+        served = curl(emu, "client-3-1", "http://%s/" % VIP_S, 12)
+        check(set(served) <= {d1, d2} and len(set(served)) == 2, "aggregate -> SMuxes -> both DIPs", served)
+        per_smux = []
+        for s in fab["smuxes"]:
+            m = [l for l in emu.smux_metrics(s["id"]).splitlines()
+                 if l.startswith("hlb_smux_vip_packets_total{") and VIP_S in l]
+            per_smux.append(int(float(m[0].rsplit(" ", 1)[1])) if m else 0)
+        check(sum(per_smux) >= 12 * 3, "SMuxes counted the VIP's packets", per_smux)
+
+        # BGP: both SMuxes announce; kill one, its path goes.
+        rs = fab["routeServer"]["vtyDir"]
+
+        def paths():
+            out = emu.ns_run(["vtysh", "--vty_socket", rs, "-c", "show bgp ipv4 unicast %s json" % AGG]).stdout
+            return len(json.loads(out).get("paths", [])) if out.strip() else 0
+        ok = False
+        for _ in range(40):
+            ok = paths() == 2
+            if ok:
+                break
+            time.sleep(0.5)
+        check(ok, "route server has both SMux paths for %s" % AGG, paths())
+        emu.kill_smux(fab["smuxes"][0]["id"])
+        ok = False
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 10 and not ok:
+            ok = paths() == 1
+            time.sleep(0.1)
+        check(ok, "SMux killed -> FRR withdrew its path (%.1f s)" % (time.monotonic() - t0))
+
+        # Agg failure: routing around it.
+        emu.fail_switch("agg-0-0")
+        outs = [curl(emu, "client-0-0", "http://%s/" % hosts[d]["ip"])[0] for d in (d1, d2)]
+        check(outs == [d1, d2], "agg-0-0 failed: pod 0 still reaches pods 1 and 3", outs)
+        emu.recover_switch("agg-0-0")
+        entries = emu.pids.entries()
+    finally:
+        hlbemu.stop(tag, quiet=True)
+    left = [e for e in entries if e["start"] and hlbemu.proc_start_time(e["pid"]) == e["start"]]
+    check(not os.path.exists("/run/netns/hlbemu-" + tag) and not os.path.exists(hlbemu.rundir(tag)) and not left,
+          "stop left nothing behind", left)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
