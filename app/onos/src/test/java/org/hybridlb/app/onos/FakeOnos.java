@@ -15,9 +15,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
+import org.hybridlb.app.core.Json;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.port.SmuxControl;
-import org.hybridlb.app.core.port.SouthboundException;
 import org.onlab.graph.ScalarWeight;
 import org.onlab.packet.Ip4Address;
 import org.onlab.packet.IpAddress;
@@ -349,8 +349,6 @@ final class FakeOnos {
                     }
                 }
             }
-            out.removeIf(p -> p.links().size() > Math.min(out.stream().mapToInt(x -> x.links().size()).min()
-                    .orElse(0), Integer.MAX_VALUE));
             return out;
         }
     }
@@ -530,10 +528,8 @@ final class FakeOnos {
         @Override
         public synchronized SmuxTable getTable(String smuxId) {
             SmuxTable t = tables.get(smuxId);
-            if (t == null) {
-                throw new SouthboundException(smuxId + " has no table");
-            }
-            return t;
+            // A fresh SMux runs an empty table of version 0 (smux/src/control.c).
+            return t != null ? t : Json.read("{\"version\": 0, \"vips\": []}", SmuxTable.class);
         }
     }
 

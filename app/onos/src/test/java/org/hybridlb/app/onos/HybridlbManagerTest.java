@@ -120,6 +120,9 @@ public class HybridlbManagerTest {
         manager.storageService = new TestStorageService();
         manager.smuxControl = onos.smuxes;
         manager.statsPeriodSeconds = 0;
+        // No interval timer: every reconcile in these tests comes from the event under test.
+        manager.controllerConfig = org.hybridlb.app.core.ControllerConfig.defaults()
+                .withInterval(java.time.Duration.ZERO);
     }
 
     @After
