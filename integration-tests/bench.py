@@ -90,7 +90,7 @@ def main():
         json.dump(conf, open(os.path.join(emu.dir, "hybridlbd.json"), "w"))
         emu.daemon_start()
         clients = sorted(h for h, v in emu.fab["hosts"].items() if v["role"] == "client")
-        load = [emu.probe(clients[i], "http", "--vip", v["vip"], "--rate", 6, "--duration", 1200, "--timeout", 1)
+        load = [emu.probe(clients[i], "http", "--vip", v["vip"], "--rate", 6, "--duration", 600, "--timeout", 1)
                 for i, v in enumerate(vips)]
         tors = {h["ip"]: h["tor"] for h in emu.fab["hosts"].values()}
 
