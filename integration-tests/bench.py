@@ -111,7 +111,8 @@ def main():
         if on_h and on_s:
             lat = {}
             for kind, vip in (("hmux", on_h[0]), ("smux", on_s[0])):
-                r = emu.finish(emu.probe(clients[5], "http", "--vip", vip, "--rate", 20, "--duration", 5), 120)
+                r = json.loads(emu.probe(clients[5], "http", "--vip", vip, "--rate", 20,
+                                         "--duration", 5).communicate(timeout=120)[0])
                 lat[kind] = r["medianMs"]
             res["latency"] = lat
 
