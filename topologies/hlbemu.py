@@ -667,18 +667,20 @@ class Emu:
             raise RuntimeError("probe printed nothing: %s" % err[-500:])
         return json.loads(out)
 
-    def ns_run(self, cmd, timeout=60, check=False):
+    def ns_run(self, cmd, timeout=60, check=False, stdin_text=None):
         return subprocess.run(["ip", "netns", "exec", self.ns] + list(cmd), capture_output=True, text=True,
-                              timeout=timeout, check=check)
+                              timeout=timeout, check=check, input=stdin_text)
 
     def api(self, method, path, body=None, timeout=30):
         """REST call to hybridlbd (it listens inside the namespace): (status, parsed JSON or text)."""
         cmd = ["curl", "-s", "-m", str(timeout), "-X", method, "-w", "\n%{http_code}",
                "http://%s:%d%s" % (DAEMON_HOST, DAEMON_PORT, path)]
+        data = None
         if body is not None:
-            cmd += ["-H", "Content-Type: application/json",
-                    "--data-binary", body if isinstance(body, str) else json.dumps(body)]
-        r = self.ns_run(cmd, timeout=timeout + 5)
+            # on stdin, not argv: a 1,000-VIP document exceeds the argument-size limit
+            data = body if isinstance(body, str) else json.dumps(body)
+            cmd += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
+        r = self.ns_run(cmd, timeout=timeout + 5, stdin_text=data)
         text, _, code = r.stdout.rpartition("\n")
         try:
             return int(code), json.loads(text) if text.strip() else None
