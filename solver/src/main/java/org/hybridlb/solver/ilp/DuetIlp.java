@@ -159,6 +159,31 @@ public final class DuetIlp {
         return new DuetIlp(in, current, o).run();
     }
 
+    /**
+     * For tests: {relaxation bound over y_v (with the link-group rows), Lagrangian bound from its
+     * duals, Lagrangian bound from zero multipliers}, each run for up to {@code seconds}.
+     */
+    static double[] boundsForTest(Instance in, double seconds) {
+        DuetIlp d = new DuetIlp(in, null, Options.defaults());
+        Usage empty = d.m.newUsage();
+        d.buildColumns(empty);
+        double now = System.nanoTime() / 1e9;
+        double y = d.relaxationBound(empty, now + seconds);
+        double[] seeds = d.relaxationSeeds(now + seconds);
+        double seeded = d.search.lagrangianBound(0, System.nanoTime() / 1e9 + seconds, seeds);
+        double fromZero = d.search.lagrangianBound(0, System.nanoTime() / 1e9 + seconds, null);
+        return new double[] {y, seeded, fromZero};
+    }
+
+    /** For tests: the congestion-aware greedy and a short local search from it, as exact usages. */
+    static Usage[] searchForTest(Instance in, double seconds, long seed) {
+        DuetIlp d = new DuetIlp(in, null, Options.defaults());
+        d.buildColumns(d.m.newUsage());
+        Usage g = d.search.greedy(Assignments.usageOf(in, Algorithms.get("greedy-skip").assign(in, null)));
+        Usage better = d.search.improve(g, System.nanoTime() / 1e9 + seconds, seed, Double.POSITIVE_INFINITY);
+        return new Usage[] {g, better};
+    }
+
     private Assignment run() {
         long t0 = System.nanoTime();
         double deadline = t0 / 1e9 + o.mip.timeLimitSeconds;
@@ -207,7 +232,8 @@ public final class DuetIlp {
                         (System.nanoTime() - l0) / 1e9));
                 bound = Math.min(bound, lagrange);
             }
-            Usage found = localSearch(g, deadline);
+            // stop once within the requested gap of the bound
+            Usage found = localSearch(g, deadline, bound / (1 + o.mip.relativeGap));
             if (found != null && share(found) > bestShare) {
                 best = found;
                 bestShare = share(found);
@@ -340,12 +366,13 @@ public final class DuetIlp {
      * {@link #SEARCH_TIME_SHARE_LINK_BOUND} of the time left, else {@link #SEARCH_TIME_SHARE}:
      * there the memory rows bind and SCIP does better with the time.
      */
-    private Usage localSearch(Usage g, double deadline) {
+    private Usage localSearch(Usage g, double deadline, double stopShare) {
         long s0 = System.nanoTime();
         double left = deadline - System.nanoTime() / 1e9 - finishMargin();
+        // all the time only where SCIP cannot have the full model (on small fabrics it solves it)
         double until = System.nanoTime() / 1e9
-                + left * (linkBound ? SEARCH_TIME_SHARE_LINK_BOUND : SEARCH_TIME_SHARE);
-        Usage best = search.improve(g, until, 1);
+                + left * (linkBound && !allColumns ? SEARCH_TIME_SHARE_LINK_BOUND : SEARCH_TIME_SHARE);
+        Usage best = search.improve(g, until, 1, stopShare * in.totalTrafficBps());
         if (share(g) > share(best)) {
             best = g;
         }

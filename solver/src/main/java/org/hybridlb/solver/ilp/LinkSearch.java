@@ -305,9 +305,10 @@ final class LinkSearch {
     /**
      * Ruin and recreate from {@code start} until {@code deadline} (seconds, nanoTime scale):
      * each step takes off the VIPs on a random nearly full link (or a random switch), re-inserts,
-     * and keeps the result when it carries at least as much traffic.
+     * and keeps the result when it carries at least as much traffic; stops early once it carries
+     * {@code stopCarried} bits/s.
      */
-    Usage improve(Usage start, double deadline, long seed) {
+    Usage improve(Usage start, double deadline, long seed, double stopCarried) {
         load(start);
         Random r = new Random(seed);
         int nv = in.vipCount();
@@ -321,7 +322,7 @@ final class LinkSearch {
         int[] removed = new int[nv];
         double bestCarried = carried;
         int steps = 0;
-        while (System.nanoTime() / 1e9 < deadline) {
+        while (System.nanoTime() / 1e9 < deadline && carried < stopCarried) {
             steps++;
             System.arraycopy(place, 0, savePlace, 0, nv);
             System.arraycopy(lu, 0, saveLu, 0, nl);
