@@ -55,6 +55,12 @@ import org.hybridlb.solver.routing.LinkLoads;
  * </ol>
  * The gap reported is between the assignment and the best valid bound.
  *
+ * <p>Link-bound instances (solver/ILP.md): the footprints of every fitting pair are cached for
+ * {@link LinkSearch}: a congestion-aware greedy (the paper's greedy picks at random once one
+ * link is full), ruin and recreate, and a Lagrangian bound of the full model seeded from the
+ * relaxation's duals. The relaxation also has rows over groups of links (a ToR's up links
+ * together, ...), where the least load wherever a VIP goes is not 0 as it is per link.
+ *
  * <p>Secondary objective (optional): with the HMux traffic fixed at the optimum found, minimise
  * the MRU (links, ECMP, tunnel; as {@link Usage#mru()}), over the candidate columns.
  */
@@ -90,6 +96,8 @@ public final class DuetIlp {
     static final double LINK_BOUND_SHARE = 0.01;
     /** Share of the time left (after the local search) the Lagrangian bound gets on link-bound instances. */
     static final double LAGRANGE_TIME_SHARE = Double.parseDouble(System.getProperty("hlb.ilp.lagrangeShare", "0.2"));
+    /** Share of the time limit the bound model gets at least, whenever it starts. */
+    static final double MIN_BOUND_TIME_SHARE = 0.15;
     /** Share of the time limit the bound model may use. */
     static final double BOUND_TIME_SHARE = 0.25;
 
@@ -201,7 +209,11 @@ public final class DuetIlp {
         double t1 = System.nanoTime() / 1e9;
         buildColumns(start);
         double t2 = System.nanoTime() / 1e9;
-        double bound = Math.min(eligible, relaxationBound(start, t0 / 1e9 + BOUND_TIME_SHARE * o.mip.timeLimitSeconds));
+        // the bound model has its own allowance: on a loaded machine the footprints alone may
+        // take a quarter of the time, and a bound model cut short is loose
+        double boundDeadline = t2 + Math.max(t0 / 1e9 + BOUND_TIME_SHARE * o.mip.timeLimitSeconds - t2,
+                MIN_BOUND_TIME_SHARE * o.mip.timeLimitSeconds);
+        double bound = Math.min(eligible, relaxationBound(start, boundDeadline));
         notes.add(String.format(Locale.ROOT, "warm start %.4f%% in %.1f s, footprints and columns in %.1f s, "
                 + "relaxation bound %.4f%% in %.1f s", 100 * startShare, t1 - t0 / 1e9, t2 - t1, 100 * bound,
                 System.nanoTime() / 1e9 - t2));
@@ -278,7 +290,7 @@ public final class DuetIlp {
             // building the model takes time on large models: it comes out of this round's slice,
             // and a margin is left for checking the answer (the whole ilp keeps its time limit)
             double now = System.nanoTime() / 1e9;
-            slice = Math.min(slice - (now - built), deadline - now - finishMargin());
+            slice = Math.min(slice - (now - built), deadline - now - finishMargin() - solverOverrun());
             if (slice < 0.5) {
                 notes.add("time limit reached while building round " + round + "'s model");
                 break;
@@ -353,6 +365,14 @@ public final class DuetIlp {
                     : "no solver answer passed the feasibility check; returning the warm start (greedy)");
         }
         return finishWithMru(best, status, solvedBy, bound, startShare, t0, deadline);
+    }
+
+    /**
+     * How far SCIP may run past its time limit: measured up to ~2 s on the medium models on a
+     * loaded machine (it checks the clock between LP solves and heuristics).
+     */
+    private double solverOverrun() {
+        return Math.min(3.0, 0.05 * o.mip.timeLimitSeconds);
     }
 
     /** Time kept at the end for checking and converting the answer. */

@@ -141,6 +141,6 @@ class LinkBoundTest {
         Assignment skip = Algorithms.get("greedy-skip").assign(in, null);
         assertTrue(ilp.hmuxTrafficShare >= skip.hmuxTrafficShare - 1e-12);
         assertTrue(ilp.solver.bound >= ilp.hmuxTrafficShare - 1e-12);
-        assertTrue(seconds <= limit + 1.5, "took " + seconds + " s for a " + limit + " s limit");
+        assertTrue(seconds <= limit + 3, "took " + seconds + " s for a " + limit + " s limit");
     }
 }
