@@ -270,7 +270,11 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
      * prefetched meanwhile).  The connection table must see them in arrival order
      * relative to the pinned frames the full body handles after this pass, so a
      * pinned frame behind any frame left to the full body is left to it as well. */
-    struct hlb_parsed pend_pp[HLB_MAX_BURST];
+    /* A pending frame's tuple as the connection table's key words (bytes 12..19
+     * of the IPv4 header, then the ports and the protocol), with the TCP flags in
+     * bits 40..47 and the IP total length in bits 48..63 of pend_k1. */
+    uint64_t pend_k0[HLB_MAX_BURST], pend_k1[HLB_MAX_BURST];
+    uint64_t pend_rx_bytes = 0;
     const struct hlb_service *pend_svc[HLB_MAX_BURST];
     uint32_t pend_hash[HLB_MAX_BURST];
     uint8_t pend_idx[HLB_MAX_BURST];
@@ -389,14 +393,9 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 hlb_conn_prefetch_bucket(w->ct, h);   /* likely an insert */
             else if (!prefetched)
                 hlb_conn_prefetch(w->ct, h);
-            /* Field by field: a whole-struct copy would keep pl in memory for
-             * every frame. */
-            pend_pp[n_pend].t = pl.t;
-            pend_pp[n_pend].ip_tot_len = pl.ip_tot_len;
-            pend_pp[n_pend].tcp_flags = tcp_flags;
-            pend_pp[n_pend].l3_off = HLB_ETH_HLEN;
-            pend_pp[n_pend].ip_hlen = 20;
-            pend_pp[n_pend].df = pl.df;
+            hlb_conn_key(&pl.t, &pend_k0[n_pend], &pend_k1[n_pend]);
+            pend_k1[n_pend] |= (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
+            pend_rx_bytes += len;
             pend_svc[n_pend] = s;
             pend_hash[n_pend] = h;
             pend_idx[n_pend++] = (uint8_t)i;
@@ -439,6 +438,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                     memcpy(slow, merged, m);
                     n_slow = m;
                     n_pend = 0;
+                    pend_rx_bytes = 0;
                 }
                 i++;
                 break;
@@ -453,18 +453,59 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     /* Pinned frames: the full body's stage 2 (same connection-table steps). */
     if (n_pend) {
         struct burst_acc acc = {.svc = NULL};
+        const struct hlb_conn_table *ct = w->ct;
+        /* The common case decided here: an established TCP segment (no FIN, no RST)
+         * whose live entry sits in its home line, pinned under the running table,
+         * with its timer not due for a refresh.  That is exactly the case in which
+         * pinned_dip() only counts a hit and returns the entry's DIP; every other
+         * case goes to pinned_dip() itself, which finds the same entry. */
+        const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
+        const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
+        const uint32_t gen = t->gen;
+        uint64_t hits = 0;
+        rx_bytes += pend_rx_bytes;
+        handled += n_pend;
         for (unsigned k = 0; k < n_pend; k++) {
             unsigned fi = pend_idx[k];
             const struct hlb_service *ps = pend_svc[k];
-            rx_bytes += HLB_F_LEN(frames[fi]);
-            handled++;
-            int dip = pinned_dip(w, t, ps, &pend_pp[k], pend_hash[k], now);
-            if (HLB_UNLIKELY(dip < 0)) {
-                hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
-                out[fi] = HLB_OUT_DROP;
-                continue;
+            uint64_t k0 = pend_k0[k], k1 = pend_k1[k];
+            uint32_t h = pend_hash[k];
+            int dip = -1;
+            const struct hlb_conn_bucket *cb = hlb_conn_bucket_of(ct, h);
+            unsigned home = hlb_conn_home(h);
+            for (unsigned j = home; j < home + HLB_CONN_LINE_WAYS; j++) {
+                const struct hlb_conn_entry *e = &cb->e[j];
+                uint64_t w0, w1;
+                memcpy(&w0, e, 8);
+                memcpy(&w1, (const uint8_t *)e + 8, 8);
+                if (w0 != k0 || ((w1 ^ k1) & HLB_CONN_K1_MASK) || e->state == HLB_CONN_FREE ||
+                    !hlb_time_after(e->expire, now))
+                    continue;
+                /* The entry hlb_conn_find() returns. */
+                if (HLB_LIKELY(e->state == HLB_CONN_EST && (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
+                               !((k1 >> 40) & (HLB_TCP_RST | HLB_TCP_FIN)) &&
+                               e->table_gen == gen &&
+                               (uint32_t)(e->expire - now) + est_slack >= est_to)) {
+                    dip = (int)e->dip_index;
+                    hits++;
+                }
+                break;
             }
-            uint32_t inner = pend_pp[k].ip_tot_len;
+            if (dip < 0) {
+                struct hlb_parsed pp = {
+                    .t = {.src_ip = (uint32_t)k0, .dst_ip = (uint32_t)(k0 >> 32),
+                          .src_port = (uint16_t)k1, .dst_port = (uint16_t)(k1 >> 16),
+                          .proto = (uint8_t)(k1 >> 32)},
+                    .l3_off = HLB_ETH_HLEN, .ip_tot_len = (uint16_t)(k1 >> 48), .ip_hlen = 20,
+                    .tcp_flags = (uint8_t)(k1 >> 40)};
+                dip = pinned_dip(w, t, ps, &pp, h, now);
+                if (HLB_UNLIKELY(dip < 0)) {
+                    hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
+                    out[fi] = HLB_OUT_DROP;
+                    continue;
+                }
+            }
+            uint32_t inner = (uint32_t)(k1 >> 48);
             uint32_t pgre = ps->encap == HLB_ENCAP_GRE;
             HLB_BURST_FRAME pf = frames[fi];
             uint8_t *pd = HLB_F_DATA(pf);
@@ -477,6 +518,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             acc.svc_bytes += inner;
         }
         acc_flush_svc(&acc, t);
+        w->st.conn_hits += hits;
     }
 #undef HLB_LEAN_ENCAP
     w->pinned_recently = n_pend != 0;
