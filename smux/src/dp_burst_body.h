@@ -229,7 +229,6 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         hdr[port][15] = 0;
     }
     uint32_t base_sum[2];
-    uint32_t src = hlb_ntohl(c->self_ip);
     for (int gre = 0; gre < 2; gre++) {
         uint8_t *b = hdr[HLB_MAX_PORTS + gre];
         uint8_t proto = gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP;
@@ -238,8 +237,11 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         b[6] = c->outer_ttl;
         b[7] = proto;
         memcpy(b + 10, &c->self_ip, 4);
-        base_sum[gre] = 0x4500u + HLB_IP_DF + ((uint32_t)c->outer_ttl << 8 | proto) +
-                        (src >> 16) + (src & 0xffff);
+        /* In memory order: the header's 16-bit words as little-endian loads see
+         * them.  A one's complement sum commutes with swapping the bytes of every
+         * word (RFC 1071 2.B), so the checksum comes out ready to store. */
+        base_sum[gre] = 0x45u + hlb_htons(HLB_IP_DF) + ((uint32_t)proto << 8 | c->outer_ttl) +
+                        (c->self_ip >> 16) + (c->self_ip & 0xffff);
     }
     const __m128i eth0 = _mm_loadu_si128((const __m128i *)hdr[0]);
     const __m128i eth1 = _mm_loadu_si128((const __m128i *)hdr[1]);
@@ -319,16 +321,17 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         uint8_t *start = de - overhead;                                                 \
         uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
         uint32_t tot = (inner) + overhead;                                              \
-        const struct hlb_dip *dp = &t->dips[dip];                                       \
-        uint32_t sum = (bsum) + tos + tot + dp->outer_sum;                              \
+        uint32_t tot_be = hlb_htons((uint16_t)tot);                                     \
+        uint32_t odst = t->dips[dip].outer;                                             \
+        uint32_t sum = (bsum) + (tos << 8) + tot_be + (odst & 0xffff) + (odst >> 16);   \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
         __m128i a = _mm_insert_epi8(out_port ? eth1 : eth0, (int)tos, 15);              \
-        __m128i b = _mm_insert_epi16((ip_hdr), hlb_htons((uint16_t)tot), 0);            \
-        b = _mm_insert_epi16(b, hlb_htons((uint16_t)~sum), 4);                          \
+        __m128i b = _mm_insert_epi16((ip_hdr), (int)tot_be, 0);                         \
+        b = _mm_insert_epi16(b, (int)(uint16_t)~sum, 4);                                \
         _mm_storeu_si128((__m128i *)start, a);                                          \
         _mm_storeu_si128((__m128i *)(start + 16), b);                                   \
-        memcpy(start + 30, &dp->outer, 4);                                              \
+        memcpy(start + 30, &odst, 4);                                                   \
         if (gre) {                                                                      \
             uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);  /* flags/version 0, IPv4 */    \
             memcpy(start + 34, &g, 4);                                                  \
