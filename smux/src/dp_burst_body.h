@@ -188,6 +188,106 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 }
 
 
+#define HLB_PASTE2(a, b) a##b
+#define HLB_PASTE(a, b) HLB_PASTE2(a, b)
+#define HLB_RUN_FN HLB_PASTE(HLB_FAST_FN, _run)
+
+/* The outer header of one forwarded frame (the lean pass's encapsulation): expects
+ * two_port, burst_port, eth0, eth1, t, out, fwd_bytes, fwd and dctr in scope. */
+#define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
+    do {                                                                                \
+        uint32_t overhead = 20u + 4u * (gre);                                           \
+        uint16_t out_port = two_port ? 1 : HLB_F_IN_PORT(fe, burst_port);               \
+        uint8_t *start = de - overhead;                                                 \
+        uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
+        uint32_t tot = (inner) + overhead;                                              \
+        uint32_t tot_be = hlb_htons((uint16_t)tot);                                     \
+        uint32_t odst = t->dips[dip].outer;                                             \
+        uint32_t sum = (bsum) + (tos << 8) + tot_be + (odst & 0xffff) + (odst >> 16);   \
+        sum = (sum & 0xffff) + (sum >> 16);                                             \
+        sum = (sum & 0xffff) + (sum >> 16);                                             \
+        __m128i a = _mm_insert_epi8(out_port ? eth1 : eth0, (int)tos, 15);              \
+        __m128i b = _mm_insert_epi16((ip_hdr), (int)tot_be, 0);                         \
+        b = _mm_insert_epi16(b, (int)(uint16_t)~sum, 4);                                \
+        _mm_storeu_si128((__m128i *)start, a);                                          \
+        _mm_storeu_si128((__m128i *)(start + 16), b);                                   \
+        memcpy(start + 30, &odst, 4);                                                   \
+        if (gre) {                                                                      \
+            uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);  /* flags/version 0, IPv4 */    \
+            memcpy(start + 34, &g, 4);                                                  \
+        }                                                                               \
+        uint32_t flen = HLB_ETH_HLEN + tot;                                             \
+        HLB_F_PUSH(fe, overhead, flen);                                                 \
+        out[k] = (uint8_t)out_port;                                                     \
+        fwd_bytes += flen;                                                              \
+        fwd++;                                                                          \
+        dctr[dip].packets++;                                                            \
+        dctr[dip].bytes += (inner);                                                     \
+    } while (0)
+
+/* What a run of frames to one unpinned crc32 service with a slot array needs, and
+ * what the run adds up (HLB_RUN_FN). */
+struct lean_run {
+    const struct hlb_vip_table *t;
+    struct hlb_counter *dctr;
+    const uint32_t *slot;
+    uint64_t key, m;
+    __m128i eth0, eth1, ip;
+    uint32_t crc, port0, total, gre, bsum, mtu, two_port;
+    /* out */
+    uint64_t rx_bytes, fwd_bytes, inner_bytes;
+    unsigned fwd;
+};
+
+/* The lean pass's inner loop for such a run: frames i, i+1, ... as long as each is
+ * a frame the lean pass accepts for that same service; returns the index of the
+ * first frame it did not take (the lean pass goes on from there).  A function of
+ * its own, with every input copied into locals, so that its few values stay in
+ * registers instead of competing with the whole lean pass's. */
+static __attribute__((noinline)) unsigned
+HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i, unsigned n,
+           uint16_t burst_port)
+{
+    const struct hlb_vip_table *t = r->t;
+    struct hlb_counter *dctr = r->dctr;
+    const uint32_t *slot = r->slot;
+    const uint64_t key = r->key, m = r->m;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t crc = r->crc, port0 = r->port0, total = r->total, gre = r->gre;
+    const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
+    const int two_port = (int)r->two_port;
+    uint64_t rx_bytes = 0, fwd_bytes = 0, inner_bytes = 0;
+    unsigned fwd = 0;
+    (void)burst_port;
+    for (; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+            break;
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        struct hlb_parsed pl;
+        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
+            break;
+        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
+            break;
+        uint32_t inner = pl.ip_tot_len;
+        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
+            break;
+        uint32_t h = crc ^ hlb_crc32_src(pl.t.src_ip) ^ hlb_crc32_sport(pl.t.src_port);
+        if (port0)
+            h ^= hlb_crc32_dport(pl.t.dst_port);
+        int dip = (int)slot[hlb_fastmod(h, m, total)];
+        HLB_LEAN_ENCAP(i, f, d, gre, ip, bsum, dip, inner);
+        rx_bytes += len;
+        inner_bytes += inner;
+    }
+    r->rx_bytes = rx_bytes;
+    r->fwd_bytes = fwd_bytes;
+    r->inner_bytes = inner_bytes;
+    r->fwd = fwd;
+    return i;
+}
+
 /* The lean pass run first over a burst.  It finishes the common frames: untagged
  * IPv4 TCP/UDP without options, forwarded to an unpinned service, or to a pinned
  * one through the same connection-table step as the full body (pinned_dip, after
@@ -314,37 +414,6 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         }
     }
 
-#define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
-    do {                                                                                \
-        uint32_t overhead = 20u + 4u * (gre);                                           \
-        uint16_t out_port = two_port ? 1 : HLB_F_IN_PORT(fe, burst_port);               \
-        uint8_t *start = de - overhead;                                                 \
-        uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
-        uint32_t tot = (inner) + overhead;                                              \
-        uint32_t tot_be = hlb_htons((uint16_t)tot);                                     \
-        uint32_t odst = t->dips[dip].outer;                                             \
-        uint32_t sum = (bsum) + (tos << 8) + tot_be + (odst & 0xffff) + (odst >> 16);   \
-        sum = (sum & 0xffff) + (sum >> 16);                                             \
-        sum = (sum & 0xffff) + (sum >> 16);                                             \
-        __m128i a = _mm_insert_epi8(out_port ? eth1 : eth0, (int)tos, 15);              \
-        __m128i b = _mm_insert_epi16((ip_hdr), (int)tot_be, 0);                         \
-        b = _mm_insert_epi16(b, (int)(uint16_t)~sum, 4);                                \
-        _mm_storeu_si128((__m128i *)start, a);                                          \
-        _mm_storeu_si128((__m128i *)(start + 16), b);                                   \
-        memcpy(start + 30, &odst, 4);                                                   \
-        if (gre) {                                                                      \
-            uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);  /* flags/version 0, IPv4 */    \
-            memcpy(start + 34, &g, 4);                                                  \
-        }                                                                               \
-        uint32_t flen = HLB_ETH_HLEN + tot;                                             \
-        HLB_F_PUSH(fe, overhead, flen);                                                 \
-        out[k] = (uint8_t)out_port;                                                     \
-        fwd_bytes += flen;                                                              \
-        fwd++;                                                                          \
-        dctr[dip].packets++;                                                            \
-        dctr[dip].bytes += (inner);                                                     \
-    } while (0)
-
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
         if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
@@ -420,6 +489,22 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         handled++;
         run_packets++;
         run_bytes += inner;
+        if (HLB_LIKELY(sv_slots) && i + 1 < n) {
+            /* The frames behind, while they go to the same service: its own loop. */
+            struct lean_run r = {.t = t, .dctr = dctr, .slot = sv_slot, .key = last_key,
+                                 .m = sv_m, .eth0 = eth0, .eth1 = eth1, .ip = sv_ip,
+                                 .crc = sv_crc, .port0 = sv_port0, .total = sv_total,
+                                 .gre = sv_gre, .bsum = sv_bsum, .mtu = mtu,
+                                 .two_port = (uint32_t)two_port};
+            unsigned next = HLB_RUN_FN(&r, frames, out, i + 1, n, burst_port);
+            rx_bytes += r.rx_bytes;
+            fwd_bytes += r.fwd_bytes;
+            fwd += r.fwd;
+            handled += r.fwd;
+            run_packets += r.fwd;
+            run_bytes += r.inner_bytes;
+            i = next - 1;
+        }
         continue;
     slow_frame:
         slow[n_slow++] = (uint8_t)i;
@@ -523,7 +608,6 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         acc_flush_svc(&acc, t);
         w->st.conn_hits += hits;
     }
-#undef HLB_LEAN_ENCAP
     w->pinned_recently = n_pend != 0;
     w->st.rx_packets += handled;
     w->st.lean_packets += handled;
@@ -557,6 +641,10 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
     return n_slow;
 }
 
+#undef HLB_LEAN_ENCAP
+#undef HLB_RUN_FN
+#undef HLB_PASTE
+#undef HLB_PASTE2
 #undef HLB_BURST_FN
 #undef HLB_FULL_FN
 #undef HLB_FAST_FN
