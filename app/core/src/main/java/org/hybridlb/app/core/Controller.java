@@ -575,22 +575,27 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         return out;
     }
 
-    /** The topology the solver sees: failed switches keep their links but offer no table entries. */
+    /**
+     * The topology the solver sees: failed and drained switches keep their links (traffic still
+     * crosses them) but offer no table entries, so no VIP is placed on them.
+     */
     private Topology solverTopology() {
         Topology t = ports.topology.topology();
-        if (down.isEmpty()) {
+        Set<String> off = new HashSet<>(down);
+        off.addAll(state.drained);
+        if (off.isEmpty()) {
             return t;
         }
-        if (solverTopologyOf == t && down.equals(solverTopologyDown)) {
+        if (solverTopologyOf == t && off.equals(solverTopologyDown)) {
             return solverTopology;
         }
         List<Switch> switches = new ArrayList<>();
         for (Switch s : t.switches) {
-            switches.add(down.contains(s.id)
+            switches.add(off.contains(s.id)
                     ? new Switch(s.id, s.role, s.pod, new TableCapacity(s.tables.host, 0, 0)) : s);
         }
         solverTopologyOf = t;
-        solverTopologyDown = new HashSet<>(down);
+        solverTopologyDown = off;
         solverTopology = new Topology(t.name, switches, t.links, t.hosts, t.smuxes);
         return solverTopology;
     }
@@ -1236,6 +1241,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             });
             out.put("heldOnSmuxes", held);
             out.put("downSwitches", new ArrayList<>(down));
+            out.put("drainedSwitches", new ArrayList<>(state.drained));
             out.put("unhealthyDips", new ArrayList<>(new java.util.TreeSet<>(unhealthy)));
             out.put("migrating", migrating());
             if (lastError != null) {
@@ -1306,6 +1312,58 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             out.put("controller", counters);
             return out;
         });
+    }
+
+    @Override
+    public List<Map<String, Object>> switches() {
+        return call(() -> {
+            List<Map<String, Object>> out = new ArrayList<>();
+            for (Switch s : ports.topology.topology().switches) {
+                out.add(describe(s));
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public Map<String, Object> setDrained(String switchId, boolean drained) {
+        return call(() -> {
+            Switch sw = ports.topology.topology().switches.stream().filter(s -> s.id.equals(switchId)).findFirst()
+                    .orElseThrow(() -> ApiException.notFound("switch", "no switch " + switchId));
+            boolean changed = drained ? state.drained.add(switchId) : state.drained.remove(switchId);
+            if (changed) {
+                try {
+                    persist();
+                } catch (RuntimeException e) {
+                    if (drained) {
+                        state.drained.remove(switchId);
+                    } else {
+                        state.drained.add(switchId);
+                    }
+                    throw new ApiException(503, "unavailable", null, "cannot persist the drain: " + e.getMessage());
+                }
+                LOG.info((drained ? "drained " : "undrained ") + switchId);
+                reconcileSoon((drained ? "drain " : "undrain ") + switchId);
+            }
+            return describe(sw);
+        });
+    }
+
+    private Map<String, Object> describe(Switch s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", s.id);
+        m.put("role", s.role.name().toLowerCase(java.util.Locale.ROOT));
+        m.put("pod", s.pod);
+        m.put("up", !down.contains(s.id));
+        m.put("drained", state.drained.contains(s.id));
+        List<String> vips = new ArrayList<>();
+        state.hmuxes.forEach((v, at) -> {
+            if (at.contains(s.id)) {
+                vips.add(v);
+            }
+        });
+        m.put("vips", vips);
+        return m;
     }
 
     @Override

@@ -28,6 +28,8 @@ public final class ControllerState {
      * send some of its pinned connections to another DIP (Duet §3.5.2).
      */
     public Map<String, Long> heldOnSmuxes = new LinkedHashMap<>();
+    /** Switches drained by the operator: their VIPs migrate away and none lands on them. */
+    public java.util.SortedSet<String> drained = new java.util.TreeSet<>();
     /** The last migration, or the one in flight. */
     public MigrationRecord migration;
 

@@ -181,6 +181,43 @@ class ControllerTest {
     }
 
     @Test
+    void aDrainedSwitchHandsItsVipsToAnotherHmuxThroughTheSmuxesAndTakesNoNewOne() {
+        FakeFabric.MemoryStore store = new FakeFabric.MemoryStore();
+        Controller c = start(store);
+        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        VipEntry before = fabric.switches.get(at).get("10.100.0.1");
+        fabric.takeLog();
+        Map<String, Object> sw = c.setDrained(at, true);
+        assertEquals(true, sw.get("drained"));
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        String now = placement(c, "10.100.0.1");
+        assertNotEquals(at, now, log.toString());
+        assertNotEquals(Assignment.SMUX, now, "moved to another HMux: " + log);
+        assertEquals(before.ports, fabric.switches.get(now).get("10.100.0.1").ports, "same buckets: same hash");
+        assertTrue(indexOf(log, "remove " + at + " 10.100.0.1") >= 0, log.toString());
+        assertTrue(log.stream().noneMatch(l -> l.startsWith("install " + at)), log.toString());
+        assertEquals(null, c.assignment().get("lastError"), "the plan passed the PlanChecker");
+
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.2", 2, 3));
+        c.awaitIdle(20_000);
+        assertNotEquals(at, placement(c, "10.100.0.2"), "nothing lands on a drained switch");
+        Map<String, Object> listed = c.switches().stream().filter(m -> at.equals(m.get("id"))).findFirst().get();
+        assertEquals(true, listed.get("drained"));
+        assertEquals(List.of(), listed.get("vips"));
+
+        c.close();
+        c = start(store);
+        c.reassignNow();
+        c.awaitIdle(20_000);
+        assertEquals(List.of(at), c.assignment().get("drainedSwitches"), "the drain survives a restart");
+        assertEquals(false, c.setDrained(at, false).get("drained"));
+        c.awaitIdle(20_000);
+        assertEquals(List.of(), c.assignment().get("drainedSwitches"));
+    }
+
+    @Test
     void heldVipIsReleasedAfterTheLongestHoldAndTheHoldSurvivesARestart() {
         FakeFabric.MemoryStore store = new FakeFabric.MemoryStore();
         Controller c = start(store);
