@@ -21,9 +21,20 @@ public final class ControllerConfig {
      * (an operator script adding 1,000 VIPs) is planned once; zero reconciles on every change.
      */
     public final Duration settle;
+    /**
+     * A VIP whose pool grew while it was on an HMux stays on the SMuxes until no pinned
+     * connection would change DIP on an HMux (Duet §3.5.2), but at most this long: then it may
+     * return, and the connections that still diverge move (logged with their number).
+     */
+    public final Duration poolGrowthHoldMax;
 
     public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
                             String smuxEncap, Duration requestTimeout, Duration settle) {
+        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, Duration.ofMinutes(10));
+    }
+
+    public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
+                            String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax) {
         if (interval.isNegative()) {
             throw new IllegalArgumentException("interval must not be negative");
         }
@@ -37,6 +48,10 @@ public final class ControllerConfig {
         this.smuxEncap = smuxEncap;
         this.requestTimeout = requestTimeout;
         this.settle = settle;
+        if (poolGrowthHoldMax.isNegative()) {
+            throw new IllegalArgumentException("poolGrowthHoldMax must not be negative");
+        }
+        this.poolGrowthHoldMax = poolGrowthHoldMax;
     }
 
     public static ControllerConfig defaults() {
@@ -45,26 +60,30 @@ public final class ControllerConfig {
     }
 
     public ControllerConfig withInterval(Duration d) {
-        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle);
+        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withAlgorithm(String a) {
-        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle);
+        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withSolver(SolverOptions o) {
-        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle);
+        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withPlanner(PlannerOptions o) {
-        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle);
+        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withSettle(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d, poolGrowthHoldMax);
     }
 
     public ControllerConfig withSmuxEncap(String e) {
-        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle);
+        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle, poolGrowthHoldMax);
+    }
+
+    public ControllerConfig withPoolGrowthHoldMax(Duration d) {
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d);
     }
 }
