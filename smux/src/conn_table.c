@@ -144,6 +144,7 @@ void hlb_conn_delete(struct hlb_conn_table *ct, struct hlb_conn_ref *ref)
 
 void hlb_conn_sweep(struct hlb_conn_table *ct, uint32_t now, uint32_t n)
 {
+    __atomic_store_n(&ct->clock, now, __ATOMIC_RELAXED);
     for (uint32_t k = 0; k < n; k++) {
         struct hlb_conn_bucket *b = &ct->b[ct->sweep_pos];
         ct->sweep_pos = (ct->sweep_pos + 1) & ct->mask;
@@ -153,6 +154,19 @@ void hlb_conn_sweep(struct hlb_conn_table *ct, uint32_t now, uint32_t n)
                 ct->st.entries--;
                 ct->st.evict_timeout++;
             }
+        }
+    }
+}
+
+void hlb_conn_for_each_live(const struct hlb_conn_table *ct,
+                            void (*fn)(const struct hlb_conn_entry *e, void *arg), void *arg)
+{
+    uint32_t now = __atomic_load_n(&ct->clock, __ATOMIC_RELAXED);
+    for (uint64_t k = 0; k <= ct->mask; k++) {
+        for (unsigned i = 0; i < HLB_CONN_WAYS; i++) {
+            struct hlb_conn_entry e = ct->b[k].e[i];   /* a copy: the owner keeps writing */
+            if (e.state != HLB_CONN_FREE && hlb_time_after(e.expire, now))
+                fn(&e, arg);
         }
     }
 }

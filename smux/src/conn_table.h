@@ -72,6 +72,8 @@ struct hlb_conn_table {
     struct hlb_conn_bucket *b;
     uint32_t mask;              /* n_buckets - 1 */
     uint32_t sweep_pos;
+    uint32_t clock;             /* the owner's ms clock at its last sweep (readers
+                                   on other threads judge expiry by it) */
     struct hlb_conn_timeouts to;
     struct hlb_conn_stats st;
     uint64_t capacity;
@@ -200,6 +202,12 @@ void hlb_conn_delete(struct hlb_conn_table *ct, struct hlb_conn_ref *ref);
 
 /* Reclaims expired entries in the next n buckets (incremental garbage collection). */
 void hlb_conn_sweep(struct hlb_conn_table *ct, uint32_t now, uint32_t n);
+
+/* Calls fn(entry, arg) for every live entry (not free, not expired at ct->clock).
+ * Meant for another thread than the owner (the control API): entries may change
+ * under it, so a count built from it is a momentary estimate, never a crash. */
+void hlb_conn_for_each_live(const struct hlb_conn_table *ct,
+                            void (*fn)(const struct hlb_conn_entry *e, void *arg), void *arg);
 
 /* TCP/UDP state machine for the client->VIP direction (DSR: the SMux never sees the
  * server's packets).  Returns the state after a packet with these flags, or FREE

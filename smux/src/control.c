@@ -235,6 +235,73 @@ struct upload {
     int too_big;
 };
 
+/* ---- connections the running table would send elsewhere ---------------------------- */
+
+struct diverging_scan {
+    const struct hlb_vip_table *t;
+    uint64_t *live;                /* per service */
+    uint64_t *diverging;           /* per service */
+};
+
+static int pool_has(const struct hlb_vip_table *t, const struct hlb_service *s,
+                    const struct hlb_conn_entry *e)
+{
+    if (e->table_gen == t->gen && e->dip_index >= s->dip_first &&
+        e->dip_index < s->dip_first + s->dip_count)
+        return t->dips[e->dip_index].ip == e->dip_ip;
+    for (uint32_t d = s->dip_first; d < s->dip_first + s->dip_count; d++)
+        if (t->dips[d].ip == e->dip_ip)
+            return 1;
+    return 0;
+}
+
+static void count_diverging(const struct hlb_conn_entry *e, void *arg)
+{
+    struct diverging_scan *d = arg;
+    const struct hlb_service *s = hlb_table_lookup(d->t, e->dst_ip, e->proto, e->dst_port);
+    if (!s)
+        return;
+    uint32_t i = (uint32_t)(s - d->t->services);
+    d->live[i]++;
+    struct hlb_5tuple tuple = {e->src_ip, e->dst_ip, e->src_port, e->dst_port, e->proto};
+    int pick = hlb_select_dip(d->t, s, &tuple);
+    /* A DIP that left the pool moves its connections anyway; only those whose DIP is
+     * still there and that the stateless choice would move count. */
+    if (pick >= 0 && d->t->dips[pick].ip != e->dip_ip && pool_has(d->t, s, e))
+        d->diverging[i]++;
+}
+
+/* Per VIP service: live pinned connections and how many of them a stateless mux (an
+ * HMux, hashing like this SMux) would send to another DIP than the pinned one. The
+ * controller keeps a VIP whose pool grew on the SMuxes until this is 0 (Duet §3.5.2).
+ * Scans the whole connection table: seconds for tens of millions of slots. */
+static json_t *diverging_report(struct hlb_control *c)
+{
+    pthread_mutex_lock(&c->lock);
+    const struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+    const struct hlb_conn_table *ct = c->cfg.worker->ct;
+    struct diverging_scan d = {t, calloc(t->n_services + 1, 8), calloc(t->n_services + 1, 8)};
+    json_t *services = json_array();
+    if (d.live && d.diverging) {
+        if (ct)
+            hlb_conn_for_each_live(ct, count_diverging, &d);
+        for (uint32_t i = 0; i < t->n_services; i++) {
+            const struct hlb_service *s = &t->services[i];
+            char vip[16];
+            hlb_ip_str(s->vip, vip);
+            json_array_append_new(services, json_pack("{s:s,s:s,s:i,s:I,s:I}", "vip", vip,
+                "proto", hlb_proto_name(s->proto), "port", ntohs(s->port),
+                "connections", (json_int_t)d.live[i], "diverging", (json_int_t)d.diverging[i]));
+        }
+    }
+    json_t *out = json_pack("{s:I,s:b,s:o}", "version", (json_int_t)t->version,
+                            "connTable", ct != NULL, "services", services);
+    pthread_mutex_unlock(&c->lock);
+    free(d.live);
+    free(d.diverging);
+    return out;
+}
+
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, char *text,
                                  size_t len, const char *ctype)
 {
@@ -314,6 +381,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         size_t len;
         char *m = hlb_control_metrics(c, &len);
         return send_text(conn, 200, m, len, "text/plain; version=0.0.4; charset=utf-8");
+    } else if (strcmp(url, "/connections/diverging") == 0 && strcmp(method, "GET") == 0) {
+        return send_json(conn, 200, diverging_report(c));
     } else if (strcmp(url, "/health") == 0 && strcmp(method, "GET") == 0) {
         uint64_t now = c->cfg.now_ms(), hb = atomic_load(c->cfg.heartbeat_ms);
         int alive = now - hb <= c->cfg.health_timeout_ms;

@@ -235,6 +235,16 @@ class ControlApi(unittest.TestCase):
                                         ["10.0.4.1", "10.0.4.2", "10.0.4.3"], conn=True))[0], 200)
         again = [outer_dst(f) for f in self.send_and_collect([flow(i, "A") for i in flows])]
         self.assertEqual(again, first, "a live connection moved when a DIP was added")
+        # The connections a stateless mux would now move (what keeps the VIP off the HMux).
+        grown = ["10.0.4.1", "10.0.4.2", "10.0.4.3"]
+        expect = sum(grown[tl.crc32_pick(f"198.51.{i // 250}.{i % 250 + 1}", V1, 6, 30000 + i, 80,
+                                         [1, 1, 1])] != first[k] for k, i in enumerate(flows))
+        self.assertGreater(expect, 0)
+        status, body = http("GET", "/connections/diverging")
+        self.assertEqual(status, 200, body)
+        svc = json.loads(body)["services"]
+        self.assertEqual([(s["vip"], s["proto"], s["port"], s["connections"], s["diverging"]) for s in svc],
+                         [(V1, "tcp", 80, len(flows), expect)])
         fresh = [outer_dst(f) for f in self.send_and_collect([flow(i, "S") for i in
                                                               range(2000, 2150)])]
         self.assertIn("10.0.4.3", fresh)
