@@ -1,6 +1,7 @@
 package org.hybridlb.app.core;
 
 import java.time.Duration;
+import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.solver.assign.SolverOptions;
 import org.hybridlb.solver.migration.PlannerOptions;
 
@@ -14,6 +15,12 @@ public final class ControllerConfig {
     public final PlannerOptions planner;
     /** How the SMuxes encapsulate: "gre" to match OVS HMuxes, "ipip" for P4/ASIC fabrics. */
     public final String smuxEncap;
+    /**
+     * How the SMuxes pick DIPs (smux/README.md "selection"): "ovs" agrees with OVS HMuxes programmed
+     * with OpenFlow 1.5 {@code selection_method=hash} (hybridlbd), "ovs-dphash" with OVS HMuxes
+     * programmed through OpenFlow 1.3 without a selection method (ONOS), "crc32" with P4 switches.
+     */
+    public final String smuxSelection;
     /** How long a REST call waits for the controller thread. */
     public final Duration requestTimeout;
     /**
@@ -24,11 +31,20 @@ public final class ControllerConfig {
 
     public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
                             String smuxEncap, Duration requestTimeout, Duration settle) {
+        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, "ovs");
+    }
+
+    public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
+                            String smuxEncap, Duration requestTimeout, Duration settle, String smuxSelection) {
         if (interval.isNegative()) {
             throw new IllegalArgumentException("interval must not be negative");
         }
         if (!"gre".equals(smuxEncap) && !"ipip".equals(smuxEncap)) {
             throw new IllegalArgumentException("smuxEncap must be gre or ipip, got " + smuxEncap);
+        }
+        if (!SmuxTable.SELECTIONS.contains(smuxSelection)) {
+            throw new IllegalArgumentException("smuxSelection must be one of " + SmuxTable.SELECTIONS + ", got "
+                    + smuxSelection);
         }
         this.interval = interval;
         this.algorithm = algorithm;
@@ -37,6 +53,7 @@ public final class ControllerConfig {
         this.smuxEncap = smuxEncap;
         this.requestTimeout = requestTimeout;
         this.settle = settle;
+        this.smuxSelection = smuxSelection;
     }
 
     public static ControllerConfig defaults() {
@@ -45,26 +62,30 @@ public final class ControllerConfig {
     }
 
     public ControllerConfig withInterval(Duration d) {
-        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle);
+        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle, smuxSelection);
     }
 
     public ControllerConfig withAlgorithm(String a) {
-        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle);
+        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle, smuxSelection);
     }
 
     public ControllerConfig withSolver(SolverOptions o) {
-        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle);
+        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle, smuxSelection);
     }
 
     public ControllerConfig withPlanner(PlannerOptions o) {
-        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle);
+        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle, smuxSelection);
     }
 
     public ControllerConfig withSettle(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d, smuxSelection);
+    }
+
+    public ControllerConfig withSmuxSelection(String s) {
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, s);
     }
 
     public ControllerConfig withSmuxEncap(String e) {
-        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle);
+        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle, smuxSelection);
     }
 }
