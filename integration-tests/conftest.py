@@ -53,7 +53,10 @@ def emu(tmp_path_factory):
         json.dump(vips, f)
     try:
         subprocess.run([hlbemu.PY, os.path.join(REPO, "topologies", "hlbemu.py"), "start", "--tag", tag,
-                        "--topology", topo_file, "--vips", vip_file], check=True, timeout=240)
+                        "--topology", topo_file, "--vips", vip_file,
+                        # UDP flows unpin 10 s after their last datagram (SMux default 60 s): a VIP whose
+                        # pool grew returns to an HMux sooner once the probes stop
+                        "--smux-udp-timeout", "10"], check=True, timeout=240)
         e = hlbemu.Emu(tag)
         conf_path = os.path.join(e.dir, "hybridlbd.json")
         with open(conf_path) as f:

@@ -37,6 +37,10 @@ def smux_vip_packets(emu, vip):
     return total
 
 
+def hex_ip(ip):
+    return "0x%08x" % int.from_bytes(bytes(int(x) for x in ip.split(".")), "big")
+
+
 def run_probe(emu, node, *args, timeout=120):
     out, err = emu.probe(node, *args).communicate(timeout=timeout)
     assert out.strip(), err
@@ -147,7 +151,13 @@ def test_daemon_restart_mid_traffic_loses_nothing_and_reinstalls_nothing(emu, pl
         "flows lost: %s" % sorted(set(flows_before) - set(after))[:3]
 
 
+def held(emu):
+    return emu.api("GET", "/assignment")[1].get("heldOnSmuxes", {})
+
+
 def test_dip_add_breaks_no_connection_and_failed_dip_moves_only_its_connections(emu, placed):
+    """Duet §3.5.2: the VIP leaves its HMux, the SMuxes (which pin connections) take the DIP, and
+    the VIP returns to an HMux only once no pinned connection would change DIP there."""
     vip, sid = hmux_vip(emu)
     wait_quiet(emu)
     used = {d["ip"] for v in emu.vips for d in v["ports"][0]["dips"]}
@@ -158,17 +168,25 @@ def test_dip_add_breaks_no_connection_and_failed_dip_moves_only_its_connections(
     time.sleep(2)
     code, body = emu.api("POST", "/vips/%s/dips" % vip, {"ip": new_dip, "proto": "any", "port": 0})
     assert code == 201, body
-    assert migration_of(emu, new_dip), "no finished migration for the DIP add: %s" % emu.api("GET", "/migrations")[1]
-    time.sleep(2)
+    rec = migration_of(emu, new_dip)
+    assert rec and rec["state"] == "done", "no finished migration for the DIP add: %s" % emu.api("GET", "/migrations")[1]
+    actions = [(s["action"], s.get("switchId")) for w in rec["plan"]["waves"] for s in w["steps"] if s["vip"] == vip]
+    assert ("withdraw-from-hmux", sid) in actions and "add-dip" in [a for a, _ in actions], actions
+    time.sleep(3)   # a reconcile or two: the pinned connections still keep it on the SMuxes
+    assert placement(emu)[vip] == "smux" and vip in held(emu), emu.api("GET", "/assignment")[1]
+    assert held(emu)[vip]["divergingConnections"] > 0, held(emu)
     t = emu.finish(tcp)
     u = emu.finish(udp)
     assert t["broken"] == 0, t
     assert all(len(c["dips"]) == 1 for c in t["conns"]), "a connection changed DIP: %s" % t["conns"]
     assert all(len(f["dips"]) == 1 for f in u["flows"]), u["flows"]
     assert u["lost"] == 0, "lost %d of %d, outages %s" % (u["lost"], u["sent"], u["outages"][:8])
-    code, m = emu.api("GET", "/migrations")
-    plan = json.dumps([r for r in m["recent"] if new_dip in json.dumps(r)])
-    assert "add-dip" in plan, m
+    # The probes ended (FIN linger and UDP idle: 10 s here): the VIP may return to an HMux.
+    back = wait_for(lambda: placement(emu).get(vip) != "smux" and vip not in held(emu), 120, 1)
+    assert back, "VIP %s still held: %s" % (vip, emu.api("GET", "/assignment")[1])
+    at = placement(emu)[vip]
+    flows = emu.ofctl(bridge(emu, at), "dump-groups")
+    assert new_dip in flows or hex_ip(new_dip) in flows, "the HMux %s pool lacks %s" % (at, new_dip)
 
     # Now fail one DIP (its service stops): only its connections move.
     victim_ip = [d["ip"] for v in emu.vips if v["vip"] == vip for d in v["ports"][0]["dips"]][0]
@@ -196,31 +214,39 @@ def test_dip_add_breaks_no_connection_and_failed_dip_moves_only_its_connections(
 
 
 def test_sticky_migration_hmux_smux_hmux_loses_nothing(emu, placed):
-    """A DIP add on an HMux VIP is the §3.5.2 migration: withdraw from the HMux (SMux serves),
-    add the DIP, announce on an HMux again. Paced UDP stream: zero loss; TCP: no reset."""
+    """Duet §3.7.3: a VIP moves from one HMux to another through the SMuxes (here because the
+    operator drains its switch). Paced UDP stream: zero loss; TCP: no reset, no DIP change."""
     vip, sid = hmux_vip(emu)
     wait_quiet(emu)
-    used = {d["ip"] for v in emu.vips for d in v["ports"][0]["dips"]}
-    cur = emu.api("GET", "/vips/%s" % vip)[1]
-    used |= {d["ip"] for p in cur["ports"] for d in p["dips"]}
-    new_dip = [h["ip"] for h in emu.topo["hosts"] if h["ip"] not in used][-1]
+    seen = {r["id"] for r in emu.api("GET", "/migrations")[1]["recent"]}
     udp = emu.probe(client(emu, 1), "udp", "--vip", vip, "--rate", 500, "--flows", 16, "--duration", 300)
     tcp = emu.probe(client(emu, 2), "tcp", "--vip", vip, "--conns", 4, "--interval", 0.02, "--duration", 300,
                     "--timeout", 60)
     time.sleep(2)
-    code, body = emu.api("POST", "/vips/%s/dips" % vip, {"ip": new_dip, "proto": "any", "port": 0})
-    assert code == 201, body
-    rec = migration_of(emu, new_dip)
-    time.sleep(2)
-    u = emu.finish(udp)
-    t = emu.finish(tcp)
-    assert rec and rec["state"] == "done", emu.api("GET", "/migrations")[1]
-    print("migration %s: %d waves, %d of %d datagrams lost" % (vip, len(rec["plan"]["waves"]), u["lost"], u["sent"]))
-    actions = [s["action"] for w in rec["plan"]["waves"] for s in w["steps"]]
-    assert "withdraw-from-hmux" in actions and "announce-on-hmux" in actions, actions
-    assert u["lost"] == 0, "lost %d of %d: %s" % (u["lost"], u["sent"], u["outages"])
-    assert t["broken"] == 0, "connections reset or timed out: %s" % [c for c in t["conns"] if c["errors"]]
-    assert all(len(c["dips"]) == 1 for c in t["conns"]), t["conns"]
+    code, body = emu.api("POST", "/switches/%s/drain" % sid)
+    try:
+        assert code == 200 and body["drained"], body
+
+        def moved():
+            recs = [r for r in emu.api("GET", "/migrations")[1]["recent"] if r["id"] not in seen
+                    and r.get("state") != "running" and vip in json.dumps(r["plan"])]
+            return recs[0] if recs and placement(emu).get(vip) != sid else None
+        rec = wait_for(moved, 90, 0.5)
+        time.sleep(2)
+        u = emu.finish(udp)
+        t = emu.finish(tcp)
+        assert rec and rec["state"] == "done", emu.api("GET", "/migrations")[1]
+        now = placement(emu)[vip]
+        steps = [(s["action"], s.get("switchId")) for w in rec["plan"]["waves"] for s in w["steps"] if s["vip"] == vip]
+        print("migration %s %s -> %s: %s; %d of %d datagrams lost" % (vip, sid, now, steps, u["lost"], u["sent"]))
+        assert now not in (sid, "smux"), "VIP %s not on another HMux: %s" % (vip, now)
+        assert ("withdraw-from-hmux", sid) in steps and ("announce-on-hmux", now) in steps, steps
+        assert u["lost"] == 0, "lost %d of %d: %s" % (u["lost"], u["sent"], u["outages"])
+        assert t["broken"] == 0, "connections reset or timed out: %s" % [c for c in t["conns"] if c["errors"]]
+        assert all(len(c["dips"]) == 1 for c in t["conns"]), t["conns"]
+        assert all(len(f["dips"]) == 1 for f in u["flows"]), u["flows"]
+    finally:
+        emu.api("DELETE", "/switches/%s/drain" % sid)
 
 
 def test_hmux_switch_failure_smuxes_serve_and_connections_survive(emu, placed):

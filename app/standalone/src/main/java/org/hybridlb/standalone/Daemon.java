@@ -67,7 +67,8 @@ public final class Daemon implements AutoCloseable {
                 stats != null ? stats : overrides.stats, agents != null ? agents : overrides.health,
                 new FileStateStore(config.stateDir.resolve("state.json")));
         ControllerConfig cc = ControllerConfig.defaults().withInterval(config.reconcileInterval)
-                .withAlgorithm(config.algorithm).withSmuxEncap(config.smuxEncap);
+                .withAlgorithm(config.algorithm).withSmuxEncap(config.smuxEncap)
+                .withPoolGrowthHoldMax(config.poolGrowthHoldMax);
         this.controller = new Controller(cc, ports);
     }
 

@@ -30,6 +30,8 @@ public final class DaemonConfig {
     public final Duration routesInterval;
     public final Duration topologyInterval;
     public final Duration healthInterval;
+    /** Longest a VIP whose pool grew waits on the SMuxes for its diverging connections to end. */
+    public final Duration poolGrowthHoldMax;
     public final long commandTimeoutMillis;
     public final long httpTimeoutMillis;
 
@@ -47,6 +49,7 @@ public final class DaemonConfig {
         this.routesInterval = Duration.ofMillis(ms[2]);
         this.topologyInterval = Duration.ofMillis(ms[3]);
         this.healthInterval = Duration.ofMillis(ms[4]);
+        this.poolGrowthHoldMax = Duration.ofMillis(ms[5]);
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.httpTimeoutMillis = httpTimeoutMillis;
     }
@@ -111,7 +114,8 @@ public final class DaemonConfig {
             c.problem("/smuxEncap", "must be \"gre\" or \"ipip\", got \"" + encap + "\"");
         }
         JsonNode iv = c.object(root, "intervals", "", false);
-        c.onlyKnown(iv, "/intervals", Set.of("reconcileMs", "statsMs", "routesMs", "topologyMs", "healthMs"));
+        c.onlyKnown(iv, "/intervals", Set.of("reconcileMs", "statsMs", "routesMs", "topologyMs", "healthMs",
+                "poolGrowthHoldMaxMs"));
         long day = 86_400_000L;
         long[] ms = {
             c.integer(iv, "reconcileMs", "/intervals", 10_000, 0, day),
@@ -119,6 +123,7 @@ public final class DaemonConfig {
             c.integer(iv, "routesMs", "/intervals", 200, 10, day),
             c.integer(iv, "topologyMs", "/intervals", 100, 10, day),
             c.integer(iv, "healthMs", "/intervals", 500, 10, day),
+            c.integer(iv, "poolGrowthHoldMaxMs", "/intervals", 600_000, 0, day),
         };
         JsonNode to = c.object(root, "timeouts", "", false);
         c.onlyKnown(to, "/timeouts", Set.of("commandMs", "httpMs"));
@@ -153,7 +158,7 @@ public final class DaemonConfig {
         InetSocketAddress a = parseListen(ch, listen);
         ch.throwIfAny();
         long[] ms = {c.reconcileInterval.toMillis(), c.statsInterval.toMillis(), c.routesInterval.toMillis(),
-            c.topologyInterval.toMillis(), c.healthInterval.toMillis()};
+            c.topologyInterval.toMillis(), c.healthInterval.toMillis(), c.poolGrowthHoldMax.toMillis()};
         return new DaemonConfig(c.file, c.fabric, c.vips, c.stateDir, a, c.algorithm, c.smuxEncap, ms,
                 c.commandTimeoutMillis, c.httpTimeoutMillis);
     }

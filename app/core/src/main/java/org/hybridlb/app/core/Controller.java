@@ -3,6 +3,7 @@ package org.hybridlb.app.core;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -90,6 +91,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final Counters counters = new Counters();
     /** Configurations of VIPs withdrawn from the SMuxes by the running migration, for its rollback. */
     private final Map<String, Vip> retired = new HashMap<>();
+    /** Diverging connections last counted per held VIP (GET /assignment). */
+    private final Map<String, Long> divergingOfHeld = new HashMap<>();
     private Topology fabricOf;
     private Topology solverTopologyOf;
     private Set<String> solverTopologyDown;
@@ -352,6 +355,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         repair();
         settleMultiHomed();
         removeDipsDirectly();
+        releaseHeldVips();
         persist();
         planAndStart(why);
         counters.lastReconcileMillis = (System.nanoTime() - t0) / 1e6;
@@ -571,22 +575,27 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         return out;
     }
 
-    /** The topology the solver sees: failed switches keep their links but offer no table entries. */
+    /**
+     * The topology the solver sees: failed and drained switches keep their links (traffic still
+     * crosses them) but offer no table entries, so no VIP is placed on them.
+     */
     private Topology solverTopology() {
         Topology t = ports.topology.topology();
-        if (down.isEmpty()) {
+        Set<String> off = new HashSet<>(down);
+        off.addAll(state.drained);
+        if (off.isEmpty()) {
             return t;
         }
-        if (solverTopologyOf == t && down.equals(solverTopologyDown)) {
+        if (solverTopologyOf == t && off.equals(solverTopologyDown)) {
             return solverTopology;
         }
         List<Switch> switches = new ArrayList<>();
         for (Switch s : t.switches) {
-            switches.add(down.contains(s.id)
+            switches.add(off.contains(s.id)
                     ? new Switch(s.id, s.role, s.pod, new TableCapacity(s.tables.host, 0, 0)) : s);
         }
         solverTopologyOf = t;
-        solverTopologyDown = new HashSet<>(down);
+        solverTopologyDown = off;
         solverTopology = new Topology(t.name, switches, t.links, t.hosts, t.smuxes);
         return solverTopology;
     }
@@ -621,10 +630,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             lastError = "assignment: " + e.getMessage();
             return;
         }
+        holdGrowingPools(target);
         Map<String, String> to = new LinkedHashMap<>();
         for (String v : target.keySet()) {
             String at = next.placementOf(v);
-            to.put(v, down.contains(at) ? Assignment.SMUX : at);
+            to.put(v, down.contains(at) || state.heldOnSmuxes.containsKey(v) ? Assignment.SMUX : at);
         }
         lastAssignment = new Assignment(next.algorithm, to, next.hmuxTrafficShare, next.mru, next.smuxCount,
                 next.utilisation, next.provisioning);
@@ -646,7 +656,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             lastError = "migration plan: " + e.getMessage() + " (placements kept)";
             to.clear();
             for (String v : target.keySet()) {
-                to.put(v, from.getOrDefault(v, Assignment.SMUX));
+                to.put(v, state.heldOnSmuxes.containsKey(v) ? Assignment.SMUX : from.getOrDefault(v, Assignment.SMUX));
             }
             toAssignment = new Assignment("installed", to, 0, 0, 0, null);
             try {
@@ -684,6 +694,69 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         retired.clear();
         persist();
         enqueue(() -> runWave(m));
+    }
+
+    /**
+     * DIP addition (Duet §3.5.2): an HMux only hashes, so a VIP whose pool grows goes to (or
+     * stays on) the SMuxes, which pin every connection to its DIP; it may return to an HMux once
+     * no pinned connection would change DIP there ({@link #releaseHeldVips}).
+     */
+    private void holdGrowingPools(Map<String, Vip> target) {
+        state.heldOnSmuxes.keySet().retainAll(target.keySet());
+        for (Map.Entry<String, Vip> e : target.entrySet()) {
+            Vip installed = state.installedVips.get(e.getKey());
+            if (installed != null && !state.heldOnSmuxes.containsKey(e.getKey())
+                    && VipConfigs.grows(installed, e.getValue())) {
+                state.heldOnSmuxes.put(e.getKey(), System.currentTimeMillis());
+                LOG.info("VIP " + e.getKey() + ": pool grows; kept on the SMuxes until no pinned connection"
+                        + " would change DIP on an HMux");
+            }
+        }
+    }
+
+    /**
+     * Lets a held VIP go back to the assignment once its grown pool is installed and no live
+     * SMux holds a connection an HMux would send elsewhere, or after {@code poolGrowthHoldMax}.
+     * An SMux that cannot answer keeps the hold (connections it pins are unknown).
+     */
+    private void releaseHeldVips() {
+        if (state.heldOnSmuxes.isEmpty()) {
+            divergingOfHeld.clear();
+            return;
+        }
+        Map<String, Vip> target = targetConfig();
+        Map<String, Long> diverging = new HashMap<>();
+        boolean counted = true;
+        for (String smux : liveIds()) {
+            try {
+                ports.smux.divergingConnections(smux).forEach((v, n) -> diverging.merge(v, n, Long::sum));
+            } catch (RuntimeException e) {
+                counted = false;
+                LOG.fine("diverging connections of SMux " + smux + ": " + e.getMessage());
+            }
+        }
+        long now = System.currentTimeMillis();
+        for (Iterator<Map.Entry<String, Long>> it = state.heldOnSmuxes.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Long> h = it.next();
+            String v = h.getKey();
+            Vip installed = state.installedVips.get(v);
+            if (installed == null || !target.containsKey(v) || VipConfigs.grows(installed, target.get(v))) {
+                continue; // the grown pool is not on the SMuxes yet
+            }
+            long n = diverging.getOrDefault(v, 0L);
+            divergingOfHeld.put(v, counted ? n : -1);
+            if (counted && n == 0) {
+                LOG.info("VIP " + v + ": no pinned connection would change DIP on an HMux; released after "
+                        + (now - h.getValue()) / 1000 + " s on the SMuxes");
+                it.remove();
+            } else if (now - h.getValue() >= config.poolGrowthHoldMax.toMillis()) {
+                LOG.warning("VIP " + v + ": released after the longest hold (" + config.poolGrowthHoldMax.toSeconds()
+                        + " s); " + (counted ? n + " pinned connections" : "connections not counted")
+                        + " may change DIP on an HMux");
+                it.remove();
+            }
+        }
+        divergingOfHeld.keySet().retainAll(state.heldOnSmuxes.keySet());
     }
 
     /** The measured traffic, restricted to VIPs, DIPs and sources the solver knows. */
@@ -736,6 +809,9 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             recent.remove(recent.size() - 1);
         }
         persist();
+        if (MigrationRecord.DONE.equals(outcome) && !state.heldOnSmuxes.isEmpty()) {
+            requestReconcile("grown pool installed"); // held VIPs may already be free to return
+        }
     }
 
     // ------------------------------------------------------------------ waves
@@ -1156,7 +1232,16 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                     out.put("utilisation", lastAssignment.utilisation);
                 }
             }
+            Map<String, Object> held = new LinkedHashMap<>();
+            state.heldOnSmuxes.forEach((v, since) -> {
+                Map<String, Object> h = new LinkedHashMap<>();
+                h.put("sinceMillis", since);
+                h.put("divergingConnections", divergingOfHeld.get(v));
+                held.put(v, h);
+            });
+            out.put("heldOnSmuxes", held);
             out.put("downSwitches", new ArrayList<>(down));
+            out.put("drainedSwitches", new ArrayList<>(state.drained));
             out.put("unhealthyDips", new ArrayList<>(new java.util.TreeSet<>(unhealthy)));
             out.put("migrating", migrating());
             if (lastError != null) {
@@ -1227,6 +1312,58 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             out.put("controller", counters);
             return out;
         });
+    }
+
+    @Override
+    public List<Map<String, Object>> switches() {
+        return call(() -> {
+            List<Map<String, Object>> out = new ArrayList<>();
+            for (Switch s : ports.topology.topology().switches) {
+                out.add(describe(s));
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public Map<String, Object> setDrained(String switchId, boolean drained) {
+        return call(() -> {
+            Switch sw = ports.topology.topology().switches.stream().filter(s -> s.id.equals(switchId)).findFirst()
+                    .orElseThrow(() -> ApiException.notFound("switch", "no switch " + switchId));
+            boolean changed = drained ? state.drained.add(switchId) : state.drained.remove(switchId);
+            if (changed) {
+                try {
+                    persist();
+                } catch (RuntimeException e) {
+                    if (drained) {
+                        state.drained.remove(switchId);
+                    } else {
+                        state.drained.add(switchId);
+                    }
+                    throw new ApiException(503, "unavailable", null, "cannot persist the drain: " + e.getMessage());
+                }
+                LOG.info((drained ? "drained " : "undrained ") + switchId);
+                reconcileSoon((drained ? "drain " : "undrain ") + switchId);
+            }
+            return describe(sw);
+        });
+    }
+
+    private Map<String, Object> describe(Switch s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", s.id);
+        m.put("role", s.role.name().toLowerCase(java.util.Locale.ROOT));
+        m.put("pod", s.pod);
+        m.put("up", !down.contains(s.id));
+        m.put("drained", state.drained.contains(s.id));
+        List<String> vips = new ArrayList<>();
+        state.hmuxes.forEach((v, at) -> {
+            if (at.contains(s.id)) {
+                vips.add(v);
+            }
+        });
+        m.put("vips", vips);
+        return m;
     }
 
     @Override

@@ -28,23 +28,35 @@ public final class ControllerConfig {
      * (an operator script adding 1,000 VIPs) is planned once; zero reconciles on every change.
      */
     public final Duration settle;
+    /**
+     * A VIP whose pool grew while it was on an HMux stays on the SMuxes until no pinned
+     * connection would change DIP on an HMux (Duet §3.5.2), but at most this long: then it may
+     * return, and the connections that still diverge move (logged with their number).
+     */
+    public final Duration poolGrowthHoldMax;
 
     public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
                             String smuxEncap, Duration requestTimeout, Duration settle) {
-        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, "ovs");
+        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, Duration.ofMinutes(10));
     }
 
     public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
-                            String smuxEncap, Duration requestTimeout, Duration settle, String smuxSelection) {
+                            String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax) {
+        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, "ovs");
+    }
+
+    public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
+                            String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax,
+                            String smuxSelection) {
+        if (!SmuxTable.SELECTIONS.contains(smuxSelection)) {
+            throw new IllegalArgumentException("smuxSelection must be one of " + SmuxTable.SELECTIONS + ", got "
+                    + smuxSelection);
+        }
         if (interval.isNegative()) {
             throw new IllegalArgumentException("interval must not be negative");
         }
         if (!"gre".equals(smuxEncap) && !"ipip".equals(smuxEncap)) {
             throw new IllegalArgumentException("smuxEncap must be gre or ipip, got " + smuxEncap);
-        }
-        if (!SmuxTable.SELECTIONS.contains(smuxSelection)) {
-            throw new IllegalArgumentException("smuxSelection must be one of " + SmuxTable.SELECTIONS + ", got "
-                    + smuxSelection);
         }
         this.interval = interval;
         this.algorithm = algorithm;
@@ -53,6 +65,10 @@ public final class ControllerConfig {
         this.smuxEncap = smuxEncap;
         this.requestTimeout = requestTimeout;
         this.settle = settle;
+        if (poolGrowthHoldMax.isNegative()) {
+            throw new IllegalArgumentException("poolGrowthHoldMax must not be negative");
+        }
+        this.poolGrowthHoldMax = poolGrowthHoldMax;
         this.smuxSelection = smuxSelection;
     }
 
@@ -62,30 +78,42 @@ public final class ControllerConfig {
     }
 
     public ControllerConfig withInterval(Duration d) {
-        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle, smuxSelection);
+        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, smuxSelection);
     }
 
     public ControllerConfig withAlgorithm(String a) {
-        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle, smuxSelection);
+        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, smuxSelection);
     }
 
     public ControllerConfig withSolver(SolverOptions o) {
-        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle, smuxSelection);
+        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, smuxSelection);
     }
 
     public ControllerConfig withPlanner(PlannerOptions o) {
-        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle, smuxSelection);
+        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, smuxSelection);
     }
 
     public ControllerConfig withSettle(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d, smuxSelection);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d,
+                poolGrowthHoldMax, smuxSelection);
     }
 
     public ControllerConfig withSmuxSelection(String s) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, s);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, s);
     }
 
     public ControllerConfig withSmuxEncap(String e) {
-        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle, smuxSelection);
+        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle,
+                poolGrowthHoldMax, smuxSelection);
+    }
+
+    public ControllerConfig withPoolGrowthHoldMax(Duration d) {
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d,
+                smuxSelection);
     }
 }

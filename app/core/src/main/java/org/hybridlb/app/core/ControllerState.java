@@ -23,6 +23,13 @@ public final class ControllerState {
     public Map<String, Vip> installedVips = new LinkedHashMap<>();
     /** HMux switches each installed VIP is announced on (two only during make-before-break). */
     public Map<String, List<String>> hmuxes = new LinkedHashMap<>();
+    /**
+     * VIP -> since when (epoch ms) it is kept on the SMuxes because its pool grew: an HMux would
+     * send some of its pinned connections to another DIP (Duet §3.5.2).
+     */
+    public Map<String, Long> heldOnSmuxes = new LinkedHashMap<>();
+    /** Switches drained by the operator: their VIPs migrate away and none lands on them. */
+    public java.util.SortedSet<String> drained = new java.util.TreeSet<>();
     /** The last migration, or the one in flight. */
     public MigrationRecord migration;
 

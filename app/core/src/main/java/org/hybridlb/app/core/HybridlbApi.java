@@ -38,4 +38,17 @@ public interface HybridlbApi {
     Map<String, Object> stats();
 
     Map<String, Object> reassignNow();
+
+    /** Every switch: id, role, pod, {@code up}, {@code drained} and the VIPs it serves as HMux. */
+    default List<Map<String, Object>> switches() {
+        throw new ApiException(501, "not implemented", null, "switches are not listed here");
+    }
+
+    /**
+     * Drains {@code switchId} (maintenance): its VIPs migrate away through the SMuxes (Duet §3.4.2,
+     * no packet lost) and no VIP lands on it until undrained. Persisted; returns the switch.
+     */
+    default Map<String, Object> setDrained(String switchId, boolean drained) {
+        throw new ApiException(501, "not implemented", null, "switches cannot be drained here");
+    }
 }

@@ -111,6 +111,14 @@ final class VipConfigs {
         return new Vip(installed.vip, want.aggregate, ports); // an aggregate change needs no detour
     }
 
+    /**
+     * Whether going from {@code installed} to {@code want} adds to a pool (a DIP, a new weight or
+     * tunnel endpoint): a stateless hash would then move connections, a removal would not.
+     */
+    static boolean grows(Vip installed, Vip want) {
+        return !sameConfig(restrict(want, installed), want);
+    }
+
     static boolean sameDip(Dip a, Dip b) {
         return a.ip.equals(b.ip) && a.weight == b.weight && Objects.equals(a.tunnelEndpoint(), b.tunnelEndpoint());
     }

@@ -2,6 +2,7 @@ package org.hybridlb.app.core;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -149,6 +150,15 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     public synchronized SmuxTable getTable(String smuxId) {
         reads++;
         return tables.getOrDefault(smuxId, new SmuxTable(0, List.of()));
+    }
+
+    /** Per SMux, per VIP: pinned connections an HMux would move (what the SMuxes report). */
+    final Map<String, Map<String, Long>> diverging = new HashMap<>();
+
+    @Override
+    public synchronized Map<String, Long> divergingConnections(String smuxId) {
+        reads++;
+        return new HashMap<>(diverging.getOrDefault(smuxId, Map.of()));
     }
 
     // sources

@@ -144,6 +144,19 @@ class RestResourcesTest {
     }
 
     @Test
+    void switchesAreListedAndAnUnknownOneCannotBeDrained() {
+        Reply r = call("GET", "switches", null);
+        assertEquals(200, r.status);
+        assertEquals(topo.switches.size(), r.body.path("switches").size(), r.body.toString());
+        assertEquals(false, r.body.path("switches").get(0).path("drained").asBoolean(true));
+        refused(404, "switch", "no switch tor-9-9", "POST", "switches/tor-9-9/drain", null);
+        refused(404, "switch", "no switch tor-9-9", "DELETE", "switches/tor-9-9/drain", null);
+        store.broken = true;
+        refused(503, null, "No space left", "POST", "switches/" + topo.switches.get(0).id + "/drain", null);
+        store.broken = false;
+    }
+
+    @Test
     void aChangeThatCannotBePersistedIsRefusedAndForgotten() {
         store.broken = true;
         refused(503, null, "No space left", "POST", "vips", vip("10.100.0.2", host(1)));

@@ -36,7 +36,8 @@ import picocli.CommandLine.ParentCommand;
         description = "Client of the hybridlbd REST API.",
         subcommands = {HybridlbCli.Vips.class, HybridlbCli.VipCmd.class, HybridlbCli.DipCmd.class,
             HybridlbCli.AssignmentCmd.class, HybridlbCli.Reassign.class, HybridlbCli.Smuxes.class,
-            HybridlbCli.Stats.class, HybridlbCli.Migrations.class})
+            HybridlbCli.Stats.class, HybridlbCli.Migrations.class, HybridlbCli.Switches.class,
+            HybridlbCli.Drain.class, HybridlbCli.Undrain.class})
 public final class HybridlbCli implements Callable<Integer> {
     public static final ObjectMapper JSON = new ObjectMapper();
 
@@ -487,6 +488,7 @@ public final class HybridlbCli implements Callable<Integer> {
             }
             b.append('\n');
             b.append("down switches: ").append(list(n.path("downSwitches")))
+                    .append("; drained: ").append(list(n.path("drainedSwitches")))
                     .append("; unhealthy DIPs: ").append(list(n.path("unhealthyDips")))
                     .append("; migrating: ").append(n.path("migrating").asBoolean() ? "yes" : "no").append('\n');
             if (n.has("lastError")) {
@@ -529,6 +531,54 @@ public final class HybridlbCli implements Callable<Integer> {
                 b.append("last error: ").append(n.path("lastError").asText()).append('\n');
             }
             return b.toString();
+        }
+    }
+
+    @Command(name = "switches", description = "The switches: up, drained, and the VIPs each serves as HMux.")
+    static final class Switches extends Sub {
+        @Override
+        JsonNode fetch() {
+            return cli.call("GET", "/switches", null, 200);
+        }
+
+        @Override
+        String render(JsonNode n) {
+            Table t = new Table("SWITCH", "ROLE", "POD", "UP", "DRAINED", "HMUX VIPS");
+            for (JsonNode s : n.path("switches")) {
+                t.row(s.path("id").asText(), s.path("role").asText(), s.path("pod").isNull() ? "-" : s.path("pod").asText(),
+                        s.path("up").asBoolean() ? "yes" : "NO", s.path("drained").asBoolean() ? "yes" : "no",
+                        list(s.path("vips")));
+            }
+            return t.size() == 0 ? "no switches\n" : t.render();
+        }
+    }
+
+    /** drain / undrain: one switch, printed as a one-line summary. */
+    abstract static class DrainBase extends Sub {
+        @Parameters(index = "0", paramLabel = "SWITCH", description = "switch id, e.g. agg-1-0")
+        String switchId;
+
+        @Override
+        String render(JsonNode s) {
+            return s.path("id").asText() + (s.path("drained").asBoolean()
+                    ? ": drained; its VIPs migrate to other HMuxes through the SMuxes (hybridlb migrations)\n"
+                    : ": not drained; VIPs may be placed on it again\n");
+        }
+    }
+
+    @Command(name = "drain", description = "Maintenance: move every VIP off a switch without loss, place none on it.")
+    static final class Drain extends DrainBase {
+        @Override
+        JsonNode fetch() {
+            return cli.call("POST", "/switches/" + enc(switchId) + "/drain", null, 200);
+        }
+    }
+
+    @Command(name = "undrain", description = "End a drain: the switch may serve VIPs again.")
+    static final class Undrain extends DrainBase {
+        @Override
+        JsonNode fetch() {
+            return cli.call("DELETE", "/switches/" + enc(switchId) + "/drain", null, 200);
         }
     }
 

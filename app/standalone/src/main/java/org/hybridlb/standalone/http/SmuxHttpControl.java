@@ -1,11 +1,14 @@
 package org.hybridlb.standalone.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.Json;
 import org.hybridlb.app.core.model.SmuxTable;
@@ -13,7 +16,8 @@ import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.standalone.Fabric;
 
-/** The SMux control API over HTTP (smux/README.md, smux/src/control.c): {@code PUT/GET /table}, {@code /metrics}. */
+/** The SMux control API over HTTP (smux/README.md, smux/src/control.c): {@code PUT/GET /table}, {@code /metrics},
+ * {@code /connections/diverging}. */
 public final class SmuxHttpControl implements SmuxControl {
     private static final Logger LOG = Logger.getLogger(SmuxHttpControl.class.getName());
 
@@ -64,6 +68,23 @@ public final class SmuxHttpControl implements SmuxControl {
         } catch (IllegalArgumentException e) {
             throw new SouthboundException("SMux " + smuxId + " GET /table: " + e.getMessage(), e);
         }
+    }
+
+    @Override
+    public Map<String, Long> divergingConnections(String smuxId) {
+        HttpResponse<String> r = send(smuxId, HttpRequest.newBuilder(uri(smuxId, "/connections/diverging")).GET());
+        if (r.statusCode() != 200) {
+            throw new SouthboundException("SMux " + smuxId + " GET /connections/diverging: HTTP " + r.statusCode());
+        }
+        Map<String, Long> out = new TreeMap<>();
+        try {
+            for (JsonNode s : Json.MAPPER.readTree(r.body()).path("services")) {
+                out.merge(s.path("vip").asText(), s.path("diverging").asLong(), Long::sum);
+            }
+        } catch (IOException e) {
+            throw new SouthboundException("SMux " + smuxId + " GET /connections/diverging: " + e.getMessage(), e);
+        }
+        return out;
     }
 
     /** The SMux's Prometheus text ({@code GET /metrics}). */

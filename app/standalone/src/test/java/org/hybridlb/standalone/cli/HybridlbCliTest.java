@@ -109,6 +109,27 @@ class HybridlbCliTest {
         }
 
         @Override
+        public List<Map<String, Object>> switches() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("id", "agg-0-0");
+            m.put("role", "agg");
+            m.put("pod", 0);
+            m.put("up", true);
+            m.put("drained", true);
+            m.put("vips", List.of("10.100.0.1", "10.100.0.2"));
+            return List.of(m);
+        }
+
+        @Override
+        public Map<String, Object> setDrained(String switchId, boolean drained) {
+            calls.add((drained ? "drain " : "undrain ") + switchId);
+            if (!switchId.equals("agg-0-0")) {
+                throw ApiException.notFound("switch", "no switch " + switchId);
+            }
+            return Map.of("id", switchId, "drained", drained);
+        }
+
+        @Override
         public Map<String, Object> migrations() {
             Map<String, Object> rec = new LinkedHashMap<>();
             rec.put("id", 3);
@@ -238,7 +259,7 @@ class HybridlbCliTest {
         String[] r = run("assignment");
         assertEquals("VIP         INSTALLED  TARGET\n10.100.0.1  tor-0-1    agg-0-0\n"
                 + "algorithm sticky, HMux traffic share 93.0%, MRU 0.213, SMuxes needed 1\n"
-                + "down switches: core-1; unhealthy DIPs: none; migrating: no\n", r[1]);
+                + "down switches: core-1; drained: none; unhealthy DIPs: none; migrating: no\n", r[1]);
         r = run("smuxes");
         assertEquals("SMUX    IP         TOR      LIVE  TABLE  VIPS\nsmux-0  10.0.0.50  tor-0-0  NO    7      2\n", r[1]);
         r = run("stats");
@@ -250,6 +271,22 @@ class HybridlbCliTest {
                 + "3   done   3/3    2025-11-21T15:00:00Z  12 ms  DIP 10.0.0.4 added to 10.100.0.1  -\n", r[1]);
         r = run("reassign");
         assertEquals("migration 4 running: 2 waves (reassign now)\n", r[1]);
+    }
+
+    @Test
+    void switchesDrainAndUndrain() {
+        String[] r = run("switches");
+        assertEquals("SWITCH   ROLE  POD  UP   DRAINED  HMUX VIPS\n"
+                + "agg-0-0  agg   0    yes  yes      10.100.0.1, 10.100.0.2\n", r[1]);
+        r = run("drain", "agg-0-0");
+        assertEquals("0", r[0]);
+        assertTrue(r[1].startsWith("agg-0-0: drained;"), r[1]);
+        r = run("undrain", "agg-0-0");
+        assertEquals("agg-0-0: not drained; VIPs may be placed on it again\n", r[1]);
+        r = run("drain", "tor-9-9");
+        assertEquals("1", r[0]);
+        assertTrue(r[2].contains("HTTP 404") && r[2].contains("field:  switch"), r[2]);
+        assertTrue(calls.contains("drain agg-0-0") && calls.contains("undrain agg-0-0"), calls.toString());
     }
 
     @Test

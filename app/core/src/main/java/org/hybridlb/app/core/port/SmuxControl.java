@@ -1,5 +1,6 @@
 package org.hybridlb.app.core.port;
 
+import java.util.Map;
 import org.hybridlb.app.core.model.SmuxTable;
 
 /**
@@ -12,4 +13,13 @@ public interface SmuxControl {
 
     /** The running table of {@code smuxId}. */
     SmuxTable getTable(String smuxId);
+
+    /**
+     * Per VIP: live pinned connections of {@code smuxId} that a stateless mux hashing like it (an
+     * HMux) would send to another DIP ({@code GET /connections/diverging}). A VIP whose pool grew
+     * returns to an HMux only when this is 0 on every live SMux (Duet §3.5.2).
+     */
+    default Map<String, Long> divergingConnections(String smuxId) {
+        throw new SouthboundException("SMux " + smuxId + ": this SMux client cannot count diverging connections");
+    }
 }
