@@ -19,7 +19,9 @@
  *    sees other MACs: hlb_ovs_dphash_slots() reports that case;
  *  - weight-0 buckets never get a slot;
  *  - adding or removing a bucket re-deals the slots of all of them (this is
- *    not consistent hashing): connections move unless pinned.
+ *    not consistent hashing): connections move unless pinned;
+ *  - OVS reads a dp_hash of 0 as "not computed yet" and would hash again; a
+ *    flow whose hash is exactly 0 (1 in 2^32) is not modelled beyond slot 0.
  *
  * Verified against a live ovs-vswitchd (real packets through netdev-dummy
  * ports, one output port per bucket) by smux/tests/agent_ovs_dphash_agreement.py.
