@@ -518,6 +518,14 @@ final class FakeOnos {
     /** SMuxes that keep the last table they were sent (the SMux control API). */
     final class Smuxes implements SmuxControl, org.hybridlb.app.onos.fabric.SmuxMetrics {
         final Map<String, SmuxTable> tables = new HashMap<>();
+        /** VIP -> pinned connections the HMux hash would move (GET /connections/diverging); none by default. */
+        final Map<String, Long> diverging = new HashMap<>();
+
+        @Override
+        public synchronized Map<String, Long> divergingConnections(String smuxId) {
+            return new HashMap<>(diverging);
+        }
+
         /** smux id -> "vip proto port" -> hlb_smux_vip_bytes_total; an SMux not in here does not answer. */
         final Map<String, Map<String, Long>> vipBytes = new HashMap<>();
 

@@ -334,7 +334,30 @@ public class HybridlbManagerTest {
         for (JsonNode w : last.path("plan").path("waves")) {
             phases.add(w.path("phase").asText());
         }
-        assertEquals(List.of("withdraw", "config", "announce"), phases);
+        // The grown pool waits on the SMuxes (core: poolGrowthHoldMax) until no pinned connection would
+        // move; here none would, so the next migration announces it on the HMux again (checked above).
+        assertEquals(List.of("withdraw", "config"), phases);
+    }
+
+    @Test
+    public void aGrownPoolWaitsOnTheSmuxWhilePinnedConnectionsWouldMove() throws Exception {
+        activate(configJson(true));
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        // The SMux reports pinned connections that OVS's re-dealt dp_hash slots would move.
+        onos.smuxes.diverging.put(VIP, 3L);
+        manager.api().addDip(VIP, "{\"ip\": \"10.0.2.2\"}");
+        settle();
+        assertEquals("smux", placement());
+        onos.smuxes.diverging.put(VIP, 0L);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        assertEquals(hmux, placement());
+        assertEquals(Set.of("10.0.1.2", "10.0.1.3", "10.0.2.2"), tunnelDsts(hmux));
     }
 
     @Test

@@ -46,6 +46,24 @@ public final class HttpSmuxControl implements SmuxControl, SmuxMetrics {
     }
 
     @Override
+    public java.util.Map<String, Long> divergingConnections(String smuxId) {
+        URI uri = URI.create(uri(smuxId).toString().replaceAll("/table$", "/connections/diverging"));
+        HttpResponse<String> res = send(smuxId, HttpRequest.newBuilder(uri).timeout(timeout).GET().build());
+        if (res.statusCode() != 200) {
+            throw new SouthboundException(smuxId + ": GET /connections/diverging answered HTTP " + res.statusCode());
+        }
+        java.util.Map<String, Long> out = new java.util.TreeMap<>();
+        try {
+            for (com.fasterxml.jackson.databind.JsonNode s : Json.MAPPER.readTree(res.body()).path("services")) {
+                out.merge(s.path("vip").asText(), s.path("diverging").asLong(), Long::sum);
+            }
+        } catch (IOException e) {
+            throw new SouthboundException(smuxId + ": GET /connections/diverging: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    @Override
     public String metrics(String smuxId) {
         URI uri = URI.create(uri(smuxId).toString().replaceAll("/table$", "/metrics"));
         HttpResponse<String> res = send(smuxId, HttpRequest.newBuilder(uri).timeout(timeout).GET().build());
