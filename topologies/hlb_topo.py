@@ -222,7 +222,10 @@ class FabricPlan:
             "name": self.name,
             "topology": topology_file,
             "ovs": {"rundir": ovs_rundir},
-            "tables": {"vip": 0, "underlay": 1, "location": 2},
+            # table 3: the VIP aggregates again, for VIP routes whose HMux became unreachable
+            # (fast-failover groups watch the location's ECMP group, whose buckets watch ports)
+            "tables": {"vip": 0, "underlay": 1, "location": 2, "fallback": 3},
+            "locationWatchGroup": "{location}",
             "fabricCookie": FABRIC_COOKIE,
             "controllerCookie": "0x4c420000/0xffff0000",
             "controllerGroupIdBase": 65536,

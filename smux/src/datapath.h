@@ -73,6 +73,7 @@ struct hlb_worker {
     struct hlb_dp_config cfg;
     struct hlb_conn_table *ct; /* NULL: no VIP is pinned whatever the table says */
     struct hlb_dp_stats st;
+    uint8_t pinned_recently;   /* the last burst had pinned frames: prefetch ahead */
 };
 
 struct hlb_pkt {

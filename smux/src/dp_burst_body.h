@@ -188,6 +188,106 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 }
 
 
+#define HLB_PASTE2(a, b) a##b
+#define HLB_PASTE(a, b) HLB_PASTE2(a, b)
+#define HLB_RUN_FN HLB_PASTE(HLB_FAST_FN, _run)
+
+/* The outer header of one forwarded frame (the lean pass's encapsulation): expects
+ * two_port, burst_port, eth0, eth1, t, out, fwd_bytes, fwd and dctr in scope. */
+#define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
+    do {                                                                                \
+        uint32_t overhead = 20u + 4u * (gre);                                           \
+        uint16_t out_port = two_port ? 1 : HLB_F_IN_PORT(fe, burst_port);               \
+        uint8_t *start = de - overhead;                                                 \
+        uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
+        uint32_t tot = (inner) + overhead;                                              \
+        uint32_t tot_be = hlb_htons((uint16_t)tot);                                     \
+        uint32_t odst = t->dips[dip].outer;                                             \
+        uint32_t sum = (bsum) + (tos << 8) + tot_be + (odst & 0xffff) + (odst >> 16);   \
+        sum = (sum & 0xffff) + (sum >> 16);                                             \
+        sum = (sum & 0xffff) + (sum >> 16);                                             \
+        __m128i a = _mm_insert_epi8(out_port ? eth1 : eth0, (int)tos, 15);              \
+        __m128i b = _mm_insert_epi16((ip_hdr), (int)tot_be, 0);                         \
+        b = _mm_insert_epi16(b, (int)(uint16_t)~sum, 4);                                \
+        _mm_storeu_si128((__m128i *)start, a);                                          \
+        _mm_storeu_si128((__m128i *)(start + 16), b);                                   \
+        memcpy(start + 30, &odst, 4);                                                   \
+        if (gre) {                                                                      \
+            uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);  /* flags/version 0, IPv4 */    \
+            memcpy(start + 34, &g, 4);                                                  \
+        }                                                                               \
+        uint32_t flen = HLB_ETH_HLEN + tot;                                             \
+        HLB_F_PUSH(fe, overhead, flen);                                                 \
+        out[k] = (uint8_t)out_port;                                                     \
+        fwd_bytes += flen;                                                              \
+        fwd++;                                                                          \
+        dctr[dip].packets++;                                                            \
+        dctr[dip].bytes += (inner);                                                     \
+    } while (0)
+
+/* What a run of frames to one unpinned crc32 service with a slot array needs, and
+ * what the run adds up (HLB_RUN_FN). */
+struct lean_run {
+    const struct hlb_vip_table *t;
+    struct hlb_counter *dctr;
+    const uint32_t *slot;
+    uint64_t key, m;
+    __m128i eth0, eth1, ip;
+    uint32_t crc, port0, total, gre, bsum, mtu, two_port;
+    /* out */
+    uint64_t rx_bytes, fwd_bytes, inner_bytes;
+    unsigned fwd;
+};
+
+/* The lean pass's inner loop for such a run: frames i, i+1, ... as long as each is
+ * a frame the lean pass accepts for that same service; returns the index of the
+ * first frame it did not take (the lean pass goes on from there).  A function of
+ * its own, with every input copied into locals, so that its few values stay in
+ * registers instead of competing with the whole lean pass's. */
+static __attribute__((noinline)) unsigned
+HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i, unsigned n,
+           uint16_t burst_port)
+{
+    const struct hlb_vip_table *t = r->t;
+    struct hlb_counter *dctr = r->dctr;
+    const uint32_t *slot = r->slot;
+    const uint64_t key = r->key, m = r->m;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t crc = r->crc, port0 = r->port0, total = r->total, gre = r->gre;
+    const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
+    const int two_port = (int)r->two_port;
+    uint64_t rx_bytes = 0, fwd_bytes = 0, inner_bytes = 0;
+    unsigned fwd = 0;
+    (void)burst_port;
+    for (; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+            break;
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        struct hlb_parsed pl;
+        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
+            break;
+        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
+            break;
+        uint32_t inner = pl.ip_tot_len;
+        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
+            break;
+        uint32_t h = crc ^ hlb_crc32_src(pl.t.src_ip) ^ hlb_crc32_sport(pl.t.src_port);
+        if (port0)
+            h ^= hlb_crc32_dport(pl.t.dst_port);
+        int dip = (int)slot[hlb_fastmod(h, m, total)];
+        HLB_LEAN_ENCAP(i, f, d, gre, ip, bsum, dip, inner);
+        rx_bytes += len;
+        inner_bytes += inner;
+    }
+    r->rx_bytes = rx_bytes;
+    r->fwd_bytes = fwd_bytes;
+    r->inner_bytes = inner_bytes;
+    r->fwd = fwd;
+    return i;
+}
+
 /* The lean pass run first over a burst.  It finishes the common frames: untagged
  * IPv4 TCP/UDP without options, forwarded to an unpinned service, or to a pinned
  * one through the same connection-table step as the full body (pinned_dip, after
@@ -229,7 +329,6 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         hdr[port][15] = 0;
     }
     uint32_t base_sum[2];
-    uint32_t src = hlb_ntohl(c->self_ip);
     for (int gre = 0; gre < 2; gre++) {
         uint8_t *b = hdr[HLB_MAX_PORTS + gre];
         uint8_t proto = gre ? HLB_IPPROTO_GRE : HLB_IPPROTO_IPIP;
@@ -238,8 +337,11 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         b[6] = c->outer_ttl;
         b[7] = proto;
         memcpy(b + 10, &c->self_ip, 4);
-        base_sum[gre] = 0x4500u + HLB_IP_DF + ((uint32_t)c->outer_ttl << 8 | proto) +
-                        (src >> 16) + (src & 0xffff);
+        /* In memory order: the header's 16-bit words as little-endian loads see
+         * them.  A one's complement sum commutes with swapping the bytes of every
+         * word (RFC 1071 2.B), so the checksum comes out ready to store. */
+        base_sum[gre] = 0x45u + hlb_htons(HLB_IP_DF) + ((uint32_t)proto << 8 | c->outer_ttl) +
+                        (c->self_ip >> 16) + (c->self_ip & 0xffff);
     }
     const __m128i eth0 = _mm_loadu_si128((const __m128i *)hdr[0]);
     const __m128i eth1 = _mm_loadu_si128((const __m128i *)hdr[1]);
@@ -270,41 +372,47 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
      * prefetched meanwhile).  The connection table must see them in arrival order
      * relative to the pinned frames the full body handles after this pass, so a
      * pinned frame behind any frame left to the full body is left to it as well. */
-    struct hlb_parsed pend_pp[HLB_MAX_BURST];
+    /* A pending frame's tuple as the connection table's key words (bytes 12..19
+     * of the IPv4 header, then the ports and the protocol), with the TCP flags in
+     * bits 40..47 and the IP total length in bits 48..63 of pend_k1. */
+    uint64_t pend_k0[HLB_MAX_BURST], pend_k1[HLB_MAX_BURST];
+    uint64_t pend_rx_bytes = 0;
     const struct hlb_service *pend_svc[HLB_MAX_BURST];
     uint32_t pend_hash[HLB_MAX_BURST];
     uint8_t pend_idx[HLB_MAX_BURST];
     unsigned n_pend = 0;
 
-#define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
-    do {                                                                                \
-        uint32_t overhead = 20u + 4u * (gre);                                           \
-        uint16_t out_port = two_port ? 1 : HLB_F_IN_PORT(fe, burst_port);               \
-        uint8_t *start = de - overhead;                                                 \
-        uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
-        uint32_t tot = (inner) + overhead;                                              \
-        const struct hlb_dip *dp = &t->dips[dip];                                       \
-        uint32_t sum = (bsum) + tos + tot + dp->outer_sum;                              \
-        sum = (sum & 0xffff) + (sum >> 16);                                             \
-        sum = (sum & 0xffff) + (sum >> 16);                                             \
-        __m128i a = _mm_insert_epi8(out_port ? eth1 : eth0, (int)tos, 15);              \
-        __m128i b = _mm_insert_epi16((ip_hdr), hlb_htons((uint16_t)tot), 0);            \
-        b = _mm_insert_epi16(b, hlb_htons((uint16_t)~sum), 4);                          \
-        _mm_storeu_si128((__m128i *)start, a);                                          \
-        _mm_storeu_si128((__m128i *)(start + 16), b);                                   \
-        memcpy(start + 30, &dp->outer, 4);                                              \
-        if (gre) {                                                                      \
-            uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);  /* flags/version 0, IPv4 */    \
-            memcpy(start + 34, &g, 4);                                                  \
-        }                                                                               \
-        uint32_t flen = HLB_ETH_HLEN + tot;                                             \
-        HLB_F_PUSH(fe, overhead, flen);                                                 \
-        out[k] = (uint8_t)out_port;                                                     \
-        fwd_bytes += flen;                                                              \
-        fwd++;                                                                          \
-        dctr[dip].packets++;                                                            \
-        dctr[dip].bytes += (inner);                                                     \
-    } while (0)
+    /* Connection-table prefetch pass: while pinned traffic flows, the home line of
+     * every frame is prefetched before any frame is processed.  A bucket line of a
+     * large table usually misses the TLB too, and the prefetch then holds up
+     * retirement during the page walk; here it is a few instructions per frame, so
+     * many walks overlap instead of one or two per frame of the main loop.  The
+     * hash is read at the fixed offsets of an untagged IPv4 header without options:
+     * for every frame hlb_parse_fast() accepts, these are the bytes it parses, so
+     * pre_hash[i] equals hlb_conn_hash() of its tuple.  For other frames the
+     * prefetch is only wasted. */
+    uint32_t pre_hash[HLB_MAX_BURST];
+    const int prefetched = pin_ok && w->pinned_recently;
+    if (prefetched) {
+        const struct hlb_conn_table *pct = w->ct;
+        for (unsigned k = 0; k < n; k++) {
+            HLB_BURST_FRAME pf = frames[k];
+            if (HLB_UNLIKELY(HLB_F_LEN(pf) < HLB_ETH_HLEN + 24))
+                continue;
+            const uint8_t *pd = HLB_F_DATA(pf) + HLB_ETH_HLEN;
+            struct hlb_5tuple pt;
+            uint32_t ports;
+            memcpy(&pt.src_ip, pd + 12, 4);
+            memcpy(&pt.dst_ip, pd + 16, 4);
+            memcpy(&ports, pd + 20, 4);
+            pt.src_port = (uint16_t)ports;
+            pt.dst_port = (uint16_t)(ports >> 16);
+            pt.proto = pd[9];
+            uint32_t h = hlb_conn_hash(&pt);
+            pre_hash[k] = h;
+            hlb_conn_prefetch(pct, h);
+        }
+    }
 
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
@@ -349,22 +457,17 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         if (s_pinned) {
             if (HLB_UNLIKELY(n_slow))
                 goto slow_frame;
-            uint32_t h = hlb_conn_hash(&pl.t);
+            uint32_t h = prefetched ? pre_hash[i] : hlb_conn_hash(&pl.t);
             /* Read here rather than taken from pl: only pinned frames need the
              * flags, and the compiler then drops them for the others. */
             uint8_t tcp_flags = pl.t.proto == HLB_IPPROTO_TCP ? d[HLB_ETH_HLEN + 20 + 13] : 0;
             if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
                 hlb_conn_prefetch_bucket(w->ct, h);   /* likely an insert */
-            else
+            else if (!prefetched)
                 hlb_conn_prefetch(w->ct, h);
-            /* Field by field: a whole-struct copy would keep pl in memory for
-             * every frame. */
-            pend_pp[n_pend].t = pl.t;
-            pend_pp[n_pend].ip_tot_len = pl.ip_tot_len;
-            pend_pp[n_pend].tcp_flags = tcp_flags;
-            pend_pp[n_pend].l3_off = HLB_ETH_HLEN;
-            pend_pp[n_pend].ip_hlen = 20;
-            pend_pp[n_pend].df = pl.df;
+            hlb_conn_key(&pl.t, &pend_k0[n_pend], &pend_k1[n_pend]);
+            pend_k1[n_pend] |= (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
+            pend_rx_bytes += len;
             pend_svc[n_pend] = s;
             pend_hash[n_pend] = h;
             pend_idx[n_pend++] = (uint8_t)i;
@@ -386,6 +489,22 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         handled++;
         run_packets++;
         run_bytes += inner;
+        if (HLB_LIKELY(sv_slots) && i + 1 < n) {
+            /* The frames behind, while they go to the same service: its own loop. */
+            struct lean_run r = {.t = t, .dctr = dctr, .slot = sv_slot, .key = last_key,
+                                 .m = sv_m, .eth0 = eth0, .eth1 = eth1, .ip = sv_ip,
+                                 .crc = sv_crc, .port0 = sv_port0, .total = sv_total,
+                                 .gre = sv_gre, .bsum = sv_bsum, .mtu = mtu,
+                                 .two_port = (uint32_t)two_port};
+            unsigned next = HLB_RUN_FN(&r, frames, out, i + 1, n, burst_port);
+            rx_bytes += r.rx_bytes;
+            fwd_bytes += r.fwd_bytes;
+            fwd += r.fwd;
+            handled += r.fwd;
+            run_packets += r.fwd;
+            run_bytes += r.inner_bytes;
+            i = next - 1;
+        }
         continue;
     slow_frame:
         slow[n_slow++] = (uint8_t)i;
@@ -407,6 +526,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                     memcpy(slow, merged, m);
                     n_slow = m;
                     n_pend = 0;
+                    pend_rx_bytes = 0;
                 }
                 i++;
                 break;
@@ -421,18 +541,59 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     /* Pinned frames: the full body's stage 2 (same connection-table steps). */
     if (n_pend) {
         struct burst_acc acc = {.svc = NULL};
+        const struct hlb_conn_table *ct = w->ct;
+        /* The common case decided here: an established TCP segment (no FIN, no RST)
+         * whose live entry sits in its home line, pinned under the running table,
+         * with its timer not due for a refresh.  That is exactly the case in which
+         * pinned_dip() only counts a hit and returns the entry's DIP; every other
+         * case goes to pinned_dip() itself, which finds the same entry. */
+        const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
+        const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
+        const uint32_t gen = t->gen;
+        uint64_t hits = 0;
+        rx_bytes += pend_rx_bytes;
+        handled += n_pend;
         for (unsigned k = 0; k < n_pend; k++) {
             unsigned fi = pend_idx[k];
             const struct hlb_service *ps = pend_svc[k];
-            rx_bytes += HLB_F_LEN(frames[fi]);
-            handled++;
-            int dip = pinned_dip(w, t, ps, &pend_pp[k], pend_hash[k], now);
-            if (HLB_UNLIKELY(dip < 0)) {
-                hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
-                out[fi] = HLB_OUT_DROP;
-                continue;
+            uint64_t k0 = pend_k0[k], k1 = pend_k1[k];
+            uint32_t h = pend_hash[k];
+            int dip = -1;
+            const struct hlb_conn_bucket *cb = hlb_conn_bucket_of(ct, h);
+            unsigned home = hlb_conn_home(h);
+            for (unsigned j = home; j < home + HLB_CONN_LINE_WAYS; j++) {
+                const struct hlb_conn_entry *e = &cb->e[j];
+                uint64_t w0, w1;
+                memcpy(&w0, e, 8);
+                memcpy(&w1, (const uint8_t *)e + 8, 8);
+                if (w0 != k0 || ((w1 ^ k1) & HLB_CONN_K1_MASK) || e->state == HLB_CONN_FREE ||
+                    !hlb_time_after(e->expire, now))
+                    continue;
+                /* The entry hlb_conn_find() returns. */
+                if (HLB_LIKELY(e->state == HLB_CONN_EST && (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
+                               !((k1 >> 40) & (HLB_TCP_RST | HLB_TCP_FIN)) &&
+                               e->table_gen == gen &&
+                               (uint32_t)(e->expire - now) + est_slack >= est_to)) {
+                    dip = (int)e->dip_index;
+                    hits++;
+                }
+                break;
             }
-            uint32_t inner = pend_pp[k].ip_tot_len;
+            if (dip < 0) {
+                struct hlb_parsed pp = {
+                    .t = {.src_ip = (uint32_t)k0, .dst_ip = (uint32_t)(k0 >> 32),
+                          .src_port = (uint16_t)k1, .dst_port = (uint16_t)(k1 >> 16),
+                          .proto = (uint8_t)(k1 >> 32)},
+                    .l3_off = HLB_ETH_HLEN, .ip_tot_len = (uint16_t)(k1 >> 48), .ip_hlen = 20,
+                    .tcp_flags = (uint8_t)(k1 >> 40)};
+                dip = pinned_dip(w, t, ps, &pp, h, now);
+                if (HLB_UNLIKELY(dip < 0)) {
+                    hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
+                    out[fi] = HLB_OUT_DROP;
+                    continue;
+                }
+            }
+            uint32_t inner = (uint32_t)(k1 >> 48);
             uint32_t pgre = ps->encap == HLB_ENCAP_GRE;
             HLB_BURST_FRAME pf = frames[fi];
             uint8_t *pd = HLB_F_DATA(pf);
@@ -445,8 +606,9 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             acc.svc_bytes += inner;
         }
         acc_flush_svc(&acc, t);
+        w->st.conn_hits += hits;
     }
-#undef HLB_LEAN_ENCAP
+    w->pinned_recently = n_pend != 0;
     w->st.rx_packets += handled;
     w->st.lean_packets += handled;
     w->st.rx_bytes += rx_bytes;
@@ -479,6 +641,10 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
     return n_slow;
 }
 
+#undef HLB_LEAN_ENCAP
+#undef HLB_RUN_FN
+#undef HLB_PASTE
+#undef HLB_PASTE2
 #undef HLB_BURST_FN
 #undef HLB_FULL_FN
 #undef HLB_FAST_FN

@@ -127,11 +127,16 @@ int main(int argc, char **argv)
     if (only_stateless || n_stateless == 1)
         return 0;
     /* Connection table with 1M live connections, then traffic over 10k flows. */
-    w.ct = hlb_conn_table_create(4u << 20, NULL);
+    const char *cap_env = getenv("HLB_BENCH_CORE_CAPACITY");
+    const char *flows_env = getenv("HLB_BENCH_CORE_FLOWS");
+    const char *prefill_env = getenv("HLB_BENCH_CORE_PREFILL");
+    uint32_t cflows = flows_env ? (uint32_t)atoi(flows_env) : FLOWS;
+    uint32_t prefill = prefill_env ? (uint32_t)atoi(prefill_env) : 1000000;
+    w.ct = hlb_conn_table_create(cap_env ? (uint64_t)atoll(cap_env) : 4u << 20, NULL);
     const char *j = table_json("crc32", 1);
     struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
     t->gen = 1;
-    for (uint32_t i = 0; i < 1000000; i++) {
+    for (uint32_t i = 0; i < prefill; i++) {
         struct hlb_5tuple tp = {.src_ip = hlb_htonl(0xac100000u + (i & 0xfffff)),
                                 .dst_ip = hlb_htonl(0x64400001u),
                                 .src_port = hlb_htons((uint16_t)(1024 + (i >> 20))),
@@ -151,7 +156,9 @@ int main(int argc, char **argv)
         fclose(sm);
     printf("{\"prefilled\":%" PRIu64 ",\"insertFailures\":%" PRIu64 ",\"anonHugePagesKiB\":%ld}\n",
            w.ct->st.entries, w.ct->st.insert_failures, huge_kb);
-    double before = run_mode("conn-1M-live", &w, t, FLOWS, 0, secs, tsc_hz);
+    double before = run_mode("conn-1M-live", &w, t, cflows, 0, secs, tsc_hz);
+    if (getenv("HLB_BENCH_CORE_ONLY_LIVE"))
+        return 0;
     uint64_t ins0 = w.ct->st.inserts;
     double cpp = run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
     printf("{\"mode\":\"insert-rate\",\"inserts\":%" PRIu64 ",\"minsertsPerSecond\":%.2f}\n",

@@ -85,13 +85,22 @@ public final class Fabric {
     public final long cookieMask;
     public final long groupIdBase;
     public final String locationRoute;
+    /**
+     * Fast failover (optional, both or neither): {@code tables.fallback} holds the VIP aggregates
+     * again, and {@code locationWatchGroup} names the group whose liveness says a location is
+     * reachable; a VIP route then goes through a fast-failover group that falls back to the
+     * aggregate (the SMuxes) in the data path the moment its HMux becomes unreachable.
+     */
+    public final Integer fallbackTable;
+    public final String locationWatchGroup;
     public final Map<String, SwitchInfo> switches;
     public final Map<String, HostInfo> hosts;
     public final Map<String, SmuxInfo> smuxes;
     public final Path vtyDir;
 
     private Fabric(Path file, String name, Topology topology, Path ovsRundir, int vipTable, long cookie,
-                   long cookieMask, long groupIdBase, String locationRoute, Map<String, SwitchInfo> switches,
+                   long cookieMask, long groupIdBase, String locationRoute, Integer fallbackTable,
+                   String locationWatchGroup, Map<String, SwitchInfo> switches,
                    Map<String, HostInfo> hosts, Map<String, SmuxInfo> smuxes, Path vtyDir) {
         this.file = file;
         this.name = name;
@@ -102,10 +111,22 @@ public final class Fabric {
         this.cookieMask = cookieMask;
         this.groupIdBase = groupIdBase;
         this.locationRoute = locationRoute;
+        this.fallbackTable = fallbackTable;
+        this.locationWatchGroup = locationWatchGroup;
         this.switches = switches;
         this.hosts = hosts;
         this.smuxes = smuxes;
         this.vtyDir = vtyDir;
+    }
+
+    /** Whether VIP routes fail over to the SMuxes in the data path (see {@link #fallbackTable}). */
+    public boolean fastFailover() {
+        return fallbackTable != null && locationWatchGroup != null;
+    }
+
+    /** The group whose liveness says location {@code loc} is reachable ({@code locationWatchGroup}). */
+    public long watchGroupOf(int loc) {
+        return Long.decode(locationWatchGroup.replace("{location}", Integer.toString(loc)));
     }
 
     /** The route actions towards location {@code loc} (the fabric's {@code locationRoute} template). */
@@ -177,6 +198,27 @@ public final class Fabric {
         String locationRoute = c.string(root, "locationRoute", "", "load:{location}->NXM_NX_REG0[],resubmit(,2)", false);
         if (!locationRoute.contains("{location}")) {
             c.problem("/locationRoute", "must contain {location}");
+        }
+        Integer fallbackTable = tables != null && tables.has("fallback")
+                ? (int) c.integer(tables, "fallback", "/tables", 0, 0, 253) : null;
+        if (fallbackTable != null && fallbackTable == vipTable) {
+            c.problem("/tables/fallback", "must differ from tables.vip (" + vipTable + ")");
+        }
+        String watch = c.string(root, "locationWatchGroup", "", null, false);
+        if (watch != null) {
+            try {
+                long g = Long.decode(watch.replace("{location}", "1"));
+                if (!watch.contains("{location}") || g < 0 || g > 0xffffff00L) {
+                    throw new NumberFormatException();
+                }
+            } catch (NumberFormatException e) {
+                c.problem("/locationWatchGroup", "must be a group id containing {location}, e.g. \"{location}\", got \""
+                        + watch + "\"");
+            }
+        }
+        if ((fallbackTable == null) != (watch == null)) {
+            c.problem(watch == null ? "/locationWatchGroup" : "/tables/fallback",
+                    "fast failover needs both tables.fallback and locationWatchGroup");
         }
 
         Map<String, SwitchInfo> switches = new LinkedHashMap<>();
@@ -270,6 +312,6 @@ public final class Fabric {
         }
         c.throwIfAny();
         return new Fabric(file, fabricName, topology, Path.of(rundir), vipTable, cookie, mask, groupBase,
-                locationRoute, switches, hosts, smuxes, vty == null ? null : dir.resolve(vty));
+                locationRoute, fallbackTable, watch, switches, hosts, smuxes, vty == null ? null : dir.resolve(vty));
     }
 }

@@ -168,6 +168,55 @@ class OvsHmuxProgrammerTest {
     }
 
     @Test
+    void withFastFailoverRoutesTurnToTheSmuxesWhenTheHmuxLocationIsUnreachable() throws IOException {
+        // the same bridges, described with a fallback table and location watch groups
+        com.fasterxml.jackson.databind.node.ObjectNode f =
+                (com.fasterxml.jackson.databind.node.ObjectNode) DaemonConfig.STRICT.readTree(tf.file.toFile());
+        ((com.fasterxml.jackson.databind.node.ObjectNode) f.get("tables")).put("fallback", 3);
+        f.put("locationWatchGroup", "{location}");
+        Path ffFile = dir.resolve("fabric-ff.json");
+        java.nio.file.Files.writeString(ffFile, f.toString());
+        OvsHmuxProgrammer q = new OvsHmuxProgrammer(Fabric.load(ffFile), ovs.ovs, Set::of);
+        try {
+            String hm = tor(0);
+            String other = tor(1);
+            int loc = tf.locations.get(hm);
+            String mgmt = "unix:" + ovs.dir.resolve(tf.bridges.get(other) + ".mgmt");
+            q.setSmuxGroup("10.100.0.0/16", topo.smuxes);
+            q.install(hm, vip("10.100.0.1", "10.0.0.2", "10.0.0.3"));
+            assertEquals(1, q.installedOn(hm).size());
+            String routes = flows(other);
+            assertTrue(routes.contains("priority=2000,ip,nw_dst=10.100.0.1 actions=group:"
+                    + (OvsHmuxProgrammer.FAILOVER_GROUP_BASE + loc)), routes);
+            assertTrue(routes.contains("table=3, priority=1000,ip,nw_dst=10.100.0.0/16 actions=group:"), routes);
+            String packet = "in_port=LOCAL,tcp,nw_src=10.0.0.9,nw_dst=10.100.0.1,tcp_src=999,tcp_dst=80";
+
+            // the fabric's group towards the HMux has a live bucket: the route goes there
+            ovs.ovs.ofctl("-O", "OpenFlow15", "add-group", mgmt, "group_id=" + loc + ",type=select,bucket=actions=drop");
+            String alive = ovs.appctl("ofproto/trace", tf.bridges.get(other), packet);
+            assertTrue(alive.contains("set_field:0x" + Integer.toHexString(loc) + "->reg0") && !alive.contains("resubmit(,3)"),
+                    alive);
+
+            // no live bucket left (the HMux and every path to it are down): the SMux aggregate, at once
+            ovs.ovs.ofctl("-O", "OpenFlow15", "mod-group", mgmt, "group_id=" + loc + ",type=select");
+            String dead = ovs.appctl("ofproto/trace", tf.bridges.get(other), packet);
+            assertTrue(dead.contains("resubmit(,3)") && dead.contains(" 3. ip,nw_dst=10.100.0.0/16")
+                    && !dead.contains("set_field:0x" + Integer.toHexString(loc) + "->reg0"), dead);
+
+            // a restarted daemon reads the failover groups back and writes nothing again
+            OvsHmuxProgrammer again = new OvsHmuxProgrammer(Fabric.load(ffFile), ovs.ovs, Set::of);
+            assertEquals(q.installedOn(hm), again.installedOn(hm));
+            String before = ovs.ovs.ofctl("-O", "OpenFlow15", "dump-groups", mgmt);
+            again.install(hm, vip("10.100.0.1", "10.0.0.2", "10.0.0.3"));
+            again.installedOn(hm);
+            assertEquals(before, ovs.ovs.ofctl("-O", "OpenFlow15", "dump-groups", mgmt));
+            again.close();
+        } finally {
+            q.close();
+        }
+    }
+
+    @Test
     void aBadBundleChangesNothing() {
         String hm = tor(0);
         VipEntry good = vip("10.100.0.1", "10.0.0.2", "10.0.0.3");

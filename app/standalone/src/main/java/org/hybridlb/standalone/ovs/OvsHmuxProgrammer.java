@@ -61,6 +61,18 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
     public static final int PRIORITY_ENTRY = 3000;
     public static final int PRIORITY_ROUTE = 2000;
     public static final int PRIORITY_AGGREGATE = 1000;
+    /**
+     * Fast failover (fabric.json {@code tables.fallback} + {@code locationWatchGroup}): on every
+     * switch, VIP routes towards location L go to fast-failover group FAILOVER_GROUP_BASE + L,
+     * whose first bucket (alive while L's location group is) routes to L and whose second goes
+     * to the fallback table, where the aggregates send everything to the SMuxes. So when an HMux
+     * dies, each of its neighbours turns its traffic to the SMuxes as soon as the link is down,
+     * before any controller hears of it (as BGP does in Duet §3.5.1, without waiting for it).
+     */
+    public static final long FAILOVER_GROUP_BASE = 0xf0000000L;
+    static final long MAX_FAILOVER_LOCATION = 0x0ffffefeL;
+    /** Always alive (no watch, indirect): the fallback bucket watches it. */
+    static final long FALLBACK_GROUP = 0xfffffeffL;
 
     private final Fabric fabric;
     private final Ovs ovs;
@@ -127,6 +139,7 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         final Map<String, Integer> routes = new HashMap<>();            // vip -> target location
         final Map<String, Long> aggGroups = new HashMap<>();             // aggregate -> group
         final Set<Long> usedGroups = new HashSet<>();
+        final Set<Integer> failoverLocations = new HashSet<>();         // locations with a failover group
         final List<String> pending = new ArrayList<>();
         final List<String> pendingLog = new ArrayList<>();
         boolean stale = true;
@@ -497,9 +510,24 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         Integer at = y.routes.get(vip);
         if (at == null || at != hmux.location) {
             y.queue("flow add table=" + fabric.vipTable + ",cookie=" + hex(routeCookie(hmux.location)) + ","
-                    + routeMatch(vip) + " actions=" + fabric.routeTo(hmux.location));
+                    + routeMatch(vip) + " actions=" + routeActions(y, hmux.location));
             y.routes.put(vip, hmux.location);
         }
+    }
+
+    /** Towards an HMux at {@code loc}: through its fast-failover group when the fabric has one. */
+    private String routeActions(SwitchModel y, int loc) {
+        if (!fabric.fastFailover() || loc < 0 || loc > MAX_FAILOVER_LOCATION) {
+            return fabric.routeTo(loc);
+        }
+        if (y.failoverLocations.add(loc)) {
+            y.queue("group add_or_mod group_id=" + FALLBACK_GROUP + ",type=indirect,bucket=actions=resubmit(,"
+                    + fabric.fallbackTable + ")");
+            y.queue("group add_or_mod group_id=" + (FAILOVER_GROUP_BASE + loc) + ",type=ff"
+                    + ",bucket=bucket_id:0,watch_group:" + fabric.watchGroupOf(loc) + ",actions=" + fabric.routeTo(loc)
+                    + ",bucket=bucket_id:1,watch_group:" + FALLBACK_GROUP + ",actions=group:" + FALLBACK_GROUP);
+        }
+        return "group:" + (FAILOVER_GROUP_BASE + loc);
     }
 
     private boolean dropRouteIfTowards(SwitchModel y, String vip, int location) {
@@ -519,6 +547,9 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         if (smuxes.isEmpty()) {
             if (gid != null) {
                 y.queue("flow delete_strict table=" + fabric.vipTable + "," + aggregateMatch(aggregate));
+                if (fabric.fastFailover()) {
+                    y.queue("flow delete_strict table=" + fabric.fallbackTable + "," + aggregateMatch(aggregate));
+                }
                 y.queue("group delete group_id=" + gid);
                 y.usedGroups.remove(gid);
                 y.aggGroups.remove(aggregate);
@@ -544,6 +575,10 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         y.queue("group add_or_mod " + g);
         y.queue("flow add table=" + fabric.vipTable + ",cookie=" + hex(aggregateCookie()) + ","
                 + aggregateMatch(aggregate) + " actions=group:" + gid);
+        if (fabric.fastFailover()) {
+            y.queue("flow add table=" + fabric.fallbackTable + ",cookie=" + hex(aggregateCookie()) + ","
+                    + aggregateMatch(aggregate) + " actions=group:" + gid);
+        }
         y.pendingLog.add("routed aggregate " + aggregate + " on " + y.sw.id + " to SMuxes " + names);
     }
 
@@ -580,6 +615,7 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         final Map<String, VipEntry> entries = new TreeMap<>();
         final Map<String, Map<String, Long>> entryGroups = new HashMap<>();
         final Map<String, Integer> routes = new HashMap<>();
+        final Set<Integer> failoverLocations = new HashSet<>();
         final Map<String, Set<String>> aggregates = new TreeMap<>();
         final Map<String, Long> aggGroups = new HashMap<>();
         final Set<Long> groups = new HashSet<>();
@@ -648,6 +684,9 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
             if (g >= fabric.groupIdBase) {
                 s.groups.add(g);
             }
+            if (g >= FAILOVER_GROUP_BASE && g <= FAILOVER_GROUP_BASE + MAX_FAILOVER_LOCATION) {
+                s.failoverLocations.add((int) (g - FAILOVER_GROUP_BASE));
+            }
         }
         List<String> smuxIds = new ArrayList<>(fabric.smuxes.keySet());
         Map<String, Map<String, ServiceEntry>> services = new TreeMap<>();
@@ -715,6 +754,8 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         m.aggGroups.putAll(s.aggGroups);
         m.usedGroups.clear();
         m.usedGroups.addAll(s.groups);
+        m.failoverLocations.clear();
+        m.failoverLocations.addAll(s.failoverLocations);
         m.nextGroup = fabric.groupIdBase;
         m.stale = false;
     }
