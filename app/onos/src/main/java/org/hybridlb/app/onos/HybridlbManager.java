@@ -13,6 +13,7 @@ import org.hybridlb.app.core.HybridlbApi;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.port.TopologySource;
+import org.hybridlb.app.onos.fabric.AgentHealthSource;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
 import org.hybridlb.app.onos.fabric.FabricBuilder;
 import org.hybridlb.app.onos.fabric.FabricView;
@@ -76,6 +77,8 @@ public class HybridlbManager implements HybridlbService {
     static final long DEVICE_TIMEOUT_MILLIS = 5000;
     static final Duration SMUX_TIMEOUT = Duration.ofSeconds(2);
     static final long STATS_PERIOD_SECONDS = 10;
+    static final long HEALTH_PERIOD_MILLIS = 2000;
+    static final Duration AGENT_TIMEOUT = Duration.ofSeconds(1);
     /**
      * The SMuxes pick DIPs as Open vSwitch does for the OpenFlow 1.3 select groups ONOS programs (no
      * selection method: dp_hash), so an HMux's connections keep their DIP when its VIPs fall back to them.
@@ -122,6 +125,10 @@ public class HybridlbManager implements HybridlbService {
     ControllerConfig controllerConfig = ControllerConfig.defaults();
     /** Flow-statistics sampling period; zero disables it (tests feed traffic themselves). */
     long statsPeriodSeconds = STATS_PERIOD_SECONDS;
+    /** Host agent polling period; zero disables it (tests poll themselves). */
+    long healthPeriodMillis = HEALTH_PERIOD_MILLIS;
+    /** Tests replace the HTTP probe of the host agents. */
+    java.util.function.Function<java.net.URI, java.util.concurrent.CompletableFuture<Integer>> agentProbe;
 
     private final ConfigFactory<org.onosproject.core.ApplicationId, HybridlbConfig> configFactory =
             new ConfigFactory<>(SubjectFactories.APP_SUBJECT_FACTORY, HybridlbConfig.class, HybridlbConfig.KEY) {
@@ -143,6 +150,7 @@ public class HybridlbManager implements HybridlbService {
     private OnosHmuxProgrammer programmer;
     private OnosRouteSource routeSource;
     private OnosStatsSource statsSource;
+    private AgentHealthSource healthSource;
     /** The running controller loop: only on the leader, null on the other instances. */
     private volatile Controller controller;
     private volatile NodeId leader;
@@ -170,6 +178,8 @@ public class HybridlbManager implements HybridlbService {
         smux = smuxControl != null ? smuxControl : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT);
         statsSource = new OnosStatsSource(appId, flowRuleService, () -> fabric,
                 smux instanceof SmuxMetrics ? (SmuxMetrics) smux : null);
+        healthSource = new AgentHealthSource(this::agentUrls,
+                agentProbe != null ? agentProbe : AgentHealthSource.httpProbe(AGENT_TIMEOUT));
         netcfg.addListener(configListener);
         leadershipService.addListener(leadershipListener);
         Leadership l = leadershipService.runForLeadership(LEADERSHIP_TOPIC);
@@ -193,7 +203,7 @@ public class HybridlbManager implements HybridlbService {
     /** The controller from the shared state (ConsistentMap): a new leader resumes where the last one was. */
     private void startLoop() {
         Controller c = new Controller(controllerConfig.withSmuxSelection(SMUX_SELECTION), new Ports(new Topology(),
-                programmer, smux, routeSource, statsSource, null, new ConsistentMapStateStore(stateMap)));
+                programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap)));
         controller = c;
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
@@ -206,6 +216,23 @@ public class HybridlbManager implements HybridlbService {
         if (statsPeriodSeconds > 0) {
             statsTimer.scheduleAtFixedRate(this::sampleStats, 0, statsPeriodSeconds, TimeUnit.SECONDS);
         }
+        if (healthPeriodMillis > 0) {
+            statsTimer.scheduleWithFixedDelay(this::pollHealth, 0, healthPeriodMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void pollHealth() {
+        try {
+            healthSource.poll();
+        } catch (RuntimeException e) {
+            log.warn("host agent health poll failed", e);
+        }
+    }
+
+    /** DIP -> host agent URL, from the network configuration (hosts with {@code agentUrl}). */
+    private java.util.Map<String, String> agentUrls() {
+        HybridlbConfig c = config;
+        return c == null ? java.util.Map.of() : c.agentUrls();
     }
 
     /** Stops the loop without touching the devices (the next leader takes them over as they are). */
@@ -294,6 +321,10 @@ public class HybridlbManager implements HybridlbService {
     /** The controller, for tests that wait for it to settle. */
     Controller controller() {
         return controller;
+    }
+
+    AgentHealthSource healthSource() {
+        return healthSource;
     }
 
     OnosStatsSource statsSource() {

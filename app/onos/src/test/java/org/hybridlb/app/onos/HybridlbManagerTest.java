@@ -57,6 +57,8 @@ public class HybridlbManagerTest {
     FakeOnos onos;
     Netcfg netcfg;
     FakeLeadership cluster;
+    /** Host agent URL -> status code its /dip-health answers; absent: the agent does not answer. */
+    final Map<String, Integer> agentCodes = new java.util.concurrent.ConcurrentHashMap<>();
     HybridlbManager manager;
     boolean active;
 
@@ -132,6 +134,9 @@ public class HybridlbManagerTest {
         manager.storageService = storage;
         manager.smuxControl = onos.smuxes;
         manager.statsPeriodSeconds = 0;
+        manager.healthPeriodMillis = 0;
+        manager.agentProbe = uri -> java.util.concurrent.CompletableFuture.completedFuture(
+                agentCodes.getOrDefault(uri.toString(), -1));
         // No interval timer: every reconcile in these tests comes from the event under test.
         manager.controllerConfig = org.hybridlb.app.core.ControllerConfig.defaults()
                 .withInterval(java.time.Duration.ZERO);
@@ -358,6 +363,64 @@ public class HybridlbManagerTest {
         settle();
         assertEquals(hmux, placement());
         assertEquals(Set.of("10.0.1.2", "10.0.1.3", "10.0.2.2"), tunnelDsts(hmux));
+    }
+
+    @Test
+    public void hostAgentHealthTakesAFailedDipOutOfThePools() throws Exception {
+        ObjectNode json = configJson(true);
+        ArrayNode hosts = json.putArray("hosts");
+        hosts.addObject().put("id", "h12").put("ip", "10.0.1.2").put("tor", "tor1")
+                .put("agentUrl", "http://10.254.1.2:9200");
+        hosts.addObject().put("id", "h13").put("ip", "10.0.1.3").put("tor", "tor1")
+                .put("agentUrl", "http://10.254.1.3:9200/");
+        String a12 = "http://10.254.1.2:9200/dip-health";
+        String a13 = "http://10.254.1.3:9200/dip-health";
+        agentCodes.put(a12, 200);
+        agentCodes.put(a13, 200);
+        activate(json);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        assertEquals(Set.of("10.0.1.2", "10.0.1.3"), tunnelDsts(hmux));
+
+        agentCodes.put(a13, 503);   // the service on 10.0.1.3 fails its probe: out at once
+        manager.healthSource().poll();
+        settle();
+        assertEquals(Set.of("10.0.1.3"), manager.healthSource().unhealthyDips());
+        assertEquals(Set.of("10.0.1.2"), smuxDips());
+
+        agentCodes.put(a13, 200);   // back
+        manager.healthSource().poll();
+        settle();
+        assertEquals(Set.of("10.0.1.2", "10.0.1.3"), smuxDips());
+
+        agentCodes.remove(a12);     // an agent that stops answering counts after two polls
+        manager.healthSource().poll();
+        settle();
+        assertEquals(Set.of(), manager.healthSource().unhealthyDips());
+        manager.healthSource().poll();
+        settle();
+        assertEquals(Set.of("10.0.1.2"), manager.healthSource().unhealthyDips());
+        assertEquals(Set.of("10.0.1.3"), smuxDips());
+
+        ObjectNode bad = configJson(true);
+        bad.putArray("hosts").addObject().put("id", "h12").put("ip", "10.0.1.2").put("tor", "tor1")
+                .put("agentUrl", "ftp://10.254.1.2");
+        netcfg.push(config(bad));
+        assertTrue(manager.lastConfigError(), manager.lastConfigError().contains("/hosts/0/agentUrl"));
+    }
+
+    /** The DIPs of the VIP's tcp/80 pool in the SMux table. */
+    Set<String> smuxDips() {
+        Set<String> out = new TreeSet<>();
+        for (org.hybridlb.app.core.model.SmuxTable.Entry e : onos.smuxes.tables.get("smux-1").vips) {
+            if (e.vip.equals(VIP)) {
+                e.ports.get(0).dips.forEach(b -> out.add(b.ip));
+            }
+        }
+        return out;
     }
 
     @Test
