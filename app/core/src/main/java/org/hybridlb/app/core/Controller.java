@@ -507,7 +507,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private SmuxTable smuxTable(long version) {
         List<VipEntry> entries = new ArrayList<>();
         state.installedVips.values().forEach(v -> entries.add(entry(v)));
-        return SmuxTable.of(version, entries, config.smuxEncap, config.smuxSelection);
+        return SmuxTable.of(version, entries, config.smuxEncap);
     }
 
     /** A VIP left on two HMuxes by an abandoned make-before-break keeps its first one. */

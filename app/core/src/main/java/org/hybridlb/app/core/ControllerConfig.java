@@ -1,7 +1,6 @@
 package org.hybridlb.app.core;
 
 import java.time.Duration;
-import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.solver.assign.SolverOptions;
 import org.hybridlb.solver.migration.PlannerOptions;
 
@@ -15,12 +14,6 @@ public final class ControllerConfig {
     public final PlannerOptions planner;
     /** How the SMuxes encapsulate: "gre" to match OVS HMuxes, "ipip" for P4/ASIC fabrics. */
     public final String smuxEncap;
-    /**
-     * How the SMuxes pick DIPs (smux/README.md "selection"): "ovs" agrees with OVS HMuxes programmed
-     * with OpenFlow 1.5 {@code selection_method=hash} (hybridlbd), "ovs-dphash" with OVS HMuxes
-     * programmed through OpenFlow 1.3 without a selection method (ONOS), "crc32" with P4 switches.
-     */
-    public final String smuxSelection;
     /** How long a REST call waits for the controller thread. */
     public final Duration requestTimeout;
     /**
@@ -42,16 +35,6 @@ public final class ControllerConfig {
 
     public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
                             String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax) {
-        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, "ovs");
-    }
-
-    public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
-                            String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax,
-                            String smuxSelection) {
-        if (!SmuxTable.SELECTIONS.contains(smuxSelection)) {
-            throw new IllegalArgumentException("smuxSelection must be one of " + SmuxTable.SELECTIONS + ", got "
-                    + smuxSelection);
-        }
         if (interval.isNegative()) {
             throw new IllegalArgumentException("interval must not be negative");
         }
@@ -69,7 +52,6 @@ public final class ControllerConfig {
             throw new IllegalArgumentException("poolGrowthHoldMax must not be negative");
         }
         this.poolGrowthHoldMax = poolGrowthHoldMax;
-        this.smuxSelection = smuxSelection;
     }
 
     public static ControllerConfig defaults() {
@@ -78,42 +60,30 @@ public final class ControllerConfig {
     }
 
     public ControllerConfig withInterval(Duration d) {
-        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, smuxSelection);
+        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withAlgorithm(String a) {
-        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, smuxSelection);
+        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withSolver(SolverOptions o) {
-        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, smuxSelection);
+        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withPlanner(PlannerOptions o) {
-        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, smuxSelection);
+        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withSettle(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d,
-                poolGrowthHoldMax, smuxSelection);
-    }
-
-    public ControllerConfig withSmuxSelection(String s) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, s);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d, poolGrowthHoldMax);
     }
 
     public ControllerConfig withSmuxEncap(String e) {
-        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle,
-                poolGrowthHoldMax, smuxSelection);
+        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle, poolGrowthHoldMax);
     }
 
     public ControllerConfig withPoolGrowthHoldMax(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d,
-                smuxSelection);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d);
     }
 }

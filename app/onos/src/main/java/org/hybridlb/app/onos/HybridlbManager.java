@@ -21,7 +21,7 @@ import org.hybridlb.app.onos.fabric.HttpSmuxControl;
 import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
 import org.hybridlb.app.onos.fabric.OnosRouteSource;
 import org.hybridlb.app.onos.fabric.OnosStatsSource;
-import org.hybridlb.app.onos.fabric.SmuxMetrics;
+import org.hybridlb.app.onos.fabric.OvsDefaultSelection;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.solver.model.Topology;
 import org.onosproject.cluster.ClusterService;
@@ -79,11 +79,6 @@ public class HybridlbManager implements HybridlbService {
     static final long STATS_PERIOD_SECONDS = 10;
     static final long HEALTH_PERIOD_MILLIS = 2000;
     static final Duration AGENT_TIMEOUT = Duration.ofSeconds(1);
-    /**
-     * The SMuxes pick DIPs as Open vSwitch does for the OpenFlow 1.3 select groups ONOS programs (no
-     * selection method: dp_hash), so an HMux's connections keep their DIP when its VIPs fall back to them.
-     */
-    static final String SMUX_SELECTION = "ovs-dphash";
     /** Only the leader of this topic runs the controller loop and programs the fabric. */
     static final String LEADERSHIP_TOPIC = APP_NAME;
 
@@ -175,9 +170,12 @@ public class HybridlbManager implements HybridlbService {
         programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
                 hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS);
         routeSource = new OnosRouteSource(routeService, () -> fabric);
-        smux = smuxControl != null ? smuxControl : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT);
-        statsSource = new OnosStatsSource(appId, flowRuleService, () -> fabric,
-                smux instanceof SmuxMetrics ? (SmuxMetrics) smux : null);
+        // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
+        // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
+        OvsDefaultSelection tables = new OvsDefaultSelection(smuxControl != null ? smuxControl
+                : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT));
+        smux = tables;
+        statsSource = new OnosStatsSource(appId, flowRuleService, () -> fabric, tables);
         healthSource = new AgentHealthSource(this::agentUrls,
                 agentProbe != null ? agentProbe : AgentHealthSource.httpProbe(AGENT_TIMEOUT));
         netcfg.addListener(configListener);
@@ -202,7 +200,7 @@ public class HybridlbManager implements HybridlbService {
 
     /** The controller from the shared state (ConsistentMap): a new leader resumes where the last one was. */
     private void startLoop() {
-        Controller c = new Controller(controllerConfig.withSmuxSelection(SMUX_SELECTION), new Ports(new Topology(),
+        Controller c = new Controller(controllerConfig, new Ports(new Topology(),
                 programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap)));
         controller = c;
         deviceService.addListener(deviceListener);

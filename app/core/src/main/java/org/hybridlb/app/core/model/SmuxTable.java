@@ -25,22 +25,8 @@ public final class SmuxTable {
         this.vips = vips == null ? List.of() : List.copyOf(vips);
     }
 
-    /** DIP selections of the SMux (smux/src/vip_table.c). */
-    public static final java.util.Set<String> SELECTIONS = java.util.Set.of("ovs", "ovs-dphash", "crc32");
-    /** OVS hashes a group without selection method with dp_hash only up to this many slots. */
-    public static final int OVS_DPHASH_MAX_SLOTS = 64;
-
     /** The table for {@code entries}, selecting DIPs with the OVS hash and encapsulating with {@code encap}. */
     public static SmuxTable of(long version, Collection<VipEntry> entries, String encap) {
-        return of(version, entries, encap, "ovs");
-    }
-
-    /**
-     * The table for {@code entries} with DIP selection {@code selection}. Under "ovs-dphash" a VIP with a
-     * pool OVS would not hash with dp_hash ({@link #ovsDphashPossible}) gets "crc32": OVS then hashes
-     * Ethernet addresses, which no SMux sees, so no selection could agree with it.
-     */
-    public static SmuxTable of(long version, Collection<VipEntry> entries, String encap, String selection) {
         List<Entry> out = new ArrayList<>();
         for (VipEntry v : entries) {
             List<Port> ports = new ArrayList<>();
@@ -52,29 +38,9 @@ public final class SmuxTable {
                     ports.add(new Port(s.proto, s.port, s.dips));
                 }
             }
-            String sel = selection;
-            if ("ovs-dphash".equals(sel) && !v.ports.stream().allMatch(s -> ovsDphashPossible(s.dips))) {
-                sel = "crc32";
-            }
-            out.add(new Entry(v.vip, v.aggregate, sel, encap, ports));
+            out.add(new Entry(v.vip, v.aggregate, "ovs", encap, ports));
         }
         return new SmuxTable(version, out);
-    }
-
-    /**
-     * Whether OVS 3.1 picks among these buckets with its dp_hash method when the group has no selection
-     * method: ceil(total weight / smallest non-zero weight) at most 64 (ofproto-dpif.c).
-     */
-    public static boolean ovsDphashPossible(List<Bucket> buckets) {
-        long total = 0;
-        long min = Long.MAX_VALUE;
-        for (Bucket b : buckets) {
-            total += b.weight;
-            if (b.weight > 0) {
-                min = Math.min(min, b.weight);
-            }
-        }
-        return total == 0 || (total + min - 1) / min <= OVS_DPHASH_MAX_SLOTS;
     }
 
     /** Same VIPs, pools and buckets, whatever the version. */

@@ -68,30 +68,4 @@ class SmuxTableTest {
                 List.of(new ServiceEntry("tcp", 80, List.of(new Bucket("10.0.1.1", 1, null, 1)))))), "gre");
         assertFalse(other.sameVips(have), "another bucket id hashes differently");
     }
-
-    @Test
-    void ovsDphashSelectionFallsBackToCrc32WhereOvsWouldNotUseDpHash() throws Exception {
-        List<Bucket> even = List.of(new Bucket("10.0.1.1", 1, null, 0), new Bucket("10.0.1.2", 63, null, 1));
-        List<Bucket> skewed = List.of(new Bucket("10.0.1.1", 1, null, 0), new Bucket("10.0.1.2", 64, null, 1));
-        assertTrue(SmuxTable.ovsDphashPossible(even), "ceil(64 / 1) = 64 slots");
-        assertFalse(SmuxTable.ovsDphashPossible(skewed), "65 slots: OVS falls back to its MAC hash");
-        assertTrue(SmuxTable.ovsDphashPossible(List.of(new Bucket("10.0.1.1", 0, null, 0))), "no live bucket");
-        SmuxTable t = SmuxTable.of(1, List.of(
-                new VipEntry("100.64.0.1", null, List.of(new ServiceEntry("tcp", 80, even))),
-                new VipEntry("100.64.0.2", null, List.of(new ServiceEntry("tcp", 80, even),
-                        new ServiceEntry("udp", 53, skewed)))), "gre", "ovs-dphash");
-        JsonNode doc = Json.MAPPER.readTree(Json.write(t));
-        assertEquals("ovs-dphash", doc.at("/vips/0/selection").asText());
-        assertEquals("crc32", doc.at("/vips/1/selection").asText());
-    }
-
-    @Test
-    void controllerConfigRefusesAnUnknownSelection() {
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> org.hybridlb.app.core.ControllerConfig.defaults().withSmuxSelection("maglev"));
-        assertTrue(e.getMessage().contains("smuxSelection"), e.getMessage());
-        assertEquals("ovs", org.hybridlb.app.core.ControllerConfig.defaults().smuxSelection);
-        assertEquals("ovs-dphash",
-                org.hybridlb.app.core.ControllerConfig.defaults().withSmuxSelection("ovs-dphash").smuxSelection);
-    }
 }
