@@ -6,7 +6,8 @@
  * (ofproto/ofproto-dpif.c group_set_selection_method, group_setup_dp_hash_table
  * with at most 64 hash values): the datapath computes
  *   dp_hash = flow_hash_symmetric_l3l4(flow, basis 0, UDP ports not included)
- * (hash action OVS_HASH_ALG_SYM_L4, lib/odp-execute.c), recirculates, and the
+ * (hash action OVS_HASH_ALG_SYM_L4, lib/odp-execute.c: the userspace datapath;
+ * the Linux kernel datapath hashes differently), recirculates, and the
  * bucket is hash_map[dp_hash & (n_hash - 1)], a table of n_hash slots dealt to
  * the buckets by the Webster (Sainte-Laguë) method in bucket order.
  *
