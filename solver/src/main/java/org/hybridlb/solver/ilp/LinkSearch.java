@@ -28,7 +28,7 @@ import org.hybridlb.solver.assign.Usage;
 final class LinkSearch {
     /** Polyak step factor of the subgradient, from zero and from seeded multipliers. */
     static final double THETA = Double.parseDouble(System.getProperty("hlb.ilp.theta", "1"));
-    static final double THETA_SEEDED = Double.parseDouble(System.getProperty("hlb.ilp.thetaSeeded", "0.1"));
+    static final double THETA_SEEDED = Double.parseDouble(System.getProperty("hlb.ilp.thetaSeeded", "0.02"));
     /** Steps without a better bound before the step factor is halved. */
     static final int PATIENCE = Integer.getInteger("hlb.ilp.patience", 10);
     /** Most cached link-load entries (ints + floats: 8 bytes each). */
