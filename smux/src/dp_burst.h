@@ -31,6 +31,17 @@ void hlb_dp_frag_needed(struct hlb_worker *w, struct hlb_pkt *p, const struct hl
 void hlb_dp_to_self(struct hlb_worker *w, struct hlb_pkt *p, const struct hlb_parsed *pp,
                     uint8_t *verdict);
 
+/* An outer IP total length in network order, as a register value (a 16-bit swap
+ * is compiled into a store and a MOVBE load from the stack on some targets). */
+static inline uint32_t hlb_tot_be(uint32_t tot)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap32(tot) >> 16;
+#else
+    return tot;
+#endif
+}
+
 /* Index in t->cum of the member whose cumulative-weight interval holds slot
  * (hlb_weighted_pick_m without its checks: the caller has a non-zero total). */
 static inline __attribute__((always_inline)) int

@@ -193,7 +193,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_RUN_FN HLB_PASTE(HLB_FAST_FN, _run)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation): expects
- * two_port, burst_port, eth0, eth1, t, out, fwd_bytes, fwd and dctr in scope. */
+ * two_port, burst_port, eth0, eth1, dips, out, fwd_bytes, fwd and dctr in scope. */
 #define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
     do {                                                                                \
         uint32_t overhead = 20u + 4u * (gre);                                           \
@@ -201,8 +201,8 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         uint8_t *start = de - overhead;                                                 \
         uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
         uint32_t tot = (inner) + overhead;                                              \
-        uint32_t tot_be = hlb_htons((uint16_t)tot);                                     \
-        uint32_t odst = t->dips[dip].outer;                                             \
+        uint32_t tot_be = hlb_tot_be(tot);                                              \
+        uint32_t odst = dips[dip].outer;                                                \
         uint32_t sum = (bsum) + (tos << 8) + tot_be + (odst & 0xffff) + (odst >> 16);   \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
@@ -243,21 +243,24 @@ struct lean_run {
  * a frame the lean pass accepts for that same service; returns the index of the
  * first frame it did not take (the lean pass goes on from there).  A function of
  * its own, with every input copied into locals, so that its few values stay in
- * registers instead of competing with the whole lean pass's. */
-static __attribute__((noinline)) unsigned
-HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i, unsigned n,
-           uint16_t burst_port)
+ * registers instead of competing with the whole lean pass's; gre, port0 and
+ * two_port are constants in the common instance (IP-in-IP, one port, one-armed). */
+static inline __attribute__((always_inline)) unsigned
+HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out,
+                             unsigned i, unsigned n, uint16_t burst_port, const uint32_t gre,
+                             const uint32_t port0, const int two_port)
 {
-    const struct hlb_vip_table *t = r->t;
+    const struct hlb_dip *dips = r->t->dips;
     struct hlb_counter *dctr = r->dctr;
     const uint32_t *slot = r->slot;
     const uint64_t key = r->key, m = r->m;
     const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
-    const uint32_t crc = r->crc, port0 = r->port0, total = r->total, gre = r->gre;
+    const uint32_t crc = r->crc, total = r->total;
     const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
-    const int two_port = (int)r->two_port;
-    uint64_t rx_bytes = 0, fwd_bytes = 0, inner_bytes = 0;
-    unsigned fwd = 0;
+    const unsigned first = i;
+    uint64_t rx_bytes = 0, inner_bytes = 0;
+    uint64_t fwd_bytes = 0;               /* unused: derived below */
+    unsigned fwd = 0;                     /* unused: i - first */
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
@@ -281,11 +284,23 @@ HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i
         rx_bytes += len;
         inner_bytes += inner;
     }
+    (void)fwd;
+    (void)fwd_bytes;
+    r->fwd = i - first;
     r->rx_bytes = rx_bytes;
-    r->fwd_bytes = fwd_bytes;
     r->inner_bytes = inner_bytes;
-    r->fwd = fwd;
+    r->fwd_bytes = inner_bytes + (uint64_t)(i - first) * (HLB_ETH_HLEN + overhead);
     return i;
+}
+
+static __attribute__((noinline)) unsigned
+HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i, unsigned n,
+           uint16_t burst_port)
+{
+    if (HLB_LIKELY(!r->gre && !r->port0 && !r->two_port))
+        return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, out, i, n, burst_port, 0, 0, 0);
+    return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, out, i, n, burst_port, r->gre, r->port0,
+                                        (int)r->two_port);
 }
 
 /* The lean pass run first over a burst.  It finishes the common frames: untagged
@@ -368,6 +383,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     uint32_t run_packets = 0;
     uint64_t run_bytes = 0;
     struct hlb_counter *dctr = t->dip_counters;
+    const struct hlb_dip *dips = t->dips;
     /* Frames of pinned services, looked up after the loop (their bucket lines are
      * prefetched meanwhile).  The connection table must see them in arrival order
      * relative to the pinned frames the full body handles after this pass, so a
