@@ -301,4 +301,20 @@ pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_servi
     return dip;
 }
 
+/* pinned_dip() for a frame the lean pass packed into key words (see struct
+ * lean_pend in dp_burst_body.h): the uncommon cases, out of line so that the
+ * lean loop stays small. */
+static __attribute__((noinline)) int
+pinned_dip_packed(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_service *s,
+                  uint64_t k0, uint64_t k1, uint32_t hash, uint32_t now)
+{
+    struct hlb_parsed pp = {
+        .t = {.src_ip = (uint32_t)k0, .dst_ip = (uint32_t)(k0 >> 32),
+              .src_port = (uint16_t)k1, .dst_port = (uint16_t)(k1 >> 16),
+              .proto = (uint8_t)(k1 >> 32)},
+        .l3_off = HLB_ETH_HLEN, .ip_tot_len = (uint16_t)(k1 >> 48), .ip_hlen = 20,
+        .tcp_flags = (uint8_t)(k1 >> 40)};
+    return pinned_dip(w, t, s, &pp, hash, now);
+}
+
 #endif
