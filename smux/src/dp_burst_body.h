@@ -324,14 +324,17 @@ struct lean_pend {
 
 /* The pinned frames after the lean pass's loop (their home lines were prefetched
  * meanwhile): the full body's stage 2, with the common case decided here.  A
- * function of its own so that its values stay in registers. */
-static __attribute__((noinline)) void
-HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, unsigned n_pend,
-            HLB_BURST_FRAME *frames, uint8_t *out, uint16_t burst_port, uint32_t now)
+ * function of its own so that its values stay in registers; `single` (a constant
+ * in each instance) says that every frame goes to one IP-in-IP service, one-armed. */
+static inline __attribute__((always_inline)) void
+HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
+                              struct lean_pend *p, unsigned n_pend, HLB_BURST_FRAME *frames,
+                              uint8_t *out, uint16_t burst_port, uint32_t now, const int single)
 {
     const __m128i eth0 = p->eth0, eth1 = p->eth1, ip_ipip = p->ip_ipip, ip_gre = p->ip_gre;
     const uint32_t base_sum[2] = {p->base_sum[0], p->base_sum[1]};
-    const int two_port = p->two_port;
+    const int two_port = single ? 0 : p->two_port;
+    const struct hlb_service *const svc0 = p->svc[0];
     const struct hlb_dip *dips = t->dips;
     struct hlb_counter *dctr = t->dip_counters;
     uint64_t fwd_bytes = 0;
@@ -350,7 +353,7 @@ HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, 
     uint64_t hits = 0;
     for (unsigned k = 0; k < n_pend; k++) {
         unsigned fi = p->idx[k];
-        const struct hlb_service *ps = p->svc[k];
+        const struct hlb_service *ps = single ? svc0 : p->svc[k];
         uint64_t k0 = p->k0[k], k1 = p->k1[k];
         uint32_t h = p->hash[k];
         int dip = -1;
@@ -383,7 +386,7 @@ HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, 
             }
         }
         uint32_t inner = (uint32_t)(k1 >> 48);
-        uint32_t pgre = ps->encap == HLB_ENCAP_GRE;
+        const uint32_t pgre = single ? 0 : ps->encap == HLB_ENCAP_GRE;
         HLB_BURST_FRAME pf = frames[fi];
         uint8_t *pd = HLB_F_DATA(pf);
         HLB_LEAN_ENCAP(fi, pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip, inner);
@@ -398,6 +401,19 @@ HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, 
     w->st.conn_hits += hits;
     p->fwd = fwd;
     p->fwd_bytes = fwd_bytes;
+}
+
+static __attribute__((noinline)) void
+HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, unsigned n_pend,
+            HLB_BURST_FRAME *frames, uint8_t *out, uint16_t burst_port, uint32_t now)
+{
+    int single = !p->two_port && p->svc[0]->encap != HLB_ENCAP_GRE;
+    for (unsigned k = 1; k < n_pend && single; k++)
+        single = p->svc[k] == p->svc[0];
+    if (HLB_LIKELY(single))
+        HLB_PASTE(HLB_PEND_FN, _impl)(w, t, p, n_pend, frames, out, burst_port, now, 1);
+    else
+        HLB_PASTE(HLB_PEND_FN, _impl)(w, t, p, n_pend, frames, out, burst_port, now, 0);
 }
 
 /* The lean pass run first over a burst.  It finishes the common frames: untagged
