@@ -192,6 +192,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_PASTE(a, b) HLB_PASTE2(a, b)
 #define HLB_RUN_FN HLB_PASTE(HLB_FAST_FN, _run)
 #define HLB_PEND_FN HLB_PASTE(HLB_FAST_FN, _pend)
+#define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation): expects
  * two_port, burst_port, eth0, eth1, dips, out, fwd_bytes, fwd and dctr in scope. */
@@ -416,6 +417,65 @@ HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, 
         HLB_PASTE(HLB_PEND_FN, _impl)(w, t, p, n_pend, frames, out, burst_port, now, 0);
 }
 
+/* The first step of the lean pass for a run of frames to one pinned service:
+ * frames i, i+1, ... as long as each is a frame the lean pass accepts for it, are
+ * added to the pending frames (from index np on) with their bucket lines
+ * prefetched; returns the index of the first frame it did not take.  Only called
+ * while no frame has been left to the full body (the pinned frames' order). */
+struct lean_prun {
+    const struct hlb_conn_table *ct;
+    const struct hlb_service *s;
+    const uint32_t *pre_hash;         /* valid when prefetched */
+    uint64_t key;
+    uint32_t mtu, overhead;
+    int prefetched;
+    uint64_t rx_bytes;                /* out */
+};
+
+static __attribute__((noinline)) unsigned
+HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_FRAME *frames,
+            unsigned i, unsigned n)
+{
+    const struct hlb_conn_table *ct = r->ct;
+    const struct hlb_service *s = r->s;
+    const uint32_t *pre_hash = r->pre_hash;
+    const uint64_t key = r->key;
+    const uint32_t mtu = r->mtu, overhead = r->overhead;
+    const int prefetched = r->prefetched;
+    uint64_t rx_bytes = 0;
+    for (; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+            break;
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        struct hlb_parsed pl;
+        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
+            break;
+        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
+            break;
+        uint32_t inner = pl.ip_tot_len;
+        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
+            break;
+        uint32_t h = prefetched ? pre_hash[i] : hlb_conn_hash(&pl.t);
+        uint8_t tcp_flags = pl.t.proto == HLB_IPPROTO_TCP ? d[HLB_ETH_HLEN + 20 + 13] : 0;
+        if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+            hlb_conn_prefetch_bucket(ct, h);   /* likely an insert */
+        else if (!prefetched)
+            hlb_conn_prefetch(ct, h);
+        uint64_t k0, k1;
+        hlb_conn_key(&pl.t, &k0, &k1);
+        pend->k0[np] = k0;
+        pend->k1[np] = k1 | (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
+        pend->svc[np] = s;
+        pend->hash[np] = h;
+        pend->idx[np++] = (uint8_t)i;
+        rx_bytes += len;
+    }
+    r->rx_bytes = rx_bytes;
+    return i;
+}
+
 /* The lean pass run first over a burst.  It finishes the common frames: untagged
  * IPv4 TCP/UDP without options, forwarded to an unpinned service, or to a pinned
  * one through the same connection-table step as the full body (pinned_dip, after
@@ -594,6 +654,16 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             pend.svc[n_pend] = s;
             pend.hash[n_pend] = h;
             pend.idx[n_pend++] = (uint8_t)i;
+            if (i + 1 < n) {
+                /* The frames behind, while they go to the same service: its own loop. */
+                struct lean_prun r = {.ct = w->ct, .s = s, .pre_hash = pre_hash,
+                                      .key = last_key, .mtu = mtu, .overhead = sv_overhead,
+                                      .prefetched = prefetched};
+                unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i + 1, n);
+                n_pend += next - (i + 1);
+                pend_rx_bytes += r.rx_bytes;
+                i = next - 1;
+            }
             continue;
         }
         int dip;
@@ -712,6 +782,7 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
 #undef HLB_LEAN_ENCAP
 #undef HLB_RUN_FN
 #undef HLB_PEND_FN
+#undef HLB_PRUN_FN
 #undef HLB_PASTE
 #undef HLB_PASTE2
 #undef HLB_BURST_FN
