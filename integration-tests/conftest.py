@@ -4,6 +4,7 @@ session and torn down at the end (also on Ctrl-C: hlbemu.stop kills exactly what
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -75,6 +76,13 @@ def emu(tmp_path_factory):
                                   "--duration", 600, "--timeout", 1))
         yield e
     finally:
+        # keep the logs of every process (daemon, SMuxes, FRR, agents) for a failed run
+        logs = os.path.join(hlbemu.rundir(tag), "logs")
+        keep = os.environ.get("HLB_IT_LOGS", "/tmp/hlb-it-logs")
+        if os.path.isdir(logs):
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.copytree(logs, keep)
+            print("\nintegration-tests: emulation logs copied to %s" % keep)
         hlbemu.stop(tag, quiet=True)
 
 

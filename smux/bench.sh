@@ -51,7 +51,7 @@ for target in packet table; do
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -march=corei7 -fno-strict-aliasing -D_GNU_SOURCE -I"$SMUX/include" -I"$SMUX/src" \
         "$SMUX/fuzz/dp_fuzz_$target.c" "$SMUX/src/datapath.c" "$SMUX/src/conn_table.c" \
-        "$SMUX/src/vip_table.c" "$SMUX/src/ovs_hash.c" -ljansson -o "$FUZZ/dp_fuzz_$target"
+        "$SMUX/src/vip_table.c" "$SMUX/src/ovs_hash.c" "$SMUX/src/ovs_dphash.c" -ljansson -o "$FUZZ/dp_fuzz_$target"
 done
 python3 "$SMUX/fuzz/seeds.py" "$FUZZ/corpus-packet" "$FUZZ/corpus-table"
 fuzz_crashes=0

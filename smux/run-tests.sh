@@ -73,6 +73,7 @@ run_py() {
 }
 run_py "DATAPATH net_pcap packet fixtures" "$SMUX/tests/dp_pcap_test.py"
 run_py "DATAPATH control API over af_packet/veth" "$SMUX/tests/dp_api_test.py"
+run_py "OVS default selection (ovs-dphash) against ovs-vswitchd" "$SMUX/tests/agent_ovs_dphash_agreement.py"
 
 if [ "${HLB_SKIP_AGENT:-0}" != 1 ] && [ -x "$SMUX/agent/run-tests.sh" ]; then
     agent_out="$("$SMUX/agent/run-tests.sh" 2>&1)"

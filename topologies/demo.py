@@ -7,8 +7,12 @@
    stream and long-lived TCP connections on the busiest VIP);
 3. shows where each VIP lives and the HMux/SMux split (the `hybridlb` CLI);
 4. fails the busiest VIP's HMux switch and shows it failing over to the SMuxes;
-5. adds a DIP to an HMux VIP: a migration HMux -> SMux -> HMux (Duet §3.5.2);
-6. prints the measured figures, and cleans everything up (also on Ctrl-C).
+5. drains the HMux of another VIP (maintenance): a sticky migration HMux -> SMux -> another
+   HMux with a paced UDP stream running (Duet §3.7.3);
+6. adds a DIP to an HMux VIP with long-lived TCP connections open: the VIP moves to the SMuxes,
+   which pin those connections, and returns to an HMux only once none of them would change DIP
+   there (Duet §3.5.2);
+7. prints the measured figures, and cleans everything up (also on Ctrl-C).
 """
 import argparse
 import json
@@ -92,7 +96,7 @@ def main():
         say("starting the emulated k=4 fat-tree (20 OVS switches + border, 16 DIP hosts, 2 DPDK SMuxes, FRR)")
         t0 = time.monotonic()
         subprocess.run([hlbemu.PY, os.path.join(HERE, "hlbemu.py"), "start", "--tag", tag,
-                        "--topology", topo_file, "--vips", vip_file], check=True)
+                        "--topology", topo_file, "--vips", vip_file, "--smux-udp-timeout", "10"], check=True)
         os.unlink(topo_file)
         os.unlink(vip_file)
         emu = hlbemu.Emu(tag)
@@ -164,37 +168,68 @@ def main():
         print(emu.cli("stats"))
         emu.recover_switch(switch)
 
-        # Migration: add a DIP to an HMux VIP -> SMux stepping stone, DIP added, back on an HMux.
-        place = placement(emu)
-        target = next((v["vip"] for v in vips["vips"] if place.get(v["vip"], "smux") != "smux"
-                       and place.get(v["vip"]) != switch), busy)
-        used = {d["ip"] for v in vips["vips"] if v["vip"] == target for d in v["ports"][0]["dips"]}
-        new_dip = next(h["ip"] for h in topo["hosts"] if h["ip"] not in used)
+        # Sticky migration (Duet §3.7.3): drain the switch of an HMux VIP; it moves to another HMux
+        # through the SMuxes while a paced UDP stream runs.
+        def hmux_vip(avoid):
+            p = placement(emu)
+            return next(((v["vip"], p[v["vip"]]) for v in vips["vips"]
+                         if p.get(v["vip"], "smux") not in ("smux", avoid)), None)
+
+        found = wait(lambda: hmux_vip(switch), 60, 1) or (busy, placement(emu).get(busy))
+        target, drained = found
+        seen = {r["id"] for r in emu.api("GET", "/migrations")[1].get("recent", [])}
         udp = emu.probe(clients[1], "udp", "--vip", target, "--rate", 500, "--flows", 8, "--duration", 180)
         time.sleep(3)
-        say("migration: adding DIP %s to %s (on %s): HMux -> SMux -> HMux" % (new_dip, target, place.get(target)))
-        code, body = emu.api("POST", "/vips/%s/dips" % target, {"ip": new_dip, "proto": "any", "port": 0})
-        print("POST /vips/%s/dips -> %s" % (target, code))
+        say("draining switch %s (hybridlb drain): VIP %s moves HMux -> SMux -> HMux" % (drained, target))
+        print(emu.cli("drain", drained))
         t_mig = time.monotonic()
 
         def migrated():
             c, m = emu.api("GET", "/migrations")
-            if c != 200:
-                return None
-            done = [r for r in m.get("recent", []) if new_dip in r.get("trigger", "")
-                    and r.get("state") in ("done", "rolled-back", "failed")]
-            return done[-1] if done else None
+            done = [r for r in m.get("recent", []) if r["id"] not in seen and r.get("state") != "running"
+                    and target in json.dumps(r["plan"])] if c == 200 else []
+            return done[0] if done and placement(emu).get(target) != drained else None
 
         mig = wait(migrated, 120, 0.3)
         results["migrationS"] = round(time.monotonic() - t_mig, 2) if mig else None
         results["migrationState"] = mig.get("state") if mig else "not finished in 120 s"
+        results["migrationTo"] = "%s -> %s" % (drained, placement(emu).get(target))
         time.sleep(2)
         udp_r = emu.finish(udp)
         results["migrationLost"] = udp_r["lost"]
         results["migrationSent"] = udp_r["sent"]
-        say("migrations (hybridlb migrations)")
+        say("migrations and switches (hybridlb migrations; hybridlb switches)")
         print(emu.cli("migrations"))
-        print(emu.cli("assignment"))
+        print(emu.cli("switches"))
+        print(emu.cli("undrain", drained))
+
+        # DIP add (Duet §3.5.2) on an HMux VIP with long-lived TCP connections open.
+        found = wait(lambda: hmux_vip(switch), 60, 1)
+        if found:
+            grown, at = found
+            used = {d["ip"] for v in vips["vips"] if v["vip"] == grown for d in v["ports"][0]["dips"]}
+            new_dip = next(h["ip"] for h in topo["hosts"] if h["ip"] not in used)
+            tcp = emu.probe(clients[-1], "tcp", "--vip", grown, "--conns", 8, "--interval", 0.05, "--duration", 180,
+                            "--timeout", 60)
+            time.sleep(3)
+            say("adding DIP %s to %s (on HMux %s) with 8 TCP connections open" % (new_dip, grown, at))
+            code, body = emu.api("POST", "/vips/%s/dips" % grown, {"ip": new_dip, "proto": "any", "port": 0})
+            print("POST /vips/%s/dips -> %s" % (grown, code))
+            wait(lambda: placement(emu).get(grown) == "smux", 60, 0.5)
+            time.sleep(4)
+            held = emu.api("GET", "/assignment")[1].get("heldOnSmuxes", {}).get(grown)
+            results["dipAddHeld"] = held
+            say("VIP %s is on the SMuxes: %s pinned connections would change DIP on an HMux" % (
+                grown, held.get("divergingConnections") if held else "no"))
+            print(emu.cli("assignment"))
+            tcp_r = emu.finish(tcp)
+            results["dipAddTcp"] = "%d/%d kept their DIP" % (
+                sum(1 for c in tcp_r["conns"] if not c["errors"] and len(c["dips"]) == 1), len(tcp_r["conns"]))
+            t_end = time.monotonic()
+            back = wait(lambda: placement(emu).get(grown) not in ("smux", None), 90, 1)
+            results["dipAddReturnS"] = round(time.monotonic() - t_end, 1) if back else None
+            say("connections closed: VIP %s back on an HMux %s s later (%s)" % (
+                grown, results["dipAddReturnS"], placement(emu).get(grown)))
 
         http = [emu.finish(pr) for pr in procs]
         results["httpAnswered"] = sum(h["answered"] for h in http)
@@ -209,8 +244,12 @@ def main():
         print("    long-lived TCP connections kept:  %s (longest wait %s ms)" % (
             results["tcpConnsSurvived"], results["tcpMaxWaitMs"]))
         print("    VIP re-placed by the controller:  %s s after the failure" % results["replacedS"])
-        print("  migration (DIP add on an HMux VIP): %s in %s s, %s of %s datagrams lost" % (
-            results["migrationState"], results["migrationS"], results["migrationLost"], results["migrationSent"]))
+        print("  sticky migration (switch drained):  %s %s in %s s, %s of %s datagrams lost" % (
+            results["migrationTo"], results["migrationState"], results["migrationS"], results["migrationLost"],
+            results["migrationSent"]))
+        if "dipAddTcp" in results:
+            print("  DIP add with TCP connections open:  %s; held on the SMuxes (%s), back on an HMux %s s "
+                  "after they closed" % (results["dipAddTcp"], results["dipAddHeld"], results["dipAddReturnS"]))
         print("  HTTP load over the whole run:       %s answered, %s failed" % (
             results["httpAnswered"], results["httpFailed"]))
         print("  HMux share of traffic (daemon):     %s" % results["hmuxShare"])

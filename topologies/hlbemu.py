@@ -593,7 +593,7 @@ def set_switch(tag, sid, up):
     sh(["ip", "netns", "exec", netns(tag), "sh", "-ec", "; ".join(cmds)])
 
 
-def daemon_start(tag, extra_args=(), timeout=90):
+def daemon_start(tag, extra_args=(), timeout=180):
     """Start hybridlbd inside the emulation's namespace; returns its PID once the REST API answers."""
     import urllib.request
     d = rundir(tag)

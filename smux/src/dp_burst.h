@@ -14,6 +14,7 @@
 
 #include "datapath.h"
 #include "hlb_pkt.h"
+#include "hlb_ovs_dphash.h"
 
 #define HLB_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HLB_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -96,6 +97,9 @@ select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
             return (int)t->slot_dip[s->slot_first + slot];
         return (int)s->dip_first + pick_slot(&t->cum[s->dip_first], (int)s->dip_count, slot);
     }
+    if (s->selection == HLB_SEL_OVS_DPHASH)   /* slot map from vip_table.c */
+        return s->slot_first == HLB_NO_SLOTS ? -1 :
+               (int)t->slot_dip[s->slot_first + (hlb_ovs_dphash_sym_l4(tuple) & s->dphash_mask)];
     if (s->dip_count == 0)
         return -1;
     struct hlb_5tuple copy = *tuple;   /* the caller's tuple stays in registers */

@@ -1,5 +1,6 @@
 /* VIP table: JSON document -> validated, immutable lookup structure. */
 #include "vip_table.h"
+#include "hlb_ovs_dphash.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -191,6 +192,11 @@ static int build_slots(struct hlb_vip_table *t)
     for (uint32_t i = 0; i < t->n_services; i++) {
         struct hlb_service *sv = &t->services[i];
         sv->slot_first = HLB_NO_SLOTS;
+        if (sv->selection == HLB_SEL_OVS_DPHASH && sv->weight_total) {
+            sv->slot_first = total;           /* always: it has no other way to pick */
+            total += sv->dphash_mask + 1;
+            continue;
+        }
         if (sv->selection != HLB_SEL_CRC32 || sv->weight_total == 0 ||
             sv->weight_total > HLB_SLOTS_MAX_POOL || total + sv->weight_total > HLB_SLOTS_MAX)
             continue;
@@ -206,6 +212,14 @@ static int build_slots(struct hlb_vip_table *t)
         const struct hlb_service *sv = &t->services[i];
         if (sv->slot_first == HLB_NO_SLOTS)
             continue;
+        if (sv->selection == HLB_SEL_OVS_DPHASH) {
+            uint32_t *map = &t->slot_dip[sv->slot_first];
+            hlb_ovs_dphash_fill(&t->weights[sv->dip_first], (int)sv->dip_count,
+                                (int)sv->dphash_mask + 1, map);
+            for (uint32_t k = 0; k <= sv->dphash_mask; k++)
+                map[k] += sv->dip_first;
+            continue;
+        }
         uint32_t k = 0;
         for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++)
             for (; k < t->cum[d]; k++)
@@ -285,7 +299,7 @@ static const char *const vip_keys[] = {"vip", "aggregate", "selection", "encap",
                                        "connTable", "ports", NULL};
 static const char *const port_keys[] = {"proto", "port", "dips", NULL};
 static const char *const dip_keys[] = {"ip", "weight", "hostIp", "bucketId", NULL};
-static const char *const sel_names[] = {"ovs", "crc32", NULL};
+static const char *const sel_names[] = {"ovs", "crc32", "ovs-dphash", NULL};
 static const char *const encap_names[] = {"ipip", "gre", NULL};
 
 struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
@@ -504,6 +518,23 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             if (cum)
                 sv->weight_mod_m = hlb_fastmod_m(cum);
             sv->weight_total = cum;
+            if (sel == HLB_SEL_OVS_DPHASH) {
+                int slots = hlb_ovs_dphash_slots(&t->weights[sv->dip_first], (int)sv->dip_count);
+                if (slots < 0) {
+                    char f[200];
+                    uint32_t min_w = UINT32_MAX;
+                    for (uint32_t d = sv->dip_first; d < t->n_dips; d++)
+                        if (t->weights[d] && t->weights[d] < min_w)
+                            min_w = t->weights[d];
+                    snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips", i, j);
+                    set_err(err, f, "selection ovs-dphash needs ceil(total weight / smallest "
+                            "weight) <= %d, got ceil(%u / %u): above that OVS falls back to "
+                            "a MAC-dependent hash no SMux can replicate",
+                            HLB_OVS_DPHASH_MAX_SLOTS, cum, min_w);
+                    goto fail;
+                }
+                sv->dphash_mask = slots > 0 ? (uint32_t)slots - 1 : 0;
+            }
             /* The hash terms a packet of this service cannot change (see hlb_pkt.h). */
             sv->crc_fixed = hlb_crc32_fixed(sv->vip, sv->proto) ^
                             (sv->port ? hlb_crc32_dport(sv->port) : 0);

@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include "hlb_pkt.h"
 
-enum hlb_selection { HLB_SEL_OVS = 0, HLB_SEL_CRC32 = 1 };
+/* HLB_SEL_OVS_DPHASH: OVS without selection_method (OpenFlow 1.3 groups, ONOS),
+ * hlb_ovs_dphash.h; its slot map lives in slot_dip like crc32's. */
+enum hlb_selection { HLB_SEL_OVS = 0, HLB_SEL_CRC32 = 1, HLB_SEL_OVS_DPHASH = 2 };
 enum hlb_encap { HLB_ENCAP_IPIP = 0, HLB_ENCAP_GRE = 1 };
 
 /* Limits, each rejected with a clear error when exceeded. */
@@ -32,6 +34,7 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint16_t vip_index;         /* position in the document's vips[] */
     uint32_t dip_first;         /* slice of the dip arrays */
     uint32_t dip_count;
+    uint32_t dphash_mask;       /* ovs-dphash: slots - 1 (fills what was padding) */
     uint64_t basis;             /* OVS selection_method_param */
     uint64_t weight_mod_m;      /* hlb_fastmod_m(total weight), for crc32 */
     uint32_t weight_total;      /* sum of the pool's weights */

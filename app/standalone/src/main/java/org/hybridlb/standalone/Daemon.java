@@ -68,7 +68,7 @@ public final class Daemon implements AutoCloseable {
                 new FileStateStore(config.stateDir.resolve("state.json")));
         ControllerConfig cc = ControllerConfig.defaults().withInterval(config.reconcileInterval)
                 .withAlgorithm(config.algorithm).withSmuxEncap(config.smuxEncap)
-                .withPoolGrowthHoldMax(config.poolGrowthHoldMax);
+                .withPoolGrowthHoldMax(config.poolGrowthHoldMax).withRepairInterval(config.repairInterval);
         this.controller = new Controller(cc, ports);
     }
 

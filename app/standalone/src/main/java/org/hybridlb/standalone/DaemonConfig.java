@@ -32,6 +32,8 @@ public final class DaemonConfig {
     public final Duration healthInterval;
     /** Longest a VIP whose pool grew waits on the SMuxes for its diverging connections to end. */
     public final Duration poolGrowthHoldMax;
+    /** The periodic reconcile reads every switch back at most this often (events always do). */
+    public final Duration repairInterval;
     public final long commandTimeoutMillis;
     public final long httpTimeoutMillis;
 
@@ -50,6 +52,7 @@ public final class DaemonConfig {
         this.topologyInterval = Duration.ofMillis(ms[3]);
         this.healthInterval = Duration.ofMillis(ms[4]);
         this.poolGrowthHoldMax = Duration.ofMillis(ms[5]);
+        this.repairInterval = Duration.ofMillis(ms[6]);
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.httpTimeoutMillis = httpTimeoutMillis;
     }
@@ -115,7 +118,7 @@ public final class DaemonConfig {
         }
         JsonNode iv = c.object(root, "intervals", "", false);
         c.onlyKnown(iv, "/intervals", Set.of("reconcileMs", "statsMs", "routesMs", "topologyMs", "healthMs",
-                "poolGrowthHoldMaxMs"));
+                "poolGrowthHoldMaxMs", "repairMs"));
         long day = 86_400_000L;
         long[] ms = {
             c.integer(iv, "reconcileMs", "/intervals", 10_000, 0, day),
@@ -124,6 +127,7 @@ public final class DaemonConfig {
             c.integer(iv, "topologyMs", "/intervals", 100, 10, day),
             c.integer(iv, "healthMs", "/intervals", 500, 10, day),
             c.integer(iv, "poolGrowthHoldMaxMs", "/intervals", 600_000, 0, day),
+            c.integer(iv, "repairMs", "/intervals", 30_000, 0, day),
         };
         JsonNode to = c.object(root, "timeouts", "", false);
         c.onlyKnown(to, "/timeouts", Set.of("commandMs", "httpMs"));
@@ -158,7 +162,8 @@ public final class DaemonConfig {
         InetSocketAddress a = parseListen(ch, listen);
         ch.throwIfAny();
         long[] ms = {c.reconcileInterval.toMillis(), c.statsInterval.toMillis(), c.routesInterval.toMillis(),
-            c.topologyInterval.toMillis(), c.healthInterval.toMillis(), c.poolGrowthHoldMax.toMillis()};
+            c.topologyInterval.toMillis(), c.healthInterval.toMillis(), c.poolGrowthHoldMax.toMillis(),
+            c.repairInterval.toMillis()};
         return new DaemonConfig(c.file, c.fabric, c.vips, c.stateDir, a, c.algorithm, c.smuxEncap, ms,
                 c.commandTimeoutMillis, c.httpTimeoutMillis);
     }

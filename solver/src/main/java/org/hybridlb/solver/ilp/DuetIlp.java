@@ -55,6 +55,12 @@ import org.hybridlb.solver.routing.LinkLoads;
  * </ol>
  * The gap reported is between the assignment and the best valid bound.
  *
+ * <p>Link-bound instances (solver/ILP.md): the footprints of every fitting pair are cached for
+ * {@link LinkSearch}: a congestion-aware greedy (the paper's greedy picks at random once one
+ * link is full), ruin and recreate, and a Lagrangian bound of the full model seeded from the
+ * relaxation's duals. The relaxation also has rows over groups of links (a ToR's up links
+ * together, ...), where the least load wherever a VIP goes is not 0 as it is per link.
+ *
  * <p>Secondary objective (optional): with the HMux traffic fixed at the optimum found, minimise
  * the MRU (links, ECMP, tunnel; as {@link Usage#mru()}), over the candidate columns.
  */
@@ -82,6 +88,16 @@ public final class DuetIlp {
     static final double MIN_ROUND_SECONDS = 3;
     /** Links an answer fills to this join the next round's rows even when not overloaded. */
     static final double NEAR_FULL = 0.9;
+    /** Share of the time left the local search gets on link-bound instances (SCIP rarely improves there). */
+    static final double SEARCH_TIME_SHARE_LINK_BOUND = 1.0;
+    /** The same on memory-bound instances, where SCIP's branch and bound does better. */
+    static final double SEARCH_TIME_SHARE = 0.05;
+    /** Link-bound: more than this share of traffic is on the SMuxes only for want of link room. */
+    static final double LINK_BOUND_SHARE = 0.01;
+    /** Share of the time left (after the local search) the Lagrangian bound gets on link-bound instances. */
+    static final double LAGRANGE_TIME_SHARE = Double.parseDouble(System.getProperty("hlb.ilp.lagrangeShare", "0.2"));
+    /** Share of the time limit the bound model gets at least, whenever it starts. */
+    static final double MIN_BOUND_TIME_SHARE = 0.15;
     /** Share of the time limit the bound model may use. */
     static final double BOUND_TIME_SHARE = 0.25;
 
@@ -125,6 +141,19 @@ public final class DuetIlp {
     private boolean allColumns;
     /** Relaxation rows: per link, the VIPs that load it wherever they go, and that least load. */
     private List<List<double[]>> minLoadRows;
+    /**
+     * Relaxation rows over groups of links (see {@link #linkGroups}): per group, the VIPs that
+     * load it wherever they go and the least total load they put on its links.
+     */
+    private List<List<double[]>> groupRows;
+    /** Per group: Σ capacity of its links. */
+    private double[] groupCap;
+    /** Per group: its links. */
+    private int[][] groupLinks;
+    /** The local search over cached footprints, or null (paper scale: too many pairs). */
+    private LinkSearch search;
+    /** Whether links, not tables, keep VIPs off the HMuxes (set by the local search). */
+    private boolean linkBound;
 
     private DuetIlp(Instance in, Assignment current, Options o) {
         this.in = in;
@@ -136,6 +165,31 @@ public final class DuetIlp {
     /** Best assignment found, never one that breaks a constraint; its {@code solver} field says how good. */
     public static Assignment solve(Instance in, Assignment current, Options o) {
         return new DuetIlp(in, current, o).run();
+    }
+
+    /**
+     * For tests: {relaxation bound over y_v (with the link-group rows), Lagrangian bound from its
+     * duals, Lagrangian bound from zero multipliers}, each run for up to {@code seconds}.
+     */
+    static double[] boundsForTest(Instance in, double seconds) {
+        DuetIlp d = new DuetIlp(in, null, Options.defaults());
+        Usage empty = d.m.newUsage();
+        d.buildColumns(empty);
+        double now = System.nanoTime() / 1e9;
+        double y = d.relaxationBound(empty, now + seconds);
+        double[] seeds = d.relaxationSeeds(now + seconds);
+        double seeded = d.search.lagrangianBound(0, System.nanoTime() / 1e9 + seconds, seeds);
+        double fromZero = d.search.lagrangianBound(0, System.nanoTime() / 1e9 + seconds, null);
+        return new double[] {y, seeded, fromZero};
+    }
+
+    /** For tests: the congestion-aware greedy and a short local search from it, as exact usages. */
+    static Usage[] searchForTest(Instance in, double seconds, long seed) {
+        DuetIlp d = new DuetIlp(in, null, Options.defaults());
+        d.buildColumns(d.m.newUsage());
+        Usage g = d.search.greedy(Assignments.usageOf(in, Algorithms.get("greedy-skip").assign(in, null)));
+        Usage better = d.search.improve(g, System.nanoTime() / 1e9 + seconds, seed, Double.POSITIVE_INFINITY);
+        return new Usage[] {g, better};
     }
 
     private Assignment run() {
@@ -152,27 +206,77 @@ public final class DuetIlp {
             notes.add("the warm start carries every VIP that fits any switch: optimal without a solver");
             return finishWithMru(start, "optimal", "none (trivial bound)", eligible, startShare, t0, deadline);
         }
+        double t1 = System.nanoTime() / 1e9;
         buildColumns(start);
-        double bound = Math.min(eligible, relaxationBound(start, t0 / 1e9 + BOUND_TIME_SHARE * o.mip.timeLimitSeconds));
+        double t2 = System.nanoTime() / 1e9;
+        // the bound model has its own allowance: on a loaded machine the footprints alone may
+        // take a quarter of the time, and a bound model cut short is loose
+        double boundDeadline = t2 + Math.max(t0 / 1e9 + BOUND_TIME_SHARE * o.mip.timeLimitSeconds - t2,
+                MIN_BOUND_TIME_SHARE * o.mip.timeLimitSeconds);
+        double bound = Math.min(eligible, relaxationBound(start, boundDeadline));
+        notes.add(String.format(Locale.ROOT, "warm start %.4f%% in %.1f s, footprints and columns in %.1f s, "
+                + "relaxation bound %.4f%% in %.1f s", 100 * startShare, t1 - t0 / 1e9, t2 - t1, 100 * bound,
+                System.nanoTime() / 1e9 - t2));
         if (MipResult.relativeGap(startShare, bound) <= o.mip.relativeGap) {
             notes.add("the warm start is within the requested gap of the relaxation bound");
             return finishWithMru(start, "optimal", o.mip.describe() + " (bound only)", bound, startShare, t0,
                     deadline);
         }
+        Usage best = start;
+        double bestShare = startShare;
+        if (search != null) {
+            Usage g = search.greedy(start);
+            double blocked = linkBlockedShare(g);
+            linkBound = blocked > LINK_BOUND_SHARE;
+            notes.add(String.format(Locale.ROOT, "congestion-aware greedy: %.4f%% (%s: %.1f%% of traffic on the "
+                    + "SMuxes only for want of link room)", 100 * share(g), linkBound ? "link-bound" : "memory-bound",
+                    100 * blocked));
+            if (linkBound) {
+                // the relaxation over y_v does not see which switch a VIP is on: the Lagrangian
+                // of the full model (at the limit its LP relaxation) may be lower
+                long l0 = System.nanoTime();
+                double left = deadline - l0 / 1e9 - finishMargin();
+                double[] seeds = relaxationSeeds(l0 / 1e9 + 0.25 * LAGRANGE_TIME_SHARE * left);
+                double lagrange = search.lagrangianBound(Math.max(share(g), bestShare),
+                        l0 / 1e9 + LAGRANGE_TIME_SHARE * left, seeds);
+                notes.add(String.format(Locale.ROOT, "Lagrangian bound of the full model: %.4f%% after %d "
+                        + "subgradient steps in %.1f s", 100 * lagrange, search.lastIterations,
+                        (System.nanoTime() - l0) / 1e9));
+                bound = Math.min(bound, lagrange);
+            }
+            // stop once within the requested gap of the bound
+            Usage found = localSearch(g, deadline, bound / (1 + o.mip.relativeGap));
+            if (found != null && share(found) > bestShare) {
+                best = found;
+                bestShare = share(found);
+                appendColumns(best);
+            }
+        }
         BitSet rows = new BitSet(m.linkCount());
         for (int l = 0; l < m.linkCount(); l++) {
-            if (start.linkUtilisation(l) >= INITIAL_LINK_UTILISATION && worstLoad[l] > m.linkCapacity(l)) {
+            if (best.linkUtilisation(l) >= INITIAL_LINK_UTILISATION && worstLoad[l] > m.linkCapacity(l)) {
                 rows.set(l);
             }
         }
-        Usage best = start;
-        double bestShare = startShare;
         String solvedBy = o.mip.describe();
         boolean proven = false;
         int solverAnswers = 0;
         boolean usable = false;
         boolean rowsComplete = false;
-        for (int round = 1; round <= MAX_ROUNDS; round++) {
+        if (best != start && MipResult.relativeGap(bestShare, bound) <= o.mip.relativeGap) {
+            proven = true; // the local search's answer is within the gap: no solver round needed
+            usable = true;
+            notes.add("the local search's answer is within the requested gap of the relaxation bound");
+        }
+        if (linkBound && !allColumns && !proven) {
+            // Measured on the medium link-bound instances (ILP.md): SCIP on the restricted model
+            // never improved the greedy in 60 s, and overran its time limit by several seconds
+            // (the root LP of ~36,000 columns with ~500 dense link rows); the local search had the time.
+            notes.add("link-bound: the local search had the time; no SCIP round on the restricted model");
+            usable = true; // the local search's answer (checked) is the result
+            proven = true; // ends the loop; the status below is decided by the gap
+        }
+        for (int round = 1; round <= MAX_ROUNDS && !proven; round++) {
             double left = deadline - System.nanoTime() / 1e9;
             if (left <= 0.05) {
                 notes.add("time limit reached after " + (round - 1) + " round(s) of lazy link rows");
@@ -181,8 +285,21 @@ public final class DuetIlp {
             // While link rows are still missing, a round gets a slice of the time, so that the
             // rows its answer breaks can be added and the model solved again.
             double slice = rowsComplete ? left : Math.min(left, Math.max(MIN_ROUND_SECONDS, ROUND_TIME_SHARE * left));
+            double built = System.nanoTime() / 1e9;
             Stage1 st = new Stage1(rows);
+            // building the model takes time on large models: it comes out of this round's slice,
+            // and a margin is left for checking the answer (the whole ilp keeps its time limit)
+            double now = System.nanoTime() / 1e9;
+            slice = Math.min(slice - (now - built), deadline - now - finishMargin() - solverOverrun());
+            if (slice < 0.5) {
+                notes.add("time limit reached while building round " + round + "'s model");
+                break;
+            }
             MipResult r = st.solve(o.mip.withTimeLimit(slice), best);
+            notes.add(String.format(Locale.ROOT, "round %d: %d columns, %d link rows, model built in %.1f s, "
+                    + "%s in %.1f s (limit %.1f s)%s", round, cols, rows.cardinality(), now - built, r.status,
+                    System.nanoTime() / 1e9 - now, slice, r.hasSolution() ? String.format(Locale.ROOT,
+                    ", objective %.4f%%", 100 * r.objective) : ""));
             solvedBy = r.solvedBy;
             for (String n : r.notes) {
                 if (!notes.contains(n)) {
@@ -250,6 +367,100 @@ public final class DuetIlp {
         return finishWithMru(best, status, solvedBy, bound, startShare, t0, deadline);
     }
 
+    /**
+     * How far SCIP may run past its time limit: measured up to ~2 s on the medium models on a
+     * loaded machine (it checks the clock between LP solves and heuristics).
+     */
+    private double solverOverrun() {
+        return Math.min(3.0, 0.05 * o.mip.timeLimitSeconds);
+    }
+
+    /** Time kept at the end for checking and converting the answer. */
+    private double finishMargin() {
+        return Math.min(2.0, 0.03 * o.mip.timeLimitSeconds);
+    }
+
+    /**
+     * The congestion-aware greedy, then ruin and recreate ({@link LinkSearch}). On link-bound
+     * instances (VIPs left on the SMuxes although some switch has table room for them) it gets
+     * {@link #SEARCH_TIME_SHARE_LINK_BOUND} of the time left, else {@link #SEARCH_TIME_SHARE}:
+     * there the memory rows bind and SCIP does better with the time.
+     */
+    private Usage localSearch(Usage g, double deadline, double stopShare) {
+        long s0 = System.nanoTime();
+        double left = deadline - System.nanoTime() / 1e9 - finishMargin();
+        // all the time only where SCIP cannot have the full model (on small fabrics it solves it)
+        double until = System.nanoTime() / 1e9
+                + left * (linkBound && !allColumns ? SEARCH_TIME_SHARE_LINK_BOUND : SEARCH_TIME_SHARE);
+        Usage best = search.improve(g, until, 1, stopShare * in.totalTrafficBps());
+        if (share(g) > share(best)) {
+            best = g;
+        }
+        List<String> bad = Feasibility.violations(best);
+        boolean ok = bad.isEmpty() && budgetOk(best);
+        notes.add(String.format(Locale.ROOT, "local search: %d ruin-and-recreate steps: %.4f%% in %.1f s%s",
+                search.lastSteps, 100 * share(best), (System.nanoTime() - s0) / 1e9, ok ? ""
+                        : "; rejected: " + (bad.isEmpty() ? "migration budget" : bad.get(0))));
+        return ok ? best : null;
+    }
+
+    /**
+     * Share of traffic on the SMuxes whose VIP some switch has table room for (and the host
+     * budget): VIPs that only links keep off the HMuxes.
+     */
+    private double linkBlockedShare(Usage u) {
+        double blocked = 0;
+        for (int v = 0; v < in.vipCount(); v++) {
+            if (u.placement(v) != Usage.SMUX || in.trafficBps(v) <= 0 || !u.hostRoomFor(v)) {
+                continue;
+            }
+            for (int s = 0; s < in.switchCount(); s++) {
+                if (m.fitsAlone(v, s) && u.ecmpUsed(s) + m.ecmpEntries(v) <= m.ecmpCapacity(s)
+                        && u.tunnelUsed(s) + m.tunnelEntries(v) <= m.tunnelCapacity(s)) {
+                    blocked += in.trafficBps(v);
+                    break;
+                }
+            }
+        }
+        return blocked / in.totalTrafficBps();
+    }
+
+    /** Adds (v, placement) columns the usage has and the candidates lack (worst loads kept conservative). */
+    private void appendColumns(Usage u) {
+        java.util.Set<Long> have = new java.util.HashSet<>();
+        for (int c = 0; c < cols; c++) {
+            have.add((long) colVip[c] * in.switchCount() + colSwitch[c]);
+        }
+        LinkLoads ll = m.newLinkLoads();
+        for (int v = 0; v < in.vipCount(); v++) {
+            int s = u.placement(v);
+            if (s < 0 || have.contains((long) v * in.switchCount() + s)) {
+                continue;
+            }
+            m.linkLoads(v, s, ll);
+            int nnz = loadStart[cols];
+            if (cols + 1 >= colVip.length) {
+                colVip = Arrays.copyOf(colVip, 2 * cols + 2);
+                colSwitch = Arrays.copyOf(colSwitch, 2 * cols + 2);
+                loadStart = Arrays.copyOf(loadStart, 2 * cols + 3);
+            }
+            if (nnz + ll.size() > loadLink.length) {
+                int n = Math.max(2 * loadLink.length, nnz + ll.size());
+                loadLink = Arrays.copyOf(loadLink, n);
+                loadBps = Arrays.copyOf(loadBps, n);
+            }
+            for (int i = 0; i < ll.size(); i++) {
+                loadLink[nnz] = ll.link(i);
+                loadBps[nnz++] = ll.load(i);
+                worstLoad[ll.link(i)] += ll.load(i); // an over-estimate: more rows, never fewer
+            }
+            colVip[cols] = v;
+            colSwitch[cols] = s;
+            cols++;
+            loadStart[cols] = nnz;
+        }
+    }
+
     private Assignment finishWithMru(Usage best, String status, String solvedBy, double bound, double warm, long t0,
                                      double deadline) {
         if (o.minimiseMru) {
@@ -295,6 +506,21 @@ public final class DuetIlp {
         int[] touchCount = new int[nl];
         double[] touchMin = new double[nl];
         List<Integer> touched = new ArrayList<>();
+        LinkSearch.Builder lsb = scan ? new LinkSearch.Builder(in) : null;
+        int[][] groupsOf = linkGroups();
+        int ng = groupCap.length;
+        groupRows = new ArrayList<>();
+        for (int g = 0; g < ng; g++) {
+            groupRows.add(new ArrayList<>());
+        }
+        double[] groupSum = new double[ng];
+        int[] groupCount = new int[ng];
+        double[] groupMin = new double[ng];
+        List<Integer> groupsTouched = new ArrayList<>();
+        List<Integer> pairGroups = new ArrayList<>();
+        int[] groupMark = new int[ng];
+        Arrays.fill(groupMark, -1);
+        int pairStamp = 0;
         List<int[]> chosen = new ArrayList<>();
         allColumns = true;
         for (int v = 0; v < nv; v++) {
@@ -314,11 +540,23 @@ public final class DuetIlp {
             if (scan) {
                 for (int s : fits) {
                     m.linkLoads(v, s, ll);
+                    pairStamp++;
+                    if (lsb != null && !lsb.add(v, s, ll)) {
+                        lsb = null;
+                        notes.add("footprints too large to cache: no local search");
+                    }
                     double peak = 0;
                     for (int i = 0; i < ll.size(); i++) {
                         int l = ll.link(i);
                         double load = ll.load(i);
                         peak = Math.max(peak, load / m.linkCapacity(l));
+                        for (int g : groupsOf[l]) {
+                            if (groupMark[g] != pairStamp) {
+                                groupMark[g] = pairStamp; // first load of this pair on the group
+                                pairGroups.add(g);
+                            }
+                            groupSum[g] += load;
+                        }
                         if (touchCount[l]++ == 0) {
                             touched.add(l);
                             touchMin[l] = load;
@@ -327,7 +565,24 @@ public final class DuetIlp {
                         }
                     }
                     score[s] = peak;
+                    for (int g : pairGroups) {
+                        if (groupCount[g]++ == 0) {
+                            groupsTouched.add(g);
+                            groupMin[g] = groupSum[g];
+                        } else {
+                            groupMin[g] = Math.min(groupMin[g], groupSum[g]);
+                        }
+                        groupSum[g] = 0;
+                    }
+                    pairGroups.clear();
                 }
+                for (int g : groupsTouched) {
+                    if (groupCount[g] == fits.size() && groupMin[g] > 0) {
+                        groupRows.get(g).add(new double[] {v, groupMin[g]});
+                    }
+                    groupCount[g] = 0;
+                }
+                groupsTouched.clear();
                 // a link every fitting switch loads: v puts at least the least of those loads on it
                 for (int l : touched) {
                     if (touchCount[l] == fits.size() && touchMin[l] > 0) {
@@ -375,6 +630,9 @@ public final class DuetIlp {
                 }
             }
         }
+        if (lsb != null) {
+            search = lsb.build();
+        }
         cols = chosen.size();
         colVip = new int[cols];
         colSwitch = new int[cols];
@@ -415,6 +673,78 @@ public final class DuetIlp {
         }
     }
 
+    /**
+     * Groups of directed links for the relaxation's aggregated rows: per switch, its links to
+     * (and from) the neighbours of one role (a ToR's up links, its down links, an agg's links to
+     * the cores, ...), and per pod the links leaving (and entering) it. A VIP's load on one link
+     * depends on where it goes (ECMP sends all of it to the one agg it is on), but its load on a
+     * ToR's up links together hardly does: it is the traffic of its clients under that ToR
+     * wherever it goes. The least such sum over the switches it fits is what the row charges.
+     * Only groups of two or more links (single links have their own rows). Sets {@link #groupCap}.
+     */
+    private int[][] linkGroups() {
+        org.hybridlb.solver.routing.Fabric f = in.fabric();
+        int nl = m.linkCount();
+        java.util.Map<String, Integer> ids = new java.util.HashMap<>();
+        List<List<Integer>> members = new ArrayList<>();
+        List<List<Integer>> of = new ArrayList<>();
+        for (int l = 0; l < nl; l++) {
+            of.add(new ArrayList<>());
+            int a = f.linkFrom(l);
+            int b = f.linkTo(l);
+            List<String> keys = new ArrayList<>();
+            keys.add("out " + a + " " + f.role(b));
+            keys.add("in " + b + " " + f.role(a));
+            if (f.pod(a) != f.pod(b)) {
+                if (f.pod(a) >= 0) {
+                    keys.add("leave " + f.pod(a));
+                }
+                if (f.pod(b) >= 0) {
+                    keys.add("enter " + f.pod(b));
+                }
+            }
+            for (String k : keys) {
+                Integer g = ids.get(k);
+                if (g == null) {
+                    g = members.size();
+                    ids.put(k, g);
+                    members.add(new ArrayList<>());
+                }
+                members.get(g).add(l);
+            }
+        }
+        // keep groups of two or more links, renumbered
+        int[] renum = new int[members.size()];
+        int ng = 0;
+        List<Double> caps = new ArrayList<>();
+        for (int g = 0; g < members.size(); g++) {
+            if (members.get(g).size() >= 2) {
+                renum[g] = ng++;
+                double cap = 0;
+                for (int l : members.get(g)) {
+                    cap += m.linkCapacity(l);
+                    of.get(l).add(renum[g]);
+                }
+                caps.add(cap);
+            }
+        }
+        groupCap = new double[ng];
+        groupLinks = new int[ng][];
+        for (int g = 0; g < ng; g++) {
+            groupCap[g] = caps.get(g);
+        }
+        for (int g = 0; g < members.size(); g++) {
+            if (members.get(g).size() >= 2) {
+                groupLinks[renum[g]] = members.get(g).stream().mapToInt(Integer::intValue).toArray();
+            }
+        }
+        int[][] out = new int[nl][];
+        for (int l = 0; l < nl; l++) {
+            out[l] = of.get(l).stream().mapToInt(Integer::intValue).toArray();
+        }
+        return out;
+    }
+
     /** Share of traffic of the VIPs that fit some switch: nothing can do better. */
     private double eligibleShare() {
         double sum = 0;
@@ -437,11 +767,36 @@ public final class DuetIlp {
      * Warm-started from {@code start}, which satisfies it.
      */
     private double relaxationBound(Usage start, double deadline) {
+        return relaxation(start, deadline, null);
+    }
+
+    /**
+     * Multipliers for {@link LinkSearch#lagrangianBound} from the duals of the relaxation's LP
+     * (GLOP): a group row's dual spread over its links by capacity, the summed table rows' per
+     * switch. The Lagrangian there is at most that LP's value, so the subgradient starts at least
+     * as low as the relaxation over y_v (up to its integrality). Null if the LP failed.
+     */
+    private double[] relaxationSeeds(double deadline) {
+        int ns = in.switchCount();
+        double[] seeds = new double[m.linkCount() + 2 * ns + 1];
+        return relaxation(m.newUsage(), deadline, seeds) >= 0 ? seeds : null;
+    }
+
+    /** With {@code seeds} null: the relaxation's MIP bound; else its LP, duals into seeds (returns -1 on failure). */
+    private double relaxation(Usage start, double deadline, double[] seeds) {
         int nv = in.vipCount();
         int ns = in.switchCount();
         double total = in.totalTrafficBps();
-        MipModel model = MipModel.create("duet-bound", o.mip);
-        MPSolver s = model.solver();
+        MipModel model = seeds == null ? MipModel.create("duet-bound", o.mip) : null;
+        MipModel.loadNatives();
+        MPSolver s = model != null ? model.solver() : MPSolver.createSolver("GLOP");
+        if (s == null) {
+            return -1;
+        }
+        List<MPConstraint> linkRowsMade = new ArrayList<>();
+        List<Integer> linkRowIds = new ArrayList<>();
+        List<MPConstraint> groupRowsMade = new ArrayList<>();
+        List<Integer> groupRowIds = new ArrayList<>();
         MPVariable[] y = new MPVariable[nv];
         long ecmpCap = 0;
         long tunnelCap = 0;
@@ -460,12 +815,14 @@ public final class DuetIlp {
             if (!hasColumn[v]) {
                 continue; // no traffic, or fits nowhere: y_v = 0 in any assignment worth having
             }
-            y[v] = s.makeBoolVar("y_" + v);
+            y[v] = model != null ? s.makeBoolVar("y_" + v) : s.makeNumVar(0, 1, "y_" + v);
             s.objective().setCoefficient(y[v], in.trafficBps(v) / total);
             ecmp.setCoefficient(y[v], m.ecmpEntries(v));
             tunnel.setCoefficient(y[v], m.tunnelEntries(v));
             host.setCoefficient(y[v], m.hostEntries(v));
-            model.hint(y[v], start.placement(v) >= 0 ? 1 : 0);
+            if (model != null) {
+                model.hint(y[v], start.placement(v) >= 0 ? 1 : 0);
+            }
         }
         s.objective().setMaximization();
         for (int l = 0; l < m.linkCount(); l++) {
@@ -478,9 +835,55 @@ public final class DuetIlp {
                 continue;
             }
             MPConstraint c = s.makeConstraint(Double.NEGATIVE_INFINITY, 1, "minlink_" + l);
+            linkRowsMade.add(c);
+            linkRowIds.add(l);
             for (double[] e : row) {
                 c.setCoefficient(y[(int) e[0]], e[1] / m.linkCapacity(l));
             }
+        }
+        for (int g = 0; g < groupRows.size(); g++) {
+            List<double[]> row = groupRows.get(g);
+            double sum = 0;
+            for (double[] e : row) {
+                sum += e[1];
+            }
+            if (sum <= groupCap[g]) {
+                continue;
+            }
+            MPConstraint c = s.makeConstraint(Double.NEGATIVE_INFINITY, 1, "grouplink_" + g);
+            groupRowsMade.add(c);
+            groupRowIds.add(g);
+            for (double[] e : row) {
+                c.setCoefficient(y[(int) e[0]], e[1] / groupCap[g]);
+            }
+        }
+        if (seeds != null) {
+            // LP only for its duals (the migration budget is left out: the Lagrangian drops it)
+            s.setTimeLimit(Math.max(100, (long) (1000 * (deadline - System.nanoTime() / 1e9))));
+            if (s.solve() != MPSolver.ResultStatus.OPTIMAL) {
+                s.delete();
+                return -1;
+            }
+            int nl = m.linkCount();
+            for (int i = 0; i < linkRowsMade.size(); i++) {
+                seeds[linkRowIds.get(i)] += Math.max(0, linkRowsMade.get(i).dualValue());
+            }
+            for (int i = 0; i < groupRowsMade.size(); i++) {
+                double d = Math.max(0, groupRowsMade.get(i).dualValue());
+                for (int l : groupLinks[groupRowIds.get(i)]) {
+                    seeds[l] += d * m.linkCapacity(l) / groupCap[groupRowIds.get(i)];
+                }
+            }
+            double de = Math.max(0, ecmp.dualValue());
+            double dt = Math.max(0, tunnel.dualValue());
+            for (int sw = 0; sw < ns; sw++) {
+                seeds[nl + sw] = de * m.ecmpCapacity(sw);
+                seeds[nl + ns + sw] = dt * m.tunnelCapacity(sw);
+            }
+            seeds[nl + 2 * ns] = Math.max(0, host.dualValue()) * Math.max(1, m.hostBudget());
+            double value = s.objective().value();
+            s.delete();
+            return value;
         }
         if (o.migrationBudget != null && current != null) {
             // a VIP installed somewhere that is on no HMux has moved: Σ_installed t_v (1 - y_v) ≤ X·T

@@ -108,7 +108,7 @@ class DuetIlpTest {
         Assignment greedy = Algorithms.get("greedy-skip").assign(in, null);
         assertEquals(0.6 / 1.5, greedy.hmuxTrafficShare, 1e-9);
         Assignment ilp = DuetIlp.solve(in, null, OPTS);
-        assertEquals(0.9 / 1.5, ilp.hmuxTrafficShare, 1e-9);
+        assertEquals(0.9 / 1.5, ilp.hmuxTrafficShare, 1e-9, () -> String.join("; ", ilp.solver.notes));
         assertEquals(List.of(), Feasibility.violations(in, ilp));
         assertEquals(bruteForceBest(in), ilp.hmuxTrafficShare, 1e-9);
     }

@@ -93,6 +93,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final Map<String, Vip> retired = new HashMap<>();
     /** Diverging connections last counted per held VIP (GET /assignment). */
     private final Map<String, Long> divergingOfHeld = new HashMap<>();
+    private long lastRepairNanos = System.nanoTime() - Long.MAX_VALUE / 2;
     private Topology fabricOf;
     private Topology solverTopologyOf;
     private Set<String> solverTopologyDown;
@@ -352,7 +353,13 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         abandonMigration(why);
         refreshInputs();
         withdrawFromDownSwitches();
-        repair();
+        // reading every switch back costs one dump per device: the periodic round does it only
+        // every repairInterval (waves verify what they touch; events always repair)
+        long now = System.nanoTime();
+        if (!"interval".equals(why) || now - lastRepairNanos >= config.repairInterval.toNanos()) {
+            repair();
+            lastRepairNanos = now;
+        }
         settleMultiHomed();
         removeDipsDirectly();
         releaseHeldVips();

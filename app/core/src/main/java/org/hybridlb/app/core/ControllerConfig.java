@@ -27,14 +27,22 @@ public final class ControllerConfig {
      * return, and the connections that still diverge move (logged with their number).
      */
     public final Duration poolGrowthHoldMax;
+    /**
+     * The periodic re-assignment reads every device back (drift repair) at most this often;
+     * reconciles on events (config, switch, SMux, DIP health, "reassign now", start) always do.
+     * Zero: every reconcile.
+     */
+    public final Duration repairInterval;
 
     public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
                             String smuxEncap, Duration requestTimeout, Duration settle) {
-        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, Duration.ofMinutes(10));
+        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, Duration.ofMinutes(10),
+                Duration.ofSeconds(30));
     }
 
     public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
-                            String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax) {
+                            String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax,
+                            Duration repairInterval) {
         if (interval.isNegative()) {
             throw new IllegalArgumentException("interval must not be negative");
         }
@@ -52,6 +60,10 @@ public final class ControllerConfig {
             throw new IllegalArgumentException("poolGrowthHoldMax must not be negative");
         }
         this.poolGrowthHoldMax = poolGrowthHoldMax;
+        if (repairInterval.isNegative()) {
+            throw new IllegalArgumentException("repairInterval must not be negative");
+        }
+        this.repairInterval = repairInterval;
     }
 
     public static ControllerConfig defaults() {
@@ -60,30 +72,35 @@ public final class ControllerConfig {
     }
 
     public ControllerConfig withInterval(Duration d) {
-        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
+        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
     }
 
     public ControllerConfig withAlgorithm(String a) {
-        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
+        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
     }
 
     public ControllerConfig withSolver(SolverOptions o) {
-        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
+        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
     }
 
     public ControllerConfig withPlanner(PlannerOptions o) {
-        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle, poolGrowthHoldMax);
+        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
     }
 
     public ControllerConfig withSettle(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d, poolGrowthHoldMax);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d, poolGrowthHoldMax, repairInterval);
     }
 
     public ControllerConfig withSmuxEncap(String e) {
-        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle, poolGrowthHoldMax);
+        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
     }
 
     public ControllerConfig withPoolGrowthHoldMax(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d, repairInterval);
+    }
+
+    public ControllerConfig withRepairInterval(Duration d) {
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, d);
     }
 }

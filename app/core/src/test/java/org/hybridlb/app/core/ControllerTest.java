@@ -218,6 +218,23 @@ class ControllerTest {
     }
 
     @Test
+    void thePeriodicRoundReadsTheDevicesBackOnlyEveryRepairInterval() {
+        Controller c = new Controller(CONFIG.withRepairInterval(Duration.ofHours(1)),
+                fabric.ports(new FakeFabric.MemoryStore()));
+        started.add(c);
+        c.start();
+        c.awaitIdle(20_000);
+        vipOnHmux(c, "10.100.0.1", 0, 1);
+        long before = fabric.reads;
+        c.requestReconcile("interval");
+        c.awaitIdle(20_000);
+        assertEquals(before, fabric.reads, "a periodic round within the repair interval reads nothing");
+        c.requestReconcile("switch tor-0-0 up");
+        c.awaitIdle(20_000);
+        assertTrue(fabric.reads > before, "an event reads every device back");
+    }
+
+    @Test
     void heldVipIsReleasedAfterTheLongestHoldAndTheHoldSurvivesARestart() {
         FakeFabric.MemoryStore store = new FakeFabric.MemoryStore();
         Controller c = start(store);

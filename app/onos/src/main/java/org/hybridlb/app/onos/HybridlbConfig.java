@@ -120,6 +120,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
                 throw new InvalidFieldException("/hosts/" + h.id + "/tor", "unknown switch " + h.tor);
             }
         }
+        agentUrls();
         linkCapacityBps();
         vipsBody();
         return true;
@@ -207,6 +208,29 @@ public final class HybridlbConfig extends Config<ApplicationId> {
             String at = "/hosts/" + i++;
             out.add(new Host(text(n, "id", at, true), ipv4(text(n, "ip", at, true), at + "/ip"),
                     text(n, "tor", at, true)));
+        }
+        return out;
+    }
+
+    /** Host agents: DIP (host address) -> agent base URL, for the hosts that carry {@code agentUrl}. */
+    public Map<String, String> agentUrls() {
+        Map<String, String> out = new java.util.TreeMap<>();
+        int i = 0;
+        for (JsonNode n : array(HOSTS)) {
+            String at = "/hosts/" + i++;
+            if (!n.has("agentUrl")) {
+                continue;
+            }
+            String url = text(n, "agentUrl", at, true);
+            try {
+                URI u = URI.create(url);
+                if (!"http".equals(u.getScheme()) || u.getHost() == null) {
+                    throw new IllegalArgumentException("not http://host[:port]");
+                }
+            } catch (IllegalArgumentException e) {
+                throw new InvalidFieldException(at + "/agentUrl", "not an http URL: " + url);
+            }
+            out.put(ipv4(text(n, "ip", at, true), at + "/ip"), url);
         }
         return out;
     }

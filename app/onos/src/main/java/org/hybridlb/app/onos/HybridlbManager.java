@@ -13,6 +13,7 @@ import org.hybridlb.app.core.HybridlbApi;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.port.TopologySource;
+import org.hybridlb.app.onos.fabric.AgentHealthSource;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
 import org.hybridlb.app.onos.fabric.FabricBuilder;
 import org.hybridlb.app.onos.fabric.FabricView;
@@ -20,8 +21,15 @@ import org.hybridlb.app.onos.fabric.HttpSmuxControl;
 import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
 import org.hybridlb.app.onos.fabric.OnosRouteSource;
 import org.hybridlb.app.onos.fabric.OnosStatsSource;
+import org.hybridlb.app.onos.fabric.OvsDefaultSelection;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.solver.model.Topology;
+import org.onosproject.cluster.ClusterService;
+import org.onosproject.cluster.Leadership;
+import org.onosproject.cluster.LeadershipEvent;
+import org.onosproject.cluster.LeadershipEventListener;
+import org.onosproject.cluster.LeadershipService;
+import org.onosproject.cluster.NodeId;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
 import org.onosproject.net.DeviceId;
@@ -69,6 +77,10 @@ public class HybridlbManager implements HybridlbService {
     static final long DEVICE_TIMEOUT_MILLIS = 5000;
     static final Duration SMUX_TIMEOUT = Duration.ofSeconds(2);
     static final long STATS_PERIOD_SECONDS = 10;
+    static final long HEALTH_PERIOD_MILLIS = 2000;
+    static final Duration AGENT_TIMEOUT = Duration.ofSeconds(1);
+    /** Only the leader of this topic runs the controller loop and programs the fabric. */
+    static final String LEADERSHIP_TOPIC = APP_NAME;
 
     /** Both maps hold JSON text only. */
     private static final Serializer STRINGS =
@@ -98,12 +110,20 @@ public class HybridlbManager implements HybridlbService {
     protected RouteService routeService;
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected StorageService storageService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected LeadershipService leadershipService;
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected ClusterService clusterService;
 
     /** Tests replace the SMux HTTP client with an in-memory fake. */
     SmuxControl smuxControl;
     ControllerConfig controllerConfig = ControllerConfig.defaults();
     /** Flow-statistics sampling period; zero disables it (tests feed traffic themselves). */
     long statsPeriodSeconds = STATS_PERIOD_SECONDS;
+    /** Host agent polling period; zero disables it (tests poll themselves). */
+    long healthPeriodMillis = HEALTH_PERIOD_MILLIS;
+    /** Tests replace the HTTP probe of the host agents. */
+    java.util.function.Function<java.net.URI, java.util.concurrent.CompletableFuture<Integer>> agentProbe;
 
     private final ConfigFactory<org.onosproject.core.ApplicationId, HybridlbConfig> configFactory =
             new ConfigFactory<>(SubjectFactories.APP_SUBJECT_FACTORY, HybridlbConfig.class, HybridlbConfig.KEY) {
@@ -115,6 +135,7 @@ public class HybridlbManager implements HybridlbService {
     private final NetworkConfigListener configListener = new InternalConfigListener();
     private final DeviceListener deviceListener = new InternalDeviceListener();
     private final LinkListener linkListener = new InternalLinkListener();
+    private final LeadershipEventListener leadershipListener = new InternalLeadershipListener();
 
     private ApplicationId appId;
     private volatile HybridlbConfig config;
@@ -124,7 +145,12 @@ public class HybridlbManager implements HybridlbService {
     private OnosHmuxProgrammer programmer;
     private OnosRouteSource routeSource;
     private OnosStatsSource statsSource;
-    private Controller controller;
+    private AgentHealthSource healthSource;
+    /** The running controller loop: only on the leader, null on the other instances. */
+    private volatile Controller controller;
+    private volatile NodeId leader;
+    private ConsistentMap<String, String> stateMap;
+    private SmuxControl smux;
     private ScheduledExecutorService statsTimer;
 
     @Activate
@@ -137,24 +163,50 @@ public class HybridlbManager implements HybridlbService {
         }
         rebuildFabric();
 
-        ConsistentMap<String, String> state = storageService.<String, String>consistentMapBuilder()
+        stateMap = storageService.<String, String>consistentMapBuilder()
                 .withName(STATE_MAP).withSerializer(STRINGS).build();
         ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
                 .withName(RECORDS_MAP).withSerializer(STRINGS).build();
         programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
                 hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS);
         routeSource = new OnosRouteSource(routeService, () -> fabric);
-        statsSource = new OnosStatsSource(appId, flowRuleService, () -> fabric);
-        SmuxControl smux = smuxControl != null ? smuxControl
-                : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT);
-        controller = new Controller(controllerConfig, new Ports(new Topology(), programmer, smux, routeSource,
-                statsSource, null, new ConsistentMapStateStore(state)));
+        // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
+        // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
+        OvsDefaultSelection tables = new OvsDefaultSelection(smuxControl != null ? smuxControl
+                : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT));
+        smux = tables;
+        statsSource = new OnosStatsSource(appId, flowRuleService, () -> fabric, tables);
+        healthSource = new AgentHealthSource(this::agentUrls,
+                agentProbe != null ? agentProbe : AgentHealthSource.httpProbe(AGENT_TIMEOUT));
+        netcfg.addListener(configListener);
+        leadershipService.addListener(leadershipListener);
+        Leadership l = leadershipService.runForLeadership(LEADERSHIP_TOPIC);
+        leadershipChanged(l == null ? null : l.leaderNodeId());
+        log.info("Started {} (leader: {})", appId.name(), leader);
+    }
 
+    /** Starts the controller loop when this instance becomes the leader, stops it when it no longer is. */
+    synchronized void leadershipChanged(NodeId now) {
+        leader = now;
+        boolean mine = now != null && now.equals(clusterService.getLocalNode().id());
+        if (mine && controller == null) {
+            startLoop();
+            log.info("{}: this instance leads; the controller loop runs here", appId.name());
+        } else if (!mine && controller != null) {
+            stopLoop();
+            log.info("{}: leadership moved to {}; the controller loop stops here", appId.name(), now);
+        }
+    }
+
+    /** The controller from the shared state (ConsistentMap): a new leader resumes where the last one was. */
+    private void startLoop() {
+        Controller c = new Controller(controllerConfig, new Ports(new Topology(),
+                programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap)));
+        controller = c;
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
         routeService.addListener(routeSource);
-        netcfg.addListener(configListener);
-        controller.start();
+        c.start();
         if (config != null && config.hasVips()) {
             applyVips(config);
         }
@@ -162,7 +214,35 @@ public class HybridlbManager implements HybridlbService {
         if (statsPeriodSeconds > 0) {
             statsTimer.scheduleAtFixedRate(this::sampleStats, 0, statsPeriodSeconds, TimeUnit.SECONDS);
         }
-        log.info("Started {}", appId.name());
+        if (healthPeriodMillis > 0) {
+            statsTimer.scheduleWithFixedDelay(this::pollHealth, 0, healthPeriodMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void pollHealth() {
+        try {
+            healthSource.poll();
+        } catch (RuntimeException e) {
+            log.warn("host agent health poll failed", e);
+        }
+    }
+
+    /** DIP -> host agent URL, from the network configuration (hosts with {@code agentUrl}). */
+    private java.util.Map<String, String> agentUrls() {
+        HybridlbConfig c = config;
+        return c == null ? java.util.Map.of() : c.agentUrls();
+    }
+
+    /** Stops the loop without touching the devices (the next leader takes them over as they are). */
+    private void stopLoop() {
+        routeService.removeListener(routeSource);
+        linkService.removeListener(linkListener);
+        deviceService.removeListener(deviceListener);
+        statsTimer.shutdownNow();
+        Controller c = controller;
+        controller = null;
+        sink = null;
+        c.close();
     }
 
     @Deactivate
@@ -179,17 +259,46 @@ public class HybridlbManager implements HybridlbService {
 
     private void stop() {
         netcfg.removeListener(configListener);
-        routeService.removeListener(routeSource);
-        linkService.removeListener(linkListener);
-        deviceService.removeListener(deviceListener);
-        statsTimer.shutdownNow();
-        controller.close();
+        leadershipService.removeListener(leadershipListener);
+        synchronized (this) {
+            if (controller != null) {
+                stopLoop();
+            }
+        }
+        // after the loop stopped: the next leader must never run alongside this one
+        leadershipService.withdraw(LEADERSHIP_TOPIC);
         netcfg.unregisterConfigFactory(configFactory);
     }
 
+    /** The controller on the leader; elsewhere every call answers 503 naming the leader. */
     @Override
     public HybridlbApi api() {
-        return controller;
+        Controller c = controller;
+        return c != null ? c : notLeader();
+    }
+
+    private HybridlbApi notLeader() {
+        return (HybridlbApi) java.lang.reflect.Proxy.newProxyInstance(HybridlbApi.class.getClassLoader(),
+                new Class<?>[] {HybridlbApi.class}, (proxy, method, args) -> {
+                    if (method.getDeclaringClass() == Object.class) {
+                        return "toString".equals(method.getName()) ? "hybridlb standby"
+                                : "hashCode".equals(method.getName()) ? 0 : proxy == args[0];
+                    }
+                    throw new ApiException(503, "not leader", null, "this ONOS instance is not the hybridlb "
+                            + "leader; ask the leader " + leader);
+                });
+    }
+
+    /** The leader, or null while there is none. */
+    NodeId leader() {
+        return leader;
+    }
+
+    private void reconcile(String why) {
+        Controller c = controller;
+        if (c != null) {
+            c.requestReconcile(why);
+        }
     }
 
     @Override
@@ -210,6 +319,14 @@ public class HybridlbManager implements HybridlbService {
     /** The controller, for tests that wait for it to settle. */
     Controller controller() {
         return controller;
+    }
+
+    AgentHealthSource healthSource() {
+        return healthSource;
+    }
+
+    OnosStatsSource statsSource() {
+        return statsSource;
     }
 
     OnosHmuxProgrammer programmer() {
@@ -295,18 +412,18 @@ public class HybridlbManager implements HybridlbService {
         FabricView previousFabric = fabric;
         config = c;
         rebuildFabric();
-        if (c.hasVips() && !applyVips(c)) {
+        if (c.hasVips() && controller != null && !applyVips(c)) {
             config = previous;
             fabric = previousFabric;
             return;
         }
         lastConfigError = null;
-        controller.requestReconcile("network configuration changed");
+        reconcile("network configuration changed");
     }
 
     private boolean applyVips(HybridlbConfig c) {
         try {
-            controller.replaceVips(c.vipsBody());
+            controller.replaceVips(c.vipsBody());   // the leader only (callers check)
             return true;
         } catch (ApiException e) {
             refuse("invalid hybridlb config: field /vips" + (e.field == null || "/".equals(e.field) ? "" : e.field)
@@ -339,7 +456,7 @@ public class HybridlbManager implements HybridlbService {
                 case CONFIG_REMOVED:
                     config = null;
                     rebuildFabric();
-                    controller.requestReconcile("network configuration removed");
+                    reconcile("network configuration removed");
                     break;
                 default:
                     break;
@@ -367,7 +484,7 @@ public class HybridlbManager implements HybridlbService {
                 case PORT_ADDED:
                 case PORT_REMOVED:
                     programmer.refreshPaths();
-                    controller.requestReconcile("port change on " + d);
+                    reconcile("port change on " + d);
                     break;
                 default:
                     break;
@@ -396,8 +513,27 @@ public class HybridlbManager implements HybridlbService {
         public void event(LinkEvent event) {
             rebuildFabric();
             programmer.refreshPaths();
-            controller.requestReconcile("link " + event.type() + " " + event.subject().src() + "-"
+            reconcile("link " + event.type() + " " + event.subject().src() + "-"
                     + event.subject().dst());
+        }
+    }
+
+    private final class InternalLeadershipListener implements LeadershipEventListener {
+        @Override
+        public boolean isRelevant(LeadershipEvent event) {
+            return LEADERSHIP_TOPIC.equals(event.subject().topic());
+        }
+
+        @Override
+        public void event(LeadershipEvent event) {
+            switch (event.type()) {
+                case LEADER_CHANGED:
+                case LEADER_AND_CANDIDATES_CHANGED:
+                    leadershipChanged(event.subject().leaderNodeId());
+                    break;
+                default:
+                    break;
+            }
         }
     }
 }

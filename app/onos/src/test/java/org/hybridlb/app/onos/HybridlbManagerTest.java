@@ -1,5 +1,7 @@
 package org.hybridlb.app.onos;
 
+import org.hybridlb.app.core.ApiException;
+
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
@@ -54,6 +56,9 @@ public class HybridlbManagerTest {
 
     FakeOnos onos;
     Netcfg netcfg;
+    FakeLeadership cluster;
+    /** Host agent URL -> status code its /dip-health answers; absent: the agent does not answer. */
+    final Map<String, Integer> agentCodes = new java.util.concurrent.ConcurrentHashMap<>();
     HybridlbManager manager;
     boolean active;
 
@@ -106,7 +111,16 @@ public class HybridlbManagerTest {
         onos.host("00:00:00:00:02:09", "10.0.2.9", "tor2", 9);
         onos.routes.announce(AGG, "10.0.2.9");
         netcfg = new Netcfg();
-        manager = new HybridlbManager();
+        cluster = new FakeLeadership();
+        manager = newManager("onos-1", new TestStorageService());
+    }
+
+    /** An instance of the app on node {@code node} of the cluster, on the shared fake fabric. */
+    HybridlbManager newManager(String node, TestStorageService storage) {
+        HybridlbManager manager = new HybridlbManager();
+        FakeLeadership.Node n = cluster.node(node);
+        manager.leadershipService = n;
+        manager.clusterService = n.cluster;
         manager.coreService = onos.core;
         manager.netcfg = netcfg;
         manager.deviceService = onos.devices;
@@ -117,12 +131,35 @@ public class HybridlbManagerTest {
         manager.groupService = onos.groups;
         manager.driverService = onos.drivers;
         manager.routeService = onos.routes;
-        manager.storageService = new TestStorageService();
+        manager.storageService = storage;
         manager.smuxControl = onos.smuxes;
         manager.statsPeriodSeconds = 0;
+        manager.healthPeriodMillis = 0;
+        manager.agentProbe = uri -> java.util.concurrent.CompletableFuture.completedFuture(
+                agentCodes.getOrDefault(uri.toString(), -1));
         // No interval timer: every reconcile in these tests comes from the event under test.
         manager.controllerConfig = org.hybridlb.app.core.ControllerConfig.defaults()
                 .withInterval(java.time.Duration.ZERO);
+        return manager;
+    }
+
+    /** ConsistentMaps shared by name, as the instances of a cluster (or a restarted one) see them. */
+    static TestStorageService sharedStorage() {
+        return new TestStorageService() {
+            final java.util.Map<String, org.onosproject.store.service.ConsistentMap<?, ?>> maps = new java.util.HashMap<>();
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public <K, V> org.onosproject.store.service.ConsistentMapBuilder<K, V> consistentMapBuilder() {
+                return new org.onosproject.store.service.TestConsistentMap.Builder<K, V>() {
+                    @Override
+                    public org.onosproject.store.service.ConsistentMap<K, V> build() {
+                        return (org.onosproject.store.service.ConsistentMap<K, V>) maps.computeIfAbsent(name(),
+                                n -> super.build());
+                    }
+                };
+            }
+        };
     }
 
     @After
@@ -173,7 +210,13 @@ public class HybridlbManagerTest {
     }
 
     void settle() {
-        manager.controller().awaitIdle(10_000);
+        settle(manager);
+    }
+
+    static void settle(HybridlbManager m) {
+        if (m.controller() != null) {   // a standby instance has no loop
+            m.controller().awaitIdle(10_000);
+        }
     }
 
     /** Heavy traffic from tor2 to the VIP, so the solver wants it on an HMux. */
@@ -233,6 +276,40 @@ public class HybridlbManagerTest {
     }
 
     @Test
+    public void smuxPoolsHashLikeTheHmuxGroup() throws Exception {
+        ObjectNode json = configJson(false);
+        ObjectNode v = vip(VIP, "10.0.1.2", "10.0.1.3", "10.0.2.2");
+        ArrayNode dips = (ArrayNode) v.at("/ports/0/dips");
+        ((ObjectNode) dips.get(1)).put("weight", 3);
+        ((ArrayNode) json.get("vips")).add(v);
+        activate(json);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        // OVS deals its dp_hash slots to the buckets in order, by weight: the SMux pool must list the
+        // same DIPs with the same weights in the same order, and select with ovs-dphash.
+        Group g = onos.groups.getGroup(NetTestTools.did(hmux),
+                new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()));
+        List<String> group = new ArrayList<>();
+        for (GroupBucket b : g.buckets().buckets()) {
+            Instructions.ExtensionInstructionWrapper w =
+                    (Instructions.ExtensionInstructionWrapper) b.treatment().allInstructions().get(0);
+            group.add(w.extensionInstruction().getPropertyValue("tunnelDst") + "/" + b.weight());
+        }
+        org.hybridlb.app.core.model.SmuxTable.Entry e = onos.smuxes.tables.get("smux-1").vips.stream()
+                .filter(x -> x.vip.equals(VIP)).findFirst().orElseThrow();
+        assertEquals("ovs-dphash", e.selection);
+        List<String> pool = new ArrayList<>();
+        for (org.hybridlb.app.core.model.Bucket b : e.ports.get(0).dips) {
+            pool.add(b.ip + "/" + b.weight);
+        }
+        assertEquals(List.of("10.0.1.2/1", "10.0.1.3/3", "10.0.2.2/1"), group);
+        assertEquals(group, pool);
+    }
+
+    @Test
     public void dipAddMigratesInThePlannedOrder() throws Exception {
         activate(configJson(true));
         traffic();
@@ -262,7 +339,88 @@ public class HybridlbManagerTest {
         for (JsonNode w : last.path("plan").path("waves")) {
             phases.add(w.path("phase").asText());
         }
-        assertEquals(List.of("withdraw", "config", "announce"), phases);
+        // The grown pool waits on the SMuxes (core: poolGrowthHoldMax) until no pinned connection would
+        // move; here none would, so the next migration announces it on the HMux again (checked above).
+        assertEquals(List.of("withdraw", "config"), phases);
+    }
+
+    @Test
+    public void aGrownPoolWaitsOnTheSmuxWhilePinnedConnectionsWouldMove() throws Exception {
+        activate(configJson(true));
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        // The SMux reports pinned connections that OVS's re-dealt dp_hash slots would move.
+        onos.smuxes.diverging.put(VIP, 3L);
+        manager.api().addDip(VIP, "{\"ip\": \"10.0.2.2\"}");
+        settle();
+        assertEquals("smux", placement());
+        onos.smuxes.diverging.put(VIP, 0L);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        assertEquals(hmux, placement());
+        assertEquals(Set.of("10.0.1.2", "10.0.1.3", "10.0.2.2"), tunnelDsts(hmux));
+    }
+
+    @Test
+    public void hostAgentHealthTakesAFailedDipOutOfThePools() throws Exception {
+        ObjectNode json = configJson(true);
+        ArrayNode hosts = json.putArray("hosts");
+        hosts.addObject().put("id", "h12").put("ip", "10.0.1.2").put("tor", "tor1")
+                .put("agentUrl", "http://10.254.1.2:9200");
+        hosts.addObject().put("id", "h13").put("ip", "10.0.1.3").put("tor", "tor1")
+                .put("agentUrl", "http://10.254.1.3:9200/");
+        String a12 = "http://10.254.1.2:9200/dip-health";
+        String a13 = "http://10.254.1.3:9200/dip-health";
+        agentCodes.put(a12, 200);
+        agentCodes.put(a13, 200);
+        activate(json);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        assertEquals(Set.of("10.0.1.2", "10.0.1.3"), tunnelDsts(hmux));
+
+        agentCodes.put(a13, 503);   // the service on 10.0.1.3 fails its probe: out at once
+        manager.healthSource().poll();
+        settle();
+        assertEquals(Set.of("10.0.1.3"), manager.healthSource().unhealthyDips());
+        assertEquals(Set.of("10.0.1.2"), smuxDips());
+
+        agentCodes.put(a13, 200);   // back
+        manager.healthSource().poll();
+        settle();
+        assertEquals(Set.of("10.0.1.2", "10.0.1.3"), smuxDips());
+
+        agentCodes.remove(a12);     // an agent that stops answering counts after two polls
+        manager.healthSource().poll();
+        settle();
+        assertEquals(Set.of(), manager.healthSource().unhealthyDips());
+        manager.healthSource().poll();
+        settle();
+        assertEquals(Set.of("10.0.1.2"), manager.healthSource().unhealthyDips());
+        assertEquals(Set.of("10.0.1.3"), smuxDips());
+
+        ObjectNode bad = configJson(true);
+        bad.putArray("hosts").addObject().put("id", "h12").put("ip", "10.0.1.2").put("tor", "tor1")
+                .put("agentUrl", "ftp://10.254.1.2");
+        netcfg.push(config(bad));
+        assertTrue(manager.lastConfigError(), manager.lastConfigError().contains("/hosts/0/agentUrl"));
+    }
+
+    /** The DIPs of the VIP's tcp/80 pool in the SMux table. */
+    Set<String> smuxDips() {
+        Set<String> out = new TreeSet<>();
+        for (org.hybridlb.app.core.model.SmuxTable.Entry e : onos.smuxes.tables.get("smux-1").vips) {
+            if (e.vip.equals(VIP)) {
+                e.ports.get(0).dips.forEach(b -> out.add(b.ip));
+            }
+        }
+        return out;
     }
 
     @Test
@@ -347,21 +505,7 @@ public class HybridlbManagerTest {
 
     @Test
     public void stateSurvivesARestartInTheConsistentMap() {
-        manager.storageService = new TestStorageService() {
-            final java.util.Map<String, org.onosproject.store.service.ConsistentMap<?, ?>> maps = new java.util.HashMap<>();
-
-            @Override
-            @SuppressWarnings("unchecked")
-            public <K, V> org.onosproject.store.service.ConsistentMapBuilder<K, V> consistentMapBuilder() {
-                return new org.onosproject.store.service.TestConsistentMap.Builder<K, V>() {
-                    @Override
-                    public org.onosproject.store.service.ConsistentMap<K, V> build() {
-                        return (org.onosproject.store.service.ConsistentMap<K, V>) maps.computeIfAbsent(name(),
-                                n -> super.build());
-                    }
-                };
-            }
-        };
+        manager.storageService = sharedStorage();
         ObjectNode noVips = configJson(false);
         noVips.remove("vips");
         activate(noVips);
@@ -381,6 +525,105 @@ public class HybridlbManagerTest {
         // The devices already hold the state: the restart writes nothing to them.
         assertEquals(flows, onos.flows.entries.size());
         assertFalse(onos.log.toString(), onos.log.stream().anyMatch(l -> l.startsWith("flow") || l.startsWith("group")));
+    }
+
+    @Test
+    public void onlyTheLeaderProgramsAndANewLeaderTakesOver() {
+        cluster.elect(HybridlbManager.LEADERSHIP_TOPIC, "onos-2");   // another instance leads
+        activate(configJson(true));
+        assertNull(manager.controller());
+        assertEquals("onos-2", manager.leader().id());
+        assertTrue(onos.log.toString(), onos.log.isEmpty());
+        assertTrue(onos.smuxes.tables.isEmpty());
+        ApiException e = apiError(() -> manager.api().vips());
+        assertEquals(503, e.status);
+        assertTrue(e.reason, e.reason.contains("onos-2"));
+        assertTrue("a standby listens to no device", onos.devices.listeners.isEmpty());
+
+        cluster.elect(HybridlbManager.LEADERSHIP_TOPIC, "onos-1");   // this one now leads: it programs
+        settle();
+        assertEquals(1, manager.api().vips().size());
+        assertEquals(1, onos.smuxes.tables.get("smux-1").vips.size());
+        for (String d : DEVICES) {
+            assertEquals(d, List.of(1000), priorities(d));
+        }
+
+        cluster.elect(HybridlbManager.LEADERSHIP_TOPIC, "onos-2");   // and stops when it no longer does
+        assertNull(manager.controller());
+        onos.log.clear();
+        onos.setAvailable("tor1", false);
+        netcfg.push(config(configJson(false)));
+        assertTrue(onos.log.toString(), onos.log.isEmpty());
+        assertEquals(503, apiError(() -> manager.api().assignment()).status);
+        assertTrue(onos.devices.listeners.isEmpty());
+    }
+
+    @Test
+    public void theNextInstanceTakesOverTheFabricFromTheSharedState() {
+        TestStorageService storage = sharedStorage();
+        manager = newManager("onos-1", storage);
+        activate(configJson(true));
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        int flows = onos.flows.entries.size();
+
+        HybridlbManager second = newManager("onos-2", storage);
+        onos.log.clear();
+        second.activate();
+        assertNull("a candidate, not the leader", second.controller());
+        assertTrue(onos.log.toString(), onos.log.isEmpty());
+
+        manager.deactivateKeepingRules();   // the leader's instance goes away: onos-2 leads
+        active = false;
+        assertEquals("onos-2", second.leader().id());
+        settle(second);
+        try {
+            assertEquals(1, second.api().vips().size());
+            @SuppressWarnings("unchecked")
+            Map<String, String> installed = (Map<String, String>) second.api().assignment().get("installed");
+            assertEquals(hmux, installed.get(VIP));
+            // It resumes from the ConsistentMap: the devices already hold that state, nothing is rewritten.
+            assertEquals(flows, onos.flows.entries.size());
+            assertFalse(onos.log.toString(),
+                    onos.log.stream().anyMatch(l -> l.startsWith("flow") || l.startsWith("group")));
+            // and it runs the fabric from now on: a device failure is handled by onos-2
+            onos.setAvailable(hmux, false);
+            settle(second);
+            assertTrue(onos.log.toString(), onos.log.stream().anyMatch(l -> l.startsWith("flow- ")));
+        } finally {
+            second.deactivate();
+        }
+        assertEquals(0, cluster.listenerCount());
+    }
+
+    @Test
+    public void smuxCountersMeasureTheVipsTheSmuxesCarry() {
+        activate(configJson(true));
+        assertEquals("smux", placement());
+        Map<String, Long> c = new java.util.HashMap<>(Map.of(VIP + " tcp 80", 1_000L, "10.100.0.9 udp 0", 5L));
+        onos.smuxes.vipBytes.put("smux-1", c);
+        assertNull("the first sample only reads the counters", manager.statsSource().sample(1_000_000));
+        c.put(VIP + " tcp 80", 1_000L + 2_000_000_000L);   // 2 GB in 10 s
+        org.hybridlb.solver.model.TrafficInterval t = manager.statsSource().sample(1_010_000);
+        assertEquals(10, t.durationSeconds);
+        assertEquals(1, t.vips.size());
+        assertEquals(VIP, t.vips.get(0).vip);
+        assertEquals(Map.of(org.hybridlb.solver.model.VipTraffic.INTERNET, 2e8), t.vips.get(0).sources);
+        // an SMux that stops answering counts nothing; a counter that restarts counts from there
+        onos.smuxes.vipBytes.clear();
+        assertTrue(manager.statsSource().sample(1_020_000).vips.isEmpty());
+    }
+
+    static ApiException apiError(Runnable call) {
+        try {
+            call.run();
+        } catch (ApiException e) {
+            return e;
+        }
+        throw new AssertionError("no ApiException");
     }
 
     int index(String prefix) {

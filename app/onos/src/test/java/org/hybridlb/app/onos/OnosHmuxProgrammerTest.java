@@ -162,6 +162,22 @@ public class OnosHmuxProgrammerTest {
     }
 
     @Test
+    public void aDrainingDipHasNoBucket() throws Exception {
+        programmer.install("tor1", new VipEntry(VIP, AGG, List.of(new ServiceEntry("tcp", 80, List.of(
+                new Bucket("10.0.1.2", 1, null, 0),
+                new Bucket("10.0.1.3", 0, null, 1),
+                new Bucket("10.0.2.2", 3, null, 2))))));
+        Group g = onos.groups.getGroup(NetTestTools.did("tor1"),
+                new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()));
+        List<GroupBucket> b = g.buckets().buckets();
+        assertEquals(2, b.size());
+        assertEquals(1, b.get(0).weight());
+        assertEquals(3, b.get(1).weight());
+        assertEquals(Ip4Address.valueOf("10.0.2.2"), ((Instructions.ExtensionInstructionWrapper) b.get(1).treatment()
+                .allInstructions().get(0)).extensionInstruction().getPropertyValue("tunnelDst"));
+    }
+
+    @Test
     public void wholeVipServiceMatchesIpOnlyAtBasePriority() {
         programmer.install("tor1", new VipEntry(VIP, AGG, List.of(new ServiceEntry("any", 0,
                 List.of(new Bucket("10.0.1.2", 1, null, 0))))));

@@ -56,13 +56,19 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
         this.ovs = ovs;
     }
 
-    /** Reads liveness once now (so the controller starts with the truth), then every {@code interval}. */
+    /**
+     * Reads liveness once now (so the controller starts with the truth), then on every change the
+     * OVSDB monitor reports; polls every {@code interval} only as a safety net, at most every
+     * {@value #MONITORED_POLL_MS} ms while the monitor runs (each poll is an ovs-vsctl process).
+     */
     public void start(Duration interval) {
         poll();
-        long ms = interval.toMillis();
-        poller.scheduleWithFixedDelay(this::poll, ms, ms, TimeUnit.MILLISECONDS);
         startMonitor();
+        long ms = monitor != null ? Math.max(interval.toMillis(), MONITORED_POLL_MS) : interval.toMillis();
+        poller.scheduleWithFixedDelay(this::poll, ms, ms, TimeUnit.MILLISECONDS);
     }
+
+    static final long MONITORED_POLL_MS = 5_000;
 
     /** {@code ovsdb-client monitor} on the Interface table: every line it prints triggers a read now. */
     private void startMonitor() {

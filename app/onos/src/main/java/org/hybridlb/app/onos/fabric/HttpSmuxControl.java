@@ -13,7 +13,7 @@ import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.port.SouthboundException;
 
 /** The SMux control API over HTTP ({@code PUT/GET <controlUrl>/table}, smux/src/control.c). */
-public final class HttpSmuxControl implements SmuxControl {
+public final class HttpSmuxControl implements SmuxControl, SmuxMetrics {
     private final HttpClient http;
     private final Function<String, String> controlUrl;
     private final Duration timeout;
@@ -43,6 +43,34 @@ public final class HttpSmuxControl implements SmuxControl {
             throw new SouthboundException(smuxId + ": GET /table answered HTTP " + res.statusCode());
         }
         return Json.read(res.body(), SmuxTable.class);
+    }
+
+    @Override
+    public java.util.Map<String, Long> divergingConnections(String smuxId) {
+        URI uri = URI.create(uri(smuxId).toString().replaceAll("/table$", "/connections/diverging"));
+        HttpResponse<String> res = send(smuxId, HttpRequest.newBuilder(uri).timeout(timeout).GET().build());
+        if (res.statusCode() != 200) {
+            throw new SouthboundException(smuxId + ": GET /connections/diverging answered HTTP " + res.statusCode());
+        }
+        java.util.Map<String, Long> out = new java.util.TreeMap<>();
+        try {
+            for (com.fasterxml.jackson.databind.JsonNode s : Json.MAPPER.readTree(res.body()).path("services")) {
+                out.merge(s.path("vip").asText(), s.path("diverging").asLong(), Long::sum);
+            }
+        } catch (IOException e) {
+            throw new SouthboundException(smuxId + ": GET /connections/diverging: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    @Override
+    public String metrics(String smuxId) {
+        URI uri = URI.create(uri(smuxId).toString().replaceAll("/table$", "/metrics"));
+        HttpResponse<String> res = send(smuxId, HttpRequest.newBuilder(uri).timeout(timeout).GET().build());
+        if (res.statusCode() != 200) {
+            throw new SouthboundException(smuxId + ": GET /metrics answered HTTP " + res.statusCode());
+        }
+        return res.body();
     }
 
     private URI uri(String smuxId) {

@@ -353,10 +353,18 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
 
     // ---- intent builders ------------------------------------------------------------------------
 
-    /** The select group buckets of one service on the HMux, in bucket-id order. */
+    /**
+     * The select group buckets of one service on the HMux, in bucket-id order. A draining DIP (weight 0)
+     * has no bucket: ONOS cannot express a weight-0 select bucket (it returns null), and OVS's dp_hash
+     * gives such a bucket no slot anyway, so the others hash exactly as with it (the SMux keeps it for
+     * its pinned connections).
+     */
     List<GroupBucket> serviceBuckets(FabricView.SwitchSpec hmux, ServiceEntry s) {
         List<GroupBucket> out = new ArrayList<>();
         for (Bucket b : s.dips) {
+            if (b.weight == 0) {
+                continue;
+            }
             TrafficTreatment t = DefaultTrafficTreatment.builder()
                     .extension(tunnelDst(hmux.device, Ip4Address.valueOf(b.tunnelEndpoint())), hmux.device)
                     .setOutput(hmux.tunnelPort)
