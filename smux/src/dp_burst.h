@@ -32,6 +32,17 @@ void hlb_dp_frag_needed(struct hlb_worker *w, struct hlb_pkt *p, const struct hl
 void hlb_dp_to_self(struct hlb_worker *w, struct hlb_pkt *p, const struct hlb_parsed *pp,
                     uint8_t *verdict);
 
+/* An outer IP total length in network order, as a register value (a 16-bit swap
+ * is compiled into a store and a MOVBE load from the stack on some targets). */
+static inline uint32_t hlb_tot_be(uint32_t tot)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap32(tot) >> 16;
+#else
+    return tot;
+#endif
+}
+
 /* Index in t->cum of the member whose cumulative-weight interval holds slot
  * (hlb_weighted_pick_m without its checks: the caller has a non-zero total). */
 static inline __attribute__((always_inline)) int
@@ -292,6 +303,22 @@ pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_servi
     /* A failed insert (bucket full of established connections) still forwards by
      * hash: the flow is only unpinned, and counted. */
     return dip;
+}
+
+/* pinned_dip() for a frame the lean pass packed into key words (see struct
+ * lean_pend in dp_burst_body.h): the uncommon cases, out of line so that the
+ * lean loop stays small. */
+static __attribute__((noinline)) int
+pinned_dip_packed(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_service *s,
+                  uint64_t k0, uint64_t k1, uint32_t hash, uint32_t now)
+{
+    struct hlb_parsed pp = {
+        .t = {.src_ip = (uint32_t)k0, .dst_ip = (uint32_t)(k0 >> 32),
+              .src_port = (uint16_t)k1, .dst_port = (uint16_t)(k1 >> 16),
+              .proto = (uint8_t)(k1 >> 32)},
+        .l3_off = HLB_ETH_HLEN, .ip_tot_len = (uint16_t)(k1 >> 48), .ip_hlen = 20,
+        .tcp_flags = (uint8_t)(k1 >> 40)};
+    return pinned_dip(w, t, s, &pp, hash, now);
 }
 
 #endif

@@ -191,9 +191,11 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_PASTE2(a, b) a##b
 #define HLB_PASTE(a, b) HLB_PASTE2(a, b)
 #define HLB_RUN_FN HLB_PASTE(HLB_FAST_FN, _run)
+#define HLB_PEND_FN HLB_PASTE(HLB_FAST_FN, _pend)
+#define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation): expects
- * two_port, burst_port, eth0, eth1, t, out, fwd_bytes, fwd and dctr in scope. */
+ * two_port, burst_port, eth0, eth1, dips, out, fwd_bytes, fwd and dctr in scope. */
 #define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
     do {                                                                                \
         uint32_t overhead = 20u + 4u * (gre);                                           \
@@ -201,8 +203,8 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         uint8_t *start = de - overhead;                                                 \
         uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
         uint32_t tot = (inner) + overhead;                                              \
-        uint32_t tot_be = hlb_htons((uint16_t)tot);                                     \
-        uint32_t odst = t->dips[dip].outer;                                             \
+        uint32_t tot_be = hlb_tot_be(tot);                                              \
+        uint32_t odst = dips[dip].outer;                                                \
         uint32_t sum = (bsum) + (tos << 8) + tot_be + (odst & 0xffff) + (odst >> 16);   \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
@@ -243,21 +245,24 @@ struct lean_run {
  * a frame the lean pass accepts for that same service; returns the index of the
  * first frame it did not take (the lean pass goes on from there).  A function of
  * its own, with every input copied into locals, so that its few values stay in
- * registers instead of competing with the whole lean pass's. */
-static __attribute__((noinline)) unsigned
-HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i, unsigned n,
-           uint16_t burst_port)
+ * registers instead of competing with the whole lean pass's; gre, port0 and
+ * two_port are constants in the common instance (IP-in-IP, one port, one-armed). */
+static inline __attribute__((always_inline)) unsigned
+HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out,
+                             unsigned i, unsigned n, uint16_t burst_port, const uint32_t gre,
+                             const uint32_t port0, const int two_port)
 {
-    const struct hlb_vip_table *t = r->t;
+    const struct hlb_dip *dips = r->t->dips;
     struct hlb_counter *dctr = r->dctr;
     const uint32_t *slot = r->slot;
     const uint64_t key = r->key, m = r->m;
     const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
-    const uint32_t crc = r->crc, port0 = r->port0, total = r->total, gre = r->gre;
+    const uint32_t crc = r->crc, total = r->total;
     const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
-    const int two_port = (int)r->two_port;
-    uint64_t rx_bytes = 0, fwd_bytes = 0, inner_bytes = 0;
-    unsigned fwd = 0;
+    const unsigned first = i;
+    uint64_t rx_bytes = 0, inner_bytes = 0;
+    uint64_t fwd_bytes = 0;               /* unused: derived below */
+    unsigned fwd = 0;                     /* unused: i - first */
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
@@ -281,10 +286,193 @@ HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i
         rx_bytes += len;
         inner_bytes += inner;
     }
+    (void)fwd;
+    (void)fwd_bytes;
+    r->fwd = i - first;
     r->rx_bytes = rx_bytes;
-    r->fwd_bytes = fwd_bytes;
     r->inner_bytes = inner_bytes;
-    r->fwd = fwd;
+    r->fwd_bytes = inner_bytes + (uint64_t)(i - first) * (HLB_ETH_HLEN + overhead);
+    return i;
+}
+
+static __attribute__((noinline)) unsigned
+HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i, unsigned n,
+           uint16_t burst_port)
+{
+    if (HLB_LIKELY(!r->gre && !r->port0 && !r->two_port))
+        return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, out, i, n, burst_port, 0, 0, 0);
+    return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, out, i, n, burst_port, r->gre, r->port0,
+                                        (int)r->two_port);
+}
+
+/* The frames of pinned services kept by the lean pass, in arrival order, and what
+ * their loop (HLB_PEND_FN) needs and adds up. */
+struct lean_pend {
+    /* A frame's tuple as the connection table's key words (bytes 12..19 of the IPv4
+     * header, then the ports and the protocol), with the TCP flags in bits 40..47
+     * and the IP total length in bits 48..63 of k1. */
+    uint64_t k0[HLB_MAX_BURST], k1[HLB_MAX_BURST];
+    const struct hlb_service *svc[HLB_MAX_BURST];
+    uint32_t hash[HLB_MAX_BURST];
+    uint8_t idx[HLB_MAX_BURST];
+    __m128i eth0, eth1, ip_ipip, ip_gre;
+    uint32_t base_sum[2];
+    int two_port;
+    /* out */
+    uint64_t fwd_bytes;
+    unsigned fwd;
+};
+
+/* The pinned frames after the lean pass's loop (their home lines were prefetched
+ * meanwhile): the full body's stage 2, with the common case decided here.  A
+ * function of its own so that its values stay in registers; `single` (a constant
+ * in each instance) says that every frame goes to one IP-in-IP service, one-armed. */
+static inline __attribute__((always_inline)) void
+HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
+                              struct lean_pend *p, unsigned n_pend, HLB_BURST_FRAME *frames,
+                              uint8_t *out, uint16_t burst_port, uint32_t now, const int single)
+{
+    const __m128i eth0 = p->eth0, eth1 = p->eth1, ip_ipip = p->ip_ipip, ip_gre = p->ip_gre;
+    const uint32_t base_sum[2] = {p->base_sum[0], p->base_sum[1]};
+    const int two_port = single ? 0 : p->two_port;
+    const struct hlb_service *const svc0 = p->svc[0];
+    const struct hlb_dip *dips = t->dips;
+    struct hlb_counter *dctr = t->dip_counters;
+    uint64_t fwd_bytes = 0;
+    unsigned fwd = 0;
+    (void)burst_port;
+    struct burst_acc acc = {.svc = NULL};
+    const struct hlb_conn_table *ct = w->ct;
+    /* The common case decided here: an established TCP segment (no FIN, no RST)
+     * whose live entry sits in its home line, pinned under the running table,
+     * with its timer not due for a refresh.  That is exactly the case in which
+     * pinned_dip() only counts a hit and returns the entry's DIP; every other
+     * case goes to pinned_dip() itself, which finds the same entry. */
+    const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
+    const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
+    const uint32_t gen = t->gen;
+    uint64_t hits = 0;
+    for (unsigned k = 0; k < n_pend; k++) {
+        unsigned fi = p->idx[k];
+        const struct hlb_service *ps = single ? svc0 : p->svc[k];
+        uint64_t k0 = p->k0[k], k1 = p->k1[k];
+        uint32_t h = p->hash[k];
+        int dip = -1;
+        const struct hlb_conn_bucket *cb = hlb_conn_bucket_of(ct, h);
+        unsigned home = hlb_conn_home(h);
+        for (unsigned j = home; j < home + HLB_CONN_LINE_WAYS; j++) {
+            const struct hlb_conn_entry *e = &cb->e[j];
+            uint64_t w0, w1;
+            memcpy(&w0, e, 8);
+            memcpy(&w1, (const uint8_t *)e + 8, 8);
+            if (w0 != k0 || ((w1 ^ k1) & HLB_CONN_K1_MASK) || e->state == HLB_CONN_FREE ||
+                !hlb_time_after(e->expire, now))
+                continue;
+            /* The entry hlb_conn_find() returns. */
+            if (HLB_LIKELY(e->state == HLB_CONN_EST && (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
+                           !((k1 >> 40) & (HLB_TCP_RST | HLB_TCP_FIN)) &&
+                           e->table_gen == gen &&
+                           (uint32_t)(e->expire - now) + est_slack >= est_to)) {
+                dip = (int)e->dip_index;
+                hits++;
+            }
+            break;
+        }
+        if (dip < 0) {
+            dip = pinned_dip_packed(w, t, ps, k0, k1, h, now);
+            if (HLB_UNLIKELY(dip < 0)) {
+                hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
+                out[fi] = HLB_OUT_DROP;
+                continue;
+            }
+        }
+        uint32_t inner = (uint32_t)(k1 >> 48);
+        const uint32_t pgre = single ? 0 : ps->encap == HLB_ENCAP_GRE;
+        HLB_BURST_FRAME pf = frames[fi];
+        uint8_t *pd = HLB_F_DATA(pf);
+        HLB_LEAN_ENCAP(fi, pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip, inner);
+        if (ps != acc.svc) {
+            acc_flush_svc(&acc, t);
+            acc.svc = ps;
+        }
+        acc.svc_packets++;
+        acc.svc_bytes += inner;
+    }
+    acc_flush_svc(&acc, t);
+    w->st.conn_hits += hits;
+    p->fwd = fwd;
+    p->fwd_bytes = fwd_bytes;
+}
+
+static __attribute__((noinline)) void
+HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, unsigned n_pend,
+            HLB_BURST_FRAME *frames, uint8_t *out, uint16_t burst_port, uint32_t now)
+{
+    int single = !p->two_port && p->svc[0]->encap != HLB_ENCAP_GRE;
+    for (unsigned k = 1; k < n_pend && single; k++)
+        single = p->svc[k] == p->svc[0];
+    if (HLB_LIKELY(single))
+        HLB_PASTE(HLB_PEND_FN, _impl)(w, t, p, n_pend, frames, out, burst_port, now, 1);
+    else
+        HLB_PASTE(HLB_PEND_FN, _impl)(w, t, p, n_pend, frames, out, burst_port, now, 0);
+}
+
+/* The first step of the lean pass for a run of frames to one pinned service:
+ * frames i, i+1, ... as long as each is a frame the lean pass accepts for it, are
+ * added to the pending frames (from index np on) with their bucket lines
+ * prefetched; returns the index of the first frame it did not take.  Only called
+ * while no frame has been left to the full body (the pinned frames' order). */
+struct lean_prun {
+    const struct hlb_conn_table *ct;
+    const struct hlb_service *s;
+    const uint32_t *pre_hash;         /* valid when prefetched */
+    uint64_t key;
+    uint32_t mtu, overhead;
+    int prefetched;
+    uint64_t rx_bytes;                /* out */
+};
+
+static __attribute__((noinline)) unsigned
+HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_FRAME *frames,
+            unsigned i, unsigned n)
+{
+    const struct hlb_conn_table *ct = r->ct;
+    const struct hlb_service *s = r->s;
+    const uint32_t *pre_hash = r->pre_hash;
+    const uint64_t key = r->key;
+    const uint32_t mtu = r->mtu, overhead = r->overhead;
+    const int prefetched = r->prefetched;
+    uint64_t rx_bytes = 0;
+    for (; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+            break;
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        struct hlb_parsed pl;
+        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
+            break;
+        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
+            break;
+        uint32_t inner = pl.ip_tot_len;
+        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
+            break;
+        uint32_t h = prefetched ? pre_hash[i] : hlb_conn_hash(&pl.t);
+        uint8_t tcp_flags = pl.t.proto == HLB_IPPROTO_TCP ? d[HLB_ETH_HLEN + 20 + 13] : 0;
+        if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+            hlb_conn_prefetch_bucket(ct, h);   /* likely an insert */
+        else if (!prefetched)
+            hlb_conn_prefetch(ct, h);
+        uint64_t k0, k1;
+        hlb_conn_key(&pl.t, &k0, &k1);
+        pend->k0[np] = k0;
+        pend->k1[np] = k1 | (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
+        pend->svc[np] = s;
+        pend->hash[np] = h;
+        pend->idx[np++] = (uint8_t)i;
+        rx_bytes += len;
+    }
+    r->rx_bytes = rx_bytes;
     return i;
 }
 
@@ -368,18 +556,13 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     uint32_t run_packets = 0;
     uint64_t run_bytes = 0;
     struct hlb_counter *dctr = t->dip_counters;
+    const struct hlb_dip *dips = t->dips;
     /* Frames of pinned services, looked up after the loop (their bucket lines are
      * prefetched meanwhile).  The connection table must see them in arrival order
      * relative to the pinned frames the full body handles after this pass, so a
      * pinned frame behind any frame left to the full body is left to it as well. */
-    /* A pending frame's tuple as the connection table's key words (bytes 12..19
-     * of the IPv4 header, then the ports and the protocol), with the TCP flags in
-     * bits 40..47 and the IP total length in bits 48..63 of pend_k1. */
-    uint64_t pend_k0[HLB_MAX_BURST], pend_k1[HLB_MAX_BURST];
+    struct lean_pend pend;
     uint64_t pend_rx_bytes = 0;
-    const struct hlb_service *pend_svc[HLB_MAX_BURST];
-    uint32_t pend_hash[HLB_MAX_BURST];
-    uint8_t pend_idx[HLB_MAX_BURST];
     unsigned n_pend = 0;
 
     /* Connection-table prefetch pass: while pinned traffic flows, the home line of
@@ -465,12 +648,22 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 hlb_conn_prefetch_bucket(w->ct, h);   /* likely an insert */
             else if (!prefetched)
                 hlb_conn_prefetch(w->ct, h);
-            hlb_conn_key(&pl.t, &pend_k0[n_pend], &pend_k1[n_pend]);
-            pend_k1[n_pend] |= (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
+            hlb_conn_key(&pl.t, &pend.k0[n_pend], &pend.k1[n_pend]);
+            pend.k1[n_pend] |= (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
             pend_rx_bytes += len;
-            pend_svc[n_pend] = s;
-            pend_hash[n_pend] = h;
-            pend_idx[n_pend++] = (uint8_t)i;
+            pend.svc[n_pend] = s;
+            pend.hash[n_pend] = h;
+            pend.idx[n_pend++] = (uint8_t)i;
+            if (i + 1 < n) {
+                /* The frames behind, while they go to the same service: its own loop. */
+                struct lean_prun r = {.ct = w->ct, .s = s, .pre_hash = pre_hash,
+                                      .key = last_key, .mtu = mtu, .overhead = sv_overhead,
+                                      .prefetched = prefetched};
+                unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i + 1, n);
+                n_pend += next - (i + 1);
+                pend_rx_bytes += r.rx_bytes;
+                i = next - 1;
+            }
             continue;
         }
         int dip;
@@ -521,8 +714,8 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                     uint8_t merged[HLB_MAX_BURST];
                     unsigned a = 0, b = 0, m = 0;
                     while (a < n_slow || b < n_pend)
-                        merged[m++] = b == n_pend || (a < n_slow && slow[a] < pend_idx[b])
-                                          ? slow[a++] : pend_idx[b++];
+                        merged[m++] = b == n_pend || (a < n_slow && slow[a] < pend.idx[b])
+                                          ? slow[a++] : pend.idx[b++];
                     memcpy(slow, merged, m);
                     n_slow = m;
                     n_pend = 0;
@@ -540,73 +733,18 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     }
     /* Pinned frames: the full body's stage 2 (same connection-table steps). */
     if (n_pend) {
-        struct burst_acc acc = {.svc = NULL};
-        const struct hlb_conn_table *ct = w->ct;
-        /* The common case decided here: an established TCP segment (no FIN, no RST)
-         * whose live entry sits in its home line, pinned under the running table,
-         * with its timer not due for a refresh.  That is exactly the case in which
-         * pinned_dip() only counts a hit and returns the entry's DIP; every other
-         * case goes to pinned_dip() itself, which finds the same entry. */
-        const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
-        const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
-        const uint32_t gen = t->gen;
-        uint64_t hits = 0;
+        pend.eth0 = eth0;
+        pend.eth1 = eth1;
+        pend.ip_ipip = ip_ipip;
+        pend.ip_gre = ip_gre;
+        pend.base_sum[0] = base_sum[0];
+        pend.base_sum[1] = base_sum[1];
+        pend.two_port = two_port;
+        HLB_PEND_FN(w, t, &pend, n_pend, frames, out, burst_port, now);
         rx_bytes += pend_rx_bytes;
         handled += n_pend;
-        for (unsigned k = 0; k < n_pend; k++) {
-            unsigned fi = pend_idx[k];
-            const struct hlb_service *ps = pend_svc[k];
-            uint64_t k0 = pend_k0[k], k1 = pend_k1[k];
-            uint32_t h = pend_hash[k];
-            int dip = -1;
-            const struct hlb_conn_bucket *cb = hlb_conn_bucket_of(ct, h);
-            unsigned home = hlb_conn_home(h);
-            for (unsigned j = home; j < home + HLB_CONN_LINE_WAYS; j++) {
-                const struct hlb_conn_entry *e = &cb->e[j];
-                uint64_t w0, w1;
-                memcpy(&w0, e, 8);
-                memcpy(&w1, (const uint8_t *)e + 8, 8);
-                if (w0 != k0 || ((w1 ^ k1) & HLB_CONN_K1_MASK) || e->state == HLB_CONN_FREE ||
-                    !hlb_time_after(e->expire, now))
-                    continue;
-                /* The entry hlb_conn_find() returns. */
-                if (HLB_LIKELY(e->state == HLB_CONN_EST && (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
-                               !((k1 >> 40) & (HLB_TCP_RST | HLB_TCP_FIN)) &&
-                               e->table_gen == gen &&
-                               (uint32_t)(e->expire - now) + est_slack >= est_to)) {
-                    dip = (int)e->dip_index;
-                    hits++;
-                }
-                break;
-            }
-            if (dip < 0) {
-                struct hlb_parsed pp = {
-                    .t = {.src_ip = (uint32_t)k0, .dst_ip = (uint32_t)(k0 >> 32),
-                          .src_port = (uint16_t)k1, .dst_port = (uint16_t)(k1 >> 16),
-                          .proto = (uint8_t)(k1 >> 32)},
-                    .l3_off = HLB_ETH_HLEN, .ip_tot_len = (uint16_t)(k1 >> 48), .ip_hlen = 20,
-                    .tcp_flags = (uint8_t)(k1 >> 40)};
-                dip = pinned_dip(w, t, ps, &pp, h, now);
-                if (HLB_UNLIKELY(dip < 0)) {
-                    hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
-                    out[fi] = HLB_OUT_DROP;
-                    continue;
-                }
-            }
-            uint32_t inner = (uint32_t)(k1 >> 48);
-            uint32_t pgre = ps->encap == HLB_ENCAP_GRE;
-            HLB_BURST_FRAME pf = frames[fi];
-            uint8_t *pd = HLB_F_DATA(pf);
-            HLB_LEAN_ENCAP(fi, pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip, inner);
-            if (ps != acc.svc) {
-                acc_flush_svc(&acc, t);
-                acc.svc = ps;
-            }
-            acc.svc_packets++;
-            acc.svc_bytes += inner;
-        }
-        acc_flush_svc(&acc, t);
-        w->st.conn_hits += hits;
+        fwd += pend.fwd;
+        fwd_bytes += pend.fwd_bytes;
     }
     w->pinned_recently = n_pend != 0;
     w->st.rx_packets += handled;
@@ -643,6 +781,8 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
 
 #undef HLB_LEAN_ENCAP
 #undef HLB_RUN_FN
+#undef HLB_PEND_FN
+#undef HLB_PRUN_FN
 #undef HLB_PASTE
 #undef HLB_PASTE2
 #undef HLB_BURST_FN

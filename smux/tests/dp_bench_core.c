@@ -131,6 +131,10 @@ int main(int argc, char **argv)
     const char *flows_env = getenv("HLB_BENCH_CORE_FLOWS");
     const char *prefill_env = getenv("HLB_BENCH_CORE_PREFILL");
     uint32_t cflows = flows_env ? (uint32_t)atoi(flows_env) : FLOWS;
+    if (cflows < 1 || cflows > FLOWS) {
+        fprintf(stderr, "HLB_BENCH_CORE_FLOWS must be between 1 and %d\n", FLOWS);
+        return 2;
+    }
     uint32_t prefill = prefill_env ? (uint32_t)atoi(prefill_env) : 1000000;
     w.ct = hlb_conn_table_create(cap_env ? (uint64_t)atoll(cap_env) : 4u << 20, NULL);
     const char *j = table_json("crc32", 1);
