@@ -178,7 +178,7 @@ public final class Algorithms {
             Search search = new Search(in, u, in.options().podShortcut, rng(in));
             double delta = in.options().stickyDelta;
             boolean placingNew = true;
-            for (int v : in.vipsByTraffic()) {
+            for (int v : stickyOrder(in, current)) {
                 if (!in.active(v)) {
                     break;
                 }
@@ -213,6 +213,36 @@ public final class Algorithms {
             }
             return Assignments.of(in, u, name(), current);
         }
+    }
+
+    /**
+     * Installed HMux VIPs count this much heavier when the VIPs are ordered, so a VIP on the SMuxes
+     * takes a host-table slot (a fabric-wide budget) from an installed one only with clearly more
+     * traffic: without it, two VIPs of similar traffic swap HMux and SMux whenever measurement
+     * noise reorders them, each swap a migration.
+     */
+    static final double INSTALLED_ORDER_BONUS = 0.5;
+
+    /** By decreasing traffic, installed HMux VIPs weighted by 1 + {@link #INSTALLED_ORDER_BONUS}. */
+    static int[] stickyOrder(Instance in, Assignment current) {
+        int[] byTraffic = in.vipsByTraffic();
+        if (current == null) {
+            return byTraffic;
+        }
+        double[] key = new double[byTraffic.length];
+        Integer[] order = new Integer[byTraffic.length];
+        for (int i = 0; i < byTraffic.length; i++) {
+            int v = byTraffic[i];
+            order[i] = i;
+            key[i] = in.trafficBps(v) * (placementIn(in, current, v) >= 0 ? 1 + INSTALLED_ORDER_BONUS : 1);
+        }
+        // stable: ties keep the traffic order (inactive VIPs, key 0, stay last)
+        java.util.Arrays.sort(order, (a, b) -> Double.compare(key[b], key[a]));
+        int[] out = new int[order.length];
+        for (int i = 0; i < order.length; i++) {
+            out[i] = byTraffic[order[i]];
+        }
+        return out;
     }
 
     static final class OneTime implements AssignmentAlgorithm {

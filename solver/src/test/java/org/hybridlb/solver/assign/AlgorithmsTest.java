@@ -208,6 +208,30 @@ class AlgorithmsTest {
     }
 
     @Test
+    void stickyKeepsAnInstalledVipsHostSlotUnlessTheNewcomerHasClearlyMoreTraffic() {
+        // a host table of 1 (fabric-wide budget): one VIP on an HMux, the other on the SMuxes
+        Topology t = tiny(new TableCapacity(1, 512, 512));
+        List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))),
+                Fixtures.vip("100.0.0.2", List.of(Fixtures.dip("10.0.1.2"))));
+        Assignment current = new Assignment("sticky", Map.of("100.0.0.1", "t0_1", "100.0.0.2", "smux"), 1, 0, 0, null);
+        // measurement noise: the SMux VIP now looks 20% busier; swapping them would be a migration for nothing
+        Instance noisy = instance(t, vips, List.of(Fixtures.traffic("100.0.0.1", from("t0_1", 1e7)),
+                Fixtures.traffic("100.0.0.2", from("t0_1", 1.2e7))));
+        Assignment kept = Algorithms.get("sticky").assign(noisy, current);
+        assertEquals("t0_1", kept.assignment.get("100.0.0.1"));
+        assertEquals(Assignment.SMUX, kept.assignment.get("100.0.0.2"));
+        assertEquals(Assignment.SMUX, Algorithms.get("non-sticky").assign(noisy, current).assignment.get("100.0.0.1"),
+                "non-sticky swaps them");
+        // twice the traffic: worth the slot
+        Instance busier = instance(t, vips, List.of(Fixtures.traffic("100.0.0.1", from("t0_1", 1e7)),
+                Fixtures.traffic("100.0.0.2", from("t0_1", 2e7))));
+        Assignment moved = Algorithms.get("sticky").assign(busier, current);
+        assertEquals(Assignment.SMUX, moved.assignment.get("100.0.0.1"));
+        assertNotEquals(Assignment.SMUX, moved.assignment.get("100.0.0.2"));
+        assertTrue(Feasibility.violations(busier, moved).isEmpty());
+    }
+
+    @Test
     void stickyMovesAVipThatNoLongerFitsWhereItIs() {
         // 9 Gbps through t0_0's 10G uplink (8G allowed) does not fit on t0_0; on t0_1 it has no link
         List<Vip> vips = List.of(Fixtures.vip("100.0.0.1", List.of(Fixtures.dip("10.0.1.1"))));
