@@ -30,10 +30,22 @@ INTERNET_CLIENT_IP = "198.51.100.10"
 BORDER_ID = "border"
 HOST_LOCATION_BASE = 1000
 BORDER_UP_GROUP = 60000             # border switch: ECMP over the cores
+# A packet routed towards a location carries it in its destination MAC from the first hop on
+# (LOCATION_MAC | location), so transit switches forward it by location instead of looking its
+# VIP up again: while VIP routes change switch by switch (a migration, a failover), a packet
+# never bounces between switches that disagree.
+LOCATION_MAC = "02:4c:42:00:00:00"
+LOCATION_MAC_MASK = "ff:ff:ff:00:00:00"
+LOCATION_ROUTE = ("set_field:%s->eth_dst,load:{location}->NXM_OF_ETH_DST[0..23],"
+                  "load:{location}->NXM_NX_REG0[],resubmit(,2)" % LOCATION_MAC)
 
 
 def _mac(n):
     return "02:00:00:%02x:%02x:%02x" % ((n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff)
+
+
+def location_mac(location):
+    return "02:4c:42:%02x:%02x:%02x" % ((location >> 16) & 0xff, (location >> 8) & 0xff, location & 0xff)
 
 
 class FabricPlan:
@@ -175,6 +187,12 @@ class FabricPlan:
                 "set_field:%s->arp_sha,set_field:%s->arp_spa,in_port"
             % (GATEWAY_IP, GATEWAY_MAC, GATEWAY_MAC, GATEWAY_IP),
             c + "table=0,priority=400,arp,actions=drop",
+            # routed by location (LOCATION_ROUTE at an earlier hop): forward, do not route again
+            c + "table=0,priority=4000,dl_dst=%s/%s,actions=move:NXM_OF_ETH_DST[0..23]->NXM_NX_REG0[0..23],"
+                "resubmit(,2)" % (LOCATION_MAC, LOCATION_MAC_MASK),
+            # ... unless this switch is the location (an HMux): look the VIP up here
+            c + "table=0,priority=4100,dl_dst=%s,actions=set_field:%s->eth_dst,resubmit(,0)"
+            % (location_mac(sw["location"]), GATEWAY_MAC),
             c + "table=1,priority=0,actions=drop",
             c + "table=2,priority=0,actions=drop",
         ]
@@ -229,7 +247,7 @@ class FabricPlan:
             "fabricCookie": FABRIC_COOKIE,
             "controllerCookie": "0x4c420000/0xffff0000",
             "controllerGroupIdBase": 65536,
-            "locationRoute": "load:{location}->NXM_NX_REG0[],resubmit(,2)",
+            "locationRoute": LOCATION_ROUTE,
             "gateway": {"ip": GATEWAY_IP, "mac": GATEWAY_MAC},
             "border": {"bridge": self.switches[BORDER_ID]["bridge"],
                        "location": self.switches[BORDER_ID]["location"]} if BORDER_ID in self.switches else None,
