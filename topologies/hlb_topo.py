@@ -34,6 +34,7 @@ BORDER_UP_GROUP = 60000             # border switch: ECMP over the cores
 # (LOCATION_MAC | location), so transit switches forward it by location instead of looking its
 # VIP up again: while VIP routes change switch by switch (a migration, a failover), a packet
 # never bounces between switches that disagree.
+HAIRPIN = "load:0->NXM_OF_IN_PORT[],"
 LOCATION_MAC = "02:4c:42:00:00:00"
 LOCATION_MAC_MASK = "ff:ff:ff:00:00:00"
 LOCATION_ROUTE = ("set_field:%s->eth_dst,load:{location}->NXM_OF_ETH_DST[0..23],"
@@ -171,10 +172,13 @@ class FabricPlan:
         return out
 
     def _toward(self, sid, node):
+        # in_port cleared first: like a router, a switch may send a packet back out the port it
+        # came in on (OVS skips output to the input port otherwise), e.g. a VIP packet reaching
+        # the HMux-to-be before its entry is there, routed back towards the current HMux
         n = self.nodes[node]
         if n["tor"] == sid:
-            return "set_field:%s->eth_dst,output:%d" % (n["mac"], n["port"])
-        return "group:%d" % self.switches[n["tor"]]["location"]
+            return HAIRPIN + "set_field:%s->eth_dst,output:%d" % (n["mac"], n["port"])
+        return HAIRPIN + "group:%d" % self.switches[n["tor"]]["location"]
 
     def fabric_flows(self, sid, aggregates=()):
         c = "cookie=%s," % FABRIC_COOKIE
@@ -205,7 +209,8 @@ class FabricPlan:
                 flows.append(c + "table=1,priority=50,ip,nw_dst=%s,actions=group:%d" % (agg, BORDER_UP_GROUP))
         for tid, t in self.switches.items():
             if tid != sid:
-                flows.append(c + "table=2,priority=100,reg0=%d,actions=group:%d" % (t["location"], t["location"]))
+                flows.append(c + "table=2,priority=100,reg0=%d,actions=%sgroup:%d" % (t["location"], HAIRPIN,
+                                                                                     t["location"]))
         return flows
 
     def tunnel_actions_prefix(self, sid):
