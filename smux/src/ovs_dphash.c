@@ -3,44 +3,17 @@
  * ofproto-dpif.c (group_setup_dp_hash_table), odp-execute.c (hash action),
  * lib/flow.c (flow_hash_symmetric_l3l4) and lib/hash.h; no OVS code is copied. */
 #include "hlb_ovs_dphash.h"
-
-static inline uint32_t rotl32(uint32_t x, int k)
-{
-    return (x << k) | (x >> (32 - k));
-}
-
-/* OVS hash_add (murmur3 step; Debian's build has no SSE4.2 CRC variant). */
-static inline uint32_t mix_add(uint32_t hash, uint32_t data)
-{
-    data *= 0xcc9e2d51u;
-    data = rotl32(data, 15);
-    data *= 0x1b873593u;
-    hash ^= data;
-    hash = rotl32(hash, 13);
-    return hash * 5 + 0xe6546b64u;
-}
-
-/* OVS hash_finish */
-static inline uint32_t mix_finish(uint32_t hash, uint32_t final)
-{
-    hash ^= final;
-    hash ^= hash >> 16;
-    hash *= 0x85ebca6bu;
-    hash ^= hash >> 13;
-    hash *= 0xc2b2ae35u;
-    hash ^= hash >> 16;
-    return hash;
-}
+#include "hlb_murmur.h"
 
 uint32_t hlb_ovs_dphash_sym_l4(const struct hlb_5tuple *t)
 {
     /* Fields are the raw network-order words, as OVS reads them from struct
      * flow; the basis (0) is both the seed and the finishing word. */
-    uint32_t h = mix_add(0, t->src_ip ^ t->dst_ip);
-    h = mix_add(h, t->proto);
+    uint32_t h = hlb_mix_add(0, t->src_ip ^ t->dst_ip);
+    h = hlb_mix_add(h, t->proto);
     if (t->proto == 6 || t->proto == 132)
-        h = mix_add(h, (uint16_t)(t->src_port ^ t->dst_port));
-    return mix_finish(h, 0);
+        h = hlb_mix_add(h, (uint16_t)(t->src_port ^ t->dst_port));
+    return hlb_mix_finish(h, 0);
 }
 
 int hlb_ovs_dphash_slots(const uint16_t *weights, int n)

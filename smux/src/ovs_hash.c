@@ -6,36 +6,9 @@
  *
  * Written from a reading of those functions; no OVS code is copied. */
 #include "hlb_ovs_hash.h"
+#include "hlb_murmur.h"
 
 #include <string.h>
-
-static inline uint32_t rotl32(uint32_t x, int k)
-{
-    return (x << k) | (x >> (32 - k));
-}
-
-/* One murmur3 mixing step (OVS hash_add / mhash_add). */
-static inline uint32_t mix_add(uint32_t hash, uint32_t data)
-{
-    data *= 0xcc9e2d51u;
-    data = rotl32(data, 15);
-    data *= 0x1b873593u;
-    hash ^= data;
-    hash = rotl32(hash, 13);
-    return hash * 5 + 0xe6546b64u;
-}
-
-/* OVS hash_finish(hash, final): murmur3 fmix32 of hash ^ final. */
-static inline uint32_t mix_finish(uint32_t hash, uint32_t final)
-{
-    hash ^= final;
-    hash ^= hash >> 16;
-    hash *= 0x85ebca6bu;
-    hash ^= hash >> 13;
-    hash *= 0xc2b2ae35u;
-    hash ^= hash >> 16;
-    return hash;
-}
 
 /* OVS hash_bytes() for n <= 4: the bytes as they sit in memory, read as a
  * host-order word, zero padded, then finished with the byte count. */
@@ -43,19 +16,19 @@ static inline uint32_t hash_field(const void *field, unsigned n, uint32_t basis)
 {
     uint32_t word = 0;
     memcpy(&word, field, n);
-    return mix_finish(mix_add(basis, word), n);
+    return hlb_mix_finish(hlb_mix_add(basis, word), n);
 }
 
 /* OVS hash_uint64(x) = hash_uint64_basis(x, 0). */
 static inline uint32_t hash_u64(uint64_t x)
 {
-    return mix_finish(mix_add(mix_add(0, (uint32_t) x), (uint32_t) (x >> 32)), 8);
+    return hlb_mix_finish(hlb_mix_add(hlb_mix_add(0, (uint32_t) x), (uint32_t) (x >> 32)), 8);
 }
 
 /* OVS hash_int(x, basis) = hash_2words(x, basis). */
 static inline uint32_t hash_int_basis(uint32_t x, uint32_t basis)
 {
-    return mix_finish(mix_add(mix_add(x, 0), basis), 8);
+    return hlb_mix_finish(hlb_mix_add(hlb_mix_add(x, 0), basis), 8);
 }
 
 static inline int proto_has_ports(uint8_t proto)

@@ -38,7 +38,11 @@ class ControllerTest {
     }
 
     Controller start(StateStore store) {
-        Controller c = new Controller(CONFIG, fabric.ports(store));
+        return start(CONFIG, store);
+    }
+
+    Controller start(ControllerConfig config, StateStore store) {
+        Controller c = new Controller(config, fabric.ports(store));
         started.add(c);
         c.start();
         c.awaitIdle(20_000);
@@ -219,11 +223,7 @@ class ControllerTest {
 
     @Test
     void thePeriodicRoundReadsTheDevicesBackOnlyEveryRepairInterval() {
-        Controller c = new Controller(CONFIG.withRepairInterval(Duration.ofHours(1)),
-                fabric.ports(new FakeFabric.MemoryStore()));
-        started.add(c);
-        c.start();
-        c.awaitIdle(20_000);
+        Controller c = start(CONFIG.withRepairInterval(Duration.ofHours(1)), new FakeFabric.MemoryStore());
         vipOnHmux(c, "10.100.0.1", 0, 1);
         long before = fabric.reads;
         c.requestReconcile("interval");
@@ -249,9 +249,7 @@ class ControllerTest {
         assertEquals(Assignment.SMUX, placement(c, "10.100.0.1"), "still held after a restart");
         c.close();
 
-        Controller impatient = new Controller(CONFIG.withPoolGrowthHoldMax(Duration.ZERO), fabric.ports(store));
-        started.add(impatient);
-        impatient.start();
+        Controller impatient = start(CONFIG.withPoolGrowthHoldMax(Duration.ZERO), store);
         impatient.reassignNow();
         impatient.awaitIdle(20_000);
         assertNotEquals(Assignment.SMUX, placement(impatient, "10.100.0.1"), "released despite 5 diverging");

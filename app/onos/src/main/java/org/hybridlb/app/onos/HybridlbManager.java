@@ -10,10 +10,10 @@ import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.Controller;
 import org.hybridlb.app.core.ControllerConfig;
 import org.hybridlb.app.core.HybridlbApi;
+import org.hybridlb.app.core.health.AgentHealth;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.port.TopologySource;
-import org.hybridlb.app.onos.fabric.AgentHealthSource;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
 import org.hybridlb.app.onos.fabric.FabricBuilder;
 import org.hybridlb.app.onos.fabric.FabricView;
@@ -145,7 +145,7 @@ public class HybridlbManager implements HybridlbService {
     private OnosHmuxProgrammer programmer;
     private OnosRouteSource routeSource;
     private OnosStatsSource statsSource;
-    private AgentHealthSource healthSource;
+    private AgentHealth healthSource;
     /** The running controller loop: only on the leader, null on the other instances. */
     private volatile Controller controller;
     private volatile NodeId leader;
@@ -176,8 +176,8 @@ public class HybridlbManager implements HybridlbService {
                 : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT));
         smux = tables;
         statsSource = new OnosStatsSource(appId, flowRuleService, () -> fabric, tables);
-        healthSource = new AgentHealthSource(this::agentUrls,
-                agentProbe != null ? agentProbe : AgentHealthSource.httpProbe(AGENT_TIMEOUT));
+        healthSource = new AgentHealth(this::agentUrls,
+                agentProbe != null ? agentProbe : AgentHealth.httpProbe(AGENT_TIMEOUT));
         netcfg.addListener(configListener);
         leadershipService.addListener(leadershipListener);
         Leadership l = leadershipService.runForLeadership(LEADERSHIP_TOPIC);
@@ -321,7 +321,7 @@ public class HybridlbManager implements HybridlbService {
         return controller;
     }
 
-    AgentHealthSource healthSource() {
+    AgentHealth healthSource() {
         return healthSource;
     }
 

@@ -1,4 +1,4 @@
-package org.hybridlb.app.onos.fabric;
+package org.hybridlb.app.core.health;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -12,19 +12,19 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.logging.Logger;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.HealthSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * DIP health from the host agents (smux/agent): {@code GET <agentUrl>/dip-health} answers 200
  * (healthy) or 503 (the local service fails its probe). The DIP is the host's address. An agent that
  * does not answer for {@link #FALL} polls in a row counts as unhealthy (the host is gone); one 200
- * makes it healthy again. Hosts without an agent count as healthy. Same rules as hybridlbd's.
+ * makes it healthy again. Hosts without an agent count as healthy. The hosts (hybridlbd, the ONOS
+ * app) give it the agents and decide when to {@link #poll}.
  */
-public final class AgentHealthSource implements HealthSource {
-    private static final Logger LOG = LoggerFactory.getLogger(AgentHealthSource.class);
+public final class AgentHealth implements HealthSource {
+    private static final Logger LOG = Logger.getLogger(AgentHealth.class.getName());
     static final int FALL = 2;
 
     private final Supplier<Map<String, String>> agents;   // dip -> agent base URL
@@ -34,7 +34,7 @@ public final class AgentHealthSource implements HealthSource {
     private volatile EventSink sink;
 
     /** {@code probe}: the status code of a GET, or -1 when the agent does not answer. */
-    public AgentHealthSource(Supplier<Map<String, String>> agents, Function<URI, CompletableFuture<Integer>> probe) {
+    public AgentHealth(Supplier<Map<String, String>> agents, Function<URI, CompletableFuture<Integer>> probe) {
         this.agents = agents;
         this.probe = probe;
     }
@@ -89,7 +89,7 @@ public final class AgentHealthSource implements HealthSource {
         EventSink s = sink;
         for (String d : now) {
             if (!before.contains(d)) {
-                LOG.warn("DIP {} is unhealthy", d);
+                LOG.warning("DIP " + d + " is unhealthy");
                 if (s != null) {
                     s.dipHealthChanged(d, false);
                 }
@@ -97,7 +97,7 @@ public final class AgentHealthSource implements HealthSource {
         }
         for (String d : before) {
             if (!now.contains(d)) {
-                LOG.info("DIP {} is healthy again", d);
+                LOG.info("DIP " + d + " is healthy again");
                 if (s != null) {
                     s.dipHealthChanged(d, true);
                 }
