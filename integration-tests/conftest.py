@@ -55,9 +55,10 @@ def emu(tmp_path_factory):
     try:
         subprocess.run([hlbemu.PY, os.path.join(REPO, "topologies", "hlbemu.py"), "start", "--tag", tag,
                         "--topology", topo_file, "--vips", vip_file,
-                        # UDP flows unpin 10 s after their last datagram (SMux default 60 s): a VIP whose
-                        # pool grew returns to an HMux sooner once the probes stop
-                        "--smux-udp-timeout", "10"], check=True, timeout=240)
+                        # UDP flows unpin 10 s after their last datagram (SMux default 60 s), idle
+                        # established TCP connections after 30 s (300 s; one whose FIN the SMux never
+                        # saw stays pinned that long): a VIP whose pool grew returns to an HMux sooner
+                        "--smux-udp-timeout", "10", "--smux-tcp-timeout", "30"], check=True, timeout=240)
         e = hlbemu.Emu(tag)
         conf_path = os.path.join(e.dir, "hybridlbd.json")
         with open(conf_path) as f:

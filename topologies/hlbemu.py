@@ -295,6 +295,8 @@ class Emulation:
                    "--idle-sleep-us", str(self.args.smux_idle_sleep_us), "--mtu", "1600"]
             if self.args.smux_udp_timeout is not None:
                 cmd += ["--udp-timeout", str(self.args.smux_udp_timeout)]
+            if self.args.smux_tcp_timeout is not None:
+                cmd += ["--tcp-timeout", str(self.args.smux_tcp_timeout)]
             with open(os.path.join(self.dir, "smux-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
             p = self.spawn("smux " + nid, cmd, node=h, log_name="smux-" + nid)
@@ -483,6 +485,8 @@ def cmd_start(args):
     argv = [PY, os.path.abspath(__file__), "_run", "--tag", tag, "--smux-idle-sleep-us", str(args.smux_idle_sleep_us)]
     if args.smux_udp_timeout is not None:
         argv += ["--smux-udp-timeout", str(args.smux_udp_timeout)]
+    if args.smux_tcp_timeout is not None:
+        argv += ["--smux-tcp-timeout", str(args.smux_tcp_timeout)]
     for a in args.aggregate:
         argv += ["--aggregate", a]
     if args.no_services:
@@ -788,6 +792,8 @@ def main(argv=None):
     s.add_argument("--smux-idle-sleep-us", type=int, default=1000)
     s.add_argument("--smux-udp-timeout", type=float,
                    help="seconds a UDP flow stays pinned on the SMuxes after its last packet (SMux default 60)")
+    s.add_argument("--smux-tcp-timeout", type=float,
+                   help="seconds an idle established TCP connection stays pinned (SMux default 300)")
     s.add_argument("--timeout", type=float, default=180)
     r = sub.add_parser("_run")
     r.add_argument("--tag", required=True)
@@ -796,6 +802,7 @@ def main(argv=None):
     r.add_argument("--no-agents", action="store_true")
     r.add_argument("--smux-idle-sleep-us", type=int, default=1000)
     r.add_argument("--smux-udp-timeout", type=float)
+    r.add_argument("--smux-tcp-timeout", type=float)
     st = sub.add_parser("stop")
     st.add_argument("--tag", default="demo")
     e = sub.add_parser("exec")
