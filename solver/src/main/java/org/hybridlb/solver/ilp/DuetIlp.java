@@ -33,7 +33,9 @@ import org.hybridlb.solver.routing.LinkLoads;
  *        Σ_{v installed on c} t_v (1 - x[v][c]) ≤ X · T    optional migration budget
  * </pre>
  * x[v][s] exists only where {@code fitsAlone(v, s)} and t_v > 0 (a VIP without traffic adds
- * nothing to the objective, so leaving it on the SMuxes loses nothing). Rows a column set cannot
+ * nothing to the objective, so leaving it on the SMuxes loses nothing), and, where footprints
+ * are computed, where v alone loads no link past its capacity (no feasible assignment has such
+ * a pair; leaving it out also tightens the relaxation and the Lagrangian below). Rows a column set cannot
  * violate are left out. Link rows are added lazily: the first model has the links the warm
  * start loads to at least {@link #INITIAL_LINK_UTILISATION}; after each solve, links the answer
  * overloads join and the model is solved again. Every model is a relaxation of the full one,
