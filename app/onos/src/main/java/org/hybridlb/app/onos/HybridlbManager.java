@@ -172,7 +172,8 @@ public class HybridlbManager implements HybridlbService {
         ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
                 .withName(RECORDS_MAP).withSerializer(STRINGS).build();
         programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
-                hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS);
+                hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS,
+                () -> config != null && config.fastFailover());
         routeSource = new OnosRouteSource(routeService, () -> fabric);
         // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
         // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.

@@ -788,4 +788,29 @@ public class HybridlbManagerTest {
         onos.setAvailable(other, false);
         assertTrue(torOf.get(), "tor1".equals(torOf.get()) || "tor3".equals(torOf.get()));
     }
+
+    @Test
+    public void netcfgFastFailoverRoutesVipsThroughFailoverGroups() {
+        ObjectNode json = configJson(true);
+        json.put("fastFailover", true);
+        activate(json);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        Group ff = onos.groups.getGroup(NetTestTools.did("spine1"),
+                new DefaultGroupKey(("hlb:ff:" + hmux + "|" + AGG).getBytes()));
+        assertNotNull(ff);
+        assertEquals(org.onosproject.net.group.GroupDescription.Type.FAILOVER, ff.type());
+        assertEquals(2, ff.buckets().buckets().size());
+        FlowEntry route = onos.flows.on("spine1").stream().filter(f -> f.priority() == 2000).findFirst().orElseThrow();
+        assertEquals(org.onosproject.net.flow.DefaultTrafficTreatment.builder().group(ff.id()).build(),
+                route.treatment());
+
+        ObjectNode bad = configJson(true);
+        bad.put("fastFailover", "yes");
+        netcfg.push(config(bad));
+        assertTrue(manager.lastConfigError(), manager.lastConfigError().contains("/fastFailover"));
+    }
 }
