@@ -323,7 +323,14 @@ struct lean_pend {
     unsigned fwd;
 };
 
-/* The pinned frames after the lean pass's loop (their home lines were prefetched
+/* A packed k1 (struct lean_pend) of a TCP segment with SYN and without ACK. */
+static inline int lean_pure_syn(uint64_t k1)
+{
+    return (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
+           ((k1 >> 40) & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN;
+}
+
+/* The pinned frames after the lean pass's loop (their flow-cache sets were prefetched
  * meanwhile): the full body's stage 2, with the common case decided here.  A
  * function of its own so that its values stay in registers; `single` (a constant
  * in each instance) says that every frame goes to one IP-in-IP service, one-armed. */
@@ -342,22 +349,45 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
     unsigned fwd = 0;
     (void)burst_port;
     struct burst_acc acc = {.svc = NULL};
-    const struct hlb_conn_table *ct = w->ct;
+    struct hlb_conn_table *ct = w->ct;
     /* The common case decided here: an established TCP segment (no FIN, no RST)
      * whose live entry sits in its home line, pinned under the running table,
      * with its timer not due for a refresh.  That is exactly the case in which
      * pinned_dip() only counts a hit and returns the entry's DIP; every other
-     * case goes to pinned_dip() itself, which finds the same entry. */
+     * case goes to pinned_dip() itself, which finds the same entry.  The entry is
+     * read from the flow cache when it holds a copy (equal to the entry, see
+     * struct hlb_conn_fc_entry), else from the table, and then copied there. */
     const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
     const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
     const uint32_t gen = t->gen;
-    uint64_t hits = 0;
+    uint64_t hits = 0, fc_hits = 0;
+    /* The cache sets were prefetched by the lean pass; the table lines of the
+     * frames the cache does not hold are fetched now, all together.  (Only a hint:
+     * the decision below looks again, in arrival order.) */
+    for (unsigned k = 0; k < n_pend; k++)
+        if (!lean_pure_syn(p->k1[k]) &&
+            !hlb_conn_fc_find(ct, p->hash[k], p->k0[k], p->k1[k] & HLB_CONN_K1_MASK))
+            hlb_conn_prefetch(ct, p->hash[k]);
     for (unsigned k = 0; k < n_pend; k++) {
         unsigned fi = p->idx[k];
         const struct hlb_service *ps = single ? svc0 : p->svc[k];
         uint64_t k0 = p->k0[k], k1 = p->k1[k];
         uint32_t h = p->hash[k];
         int dip = -1;
+        const int est_segment = (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
+                                !((k1 >> 40) & (HLB_TCP_RST | HLB_TCP_FIN));
+        /* Pure SYNs (their whole bucket is prefetched: likely inserts) skip the
+         * cache; the table gives the same answer. */
+        const struct hlb_conn_fc_entry *c =
+            est_segment && !lean_pure_syn(k1) ? hlb_conn_fc_find(ct, h, k0, k1 & HLB_CONN_K1_MASK)
+                                              : NULL;
+        if (c && c->table_gen == gen && hlb_time_after(c->expire, now) &&
+            (uint32_t)(c->expire - now) + est_slack >= est_to) {
+            dip = (int)c->dip_index;
+            hits++;
+            fc_hits++;
+            goto decided;
+        }
         const struct hlb_conn_bucket *cb = hlb_conn_bucket_of(ct, h);
         unsigned home = hlb_conn_home(h);
         for (unsigned j = home; j < home + HLB_CONN_LINE_WAYS; j++) {
@@ -369,12 +399,11 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
                 !hlb_time_after(e->expire, now))
                 continue;
             /* The entry hlb_conn_find() returns. */
-            if (HLB_LIKELY(e->state == HLB_CONN_EST && (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
-                           !((k1 >> 40) & (HLB_TCP_RST | HLB_TCP_FIN)) &&
-                           e->table_gen == gen &&
+            if (HLB_LIKELY(e->state == HLB_CONN_EST && est_segment && e->table_gen == gen &&
                            (uint32_t)(e->expire - now) + est_slack >= est_to)) {
                 dip = (int)e->dip_index;
                 hits++;
+                hlb_conn_fc_store(ct, h, k0, k1 & HLB_CONN_K1_MASK, e);
             }
             break;
         }
@@ -386,6 +415,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
                 continue;
             }
         }
+    decided:;
         uint32_t inner = (uint32_t)(k1 >> 48);
         const uint32_t pgre = single ? 0 : ps->encap == HLB_ENCAP_GRE;
         HLB_BURST_FRAME pf = frames[fi];
@@ -400,6 +430,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
     }
     acc_flush_svc(&acc, t);
     w->st.conn_hits += hits;
+    ct->fc_hits += fc_hits;
     p->fwd = fwd;
     p->fwd_bytes = fwd_bytes;
 }
@@ -462,7 +493,7 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
         if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
             hlb_conn_prefetch_bucket(ct, h);   /* likely an insert */
         else if (!prefetched)
-            hlb_conn_prefetch(ct, h);
+            hlb_conn_fc_prefetch(ct, h);
         uint64_t k0, k1;
         hlb_conn_key(&pl.t, &k0, &k1);
         pend->k0[np] = k0;
@@ -565,10 +596,11 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     uint64_t pend_rx_bytes = 0;
     unsigned n_pend = 0;
 
-    /* Connection-table prefetch pass: while pinned traffic flows, the home line of
-     * every frame is prefetched before any frame is processed.  A bucket line of a
-     * large table usually misses the TLB too, and the prefetch then holds up
-     * retirement during the page walk; here it is a few instructions per frame, so
+    /* Connection-table prefetch pass: while pinned traffic flows, the flow-cache
+     * set of every frame is prefetched before any frame is processed (the table
+     * lines of the frames it does not hold are prefetched together later, in
+     * HLB_PEND_FN).  A line of a large table usually misses the TLB too, and the
+     * prefetch then holds up retirement during the page walk; issued together,
      * many walks overlap instead of one or two per frame of the main loop.  The
      * hash is read at the fixed offsets of an untagged IPv4 header without options:
      * for every frame hlb_parse_fast() accepts, these are the bytes it parses, so
@@ -593,7 +625,14 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             pt.proto = pd[9];
             uint32_t h = hlb_conn_hash(&pt);
             pre_hash[k] = h;
-            hlb_conn_prefetch(pct, h);
+            /* A pure SYN probably opens a connection: its table line (the loop
+             * adds its bucket); any other frame: its cache set (its table line
+             * follows in HLB_PEND_FN if the cache does not hold it). */
+            uint8_t flags = HLB_F_LEN(pf) >= HLB_ETH_HLEN + 20 + 14 ? pd[20 + 13] : 0;
+            if (pt.proto == HLB_IPPROTO_TCP && (flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+                hlb_conn_prefetch(pct, h);
+            else
+                hlb_conn_fc_prefetch(pct, h);
         }
     }
 
@@ -647,7 +686,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
                 hlb_conn_prefetch_bucket(w->ct, h);   /* likely an insert */
             else if (!prefetched)
-                hlb_conn_prefetch(w->ct, h);
+                hlb_conn_fc_prefetch(w->ct, h);
             hlb_conn_key(&pl.t, &pend.k0[n_pend], &pend.k1[n_pend]);
             pend.k1[n_pend] |= (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
             pend_rx_bytes += len;
