@@ -452,7 +452,16 @@ HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, 
  * frames i, i+1, ... as long as each is a frame the lean pass accepts for it, are
  * added to the pending frames (from index np on) with their bucket lines
  * prefetched; returns the index of the first frame it did not take.  Only called
- * while no frame has been left to the full body (the pinned frames' order). */
+ * while no frame has been left to the full body (the pinned frames' order).
+ *
+ * With `decide`, frames are finished here instead, as long as the flow cache
+ * decides them (the common case of HLB_PEND_FN, from a copy), up to the first
+ * frame it does not: from there on every frame is added to the pending ones.  The
+ * caller allows it only when no pinned frame of the burst is pending yet (so the
+ * connection table is exactly as the frame would find it in arrival order: a
+ * decision from the cache writes nothing) and the burst holds no ARP frame (the
+ * full body runs pinned frames after every other frame, so a gateway ARP anywhere
+ * in the burst changes the MAC of every pinned frame). */
 struct lean_prun {
     const struct hlb_conn_table *ct;
     const struct hlb_service *s;
@@ -460,12 +469,23 @@ struct lean_prun {
     uint64_t key;
     uint32_t mtu, overhead;
     int prefetched;
-    uint64_t rx_bytes;                /* out */
+    /* deciding here (see above) */
+    int decide;
+    const struct hlb_vip_table *t;
+    __m128i eth0, eth1, ip;
+    uint32_t gre, bsum, gen, now;
+    int two_port;
+    uint8_t *out;
+    /* out */
+    uint64_t rx_bytes;                /* of the frames added to the pending ones */
+    unsigned np;                      /* pending frames now */
+    unsigned decided;                 /* frames finished here */
+    uint64_t decided_rx_bytes, fwd_bytes, inner_bytes;
 };
 
 static __attribute__((noinline)) unsigned
 HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_FRAME *frames,
-            unsigned i, unsigned n)
+            unsigned i, unsigned n, uint16_t burst_port)
 {
     const struct hlb_conn_table *ct = r->ct;
     const struct hlb_service *s = r->s;
@@ -474,6 +494,18 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
     const uint32_t mtu = r->mtu, overhead = r->overhead;
     const int prefetched = r->prefetched;
     uint64_t rx_bytes = 0;
+    int decide = r->decide;
+    const struct hlb_dip *dips = r->t->dips;
+    struct hlb_counter *dctr = r->t->dip_counters;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t gre = r->gre, bsum = r->bsum, gen = r->gen, now = r->now;
+    const int two_port = r->two_port;
+    uint8_t *out = r->out;
+    const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
+    const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
+    uint64_t fwd_bytes = 0, inner_bytes = 0, decided_rx_bytes = 0;
+    unsigned fwd = 0;
+    (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
         if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
@@ -496,6 +528,22 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
             hlb_conn_fc_prefetch(ct, h);
         uint64_t k0, k1;
         hlb_conn_key(&pl.t, &k0, &k1);
+        if (decide) {
+            /* HLB_PEND_FN's decision from the cache, for the same frames. */
+            const struct hlb_conn_fc_entry *c = NULL;
+            if (pl.t.proto == HLB_IPPROTO_TCP && !(tcp_flags & (HLB_TCP_RST | HLB_TCP_FIN)) &&
+                (tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) != HLB_TCP_SYN)
+                c = hlb_conn_fc_find(ct, h, k0, k1);
+            if (c && c->table_gen == gen && hlb_time_after(c->expire, now) &&
+                (uint32_t)(c->expire - now) + est_slack >= est_to) {
+                int dip = (int)c->dip_index;
+                HLB_LEAN_ENCAP(i, f, d, gre, ip, bsum, dip, inner);
+                inner_bytes += inner;
+                decided_rx_bytes += len;
+                continue;
+            }
+            decide = 0;
+        }
         pend->k0[np] = k0;
         pend->k1[np] = k1 | (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
         pend->svc[np] = s;
@@ -504,6 +552,11 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
         rx_bytes += len;
     }
     r->rx_bytes = rx_bytes;
+    r->np = np;
+    r->decided = fwd;
+    r->decided_rx_bytes = decided_rx_bytes;
+    r->fwd_bytes = fwd_bytes;
+    r->inner_bytes = inner_bytes;
     return i;
 }
 
@@ -595,6 +648,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     struct lean_pend pend;
     uint64_t pend_rx_bytes = 0;
     unsigned n_pend = 0;
+    unsigned decided = 0;                 /* pinned frames finished by HLB_PRUN_FN */
 
     /* Connection-table prefetch pass: while pinned traffic flows, the flow-cache
      * set of every frame is prefetched before any frame is processed (the table
@@ -608,12 +662,18 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
      * prefetch is only wasted. */
     uint32_t pre_hash[HLB_MAX_BURST];
     const int prefetched = pin_ok && w->pinned_recently;
+    int arp_in_burst = 0;                 /* any ARP frame: see HLB_PRUN_FN's decide */
     if (prefetched) {
         const struct hlb_conn_table *pct = w->ct;
         for (unsigned k = 0; k < n; k++) {
             HLB_BURST_FRAME pf = frames[k];
-            if (HLB_UNLIKELY(HLB_F_LEN(pf) < HLB_ETH_HLEN + 24))
+            if (HLB_UNLIKELY(HLB_F_LEN(pf) < HLB_ETH_HLEN + 24)) {
+                arp_in_burst = 1;         /* (a short frame: not worth telling apart) */
                 continue;
+            }
+            uint16_t type;
+            memcpy(&type, HLB_F_DATA(pf) + 12, 2);
+            arp_in_burst |= type == hlb_htons(HLB_ETHERTYPE_ARP);
             const uint8_t *pd = HLB_F_DATA(pf) + HLB_ETH_HLEN;
             struct hlb_5tuple pt;
             uint32_t ports;
@@ -679,6 +739,33 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         if (s_pinned) {
             if (HLB_UNLIKELY(n_slow))
                 goto slow_frame;
+            if (n_pend == 0 && prefetched && !arp_in_burst) {
+                /* Frames of this service from this one on: decided by the flow
+                 * cache where it can (HLB_PRUN_FN), the rest pending. */
+                struct lean_prun r = {.ct = w->ct, .s = s, .pre_hash = pre_hash,
+                                      .key = last_key, .mtu = mtu, .overhead = sv_overhead,
+                                      .prefetched = prefetched, .decide = 1, .t = t,
+                                      .eth0 = eth0, .eth1 = eth1, .ip = sv_ip, .gre = sv_gre,
+                                      .bsum = sv_bsum, .gen = t->gen, .now = now,
+                                      .two_port = two_port, .out = out};
+                unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i, n, burst_port);
+                if (HLB_LIKELY(next > i)) {
+                    n_pend = r.np;
+                    pend_rx_bytes += r.rx_bytes;
+                    if (r.decided) {
+                        struct hlb_counter *sc = &t->svc_counters[s - t->services];
+                        sc->packets += r.decided;
+                        sc->bytes += r.inner_bytes;
+                        decided += r.decided;
+                        handled += r.decided;
+                        fwd += r.decided;
+                        fwd_bytes += r.fwd_bytes;
+                        rx_bytes += r.decided_rx_bytes;
+                    }
+                    i = next - 1;
+                    continue;
+                }
+            }
             uint32_t h = prefetched ? pre_hash[i] : hlb_conn_hash(&pl.t);
             /* Read here rather than taken from pl: only pinned frames need the
              * flags, and the compiler then drops them for the others. */
@@ -697,9 +784,9 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 /* The frames behind, while they go to the same service: its own loop. */
                 struct lean_prun r = {.ct = w->ct, .s = s, .pre_hash = pre_hash,
                                       .key = last_key, .mtu = mtu, .overhead = sv_overhead,
-                                      .prefetched = prefetched};
-                unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i + 1, n);
-                n_pend += next - (i + 1);
+                                      .prefetched = prefetched, .t = t};
+                unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i + 1, n, burst_port);
+                n_pend = r.np;
                 pend_rx_bytes += r.rx_bytes;
                 i = next - 1;
             }
@@ -785,7 +872,11 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         fwd += pend.fwd;
         fwd_bytes += pend.fwd_bytes;
     }
-    w->pinned_recently = n_pend != 0;
+    w->pinned_recently = n_pend + decided != 0;
+    if (decided) {
+        w->st.conn_hits += decided;
+        w->ct->fc_hits += decided;
+    }
     w->st.rx_packets += handled;
     w->st.lean_packets += handled;
     w->st.rx_bytes += rx_bytes;
