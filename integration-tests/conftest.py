@@ -135,10 +135,16 @@ def hmux_vip(emu):
 
 
 def migration_of(emu, dip, timeout=120):
-    """The finished migration record triggered by adding/removing dip."""
+    """The finished migration record that carried the addition/removal of dip: the one it
+    triggered, or, when an event (an SMux flapping under load) superseded that one, the later
+    migration whose plan took the DIP step over."""
+    def carries(r):
+        return dip in r.get("trigger", "") or any(
+            st.get("dip") == dip for w in r.get("plan", {}).get("waves", []) for st in w.get("steps", []))
+
     def done():
         code, m = emu.api("GET", "/migrations")
-        recs = [r for r in m.get("recent", []) if dip in r.get("trigger", "")
+        recs = [r for r in m.get("recent", []) if carries(r)
                 and r.get("state") in ("done", "rolled-back", "failed")] if code == 200 else []
-        return recs[-1] if recs else None
+        return recs[0] if recs else None  # newest first
     return wait_for(done, timeout, 0.5)

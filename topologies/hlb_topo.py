@@ -39,6 +39,18 @@ LOCATION_MAC = "02:4c:42:00:00:00"
 LOCATION_MAC_MASK = "ff:ff:ff:00:00:00"
 LOCATION_ROUTE = ("set_field:%s->eth_dst,load:{location}->NXM_OF_ETH_DST[0..23],"
                   "load:{location}->NXM_NX_REG0[],resubmit(,2)" % LOCATION_MAC)
+# Table the daemon fills with the VIP aggregates (to the SMuxes) for packets whose HMux is
+# unreachable (fabric.json tables.fallback).
+FALLBACK_TABLE = 3
+# Local repair: every switch forwards towards a switch location through a fast-failover group
+# (LOCAL_REPAIR_BASE + location). Its first bucket is the location's ECMP group; when that has
+# no live port left (the HMux or the only link to it failed), the second bucket turns the
+# packet back into a plain VIP packet and hands it to the fallback table: the /32 is
+# unreachable, so the aggregate route (the SMuxes) takes it, as in a router's longest-prefix
+# match. The switch next to the failure repairs as soon as its port is down, without waiting
+# for the fabric's routing to reconverge.
+LOCAL_REPAIR_BASE = 0xe0000000
+REPAIR_GROUP = 0xe0000000           # always alive (indirect): the second buckets watch it
 
 
 def _mac(n):
@@ -163,6 +175,14 @@ class FabricPlan:
             out.append("group_id=%d,type=select,selection_method=hash,"
                        "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst)%s"
                        % (self.switches[target]["location"], "," + buckets if buckets else ""))
+        out.append("group_id=%d,type=indirect,bucket=actions=set_field:%s->eth_dst,resubmit(,%d)"
+                   % (REPAIR_GROUP, GATEWAY_MAC, FALLBACK_TABLE))
+        for target, t in self.switches.items():
+            if target != sid:
+                out.append("group_id=%d,type=ff,bucket=bucket_id:0,watch_group:%d,actions=group:%d,"
+                           "bucket=bucket_id:1,watch_group:%d,actions=group:%d"
+                           % (LOCAL_REPAIR_BASE + t["location"], t["location"], t["location"],
+                              REPAIR_GROUP, REPAIR_GROUP))
         if self.switches[sid]["role"] == "border":
             cores = sorted(p for n, p in self.ports[sid].items() if self.switches.get(n, {}).get("role") == "core")
             buckets = ",".join("bucket=bucket_id:%d,watch_port:%d,actions=output:%d" % (i, p, p)
@@ -210,7 +230,7 @@ class FabricPlan:
         for tid, t in self.switches.items():
             if tid != sid:
                 flows.append(c + "table=2,priority=100,reg0=%d,actions=%sgroup:%d" % (t["location"], HAIRPIN,
-                                                                                     t["location"]))
+                                                                                     LOCAL_REPAIR_BASE + t["location"]))
         return flows
 
     def tunnel_actions_prefix(self, sid):
@@ -247,7 +267,7 @@ class FabricPlan:
             "ovs": {"rundir": ovs_rundir},
             # table 3: the VIP aggregates again, for VIP routes whose HMux became unreachable
             # (fast-failover groups watch the location's ECMP group, whose buckets watch ports)
-            "tables": {"vip": 0, "underlay": 1, "location": 2, "fallback": 3},
+            "tables": {"vip": 0, "underlay": 1, "location": 2, "fallback": FALLBACK_TABLE},
             "locationWatchGroup": "{location}",
             "fabricCookie": FABRIC_COOKIE,
             "controllerCookie": "0x4c420000/0xffff0000",

@@ -21,6 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hlbemu  # noqa: E402
+import hlb_topo  # noqa: E402
 
 VIP_H, VIP_S = "10.100.7.1", "10.100.7.2"
 AGG = "10.100.0.0/16"
@@ -77,10 +78,10 @@ def main():
         check(by_mux == {sw["tunnel"]["localIp"]}, "agents decapsulated GRE from core-1 only", by_mux)
 
         # SMux path.
-        table = {"version": 1, "vips": [{"vip": VIP_S, "aggregate": AGG, "selection": "ovs", "encap": "gre",
+        table = {"version": 1, "vips": [{"vip": vip, "aggregate": AGG, "selection": "ovs", "encap": "gre",
                                          "ports": [{"proto": "tcp", "port": 0, "dips": [
                                              {"ip": hosts[d1]["ip"], "bucketId": 0},
-                                             {"ip": hosts[d2]["ip"], "bucketId": 1}]}]}]}
+                                             {"ip": hosts[d2]["ip"], "bucketId": 1}]}]} for vip in (VIP_S, VIP_H)]}
         for s in fab["smuxes"]:
             r = emu.ns_run(["curl", "-s", "-m", "3", "-X", "PUT", "--data", json.dumps(table), s["controlUrl"] + "/table"])
             check('"version":1' in r.stdout, "SMux %s took the table" % s["id"], r.stdout)
@@ -92,6 +93,8 @@ def main():
         for sid, s in fab["switches"].items():
             emu.ofctl(s["bridge"], "add-group", agg_group)
             emu.ofctl(s["bridge"], "add-flow", "cookie=0x4c420002,table=0,priority=1000,ip,nw_dst=%s,actions=group:65537" % AGG)
+            emu.ofctl(s["bridge"], "add-flow", "cookie=0x4c420002,table=%d,priority=1000,ip,nw_dst=%s,actions=group:65537"
+                      % (fab["tables"]["fallback"], AGG))
         served = curl(emu, "client-3-1", "http://%s/" % VIP_S, 12)
         check(set(served) <= {d1, d2} and len(set(served)) == 2, "aggregate -> SMuxes -> both DIPs", served)
         per_smux = []
@@ -100,6 +103,20 @@ def main():
                  if l.startswith("hlb_smux_vip_packets_total{") and VIP_S in l]
             per_smux.append(int(float(m[0].rsplit(" ", 1)[1])) if m else 0)
         check(sum(per_smux) >= 12 * 3, "SMuxes counted the VIP's packets", per_smux)
+
+        # The HMux core-1 fails, and no controller runs here: its VIP's packets turn to the SMuxes
+        # in the data path. First at the switch next to the failure (local repair: the location's
+        # fast-failover group hands a packet it cannot forward to the fallback table), then end to end.
+        emu.fail_switch("core-1")
+        agg = fab["switches"]["agg-0-0"]
+        trace = emu.ns_run(["env", "OVS_RUNDIR=" + fab["ovs"]["rundir"], "ovs-appctl", "ofproto/trace", agg["bridge"],
+                            "in_port=%d,tcp,dl_dst=%s,nw_src=10.253.0.10,nw_dst=%s,tp_src=40000,tp_dst=80"
+                            % (agg["ports"]["tor-0-0"], hlb_topo.location_mac(sw["location"]), VIP_H)]).stdout
+        to_smux = any("group:65537" in l for l in trace.splitlines())
+        check(to_smux, "core-1 failed: agg-0-0 hands core-1's VIP packets to the SMuxes itself", trace[-1500:])
+        served = curl(emu, "client-0-1", "http://%s/" % VIP_H, 6) + curl(emu, "internet", "http://%s/" % VIP_H, 6)
+        check(set(served) <= {d1, d2} and len(set(served)) == 2, "core-1 failed: its VIP served by the SMuxes", served)
+        emu.recover_switch("core-1")
 
         # BGP: both SMuxes announce; kill one, its path goes.
         rs = fab["routeServer"]["vtyDir"]

@@ -129,6 +129,26 @@ class OvsHmuxProgrammerTest {
     }
 
     @Test
+    void aRepairPassReadsEachSwitchOnceEvenWhenReadingTakesLongerThanTheTtl() throws InterruptedException {
+        // a TTL far below what reading the fabric takes, as on a loaded machine
+        p.snapshotTtl(java.time.Duration.ofNanos(1));
+        p.install(tor(0), vip("10.100.0.1", "10.0.0.2"));
+        long t0 = System.nanoTime();
+        p.installedOn(tor(0));
+        Thread.sleep(3 * (System.nanoTime() - t0) / 1_000_000 + 1); // every reading is out of date now
+        long before = p.counters().reads;
+        for (String sw : tf.bridges.keySet()) { // what Controller.repair does
+            p.installedOn(sw);
+        }
+        long reads = p.counters().reads - before;
+        int n = tf.bridges.size();
+        // one batch of n (a fixed TTL re-read all n on every ask: n * n); one more batch if the
+        // machine stalled between two asks for twice the batch's time
+        assertTrue(reads <= 2L * n, reads + " reads for " + n + " switches");
+        assertTrue(reads >= n, reads + " reads: the first ask must read every switch (its TTL had passed)");
+    }
+
+    @Test
     void traceHashesLikeTheSmuxReplica() throws Exception {
         String hm = tor(0);
         List<Bucket> b = new ArrayList<>();

@@ -33,7 +33,9 @@ import org.hybridlb.solver.routing.LinkLoads;
  *        Σ_{v installed on c} t_v (1 - x[v][c]) ≤ X · T    optional migration budget
  * </pre>
  * x[v][s] exists only where {@code fitsAlone(v, s)} and t_v > 0 (a VIP without traffic adds
- * nothing to the objective, so leaving it on the SMuxes loses nothing). Rows a column set cannot
+ * nothing to the objective, so leaving it on the SMuxes loses nothing), and, where footprints
+ * are computed, where v alone loads no link past its capacity (no feasible assignment has such
+ * a pair; leaving it out also tightens the relaxation and the Lagrangian below). Rows a column set cannot
  * violate are left out. Link rows are added lazily: the first model has the links the warm
  * start loads to at least {@link #INITIAL_LINK_UTILISATION}; after each solve, links the answer
  * overloads join and the model is solved again. Every model is a relaxation of the full one,
@@ -150,6 +152,11 @@ public final class DuetIlp {
     private double[] groupCap;
     /** Per group: its links. */
     private int[][] groupLinks;
+    /**
+     * Per VIP: some switch fits its tables and (when footprints are computed) it overloads no
+     * link there on its own. A VIP that is not is on the SMuxes in any feasible assignment.
+     */
+    private boolean[] placeable;
     /** The local search over cached footprints, or null (paper scale: too many pairs). */
     private LinkSearch search;
     /** Whether links, not tables, keep VIPs off the HMuxes (set by the local search). */
@@ -411,7 +418,7 @@ public final class DuetIlp {
     private double linkBlockedShare(Usage u) {
         double blocked = 0;
         for (int v = 0; v < in.vipCount(); v++) {
-            if (u.placement(v) != Usage.SMUX || in.trafficBps(v) <= 0 || !u.hostRoomFor(v)) {
+            if (u.placement(v) != Usage.SMUX || in.trafficBps(v) <= 0 || !u.hostRoomFor(v) || !placeable[v]) {
                 continue;
             }
             for (int s = 0; s < in.switchCount(); s++) {
@@ -522,6 +529,9 @@ public final class DuetIlp {
         Arrays.fill(groupMark, -1);
         int pairStamp = 0;
         List<int[]> chosen = new ArrayList<>();
+        int overloadedVips = 0;
+        double overloadedShare = 0;
+        placeable = new boolean[nv];
         allColumns = true;
         for (int v = 0; v < nv; v++) {
             if (in.trafficBps(v) <= 0 || !m.eligible(v)) {
@@ -538,18 +548,27 @@ public final class DuetIlp {
             }
             double[] score = new double[ns];
             if (scan) {
+                List<Integer> linkFits = new ArrayList<>();
                 for (int s : fits) {
                     m.linkLoads(v, s, ll);
                     pairStamp++;
+                    double peak = 0;
+                    for (int i = 0; i < ll.size(); i++) {
+                        peak = Math.max(peak, ll.load(i) / m.linkCapacity(ll.link(i)));
+                    }
+                    if (peak > 1 + Usage.EPS) {
+                        // v alone overloads a link from s: no feasible assignment has (v, s), so
+                        // neither a column, nor a term of the relaxation's least loads
+                        continue;
+                    }
+                    linkFits.add(s);
                     if (lsb != null && !lsb.add(v, s, ll)) {
                         lsb = null;
                         notes.add("footprints too large to cache: no local search");
                     }
-                    double peak = 0;
                     for (int i = 0; i < ll.size(); i++) {
                         int l = ll.link(i);
                         double load = ll.load(i);
-                        peak = Math.max(peak, load / m.linkCapacity(l));
                         for (int g : groupsOf[l]) {
                             if (groupMark[g] != pairStamp) {
                                 groupMark[g] = pairStamp; // first load of this pair on the group
@@ -576,6 +595,11 @@ public final class DuetIlp {
                     }
                     pairGroups.clear();
                 }
+                fits = linkFits;
+                if (fits.isEmpty()) {
+                    overloadedVips++;
+                    overloadedShare += in.trafficBps(v) / in.totalTrafficBps();
+                }
                 for (int g : groupsTouched) {
                     if (groupCount[g] == fits.size() && groupMin[g] > 0) {
                         groupRows.get(g).add(new double[] {v, groupMin[g]});
@@ -591,7 +615,11 @@ public final class DuetIlp {
                     touchCount[l] = 0;
                 }
                 touched.clear();
+                if (fits.isEmpty()) {
+                    continue; // fits no switch without overloading a link: on the SMuxes in any assignment
+                }
             }
+            placeable[v] = true;
             boolean[] pick = new boolean[ns];
             int picked = 0;
             if (fits.size() <= BEST_CANDIDATES + SPREAD_CANDIDATES) {
@@ -632,6 +660,11 @@ public final class DuetIlp {
         }
         if (lsb != null) {
             search = lsb.build();
+        }
+        if (overloadedVips > 0) {
+            notes.add(String.format(Locale.ROOT, "%d VIPs (%.2f%% of the traffic) overload a link on their own "
+                    + "wherever they go: on the SMuxes in any feasible assignment", overloadedVips,
+                    100 * overloadedShare));
         }
         cols = chosen.size();
         colVip = new int[cols];

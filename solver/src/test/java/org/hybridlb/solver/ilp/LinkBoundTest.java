@@ -71,6 +71,11 @@ class LinkBoundTest {
     }
 
     static Instance randomInstance(Random r, int nVips) {
+        return randomInstance(r, nVips, false);
+    }
+
+    /** With {@code elephants}, a VIP in four may carry up to 2.4 ToR links' worth: too much for some or all placements. */
+    static Instance randomInstance(Random r, int nVips, boolean elephants) {
         Topology t = fabric(r);
         List<Vip> vs = new ArrayList<>();
         List<VipTraffic> vt = new ArrayList<>();
@@ -85,6 +90,9 @@ class LinkBoundTest {
             vs.add(new Vip(id, "100.0.0.0/24", List.of(new VipPort("any", 0, dips))));
             // up to ~0.6 of a ToR link's usable 80% per VIP, split between the Internet and clients
             double bytes = (1 + r.nextInt(10)) * 0.06 * 0.8e9 / 8;
+            if (elephants && r.nextInt(4) == 0) {
+                bytes *= 4;
+            }
             Map<String, Double> from = new HashMap<>();
             double inet = r.nextDouble();
             from.put(VipTraffic.INTERNET, bytes * inet);
@@ -103,6 +111,62 @@ class LinkBoundTest {
         assertTrue(b[0] >= optimum - 1e-9, "relaxation " + b[0] + " below the optimum " + optimum);
         assertTrue(b[1] >= optimum - 1e-9, "seeded Lagrangian " + b[1] + " below the optimum " + optimum);
         assertTrue(b[2] >= optimum - 1e-9, "Lagrangian " + b[2] + " below the optimum " + optimum);
+    }
+
+    @Property(tries = 25)
+    void boundsStayValidWhenSomeVipsOverloadALinkOnTheirOwn(@ForAll @IntRange(min = 1, max = 4) int nVips,
+                                                            @ForAll long seed) {
+        // (VIP, switch) pairs that overload a link alone are left out of the relaxation, the
+        // Lagrangian and the columns: the bounds must still be at least the enumerated optimum
+        Instance in = randomInstance(new Random(seed), nVips, true);
+        double optimum = DuetIlpTest.bruteForceBest(in);
+        double[] b = DuetIlp.boundsForTest(in, 0.5);
+        for (double bound : b) {
+            assertTrue(bound >= optimum - 1e-9, "bound " + bound + " below the optimum " + optimum);
+        }
+        Assignment ilp = DuetIlp.solve(in, null, new DuetIlp.Options(MipOptions.DEFAULTS.withTimeLimit(5), false, null));
+        assertEquals(List.of(), Feasibility.violations(in, ilp));
+        assertTrue(ilp.solver.bound >= optimum - 1e-9);
+        assertTrue(ilp.hmuxTrafficShare <= optimum + 1e-9);
+    }
+
+    @Test
+    void aVipThatOverloadsALinkWhereverItGoesIsOutOfTheBound() {
+        // Only the aggs have table room. VIP 1 sends 1.2 Gbps from the Internet to a DIP under
+        // t1: on a0 all of it crosses a0->t1, on a1 all of it a1->t1 (0.8 Gbps usable each), so
+        // no feasible assignment carries it. The relaxation did count it before: t1's two down
+        // links together have room for it (1.6 Gbps), and neither link alone is loaded by both
+        // placements. VIPs 2 and 3 (0.1 Gbps each) fit: the optimum is theirs, and the ILP proves it.
+        Topology t = fabric(new Random(1));
+        List<Switch> aggsOnly = new ArrayList<>();
+        for (Switch sw : t.switches) {
+            aggsOnly.add(new Switch(sw.id, sw.role, sw.pod, sw.role == SwitchRole.AGG
+                    ? new TableCapacity(16384, 64, 64) : new TableCapacity(16384, 0, 0)));
+        }
+        t = new Topology(t.name, aggsOnly, t.links, t.hosts, t.smuxes);
+        List<Vip> vs = new ArrayList<>();
+        List<VipTraffic> vt = new ArrayList<>();
+        double[] gbps = {1.2, 0.1, 0.1};
+        for (int v = 0; v < 3; v++) {
+            String id = "100.0.0." + (v + 1);
+            vs.add(new Vip(id, "100.0.0.0/24", List.of(new VipPort("any", 0,
+                    List.of(new Dip("10.0.1." + (v + 1), 1, null))))));
+            vt.add(new VipTraffic(id, Map.of(VipTraffic.INTERNET, gbps[v] * 1e9 / 8), null));
+        }
+        Instance in = Instance.build(t, new VipSet(vs), new TrafficInterval(0, 0, 600, vt), SolverOptions.defaults());
+        double others = 0.2 / 1.4;
+        assertEquals(others, DuetIlpTest.bruteForceBest(in), 1e-9);
+        Assignment ilp = DuetIlp.solve(in, null, new DuetIlp.Options(MipOptions.DEFAULTS.withTimeLimit(5), false, null));
+        assertEquals(List.of(), Feasibility.violations(in, ilp));
+        assertEquals(others, ilp.hmuxTrafficShare, 1e-9);
+        assertEquals(others, ilp.solver.bound, 1e-6, () -> String.join("; ", ilp.solver.notes));
+        assertEquals("optimal", ilp.solver.status);
+        assertTrue(ilp.solver.notes.stream().anyMatch(n -> n.contains("overload a link on their own")),
+                () -> String.join("; ", ilp.solver.notes));
+        double[] b = DuetIlp.boundsForTest(in, 0.5);
+        for (double bound : b) {
+            assertEquals(others, bound, 1e-6);
+        }
     }
 
     @Property(tries = 25)

@@ -84,6 +84,13 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final Set<String> down = new LinkedHashSet<>();
     private Set<String> liveSmuxes = new LinkedHashSet<>();
     private Set<String> unhealthy = new HashSet<>();
+    /**
+     * Tunnel endpoints (host addresses) whose attachment switch (the host's ToR) is down, with that
+     * switch: their DIPs cannot be reached through the fabric, whatever their host agents say.
+     */
+    private Map<String, String> unreachableHosts = new HashMap<>();
+    /** DIP -> its down switch, as last logged and reported. */
+    private Map<String, String> unreachableDips = new TreeMap<>();
     private TrafficInterval traffic;
     private Assignment lastAssignment;
     private String lastError;
@@ -315,6 +322,9 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         }
         withdrawFromDownSwitches();
         abandonMigration("switch " + sw + " down");
+        // the DIPs behind it are unreachable: their buckets go now, like failed DIPs' (§3.5.1)
+        refreshReachability();
+        removeDipsDirectly();
         persist();
         requestReconcile("switch " + sw + " down");
     }
@@ -353,6 +363,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         abandonMigration(why);
         refreshInputs();
         withdrawFromDownSwitches();
+        refreshReachability();
         // reading every switch back costs one dump per device: the periodic round does it only
         // every repairInterval (waves verify what they touch; events always repair)
         long now = System.nanoTime();
@@ -573,12 +584,78 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         }
     }
 
-    /** The desired VIPs without unhealthy DIPs: what the data path should serve. */
+    /**
+     * The desired VIPs without unhealthy DIPs (failed health check, or unreachable: the switch
+     * their host hangs off is down): what the data path should serve.
+     */
     private Map<String, Vip> targetConfig() {
         Map<String, Vip> out = new LinkedHashMap<>();
         for (Vip v : state.desired) {
-            out.put(v.vip, VipConfigs.withoutDips(v, unhealthy));
+            out.put(v.vip, VipConfigs.withoutDips(v,
+                    d -> unhealthy.contains(d.ip) || unreachableHosts.containsKey(d.tunnelEndpoint())));
         }
+        return out;
+    }
+
+    /**
+     * Recomputes which DIPs the fabric cannot reach: a DIP's attachment switch is the ToR of the
+     * topology host that is its tunnel endpoint; while that switch is down the DIP counts as
+     * unhealthy for selection (its host agent answers over the management network and would
+     * keep it in the pools: a black hole). Logs every change.
+     */
+    private void refreshReachability() {
+        Map<String, String> hosts = new HashMap<>();
+        if (!down.isEmpty()) {
+            for (org.hybridlb.solver.model.Host h : ports.topology.topology().hosts) {
+                if (h.tor != null && down.contains(h.tor)) {
+                    hosts.put(h.ip, h.tor);
+                }
+            }
+        }
+        Map<String, String> dips = new TreeMap<>();
+        if (!hosts.isEmpty()) {
+            for (Vip v : state.desired) {
+                for (VipPort p : v.ports) {
+                    for (Dip d : p.dips) {
+                        String sw = hosts.get(d.tunnelEndpoint());
+                        if (sw != null) {
+                            dips.put(d.ip, sw);
+                        }
+                    }
+                }
+            }
+        }
+        dips.forEach((dip, sw) -> {
+            if (!sw.equals(unreachableDips.get(dip))) {
+                LOG.warning("DIP " + dip + " unreachable: its switch " + sw + " is down");
+            }
+        });
+        unreachableDips.forEach((dip, sw) -> {
+            if (!dips.containsKey(dip)) {
+                LOG.info("DIP " + dip + " reachable again: its switch " + sw + " is up");
+            }
+        });
+        unreachableHosts = hosts;
+        unreachableDips = dips;
+    }
+
+    /** Every DIP unhealthy for selection, with its state and why (GET /assignment). */
+    private Map<String, Object> dipHealth() {
+        Map<String, Object> out = new TreeMap<>();
+        for (String dip : unhealthy) {
+            Map<String, Object> h = new LinkedHashMap<>();
+            h.put("state", "failed");
+            h.put("reason", "its host agent reports it unhealthy or does not answer");
+            out.put(dip, h);
+        }
+        unreachableDips.forEach((dip, sw) -> {
+            Map<String, Object> h = new LinkedHashMap<>();
+            h.put("state", "unreachable");
+            h.put("reason", "its switch " + sw + " is down"
+                    + (unhealthy.contains(dip) ? "; its host agent also reports it unhealthy" : ""));
+            h.put("switch", sw);
+            out.put(dip, h);
+        });
         return out;
     }
 
@@ -1249,7 +1326,10 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             out.put("heldOnSmuxes", held);
             out.put("downSwitches", new ArrayList<>(down));
             out.put("drainedSwitches", new ArrayList<>(state.drained));
-            out.put("unhealthyDips", new ArrayList<>(new java.util.TreeSet<>(unhealthy)));
+            java.util.TreeSet<String> allUnhealthy = new java.util.TreeSet<>(unhealthy);
+            allUnhealthy.addAll(unreachableDips.keySet());
+            out.put("unhealthyDips", new ArrayList<>(allUnhealthy));
+            out.put("dipHealth", dipHealth());
             out.put("migrating", migrating());
             if (lastError != null) {
                 out.put("lastError", lastError);

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipPort;
@@ -70,18 +71,16 @@ final class VipConfigs {
         return new Vip(v.vip, v.aggregate, ports);
     }
 
-    /** {@code v} without the DIPs in {@code unhealthy}. */
-    static Vip withoutDips(Vip v, Set<String> unhealthy) {
-        if (unhealthy.isEmpty()) {
-            return v;
-        }
+    /** {@code v} without the DIPs {@code out} selects (the same object when none is). */
+    static Vip withoutDips(Vip v, Predicate<Dip> out) {
+        boolean any = false;
         List<VipPort> ports = new ArrayList<>();
         for (VipPort p : v.ports) {
             List<Dip> dips = new ArrayList<>(p.dips);
-            dips.removeIf(d -> unhealthy.contains(d.ip));
+            any |= dips.removeIf(out);
             ports.add(new VipPort(p.proto, p.port, dips));
         }
-        return new Vip(v.vip, v.aggregate, ports);
+        return any ? new Vip(v.vip, v.aggregate, ports) : v;
     }
 
     /**

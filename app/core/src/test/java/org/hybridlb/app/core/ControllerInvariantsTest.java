@@ -182,13 +182,16 @@ class ControllerInvariantsTest {
         c.vips().forEach(v -> desired.put(v.vip, v));
         assertEquals(desired.keySet(), installed.keySet(), where + ": every desired VIP and only those are installed");
 
+        Map<String, String> torOf = new HashMap<>();
+        fabric.topology.hosts.forEach(h -> torOf.put(h.ip, h.tor));
         Map<String, Map<String, Set<String>>> healthyPools = new HashMap<>();
         for (Vip v : desired.values()) {
             Map<String, Set<String>> pools = new TreeMap<>();
             for (VipPort p : v.ports) {
                 Set<String> ips = new HashSet<>();
                 for (Dip d : p.dips) {
-                    if (!fabric.unhealthy.contains(d.ip)) {
+                    // healthy: its agent says so and its ToR is up (else the fabric cannot reach it)
+                    if (!fabric.unhealthy.contains(d.ip) && !fabric.down.contains(torOf.get(d.tunnelEndpoint()))) {
                         ips.add(d.ip);
                     }
                 }

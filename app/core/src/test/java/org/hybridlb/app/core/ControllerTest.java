@@ -126,7 +126,8 @@ class ControllerTest {
     @Test
     void hmuxFailureWithdrawsItsVipsAtOnceThenReplacesThem() {
         Controller c = start(new FakeFabric.MemoryStore());
-        String at = vipOnHmux(c, "10.100.0.1", 0, 1);
+        // DIPs on other ToRs: DIPs behind the failed switch itself would leave with it (next tests)
+        String at = vipOnHmux(c, "10.100.0.1", hostOn(tor(1), 0), hostOn(tor(2), 0));
         fabric.takeLog();
         fabric.down.add(at);
         c.switchDown(at);
@@ -457,5 +458,210 @@ class ControllerTest {
         assertTrue(indexOf(log, "put " + lost) >= 0 && indexOf(log, "put " + lost) < indexOf(log, "setSmuxGroup"), log.toString());
         assertEquals(-1, indexOf(log, "put " + topo.smuxes.get(0).id), "the others are already right: " + log);
         assertTrue(fabric.groups.get(AGG).contains(lost));
+    }
+
+    /** Index (for {@link #host}) of the {@code n}th host hanging off {@code tor}. */
+    int hostOn(String tor, int n) {
+        int seen = 0;
+        for (int i = 0; i < topo.hosts.size(); i++) {
+            if (topo.hosts.get(i).tor.equals(tor) && seen++ == n) {
+                return i;
+            }
+        }
+        throw new IllegalArgumentException("no host " + n + " on " + tor);
+    }
+
+    static List<String> dipsOf(VipEntry e) {
+        List<String> out = new ArrayList<>();
+        e.ports.get(0).dips.forEach(b -> out.add(b.ip + "#" + b.bucketId));
+        return out;
+    }
+
+    static List<String> smuxDips(FakeFabric f, String smux, String vip) {
+        List<String> out = new ArrayList<>();
+        f.tables.get(smux).vips.stream().filter(e -> e.vip.equals(vip)).findFirst().orElseThrow()
+                .ports.get(0).dips.forEach(b -> out.add(b.ip + "#" + b.bucketId));
+        return out;
+    }
+
+    /** Log records of the controller while {@code body} runs. */
+    static List<String> logged(Runnable body) {
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger(Controller.class.getName());
+        List<String> out = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                out.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(h);
+        try {
+            body.run();
+        } finally {
+            logger.removeHandler(h);
+        }
+        return new ArrayList<>(out);
+    }
+
+    @Test
+    void aDownSwitchTakesTheDipsBehindItOutOfThePoolsUntilItIsBack() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        // VIP 1: one DIP on each of ToRs 1, 2, 3; VIP 2: both DIPs on ToR 4; VIP 3: DIPs on ToRs 5, 6
+        String v1 = "10.100.0.1";
+        String v2 = "10.100.0.2";
+        String v3 = "10.100.0.3";
+        traffic(v1, v2, v3);
+        c.createVip(vipJson(v1, hostOn(tor(1), 0), hostOn(tor(2), 0), hostOn(tor(3), 0)));
+        c.createVip(vipJson(v2, hostOn(tor(4), 0), hostOn(tor(4), 1)));
+        c.createVip(vipJson(v3, hostOn(tor(5), 0), hostOn(tor(6), 0)));
+        c.awaitIdle(20_000);
+        String at1 = placement(c, v1);
+        String at3 = placement(c, v3);
+        assertNotEquals(Assignment.SMUX, at1, c.assignment().toString());
+        assertNotEquals(Assignment.SMUX, at3, c.assignment().toString());
+        // the failing switch: a ToR holding a DIP of VIP 1 that is not VIP 1's HMux
+        String failed = !tor(2).equals(at1) ? tor(2) : tor(3);
+        String lost = host(hostOn(failed, 0));
+        List<String> v1Before = dipsOf(fabric.switches.get(at1).get(v1));
+        VipEntry v3Before = fabric.switches.get(at3).get(v3);
+        fabric.takeLog();
+
+        fabric.down.add(failed);
+        List<String> messages = logged(() -> {
+            c.switchDown(failed);
+            c.awaitIdle(20_000);
+        });
+        List<String> log = fabric.takeLog();
+        assertTrue(messages.contains("DIP " + lost + " unreachable: its switch " + failed + " is down"), messages.toString());
+        List<String> v1After = new ArrayList<>(v1Before);
+        v1After.removeIf(d -> d.startsWith(lost + "#"));
+        assertEquals(2, v1After.size());
+        assertEquals(at1, placement(c, v1), "VIP 1 stays where it is: " + log);
+        assertEquals(v1After, dipsOf(fabric.switches.get(at1).get(v1)), "only its bucket is gone, ids kept: " + log);
+        assertEquals(v1After, smuxDips(fabric, "smux-0", v1), "the SMuxes hash alike: " + log);
+        assertTrue(log.stream().noneMatch(l -> l.startsWith("remove ")), "no detour through the SMuxes: " + log);
+        assertTrue(log.stream().noneMatch(l -> l.startsWith("install ") && l.contains(v3)), "VIP 3 untouched: " + log);
+        assertEquals(v3Before, fabric.switches.get(at3).get(v3));
+        if (!failed.equals(placement(c, v2)) && !Assignment.SMUX.equals(placement(c, v2))) {
+            assertTrue(dipsOf(fabric.switches.get(placement(c, v2)).get(v2)).size() == 2);
+        }
+        Map<String, Object> a = c.assignment();
+        assertEquals(null, a.get("lastError"), a.toString());
+        @SuppressWarnings("unchecked")
+        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
+        assertEquals("unreachable", health.get(lost).get("state"), health.toString());
+        assertEquals("its switch " + failed + " is down", health.get(lost).get("reason"));
+        @SuppressWarnings("unchecked")
+        List<String> unhealthy = (List<String>) a.get("unhealthyDips");
+        assertTrue(unhealthy.contains(lost), unhealthy.toString());
+        assertEquals(List.of(host(0), host(1), host(2)).size(), c.vip(v1).ports.get(0).dips.size() ,
+                "the configuration keeps the DIP");
+
+        fabric.takeLog();
+        fabric.down.remove(failed);
+        messages = logged(() -> {
+            c.switchUp(failed);
+            c.awaitIdle(20_000);
+        });
+        log = fabric.takeLog();
+        assertTrue(messages.contains("DIP " + lost + " reachable again: its switch " + failed + " is up"),
+                messages.toString());
+        String now = placement(c, v1);
+        assertNotEquals(Assignment.SMUX, now, "back on an HMux once no connection would move: " + log);
+        assertEquals(v1Before, dipsOf(fabric.switches.get(now).get(v1)), "the DIP is back with its bucket id: " + log);
+        assertEquals(v1Before, smuxDips(fabric, "smux-0", v1));
+        assertEquals(Map.of(), c.assignment().get("dipHealth"));
+        assertEquals(null, c.assignment().get("lastError"));
+    }
+
+    @Test
+    void whenEveryDipOfAVipIsUnreachableItBehavesAsWhenEveryDipFails() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        String v = "10.100.0.2";
+        String dipTor = tor(4);
+        c.setDrained(dipTor, true); // the VIP's HMux is elsewhere
+        String at = vipOnHmux(c, v, hostOn(dipTor, 0), hostOn(dipTor, 1));
+        String a = host(hostOn(dipTor, 0));
+        String b = host(hostOn(dipTor, 1));
+
+        // both DIPs fail their health checks: the reference behaviour
+        fabric.unhealthy.addAll(List.of(a, b));
+        c.dipHealthChanged(a, false);
+        c.dipHealthChanged(b, false);
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        String whenFailed = placement(c, v);
+        assertEquals(List.of(), smuxDips(fabric, "smux-0", v));
+        fabric.unhealthy.clear();
+        c.dipHealthChanged(a, true);
+        c.dipHealthChanged(b, true);
+        c.awaitIdle(20_000);
+        assertEquals(2, smuxDips(fabric, "smux-0", v).size());
+        assertEquals(at, placement(c, v), "back where it was");
+
+        // their ToR fails instead: the same outcome
+        fabric.down.add(dipTor);
+        c.switchDown(dipTor);
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(List.of(), smuxDips(fabric, "smux-0", v));
+        assertEquals(whenFailed, placement(c, v));
+        if (!Assignment.SMUX.equals(whenFailed)) {
+            assertEquals(List.of(), dipsOf(fabric.switches.get(whenFailed).get(v)));
+        }
+
+        fabric.down.remove(dipTor);
+        c.switchUp(dipTor);
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(2, smuxDips(fabric, "smux-0", v).size());
+        assertEquals(at, placement(c, v), "back where it was");
+        assertEquals(2, dipsOf(fabric.switches.get(at).get(v)).size());
+    }
+
+    @Test
+    void aVipWhoseHmuxIsTheFailedTorFailsOverAndLosesOnlyTheDipsBehindIt() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        // only ToRs may hold VIPs here, and the VIP has a DIP on every ToR: its HMux is one of them
+        for (org.hybridlb.solver.model.Switch s : topo.switches) {
+            if (s.role != SwitchRole.TOR) {
+                c.setDrained(s.id, true);
+            }
+        }
+        int tors = (int) topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).count();
+        int[] hosts = new int[tors];
+        for (int i = 0; i < tors; i++) {
+            hosts[i] = hostOn(tor(i), 0);
+        }
+        String v = "10.100.0.1";
+        String at = vipOnHmux(c, v, hosts);
+        String lost = topo.hosts.stream().filter(h -> h.tor.equals(at)).findFirst().get().ip;
+        List<String> before = dipsOf(fabric.switches.get(at).get(v));
+        assertTrue(before.stream().anyMatch(d -> d.startsWith(lost + "#")), before.toString());
+        fabric.takeLog();
+
+        fabric.down.add(at);
+        c.switchDown(at);
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertEquals("withdrawRoutes " + at + " [" + v + "]", log.get(0), "first thing done: " + log);
+        assertTrue(log.stream().noneMatch(l -> l.startsWith("install " + at + " ") || l.startsWith("remove " + at + " ")),
+                "the failed switch is not touched: " + log);
+        String now = placement(c, v);
+        assertNotEquals(at, now);
+        assertNotEquals(Assignment.SMUX, now, "re-placed on a live HMux: " + log);
+        List<String> after = new ArrayList<>(before);
+        after.removeIf(d -> d.startsWith(lost + "#"));
+        assertEquals(after, dipsOf(fabric.switches.get(now).get(v)), "without the DIP behind the failed ToR: " + log);
+        assertEquals(after, smuxDips(fabric, "smux-0", v));
+        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
     }
 }

@@ -38,6 +38,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
     static final String HOSTS = "hosts";
     static final String VIPS = "vips";
     static final String LINK_CAPACITY = "linkCapacityBps";
+    static final String FAST_FAILOVER = "fastFailover";
     /** SMux DIP pool limit, the same as the core's REST validation. */
     public static final int MAX_DIPS_PER_SERVICE = 4096;
     public static final double DEFAULT_LINK_CAPACITY_BPS = 10e9;
@@ -95,9 +96,9 @@ public final class HybridlbConfig extends Config<ApplicationId> {
         Iterator<String> names = json().fieldNames();
         while (names.hasNext()) {
             String f = names.next();
-            if (!Set.of(SWITCHES, SMUXES, HOSTS, VIPS, LINK_CAPACITY).contains(f)) {
+            if (!Set.of(SWITCHES, SMUXES, HOSTS, VIPS, LINK_CAPACITY, FAST_FAILOVER).contains(f)) {
                 throw new InvalidFieldException("/" + f, "unknown field; allowed: switches, smuxes, hosts, vips, "
-                        + "linkCapacityBps");
+                        + "linkCapacityBps, fastFailover");
             }
         }
         Set<String> switchIds = new HashSet<>();
@@ -122,6 +123,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
         }
         agentUrls();
         linkCapacityBps();
+        fastFailover();
         vipsBody();
         return true;
     }
@@ -233,6 +235,21 @@ public final class HybridlbConfig extends Config<ApplicationId> {
             out.put(ipv4(text(n, "ip", at, true), at + "/ip"), url);
         }
         return out;
+    }
+
+    /**
+     * Whether {@code VIP/32} routes go through OpenFlow FAILOVER groups whose backup bucket is the
+     * aggregate's SMux group (default false).
+     */
+    public boolean fastFailover() {
+        JsonNode n = json().path(FAST_FAILOVER);
+        if (n.isMissingNode()) {
+            return false;
+        }
+        if (!n.isBoolean()) {
+            throw new InvalidFieldException("/" + FAST_FAILOVER, "must be true or false");
+        }
+        return n.asBoolean();
     }
 
     public double linkCapacityBps() {

@@ -45,6 +45,8 @@ import org.onosproject.net.device.DeviceService;
 import org.onosproject.net.driver.DriverService;
 import org.onosproject.net.flow.FlowRuleService;
 import org.onosproject.net.group.GroupService;
+import org.onosproject.net.host.HostEvent;
+import org.onosproject.net.host.HostListener;
 import org.onosproject.net.host.HostService;
 import org.onosproject.net.link.LinkEvent;
 import org.onosproject.net.link.LinkListener;
@@ -135,11 +137,13 @@ public class HybridlbManager implements HybridlbService {
     private final NetworkConfigListener configListener = new InternalConfigListener();
     private final DeviceListener deviceListener = new InternalDeviceListener();
     private final LinkListener linkListener = new InternalLinkListener();
+    private final HostListener hostListener = new InternalHostListener();
     private final LeadershipEventListener leadershipListener = new InternalLeadershipListener();
 
     private ApplicationId appId;
     private volatile HybridlbConfig config;
     private volatile FabricView fabric = FabricView.EMPTY;
+    private final Object fabricLock = new Object();
     private volatile String lastConfigError;
     private volatile EventSink sink;
     private OnosHmuxProgrammer programmer;
@@ -168,7 +172,8 @@ public class HybridlbManager implements HybridlbService {
         ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
                 .withName(RECORDS_MAP).withSerializer(STRINGS).build();
         programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
-                hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS);
+                hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS,
+                () -> config != null && config.fastFailover());
         routeSource = new OnosRouteSource(routeService, () -> fabric);
         // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
         // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
@@ -205,6 +210,7 @@ public class HybridlbManager implements HybridlbService {
         controller = c;
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
+        hostService.addListener(hostListener);
         routeService.addListener(routeSource);
         c.start();
         if (config != null && config.hasVips()) {
@@ -236,6 +242,7 @@ public class HybridlbManager implements HybridlbService {
     /** Stops the loop without touching the devices (the next leader takes them over as they are). */
     private void stopLoop() {
         routeService.removeListener(routeSource);
+        hostService.removeListener(hostListener);
         linkService.removeListener(linkListener);
         deviceService.removeListener(deviceListener);
         statsTimer.shutdownNow();
@@ -329,6 +336,11 @@ public class HybridlbManager implements HybridlbService {
         return statsSource;
     }
 
+    /** The fabric as the core sees it now (tests). */
+    FabricView fabricView() {
+        return fabric;
+    }
+
     OnosHmuxProgrammer programmer() {
         return programmer;
     }
@@ -371,7 +383,9 @@ public class HybridlbManager implements HybridlbService {
     }
 
     private void rebuildFabric() {
-        fabric = FabricBuilder.build(config, deviceService, linkService, hostService);
+        synchronized (fabricLock) {   // listeners run on several threads; each build starts from the last
+            fabric = FabricBuilder.build(config, deviceService, linkService, hostService, fabric);
+        }
     }
 
     private void sampleStats() {
@@ -475,6 +489,7 @@ public class HybridlbManager implements HybridlbService {
                     deviceAvailability(d);
                     break;
                 case DEVICE_AVAILABILITY_CHANGED:
+                    rebuildFabric();   // multi-homed hosts hang off an available location
                     deviceAvailability(d);
                     break;
                 case DEVICE_REMOVED:
@@ -516,6 +531,27 @@ public class HybridlbManager implements HybridlbService {
             reconcile("link " + event.type() + " " + event.subject().src() + "-"
                     + event.subject().dst());
         }
+    }
+
+    /** A host learned, moved or forgotten: DIPs' attachment switches follow it. */
+    private final class InternalHostListener implements HostListener {
+        @Override
+        public void event(HostEvent event) {
+            java.util.List<org.hybridlb.solver.model.Host> before = fabric.topology().hosts;
+            rebuildFabric();
+            if (!sameHosts(before, fabric.topology().hosts)) {
+                reconcile("host " + event.type() + " " + event.subject().id());
+            }
+        }
+    }
+
+    private static boolean sameHosts(java.util.List<org.hybridlb.solver.model.Host> a,
+                                     java.util.List<org.hybridlb.solver.model.Host> b) {
+        java.util.Map<String, String> x = new java.util.HashMap<>();
+        a.forEach(h -> x.put(h.ip, h.tor));
+        java.util.Map<String, String> y = new java.util.HashMap<>();
+        b.forEach(h -> y.put(h.ip, h.tor));
+        return x.equals(y);
     }
 
     private final class InternalLeadershipListener implements LeadershipEventListener {

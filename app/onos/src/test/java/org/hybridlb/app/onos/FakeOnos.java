@@ -117,6 +117,23 @@ final class FakeOnos {
                 Set.of(IpAddress.valueOf(ip))));
     }
 
+    /**
+     * A device fails as ONOS sees it: unavailable, its links removed, and the hosts located on it
+     * forgotten by the host location provider (its default {@code hostRemovalEnabled}). Returns
+     * what {@link #recover} puts back.
+     */
+    Runnable fail(String name) {
+        DeviceId id = NetTestTools.did(name);
+        setAvailable(name, false);
+        List<Link> links = this.links.removeOf(id);
+        List<Host> gone = hosts.removeAt(id);
+        return () -> {
+            setAvailable(name, true);
+            links.forEach(this.links::add);
+            gone.forEach(hosts::add);
+        };
+    }
+
     /** Takes a device down (or up) and tells the listeners, as the device subsystem would. */
     void setAvailable(String name, boolean up) {
         DeviceId id = NetTestTools.did(name);
@@ -279,8 +296,33 @@ final class FakeOnos {
     }
 
     static final class Links extends LinkServiceAdapter {
-        final List<Link> links = new ArrayList<>();
+        final List<Link> links = new CopyOnWriteArrayList<>();
         final List<LinkListener> listeners = new CopyOnWriteArrayList<>();
+
+        /** Removes the links of {@code device} and tells the listeners, as ONOS does when it goes down. */
+        List<Link> removeOf(DeviceId device) {
+            List<Link> gone = new ArrayList<>();
+            for (Link l : links) {
+                if (l.src().deviceId().equals(device) || l.dst().deviceId().equals(device)) {
+                    links.remove(l);
+                    gone.add(l);
+                    fire(new org.onosproject.net.link.LinkEvent(org.onosproject.net.link.LinkEvent.Type.LINK_REMOVED, l));
+                }
+            }
+            return gone;
+        }
+
+        /** Adds {@code l} back and tells the listeners. */
+        void add(Link l) {
+            links.add(l);
+            fire(new org.onosproject.net.link.LinkEvent(org.onosproject.net.link.LinkEvent.Type.LINK_ADDED, l));
+        }
+
+        private void fire(org.onosproject.net.link.LinkEvent e) {
+            for (LinkListener l : listeners) {
+                l.event(e);
+            }
+        }
 
         @Override
         public Iterable<Link> getLinks() {
@@ -299,7 +341,46 @@ final class FakeOnos {
     }
 
     static final class Hosts extends HostServiceAdapter {
-        final List<Host> hosts = new ArrayList<>();
+        final List<Host> hosts = new CopyOnWriteArrayList<>();
+        final List<org.onosproject.net.host.HostListener> listeners = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void addListener(org.onosproject.net.host.HostListener l) {
+            listeners.add(l);
+        }
+
+        @Override
+        public void removeListener(org.onosproject.net.host.HostListener l) {
+            listeners.remove(l);
+        }
+
+        /**
+         * Forgets the hosts located on {@code device} and tells the listeners, as ONOS's host
+         * location provider does when a device goes down; returns them.
+         */
+        List<Host> removeAt(DeviceId device) {
+            List<Host> gone = new ArrayList<>();
+            for (Host h : hosts) {
+                if (h.location().deviceId().equals(device)) {
+                    hosts.remove(h);
+                    gone.add(h);
+                    fire(new org.onosproject.net.host.HostEvent(org.onosproject.net.host.HostEvent.Type.HOST_REMOVED, h));
+                }
+            }
+            return gone;
+        }
+
+        /** Learns {@code h} again and tells the listeners. */
+        void add(Host h) {
+            hosts.add(h);
+            fire(new org.onosproject.net.host.HostEvent(org.onosproject.net.host.HostEvent.Type.HOST_ADDED, h));
+        }
+
+        private void fire(org.onosproject.net.host.HostEvent e) {
+            for (org.onosproject.net.host.HostListener l : listeners) {
+                l.event(e);
+            }
+        }
 
         @Override
         public Iterable<Host> getHosts() {

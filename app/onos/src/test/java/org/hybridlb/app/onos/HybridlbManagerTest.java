@@ -457,6 +457,7 @@ public class HybridlbManagerTest {
         assertTrue(onos.devices.listeners.isEmpty());
         assertTrue(onos.links.listeners.isEmpty());
         assertTrue(onos.routes.listeners.isEmpty());
+        assertTrue(onos.hosts.listeners.isEmpty());
         assertTrue(netcfg.listeners.isEmpty());
     }
 
@@ -643,5 +644,173 @@ public class HybridlbManagerTest {
             }
         }
         return at;
+    }
+
+    Set<String> tunnelDsts(String device, String vip) throws Exception {
+        Group g = onos.groups.getGroup(NetTestTools.did(device),
+                new DefaultGroupKey(("hlb:vip:" + vip + ":tcp/80").getBytes()));
+        Set<String> out = new TreeSet<>();
+        for (GroupBucket b : g.buckets().buckets()) {
+            Instructions.ExtensionInstructionWrapper w =
+                    (Instructions.ExtensionInstructionWrapper) b.treatment().allInstructions().get(0);
+            out.add(((Ip4Address) w.extensionInstruction().getPropertyValue("tunnelDst")).toString());
+        }
+        return out;
+    }
+
+    String placementOf(String vip) {
+        @SuppressWarnings("unchecked")
+        Map<String, String> installed = (Map<String, String>) manager.api().assignment().get("installed");
+        return installed.get(vip);
+    }
+
+    void trafficFromTor2(String... vips) {
+        List<VipTraffic> vt = new ArrayList<>();
+        for (String v : vips) {
+            vt.add(new VipTraffic(v, Map.of("tor2", 2e8), null));
+        }
+        manager.controller().trafficMeasured(new TrafficInterval(0, 0, 10, vt));
+    }
+
+    /** The DIPs of {@code vip}'s tcp/80 pool in the SMux table. */
+    Set<String> smuxDips(String vip) {
+        Set<String> out = new TreeSet<>();
+        for (org.hybridlb.app.core.model.SmuxTable.Entry e : onos.smuxes.tables.get("smux-1").vips) {
+            if (e.vip.equals(vip)) {
+                e.ports.get(0).dips.forEach(b -> out.add(b.ip));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    public void aDownTorTakesTheDipsBehindItOutOfTheHmuxGroupsUntilItIsBack() throws Exception {
+        String v2 = "10.100.0.2";
+        ObjectNode json = configJson(false);
+        ((ArrayNode) json.get("vips")).add(vip(VIP, "10.0.1.2", "10.0.2.2")).add(vip(v2, "10.0.2.2"));
+        activate(json);
+        manager.api().setDrained("tor1", true);   // both VIPs on tor2: the HMux is not the failing ToR
+        trafficFromTor2(VIP, v2);
+        manager.api().reassignNow();
+        settle();
+        assertEquals("tor2", placementOf(VIP));
+        assertEquals("tor2", placementOf(v2));
+        assertEquals(Set.of("10.0.1.2", "10.0.2.2"), tunnelDsts("tor2", VIP));
+        onos.log.clear();
+
+        // tor1 fails: unavailable, its links gone, and ONOS's host provider forgets its hosts
+        Runnable recover = onos.fail("tor1");
+        settle();
+        assertEquals(onos.log.toString(), Set.of("10.0.2.2"), tunnelDsts("tor2", VIP));
+        assertEquals(Set.of("10.0.2.2"), smuxDips(VIP));
+        assertEquals("tor2", placementOf(VIP));
+        assertFalse("the other VIP's group is not rewritten: " + onos.log,
+                onos.log.stream().anyMatch(l -> l.startsWith("group") && l.contains("hlb:vip:" + v2)));
+        assertFalse("in place, no detour through the SMux: " + onos.log,
+                onos.log.stream().anyMatch(l -> l.startsWith("flow- ")));
+        Map<String, Object> a = manager.api().assignment();
+        assertNull(Json.write(a), a.get("lastError"));
+        @SuppressWarnings("unchecked")
+        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
+        assertEquals(Json.write(a), "unreachable", health.get("10.0.1.2").get("state"));
+        assertEquals("its switch tor1 is down", health.get("10.0.1.2").get("reason"));
+
+        // tor1 is back and its hosts are learned again: the DIP returns (through the SMux, Duet 3.5.2)
+        recover.run();
+        manager.api().reassignNow();
+        settle();
+        assertEquals(Set.of("10.0.1.2", "10.0.2.2"), smuxDips(VIP));
+        assertEquals("tor2", placementOf(VIP));
+        assertEquals(Set.of("10.0.1.2", "10.0.2.2"), tunnelDsts("tor2", VIP));
+        assertEquals(Map.of(), manager.api().assignment().get("dipHealth"));
+    }
+
+    @Test
+    public void aVipWhoseHmuxIsTheFailedTorStillFailsOverWithoutItsDips() throws Exception {
+        ObjectNode json = configJson(false);
+        ((ArrayNode) json.get("vips")).add(vip(VIP, "10.0.1.2", "10.0.2.2"));
+        activate(json);
+        manager.api().setDrained("tor2", true);   // the VIP lands on tor1, which holds one of its DIPs
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        assertEquals("tor1", placement());
+        manager.api().setDrained("tor2", false);
+        settle();
+        assertEquals("tor1", placement());
+        onos.log.clear();
+
+        onos.fail("tor1");
+        settle();
+        // the first writes withdraw VIP/32 toward the failed HMux on the three other devices
+        for (int i = 0; i < 3; i++) {
+            String l = onos.log.get(i);
+            assertTrue(onos.log.toString(), l.startsWith("flow- ") && l.contains(" p2000 ") && l.contains(VIP));
+        }
+        assertFalse(onos.log.stream().anyMatch(l -> l.contains("of:tor1 ")));
+        assertEquals(Set.of("10.0.2.2"), smuxDips(VIP));
+        assertEquals("re-placed on the live ToR", "tor2", placement());
+        assertEquals(Set.of("10.0.2.2"), tunnelDsts("tor2", VIP));
+        assertNull(manager.api().assignment().get("lastError"));
+    }
+
+    @Test
+    public void aMultiHomedHostHangsOffItsAvailableLocation() {
+        onos.device("tor3");
+        onos.link("tor3", 1, "spine1", 3);
+        onos.link("tor3", 2, "spine2", 3);
+        org.onosproject.net.HostLocation l1 = new org.onosproject.net.HostLocation(NetTestTools.did("tor1"),
+                org.onosproject.net.PortNumber.portNumber(7), 0);
+        org.onosproject.net.HostLocation l3 = new org.onosproject.net.HostLocation(NetTestTools.did("tor3"),
+                org.onosproject.net.PortNumber.portNumber(7), 0);
+        org.onosproject.net.HostId id = org.onosproject.net.HostId.hostId(
+                org.onlab.packet.MacAddress.valueOf("00:00:00:00:01:07"));
+        onos.hosts.hosts.add(new org.onosproject.net.DefaultHost(NetTestTools.PID, id,
+                org.onlab.packet.MacAddress.valueOf("00:00:00:00:01:07"), org.onlab.packet.VlanId.NONE,
+                Set.of(l1, l3), Set.of(org.onlab.packet.IpAddress.valueOf("10.0.1.7")), false));
+        ObjectNode json = configJson(false);
+        ((ObjectNode) json.get("switches")).putObject("of:tor3").put("id", "tor3").put("role", "tor").put("pod", 0)
+                .put("tunnelPort", 100);
+        activate(json);
+        java.util.function.Supplier<String> torOf = () -> {
+            for (org.hybridlb.solver.model.Host h : manager.fabricView().topology().hosts) {
+                if (h.ip.equals("10.0.1.7")) {
+                    return h.tor;
+                }
+            }
+            return null;
+        };
+        String first = torOf.get();
+        assertTrue(first, "tor1".equals(first) || "tor3".equals(first));
+        String other = "tor1".equals(first) ? "tor3" : "tor1";
+        onos.setAvailable(first, false);
+        assertEquals("one location is down: the other one", other, torOf.get());
+        onos.setAvailable(other, false);
+        assertTrue(torOf.get(), "tor1".equals(torOf.get()) || "tor3".equals(torOf.get()));
+    }
+
+    @Test
+    public void netcfgFastFailoverRoutesVipsThroughFailoverGroups() {
+        ObjectNode json = configJson(true);
+        json.put("fastFailover", true);
+        activate(json);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        Group ff = onos.groups.getGroup(NetTestTools.did("spine1"),
+                new DefaultGroupKey(("hlb:ff:" + hmux + "|" + AGG).getBytes()));
+        assertNotNull(ff);
+        assertEquals(org.onosproject.net.group.GroupDescription.Type.FAILOVER, ff.type());
+        assertEquals(2, ff.buckets().buckets().size());
+        FlowEntry route = onos.flows.on("spine1").stream().filter(f -> f.priority() == 2000).findFirst().orElseThrow();
+        assertEquals(org.onosproject.net.flow.DefaultTrafficTreatment.builder().group(ff.id()).build(),
+                route.treatment());
+
+        ObjectNode bad = configJson(true);
+        bad.put("fastFailover", "yes");
+        netcfg.push(config(bad));
+        assertTrue(manager.lastConfigError(), manager.lastConfigError().contains("/fastFailover"));
     }
 }

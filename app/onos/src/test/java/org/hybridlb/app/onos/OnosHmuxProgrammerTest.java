@@ -2,6 +2,7 @@ package org.hybridlb.app.onos;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -294,5 +295,183 @@ public class OnosHmuxProgrammerTest {
     @SuppressWarnings("unused")
     private static DeviceId did(String n) {
         return NetTestTools.did(n);
+    }
+
+    // ---- fast failover (netcfg fastFailover) ----------------------------------------------------
+
+    private OnosHmuxProgrammer withFastFailover() {
+        return new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
+                onos.hosts, onos.drivers, () -> view, records, 1000, () -> true);
+    }
+
+    private Group groupOn(String device, String key) {
+        return onos.groups.getGroup(NetTestTools.did(device), new DefaultGroupKey(key.getBytes()));
+    }
+
+    private static PortNumber outputOf(GroupBucket b) {
+        return ((Instructions.OutputInstruction) b.treatment().allInstructions().get(0)).port();
+    }
+
+    @Test
+    public void fastFailoverRoutesThroughAFailoverGroupWithTheSmuxesAsBackup() {
+        OnosHmuxProgrammer p = withFastFailover();
+        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
+        p.install("tor1", entry());
+        for (String d : List.of("tor2", "spine1", "spine2")) {
+            Group toward = groupOn(d, "hlb:to:tor1");
+            Group alive = groupOn(d, "hlb:alive:tor1");
+            Group smuxes = groupOn(d, "hlb:agg:" + AGG);
+            Group ff = groupOn(d, "hlb:ff:tor1|" + AGG);
+            assertEquals(d, GroupDescription.Type.SELECT, toward.type());
+            assertEquals(d, GroupDescription.Type.FAILOVER, alive.type());
+            assertEquals(d, GroupDescription.Type.FAILOVER, ff.type());
+            FlowEntry route = onos.flows.on(d).stream().filter(f -> f.priority() == 2000).findFirst().orElseThrow();
+            assertEquals(d + ": VIP/32 points at the failover group",
+                    DefaultTrafficTreatment.builder().group(ff.id()).build(), route.treatment());
+            List<GroupBucket> b = ff.buckets().buckets();
+            assertEquals(2, b.size());
+            assertEquals("bucket 0: toward the HMux", DefaultTrafficTreatment.builder().group(toward.id()).build(),
+                    b.get(0).treatment());
+            assertEquals("... while a first hop toward it is up", alive.id(), b.get(0).watchGroup());
+            assertNull(b.get(0).watchPort());
+            assertEquals("bucket 1: the SMuxes", DefaultTrafficTreatment.builder().group(smuxes.id()).build(),
+                    b.get(1).treatment());
+            assertEquals(smuxes.id(), b.get(1).watchGroup());
+            assertNull(b.get(1).watchPort());
+            // liveness: one bucket per ECMP first hop toward tor1, each watching the port it outputs to
+            List<PortNumber> hops = new ArrayList<>();
+            toward.buckets().buckets().forEach(x -> hops.add(outputOf(x)));
+            List<PortNumber> watched = new ArrayList<>();
+            for (GroupBucket x : alive.buckets().buckets()) {
+                assertEquals(outputOf(x), x.watchPort());
+                assertNull(x.watchGroup());
+                watched.add(x.watchPort());
+            }
+            assertEquals(d, hops, watched);
+        }
+        assertEquals("tor2 reaches tor1 over both spines", 2, groupOn("tor2", "hlb:alive:tor1").buckets().buckets().size());
+        assertNull("nothing of the kind on the HMux itself", groupOn("tor1", "hlb:ff:tor1|" + AGG));
+        assertTrue("read-back sees the entry as programmed", p.installedOn("tor1").containsKey(VIP));
+
+        // the failed-HMux withdrawal finds the routes through the failover groups
+        p.withdrawRoutes("tor1", List.of(VIP));
+        for (String d : List.of("tor2", "spine1", "spine2")) {
+            assertTrue(d, onos.flows.on(d).stream().noneMatch(f -> f.priority() == 2000));
+        }
+        // removed with the VIP: no failover, liveness or toward-tor1 group left anywhere (the aggregate's
+        // groups stay, with the toward-tor2 groups they chain to reach the SMux)
+        p.install("tor1", entry());
+        p.remove("tor1", VIP);
+        for (String d : List.of("tor1", "tor2", "spine1", "spine2")) {
+            for (Group g : onos.groups.getGroups(NetTestTools.did(d), FakeOnos.APP)) {
+                String k = new String(g.appCookie().key());
+                assertTrue(d + " still holds " + k, k.startsWith("hlb:agg:") || k.equals("hlb:to:tor2"));
+            }
+            assertNotNull(d, groupOn(d, "hlb:agg:" + AGG));
+        }
+    }
+
+    @Test
+    public void theBackupBucketFollowsTheSmuxGroup() {
+        OnosHmuxProgrammer p = withFastFailover();
+        p.install("tor1", entry());   // the aggregate is not routed to SMuxes yet: no backup bucket
+        assertEquals(1, groupOn("spine1", "hlb:ff:tor1|" + AGG).buckets().buckets().size());
+        assertTrue(p.installedOn("tor1").containsKey(VIP));
+
+        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
+        List<GroupBucket> b = groupOn("spine1", "hlb:ff:tor1|" + AGG).buckets().buckets();
+        assertEquals(2, b.size());
+        assertEquals(groupOn("spine1", "hlb:agg:" + AGG).id(), b.get(1).watchGroup());
+        assertTrue(p.installedOn("tor1").containsKey(VIP));
+
+        onos.log.clear();
+        p.setSmuxGroup(AGG, List.of());   // no live SMux: the backup bucket goes before its group
+        assertEquals(1, groupOn("spine1", "hlb:ff:tor1|" + AGG).buckets().buckets().size());
+        assertNull(groupOn("spine1", "hlb:agg:" + AGG));
+        int rewritten = onos.log.indexOf("group* of:spine1 hlb:ff:tor1|" + AGG);
+        int gone = onos.log.indexOf("group- of:spine1 hlb:agg:" + AGG);
+        assertTrue(onos.log.toString(), rewritten >= 0 && gone > rewritten);
+        assertTrue(p.installedOn("tor1").containsKey(VIP));
+    }
+
+    @Test
+    public void withoutFastFailoverTheRouteUsesTheTowardGroup() {
+        programmer.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
+        programmer.install("tor1", entry());
+        FlowEntry route = onos.flows.on("spine1").stream().filter(f -> f.priority() == 2000).findFirst().orElseThrow();
+        assertEquals(DefaultTrafficTreatment.builder().group(groupOn("spine1", "hlb:to:tor1").id()).build(),
+                route.treatment());
+        assertNull(groupOn("spine1", "hlb:ff:tor1|" + AGG));
+        assertNull(groupOn("spine1", "hlb:alive:tor1"));
+    }
+
+    /** {@code ovs-ofctl} text of a group as the programmer wrote it (SELECT with a traceable hash). */
+    private static String ofctl(Group g) {
+        StringBuilder b = new StringBuilder("group_id=" + g.id().id() + ",type=");
+        b.append(g.type() == GroupDescription.Type.FAILOVER ? "ff"
+                : "select,selection_method=hash,fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst)");
+        for (GroupBucket x : g.buckets().buckets()) {
+            b.append(",bucket=");
+            if (x.watchPort() != null) {
+                b.append("watch_port:").append(x.watchPort().toLong()).append(',');
+            }
+            if (x.watchGroup() != null) {
+                b.append("watch_group:").append(x.watchGroup().id()).append(',');
+            }
+            List<String> actions = new ArrayList<>();
+            for (Instruction i : x.treatment().allInstructions()) {
+                if (i instanceof Instructions.OutputInstruction) {
+                    actions.add("output:" + ((Instructions.OutputInstruction) i).port().toLong());
+                } else if (i instanceof Instructions.GroupInstruction) {
+                    actions.add("group:" + ((Instructions.GroupInstruction) i).groupId().id());
+                } else if (i instanceof org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherInstruction) {
+                    actions.add("set_field:" + ((org.onosproject.net.flow.instructions.L2ModificationInstruction
+                            .ModEtherInstruction) i).mac() + "->eth_dst");
+                } else {
+                    throw new AssertionError("no ovs-ofctl text for " + i);
+                }
+            }
+            b.append("actions=").append(String.join(",", actions));
+        }
+        return b.toString();
+    }
+
+    /**
+     * The groups and the VIP route the programmer wrote on tor2 (first hops toward tor1: ports 1 and 2;
+     * the SMux on port 9) run on a real Open vSwitch: every first hop down sends the VIP to the SMux,
+     * one back sends it toward the HMux again (src/test/ovs/failover_groups_on_ovs.sh, ofproto/trace).
+     */
+    @Test
+    public void fastFailoverGroupsFailOverOnOpenVswitch() throws Exception {
+        org.junit.Assume.assumeTrue("ovs-vswitchd not installed",
+                new java.io.File("/usr/sbin/ovs-vswitchd").canExecute());
+        org.junit.Assume.assumeTrue("needs root (private OVS in its own network namespace)",
+                "root".equals(System.getProperty("user.name")));
+        OnosHmuxProgrammer p = withFastFailover();
+        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
+        p.install("tor1", entry());
+        DeviceId tor2 = NetTestTools.did("tor2");
+        List<Group> all = new ArrayList<>();
+        onos.groups.getGroups(tor2, FakeOnos.APP).forEach(all::add);
+        // referenced groups first: SELECT, then the liveness groups, then the failover groups
+        all.sort(java.util.Comparator.comparingInt(g -> g.type() == GroupDescription.Type.SELECT ? 0
+                : new String(g.appCookie().key()).startsWith("hlb:alive:") ? 1 : 2));
+        List<String> lines = new ArrayList<>();
+        all.forEach(g -> lines.add("group " + ofctl(g)));
+        FlowEntry route = onos.flows.on("tor2").stream().filter(f -> f.priority() == 2000).findFirst().orElseThrow();
+        Instructions.GroupInstruction to = (Instructions.GroupInstruction) route.treatment().allInstructions().get(0);
+        lines.add("flow priority=2000,ip,nw_dst=" + VIP + ",actions=group:" + to.groupId().id());
+        java.nio.file.Path commands = java.nio.file.Files.createTempFile("hlbreachff", ".txt");
+        try {
+            java.nio.file.Files.write(commands, lines);
+            Process run = new ProcessBuilder("bash", "src/test/ovs/failover_groups_on_ovs.sh", commands.toString(),
+                    "1 2", "9", VIP).redirectErrorStream(true).start();
+            String out = new String(run.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue("OVS check still running", run.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+            assertEquals(lines + "\n" + out, 0, run.exitValue());
+            assertTrue(out, out.contains("ok   every first hop down: the SMuxes, from the switch itself: 9"));
+        } finally {
+            java.nio.file.Files.deleteIfExists(commands);
+        }
     }
 }

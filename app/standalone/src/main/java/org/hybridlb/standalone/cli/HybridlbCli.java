@@ -491,6 +491,11 @@ public final class HybridlbCli implements Callable<Integer> {
                     .append("; drained: ").append(list(n.path("drainedSwitches")))
                     .append("; unhealthy DIPs: ").append(list(n.path("unhealthyDips")))
                     .append("; migrating: ").append(n.path("migrating").asBoolean() ? "yes" : "no").append('\n');
+            for (Iterator<Map.Entry<String, JsonNode>> it = n.path("dipHealth").fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                b.append("DIP ").append(e.getKey()).append(' ').append(e.getValue().path("state").asText())
+                        .append(": ").append(e.getValue().path("reason").asText()).append('\n');
+            }
             if (n.has("lastError")) {
                 b.append("last error: ").append(n.path("lastError").asText()).append('\n');
             }

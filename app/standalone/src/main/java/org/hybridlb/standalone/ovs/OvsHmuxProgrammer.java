@@ -100,11 +100,12 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
     private String backgroundError;
     /**
      * The last reading of each switch, valid until something is sent to it or {@link #SNAPSHOT_TTL_MS}
-     * passes: the controller reads the switches one by one (repair, verify), so the first read
+     * passes (longer when reading took long, see {@link #readAll}): the controller reads the switches one by one (repair, verify), so the first read
      * fetches every switch without a valid reading in parallel and the others are served from here.
      */
     private final Map<String, Snapshot> snapshots = new HashMap<>();
     static final long SNAPSHOT_TTL_MS = 1000;
+    private long snapshotTtlNanos = SNAPSHOT_TTL_MS * 1_000_000L;
     private final Counters counters = new Counters();
 
     /** What this programmer has cost so far (benchmark breakdown). */
@@ -120,6 +121,11 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
             return String.format(java.util.Locale.ROOT, "%d bundles (%d mods, %.0f ms in ovs-ofctl), %d switch reads (%.0f ms)",
                     bundles, bundleLines, bundleMillis, reads, readMillis);
         }
+    }
+
+    /** The least time a reading is reused for (default {@link #SNAPSHOT_TTL_MS}). */
+    public synchronized void snapshotTtl(java.time.Duration ttl) {
+        snapshotTtlNanos = ttl.toNanos();
     }
 
     public synchronized Counters counters() {
@@ -619,7 +625,9 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         final Map<String, Set<String>> aggregates = new TreeMap<>();
         final Map<String, Long> aggGroups = new HashMap<>();
         final Set<Long> groups = new HashSet<>();
-        final long takenNanos = System.nanoTime();
+        /** When the batch this reading belongs to was complete, and how long it stays usable. */
+        long takenNanos = System.nanoTime();
+        long ttlNanos;
         /** Cleared when HMux entries (resp. aggregate groups) were sent to the switch after this reading. */
         boolean entriesValid = true;
         boolean aggregatesValid = true;
@@ -633,6 +641,7 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         String flows = ovs.dumpFlows(sw.bridge, fabric.cookie, fabric.cookieMask);
         String groups = ovs.dumpGroups(sw.bridge);
         Snapshot s = parse(sw, flows, groups);
+        s.ttlNanos = snapshotTtlNanos;
         synchronized (counters) {
             counters.reads++;
             counters.readMillis += (System.nanoTime() - t0) / 1e6;
@@ -640,7 +649,15 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         return s;
     }
 
+    /**
+     * Reads {@code ms} in parallel. The readings count as taken when the last one is in, and stay
+     * usable for at least twice as long as the batch took: the controller then asks for the
+     * switches one by one (repair), and on a loaded machine, where reading 20 bridges takes
+     * longer than {@link #SNAPSHOT_TTL_MS}, a fixed TTL made every one of those asks read every
+     * switch again (N² reads; the REST API starved behind them for minutes).
+     */
     private Map<String, Snapshot> readAll(List<SwitchModel> ms) {
+        long t0 = System.nanoTime();
         Map<String, Future<Snapshot>> fs = new LinkedHashMap<>();
         for (SwitchModel m : ms) {
             fs.put(m.sw.id, pool.submit(() -> read(m.sw)));
@@ -648,6 +665,12 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         Map<String, Snapshot> out = new LinkedHashMap<>();
         for (Map.Entry<String, Future<Snapshot>> e : fs.entrySet()) {
             out.put(e.getKey(), await(e.getValue(), "reading " + e.getKey()));
+        }
+        long done = System.nanoTime();
+        long ttl = Math.max(snapshotTtlNanos, 2 * (done - t0));
+        for (Snapshot s : out.values()) {
+            s.takenNanos = done;
+            s.ttlNanos = ttl;
         }
         return out;
     }
@@ -659,7 +682,7 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
         Set<String> seen = new HashSet<>();
         for (SwitchModel m : ms) {
             Snapshot s = snapshots.get(m.sw.id);
-            boolean usable = s != null && now - s.takenNanos <= SNAPSHOT_TTL_MS * 1_000_000L
+            boolean usable = s != null && now - s.takenNanos <= s.ttlNanos
                     && (!entries || s.entriesValid) && (!aggregates || s.aggregatesValid);
             if (seen.add(m.sw.id) && !usable) {
                 missing.add(m);

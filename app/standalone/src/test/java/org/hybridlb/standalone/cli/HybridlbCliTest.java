@@ -103,7 +103,8 @@ class HybridlbCliTest {
             m.put("hmuxTrafficShare", 0.93);
             m.put("smuxCount", 1);
             m.put("downSwitches", List.of("core-1"));
-            m.put("unhealthyDips", List.of());
+            m.put("unhealthyDips", List.of("10.0.1.2"));
+            m.put("dipHealth", Map.of("10.0.1.2", Map.of("state", "unreachable", "reason", "its switch tor-1-0 is down")));
             m.put("migrating", false);
             return m;
         }
@@ -259,7 +260,8 @@ class HybridlbCliTest {
         String[] r = run("assignment");
         assertEquals("VIP         INSTALLED  TARGET\n10.100.0.1  tor-0-1    agg-0-0\n"
                 + "algorithm sticky, HMux traffic share 93.0%, MRU 0.213, SMuxes needed 1\n"
-                + "down switches: core-1; drained: none; unhealthy DIPs: none; migrating: no\n", r[1]);
+                + "down switches: core-1; drained: none; unhealthy DIPs: 10.0.1.2; migrating: no\n"
+                + "DIP 10.0.1.2 unreachable: its switch tor-1-0 is down\n", r[1]);
         r = run("smuxes");
         assertEquals("SMUX    IP         TOR      LIVE  TABLE  VIPS\nsmux-0  10.0.0.50  tor-0-0  NO    7      2\n", r[1]);
         r = run("stats");

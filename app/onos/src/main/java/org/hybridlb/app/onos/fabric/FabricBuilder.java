@@ -1,6 +1,8 @@
 package org.hybridlb.app.onos.fabric;
 
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +19,7 @@ import org.onlab.packet.IpAddress;
 import org.onosproject.net.Annotations;
 import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.HostLocation;
 import org.onosproject.net.Port;
 import org.onosproject.net.PortNumber;
 import org.onosproject.net.device.DeviceService;
@@ -28,7 +31,11 @@ import org.onosproject.net.link.LinkService;
  * services. A switch is a configured device, or a device annotated with {@value #ROLE} (and
  * {@value #POD}, optionally {@value #TUNNEL_PORT} and {@value #SWITCH_ID}); config wins.
  * Link capacity comes from the port speed, else from {@code linkCapacityBps}. Hosts are the
- * configured ones plus every IPv4 host ONOS has located on a fabric switch.
+ * configured ones plus every IPv4 host ONOS has located on a fabric switch; a host's switch (its
+ * ToR, the DIP's attachment switch) is its location's device, or for a multi-homed host the first
+ * of its locations whose device is available. A host ONOS forgets (its host provider removes the
+ * hosts of a device that goes down) keeps its last location: the core then sees its DIPs as
+ * unreachable while that switch is down, instead of DIPs that belong to no host.
  */
 public final class FabricBuilder {
     public static final String ROLE = "hybridlb.role";
@@ -41,6 +48,12 @@ public final class FabricBuilder {
     }
 
     public static FabricView build(HybridlbConfig cfg, DeviceService devices, LinkService links, HostService hosts) {
+        return build(cfg, devices, links, hosts, FabricView.EMPTY);
+    }
+
+    /** As above; hosts of {@code previous} that ONOS no longer lists stay where they were last seen. */
+    public static FabricView build(HybridlbConfig cfg, DeviceService devices, LinkService links, HostService hosts,
+                                   FabricView previous) {
         Map<DeviceId, FabricView.SwitchSpec> specs = new LinkedHashMap<>();
         if (cfg != null) {
             for (HybridlbConfig.SwitchConfig s : cfg.switches()) {
@@ -72,6 +85,7 @@ public final class FabricBuilder {
                 fabricLinks.add(new Link(a.sw.id, b.sw.id, bps));
             }
         }
+        keepLinksOfDownSwitches(previous, specs, devices, fabricLinks);
         Map<String, Host> fabricHosts = new LinkedHashMap<>();
         List<Smux> smuxes = new ArrayList<>();
         if (cfg != null) {
@@ -83,7 +97,7 @@ public final class FabricBuilder {
             }
         }
         for (org.onosproject.net.Host h : hosts.getHosts()) {
-            FabricView.SwitchSpec tor = h.location() == null ? null : specs.get(h.location().deviceId());
+            FabricView.SwitchSpec tor = attachment(h, specs, devices);
             if (tor == null) {
                 continue;
             }
@@ -93,8 +107,76 @@ public final class FabricBuilder {
                 }
             }
         }
+        Set<String> switchIds = new HashSet<>();
+        specs.values().forEach(s -> switchIds.add(s.sw.id));
+        for (Host h : previous.topology().hosts) {
+            if (!fabricHosts.containsKey(h.ip) && switchIds.contains(h.tor)) {
+                fabricHosts.put(h.ip, h);
+            }
+        }
         return new FabricView(new ArrayList<>(specs.values()), fabricLinks, new ArrayList<>(fabricHosts.values()),
                 smuxes);
+    }
+
+    /**
+     * ONOS removes the links of a device that goes down; the core keeps a failed switch with its
+     * links (it offers no table entries, and traffic routes around it), so the links of an
+     * unavailable switch stay as last seen until it is back and ONOS reports them again.
+     */
+    private static void keepLinksOfDownSwitches(FabricView previous, Map<DeviceId, FabricView.SwitchSpec> specs,
+                                                DeviceService devices, List<Link> fabricLinks) {
+        Set<String> down = new HashSet<>();
+        for (FabricView.SwitchSpec s : specs.values()) {
+            if (!devices.isAvailable(s.device)) {
+                down.add(s.sw.id);
+            }
+        }
+        if (down.isEmpty()) {
+            return;
+        }
+        Map<String, Integer> now = new HashMap<>();
+        fabricLinks.forEach(l -> now.merge(pair(l), 1, Integer::sum));
+        for (Link l : previous.topology().links) {
+            if ((down.contains(l.a) || down.contains(l.b)) && specs.values().stream()
+                    .anyMatch(s -> s.sw.id.equals(l.a)) && specs.values().stream().anyMatch(s -> s.sw.id.equals(l.b))) {
+                if (now.merge(pair(l), -1, Integer::sum) < 0) {
+                    fabricLinks.add(l);
+                }
+            }
+        }
+    }
+
+    private static String pair(Link l) {
+        return l.a.compareTo(l.b) < 0 ? l.a + "|" + l.b : l.b + "|" + l.a;
+    }
+
+    /**
+     * The fabric switch a host hangs off: its (primary) location's device while that is available,
+     * else the first other location on an available fabric switch, else the primary one (down).
+     */
+    static FabricView.SwitchSpec attachment(org.onosproject.net.Host h, Map<DeviceId, FabricView.SwitchSpec> specs,
+                                            DeviceService devices) {
+        FabricView.SwitchSpec primary = h.location() == null ? null : specs.get(h.location().deviceId());
+        if (primary != null && devices.isAvailable(primary.device)) {
+            return primary;
+        }
+        List<HostLocation> others = new ArrayList<>(h.locations() == null ? Set.of() : h.locations());
+        others.sort(Comparator.comparing(HostLocation::toString));
+        for (HostLocation l : others) {
+            FabricView.SwitchSpec s = specs.get(l.deviceId());
+            if (s != null && devices.isAvailable(s.device)) {
+                return s;
+            }
+        }
+        if (primary != null) {
+            return primary;
+        }
+        for (HostLocation l : others) {
+            if (specs.containsKey(l.deviceId())) {
+                return specs.get(l.deviceId());
+            }
+        }
+        return null;
     }
 
     private static FabricView.SwitchSpec fromAnnotations(Device d) {

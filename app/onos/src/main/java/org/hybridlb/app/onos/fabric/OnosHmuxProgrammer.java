@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.hybridlb.app.core.Json;
 import org.hybridlb.app.core.model.Bucket;
@@ -86,6 +87,14 @@ import org.slf4j.LoggerFactory;
  *     ToR" group). Longest prefix wins: {@code VIP/32} beats the aggregate (Duet 3.3.3).</li>
  * </ul>
  *
+ * With fast failover on (netcfg {@code fastFailover}), the {@code VIP/32} route on D points at a
+ * FAILOVER group instead ({@code hlb:ff:X|aggregate}): bucket 0 sends to the "toward X" group while
+ * D's liveness group toward X ({@code hlb:alive:X}: one bucket per first-hop port, each watching its
+ * port) has a live bucket; bucket 1 sends to the aggregate's SMux group (watching it). When the last
+ * link from D toward X goes down, the switch itself moves the VIP's packets to the SMuxes, before
+ * ONOS, the core or any route withdrawal is involved (the data-path half of Duet 3.5.1, as
+ * hybridlbd's OpenFlow fast-failover groups).
+ *
  * Groups are written and confirmed before the flows that point at them, flows removed before their
  * groups. Every call waits for ONOS to confirm the flow batch. What was programmed is recorded in a
  * map (a ConsistentMap in ONOS) so that read-back can compare the devices to it after a restart.
@@ -114,10 +123,20 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
     /** What was programmed: {@code hmux|switch|vip -> VipEntry}, {@code agg|prefix -> [smux ids]}. */
     private final Map<String, String> records;
     private final long timeoutMillis;
+    /** Routes through FAILOVER groups with the SMuxes as backup bucket (see the class comment). */
+    private final BooleanSupplier fastFailover;
 
     public OnosHmuxProgrammer(ApplicationId appId, FlowRuleService flows, GroupService groups, DeviceService devices,
                               TopologyService topology, HostService hosts, DriverService drivers,
                               Supplier<FabricView> fabric, Map<String, String> records, long timeoutMillis) {
+        this(appId, flows, groups, devices, topology, hosts, drivers, fabric, records, timeoutMillis, () -> false);
+    }
+
+    public OnosHmuxProgrammer(ApplicationId appId, FlowRuleService flows, GroupService groups, DeviceService devices,
+                              TopologyService topology, HostService hosts, DriverService drivers,
+                              Supplier<FabricView> fabric, Map<String, String> records, long timeoutMillis,
+                              BooleanSupplier fastFailover) {
+        this.fastFailover = fastFailover;
         this.appId = appId;
         this.flows = flows;
         this.groups = groups;
@@ -173,7 +192,7 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             }
             Group toward = towardGroup(view, d.device, hmux.device);
             if (toward != null) {
-                ops.add(routeRule(d.device, target.vip, toward));
+                ops.add(routeRule(d.device, target.vip, routeTarget(view, d, hmux, toward, target.aggregate)));
             }
         }
         apply(ops, "install " + target.vip + " on " + switchId);
@@ -236,6 +255,7 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
                 Group g = groups.getGroup(d.device, key);
                 if (g != null) {
                     stale.add(g);
+                    refreshFailoverGroups(d.device, aggregate, null); // no backup bucket before the group goes
                 }
                 continue;
             }
@@ -245,6 +265,7 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
                 continue;
             }
             Group g = putGroup(d.device, aggregateKey(aggregate), buckets);
+            refreshFailoverGroups(d.device, aggregate, g);
             ops.add(rule(d.device, selector(prefix).build(), PRIORITY_AGGREGATE, group(g)));
         }
         apply(ops, "route " + aggregate + " to SMuxes " + ids(sorted));
@@ -346,6 +367,13 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
                             putGroup(d.device, k, b);
                         }
                     });
+                } else if (k.startsWith(ALIVE_PREFIX)) {
+                    view.bySwitch(k.substring(ALIVE_PREFIX.length())).ifPresent(t -> {
+                        List<GroupBucket> b = aliveBuckets(d.device, t.device);
+                        if (!b.isEmpty() && !b.equals(g.buckets().buckets())) {
+                            putGroup(d.device, k, GroupDescription.Type.FAILOVER, b);
+                        }
+                    });
                 }
             }
         }
@@ -435,16 +463,88 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
     }
 
     private List<GroupBucket> towardBuckets(DeviceId on, DeviceId to) {
-        Set<PortNumber> firstHops = new TreeSet<>(Comparator.comparingLong(PortNumber::toLong));
+        List<GroupBucket> out = new ArrayList<>();
+        for (PortNumber p : firstHops(on, to)) {
+            out.add(DefaultGroupBucket.createSelectGroupBucket(DefaultTrafficTreatment.builder().setOutput(p).build()));
+        }
+        return out;
+    }
+
+    /**
+     * What the {@code VIP/32} route on {@code d} toward HMux {@code hmux} points at: the "toward" group,
+     * or with fast failover the FAILOVER group in front of it (created or refreshed).
+     */
+    private Group routeTarget(FabricView view, FabricView.SwitchSpec d, FabricView.SwitchSpec hmux, Group toward,
+                              String aggregate) {
+        if (!fastFailover.getAsBoolean()) {
+            return toward;
+        }
+        Group alive = putGroup(d.device, ALIVE_PREFIX + hmux.sw.id, GroupDescription.Type.FAILOVER,
+                aliveBuckets(d.device, hmux.device));
+        Group smuxes = aggregate == null ? null : groups.getGroup(d.device, key(aggregateKey(aggregate)));
+        return putGroup(d.device, failoverKey(hmux.sw.id, aggregate), GroupDescription.Type.FAILOVER,
+                failoverBuckets(toward, alive, smuxes));
+    }
+
+    /**
+     * Liveness of "toward X" on one device, for the FAILOVER group to watch (never executed): one
+     * bucket per first-hop port toward X, watching that port, so the group is alive while one is up.
+     */
+    List<GroupBucket> aliveBuckets(DeviceId on, DeviceId to) {
+        List<GroupBucket> out = new ArrayList<>();
+        for (PortNumber p : firstHops(on, to)) {
+            out.add(DefaultGroupBucket.createFailoverGroupBucket(
+                    DefaultTrafficTreatment.builder().setOutput(p).build(), p, null));
+        }
+        return out;
+    }
+
+    /**
+     * Bucket 0: toward the HMux while {@code alive} is; bucket 1 (when the aggregate is routed to
+     * SMuxes on this device): the SMux group, watched itself (a select group is alive while it has
+     * a bucket).
+     */
+    static List<GroupBucket> failoverBuckets(Group toward, Group alive, Group smuxes) {
+        List<GroupBucket> out = new ArrayList<>();
+        out.add(DefaultGroupBucket.createFailoverGroupBucket(group(toward), null, alive.id()));
+        if (smuxes != null) {
+            out.add(DefaultGroupBucket.createFailoverGroupBucket(group(smuxes), null, smuxes.id()));
+        }
+        return out;
+    }
+
+    /**
+     * The aggregate's SMux group on {@code device} changed ({@code smuxes}), or is about to go
+     * (null): every FAILOVER group of that aggregate there gets its backup bucket set or dropped.
+     */
+    private void refreshFailoverGroups(DeviceId device, String aggregate, Group smuxes) {
+        List<Group> mine = new ArrayList<>();
+        ourGroups(device).forEach(mine::add);
+        for (Group g : mine) {
+            String k = keyText(g);
+            if (!k.startsWith(FF_PREFIX) || !k.endsWith("|" + aggregate) || g.buckets().buckets().isEmpty()) {
+                continue;
+            }
+            GroupBucket primary = g.buckets().buckets().get(0);
+            List<GroupBucket> want = new ArrayList<>();
+            want.add(primary);
+            if (smuxes != null) {
+                want.add(DefaultGroupBucket.createFailoverGroupBucket(group(smuxes), null, smuxes.id()));
+            }
+            if (!want.equals(g.buckets().buckets())) {
+                putGroup(device, k, GroupDescription.Type.FAILOVER, want);
+            }
+        }
+    }
+
+    /** The first-hop ports of {@code on}'s shortest paths to {@code to}, in port order. */
+    private Set<PortNumber> firstHops(DeviceId on, DeviceId to) {
+        Set<PortNumber> out = new TreeSet<>(Comparator.comparingLong(PortNumber::toLong));
         Set<Path> paths = topology.getPaths(topology.currentTopology(), on, to);
         if (paths != null) {
             for (Path p : paths) {
-                firstHops.add(p.src().port());
+                out.add(p.src().port());
             }
-        }
-        List<GroupBucket> out = new ArrayList<>();
-        for (PortNumber p : firstHops) {
-            out.add(DefaultGroupBucket.createSelectGroupBucket(DefaultTrafficTreatment.builder().setOutput(p).build()));
         }
         return out;
     }
@@ -518,7 +618,17 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
                 }
                 continue;
             }
-            if (!hasRule(all.getOrDefault(d.device, List.of()), routeRule(d.device, expected.vip, toward))) {
+            Group target = toward;
+            if (fastFailover.getAsBoolean()) {
+                target = groups.getGroup(d.device, key(failoverKey(hmux.sw.id, expected.aggregate)));
+                Group alive = groups.getGroup(d.device, key(ALIVE_PREFIX + hmux.sw.id));
+                Group smuxes = groups.getGroup(d.device, key(aggregateKey(expected.aggregate)));
+                if (target == null || alive == null
+                        || !target.buckets().buckets().equals(failoverBuckets(toward, alive, smuxes))) {
+                    return false;
+                }
+            }
+            if (!hasRule(all.getOrDefault(d.device, List.of()), routeRule(d.device, expected.vip, target))) {
                 return false;
             }
         }
@@ -570,13 +680,18 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             if (d == hmux || !devices.isAvailable(d.device)) {
                 continue;
             }
-            Group toward = groups.getGroup(d.device, key("hlb:to:" + hmux.sw.id));
-            if (toward == null) {
+            Set<TrafficTreatment> toHmux = new HashSet<>();
+            for (Group g : ourGroups(d.device)) {
+                String k = keyText(g);
+                if (k.equals("hlb:to:" + hmux.sw.id) || k.startsWith(FF_PREFIX + hmux.sw.id + "|")) {
+                    toHmux.add(group(g));
+                }
+            }
+            if (toHmux.isEmpty()) {
                 continue;
             }
-            TrafficTreatment toHmux = group(toward);
             for (FlowEntry e : ourFlows(d.device)) {
-                if (e.priority() == PRIORITY_ROUTE && vips.contains(dstHost(e)) && e.treatment().equals(toHmux)) {
+                if (e.priority() == PRIORITY_ROUTE && vips.contains(dstHost(e)) && toHmux.contains(e.treatment())) {
                     ops.remove(e);
                     n++;
                 }
@@ -600,9 +715,21 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             }
             List<Group> mine = new ArrayList<>();
             ourGroups(d).forEach(mine::add);
-            // Aggregate buckets chain toward groups.
+            // Failover groups no route points at go first; what they chained or watched may follow.
+            List<Group> unusedFailover = new ArrayList<>();
+            for (Group g : mine) {
+                if (keyText(g).startsWith(FF_PREFIX) && !referenced.contains(g.id())) {
+                    unusedFailover.add(g);
+                }
+            }
+            mine.removeAll(unusedFailover);
+            unused.addAll(unusedFailover);
+            // Aggregate buckets chain toward groups; failover buckets chain them and watch liveness groups.
             for (Group g : mine) {
                 for (GroupBucket b : g.buckets().buckets()) {
+                    if (b.watchGroup() != null) {
+                        referenced.add(b.watchGroup());
+                    }
                     for (Instruction i : b.treatment().allInstructions()) {
                         if (i instanceof Instructions.GroupInstruction) {
                             referenced.add(((Instructions.GroupInstruction) i).groupId());
@@ -611,7 +738,8 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
                 }
             }
             for (Group g : mine) {
-                if (keyText(g).startsWith("hlb:to:") && !referenced.contains(g.id())) {
+                String k = keyText(g);
+                if ((k.startsWith("hlb:to:") || k.startsWith(ALIVE_PREFIX)) && !referenced.contains(g.id())) {
                     unused.add(g);
                 }
             }
@@ -619,13 +747,17 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
         removeGroups(unused);
     }
 
-    /** Adds or updates a group and waits until the device holds exactly these buckets. */
+    /** Adds or updates a SELECT group and waits until the device holds exactly these buckets. */
     private Group putGroup(DeviceId device, String keyText, List<GroupBucket> buckets) {
+        return putGroup(device, keyText, GroupDescription.Type.SELECT, buckets);
+    }
+
+    private Group putGroup(DeviceId device, String keyText, GroupDescription.Type type, List<GroupBucket> buckets) {
         GroupKey key = key(keyText);
         Group g = groups.getGroup(device, key);
         GroupBuckets gb = new GroupBuckets(buckets);
         if (g == null) {
-            groups.addGroup(new DefaultGroupDescription(device, GroupDescription.Type.SELECT, gb, key, null, appId));
+            groups.addGroup(new DefaultGroupDescription(device, type, gb, key, null, appId));
         } else if (!g.buckets().buckets().equals(buckets)) {
             groups.setBucketsForGroup(device, key, gb, key, appId);
         } else if (g.state() == Group.GroupState.ADDED) {
@@ -761,6 +893,14 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
 
     static String aggregateKey(String aggregate) {
         return "hlb:agg:" + aggregate;
+    }
+
+    static final String FF_PREFIX = "hlb:ff:";
+    static final String ALIVE_PREFIX = "hlb:alive:";
+
+    /** The FAILOVER group of routes toward HMux {@code switchId} for VIPs of {@code aggregate}. */
+    static String failoverKey(String switchId, String aggregate) {
+        return FF_PREFIX + switchId + "|" + aggregate;
     }
 
     static String hmuxRecord(String switchId, String vip) {
