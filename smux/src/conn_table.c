@@ -28,6 +28,20 @@ struct hlb_conn_table *hlb_conn_table_create(uint64_t capacity,
 #ifdef MADV_HUGEPAGE
     madvise(mem, bytes, MADV_HUGEPAGE);
 #endif
+    /* The flow cache: one set per 8 buckets, at most 32768 sets (2 MiB, 65536
+     * flows): sized for the active flows, not for the capacity. */
+    uint64_t sets = nb / 8 ? nb / 8 : 1;
+    if (sets > 32768)
+        sets = 32768;
+    size_t fc_bytes = sets * sizeof(struct hlb_conn_fc_set);
+    void *fc = mmap(NULL, fc_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fc == MAP_FAILED) {
+        munmap(mem, bytes);
+        free(ct);
+        return NULL;
+    }
+    ct->fc = fc;
+    ct->fc_mask = (uint32_t)(sets - 1);
     ct->b = mem;
     ct->mask = (uint32_t)(nb - 1);
     ct->capacity = nb * HLB_CONN_WAYS;
@@ -44,6 +58,7 @@ void hlb_conn_table_free(struct hlb_conn_table *ct)
     if (!ct)
         return;
     munmap(ct->b, ((size_t)ct->mask + 1) * sizeof(struct hlb_conn_bucket));
+    munmap(ct->fc, ((size_t)ct->fc_mask + 1) * sizeof(struct hlb_conn_fc_set));
     free(ct);
 }
 
@@ -52,19 +67,22 @@ static inline unsigned line_of(unsigned slot)
     return slot / HLB_CONN_LINE_WAYS * HLB_CONN_LINE_WAYS;
 }
 
-/* Home line of what an entry holds (recomputed from its key). */
-static unsigned entry_home(const struct hlb_conn_entry *e)
-{
-    struct hlb_5tuple t = {.src_ip = e->src_ip, .dst_ip = e->dst_ip, .src_port = e->src_port,
-                           .dst_port = e->dst_port, .proto = e->proto};
-    return hlb_conn_home(hlb_conn_hash(&t));
-}
-
-/* Empties slot i: the entry's home line no longer has it spilled elsewhere. */
-static void vacate(struct hlb_conn_bucket *b, unsigned i)
+/* Empties slot i: the entry's home line no longer has it spilled elsewhere, and
+ * the flow cache no longer has a copy of it.  Only established entries can have
+ * one: copies are made of established entries, and an entry leaves that state
+ * only in pinned_dip(), which drops the copy first. */
+static void vacate(const struct hlb_conn_table *ct, struct hlb_conn_bucket *b, unsigned i)
 {
     struct hlb_conn_entry *e = &b->e[i];
-    unsigned home = entry_home(e);
+    struct hlb_5tuple t = {.src_ip = e->src_ip, .dst_ip = e->dst_ip, .src_port = e->src_port,
+                           .dst_port = e->dst_port, .proto = e->proto};
+    uint32_t hash = hlb_conn_hash(&t);
+    if (e->state == HLB_CONN_EST) {
+        uint64_t k0, k1;
+        hlb_conn_key(&t, &k0, &k1);
+        hlb_conn_fc_forget(ct, hash, k0, k1);
+    }
+    unsigned home = hlb_conn_home(hash);
     if (home != line_of(i) && b->e[home].spill)
         b->e[home].spill--;
     e->state = HLB_CONN_FREE;
@@ -117,7 +135,7 @@ int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint6
             ct->st.evict_syn++;
         else
             ct->st.evict_timeout++;
-        vacate(b, (unsigned)slot);
+        vacate(ct, b, (unsigned)slot);
     }
     if (line_of((unsigned)slot) != home)
         b->e[home].spill++;
@@ -136,7 +154,7 @@ int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint6
 void hlb_conn_delete(struct hlb_conn_table *ct, struct hlb_conn_ref *ref)
 {
     if (ref->b->e[ref->i].state != HLB_CONN_FREE) {
-        vacate(ref->b, (unsigned)ref->i);
+        vacate(ct, ref->b, (unsigned)ref->i);
         ct->st.entries--;
         ct->st.closed++;
     }
@@ -150,7 +168,7 @@ void hlb_conn_sweep(struct hlb_conn_table *ct, uint32_t now, uint32_t n)
         ct->sweep_pos = (ct->sweep_pos + 1) & ct->mask;
         for (unsigned i = 0; i < HLB_CONN_WAYS; i++) {
             if (b->e[i].state != HLB_CONN_FREE && !hlb_time_after(b->e[i].expire, now)) {
-                vacate(b, i);
+                vacate(ct, b, i);
                 ct->st.entries--;
                 ct->st.evict_timeout++;
             }

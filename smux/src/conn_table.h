@@ -68,8 +68,40 @@ struct hlb_conn_stats {
     uint64_t closed;            /* removed on RST */
 };
 
+/* Active-flow cache: copies of established TCP entries that the lean pass found in
+ * their home line, so that a packet of an active flow reads one line of this small
+ * array instead of a line of the whole table (in a large table, a lookup usually
+ * misses the TLB too).  Two entries per 64-byte set; a flow's set is hash & fc_mask.
+ *
+ * Coherence: a copy is only ever used while it equals the table entry it was made
+ * from.  It is made from a live entry and dropped whenever that entry may change:
+ * every write to an entry happens either in pinned_dip() for the entry's own key
+ * (which drops the key's copy first: hlb_conn_fc_forget) or in vacate() (removal by
+ * RST, sweep, or reuse of the slot by an insert), which drops the copy of the key
+ * it removes.  Entries never move between slots, and an insert fills a free or
+ * vacated slot.  A copy holds the fields the common-case decision reads (key,
+ * expiry, table generation, DIP; its state is always ESTABLISHED), and the decision
+ * made from it is the one made from the entry: it counts a hit and returns the DIP,
+ * nothing else (dp-burst compares whole bursts, counters and tables against the
+ * general code, with sweeps, swaps and re-pinning). */
+struct hlb_conn_fc_entry {
+    uint64_t k0;                /* as hlb_conn_key(); k1 == 0: empty (proto 0 is never cached) */
+    uint64_t k1;                /* ports + proto only (HLB_CONN_K1_MASK) */
+    uint32_t expire;
+    uint32_t table_gen;
+    uint32_t dip_index;
+    uint32_t pad;
+};
+
+struct hlb_conn_fc_set {
+    struct hlb_conn_fc_entry e[2];
+} __attribute__((aligned(64)));
+
 struct hlb_conn_table {
     struct hlb_conn_bucket *b;
+    struct hlb_conn_fc_set *fc; /* active-flow cache (above) */
+    uint32_t fc_mask;           /* n_sets - 1 */
+    uint64_t fc_hits;           /* packets decided from the cache */
     uint32_t mask;              /* n_buckets - 1 */
     uint32_t sweep_pos;
     uint32_t clock;             /* the owner's ms clock at its last sweep (readers
@@ -136,6 +168,59 @@ static inline void hlb_conn_prefetch_bucket(const struct hlb_conn_table *ct, uin
     const struct hlb_conn_bucket *b = hlb_conn_bucket_of(ct, hash);
     for (unsigned l = 0; l < HLB_CONN_WAYS; l += HLB_CONN_LINE_WAYS)
         __builtin_prefetch(&b->e[l], 1, 3);
+}
+
+static inline struct hlb_conn_fc_set *hlb_conn_fc_set_of(const struct hlb_conn_table *ct,
+                                                         uint32_t hash)
+{
+    return &ct->fc[hash & ct->fc_mask];
+}
+
+static inline void hlb_conn_fc_prefetch(const struct hlb_conn_table *ct, uint32_t hash)
+{
+    __builtin_prefetch(hlb_conn_fc_set_of(ct, hash), 1, 3);
+}
+
+/* The copy of key (k0, k1) in the cache, or NULL.  k1: ports + proto only. */
+static inline const struct hlb_conn_fc_entry *
+hlb_conn_fc_find(const struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint64_t k1)
+{
+    const struct hlb_conn_fc_set *s = hlb_conn_fc_set_of(ct, hash);
+    for (unsigned j = 0; j < 2; j++)
+        if (s->e[j].k0 == k0 && s->e[j].k1 == k1)
+            return &s->e[j];
+    return NULL;
+}
+
+/* Drops the copy of key (k0, k1), if any (k1: ports + proto only). */
+static inline void hlb_conn_fc_forget(const struct hlb_conn_table *ct, uint32_t hash,
+                                      uint64_t k0, uint64_t k1)
+{
+    struct hlb_conn_fc_set *s = hlb_conn_fc_set_of(ct, hash);
+    k1 &= HLB_CONN_K1_MASK;
+    for (unsigned j = 0; j < 2; j++)
+        if (s->e[j].k0 == k0 && s->e[j].k1 == k1)
+            s->e[j] = (struct hlb_conn_fc_entry){0};
+}
+
+/* Stores a copy of established entry e of key (k0, k1): over the key's old copy or
+ * an empty way, else the older way goes (the newer moves to way 1). */
+static inline void hlb_conn_fc_store(const struct hlb_conn_table *ct, uint32_t hash,
+                                     uint64_t k0, uint64_t k1,
+                                     const struct hlb_conn_entry *e)
+{
+    struct hlb_conn_fc_set *s = hlb_conn_fc_set_of(ct, hash);
+    unsigned j;
+    if ((s->e[0].k0 == k0 && s->e[0].k1 == k1) || s->e[0].k1 == 0) {
+        j = 0;
+    } else if ((s->e[1].k0 == k0 && s->e[1].k1 == k1) || s->e[1].k1 == 0) {
+        j = 1;
+    } else {
+        s->e[1] = s->e[0];
+        j = 0;
+    }
+    s->e[j] = (struct hlb_conn_fc_entry){.k0 = k0, .k1 = k1, .expire = e->expire,
+                                         .table_gen = e->table_gen, .dip_index = e->dip_index};
 }
 
 /* Finds a live (not expired) entry. Returns 1 and fills ref, or 0. */

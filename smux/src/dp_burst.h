@@ -250,6 +250,10 @@ pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_servi
 
     if (hlb_conn_find(ct, hash, k0, k1, now, &ref)) {
         struct hlb_conn_entry *e = &ref.b->e[ref.i];
+        /* The entry may be written below: its copy in the flow cache goes first.
+         * Only established entries have copies (struct hlb_conn_fc_entry). */
+        if (e->state == HLB_CONN_EST)
+            hlb_conn_fc_forget(ct, hash, k0, k1);
         int restart = 0, dip;
         enum hlb_conn_state next;
         /* The common case inline (same result as hlb_conn_next_state): a segment of

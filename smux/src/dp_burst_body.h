@@ -323,7 +323,14 @@ struct lean_pend {
     unsigned fwd;
 };
 
-/* The pinned frames after the lean pass's loop (their home lines were prefetched
+/* A packed k1 (struct lean_pend) of a TCP segment with SYN and without ACK. */
+static inline int lean_pure_syn(uint64_t k1)
+{
+    return (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
+           ((k1 >> 40) & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN;
+}
+
+/* The pinned frames after the lean pass's loop (their flow-cache sets were prefetched
  * meanwhile): the full body's stage 2, with the common case decided here.  A
  * function of its own so that its values stay in registers; `single` (a constant
  * in each instance) says that every frame goes to one IP-in-IP service, one-armed. */
@@ -342,22 +349,45 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
     unsigned fwd = 0;
     (void)burst_port;
     struct burst_acc acc = {.svc = NULL};
-    const struct hlb_conn_table *ct = w->ct;
+    struct hlb_conn_table *ct = w->ct;
     /* The common case decided here: an established TCP segment (no FIN, no RST)
      * whose live entry sits in its home line, pinned under the running table,
      * with its timer not due for a refresh.  That is exactly the case in which
      * pinned_dip() only counts a hit and returns the entry's DIP; every other
-     * case goes to pinned_dip() itself, which finds the same entry. */
+     * case goes to pinned_dip() itself, which finds the same entry.  The entry is
+     * read from the flow cache when it holds a copy (equal to the entry, see
+     * struct hlb_conn_fc_entry), else from the table, and then copied there. */
     const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
     const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
     const uint32_t gen = t->gen;
-    uint64_t hits = 0;
+    uint64_t hits = 0, fc_hits = 0;
+    /* The cache sets were prefetched by the lean pass; the table lines of the
+     * frames the cache does not hold are fetched now, all together.  (Only a hint:
+     * the decision below looks again, in arrival order.) */
+    for (unsigned k = 0; k < n_pend; k++)
+        if (!lean_pure_syn(p->k1[k]) &&
+            !hlb_conn_fc_find(ct, p->hash[k], p->k0[k], p->k1[k] & HLB_CONN_K1_MASK))
+            hlb_conn_prefetch(ct, p->hash[k]);
     for (unsigned k = 0; k < n_pend; k++) {
         unsigned fi = p->idx[k];
         const struct hlb_service *ps = single ? svc0 : p->svc[k];
         uint64_t k0 = p->k0[k], k1 = p->k1[k];
         uint32_t h = p->hash[k];
         int dip = -1;
+        const int est_segment = (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
+                                !((k1 >> 40) & (HLB_TCP_RST | HLB_TCP_FIN));
+        /* Pure SYNs (their whole bucket is prefetched: likely inserts) skip the
+         * cache; the table gives the same answer. */
+        const struct hlb_conn_fc_entry *c =
+            est_segment && !lean_pure_syn(k1) ? hlb_conn_fc_find(ct, h, k0, k1 & HLB_CONN_K1_MASK)
+                                              : NULL;
+        if (c && c->table_gen == gen && hlb_time_after(c->expire, now) &&
+            (uint32_t)(c->expire - now) + est_slack >= est_to) {
+            dip = (int)c->dip_index;
+            hits++;
+            fc_hits++;
+            goto decided;
+        }
         const struct hlb_conn_bucket *cb = hlb_conn_bucket_of(ct, h);
         unsigned home = hlb_conn_home(h);
         for (unsigned j = home; j < home + HLB_CONN_LINE_WAYS; j++) {
@@ -369,12 +399,11 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
                 !hlb_time_after(e->expire, now))
                 continue;
             /* The entry hlb_conn_find() returns. */
-            if (HLB_LIKELY(e->state == HLB_CONN_EST && (uint8_t)(k1 >> 32) == HLB_IPPROTO_TCP &&
-                           !((k1 >> 40) & (HLB_TCP_RST | HLB_TCP_FIN)) &&
-                           e->table_gen == gen &&
+            if (HLB_LIKELY(e->state == HLB_CONN_EST && est_segment && e->table_gen == gen &&
                            (uint32_t)(e->expire - now) + est_slack >= est_to)) {
                 dip = (int)e->dip_index;
                 hits++;
+                hlb_conn_fc_store(ct, h, k0, k1 & HLB_CONN_K1_MASK, e);
             }
             break;
         }
@@ -386,6 +415,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
                 continue;
             }
         }
+    decided:;
         uint32_t inner = (uint32_t)(k1 >> 48);
         const uint32_t pgre = single ? 0 : ps->encap == HLB_ENCAP_GRE;
         HLB_BURST_FRAME pf = frames[fi];
@@ -400,6 +430,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
     }
     acc_flush_svc(&acc, t);
     w->st.conn_hits += hits;
+    ct->fc_hits += fc_hits;
     p->fwd = fwd;
     p->fwd_bytes = fwd_bytes;
 }
@@ -421,7 +452,16 @@ HLB_PEND_FN(struct hlb_worker *w, struct hlb_vip_table *t, struct lean_pend *p, 
  * frames i, i+1, ... as long as each is a frame the lean pass accepts for it, are
  * added to the pending frames (from index np on) with their bucket lines
  * prefetched; returns the index of the first frame it did not take.  Only called
- * while no frame has been left to the full body (the pinned frames' order). */
+ * while no frame has been left to the full body (the pinned frames' order).
+ *
+ * With `decide`, frames are finished here instead, as long as the flow cache
+ * decides them (the common case of HLB_PEND_FN, from a copy), up to the first
+ * frame it does not: from there on every frame is added to the pending ones.  The
+ * caller allows it only when no pinned frame of the burst is pending yet (so the
+ * connection table is exactly as the frame would find it in arrival order: a
+ * decision from the cache writes nothing) and the burst holds no ARP frame (the
+ * full body runs pinned frames after every other frame, so a gateway ARP anywhere
+ * in the burst changes the MAC of every pinned frame). */
 struct lean_prun {
     const struct hlb_conn_table *ct;
     const struct hlb_service *s;
@@ -429,12 +469,23 @@ struct lean_prun {
     uint64_t key;
     uint32_t mtu, overhead;
     int prefetched;
-    uint64_t rx_bytes;                /* out */
+    /* deciding here (see above) */
+    int decide;
+    const struct hlb_vip_table *t;
+    __m128i eth0, eth1, ip;
+    uint32_t gre, bsum, gen, now;
+    int two_port;
+    uint8_t *out;
+    /* out */
+    uint64_t rx_bytes;                /* of the frames added to the pending ones */
+    unsigned np;                      /* pending frames now */
+    unsigned decided;                 /* frames finished here */
+    uint64_t decided_rx_bytes, fwd_bytes, inner_bytes;
 };
 
 static __attribute__((noinline)) unsigned
 HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_FRAME *frames,
-            unsigned i, unsigned n)
+            unsigned i, unsigned n, uint16_t burst_port)
 {
     const struct hlb_conn_table *ct = r->ct;
     const struct hlb_service *s = r->s;
@@ -443,6 +494,18 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
     const uint32_t mtu = r->mtu, overhead = r->overhead;
     const int prefetched = r->prefetched;
     uint64_t rx_bytes = 0;
+    int decide = r->decide;
+    const struct hlb_dip *dips = r->t->dips;
+    struct hlb_counter *dctr = r->t->dip_counters;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t gre = r->gre, bsum = r->bsum, gen = r->gen, now = r->now;
+    const int two_port = r->two_port;
+    uint8_t *out = r->out;
+    const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
+    const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
+    uint64_t fwd_bytes = 0, inner_bytes = 0, decided_rx_bytes = 0;
+    unsigned fwd = 0;
+    (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
         if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
@@ -462,9 +525,25 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
         if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
             hlb_conn_prefetch_bucket(ct, h);   /* likely an insert */
         else if (!prefetched)
-            hlb_conn_prefetch(ct, h);
+            hlb_conn_fc_prefetch(ct, h);
         uint64_t k0, k1;
         hlb_conn_key(&pl.t, &k0, &k1);
+        if (decide) {
+            /* HLB_PEND_FN's decision from the cache, for the same frames. */
+            const struct hlb_conn_fc_entry *c = NULL;
+            if (pl.t.proto == HLB_IPPROTO_TCP && !(tcp_flags & (HLB_TCP_RST | HLB_TCP_FIN)) &&
+                (tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) != HLB_TCP_SYN)
+                c = hlb_conn_fc_find(ct, h, k0, k1);
+            if (c && c->table_gen == gen && hlb_time_after(c->expire, now) &&
+                (uint32_t)(c->expire - now) + est_slack >= est_to) {
+                int dip = (int)c->dip_index;
+                HLB_LEAN_ENCAP(i, f, d, gre, ip, bsum, dip, inner);
+                inner_bytes += inner;
+                decided_rx_bytes += len;
+                continue;
+            }
+            decide = 0;
+        }
         pend->k0[np] = k0;
         pend->k1[np] = k1 | (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
         pend->svc[np] = s;
@@ -473,6 +552,11 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
         rx_bytes += len;
     }
     r->rx_bytes = rx_bytes;
+    r->np = np;
+    r->decided = fwd;
+    r->decided_rx_bytes = decided_rx_bytes;
+    r->fwd_bytes = fwd_bytes;
+    r->inner_bytes = inner_bytes;
     return i;
 }
 
@@ -564,11 +648,13 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     struct lean_pend pend;
     uint64_t pend_rx_bytes = 0;
     unsigned n_pend = 0;
+    unsigned decided = 0;                 /* pinned frames finished by HLB_PRUN_FN */
 
-    /* Connection-table prefetch pass: while pinned traffic flows, the home line of
-     * every frame is prefetched before any frame is processed.  A bucket line of a
-     * large table usually misses the TLB too, and the prefetch then holds up
-     * retirement during the page walk; here it is a few instructions per frame, so
+    /* Connection-table prefetch pass: while pinned traffic flows, the flow-cache
+     * set of every frame is prefetched before any frame is processed (the table
+     * lines of the frames it does not hold are prefetched together later, in
+     * HLB_PEND_FN).  A line of a large table usually misses the TLB too, and the
+     * prefetch then holds up retirement during the page walk; issued together,
      * many walks overlap instead of one or two per frame of the main loop.  The
      * hash is read at the fixed offsets of an untagged IPv4 header without options:
      * for every frame hlb_parse_fast() accepts, these are the bytes it parses, so
@@ -576,12 +662,18 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
      * prefetch is only wasted. */
     uint32_t pre_hash[HLB_MAX_BURST];
     const int prefetched = pin_ok && w->pinned_recently;
+    int arp_in_burst = 0;                 /* any ARP frame: see HLB_PRUN_FN's decide */
     if (prefetched) {
         const struct hlb_conn_table *pct = w->ct;
         for (unsigned k = 0; k < n; k++) {
             HLB_BURST_FRAME pf = frames[k];
-            if (HLB_UNLIKELY(HLB_F_LEN(pf) < HLB_ETH_HLEN + 24))
+            if (HLB_UNLIKELY(HLB_F_LEN(pf) < HLB_ETH_HLEN + 24)) {
+                arp_in_burst = 1;         /* (a short frame: not worth telling apart) */
                 continue;
+            }
+            uint16_t type;
+            memcpy(&type, HLB_F_DATA(pf) + 12, 2);
+            arp_in_burst |= type == hlb_htons(HLB_ETHERTYPE_ARP);
             const uint8_t *pd = HLB_F_DATA(pf) + HLB_ETH_HLEN;
             struct hlb_5tuple pt;
             uint32_t ports;
@@ -593,7 +685,14 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             pt.proto = pd[9];
             uint32_t h = hlb_conn_hash(&pt);
             pre_hash[k] = h;
-            hlb_conn_prefetch(pct, h);
+            /* A pure SYN probably opens a connection: its table line (the loop
+             * adds its bucket); any other frame: its cache set (its table line
+             * follows in HLB_PEND_FN if the cache does not hold it). */
+            uint8_t flags = HLB_F_LEN(pf) >= HLB_ETH_HLEN + 20 + 14 ? pd[20 + 13] : 0;
+            if (pt.proto == HLB_IPPROTO_TCP && (flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+                hlb_conn_prefetch(pct, h);
+            else
+                hlb_conn_fc_prefetch(pct, h);
         }
     }
 
@@ -640,6 +739,33 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         if (s_pinned) {
             if (HLB_UNLIKELY(n_slow))
                 goto slow_frame;
+            if (n_pend == 0 && prefetched && !arp_in_burst) {
+                /* Frames of this service from this one on: decided by the flow
+                 * cache where it can (HLB_PRUN_FN), the rest pending. */
+                struct lean_prun r = {.ct = w->ct, .s = s, .pre_hash = pre_hash,
+                                      .key = last_key, .mtu = mtu, .overhead = sv_overhead,
+                                      .prefetched = prefetched, .decide = 1, .t = t,
+                                      .eth0 = eth0, .eth1 = eth1, .ip = sv_ip, .gre = sv_gre,
+                                      .bsum = sv_bsum, .gen = t->gen, .now = now,
+                                      .two_port = two_port, .out = out};
+                unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i, n, burst_port);
+                if (HLB_LIKELY(next > i)) {
+                    n_pend = r.np;
+                    pend_rx_bytes += r.rx_bytes;
+                    if (r.decided) {
+                        struct hlb_counter *sc = &t->svc_counters[s - t->services];
+                        sc->packets += r.decided;
+                        sc->bytes += r.inner_bytes;
+                        decided += r.decided;
+                        handled += r.decided;
+                        fwd += r.decided;
+                        fwd_bytes += r.fwd_bytes;
+                        rx_bytes += r.decided_rx_bytes;
+                    }
+                    i = next - 1;
+                    continue;
+                }
+            }
             uint32_t h = prefetched ? pre_hash[i] : hlb_conn_hash(&pl.t);
             /* Read here rather than taken from pl: only pinned frames need the
              * flags, and the compiler then drops them for the others. */
@@ -647,7 +773,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
                 hlb_conn_prefetch_bucket(w->ct, h);   /* likely an insert */
             else if (!prefetched)
-                hlb_conn_prefetch(w->ct, h);
+                hlb_conn_fc_prefetch(w->ct, h);
             hlb_conn_key(&pl.t, &pend.k0[n_pend], &pend.k1[n_pend]);
             pend.k1[n_pend] |= (uint64_t)tcp_flags << 40 | (uint64_t)inner << 48;
             pend_rx_bytes += len;
@@ -658,9 +784,9 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 /* The frames behind, while they go to the same service: its own loop. */
                 struct lean_prun r = {.ct = w->ct, .s = s, .pre_hash = pre_hash,
                                       .key = last_key, .mtu = mtu, .overhead = sv_overhead,
-                                      .prefetched = prefetched};
-                unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i + 1, n);
-                n_pend += next - (i + 1);
+                                      .prefetched = prefetched, .t = t};
+                unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i + 1, n, burst_port);
+                n_pend = r.np;
                 pend_rx_bytes += r.rx_bytes;
                 i = next - 1;
             }
@@ -746,7 +872,11 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         fwd += pend.fwd;
         fwd_bytes += pend.fwd_bytes;
     }
-    w->pinned_recently = n_pend != 0;
+    w->pinned_recently = n_pend + decided != 0;
+    if (decided) {
+        w->st.conn_hits += decided;
+        w->ct->fc_hits += decided;
+    }
     w->st.rx_packets += handled;
     w->st.lean_packets += handled;
     w->st.rx_bytes += rx_bytes;

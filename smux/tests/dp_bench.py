@@ -103,7 +103,8 @@ def run_smux(mode, seconds, core):
     done = next(json.loads(l) for l in p.stdout.splitlines() if '"event":"exit"' in l)
     return {"pkts": done["rx"], "wall": done["seconds"], "cpu": done["cpuSeconds"],
             "inserts": done["connInserts"], "fwd": done["forwarded"], "tsc": done["tscHz"],
-            "failures": done["connInsertFailures"], "entries": done["connEntries"]}
+            "failures": done["connInsertFailures"], "entries": done["connEntries"],
+            "hits": done["connHits"], "cacheHits": done.get("connCacheHits", 0)}
 
 
 MODES = [
@@ -172,7 +173,8 @@ def main():
     print(f"\nnew-connection insert rate (datapath, every packet a new SYN): {ins:.2f} M/s per core")
     pre = res["conn"][0]
     print(f"1M-connection run: table held {pre['entries']} entries, "
-          f"{pre['failures']} insert failures")
+          f"{pre['failures']} insert failures; {pre['cacheHits']} of {pre['hits']} "
+          f"connection hits decided from the flow cache")
     print(f"wall-clock ratios: stateless {med('crc32', 'wall') / tp_wall:.2f}x, "
           f"conn {med('conn', 'wall') / tp_wall:.2f}x")
     tp64 = med("testpmd64", "core")

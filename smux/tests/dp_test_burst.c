@@ -35,6 +35,33 @@ static const char *TABLE =
     "{\"ip\":\"10.0.6.2\",\"weight\":3000},{\"ip\":\"10.0.6.3\",\"weight\":1}]}]}"
     "]}";
 
+/* TABLE after a change of the pinned pools: 100.64.0.3 loses 10.0.3.2 and gains
+ * 10.0.3.9, 100.64.0.4 loses 10.0.4.1 (their connections are re-pinned). */
+static const char *TABLE2 =
+    "{\"version\":1,\"vips\":["
+    /* crc32 + IP-in-IP, unpinned, weights and a hostIp */
+    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":1},"
+    "{\"ip\":\"10.0.1.2\",\"weight\":2,\"hostIp\":\"172.16.0.2\"},{\"ip\":\"10.0.1.3\",\"weight\":3}]},"
+    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.1.4\"},{\"ip\":\"10.0.1.5\"}]}]},"
+    /* ovs + GRE, unpinned */
+    "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"hashBasis\":7,\"encap\":\"gre\","
+    "\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
+    "{\"ip\":\"10.0.2.1\",\"weight\":1},{\"ip\":\"10.0.2.2\",\"weight\":4},{\"ip\":\"10.0.2.3\",\"weight\":0}]}]},"
+    /* crc32, every TCP port, pinned */
+    "{\"vip\":\"100.64.0.3\",\"selection\":\"crc32\",\"connTable\":true,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.3.1\"},{\"ip\":\"10.0.3.3\"},{\"ip\":\"10.0.3.9\"}]},"
+    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.3.4\"},{\"ip\":\"10.0.3.5\"}]}]},"
+    /* ovs + GRE, pinned */
+    "{\"vip\":\"100.64.0.4\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":true,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.4.2\",\"weight\":3}]}]},"
+    /* empty pool (no_backend), and a pool too heavy for the slot array */
+    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]},"
+    "{\"vip\":\"100.64.0.6\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":5000},"
+    "{\"ip\":\"10.0.6.2\",\"weight\":3000},{\"ip\":\"10.0.6.3\",\"weight\":1}]}]}"
+    "]}";
+
 struct world {
     struct hlb_worker w;
     struct hlb_conn_table *ct;
@@ -259,6 +286,89 @@ static void test_burst_equals_reference(void **state)
     world_free(&b);
 }
 
+/* The same comparison while the connection table changes under the flow cache in
+ * every way it can: the idle sweep runs between bursts, the table is swapped
+ * between two versions (connections of removed DIPs are re-pinned, the others stay
+ * with a new generation), RSTs and FINs close entries, timers come due, and time
+ * moves in small steps most of the time, so established flows are decided from the
+ * cache between those changes.  The small table's cache (32 sets of 2) holds fewer
+ * flows than the bursts use, so copies are also replaced. */
+static void test_burst_equals_reference_cache_coherence(void **state)
+{
+    (void)state;
+    struct world a, b;
+    world_init(&a);
+    world_init(&b);
+    uint8_t va[HLB_MAX_BURST], vb[HLB_MAX_BURST];
+    uint32_t now = 1000, gen = 1;
+    rng_state = 4242;
+    for (int r = 0; r < 2 * ROUNDS; r++) {
+        unsigned n = 1 + rnd() % HLB_MAX_BURST;
+        /* Every other burst only TCP segments to the pinned VIPs (no ARP, no short
+         * frame: the lean pass may then decide cached flows in its parse loop). */
+        int clean = r % 2 == 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (clean || rnd() % 4) {                 /* mostly established segments */
+                char src[32];
+                snprintf(src, sizeof(src), "198.51.100.%u", 1 + rnd() % 6);
+                int v4 = rnd() % 2;
+                static const uint8_t fl[] = {HLB_TCP_FIN | HLB_TCP_ACK, HLB_TCP_RST,
+                                             HLB_TCP_SYN, HLB_TCP_SYN | HLB_TCP_ACK};
+                unsigned c = rnd() % 24;
+                build_tcp(&fa[i], src, v4 ? "100.64.0.4" : "100.64.0.3",
+                          (uint16_t)(40000 + rnd() % 8), v4 ? 443 : 80,
+                          c < 4 ? fl[c] : HLB_TCP_ACK);
+            } else {
+                random_frame(&fa[i], 0);
+            }
+            if (clean && r % 8 == 0 && i == n - 1 && n > 1) {
+                /* The gateway's MAC changes at the end of the burst: the full
+                 * body gives the new MAC to every pinned frame of the burst. */
+                uint8_t mac[6] = {0x02, 0x47, 0x57, 0, 0, (uint8_t)(rnd() % 250 + 1)};
+                build_arp(&fa[i], HLB_ARP_REPLY, mac, "192.0.2.1", "192.0.2.10");
+            }
+            fb[i] = fa[i];
+            fb[i].p.data = fb[i].buf + (fa[i].p.data - fa[i].buf);
+        }
+        struct hlb_pkt pa[HLB_MAX_BURST], pb[HLB_MAX_BURST];
+        for (unsigned i = 0; i < n; i++) {
+            pa[i] = fa[i].p;
+            pb[i] = fb[i].p;
+        }
+        hlb_dp_burst(&a.w, a.t, pa, va, n, now);
+        hlb_dp_burst_reference(&b.w, b.t, pb, vb, n, now);
+        for (unsigned i = 0; i < n; i++) {
+            fa[i].p = pa[i];
+            fb[i].p = pb[i];
+            assert_same_frame(&fa[i], va[i], &fb[i], vb[i], (int)i);
+        }
+        assert_same_world(&a, &b);
+        if (r % 41 == 40) {                           /* table swap */
+            const char *doc = gen % 2 ? TABLE2 : TABLE;
+            gen++;
+            hlb_table_free(a.t);
+            hlb_table_free(b.t);
+            a.t = table_ok(doc, 1);
+            b.t = table_ok(doc, 1);
+            a.t->gen = b.t->gen = gen;
+        }
+        unsigned step = rnd() % 8;
+        now += step == 0 ? rnd() % 20000 : step == 1 ? 1000 + rnd() % 2000 : rnd() % 100;
+        uint32_t sweep = 4 + rnd() % 64;              /* the same buckets in both */
+        hlb_conn_sweep(a.ct, now, sweep);
+        hlb_conn_sweep(b.ct, now, sweep);
+    }
+    print_message("flow cache decided %llu of %llu connection hits; %llu re-pinned\n",
+                  (unsigned long long)a.ct->fc_hits, (unsigned long long)a.w.st.conn_hits,
+                  (unsigned long long)a.w.st.conn_repinned);
+    assert_true(a.ct->fc_hits > 200);
+    assert_int_equal(b.ct->fc_hits, 0);
+    assert_true(a.w.st.conn_repinned > 0);
+    assert_true(a.ct->st.evict_timeout > 0 && a.ct->st.closed > 0);
+    world_free(&a);
+    world_free(&b);
+}
+
 /* Bursts against the single-frame path: same DIP and bytes for every frame. */
 static void test_burst_equals_one_at_a_time(void **state)
 {
@@ -319,6 +429,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_equals_reference),
+        cmocka_unit_test(test_burst_equals_reference_cache_coherence),
         cmocka_unit_test(test_burst_equals_one_at_a_time),
         cmocka_unit_test(test_clean_burst_is_lean),
     };

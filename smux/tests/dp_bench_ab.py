@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Interleaved A/B of two hlb-smux binaries in one session (for speed work).
+
+Each repetition runs dpdk-testpmd io-forward once, then every chosen mode on binary A
+and on binary B (the order of A and B alternates between repetitions), so both see
+the same machine load.  Prints per-core Mpps, cycles/packet and the ratio to that
+repetition's testpmd, and the medians.  Uses dp_bench.py's runners.
+
+  python3 smux/tests/dp_bench_ab.py OLD_BIN NEW_BIN [--reps 5] [--seconds 2]
+      [--modes crc32,conn]
+"""
+import argparse
+import statistics
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dp_bench as b  # noqa: E402
+import dp_testlib as tl  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--core", type=int, default=1)
+    ap.add_argument("--modes", default="crc32,conn")
+    o = ap.parse_args()
+    modes = [m for m in b.MODES if m["key"] in o.modes.split(",")]
+    ratio = {(m["key"], v): [] for m in modes for v in "AB"}
+    cycles = {(m["key"], v): [] for m in modes for v in "AB"}
+    for rep in range(o.reps):
+        tp = b.run_testpmd(o.seconds, o.core)
+        tp_rate = tp["pkts"] / tp["cpu"]
+        order = ("A", "B") if rep % 2 == 0 else ("B", "A")
+        line = [f"rep {rep + 1}: testpmd {tp_rate / 1e6:.2f} Mpps/core"]
+        for m in modes:
+            for v in order:
+                tl.SMUX_BIN = o.a if v == "A" else o.b
+                r = b.run_smux(m, o.seconds, o.core)
+                if r["fwd"] != r["pkts"] and m["key"] != "raw":
+                    raise SystemExit(f"{v} {m['key']}: not every packet forwarded")
+                rate = r["pkts"] / r["cpu"]
+                ratio[(m["key"], v)].append(rate / tp_rate)
+                cycles[(m["key"], v)].append(r["tsc"] / rate)
+                line.append(f"{m['key']}-{v} {rate / 1e6:.2f} ({r['tsc'] / rate:.1f} cyc, "
+                            f"{rate / tp_rate:.3f}x)")
+        print("; ".join(line), flush=True)
+    print()
+    for m in modes:
+        for v in "AB":
+            k = (m["key"], v)
+            print(f"{m['key']:6} {v} ({o.a if v == 'A' else o.b}): median "
+                  f"{statistics.median(cycles[k]):.1f} cycles/pkt, "
+                  f"{statistics.median(ratio[k]):.3f}x testpmd")
+
+
+if __name__ == "__main__":
+    main()
