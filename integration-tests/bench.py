@@ -17,6 +17,7 @@ import calendar
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,6 +69,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--tag", default="bench")
+    p.add_argument("--logs", default="/tmp/hlb-bench-logs", help="where the emulation's logs are copied")
+    p.add_argument("--details", help="write every run's failed/drained switch and outages (JSON) here")
     a = p.parse_args()
     tag = a.tag
     topo_file = "/tmp/hlb-bench-topo-%d.json" % os.getpid()
@@ -80,7 +83,7 @@ def main():
             for i in range(5)]
     vip_file = "/tmp/hlb-bench-vips-%d.json" % os.getpid()
     json.dump({"vips": vips}, open(vip_file, "w"))
-    res = {"failoverMs": [], "detectMs": [], "computeMs": [], "programMs": [], "migrationLost": []}
+    res = {"failoverMs": [], "detectMs": [], "computeMs": [], "programMs": [], "migrationLost": [], "details": []}
     try:
         subprocess.run([hlbemu.PY, os.path.join(REPO, "topologies", "hlbemu.py"), "start", "--tag", tag,
                         "--topology", topo_file, "--vips", vip_file], check=True)
@@ -131,6 +134,8 @@ def main():
             u = emu.finish(udp)
             emu.recover_switch(sw)
             res["failoverMs"].append(u["maxOutageMs"])
+            res["details"].append({"failed": sw, "vip": vip, "client": probe_client, "lost": u["lost"],
+                                   "outages": u["outages"][:12]})
             t_det, _ = log_time(emu, r"switch %s .* is down" % re.escape(sw), t_fail - 1)
             t_wd, line = log_time(emu, r"withdrew .* failed switch %s" % re.escape(sw), t_fail - 1)
             if t_det:
@@ -153,7 +158,9 @@ def main():
                 r for r in emu.api("GET", "/migrations")[1].get("recent", [])
                 if r["id"] not in seen and r.get("state") != "running"], 120, 0.5)
             time.sleep(2)
-            res["migrationLost"].append(emu.finish(udp)["lost"])
+            u = emu.finish(udp)
+            res["migrationLost"].append(u["lost"])
+            res["details"].append({"drained": sw, "vip": vip, "lost": u["lost"], "outages": u["outages"][:12]})
             emu.api("DELETE", "/switches/%s/drain" % sw)
 
         for pr in load:
@@ -173,10 +180,17 @@ def main():
         res["loop"] = {"put": (code, round(t_put, 2)), "installed": round(t_installed, 2) if ok else None,
                        "reassign": (code2, round(t_reassign, 2))}
     finally:
+        logs = os.path.join(hlbemu.rundir(tag), "logs")
+        if os.path.isdir(logs):  # the daemon's, SMuxes', FRR's logs, to explain a figure
+            shutil.rmtree(a.logs, ignore_errors=True)
+            shutil.copytree(logs, a.logs)
         hlbemu.stop(tag, quiet=True)
         for f in (topo_file, vip_file):
             if os.path.exists(f):
                 os.unlink(f)
+    if a.details:
+        with open(a.details, "w") as f:
+            json.dump(res["details"], f, indent=1)
     n = len(res["failoverMs"])
     print("hybridlb end-to-end bench: k=4 fat-tree emulation, real hybridlbd, %d runs (medians)" % n)
     print("  HMux->SMux failover at the client (paced UDP 1000/s): %s ms   runs %s" % (

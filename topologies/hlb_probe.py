@@ -3,8 +3,8 @@
 
   udp   paced UDP stream to VIP:port from --flows fixed source ports (each one flow, so one
         DIP); the DIP echoes each datagram with its name (hlb_http_server.py). Reports sent,
-        received, lost, the DIPs each flow reached and the outage (first lost -> first
-        answered again, at the client) — the failover time.
+        received, lost, the DIPs each flow reached and the outages (per flow: first lost ->
+        that flow answered again, at the client); the longest is the failover time.
   tcp   --conns long-lived HTTP/1.1 keep-alive connections, one GET every --interval each.
         Reports per connection: requests answered, errors (reset/timeout), DIPs seen,
         retransmissions (TCP_INFO), the longest wait for an answer.
@@ -89,22 +89,26 @@ def udp_probe(a):
     for f in range(a.flows):
         names = sorted({received[s][0] for s in range(f, n_total, a.flows) if s in received})
         flows.append({"flow": f, "dips": names, "lost": sum(1 for s in lost if s % a.flows == f)})
-    # Outages: runs of consecutive lost seqs (by send time); the outage lasts from the first
-    # lost send to the next answered send.
+    # Outages, per flow (a flow is one connection's view: one 5-tuple, one path): a run of the
+    # flow's consecutive lost datagrams, from the first lost send to the flow's next answered
+    # send. Judged over all flows together, a failure that cuts half the flows for a second
+    # would show as short gaps between the other half's answers.
     outages = []
-    run_start = None
-    for s in range(n_total):
-        if s not in received:
-            if run_start is None:
-                run_start = s
-        elif run_start is not None:
-            outages.append({"fromSeq": run_start, "lost": s - run_start,
-                            "ms": round((sent_at[s] - sent_at[run_start]) * 1000, 1),
-                            "atS": round(sent_at[run_start] - start, 3)})
-            run_start = None
-    if run_start is not None:
-        outages.append({"fromSeq": run_start, "lost": n_total - run_start, "ms": None,
-                        "atS": round(sent_at[run_start] - start, 3), "unrecovered": True})
+    for f in range(a.flows):
+        run_start = None
+        for s in range(f, n_total, a.flows):
+            if s not in received:
+                if run_start is None:
+                    run_start = s
+            elif run_start is not None:
+                outages.append({"flow": f, "fromSeq": run_start, "lost": (s - run_start) // a.flows,
+                                "ms": round((sent_at[s] - sent_at[run_start]) * 1000, 1),
+                                "atS": round(sent_at[run_start] - start, 3)})
+                run_start = None
+        if run_start is not None:
+            outages.append({"flow": f, "fromSeq": run_start, "lost": (n_total - run_start + a.flows - 1) // a.flows,
+                            "ms": None, "atS": round(sent_at[run_start] - start, 3), "unrecovered": True})
+    outages.sort(key=lambda o: o["fromSeq"])
     return {"mode": "udp", "vip": a.vip, "port": a.port, "rate": a.rate, "sent": n_total,
             "received": len(received), "lost": len(lost), "flows": flows, "outages": outages,
             "maxOutageMs": None if any(o.get("unrecovered") for o in outages)
