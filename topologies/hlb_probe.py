@@ -232,7 +232,9 @@ def main():
     p.add_argument("--interval", type=float, default=0.02)
     p.add_argument("--duration", type=float, default=5.0)
     p.add_argument("--timeout", type=float, default=3.0)
-    p.add_argument("--grace", type=float, default=0.5)
+    # how long answers to the last datagrams are awaited after the last send: under load, 0.5 s
+    # counted late answers of the last ~60 ms of sends as lost
+    p.add_argument("--grace", type=float, default=1.5)
     p.add_argument("--progress")
     a = p.parse_args()
     if a.duration > 600 or a.rate > 5000 or a.rate <= 0:
