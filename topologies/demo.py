@@ -218,7 +218,8 @@ def main():
             wait(lambda: placement(emu).get(grown) == "smux", 60, 0.5)
             time.sleep(4)
             held = emu.api("GET", "/assignment")[1].get("heldOnSmuxes", {}).get(grown)
-            results["dipAddHeld"] = held
+            results["dipAddHeld"] = ("%s connections would have changed DIP" % held.get("divergingConnections")
+                                     if held else "not held")
             say("VIP %s is on the SMuxes: %s pinned connections would change DIP on an HMux" % (
                 grown, held.get("divergingConnections") if held else "no"))
             print(emu.cli("assignment"))
