@@ -7,9 +7,11 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -294,7 +296,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         Set<String> copy = new LinkedHashSet<>(live);
         enqueue(() -> {
             if (!copy.equals(liveSmuxes)) {
+                boolean lost = !copy.containsAll(liveSmuxes);
                 liveSmuxes = copy;
+                if (lost) {
+                    dropLostSmuxesFromGroups();
+                }
                 requestReconcile("SMuxes " + copy);
             }
         });
@@ -459,6 +465,34 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "repairing SMux groups", e);
             lastError = "repairing SMux groups: " + e.getMessage();
+        }
+    }
+
+    /**
+     * A lost SMux leaves every aggregate group at once, as a failed HMux's routes are withdrawn at
+     * once: the flows hashed to it go to the others (which pick the same DIPs) without waiting for
+     * the reconcile to read every device back. With no SMux left, the reconcile decides.
+     */
+    private void dropLostSmuxesFromGroups() {
+        List<String> live = liveIds();
+        if (live.isEmpty()) {
+            return;
+        }
+        Map<String, Smux> byId = smuxesById();
+        List<Smux> members = new ArrayList<>();
+        live.forEach(id -> members.add(byId.get(id)));
+        Set<String> aggregates = new TreeSet<>();
+        state.installedVips.values().forEach(v -> aggregates.add(v.aggregate));
+        long t0 = System.nanoTime();
+        try {
+            for (String a : aggregates) {
+                ports.hmux.setSmuxGroup(a, members);
+            }
+            LOG.info(String.format(Locale.ROOT, "SMux lost: %d aggregate groups now over %s (%.1f ms)",
+                    aggregates.size(), live, (System.nanoTime() - t0) / 1e6));
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "dropping lost SMuxes from the aggregate groups", e);
+            lastError = "dropping lost SMuxes from the aggregate groups: " + e.getMessage();
         }
     }
 

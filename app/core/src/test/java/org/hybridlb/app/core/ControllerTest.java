@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.StateStore;
@@ -438,6 +439,27 @@ class ControllerTest {
         assertEquals(tableBefore, Json.write(fabric.tables.get("smux-0").vips));
         assertEquals(at, placement(c, "10.100.0.1"));
         assertTrue(c.vips().isEmpty(), "the configuration says deleted; the next reconcile tries again");
+    }
+
+    @Test
+    void aLostSmuxLeavesTheAggregateGroupsBeforeAnythingIsReadBack() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        vipOnHmux(c, "10.100.0.1", 0, 1);
+        String at = placement(c, "10.100.0.1");
+        String lost = topo.smuxes.get(1).id;
+        List<Set<String>> atFirstRead = new ArrayList<>();
+        fabric.onInstalledOn = sw -> {
+            if (atFirstRead.isEmpty()) {
+                atFirstRead.add(Set.copyOf(fabric.groups.get(AGG)));
+            }
+        };
+        fabric.live.remove(lost);
+        c.smuxesChanged(fabric.liveSmuxes());
+        c.awaitIdle(20_000);
+        // the SMuxes' ECMP (its flows go to the others) cannot wait for the reconcile's read-back
+        assertEquals(List.of(Set.copyOf(fabric.liveSmuxes())), atFirstRead);
+        assertFalse(fabric.groups.get(AGG).contains(lost));
+        assertEquals(at, placement(c, "10.100.0.1"), "the VIP stays where it was");
     }
 
     @Test

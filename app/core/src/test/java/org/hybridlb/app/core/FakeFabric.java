@@ -45,6 +45,8 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     String lieOn;
     int lies;
     int reads;
+    /** Called with the switch before each {@code installedOn} answers (what a test sees at read-back time). */
+    java.util.function.Consumer<String> onInstalledOn = sw -> { };
     /** The next puts fail as if the SMux were unreachable. */
     int failPuts;
 
@@ -110,6 +112,7 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     @Override
     public synchronized Map<String, VipEntry> installedOn(String switchId) {
         reads++;
+        onInstalledOn.accept(switchId);
         if (down.contains(switchId)) {
             throw new SouthboundException("switch " + switchId + " unreachable");
         }
