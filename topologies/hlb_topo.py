@@ -50,7 +50,7 @@ FALLBACK_TABLE = 3
 # match. The switch next to the failure repairs as soon as its port is down, without waiting
 # for the fabric's routing to reconverge.
 LOCAL_REPAIR_BASE = 0xe0000000
-REPAIR_GROUP = 0xe0000000           # always alive (indirect): the second buckets watch it
+REPAIR_GROUP = LOCAL_REPAIR_BASE     # (no switch has location 0) always alive, indirect: the second buckets watch it
 
 
 def _mac(n):
