@@ -1,5 +1,6 @@
 package org.hybridlb.standalone.ovs;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -100,8 +101,9 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
     private String backgroundError;
     /**
      * The last reading of each switch, valid until something is sent to it or {@link #SNAPSHOT_TTL_MS}
-     * passes (longer when reading took long, see {@link #readAll}): the controller reads the switches one by one (repair, verify), so the first read
-     * fetches every switch without a valid reading in parallel and the others are served from here.
+     * passes (longer when reading took long, see {@link #readAll}): the controller reads the
+     * switches one by one (repair, verify), so the first read fetches every switch without a valid
+     * reading in parallel and the others are served from here.
      */
     private final Map<String, Snapshot> snapshots = new HashMap<>();
     static final long SNAPSHOT_TTL_MS = 1000;
@@ -124,7 +126,7 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
     }
 
     /** The least time a reading is reused for (default {@link #SNAPSHOT_TTL_MS}). */
-    public synchronized void snapshotTtl(java.time.Duration ttl) {
+    public synchronized void snapshotTtl(Duration ttl) {
         snapshotTtlNanos = ttl.toNanos();
     }
 
