@@ -239,6 +239,26 @@ static void assert_same_world(const struct world *a, const struct world *b)
 
 static struct tframe fa[HLB_MAX_BURST], fb[HLB_MAX_BURST];
 
+/* fa[0..n) through hlb_dp_burst on a, fb[0..n) through the reference on b, as whole
+ * bursts: every frame, verdict and the worlds' state must come out the same. */
+static void burst_both_and_compare(struct world *a, struct world *b, unsigned n, uint32_t now)
+{
+    struct hlb_pkt pa[HLB_MAX_BURST], pb[HLB_MAX_BURST];
+    uint8_t va[HLB_MAX_BURST], vb[HLB_MAX_BURST];
+    for (unsigned i = 0; i < n; i++) {
+        pa[i] = fa[i].p;
+        pb[i] = fb[i].p;
+    }
+    hlb_dp_burst(&a->w, a->t, pa, va, n, now);
+    hlb_dp_burst_reference(&b->w, b->t, pb, vb, n, now);
+    for (unsigned i = 0; i < n; i++) {
+        fa[i].p = pa[i];
+        fb[i].p = pb[i];
+        assert_same_frame(&fa[i], va[i], &fb[i], vb[i], (int)i);
+    }
+    assert_same_world(a, b);
+}
+
 /* lean + general (hlb_dp_burst) against the general code alone, whole bursts. */
 static void test_burst_equals_reference(void **state)
 {
@@ -246,7 +266,6 @@ static void test_burst_equals_reference(void **state)
     struct world a, b;
     world_init(&a);
     world_init(&b);
-    uint8_t va[HLB_MAX_BURST], vb[HLB_MAX_BURST];
     uint32_t now = 1000;
     rng_state = 12345;
     for (int r = 0; r < ROUNDS; r++) {
@@ -261,19 +280,7 @@ static void test_burst_equals_reference(void **state)
             a.w.cfg.two_port = b.w.cfg.two_port = 1;
         if (r % 50 == 7)                              /* gateway unknown for a while */
             a.w.cfg.gw_known = b.w.cfg.gw_known = 0;
-        struct hlb_pkt pa[HLB_MAX_BURST], pb[HLB_MAX_BURST];
-        for (unsigned i = 0; i < n; i++) {
-            pa[i] = fa[i].p;
-            pb[i] = fb[i].p;
-        }
-        hlb_dp_burst(&a.w, a.t, pa, va, n, now);
-        hlb_dp_burst_reference(&b.w, b.t, pb, vb, n, now);
-        for (unsigned i = 0; i < n; i++) {
-            fa[i].p = pa[i];
-            fb[i].p = pb[i];
-            assert_same_frame(&fa[i], va[i], &fb[i], vb[i], (int)i);
-        }
-        assert_same_world(&a, &b);
+        burst_both_and_compare(&a, &b, n, now);
         now += rnd() % 3000;                          /* timeouts expire in between */
     }
     /* The lean pass did finish most frames (the comparison is not vacuous). */
@@ -299,7 +306,6 @@ static void test_burst_equals_reference_cache_coherence(void **state)
     struct world a, b;
     world_init(&a);
     world_init(&b);
-    uint8_t va[HLB_MAX_BURST], vb[HLB_MAX_BURST];
     uint32_t now = 1000, gen = 1;
     rng_state = 4242;
     for (int r = 0; r < 2 * ROUNDS; r++) {
@@ -330,19 +336,7 @@ static void test_burst_equals_reference_cache_coherence(void **state)
             fb[i] = fa[i];
             fb[i].p.data = fb[i].buf + (fa[i].p.data - fa[i].buf);
         }
-        struct hlb_pkt pa[HLB_MAX_BURST], pb[HLB_MAX_BURST];
-        for (unsigned i = 0; i < n; i++) {
-            pa[i] = fa[i].p;
-            pb[i] = fb[i].p;
-        }
-        hlb_dp_burst(&a.w, a.t, pa, va, n, now);
-        hlb_dp_burst_reference(&b.w, b.t, pb, vb, n, now);
-        for (unsigned i = 0; i < n; i++) {
-            fa[i].p = pa[i];
-            fb[i].p = pb[i];
-            assert_same_frame(&fa[i], va[i], &fb[i], vb[i], (int)i);
-        }
-        assert_same_world(&a, &b);
+        burst_both_and_compare(&a, &b, n, now);
         if (r % 41 == 40) {                           /* table swap */
             const char *doc = gen % 2 ? TABLE2 : TABLE;
             gen++;

@@ -414,13 +414,7 @@ public class HybridlbManagerTest {
 
     /** The DIPs of the VIP's tcp/80 pool in the SMux table. */
     Set<String> smuxDips() {
-        Set<String> out = new TreeSet<>();
-        for (org.hybridlb.app.core.model.SmuxTable.Entry e : onos.smuxes.tables.get("smux-1").vips) {
-            if (e.vip.equals(VIP)) {
-                e.ports.get(0).dips.forEach(b -> out.add(b.ip));
-            }
-        }
-        return out;
+        return smuxDips(VIP);
     }
 
     @Test
