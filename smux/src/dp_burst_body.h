@@ -195,8 +195,9 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation): expects
- * two_port, burst_port, eth0, eth1, dips, out, fwd_bytes, fwd and dctr in scope. */
-#define HLB_LEAN_ENCAP(k, fe, de, gre, ip_hdr, bsum, dip, inner)                         \
+ * two_port, burst_port, eth0, eth1, dips, fwd_bytes, fwd and dctr in scope.  out[k]
+ * is not written: HLB_BURST_FN set every frame's to its lean port beforehand. */
+#define HLB_LEAN_ENCAP(fe, de, gre, ip_hdr, bsum, dip, inner)                         \
     do {                                                                                \
         uint32_t overhead = 20u + 4u * (gre);                                           \
         uint16_t out_port = two_port ? 1 : HLB_F_IN_PORT(fe, burst_port);               \
@@ -220,7 +221,6 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         }                                                                               \
         uint32_t flen = HLB_ETH_HLEN + tot;                                             \
         HLB_F_PUSH(fe, overhead, flen);                                                 \
-        out[k] = (uint8_t)out_port;                                                     \
         fwd_bytes += flen;                                                              \
         fwd++;                                                                          \
         dctr[dip].packets++;                                                            \
@@ -248,8 +248,8 @@ struct lean_run {
  * registers instead of competing with the whole lean pass's; gre, port0 and
  * two_port are constants in the common instance (IP-in-IP, one port, one-armed). */
 static inline __attribute__((always_inline)) unsigned
-HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out,
-                             unsigned i, unsigned n, uint16_t burst_port, const uint32_t gre,
+HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
+                             unsigned n, uint16_t burst_port, const uint32_t gre,
                              const uint32_t port0, const int two_port)
 {
     const struct hlb_dip *dips = r->t->dips;
@@ -282,7 +282,7 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_
         if (port0)
             h ^= hlb_crc32_dport(pl.t.dst_port);
         int dip = (int)slot[hlb_fastmod(h, m, total)];
-        HLB_LEAN_ENCAP(i, f, d, gre, ip, bsum, dip, inner);
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, inner);
         rx_bytes += len;
         inner_bytes += inner;
     }
@@ -296,12 +296,12 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_
 }
 
 static __attribute__((noinline)) unsigned
-HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, uint8_t *out, unsigned i, unsigned n,
+HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
            uint16_t burst_port)
 {
     if (HLB_LIKELY(!r->gre && !r->port0 && !r->two_port))
-        return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, out, i, n, burst_port, 0, 0, 0);
-    return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, out, i, n, burst_port, r->gre, r->port0,
+        return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0, 0);
+    return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, r->port0,
                                         (int)r->two_port);
 }
 
@@ -321,6 +321,7 @@ struct lean_pend {
     /* out */
     uint64_t fwd_bytes;
     unsigned fwd;
+    unsigned dropped;                 /* frames with no backend (out[] says so) */
 };
 
 /* A packed k1 (struct lean_pend) of a TCP segment with SYN and without ACK. */
@@ -361,6 +362,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
     const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
     const uint32_t gen = t->gen;
     uint64_t hits = 0, fc_hits = 0;
+    unsigned dropped = 0;
     /* The cache sets were prefetched by the lean pass; the table lines of the
      * frames the cache does not hold are fetched now, all together.  (Only a hint:
      * the decision below looks again, in arrival order.) */
@@ -412,6 +414,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
             if (HLB_UNLIKELY(dip < 0)) {
                 hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
                 out[fi] = HLB_OUT_DROP;
+                dropped++;
                 continue;
             }
         }
@@ -420,7 +423,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
         const uint32_t pgre = single ? 0 : ps->encap == HLB_ENCAP_GRE;
         HLB_BURST_FRAME pf = frames[fi];
         uint8_t *pd = HLB_F_DATA(pf);
-        HLB_LEAN_ENCAP(fi, pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip, inner);
+        HLB_LEAN_ENCAP(pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip, inner);
         if (ps != acc.svc) {
             acc_flush_svc(&acc, t);
             acc.svc = ps;
@@ -432,6 +435,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
     w->st.conn_hits += hits;
     ct->fc_hits += fc_hits;
     p->fwd = fwd;
+    p->dropped = dropped;
     p->fwd_bytes = fwd_bytes;
 }
 
@@ -475,7 +479,6 @@ struct lean_prun {
     __m128i eth0, eth1, ip;
     uint32_t gre, bsum, gen, now;
     int two_port;
-    uint8_t *out;
     /* out */
     uint64_t rx_bytes;                /* of the frames added to the pending ones */
     unsigned np;                      /* pending frames now */
@@ -500,7 +503,6 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
     const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
     const uint32_t gre = r->gre, bsum = r->bsum, gen = r->gen, now = r->now;
     const int two_port = r->two_port;
-    uint8_t *out = r->out;
     const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
     const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
     uint64_t fwd_bytes = 0, inner_bytes = 0, decided_rx_bytes = 0;
@@ -537,7 +539,7 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
             if (c && c->table_gen == gen && hlb_time_after(c->expire, now) &&
                 (uint32_t)(c->expire - now) + est_slack >= est_to) {
                 int dip = (int)c->dip_index;
-                HLB_LEAN_ENCAP(i, f, d, gre, ip, bsum, dip, inner);
+                HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, inner);
                 inner_bytes += inner;
                 decided_rx_bytes += len;
                 continue;
@@ -575,14 +577,18 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
  * The pass only does the same work with fewer instructions: the service of the
  * previous frame is reused, and the outer header comes from two 16-byte registers
  * prepared once per burst, into which only the TOS, the length and the checksum
- * are inserted, plus a 4-byte store of the destination.
+ * are inserted, plus a 4-byte store of the destination.  out[] holds every frame's
+ * lean port on entry (HLB_BURST_FN); the pass writes only drops (pinned frames
+ * with no backend, counted in *dropped).
  * Returns the number of frames left in slow[]. */
 static __attribute__((noinline)) unsigned
 HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *frames,
-            uint8_t *out, unsigned n, uint16_t burst_port, uint8_t *slow, uint32_t now)
+            uint8_t *out, unsigned n, uint16_t burst_port, uint8_t *slow, unsigned *dropped,
+            uint32_t now)
 {
     const struct hlb_dp_config *c = &w->cfg;
     unsigned n_slow = 0, i = 0;
+    *dropped = 0;
     (void)burst_port;
     if (HLB_UNLIKELY(!c->gw_known))
         goto rest;
@@ -747,7 +753,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                                       .prefetched = prefetched, .decide = 1, .t = t,
                                       .eth0 = eth0, .eth1 = eth1, .ip = sv_ip, .gre = sv_gre,
                                       .bsum = sv_bsum, .gen = t->gen, .now = now,
-                                      .two_port = two_port, .out = out};
+                                      .two_port = two_port};
                 unsigned next = HLB_PRUN_FN(&r, &pend, n_pend, frames, i, n, burst_port);
                 if (HLB_LIKELY(next > i)) {
                     n_pend = r.np;
@@ -803,7 +809,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             if (HLB_UNLIKELY(dip < 0))
                 goto slow_frame;
         }
-        HLB_LEAN_ENCAP(i, f, d, sv_gre, sv_ip, sv_bsum, dip, inner);
+        HLB_LEAN_ENCAP(f, d, sv_gre, sv_ip, sv_bsum, dip, inner);
         rx_bytes += len;
         handled++;
         run_packets++;
@@ -815,7 +821,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                                  .crc = sv_crc, .port0 = sv_port0, .total = sv_total,
                                  .gre = sv_gre, .bsum = sv_bsum, .mtu = mtu,
                                  .two_port = (uint32_t)two_port};
-            unsigned next = HLB_RUN_FN(&r, frames, out, i + 1, n, burst_port);
+            unsigned next = HLB_RUN_FN(&r, frames, i + 1, n, burst_port);
             rx_bytes += r.rx_bytes;
             fwd_bytes += r.fwd_bytes;
             fwd += r.fwd;
@@ -870,6 +876,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         rx_bytes += pend_rx_bytes;
         handled += n_pend;
         fwd += pend.fwd;
+        *dropped = pend.dropped;
         fwd_bytes += pend.fwd_bytes;
     }
     w->pinned_recently = n_pend + decided != 0;
@@ -889,7 +896,8 @@ rest:
 }
 
 /* The burst: the lean pass, then the full body over what it left.  Returns the
- * number of frames the full body processed (0: all forwarded by the lean pass). */
+ * number of frames the lean pass did not forward (0: every frame leaves on its lean
+ * port, two_port ? 1 : its input port, and out[] may be ignored). */
 static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
                              HLB_BURST_FRAME *frames, uint8_t *out, unsigned n,
                              uint16_t burst_port, uint32_t now)
@@ -898,15 +906,20 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
     HLB_BURST_FRAME slow_frames[HLB_MAX_BURST];
     if (n > HLB_MAX_BURST)
         n = HLB_MAX_BURST;
-    unsigned n_slow = HLB_FAST_FN(w, t, frames, out, n, burst_port, slow, now);
+    /* The lean pass forwards each frame it finishes to this port and writes out[]
+     * only for its drops (a store per packet saved). */
+    for (unsigned i = 0; i < n; i++)
+        out[i] = w->cfg.two_port ? 1 : (uint8_t)HLB_F_IN_PORT(frames[i], burst_port);
+    unsigned dropped;
+    unsigned n_slow = HLB_FAST_FN(w, t, frames, out, n, burst_port, slow, &dropped, now);
     if (HLB_LIKELY(n_slow == 0))
-        return 0;
+        return dropped;
     for (unsigned k = 0; k < n_slow; k++)
         slow_frames[k] = frames[slow[k]];
     HLB_FULL_FN(w, t, slow_frames, slow_out, n_slow, burst_port, now);
     for (unsigned k = 0; k < n_slow; k++)
         out[slow[k]] = slow_out[k];
-    return n_slow;
+    return n_slow + dropped;
 }
 
 #undef HLB_LEAN_ENCAP

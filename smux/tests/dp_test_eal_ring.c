@@ -307,6 +307,42 @@ static void test_mixed_burst_matches_reference(void **state)
     hlb_conn_table_free(ref.ct);
 }
 
+/* A pinned frame the lean pass drops (its VIP's pool has no DIP with weight: a new
+ * connection has no backend) in a burst the lean pass otherwise forwards entirely:
+ * the drop is counted and freed, never sent out as it came in. */
+static void test_lean_drop_not_sent(void **state)
+{
+    (void)state;
+    struct hlb_io io = io_for(1);
+    unsigned avail = rte_mempool_avail_count(pool);
+    hlb_table_free(hlb_table_publish(&slot, table_ok(
+        "{\"version\":3,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\","
+        "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\","
+        "\"weight\":0}]}]},{\"vip\":\"100.64.0.2\",\"selection\":\"crc32\",\"ports\":["
+        "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.2.2\"}]}]}]}", 1)));
+    uint64_t before = w.st.drops[HLB_DROP_NO_BACKEND];
+    struct tframe f;
+    build_tcp(&f, "198.51.100.20", "100.64.0.2", 4100, 80, HLB_TCP_SYN);
+    inject(0, &f);
+    build_tcp(&f, "198.51.100.21", "100.64.0.1", 4101, 80, HLB_TCP_SYN);   /* no backend */
+    inject(0, &f);
+    build_tcp(&f, "198.51.100.22", "100.64.0.2", 4102, 80, HLB_TCP_SYN);
+    inject(0, &f);
+    assert_int_equal(poll_once(&io), 3);
+    for (int k = 0; k < 2; k++) {
+        struct rte_mbuf *m = take(0);
+        assert_non_null(m);
+        uint32_t dst;
+        memcpy(&dst, rte_pktmbuf_mtod(m, uint8_t *) + 30, 4);
+        assert_int_equal(dst, ip4("10.0.2.2"));
+        rte_pktmbuf_free(m);
+    }
+    assert_null(take(0));
+    assert_int_equal(w.st.drops[HLB_DROP_NO_BACKEND], before + 1);
+    assert_int_equal(rte_mempool_avail_count(pool), avail);
+    publish(4, "10.0.1.1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_chained_mbuf_dropped),
         cmocka_unit_test(test_two_port_and_swap),
         cmocka_unit_test(test_mixed_burst_matches_reference),
+        cmocka_unit_test(test_lean_drop_not_sent),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
