@@ -237,7 +237,7 @@ static int port_init(uint16_t port, struct rte_mempool *pool)
 /* ---- benchmark generator ------------------------------------------------------------
  * net_null hands out mbufs without writing their data, as a NIC's DMA would have.  The
  * generator stands in for that DMA: bench_gen_fill_pool() writes a 64-byte TCP frame
- * into every mbuf of the pool once, before the port starts, and bench_gen_hook()
+ * into every mbuf of the pool once, before the worker loop, and bench_gen_hook()
  * then rewrites per received frame only what differs from it: bytes 0-15, which the
  * previous trip through the SMux overwrote with its outer header (net_null never
  * touches data, and the packet core writes nothing past byte 13 of the inner frame),
