@@ -202,25 +202,6 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     /** Runs {@code body} on the controller thread and waits for it (REST calls, tests). */
     <T> T call(Callable<T> body) {
-        return run(body, false);
-    }
-
-    /**
-     * {@link #call} for a read: it goes ahead of the queued work (a reconcile, a migration wave, a
-     * burst of events), so a GET waits at most for the task that is running. Reads change nothing,
-     * and a write's call returns only once it ran, so a read still sees every write whose call
-     * returned before it was made.
-     */
-    <T> T read(Callable<T> body) {
-        return run(body, true);
-    }
-
-    /** Tasks waiting for the controller thread (tests). */
-    int queued() {
-        return queue.size();
-    }
-
-    private <T> T run(Callable<T> body, boolean first) {
         if (Thread.currentThread() == loop) {
             try {
                 return body.call();
@@ -234,11 +215,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             throw ApiException.unavailable("the controller is not running");
         }
         FutureTask<T> task = new FutureTask<>(body);
-        if (first) {
-            queue.addFirst(task);
-        } else {
-            queue.add(task);
-        }
+        queue.add(task);
         try {
             return task.get(config.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -1217,12 +1194,12 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     @Override
     public List<Vip> vips() {
-        return read(() -> List.copyOf(state.desired));
+        return call(() -> List.copyOf(state.desired));
     }
 
     @Override
     public Vip vip(String vip) {
-        return read(() -> find(vip));
+        return call(() -> find(vip));
     }
 
     private Vip find(String vip) {
@@ -1358,7 +1335,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     @Override
     public Map<String, Object> assignment() {
-        return read(() -> {
+        return call(() -> {
             Map<String, Object> out = new LinkedHashMap<>();
             Map<String, String> installed = new LinkedHashMap<>();
             state.installedVips.keySet().forEach(v -> installed.put(v, state.placement(v)));
@@ -1397,7 +1374,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     @Override
     public Map<String, Object> migrations() {
-        return read(() -> {
+        return call(() -> {
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("inFlight", migrating() ? state.migration : null);
             out.put("recent", new ArrayList<>(recent));
@@ -1407,7 +1384,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     @Override
     public List<Map<String, Object>> smuxes() {
-        return read(() -> {
+        return call(() -> {
             List<Map<String, Object>> out = new ArrayList<>();
             for (Smux m : ports.topology.topology().smuxes) {
                 Map<String, Object> s = new LinkedHashMap<>();
@@ -1426,7 +1403,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     @Override
     public Map<String, Object> stats() {
-        return read(() -> {
+        return call(() -> {
             Map<String, Object> out = new LinkedHashMap<>();
             double hmux = 0;
             double smux = 0;
@@ -1460,7 +1437,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     @Override
     public List<Map<String, Object>> switches() {
-        return read(() -> {
+        return call(() -> {
             List<Map<String, Object>> out = new ArrayList<>();
             for (Switch s : ports.topology.topology().switches) {
                 out.add(describe(s));

@@ -6,9 +6,8 @@ import org.hybridlb.solver.model.Vip;
 
 /**
  * What the northbound (REST resources, ONOS CLI, daemon CLI) may ask of the controller. Every
- * call runs on the controller thread and waits; reads (the getters) go ahead of queued work and
- * wait only for the running task. Refusals are {@link ApiException}s and change nothing. Bodies
- * are JSON text so that validation can name the field in the caller's document.
+ * call runs on the controller thread and waits; refusals are {@link ApiException}s and change
+ * nothing. Bodies are JSON text so that validation can name the field in the caller's document.
  */
 public interface HybridlbApi {
     List<Vip> vips();

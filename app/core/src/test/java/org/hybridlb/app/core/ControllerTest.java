@@ -11,11 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.StateStore;
@@ -24,7 +19,6 @@ import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.SwitchRole;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
-import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipTraffic;
 import org.hybridlb.solver.topology.FatTree;
 import org.junit.jupiter.api.AfterEach;
@@ -108,50 +102,6 @@ class ControllerTest {
         assertNotEquals(Assignment.SMUX, at, "a VIP with traffic should reach an HMux: " + c.assignment());
         assertEquals(null, c.assignment().get("lastError"), "no error and no refused plan");
         return at;
-    }
-
-    /** Waits (bounded) until the controller has {@code n} tasks queued. */
-    static void awaitQueued(Controller c, int n) throws InterruptedException {
-        for (int i = 0; i < 2000 && c.queued() < n; i++) {
-            Thread.sleep(1);
-        }
-        assertEquals(n, c.queued(), "tasks queued");
-    }
-
-    @Test
-    void aReadIsAnsweredBeforeWorkQueuedAheadOfIt() throws Exception {
-        Controller c = start(new FakeFabric.MemoryStore());
-        c.createVip(vipJson("10.100.0.1", 0, 1));
-        c.awaitIdle(20_000);
-        CountDownLatch holding = new CountDownLatch(1);
-        CountDownLatch releaseRunning = new CountDownLatch(1);
-        CountDownLatch releaseQueued = new CountDownLatch(1);
-        ExecutorService clients = Executors.newFixedThreadPool(3);
-        try {
-            // One long task runs, a second long one waits behind it, then a GET arrives.
-            Future<?> running = clients.submit(() -> c.call(() -> {
-                holding.countDown();
-                return releaseRunning.await(20, TimeUnit.SECONDS);
-            }));
-            assertTrue(holding.await(20, TimeUnit.SECONDS));
-            Future<?> queued = clients.submit(() -> c.call(() -> releaseQueued.await(20, TimeUnit.SECONDS)));
-            awaitQueued(c, 1);
-            Future<List<Vip>> get = clients.submit(c::vips);
-            awaitQueued(c, 2);
-            releaseRunning.countDown();
-            // FIFO, the GET would wait for the queued task (held until the end of the test).
-            List<Vip> vips = get.get(10, TimeUnit.SECONDS);
-            assertEquals(1, vips.size());
-            assertEquals("10.100.0.1", vips.get(0).vip);
-            assertFalse(queued.isDone(), "the GET went ahead of the queued task");
-            releaseQueued.countDown();
-            running.get(10, TimeUnit.SECONDS);
-            queued.get(10, TimeUnit.SECONDS);
-        } finally {
-            releaseRunning.countDown();
-            releaseQueued.countDown();
-            clients.shutdownNow();
-        }
     }
 
     @Test
