@@ -66,18 +66,21 @@ def test_vip_on_hmux_is_served_through_that_switch(emu, placed):
 
 
 def test_vip_that_does_not_fit_is_served_by_smuxes(emu, placed):
+    # Read the placement between migrations: the periodic re-assignment may be moving VIPs
+    # between the SMuxes and the HMuxes as the earlier tests' traffic shifts.
+    wait_quiet(emu)
     p = placement(emu)
     on_smux = sorted(v["vip"] for v in emu.vips if p.get(v["vip"]) == "smux")
     assert on_smux, "host tables hold 4 entries and 6 VIPs carry traffic: some must be on the SMuxes: %s" % p
     vip = on_smux[0]
+    for sid in emu.fab["switches"]:
+        flows = emu.ofctl(bridge(emu, sid), "dump-flows", "cookie=%s,ip,nw_dst=%s" % (COOKIE, vip))
+        assert "priority=3000" not in flows and "priority=3100" not in flows, (sid, flows)
     s0 = smux_vip_packets(emu, vip)
     r = run_probe(emu, client(emu, 2), "udp", "--vip", vip, "--rate", 200, "--flows", 4, "--duration", 2)
     s1 = smux_vip_packets(emu, vip)
     assert r["lost"] == 0, r
     assert s1 - s0 >= r["sent"], "SMuxes counted %d of %d probe packets" % (s1 - s0, r["sent"])
-    for sid in emu.fab["switches"]:
-        flows = emu.ofctl(bridge(emu, sid), "dump-flows", "cookie=%s,ip,nw_dst=%s" % (COOKIE, vip))
-        assert "priority=3000" not in flows and "priority=3100" not in flows, (sid, flows)
 
 
 BAD_REQUESTS = [
@@ -147,8 +150,9 @@ def test_daemon_restart_mid_traffic_loses_nothing_and_reinstalls_nothing(emu, pl
     reinstalled = [k for k, d in after.items() if k in flows_before and d + 1 < flows_before[k] + elapsed - 5
                    and not any("nw_dst=%s " % v in k[1] for v in moved)]
     assert not reinstalled, "reinstalled after restart: %s" % reinstalled[:3]
-    assert set(after) >= set(flows_before) - {k for k in flows_before if "priority=2000" in k[1]}, \
-        "flows lost: %s" % sorted(set(flows_before) - set(after))[:3]
+    kept = {k for k in flows_before if "priority=2000" not in k[1]
+            and not any("nw_dst=%s " % v in k[1] for v in moved)}
+    assert set(after) >= kept, "flows lost: %s" % sorted(kept - set(after))[:3]
 
 
 def held(emu):
