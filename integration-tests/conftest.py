@@ -104,14 +104,43 @@ def placement(e):
     return a["installed"]
 
 
+def newest_migration(e):
+    """Id of the newest migration, running or finished (0: none yet)."""
+    m = e.api("GET", "/migrations")[1]
+    ids = [r["id"] for r in m.get("recent", [])] + ([m["inFlight"]["id"]] if m.get("inFlight") else [])
+    return max(ids, default=0)
+
+
+def between_migrations(e, measure, tries=3):
+    """measure() run while no migration starts or runs; returns its result. The periodic
+    re-assignment (every 2 s here) moves VIPs as the tests' own traffic shifts, and a VIP that
+    moves in the middle of a measurement is not the case the test is about: measure again."""
+    for _ in range(tries):
+        wait_for(lambda: not e.api("GET", "/migrations")[1].get("inFlight"), 30, 0.5)
+        before = newest_migration(e)
+        result = measure()
+        after = newest_migration(e)
+        if after == before:
+            return result
+        print("migration %d ran during the measurement: measuring again" % after)
+    raise AssertionError("a migration ran during each of %d measurements: %s" % (tries, e.api("GET", "/migrations")[1]))
+
+
 @pytest.fixture(scope="session")
 def placed(emu):
-    """Waits until the controller has put VIPs with traffic on HMuxes; returns the placement."""
-    def some_on_hmux():
+    """Waits until the controller has put VIPs with traffic on HMuxes and the placement has
+    settled (the first measured traffic intervals re-place VIPs); returns the placement."""
+    seen = []
+
+    def settled():
         p = placement(emu)
-        return p if sum(1 for v in p.values() if v != "smux") >= 2 and not emu.api("GET", "/migrations")[1].get("inFlight") else None
-    p = wait_for(some_on_hmux, 90, 1)
-    assert p, "no VIP placed on an HMux after 90 s: %s" % emu.cli("assignment")
+        if sum(1 for v in p.values() if v != "smux") < 2 or emu.api("GET", "/migrations")[1].get("inFlight"):
+            seen.clear()
+            return None
+        seen.append(p)
+        return p if len(seen) >= 3 and all(q == p for q in seen[-3:]) else None
+    p = wait_for(settled, 90, 2)
+    assert p, "no settled placement with VIPs on HMuxes after 90 s: %s" % emu.cli("assignment")
     return p
 
 

@@ -7,7 +7,7 @@ import json
 import re
 import time
 
-from conftest import hmux_vip, migration_of, placement, wait_for
+from conftest import between_migrations, hmux_vip, migration_of, placement, wait_for
 
 COOKIE = "0x4c420000/0xffff0000"
 
@@ -53,32 +53,33 @@ def client(emu, i=0, avoid=None):
 
 
 def test_vip_on_hmux_is_served_through_that_switch(emu, placed):
-    vip, sid = hmux_vip(emu)
-    g0, groups = vip_group_packets(emu, sid, vip)
-    assert groups, "no HMux flow for %s on %s" % (vip, sid)
-    s0 = smux_vip_packets(emu, vip)
-    r = run_probe(emu, client(emu, 3), "udp", "--vip", vip, "--rate", 200, "--flows", 4, "--duration", 2)
-    g1, _ = vip_group_packets(emu, sid, vip)
-    s1 = smux_vip_packets(emu, vip)
+    def measure():
+        vip, sid = hmux_vip(emu)
+        g0, groups = vip_group_packets(emu, sid, vip)
+        assert groups, "no HMux flow for %s on %s" % (vip, sid)
+        s0 = smux_vip_packets(emu, vip)
+        r = run_probe(emu, client(emu, 3), "udp", "--vip", vip, "--rate", 200, "--flows", 4, "--duration", 2)
+        g1, _ = vip_group_packets(emu, sid, vip)
+        return vip, sid, g0, g1, s0, smux_vip_packets(emu, vip), r
+    vip, sid, g0, g1, s0, s1, r = between_migrations(emu, measure)
     assert r["lost"] == 0, r
     assert g1 - g0 >= r["sent"], "switch %s group counted %d of %d probe packets" % (sid, g1 - g0, r["sent"])
     assert s1 == s0, "SMuxes saw %d packets of HMux VIP %s" % (s1 - s0, vip)
 
 
 def test_vip_that_does_not_fit_is_served_by_smuxes(emu, placed):
-    # Read the placement between migrations: the periodic re-assignment may be moving VIPs
-    # between the SMuxes and the HMuxes as the earlier tests' traffic shifts.
-    wait_quiet(emu)
-    p = placement(emu)
-    on_smux = sorted(v["vip"] for v in emu.vips if p.get(v["vip"]) == "smux")
-    assert on_smux, "host tables hold 4 entries and 6 VIPs carry traffic: some must be on the SMuxes: %s" % p
-    vip = on_smux[0]
-    for sid in emu.fab["switches"]:
-        flows = emu.ofctl(bridge(emu, sid), "dump-flows", "cookie=%s,ip,nw_dst=%s" % (COOKIE, vip))
-        assert "priority=3000" not in flows and "priority=3100" not in flows, (sid, flows)
-    s0 = smux_vip_packets(emu, vip)
-    r = run_probe(emu, client(emu, 2), "udp", "--vip", vip, "--rate", 200, "--flows", 4, "--duration", 2)
-    s1 = smux_vip_packets(emu, vip)
+    def measure():
+        p = placement(emu)
+        on_smux = sorted(v["vip"] for v in emu.vips if p.get(v["vip"]) == "smux")
+        assert on_smux, "host tables hold 4 entries and 6 VIPs carry traffic: some must be on the SMuxes: %s" % p
+        vip = on_smux[0]
+        for sid in emu.fab["switches"]:
+            flows = emu.ofctl(bridge(emu, sid), "dump-flows", "cookie=%s,ip,nw_dst=%s" % (COOKIE, vip))
+            assert "priority=3000" not in flows and "priority=3100" not in flows, (sid, flows)
+        s0 = smux_vip_packets(emu, vip)
+        r = run_probe(emu, client(emu, 2), "udp", "--vip", vip, "--rate", 200, "--flows", 4, "--duration", 2)
+        return vip, s0, smux_vip_packets(emu, vip), r
+    vip, s0, s1, r = between_migrations(emu, measure)
     assert r["lost"] == 0, r
     assert s1 - s0 >= r["sent"], "SMuxes counted %d of %d probe packets" % (s1 - s0, r["sent"])
 
