@@ -104,6 +104,11 @@ def placement(e):
     return a["installed"]
 
 
+def wait_quiet(e, timeout=30):
+    """Waits until no migration is in flight."""
+    return wait_for(lambda: not e.api("GET", "/migrations")[1].get("inFlight"), timeout, 0.5)
+
+
 def newest_migration(e):
     """Id of the newest migration, running or finished (0: none yet)."""
     m = e.api("GET", "/migrations")[1]
@@ -116,7 +121,7 @@ def between_migrations(e, measure, tries=3):
     re-assignment (every 2 s here) moves VIPs as the tests' own traffic shifts, and a VIP that
     moves in the middle of a measurement is not the case the test is about: measure again."""
     for _ in range(tries):
-        wait_for(lambda: not e.api("GET", "/migrations")[1].get("inFlight"), 30, 0.5)
+        wait_quiet(e)
         before = newest_migration(e)
         result = measure()
         after = newest_migration(e)

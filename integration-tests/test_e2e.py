@@ -7,7 +7,7 @@ import json
 import re
 import time
 
-from conftest import between_migrations, hmux_vip, migration_of, placement, wait_for
+from conftest import between_migrations, hmux_vip, migration_of, placement, wait_for, wait_quiet
 
 COOKIE = "0x4c420000/0xffff0000"
 
@@ -123,10 +123,6 @@ def controller_flows(emu):
             key = re.sub(r"(duration|n_packets|n_bytes|idle_age|hard_age)=[^,]*, ?", "", line).strip()
             out[(sid, key)] = float(m.group(1))
     return out
-
-
-def wait_quiet(emu, timeout=30):
-    return wait_for(lambda: not emu.api("GET", "/migrations")[1].get("inFlight"), timeout, 0.5)
 
 
 def test_daemon_restart_mid_traffic_loses_nothing_and_reinstalls_nothing(emu, placed):

@@ -195,7 +195,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation): expects
- * two_port, burst_port, eth0, eth1, dips, fwd_bytes, fwd and dctr in scope.  out[k]
+ * two_port, burst_port, eth0, eth1, dips, fwd_bytes, fwd and dctr in scope.  out[]
  * is not written: HLB_BURST_FN set every frame's to its lean port beforehand. */
 #define HLB_LEAN_ENCAP(fe, de, gre, ip_hdr, bsum, dip, inner)                         \
     do {                                                                                \
@@ -907,7 +907,7 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
     if (n > HLB_MAX_BURST)
         n = HLB_MAX_BURST;
     /* The lean pass forwards each frame it finishes to this port and writes out[]
-     * only for its drops (a store per packet saved). */
+     * only for its drops, so its loops carry no output store or index. */
     for (unsigned i = 0; i < n; i++)
         out[i] = w->cfg.two_port ? 1 : (uint8_t)HLB_F_IN_PORT(frames[i], burst_port);
     unsigned dropped;

@@ -236,7 +236,7 @@ static int port_init(uint16_t port, struct rte_mempool *pool)
 
 /* ---- benchmark generator ------------------------------------------------------------
  * net_null hands out mbufs without writing their data, as a NIC's DMA would have.  The
- * generator stands in for that DMA: bench_gen_fill_pool() writes a 64-byte TCP frame
+ * generator stands in for that DMA: bench_gen_fill_one() writes a 64-byte TCP frame
  * into every mbuf of the pool once, before the worker loop, and bench_gen_hook()
  * then rewrites per received frame only what differs from it: bytes 0-15, which the
  * previous trip through the SMux overwrote with its outer header (net_null never
@@ -297,6 +297,8 @@ static void bench_gen_init(struct bench_gen *g, const struct options *o, const u
     }
 }
 
+/* The template in one mbuf's data room, where net_null's frames start
+ * (rte_mempool_obj_iter callback). */
 static void bench_gen_fill_one(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
 {
     (void)mp;
@@ -304,12 +306,6 @@ static void bench_gen_fill_one(struct rte_mempool *mp, void *arg, void *obj, uns
     const struct bench_gen *g = arg;
     struct rte_mbuf *m = obj;
     memcpy((uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM, g->tmpl, sizeof(g->tmpl));
-}
-
-/* The template in every mbuf's data room, where net_null's frames start. */
-static void bench_gen_fill_pool(struct bench_gen *g, struct rte_mempool *pool)
-{
-    rte_mempool_obj_iter(pool, bench_gen_fill_one, g);
 }
 
 static void bench_gen_hook(void *arg, struct rte_mbuf **ms, uint16_t n)
@@ -555,7 +551,7 @@ int main(int argc, char **argv)
     int bench = o.bench_flows || o.bench_new_flows;
     if (bench) {
         bench_gen_init(&gen, &o, w.cfg.port_mac[0]);
-        bench_gen_fill_pool(&gen, pool);
+        rte_mempool_obj_iter(pool, bench_gen_fill_one, &gen);
     }
     if (o.bench_prefill)
         bench_prefill(&w, hlb_table_acquire(&slot), &o);

@@ -10,17 +10,28 @@
 
 #define ROUNDS 400
 
-static const char *TABLE =
-    "{\"version\":1,\"vips\":["
-    /* crc32 + IP-in-IP, unpinned, weights and a hostIp */
-    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":["
-    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":1},"
-    "{\"ip\":\"10.0.1.2\",\"weight\":2,\"hostIp\":\"172.16.0.2\"},{\"ip\":\"10.0.1.3\",\"weight\":3}]},"
-    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.1.4\"},{\"ip\":\"10.0.1.5\"}]}]},"
-    /* ovs + GRE, unpinned */
-    "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"hashBasis\":7,\"encap\":\"gre\","
-    "\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
+/* The VIPs both tables share, before and after the pinned ones. */
+#define TABLE_HEAD \
+    "{\"version\":1,\"vips\":[" \
+    /* crc32 + IP-in-IP, unpinned, weights and a hostIp */ \
+    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[" \
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":1}," \
+    "{\"ip\":\"10.0.1.2\",\"weight\":2,\"hostIp\":\"172.16.0.2\"},{\"ip\":\"10.0.1.3\",\"weight\":3}]}," \
+    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.1.4\"},{\"ip\":\"10.0.1.5\"}]}]}," \
+    /* ovs + GRE, unpinned */ \
+    "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"hashBasis\":7,\"encap\":\"gre\"," \
+    "\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[" \
     "{\"ip\":\"10.0.2.1\",\"weight\":1},{\"ip\":\"10.0.2.2\",\"weight\":4},{\"ip\":\"10.0.2.3\",\"weight\":0}]}]},"
+#define TABLE_TAIL \
+    /* empty pool (no_backend), and a pool too heavy for the slot array */ \
+    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}," \
+    "{\"vip\":\"100.64.0.6\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[" \
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":5000}," \
+    "{\"ip\":\"10.0.6.2\",\"weight\":3000},{\"ip\":\"10.0.6.3\",\"weight\":1}]}]}" \
+    "]}"
+
+static const char *TABLE =
+    TABLE_HEAD
     /* crc32, every TCP port, pinned */
     "{\"vip\":\"100.64.0.3\",\"selection\":\"crc32\",\"connTable\":true,\"ports\":["
     "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.3.1\"},{\"ip\":\"10.0.3.2\"},{\"ip\":\"10.0.3.3\"}]},"
@@ -28,39 +39,18 @@ static const char *TABLE =
     /* ovs + GRE, pinned */
     "{\"vip\":\"100.64.0.4\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":true,\"ports\":["
     "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.4.1\"},{\"ip\":\"10.0.4.2\",\"weight\":3}]}]},"
-    /* empty pool (no_backend), and a pool too heavy for the slot array */
-    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]},"
-    "{\"vip\":\"100.64.0.6\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":["
-    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":5000},"
-    "{\"ip\":\"10.0.6.2\",\"weight\":3000},{\"ip\":\"10.0.6.3\",\"weight\":1}]}]}"
-    "]}";
+    TABLE_TAIL;
 
 /* TABLE after a change of the pinned pools: 100.64.0.3 loses 10.0.3.2 and gains
  * 10.0.3.9, 100.64.0.4 loses 10.0.4.1 (their connections are re-pinned). */
 static const char *TABLE2 =
-    "{\"version\":1,\"vips\":["
-    /* crc32 + IP-in-IP, unpinned, weights and a hostIp */
-    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":["
-    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":1},"
-    "{\"ip\":\"10.0.1.2\",\"weight\":2,\"hostIp\":\"172.16.0.2\"},{\"ip\":\"10.0.1.3\",\"weight\":3}]},"
-    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.1.4\"},{\"ip\":\"10.0.1.5\"}]}]},"
-    /* ovs + GRE, unpinned */
-    "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"hashBasis\":7,\"encap\":\"gre\","
-    "\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
-    "{\"ip\":\"10.0.2.1\",\"weight\":1},{\"ip\":\"10.0.2.2\",\"weight\":4},{\"ip\":\"10.0.2.3\",\"weight\":0}]}]},"
-    /* crc32, every TCP port, pinned */
+    TABLE_HEAD
     "{\"vip\":\"100.64.0.3\",\"selection\":\"crc32\",\"connTable\":true,\"ports\":["
     "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.3.1\"},{\"ip\":\"10.0.3.3\"},{\"ip\":\"10.0.3.9\"}]},"
     "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.3.4\"},{\"ip\":\"10.0.3.5\"}]}]},"
-    /* ovs + GRE, pinned */
     "{\"vip\":\"100.64.0.4\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":true,\"ports\":["
     "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.4.2\",\"weight\":3}]}]},"
-    /* empty pool (no_backend), and a pool too heavy for the slot array */
-    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]},"
-    "{\"vip\":\"100.64.0.6\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":["
-    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":5000},"
-    "{\"ip\":\"10.0.6.2\",\"weight\":3000},{\"ip\":\"10.0.6.3\",\"weight\":1}]}]}"
-    "]}";
+    TABLE_TAIL;
 
 struct world {
     struct hlb_worker w;

@@ -231,6 +231,16 @@ public class HybridlbManagerTest {
         return installed.get(VIP);
     }
 
+    /** Gives the VIP traffic, re-assigns and returns its HMux (tor1 or tor2). */
+    String placedOnHmux() {
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        return hmux;
+    }
+
     Set<String> tunnelDsts(String device) throws Exception {
         Group g = onos.groups.getGroup(NetTestTools.did(device),
                 new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()));
@@ -263,11 +273,7 @@ public class HybridlbManagerTest {
         for (String d : DEVICES) {
             assertEquals(d, List.of(1000), priorities(d));
         }
-        traffic();
-        manager.api().reassignNow();
-        settle();
-        String hmux = placement();
-        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        String hmux = placedOnHmux();
         for (String d : DEVICES) {
             assertEquals(d, d.equals(hmux) ? List.of(1000, 3100) : List.of(1000, 2000), priorities(d));
         }
@@ -283,11 +289,7 @@ public class HybridlbManagerTest {
         ((ObjectNode) dips.get(1)).put("weight", 3);
         ((ArrayNode) json.get("vips")).add(v);
         activate(json);
-        traffic();
-        manager.api().reassignNow();
-        settle();
-        String hmux = placement();
-        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        String hmux = placedOnHmux();
         // OVS deals its dp_hash slots to the buckets in order, by weight: the SMux pool must list the
         // same DIPs with the same weights in the same order, and select with ovs-dphash.
         Group g = onos.groups.getGroup(NetTestTools.did(hmux),
@@ -347,11 +349,7 @@ public class HybridlbManagerTest {
     @Test
     public void aGrownPoolWaitsOnTheSmuxWhilePinnedConnectionsWouldMove() throws Exception {
         activate(configJson(true));
-        traffic();
-        manager.api().reassignNow();
-        settle();
-        String hmux = placement();
-        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        String hmux = placedOnHmux();
         // The SMux reports pinned connections that OVS's re-dealt dp_hash slots would move.
         onos.smuxes.diverging.put(VIP, 3L);
         manager.api().addDip(VIP, "{\"ip\": \"10.0.2.2\"}");
@@ -378,11 +376,7 @@ public class HybridlbManagerTest {
         agentCodes.put(a12, 200);
         agentCodes.put(a13, 200);
         activate(json);
-        traffic();
-        manager.api().reassignNow();
-        settle();
-        String hmux = placement();
-        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        String hmux = placedOnHmux();
         assertEquals(Set.of("10.0.1.2", "10.0.1.3"), tunnelDsts(hmux));
 
         agentCodes.put(a13, 503);   // the service on 10.0.1.3 fails its probe: out at once
@@ -558,11 +552,7 @@ public class HybridlbManagerTest {
         TestStorageService storage = sharedStorage();
         manager = newManager("onos-1", storage);
         activate(configJson(true));
-        traffic();
-        manager.api().reassignNow();
-        settle();
-        String hmux = placement();
-        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        String hmux = placedOnHmux();
         int flows = onos.flows.entries.size();
 
         HybridlbManager second = newManager("onos-2", storage);
@@ -788,11 +778,7 @@ public class HybridlbManagerTest {
         ObjectNode json = configJson(true);
         json.put("fastFailover", true);
         activate(json);
-        traffic();
-        manager.api().reassignNow();
-        settle();
-        String hmux = placement();
-        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        String hmux = placedOnHmux();
         Group ff = onos.groups.getGroup(NetTestTools.did("spine1"),
                 new DefaultGroupKey(("hlb:ff:" + hmux + "|" + AGG).getBytes()));
         assertNotNull(ff);
