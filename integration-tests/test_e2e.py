@@ -7,7 +7,8 @@ import json
 import re
 import time
 
-from conftest import between_migrations, hmux_vip, migration_of, placement, wait_for, wait_quiet
+from conftest import (between_migrations, hmux_vip, hmux_vip_under_traffic, migration_of, placement, wait_for,
+                      wait_quiet)
 
 COOKIE = "0x4c420000/0xffff0000"
 
@@ -159,14 +160,12 @@ def held(emu):
 def test_dip_add_breaks_no_connection_and_failed_dip_moves_only_its_connections(emu, placed):
     """Duet §3.5.2: the VIP leaves its HMux, the SMuxes (which pin connections) take the DIP, and
     the VIP returns to an HMux only once no pinned connection would change DIP there."""
-    vip, sid = hmux_vip(emu)
-    wait_quiet(emu)
     used = {d["ip"] for v in emu.vips for d in v["ports"][0]["dips"]}
     new_dip = next(h["ip"] for h in emu.topo["hosts"] if h["ip"] not in used)
-    tcp = emu.probe(client(emu, 5), "tcp", "--vip", vip, "--conns", 8, "--interval", 0.05, "--duration", 300,
-                    "--timeout", 60)
-    udp = emu.probe(client(emu, 6), "udp", "--vip", vip, "--rate", 300, "--flows", 8, "--duration", 300)
-    time.sleep(2)
+    vip, sid, (tcp, udp) = hmux_vip_under_traffic(emu, lambda vip, sid: (
+        emu.probe(client(emu, 5), "tcp", "--vip", vip, "--conns", 8, "--interval", 0.05, "--duration", 300,
+                  "--timeout", 60),
+        emu.probe(client(emu, 6), "udp", "--vip", vip, "--rate", 300, "--flows", 8, "--duration", 300)))
     code, body = emu.api("POST", "/vips/%s/dips" % vip, {"ip": new_dip, "proto": "any", "port": 0})
     assert code == 201, body
     rec = migration_of(emu, new_dip)
@@ -217,13 +216,11 @@ def test_dip_add_breaks_no_connection_and_failed_dip_moves_only_its_connections(
 def test_sticky_migration_hmux_smux_hmux_loses_nothing(emu, placed):
     """Duet §3.7.3: a VIP moves from one HMux to another through the SMuxes (here because the
     operator drains its switch). Paced UDP stream: zero loss; TCP: no reset, no DIP change."""
-    vip, sid = hmux_vip(emu)
-    wait_quiet(emu)
+    vip, sid, (udp, tcp) = hmux_vip_under_traffic(emu, lambda vip, sid: (
+        emu.probe(client(emu, 1), "udp", "--vip", vip, "--rate", 500, "--flows", 16, "--duration", 300),
+        emu.probe(client(emu, 2), "tcp", "--vip", vip, "--conns", 4, "--interval", 0.02, "--duration", 300,
+                  "--timeout", 60)))
     seen = {r["id"] for r in emu.api("GET", "/migrations")[1]["recent"]}
-    udp = emu.probe(client(emu, 1), "udp", "--vip", vip, "--rate", 500, "--flows", 16, "--duration", 300)
-    tcp = emu.probe(client(emu, 2), "tcp", "--vip", vip, "--conns", 4, "--interval", 0.02, "--duration", 300,
-                    "--timeout", 60)
-    time.sleep(2)
     code, body = emu.api("POST", "/switches/%s/drain" % sid)
     try:
         assert code == 200 and body["drained"], body
@@ -252,12 +249,10 @@ def test_sticky_migration_hmux_smux_hmux_loses_nothing(emu, placed):
 
 
 def test_hmux_switch_failure_smuxes_serve_and_connections_survive(emu, placed):
-    vip, sid = hmux_vip(emu)
-    wait_quiet(emu)
-    udp = emu.probe(client(emu, 0, avoid=sid), "udp", "--vip", vip, "--rate", 500, "--flows", 8, "--duration", 300)
-    tcp = emu.probe(client(emu, 3, avoid=sid), "tcp", "--vip", vip, "--conns", 6, "--interval", 0.02,
-                    "--duration", 300, "--timeout", 60)
-    time.sleep(3)
+    vip, sid, (udp, tcp) = hmux_vip_under_traffic(emu, lambda vip, sid: (
+        emu.probe(client(emu, 0, avoid=sid), "udp", "--vip", vip, "--rate", 500, "--flows", 8, "--duration", 300),
+        emu.probe(client(emu, 3, avoid=sid), "tcp", "--vip", vip, "--conns", 6, "--interval", 0.02,
+                  "--duration", 300, "--timeout", 60)), warmup=3)
     emu.fail_switch(sid)
     try:
         moved = wait_for(lambda: placement(emu).get(vip) != sid, 90, 0.2)
