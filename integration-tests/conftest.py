@@ -128,7 +128,7 @@ def between_migrations(e, measure, tries=3):
         if after == before:
             return result
         print("migration %d ran during the measurement: measuring again" % after)
-    raise AssertionError("a migration ran during each of %d measurements: %s" % (tries, emu.api("GET", "/migrations")[1]))
+    raise AssertionError("a migration ran during each of %d measurements: %s" % (tries, e.api("GET", "/migrations")[1]))
 
 
 @pytest.fixture(scope="session")
@@ -170,10 +170,10 @@ def hmux_vip(emu):
 
 def hmux_vip_under_traffic(emu, start, tries=3, warmup=2):
     """An HMux VIP with the test's traffic running: start(vip, sid) starts the probes and
-    returns them. The new traffic can make the periodic re-assignment move the VIP (and a migration
-    may have been in flight when it was picked): the test is about a VIP on an HMux, so once
-    the traffic runs and no migration is in flight the VIP must still be where it was picked,
-    or the probes stop and another pick is made. Returns (vip, sid, probes)."""
+    returns them. The new traffic can make the periodic re-assignment move the VIP (and a
+    migration may have been in flight when it was picked): the test is about a VIP on an
+    HMux, so once the traffic runs and no migration is in flight the VIP must still be where
+    it was picked, or the probes stop and another pick is made. Returns (vip, sid, probes)."""
     for _ in range(tries):
         wait_quiet(emu)
         vip, sid = hmux_vip(emu)

@@ -316,7 +316,6 @@ class Emulation:
             self.spawn("frr-supervisor " + nid, sup, node=h, log_name="frr-" + nid)
 
     def write_files(self):
-        from hlb_topo import FABRIC_COOKIE
         fab = self.plan.fabric_json("topology.json", self.ovsdir, os.path.join(self.dir, "frr", "rs"),
                                     SMUX_CONTROL_PORT, AGENT_PORT)
         fab["netns"] = netns(self.tag)
@@ -455,7 +454,6 @@ def generate_topology(args, path):
         shutil.copyfile(args.topology, path)
         return
     if args.kind == "fat-tree":
-        half = args.k // 2
         tors = ",".join("tor-%d-0" % p for p in range(0, args.k, max(1, args.k // args.smuxes)))[:]
         tors = ",".join(tors.split(",")[:args.smuxes])
         extra = ["--k=%d" % args.k, "--smux-tor=" + tors]
@@ -621,7 +619,6 @@ def set_switch(tag, sid, up):
 
 def daemon_start(tag, extra_args=(), timeout=180):
     """Start hybridlbd inside the emulation's namespace; returns its PID once the REST API answers."""
-    import urllib.request
     d = rundir(tag)
     if not os.path.exists(DAEMON_BIN):
         raise RuntimeError("%s missing: build app/standalone (mvn -B -q -pl app/standalone -am package)" % DAEMON_BIN)

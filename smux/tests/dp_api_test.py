@@ -12,7 +12,6 @@ Run as root. Creates namespace hlbdpapi<id> and removes it at the end."""
 import json
 import logging
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
-from scapy.all import ARP, IP, TCP, Ether, Raw, wrpcap  # noqa: E402
+from scapy.all import IP, TCP, Ether, Raw, wrpcap  # noqa: E402
 
 import dp_testlib as tl  # noqa: E402
 
@@ -296,7 +295,6 @@ class PcapSwapFixture(unittest.TestCase):
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
             try:
                 port = json.loads(p.stdout.readline())["mgmtPort"]
-                smux_mac = None
 
                 def put(doc):
                     req = urllib.request.Request(f"http://127.0.0.1:{port}/table",

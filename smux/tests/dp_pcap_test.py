@@ -16,7 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
-from scapy.all import ARP, ICMP, IP, TCP, UDP, Ether, GRE, IPv6, Raw, rdpcap, wrpcap  # noqa: E402
+from scapy.all import ARP, ICMP, IP, TCP, UDP, Ether, IPv6, Raw, rdpcap, wrpcap  # noqa: E402
 from scapy.layers.inet import IPerror  # noqa: E402
 
 import dp_testlib as tl  # noqa: E402
