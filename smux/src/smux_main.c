@@ -662,5 +662,7 @@ int main(int argc, char **argv)
     }
     hlb_table_free(hlb_table_acquire(&slot));
     hlb_conn_table_free(w.ct);
+    if (bench)
+        free(gen.chunk1);
     return eal_exit(0);
 }
