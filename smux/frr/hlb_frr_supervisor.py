@@ -9,15 +9,17 @@ shared/ENVIRONMENT.md), peers with the fabric's route server(s), then every
   healthy   = SMux process alive (--pid / --pidfile, if given)
               and GET --health-url answers 2xx within --timeout
   announce  `network P` for every --prefix after --rise healthy probes
-  withdraw  `no network P` at the first unhealthy probe (or at once when the
-            watched process exits)
+  withdraw  `no network P` after --fall unhealthy probes in a row (or at once
+            when the watched process exits)
 
 FRR runs as children that get SIGTERM if the supervisor dies (PR_SET_PDEATHSIG),
 so a dead supervisor closes the BGP session and the peer drops the routes too.
 
-Latency budget of a withdrawal: detection <= interval + timeout (0.1 + 0.25 s
-by default; a refused connection or process exit is seen at once), vtysh
-~85 ms, BGP UPDATE to the peer's FIB ~30 ms.
+Latency budget of a withdrawal: detection <= interval + fall * timeout
+(0.1 + 2 * 0.25 s by default; a refused connection takes fall probes, a process
+exit is seen at once), vtysh ~85-170 ms, BGP UPDATE to the peer's FIB ~30 ms.
+--fall 2 because on a busy host one answer can come late: a single late probe
+withdrew a healthy SMux in the emulation when the controller's JVM started.
 """
 import argparse
 import ctypes
@@ -192,7 +194,7 @@ def parse_args(argv):
     p.add_argument("--interval", type=float, default=0.1, help="seconds between probes")
     p.add_argument("--timeout", type=float, default=0.25, help="probe timeout, seconds")
     p.add_argument("--rise", type=int, default=2, help="healthy probes before announcing")
-    p.add_argument("--fall", type=int, default=1, help="failed probes before withdrawing")
+    p.add_argument("--fall", type=int, default=2, help="failed probes in a row before withdrawing")
     a = p.parse_args(argv)
     try:
         if not a.name.startswith("hlb"):

@@ -234,3 +234,26 @@ def test_bad_arguments_name_the_field():
                         "--prefix", "10.100.0.0/16", "--health-url", "http://127.0.0.1:1/health"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "--name" in r.stderr
+
+
+def test_one_late_probe_does_not_withdraw_two_in_a_row_do(monkeypatch):
+    """Default --fall 2: a single failed probe (an answer late on a busy host)
+    keeps the routes; the second failure in a row withdraws them. No FRR runs:
+    the announcements are recorded instead."""
+    cfg = frr.parse_args(["--name", "hlbfall", "--asn", "65001", "--router-id", "10.0.0.1",
+                          "--neighbor", "10.0.0.2:65000", "--prefix", "10.100.0.0/16",
+                          "--health-url", "http://127.0.0.1:1/health", "--run-dir", "/nonexistent"])
+    monkeypatch.setattr(frr, "FrrInstance", lambda *args: None)
+    sup = frr.Supervisor(cfg)
+    calls = []
+    monkeypatch.setattr(sup, "set_announced", lambda on, reason: (calls.append(on), setattr(sup, "announced", on)))
+    answers = iter([(True, None), (True, None), (False, "timed out"), (True, None),
+                    (False, "timed out"), (False, "timed out")])
+    monkeypatch.setattr(frr, "probe", lambda url, timeout: next(answers))
+    for _ in range(4):
+        sup.step()
+    assert calls == [True], "announced after --rise 2, kept through one late probe"
+    sup.step()
+    assert calls == [True]
+    sup.step()
+    assert calls == [True, False], "withdrawn at the second failed probe in a row"

@@ -305,8 +305,14 @@ class OvsHmuxProgrammerTest {
         assertEquals(Map.of("10.100.0.0/16", all), p.smuxGroups());
         String f = flows(tor(0));
         assertTrue(f.contains("priority=1000,ip,nw_dst=10.100.0.0/16 actions=group:"), f);
+        Thread.sleep(1100);
         p.setSmuxGroup("10.100.0.0/16", List.of(m.get(1)));
         assertEquals(Map.of("10.100.0.0/16", Set.of(m.get(1).id)), p.smuxGroups());
+        // a member change modifies the group only: the aggregate flow is the one added before
+        String stats = ovs.ovs.ofctl("dump-flows", "unix:" + ovs.dir.resolve(tf.bridges.get(tor(0)) + ".mgmt"),
+                "cookie=0x4c420003/0xffffffff");
+        Matcher age = Pattern.compile("duration=([0-9.]+)s").matcher(stats);
+        assertTrue(age.find() && Double.parseDouble(age.group(1)) >= 1.0, "aggregate flow re-added: " + stats);
         String g = ovs.ovs.ofctl("dump-groups", "unix:" + ovs.dir.resolve(tf.bridges.get(tor(0)) + ".mgmt"));
         int loc = fabric.smuxLocation(m.get(1));
         assertTrue(g.contains("actions=set_field:0x" + Integer.toHexString(loc) + "->reg0,resubmit(,2)"), g);

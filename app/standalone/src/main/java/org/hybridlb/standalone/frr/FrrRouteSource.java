@@ -31,6 +31,8 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
         t.setDaemon(true);
         return t;
     });
+    static final int FIRST_READ_TRIES = 10;
+
     private volatile Set<String> live = Set.of();
     private volatile EventSink sink;
     private boolean warned;
@@ -40,9 +42,23 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
         this.proc = new Proc(Map.of(), timeoutMillis);
     }
 
+    /**
+     * Reads the RIB once before returning, so that the controller's first reconcile sees the real
+     * live set: an unreadable RIB would look like "no SMux is live", and the controller removes
+     * the aggregate routes when none is. The first reading is retried up to {@code
+     * FIRST_READ_TRIES} times, one interval apart; after that the daemon starts with an empty set
+     * (logged) and the poller takes over.
+     */
     public void start(Duration interval) {
-        poll();
         long ms = interval.toMillis();
+        for (int i = 1; !poll() && i < FIRST_READ_TRIES; i++) {
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
         poller.scheduleWithFixedDelay(this::poll, ms, ms, TimeUnit.MILLISECONDS);
     }
 
@@ -61,7 +77,8 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
         this.sink = sink;
     }
 
-    void poll() {
+    /** Reads the RIB and reports a changed live set; false when the RIB could not be read. */
+    boolean poll() {
         Set<String> now;
         try {
             now = liveFrom(RibParser.announcers(readRib()));
@@ -74,7 +91,7 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
                 LOG.warning("cannot read the route server RIB (keeping the last SMux set " + live + "): " + e.getMessage());
                 warned = true;
             }
-            return;
+            return false;
         }
         if (!now.equals(live)) {
             LOG.info("live SMuxes " + live + " -> " + now);
@@ -84,6 +101,7 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
                 s.smuxesChanged(now);
             }
         }
+        return true;
     }
 
     String readRib() {

@@ -565,7 +565,8 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
             }
             return;
         }
-        if (gid == null) {
+        boolean newGroup = gid == null;
+        if (newGroup) {
             gid = y.allocateGroup();
             y.aggGroups.put(aggregate, gid);
         }
@@ -581,11 +582,16 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
             names.add(m.id);
         }
         y.queue("group add_or_mod " + g);
-        y.queue("flow add table=" + fabric.vipTable + ",cookie=" + hex(aggregateCookie()) + ","
-                + aggregateMatch(aggregate) + " actions=group:" + gid);
-        if (fabric.fastFailover()) {
-            y.queue("flow add table=" + fabric.fallbackTable + ",cookie=" + hex(aggregateCookie()) + ","
+        // A new member set only changes the group's buckets: the aggregate flows stay as they
+        // are (their counters and age too); re-adding them would make every SMux change look
+        // like a re-installation.
+        if (newGroup) {
+            y.queue("flow add table=" + fabric.vipTable + ",cookie=" + hex(aggregateCookie()) + ","
                     + aggregateMatch(aggregate) + " actions=group:" + gid);
+            if (fabric.fastFailover()) {
+                y.queue("flow add table=" + fabric.fallbackTable + ",cookie=" + hex(aggregateCookie()) + ","
+                        + aggregateMatch(aggregate) + " actions=group:" + gid);
+            }
         }
         y.pendingLog.add("routed aggregate " + aggregate + " on " + y.sw.id + " to SMuxes " + names);
     }

@@ -83,5 +83,19 @@ class RibParserTest {
         assertEquals(Set.of(), src.liveSmuxes());
         assertEquals(List.of(Set.of("smux-a", "smux-b"), Set.of("smux-a"), Set.of()), events);
         assertEquals(dir.resolve("rs"), f.vtyDir);
+
+        // At start an unreadable RIB is read again: "cannot read" must not become "no SMux live"
+        // (the controller would remove every aggregate route).
+        List<String> atStart = new ArrayList<>(List.of("% vtysh timed out", "not json", rib("rib-one-peer.json")));
+        FrrRouteSource starting = new FrrRouteSource(f, 1000) {
+            @Override
+            String readRib() {
+                return atStart.remove(0);
+            }
+        };
+        starting.start(java.time.Duration.ofMillis(10));
+        starting.close();
+        assertEquals(Set.of("smux-a"), starting.liveSmuxes());
+        assertEquals(List.of(), atStart);
     }
 }
