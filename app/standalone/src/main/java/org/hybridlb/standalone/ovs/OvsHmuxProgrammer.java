@@ -39,7 +39,8 @@ import org.hybridlb.standalone.Fabric.SwitchInfo;
  *
  * <p>Each switch's changes go in one {@code ovs-ofctl bundle} (flows and groups, atomic). Writes
  * are queued per switch and sent together, in parallel across switches, before any read-back
- * ({@link #installedOn}, {@link #smuxGroups}), at once for {@link #withdrawRoutes} (failover),
+ * ({@link #installedOn}, {@link #smuxGroups}), at once for {@link #withdrawRoutes} (failover)
+ * and for an aggregate group that loses an SMux,
  * and otherwise once nothing was queued for {@value #FLUSH_QUIET_MS} ms (at most
  * {@value #FLUSH_DELAY_MS} ms after the first queued change). A wave of the controller
  * therefore costs one {@code ovs-ofctl} per touched switch, and a refused bundle surfaces at the
@@ -363,14 +364,13 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
     @Override
     public synchronized void setSmuxGroup(String aggregate, List<Smux> smuxes) {
         ensureLoaded();
-        if (smuxes.isEmpty()) {
-            aggregates.remove(aggregate);
-        } else {
-            aggregates.put(aggregate, List.copyOf(smuxes));
-        }
+        List<Smux> before = smuxes.isEmpty() ? aggregates.remove(aggregate) : aggregates.put(aggregate, List.copyOf(smuxes));
         for (SwitchModel y : liveModels()) {
             refreshIfStale(y);
             writeAggregate(y, aggregate, smuxes);
+        }
+        if (!smuxes.isEmpty() && before != null && !ids(smuxes).containsAll(ids(before))) {
+            flushAll(); // a lost SMux black-holes its share of the flows until the group drops it
         }
     }
 
@@ -437,6 +437,12 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
                 out.merge(v, f.bytes, Long::sum);
             }
         }
+        return out;
+    }
+
+    private static Set<String> ids(List<Smux> smuxes) {
+        Set<String> out = new HashSet<>();
+        smuxes.forEach(m -> out.add(m.id));
         return out;
     }
 
