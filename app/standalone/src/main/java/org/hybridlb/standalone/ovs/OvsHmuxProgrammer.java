@@ -95,6 +95,8 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
     private final Map<String, String> routeTarget = new HashMap<>();
     /** Aggregate -> SMuxes of its group (what the aggregate groups should be). */
     private final Map<String, List<Smux>> aggregates = new TreeMap<>();
+    /** Aggregate -> SMux ids its groups hold (read at load, then as written): shows a lost member. */
+    private final Map<String, Set<String>> members = new HashMap<>();
     private boolean loaded;
     private long oldestPendingNanos;
     private long lastQueuedNanos;
@@ -364,12 +366,21 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
     @Override
     public synchronized void setSmuxGroup(String aggregate, List<Smux> smuxes) {
         ensureLoaded();
-        List<Smux> before = smuxes.isEmpty() ? aggregates.remove(aggregate) : aggregates.put(aggregate, List.copyOf(smuxes));
+        Set<String> now = new HashSet<>();
+        smuxes.forEach(m -> now.add(m.id));
+        Set<String> before;
+        if (smuxes.isEmpty()) {
+            aggregates.remove(aggregate);
+            before = members.remove(aggregate);
+        } else {
+            aggregates.put(aggregate, List.copyOf(smuxes));
+            before = members.put(aggregate, now);
+        }
         for (SwitchModel y : liveModels()) {
             refreshIfStale(y);
             writeAggregate(y, aggregate, smuxes);
         }
-        if (!smuxes.isEmpty() && before != null && !ids(smuxes).containsAll(ids(before))) {
+        if (!now.isEmpty() && before != null && !now.containsAll(before)) {
             flushAll(); // a lost SMux black-holes its share of the flows until the group drops it
         }
     }
@@ -437,12 +448,6 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
                 out.merge(v, f.bytes, Long::sum);
             }
         }
-        return out;
-    }
-
-    private static Set<String> ids(List<Smux> smuxes) {
-        Set<String> out = new HashSet<>();
-        smuxes.forEach(m -> out.add(m.id));
         return out;
     }
 
@@ -817,6 +822,7 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
             for (String v : s.entries.keySet()) {
                 routeTarget.put(v, m.sw.id);
             }
+            s.aggregates.forEach((a, ids) -> members.computeIfAbsent(a, k -> new HashSet<>()).addAll(ids));
         }
         loaded = true;
     }
