@@ -51,7 +51,8 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
      */
     public void start(Duration interval) {
         long ms = interval.toMillis();
-        for (int i = 1; !poll() && i < FIRST_READ_TRIES; i++) {
+        // (a fabric without a route server has nothing to wait for)
+        for (int i = 1; !poll() && fabric.vtyDir != null && i < FIRST_READ_TRIES; i++) {
             try {
                 Thread.sleep(ms);
             } catch (InterruptedException e) {
