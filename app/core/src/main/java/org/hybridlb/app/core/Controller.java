@@ -21,6 +21,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.model.Bucket;
@@ -63,7 +64,8 @@ import org.hybridlb.solver.routing.Fabric;
  * plans the migration with the solver's planner and applies it one wave per task, verifying
  * each wave by reading the devices back and rolling the whole migration back on failure. An
  * HMux failure withdraws its VIPs' /32 routes at once (the SMuxes take them) before anything
- * else, then re-places them. State is persisted after every verified change.
+ * else, then re-places them; a lost SMux likewise leaves the aggregate groups ahead of queued
+ * work. State is persisted after every verified change.
  */
 public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Controller.class.getName());
@@ -75,6 +77,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final LinkedBlockingDeque<Runnable> queue = new LinkedBlockingDeque<>();
     private final AtomicBoolean reconcileQueued = new AtomicBoolean();
     private final AtomicBoolean reconcileScheduled = new AtomicBoolean();
+    /** The live SMux set last reported by the route source (any thread), applied by the loop. */
+    private final AtomicReference<Set<String>> reportedSmuxes = new AtomicReference<>(Set.of());
     private volatile long firstChangeNanos;
     private volatile long lastChangeNanos;
     private final Thread loop;
@@ -291,19 +295,27 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         });
     }
 
+    /**
+     * Ahead of queued work, like a switch down: the flows hashed to a lost SMux are black-holed
+     * until the aggregate groups drop it. Each task applies the latest reported set, so events
+     * that overtake each other this way still leave the last one in force.
+     */
     @Override
     public void smuxesChanged(Set<String> live) {
-        Set<String> copy = new LinkedHashSet<>(live);
-        enqueue(() -> {
-            if (!copy.equals(liveSmuxes)) {
-                boolean lost = !copy.containsAll(liveSmuxes);
-                liveSmuxes = copy;
-                if (lost) {
-                    dropLostSmuxesFromGroups();
-                }
-                requestReconcile("SMuxes " + copy);
+        reportedSmuxes.set(new LinkedHashSet<>(live));
+        queue.addFirst(this::applyReportedSmuxes);
+    }
+
+    private void applyReportedSmuxes() {
+        Set<String> now = reportedSmuxes.get();
+        if (!now.equals(liveSmuxes)) {
+            boolean lost = !now.containsAll(liveSmuxes);
+            liveSmuxes = new LinkedHashSet<>(now);
+            if (lost) {
+                dropLostSmuxesFromGroups();
             }
-        });
+            requestReconcile("SMuxes " + now);
+        }
     }
 
     @Override

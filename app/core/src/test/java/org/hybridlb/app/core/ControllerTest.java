@@ -8,9 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.StateStore;
@@ -460,6 +464,52 @@ class ControllerTest {
         assertEquals(List.of(Set.copyOf(fabric.liveSmuxes())), atFirstRead);
         assertFalse(fabric.groups.get(AGG).contains(lost));
         assertEquals(at, placement(c, "10.100.0.1"), "the VIP stays where it was");
+    }
+
+    @Test
+    void aLostSmuxIsHandledAheadOfQueuedWork() throws InterruptedException {
+        Controller c = start(new FakeFabric.MemoryStore());
+        vipOnHmux(c, "10.100.0.1", 0, 1);
+        int before = fabric.reads;
+        c.requestReconcile("count");
+        c.awaitIdle(20_000);
+        int perReconcile = fabric.reads - before;
+        assertTrue(perReconcile > 0);
+
+        String lost = topo.smuxes.get(1).id;
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean blockOnce = new AtomicBoolean(true);
+        fabric.takeLog();
+        fabric.onInstalledOn = sw -> {
+            fabric.log.add("read " + sw);
+            if (blockOnce.getAndSet(false)) {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        c.requestReconcile("busy");
+        assertTrue(entered.await(20, TimeUnit.SECONDS));
+        c.requestReconcile("queued"); // waits behind the busy one
+        fabric.live.remove(lost);    // (the blocked read holds the fabric's lock: no liveSmuxes() here)
+        c.smuxesChanged(new LinkedHashSet<>(fabric.live));
+        release.countDown();
+        c.awaitIdle(20_000);
+
+        List<String> log = fabric.takeLog();
+        int drop = 0;
+        while (drop < log.size() && !(log.get(drop).startsWith("setSmuxGroup") && !log.get(drop).contains(lost))) {
+            drop++;
+        }
+        assertTrue(drop < log.size(), log.toString());
+        long readsBefore = log.subList(0, drop).stream().filter(l -> l.startsWith("read ")).count();
+        // only the busy reconcile's reads came first: the loss did not wait for the queued one
+        assertTrue(readsBefore <= perReconcile, readsBefore + " reads before the drop, " + perReconcile
+                + " per reconcile: " + log);
     }
 
     @Test
