@@ -190,6 +190,17 @@ def hmux_vip_under_traffic(emu, start, tries=3, warmup=2):
                          % (tries, emu.api("GET", "/migrations")[1]))
 
 
+def applied_steps(emu, seen, vip):
+    """(action, switchId) of every wave applied for vip by the migrations whose ids are not in
+    seen, oldest first. Every reconcile (the periodic one too) stops the migration in flight at
+    its wave boundary ("superseded") and the next one carries the remaining steps, so one change
+    can span several records; rolled-back waves are not counted."""
+    recs = sorted((r for r in emu.api("GET", "/migrations")[1]["recent"]
+                   if r["id"] not in seen and r.get("state") in ("done", "superseded")), key=lambda r: r["id"])
+    return [(s["action"], s.get("switchId")) for r in recs for w in r["plan"]["waves"][:r.get("nextWave", 0)]
+            for s in w["steps"] if s["vip"] == vip]
+
+
 def migration_of(emu, dip, timeout=120):
     """The finished migration record that carried the addition/removal of dip: the one it
     triggered, or, when an event (an SMux flapping under load) superseded that one, the later

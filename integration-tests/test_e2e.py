@@ -7,8 +7,8 @@ import json
 import re
 import time
 
-from conftest import (between_migrations, hmux_vip, hmux_vip_under_traffic, migration_of, placement, wait_for,
-                      wait_quiet)
+from conftest import (applied_steps, between_migrations, hmux_vip, hmux_vip_under_traffic, migration_of, placement,
+                      wait_for, wait_quiet)
 
 COOKIE = "0x4c420000/0xffff0000"
 
@@ -166,11 +166,12 @@ def test_dip_add_breaks_no_connection_and_failed_dip_moves_only_its_connections(
         emu.probe(client(emu, 5), "tcp", "--vip", vip, "--conns", 8, "--interval", 0.05, "--duration", 300,
                   "--timeout", 60),
         emu.probe(client(emu, 6), "udp", "--vip", vip, "--rate", 300, "--flows", 8, "--duration", 300)))
+    seen = {r["id"] for r in emu.api("GET", "/migrations")[1]["recent"]}
     code, body = emu.api("POST", "/vips/%s/dips" % vip, {"ip": new_dip, "proto": "any", "port": 0})
     assert code == 201, body
     rec = migration_of(emu, new_dip)
     assert rec and rec["state"] == "done", "no finished migration for the DIP add: %s" % emu.api("GET", "/migrations")[1]
-    actions = [(s["action"], s.get("switchId")) for w in rec["plan"]["waves"] for s in w["steps"] if s["vip"] == vip]
+    actions = applied_steps(emu, seen, vip)
     assert ("withdraw-from-hmux", sid) in actions and "add-dip" in [a for a, _ in actions], actions
     time.sleep(3)   # a reconcile or two: the pinned connections still keep it on the SMuxes
     assert placement(emu)[vip] == "smux" and vip in held(emu), emu.api("GET", "/assignment")[1]
@@ -236,7 +237,7 @@ def test_sticky_migration_hmux_smux_hmux_loses_nothing(emu, placed):
         t = emu.finish(tcp)
         assert rec and rec["state"] == "done", emu.api("GET", "/migrations")[1]
         now = placement(emu)[vip]
-        steps = [(s["action"], s.get("switchId")) for w in rec["plan"]["waves"] for s in w["steps"] if s["vip"] == vip]
+        steps = applied_steps(emu, seen, vip)
         print("migration %s %s -> %s: %s; %d of %d datagrams lost" % (vip, sid, now, steps, u["lost"], u["sent"]))
         assert now not in (sid, "smux"), "VIP %s not on another HMux: %s" % (vip, now)
         assert ("withdraw-from-hmux", sid) in steps and ("announce-on-hmux", now) in steps, steps
