@@ -203,7 +203,7 @@ def applied_steps(emu, seen, vip):
 
 def migration_of(emu, dip, timeout=120):
     """The finished migration record that carried the addition/removal of dip: the one it
-    triggered, or, when an event (an SMux flapping under load) superseded that one, the later
+    triggered, or, when a reconcile (an event or the periodic one) superseded that one, the later
     migration whose plan took the DIP step over."""
     def carries(r):
         return dip in r.get("trigger", "") or any(
