@@ -331,6 +331,17 @@ class OvsHmuxProgrammerTest {
         assertFalse(flows(tor(0)).contains("priority=1000"));
     }
 
+    @Test
+    void aLostSmuxLeavesEveryGroupInOneBundlePerSwitch() {
+        var m = topo.smuxes;
+        p.setSmuxGroups(Map.of("10.100.0.0/16", m, "10.101.0.0/16", m));
+        assertEquals(2, p.smuxGroups().size());
+        long before = p.counters().bundles;
+        p.setSmuxGroups(Map.of("10.100.0.0/16", List.of(m.get(1)), "10.101.0.0/16", List.of(m.get(1))));
+        assertEquals(fabric.switches.size(), p.counters().bundles - before, "one bundle per switch, sent at once");
+        assertEquals(Map.of("10.100.0.0/16", Set.of(m.get(1).id), "10.101.0.0/16", Set.of(m.get(1).id)), p.smuxGroups());
+    }
+
     /** The SMux's replica compiled from smux/src/ovs_hash.c with a small driver. */
     static final class ReplicaTool {
         static List<Integer> pick(List<String> tuples, List<Bucket> buckets) throws IOException, InterruptedException {

@@ -493,15 +493,13 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         Map<String, Smux> byId = smuxesById();
         List<Smux> members = new ArrayList<>();
         live.forEach(id -> members.add(byId.get(id)));
-        Set<String> aggregates = new TreeSet<>();
-        state.installedVips.values().forEach(v -> aggregates.add(v.aggregate));
+        Map<String, List<Smux>> groups = new TreeMap<>();
+        state.installedVips.values().forEach(v -> groups.put(v.aggregate, members));
         long t0 = System.nanoTime();
         try {
-            for (String a : aggregates) {
-                ports.hmux.setSmuxGroup(a, members);
-            }
+            ports.hmux.setSmuxGroups(groups);
             LOG.info(String.format(Locale.ROOT, "SMux lost: %d aggregate groups now over %s (%.1f ms)",
-                    aggregates.size(), live, (System.nanoTime() - t0) / 1e6));
+                    groups.size(), live, (System.nanoTime() - t0) / 1e6));
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "dropping lost SMuxes from the aggregate groups", e);
             lastError = "dropping lost SMuxes from the aggregate groups: " + e.getMessage();

@@ -365,7 +365,23 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
 
     @Override
     public synchronized void setSmuxGroup(String aggregate, List<Smux> smuxes) {
+        setSmuxGroups(Map.of(aggregate, smuxes));
+    }
+
+    @Override
+    public synchronized void setSmuxGroups(Map<String, List<Smux>> groups) {
         ensureLoaded();
+        boolean lost = false;
+        for (Map.Entry<String, List<Smux>> g : groups.entrySet()) {
+            lost |= writeAggregateEverywhere(g.getKey(), g.getValue());
+        }
+        if (lost) {
+            flushAll(); // a lost SMux black-holes its share of the flows until the groups drop it
+        }
+    }
+
+    /** Queues {@code aggregate}'s group on every live switch; true if it loses a member. */
+    private boolean writeAggregateEverywhere(String aggregate, List<Smux> smuxes) {
         Set<String> now = new HashSet<>();
         smuxes.forEach(m -> now.add(m.id));
         Set<String> before;
@@ -380,9 +396,7 @@ public final class OvsHmuxProgrammer implements HmuxProgrammer, AutoCloseable {
             refreshIfStale(y);
             writeAggregate(y, aggregate, smuxes);
         }
-        if (!now.isEmpty() && before != null && !now.containsAll(before)) {
-            flushAll(); // a lost SMux black-holes its share of the flows until the group drops it
-        }
+        return !now.isEmpty() && before != null && !now.containsAll(before);
     }
 
     @Override

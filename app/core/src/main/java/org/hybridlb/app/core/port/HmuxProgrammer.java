@@ -34,6 +34,14 @@ public interface HmuxProgrammer {
     /** Routes {@code aggregate} to a select group over {@code smuxes} (empty: remove the route). */
     void setSmuxGroup(String aggregate, List<Smux> smuxes);
 
+    /**
+     * {@link #setSmuxGroup} for each aggregate of {@code groups}, sent together where the devices
+     * allow it (a lost SMux leaves every group in one change per switch).
+     */
+    default void setSmuxGroups(Map<String, List<Smux>> groups) {
+        groups.forEach(this::setSmuxGroup);
+    }
+
     /** The VIP entries installed on {@code switchId} right now, by VIP. */
     Map<String, VipEntry> installedOn(String switchId);
 
