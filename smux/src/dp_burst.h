@@ -94,12 +94,12 @@ select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
             h ^= hlb_crc32_dport(tuple->dst_port);
         uint32_t slot = hlb_fastmod(h, s->weight_mod_m, s->weight_total);
         if (HLB_LIKELY(s->slot_first != HLB_NO_SLOTS))
-            return (int)t->slot_dip[s->slot_first + slot];
+            return (int)t->slots[s->slot_first + slot].dip;
         return (int)s->dip_first + pick_slot(&t->cum[s->dip_first], (int)s->dip_count, slot);
     }
     if (s->selection == HLB_SEL_OVS_DPHASH)   /* slot map from vip_table.c */
         return s->slot_first == HLB_NO_SLOTS ? -1 :
-               (int)t->slot_dip[s->slot_first + (hlb_ovs_dphash_sym_l4(tuple) & s->dphash_mask)];
+               (int)t->slots[s->slot_first + (hlb_ovs_dphash_sym_l4(tuple) & s->dphash_mask)].dip;
     if (s->dip_count == 0)
         return -1;
     struct hlb_5tuple copy = *tuple;   /* the caller's tuple stays in registers */

@@ -194,10 +194,11 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_PEND_FN HLB_PASTE(HLB_FAST_FN, _pend)
 #define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
 
-/* The outer header of one forwarded frame (the lean pass's encapsulation): expects
- * two_port, burst_port, eth0, eth1, dips, fwd_bytes, fwd and dctr in scope.  out[]
- * is not written: HLB_BURST_FN set every frame's to its lean port beforehand. */
-#define HLB_LEAN_ENCAP(fe, de, gre, ip_hdr, bsum, dip, inner)                         \
+/* The outer header of one forwarded frame (the lean pass's encapsulation) to the DIP
+ * of index dip, whose tunnel destination is outer: expects two_port, burst_port,
+ * eth0, eth1, fwd_bytes, fwd and dctr in scope.  out[] is not written: HLB_BURST_FN
+ * set every frame's to its lean port beforehand. */
+#define HLB_LEAN_ENCAP(fe, de, gre, ip_hdr, bsum, dip, outer, inner)                  \
     do {                                                                                \
         uint32_t overhead = 20u + 4u * (gre);                                           \
         uint16_t out_port = two_port ? 1 : HLB_F_IN_PORT(fe, burst_port);               \
@@ -205,15 +206,18 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         uint32_t tos = de[HLB_ETH_HLEN + 1];                                            \
         uint32_t tot = (inner) + overhead;                                              \
         uint32_t tot_be = hlb_tot_be(tot);                                              \
-        uint32_t odst = dips[dip].outer;                                                \
+        uint32_t odst = (outer);                                                        \
         uint32_t sum = (bsum) + (tos << 8) + tot_be + (odst & 0xffff) + (odst >> 16);   \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
         sum = (sum & 0xffff) + (sum >> 16);                                             \
-        __m128i a = _mm_insert_epi8(out_port ? eth1 : eth0, (int)tos, 15);              \
-        __m128i b = _mm_insert_epi16((ip_hdr), (int)tot_be, 0);                         \
-        b = _mm_insert_epi16(b, (int)(uint16_t)~sum, 4);                                \
-        _mm_storeu_si128((__m128i *)start, a);                                          \
-        _mm_storeu_si128((__m128i *)(start + 16), b);                                   \
+        /* The templates, then this frame's fields over them (plain stores: an      \
+         * insert into a vector register costs two operations). */                      \
+        _mm_storeu_si128((__m128i *)start, out_port ? eth1 : eth0);                     \
+        _mm_storeu_si128((__m128i *)(start + 16), (ip_hdr));                            \
+        uint32_t ver_tos_len = 0x45u | tos << 8 | tot_be << 16;                         \
+        uint16_t csum = (uint16_t)~sum;                                                 \
+        memcpy(start + 14, &ver_tos_len, 4);                                            \
+        memcpy(start + 24, &csum, 2);                                                   \
         memcpy(start + 30, &odst, 4);                                                   \
         if (gre) {                                                                      \
             uint32_t g = hlb_htonl(HLB_ETHERTYPE_IPV4);  /* flags/version 0, IPv4 */    \
@@ -232,7 +236,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 struct lean_run {
     const struct hlb_vip_table *t;
     struct hlb_counter *dctr;
-    const uint32_t *slot;
+    const struct hlb_slot *slot;
     uint64_t key, m;
     __m128i eth0, eth1, ip;
     uint32_t crc, port0, total, gre, bsum, mtu, two_port;
@@ -252,9 +256,8 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
                              unsigned n, uint16_t burst_port, const uint32_t gre,
                              const uint32_t port0, const int two_port)
 {
-    const struct hlb_dip *dips = r->t->dips;
     struct hlb_counter *dctr = r->dctr;
-    const uint32_t *slot = r->slot;
+    const struct hlb_slot *slot = r->slot;
     const uint64_t key = r->key, m = r->m;
     const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
     const uint32_t crc = r->crc, total = r->total;
@@ -281,8 +284,9 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
         uint32_t h = crc ^ hlb_crc32_src(pl.t.src_ip) ^ hlb_crc32_sport(pl.t.src_port);
         if (port0)
             h ^= hlb_crc32_dport(pl.t.dst_port);
-        int dip = (int)slot[hlb_fastmod(h, m, total)];
-        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, inner);
+        const struct hlb_slot *sl = &slot[hlb_fastmod(h, m, total)];
+        int dip = (int)sl->dip;
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, sl->outer, inner);
         rx_bytes += len;
         inner_bytes += inner;
     }
@@ -423,7 +427,8 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
         const uint32_t pgre = single ? 0 : ps->encap == HLB_ENCAP_GRE;
         HLB_BURST_FRAME pf = frames[fi];
         uint8_t *pd = HLB_F_DATA(pf);
-        HLB_LEAN_ENCAP(pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip, inner);
+        HLB_LEAN_ENCAP(pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip,
+                       dips[dip].outer, inner);
         if (ps != acc.svc) {
             acc_flush_svc(&acc, t);
             acc.svc = ps;
@@ -539,7 +544,7 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
             if (c && c->table_gen == gen && hlb_time_after(c->expire, now) &&
                 (uint32_t)(c->expire - now) + est_slack >= est_to) {
                 int dip = (int)c->dip_index;
-                HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, inner);
+                HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
                 inner_bytes += inner;
                 decided_rx_bytes += len;
                 continue;
@@ -642,7 +647,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     int sv_slots = 0;                     /* crc32 with a slot array: the short path */
     uint32_t sv_crc = 0, sv_port0 = 0, sv_total = 1;
     uint64_t sv_m = 0;
-    const uint32_t *sv_slot = NULL;
+    const struct hlb_slot *sv_slot = NULL;
     uint32_t run_packets = 0;
     uint64_t run_bytes = 0;
     struct hlb_counter *dctr = t->dip_counters;
@@ -734,7 +739,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 sv_port0 = s->port == 0;
                 sv_total = s->weight_total;
                 sv_m = s->weight_mod_m;
-                sv_slot = sv_slots ? &t->slot_dip[s->slot_first] : NULL;
+                sv_slot = sv_slots ? &t->slots[s->slot_first] : NULL;
             }
         }
         if (HLB_UNLIKELY(!s))
@@ -799,17 +804,21 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             continue;
         }
         int dip;
+        uint32_t outer;
         if (HLB_LIKELY(sv_slots)) {       /* select_dip() with the service's fields at hand */
             uint32_t h = sv_crc ^ hlb_crc32_src(pl.t.src_ip) ^ hlb_crc32_sport(pl.t.src_port);
             if (sv_port0)
                 h ^= hlb_crc32_dport(pl.t.dst_port);
-            dip = (int)sv_slot[hlb_fastmod(h, sv_m, sv_total)];
+            const struct hlb_slot *sl = &sv_slot[hlb_fastmod(h, sv_m, sv_total)];
+            dip = (int)sl->dip;
+            outer = sl->outer;
         } else {
             dip = select_dip(t, s, &pl.t);
             if (HLB_UNLIKELY(dip < 0))
                 goto slow_frame;
+            outer = dips[dip].outer;
         }
-        HLB_LEAN_ENCAP(f, d, sv_gre, sv_ip, sv_bsum, dip, inner);
+        HLB_LEAN_ENCAP(f, d, sv_gre, sv_ip, sv_bsum, dip, outer, inner);
         rx_bytes += len;
         handled++;
         run_packets++;

@@ -183,7 +183,7 @@ static int parse_prefix(const char *s, uint32_t *net, int *len)
     return 0;
 }
 
-/* The slot -> DIP arrays of the small crc32 pools: slot_dip[slot_first + k] is the
+/* The slot -> DIP arrays of the small crc32 pools: slots[slot_first + k] is the
  * pool member whose cumulative-weight interval holds k, as the weighted search
  * would find it. */
 static int build_slots(struct hlb_vip_table *t)
@@ -205,26 +205,32 @@ static int build_slots(struct hlb_vip_table *t)
     }
     if (total == 0)
         return 0;
-    t->slot_dip = malloc(total * sizeof(*t->slot_dip));
-    if (!t->slot_dip)
+    t->slots = malloc(total * sizeof(*t->slots));
+    uint32_t *map = malloc(total * sizeof(*map));
+    if (!t->slots || !map) {
+        free(map);
         return -1;
+    }
     for (uint32_t i = 0; i < t->n_services; i++) {
         const struct hlb_service *sv = &t->services[i];
         if (sv->slot_first == HLB_NO_SLOTS)
             continue;
         if (sv->selection == HLB_SEL_OVS_DPHASH) {
-            uint32_t *map = &t->slot_dip[sv->slot_first];
+            uint32_t *m = &map[sv->slot_first];
             hlb_ovs_dphash_fill(&t->weights[sv->dip_first], (int)sv->dip_count,
-                                (int)sv->dphash_mask + 1, map);
+                                (int)sv->dphash_mask + 1, m);
             for (uint32_t k = 0; k <= sv->dphash_mask; k++)
-                map[k] += sv->dip_first;
+                m[k] += sv->dip_first;
             continue;
         }
         uint32_t k = 0;
         for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++)
             for (; k < t->cum[d]; k++)
-                t->slot_dip[sv->slot_first + k] = d;
+                map[sv->slot_first + k] = d;
     }
+    for (uint32_t k = 0; k < total; k++)
+        t->slots[k] = (struct hlb_slot){.dip = map[k], .outer = t->dips[map[k]].outer};
+    free(map);
     return 0;
 }
 
@@ -235,7 +241,7 @@ static void table_release_arrays(struct hlb_vip_table *t)
     free(t->bucket_ids);
     free(t->weights);
     free(t->cum);
-    free(t->slot_dip);
+    free(t->slots);
     free(t->index);
     free(t->svc_counters);
     free(t->dip_counters);

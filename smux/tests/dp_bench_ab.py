@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Interleaved A/B of two hlb-smux binaries in one session (for speed work).
+"""Interleaved comparison of two or more hlb-smux binaries in one session (for speed work).
 
-Each repetition runs dpdk-testpmd io-forward once, then every chosen mode on binary A
-and on binary B (the order of A and B alternates between repetitions), so both see
-the same machine load.  Prints per-core Mpps, cycles/packet and the ratio to that
-repetition's testpmd, and the medians.  Uses dp_bench.py's runners.
+Each repetition runs dpdk-testpmd io-forward once, then every chosen mode on every
+binary, the binaries' order rotating between repetitions (the one that runs first
+is not always the same), so all see the same machine load.  Prints per-core Mpps,
+cycles/packet and the ratio to that repetition's testpmd, and the medians.  Uses
+dp_bench.py's runners.
 
-  python3 smux/tests/dp_bench_ab.py OLD_BIN NEW_BIN [--reps 5] [--seconds 2]
-      [--modes crc32,conn]
+  python3 smux/tests/dp_bench_ab.py OLD_BIN NEW_BIN [MORE_BINS...] [--reps 5]
+      [--seconds 2] [--modes crc32,conn]
 """
 import argparse
 import statistics
@@ -21,24 +22,28 @@ import dp_testlib as tl  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("a")
-    ap.add_argument("b")
+    ap.add_argument("bins", nargs="+", metavar="BIN", help="hlb-smux binaries (two or more)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--core", type=int, default=1)
     ap.add_argument("--modes", default="crc32,conn")
     o = ap.parse_args()
+    if len(o.bins) < 2:
+        ap.error("give at least two binaries to compare")
+    names = [chr(ord("A") + i) for i in range(len(o.bins))]
+    binary = dict(zip(names, o.bins))
     modes = [m for m in b.MODES if m["key"] in o.modes.split(",")]
-    ratio = {(m["key"], v): [] for m in modes for v in "AB"}
-    cycles = {(m["key"], v): [] for m in modes for v in "AB"}
+    ratio = {(m["key"], v): [] for m in modes for v in names}
+    cycles = {(m["key"], v): [] for m in modes for v in names}
     for rep in range(o.reps):
         tp = b.run_testpmd(o.seconds, o.core)
         tp_rate = tp["pkts"] / tp["cpu"]
-        order = ("A", "B") if rep % 2 == 0 else ("B", "A")
+        k = rep % len(names)
+        order = names[k:] + names[:k]
         line = [f"rep {rep + 1}: testpmd {tp_rate / 1e6:.2f} Mpps/core"]
         for m in modes:
             for v in order:
-                tl.SMUX_BIN = o.a if v == "A" else o.b
+                tl.SMUX_BIN = binary[v]
                 r = b.run_smux(m, o.seconds, o.core)
                 if r["fwd"] != r["pkts"] and m["key"] != "raw":
                     raise SystemExit(f"{v} {m['key']}: not every packet forwarded")
@@ -50,11 +55,11 @@ def main():
         print("; ".join(line), flush=True)
     print()
     for m in modes:
-        for v in "AB":
-            k = (m["key"], v)
-            print(f"{m['key']:6} {v} ({o.a if v == 'A' else o.b}): median "
-                  f"{statistics.median(cycles[k]):.1f} cycles/pkt, "
-                  f"{statistics.median(ratio[k]):.3f}x testpmd")
+        for v in names:
+            key = (m["key"], v)
+            print(f"{m['key']:6} {v} ({binary[v]}): median "
+                  f"{statistics.median(cycles[key]):.1f} cycles/pkt, "
+                  f"{statistics.median(ratio[key]):.3f}x testpmd")
 
 
 if __name__ == "__main__":
