@@ -187,8 +187,9 @@ class LinkBoundTest {
 
     @Test
     void linkBoundClosBeatsGreedySkipWithinTheTimeLimit() {
-        // 2 pods x (4 ToRs + 2 aggs), 2 cores: more switches than candidate columns per VIP, so
-        // the restricted model and the link-bound path (local search, Lagrangian) are used.
+        // 2 pods x (4 ToRs + 2 aggs), 2 cores: more switches than candidate columns per VIP, but
+        // few enough pairs that every fitting switch is a column: the link-bound path (local
+        // search, Lagrangian), then SCIP on the whole model for its bound.
         DuetClos.Params tp = DuetClos.Params.small(2, 4, 2, 2);
         tp.tables(new TableCapacity(null, 256, 64));
         Topology topo = DuetClos.generate(tp);
@@ -206,5 +207,8 @@ class LinkBoundTest {
         assertTrue(ilp.hmuxTrafficShare >= skip.hmuxTrafficShare - 1e-12);
         assertTrue(ilp.solver.bound >= ilp.hmuxTrafficShare - 1e-12);
         assertTrue(seconds <= limit + 3, "took " + seconds + " s for a " + limit + " s limit");
+        assertTrue(ilp.solver.notes.stream().anyMatch(n -> n.startsWith("round 1:")),
+                "SCIP ran on the whole model: " + ilp.solver.notes);
+        assertTrue(ilp.solver.notes.stream().noneMatch(n -> n.contains("no SCIP round")), ilp.solver.notes::toString);
     }
 }
