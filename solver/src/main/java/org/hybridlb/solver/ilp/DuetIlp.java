@@ -86,7 +86,7 @@ public final class DuetIlp {
     /**
      * Up to this many fitting (VIP, switch) pairs every one is a column: SCIP gets the whole model
      * and its bound counts. On a small fabric at load 0.8 (4,172 pairs) its branch and bound
-     * brings the bound from the LP's 82.69% to 80.14% in 25 s (ILP.md).
+     * brings the bound from the Lagrangian's 82.69% to 80.1% in 25 s (ILP.md).
      */
     static final long WHOLE_MODEL_PAIRS = 20_000L;
     /** Above this many (VIP, switch) pairs the footprints are not computed (paper scale: 53 million). */
@@ -410,9 +410,9 @@ public final class DuetIlp {
     private Usage localSearch(Usage g, double deadline, double stopShare) {
         long s0 = System.nanoTime();
         double left = deadline - System.nanoTime() / 1e9 - finishMargin();
-        double share = !linkBound ? SEARCH_TIME_SHARE
+        double searchShare = !linkBound ? SEARCH_TIME_SHARE
                 : allColumns ? SEARCH_TIME_SHARE_WHOLE_MODEL : SEARCH_TIME_SHARE_LINK_BOUND;
-        double until = System.nanoTime() / 1e9 + left * share;
+        double until = System.nanoTime() / 1e9 + left * searchShare;
         Usage best = search.improve(g, until, 1, stopShare * in.totalTrafficBps());
         if (share(g) > share(best)) {
             best = g;
