@@ -98,7 +98,8 @@ static void usage(void)
             "  --bench-new-flows     benchmark: every packet a new connection (SYN)\n"
             "  --bench-prefill N     benchmark: pin N connections before starting\n"
             "  --bench-vip ADDR:PORT benchmark: destination of generated packets\n"
-            "  --bench-raw-forward   benchmark baseline: generator + rx/tx only, no packet core\n");
+            "  --bench-raw-forward   benchmark baseline: rx/tx (and the generator, with\n"
+            "                        --bench-flows) only, no packet core\n");
 }
 
 static int parse_ip(const char *s, uint32_t *out)
@@ -570,8 +571,8 @@ int main(int argc, char **argv)
     if (bench) {
         io.rx_hook = bench_gen_hook;
         io.rx_hook_arg = &gen;
-        io.raw_forward = o.bench_raw_forward;
     }
+    io.raw_forward = o.bench_raw_forward;   /* without a generator: rx and tx alone */
     atomic_store(&slot.worker_running, 1);
     /* Order the store above before the first table load (store-load: the control
      * thread must either see the worker running or the worker must see its table). */
