@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#if defined(__SSE4_2__)
+#include <nmmintrin.h>  /* CRC32 instructions */
+#endif
 
 #include "hlb_ovs_hash.h"   /* struct hlb_5tuple (shared with the OVS hash replica) */
 
@@ -295,126 +298,84 @@ hlb_parse_fast(const uint8_t *d, uint32_t len, struct hlb_parsed *pp)
 }
 
 /* ---- CRC32 over the 5-tuple (spec: p4/HASH-SPEC.md) ----------------------------
- * CRC-32/ISO-HDLC (the zlib/Ethernet CRC: reflected polynomial 0xEDB88320, init
- * 0xFFFFFFFF, final XOR 0xFFFFFFFF) over the 13 bytes
- *   src_ip[4] dst_ip[4] proto[1] src_port[2] dst_port[2]
- * each in network byte order (the order a P4 hash field list concatenates them). */
-/* hlb_crc32_tables[k][b]: byte b followed by k zero bytes (generated, 13 KiB). */
-#include "hlb_crc32_tables.h"
+ * CRC-32C (Castagnoli: reflected polynomial 0x82F63B78, init 0xFFFFFFFF, final XOR
+ * 0xFFFFFFFF) over the 13 bytes
+ *   dst_ip[4] proto[1] dst_port[2] src_ip[4] src_port[2]
+ * each in network byte order.  The fields a service fixes come first, so the CRC
+ * register after them is computed once per service, and a packet adds its source
+ * address and port: two SSE4.2 CRC32 instructions (three for a service on every
+ * port, whose destination port varies). */
 
-/* Slicing-by-8 (8 KiB of tables): the 13-byte tuple costs one 8-byte step, one
- * 4-byte step and one byte step instead of 13 dependent byte lookups. */
-static inline uint32_t hlb_crc32_update(uint32_t crc, const uint8_t *p, size_t n)
+/* One byte into the CRC-32C register, bit by bit: the portable form, and the reference
+ * the instruction form is tested against. */
+static inline uint32_t hlb_crc32c_sw_u8(uint32_t crc, uint8_t v)
 {
-    const uint32_t (*T)[256] = hlb_crc32_tables;
-    while (n >= 8) {
-        uint32_t lo, hi;
-        memcpy(&lo, p, 4);
-        memcpy(&hi, p + 4, 4);
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-        lo = hlb_bswap32(lo);
-        hi = hlb_bswap32(hi);
-#endif
-        lo ^= crc;
-        crc = T[7][lo & 0xff] ^ T[6][(lo >> 8) & 0xff] ^ T[5][(lo >> 16) & 0xff] ^
-              T[4][lo >> 24] ^ T[3][hi & 0xff] ^ T[2][(hi >> 8) & 0xff] ^
-              T[1][(hi >> 16) & 0xff] ^ T[0][hi >> 24];
-        p += 8;
-        n -= 8;
-    }
-    if (n >= 4) {
-        uint32_t w;
-        memcpy(&w, p, 4);
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-        w = hlb_bswap32(w);
-#endif
-        w ^= crc;
-        crc = T[3][w & 0xff] ^ T[2][(w >> 8) & 0xff] ^ T[1][(w >> 16) & 0xff] ^ T[0][w >> 24];
-        p += 4;
-        n -= 4;
-    }
-    while (n--)
-        crc = T[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    crc ^= v;
+    for (int k = 0; k < 8; k++)
+        crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
     return crc;
 }
 
+/* The CRC-32C register after the bytes of v as they lie in memory (v loaded from the
+ * frame: network order), without init or final XOR. */
+#if defined(__SSE4_2__)
+static inline uint32_t hlb_crc32c_u8(uint32_t crc, uint8_t v) { return _mm_crc32_u8(crc, v); }
+static inline uint32_t hlb_crc32c_u16(uint32_t crc, uint16_t v) { return _mm_crc32_u16(crc, v); }
+static inline uint32_t hlb_crc32c_u32(uint32_t crc, uint32_t v) { return _mm_crc32_u32(crc, v); }
+#else
+static inline uint32_t hlb_crc32c_u8(uint32_t crc, uint8_t v) { return hlb_crc32c_sw_u8(crc, v); }
+static inline uint32_t hlb_crc32c_u16(uint32_t crc, uint16_t v)
+{
+    uint8_t b[2];
+    memcpy(b, &v, 2);
+    return hlb_crc32c_sw_u8(hlb_crc32c_sw_u8(crc, b[0]), b[1]);
+}
+static inline uint32_t hlb_crc32c_u32(uint32_t crc, uint32_t v)
+{
+    uint8_t b[4];
+    memcpy(b, &v, 4);
+    for (int k = 0; k < 4; k++)
+        crc = hlb_crc32c_sw_u8(crc, b[k]);
+    return crc;
+}
+#endif
+
+/* CRC-32C of n bytes (the reference form the tests compare the others with). */
 static inline uint32_t hlb_crc32_bytes(const uint8_t *p, size_t n)
 {
-    return hlb_crc32_update(0xffffffffu, p, n) ^ 0xffffffffu;
+    uint32_t crc = 0xffffffffu;
+    while (n--)
+        crc = hlb_crc32c_u8(crc, *p++);
+    return crc ^ 0xffffffffu;
 }
 
 static inline void hlb_5tuple_bytes(const struct hlb_5tuple *t, uint8_t out[13])
 {
-    memcpy(out, &t->src_ip, 4);
-    memcpy(out + 4, &t->dst_ip, 4);
-    out[8] = t->proto;
-    memcpy(out + 9, &t->src_port, 2);
-    memcpy(out + 11, &t->dst_port, 2);
+    memcpy(out, &t->dst_ip, 4);
+    out[4] = t->proto;
+    memcpy(out + 5, &t->dst_port, 2);
+    memcpy(out + 7, &t->src_ip, 4);
+    memcpy(out + 11, &t->src_port, 2);
 }
 
-/* The 5-tuple CRC split by field.  CRC is affine over GF(2): the register after the
- * 13 bytes is the XOR of one table lookup per byte, byte j looked up in
- * hlb_crc32_tables[12 - j] (it is followed by 12 - j bytes), with the initial
- * 0xFFFFFFFF folded into bytes 0..3 and the final XOR at the end.  All lookups are
- * independent (no dependent chain as in slicing-by-8), and the terms of fields that
- * are fixed for a service (VIP, protocol, port) can be computed once per service:
- *   hlb_crc32_5tuple(t) == hlb_crc32_fixed(dst_ip, proto) ^ hlb_crc32_src(src_ip)
- *                          ^ hlb_crc32_ports(src_port, dst_port)
- * Bit-exact with p4/HASH-SPEC.md; the shared vectors test every form.
- * Fields are network order, so on a little-endian host a field's memory bytes are
- * its value's bytes from the low end. */
-#define HLB_CRC32_T(k, x) hlb_crc32_tables[k][(x) & 0xff]
-
-static inline uint32_t hlb_crc32_src(uint32_t src_ip)          /* bytes 0..3 */
+/* The register after bytes 0..4: a service's address and protocol. */
+static inline uint32_t hlb_crc32_vip(uint32_t dst_ip, uint8_t proto)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint32_t v = src_ip ^ 0xffffffffu;
-    return HLB_CRC32_T(12, v) ^ HLB_CRC32_T(11, v >> 8) ^ HLB_CRC32_T(10, v >> 16) ^
-           HLB_CRC32_T(9, v >> 24);
-#else
-    uint32_t v = src_ip ^ 0xffffffffu;
-    return HLB_CRC32_T(12, v >> 24) ^ HLB_CRC32_T(11, v >> 16) ^ HLB_CRC32_T(10, v >> 8) ^
-           HLB_CRC32_T(9, v);
-#endif
+    return hlb_crc32c_u8(hlb_crc32c_u32(0xffffffffu, dst_ip), proto);
 }
 
-/* bytes 4..8 (destination address, protocol) and the final XOR */
-static inline uint32_t hlb_crc32_fixed(uint32_t dst_ip, uint8_t proto)
+/* The hash from the register after bytes 0..6 (address, protocol, destination port):
+ * the source address and port, then the final XOR. */
+static inline uint32_t hlb_crc32_finish(uint32_t crc, uint32_t src_ip, uint16_t src_port)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint32_t v = dst_ip;
-    return HLB_CRC32_T(8, v) ^ HLB_CRC32_T(7, v >> 8) ^ HLB_CRC32_T(6, v >> 16) ^
-           HLB_CRC32_T(5, v >> 24) ^ HLB_CRC32_T(4, proto) ^ 0xffffffffu;
-#else
-    uint32_t v = dst_ip;
-    return HLB_CRC32_T(8, v >> 24) ^ HLB_CRC32_T(7, v >> 16) ^ HLB_CRC32_T(6, v >> 8) ^
-           HLB_CRC32_T(5, v) ^ HLB_CRC32_T(4, proto) ^ 0xffffffffu;
-#endif
-}
-
-static inline uint32_t hlb_crc32_sport(uint16_t src_port)      /* bytes 9..10 */
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return HLB_CRC32_T(3, src_port) ^ HLB_CRC32_T(2, src_port >> 8);
-#else
-    return HLB_CRC32_T(3, src_port >> 8) ^ HLB_CRC32_T(2, src_port);
-#endif
-}
-
-static inline uint32_t hlb_crc32_dport(uint16_t dst_port)      /* bytes 11..12 */
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return HLB_CRC32_T(1, dst_port) ^ HLB_CRC32_T(0, dst_port >> 8);
-#else
-    return HLB_CRC32_T(1, dst_port >> 8) ^ HLB_CRC32_T(0, dst_port);
-#endif
+    return ~hlb_crc32c_u16(hlb_crc32c_u32(crc, src_ip), src_port);
 }
 
 /* Same value as hlb_crc32_bytes() over hlb_5tuple_bytes(). */
 static inline uint32_t hlb_crc32_5tuple(const struct hlb_5tuple *t)
 {
-    return hlb_crc32_src(t->src_ip) ^ hlb_crc32_fixed(t->dst_ip, t->proto) ^
-           hlb_crc32_sport(t->src_port) ^ hlb_crc32_dport(t->dst_port);
+    uint32_t crc = hlb_crc32c_u16(hlb_crc32_vip(t->dst_ip, t->proto), t->dst_port);
+    return hlb_crc32_finish(crc, t->src_ip, t->src_port);
 }
 
 /* Weighted member choice shared with the P4 action selector: members are laid out

@@ -78,8 +78,8 @@ pick_slot(const uint32_t *cum, int n, uint32_t slot)
 }
 
 /* The tuple must belong to s (dst, proto and, unless s->port is 0, dst port equal to
- * the service's): the crc32 hash then only adds the terms of the fields that vary to
- * the service's precomputed ones.  Equal to hlb_crc32_5tuple() of the tuple. */
+ * the service's): the crc32 hash then goes on from the register the service's fixed
+ * fields leave (s->crc_fixed).  Equal to hlb_crc32_5tuple() of the tuple. */
 static inline __attribute__((always_inline)) int
 select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
            const struct hlb_5tuple *tuple)
@@ -88,10 +88,9 @@ select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
     if (s->selection == HLB_SEL_CRC32) {
         if (s->weight_total == 0)      /* empty pool or all weights 0 */
             return -1;
-        uint32_t h = s->crc_fixed ^ hlb_crc32_src(tuple->src_ip) ^
-                     hlb_crc32_sport(tuple->src_port);
-        if (s->port == 0)
-            h ^= hlb_crc32_dport(tuple->dst_port);
+        uint32_t crc = s->port == 0 ? hlb_crc32c_u16(s->crc_fixed, tuple->dst_port)
+                                    : s->crc_fixed;
+        uint32_t h = hlb_crc32_finish(crc, tuple->src_ip, tuple->src_port);
         uint32_t slot = hlb_fastmod(h, s->weight_mod_m, s->weight_total);
         if (HLB_LIKELY(s->slot_first != HLB_NO_SLOTS))
             return (int)t->slots[s->slot_first + slot].dip;

@@ -281,9 +281,8 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
         uint32_t inner = pl.ip_tot_len;
         if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
             break;
-        uint32_t h = crc ^ hlb_crc32_src(pl.t.src_ip) ^ hlb_crc32_sport(pl.t.src_port);
-        if (port0)
-            h ^= hlb_crc32_dport(pl.t.dst_port);
+        uint32_t c = port0 ? hlb_crc32c_u16(crc, pl.t.dst_port) : crc;
+        uint32_t h = hlb_crc32_finish(c, pl.t.src_ip, pl.t.src_port);
         const struct hlb_slot *sl = &slot[hlb_fastmod(h, m, total)];
         int dip = (int)sl->dip;
         HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, sl->outer, inner);
@@ -806,9 +805,8 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         int dip;
         uint32_t outer;
         if (HLB_LIKELY(sv_slots)) {       /* select_dip() with the service's fields at hand */
-            uint32_t h = sv_crc ^ hlb_crc32_src(pl.t.src_ip) ^ hlb_crc32_sport(pl.t.src_port);
-            if (sv_port0)
-                h ^= hlb_crc32_dport(pl.t.dst_port);
+            uint32_t c = sv_port0 ? hlb_crc32c_u16(sv_crc, pl.t.dst_port) : sv_crc;
+            uint32_t h = hlb_crc32_finish(c, pl.t.src_ip, pl.t.src_port);
             const struct hlb_slot *sl = &sv_slot[hlb_fastmod(h, sv_m, sv_total)];
             dip = (int)sl->dip;
             outer = sl->outer;

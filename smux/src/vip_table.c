@@ -541,9 +541,11 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 }
                 sv->dphash_mask = slots > 0 ? (uint32_t)slots - 1 : 0;
             }
-            /* The hash terms a packet of this service cannot change (see hlb_pkt.h). */
-            sv->crc_fixed = hlb_crc32_fixed(sv->vip, sv->proto) ^
-                            (sv->port ? hlb_crc32_dport(sv->port) : 0);
+            /* The crc32 register after the fields a packet of this service cannot
+             * change (see hlb_pkt.h). */
+            sv->crc_fixed = hlb_crc32_vip(sv->vip, sv->proto);
+            if (sv->port)
+                sv->crc_fixed = hlb_crc32c_u16(sv->crc_fixed, sv->port);
             t->n_services++;
         }
     }

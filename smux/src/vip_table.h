@@ -38,7 +38,7 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint64_t basis;             /* OVS selection_method_param */
     uint64_t weight_mod_m;      /* hlb_fastmod_m(total weight), for crc32 */
     uint32_t weight_total;      /* sum of the pool's weights */
-    uint32_t crc_fixed;         /* crc32: hash terms of vip, proto (and port when not 0) */
+    uint32_t crc_fixed;         /* crc32: register after vip, proto (and port when not 0) */
     uint32_t slot_first;        /* crc32: its slots in t->slots, or HLB_NO_SLOTS */
 };
 

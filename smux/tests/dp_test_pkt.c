@@ -1,5 +1,5 @@
 /* hlb_pkt.h: parsing, checksums, the CRC32 5-tuple hash against the shared vectors
- * (p4/vectors/crc32_5tuple.json, produced by Python's zlib), weighted choice. */
+ * (p4/vectors/crc32_5tuple.json, produced by Python's crc32c package), weighted choice. */
 #include <jansson.h>
 
 #include "dp_testutil.h"
@@ -176,7 +176,31 @@ static void test_csum(void **state)
 static void test_crc32_check_value(void **state)
 {
     (void)state;
-    assert_int_equal(hlb_crc32_bytes((const uint8_t *)"123456789", 9), 0xcbf43926u);
+    /* CRC-32C's check value (RFC 3720 B.4's polynomial; the catalogue's "check") */
+    assert_int_equal(hlb_crc32_bytes((const uint8_t *)"123456789", 9), 0xe3069283u);
+}
+
+/* hlb_crc32c_u8/u16/u32 (the SSE4.2 instructions in this build) equal the bit-wise
+ * form over the same bytes in memory order. */
+static void test_crc32c_widths_match_bitwise(void **state)
+{
+    (void)state;
+    uint32_t x = 0x9e3779b9u;
+    for (int i = 0; i < 1000; i++) {
+        x = x * 1664525u + 1013904223u;
+        uint32_t crc = x ^ (x << 7), v = x * 2654435761u;
+        uint8_t b[4];
+        memcpy(b, &v, 4);
+        uint32_t want = crc;
+        for (int k = 0; k < 4; k++)
+            want = hlb_crc32c_sw_u8(want, b[k]);
+        assert_int_equal(hlb_crc32c_u32(crc, v), want);
+        uint16_t v16;
+        memcpy(&v16, b, 2);
+        assert_int_equal(hlb_crc32c_u16(crc, v16),
+                         hlb_crc32c_sw_u8(hlb_crc32c_sw_u8(crc, b[0]), b[1]));
+        assert_int_equal(hlb_crc32c_u8(crc, b[3]), hlb_crc32c_sw_u8(crc, b[3]));
+    }
 }
 
 static uint8_t hexval(char c)
@@ -216,10 +240,12 @@ static void test_crc32_shared_vectors(void **state)
         assert_memory_equal(bytes, want, 13);
         uint32_t h = hlb_crc32_5tuple(&t);
         assert_int_equal(h, (uint32_t)json_integer_value(json_object_get(v, "crc32")));
-        /* the byte-wise (slicing-by-8) form and the field-split form agree */
+        /* the byte-wise form and the per-field form (service prefix, then the
+         * source fields) agree */
         assert_int_equal(hlb_crc32_bytes(bytes, 13), h);
-        assert_int_equal(hlb_crc32_fixed(t.dst_ip, t.proto) ^ hlb_crc32_dport(t.dst_port) ^
-                         hlb_crc32_src(t.src_ip) ^ hlb_crc32_sport(t.src_port), h);
+        assert_int_equal(hlb_crc32_finish(hlb_crc32c_u16(hlb_crc32_vip(t.dst_ip, t.proto),
+                                                         t.dst_port),
+                                          t.src_ip, t.src_port), h);
 
         json_t *ws = json_object_get(v, "weights");
         uint32_t cum[16];
@@ -288,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_parse_fast_agrees),
         cmocka_unit_test(test_csum),
         cmocka_unit_test(test_crc32_check_value),
+        cmocka_unit_test(test_crc32c_widths_match_bitwise),
         cmocka_unit_test(test_crc32_shared_vectors),
         cmocka_unit_test(test_weighted_pick),
         cmocka_unit_test(test_fastmod_matches_division),

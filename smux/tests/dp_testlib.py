@@ -1,15 +1,15 @@
 """Helpers for the DATAPATH Python suites: run hlb-smux, and compute independently
-which DIP a flow must get (crc32 from p4/HASH-SPEC.md with zlib; ovs through the
+which DIP a flow must get (crc32 from p4/HASH-SPEC.md with gen_crc32_vectors.py; ovs through the
 replica's shared library)."""
 import ctypes
-import ipaddress
 import json
 import os
 import shutil
 import socket
 import struct
 import subprocess
-import zlib
+
+import gen_crc32_vectors
 
 SMUX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_DIR = os.environ.get("HLB_DP_BUILD", os.path.join(SMUX_DIR, "build"))
@@ -49,23 +49,10 @@ def run_smux(prefix, vdevs, smux_args, timeout=60):
     return ready, done, p.stderr
 
 
-def tuple_bytes(src, dst, proto, sport, dport):
-    return (ipaddress.IPv4Address(src).packed + ipaddress.IPv4Address(dst).packed
-            + struct.pack("!BHH", proto, sport, dport))
-
-
 def crc32_pick(src, dst, proto, sport, dport, weights):
     """p4/HASH-SPEC.md: slot = crc32(5-tuple) % sum(weights), first cumulative > slot."""
-    h = zlib.crc32(tuple_bytes(src, dst, proto, sport, dport)) & 0xFFFFFFFF
-    total = sum(weights)
-    if total == 0:
-        return -1
-    slot, acc = h % total, 0
-    for i, w in enumerate(weights):
-        acc += w
-        if slot < acc:
-            return i
-    raise AssertionError
+    return gen_crc32_vectors.weighted_pick(
+        gen_crc32_vectors.crc32_5tuple(src, dst, proto, sport, dport), weights)
 
 
 class _Tuple(ctypes.Structure):

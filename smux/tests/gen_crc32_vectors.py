@@ -2,24 +2,26 @@
 """Writes p4/vectors/crc32_5tuple.json: test vectors for the CRC32 5-tuple hash and the
 weighted member choice defined in p4/HASH-SPEC.md.
 
-Computed with Python's zlib.crc32 (an implementation independent of the C SMux and
-of the P4 model), from a fixed seed so the file is reproducible:
+Computed with the crc32c package from PyPI (an implementation independent of the C
+SMux and of the P4 model), from a fixed seed so the file is reproducible:
     python3 smux/tests/gen_crc32_vectors.py > p4/vectors/crc32_5tuple.json
 """
 import ipaddress
 import json
 import random
 import struct
-import zlib
+
+from crc32c import crc32c
 
 
 def tuple_bytes(src, dst, proto, sport, dport):
-    return (ipaddress.IPv4Address(src).packed + ipaddress.IPv4Address(dst).packed
-            + struct.pack("!BHH", proto, sport, dport))
+    """The 13 hashed bytes: the fields a service fixes first (HASH-SPEC.md section 1)."""
+    return (ipaddress.IPv4Address(dst).packed + struct.pack("!BH", proto, dport)
+            + ipaddress.IPv4Address(src).packed + struct.pack("!H", sport))
 
 
 def crc32_5tuple(src, dst, proto, sport, dport):
-    return zlib.crc32(tuple_bytes(src, dst, proto, sport, dport)) & 0xFFFFFFFF
+    return crc32c(tuple_bytes(src, dst, proto, sport, dport))
 
 
 def weighted_pick(h, weights):
@@ -62,11 +64,11 @@ def main():
             "member": weighted_pick(h, weights),
         })
     doc = {
-        "description": "CRC-32/ISO-HDLC over src_ip|dst_ip|proto|src_port|dst_port "
+        "description": "CRC-32C over dst_ip|proto|dst_port|src_ip|src_port "
                        "(13 bytes, network order) and the weighted member choice "
                        "slot = crc32 % sum(weights); see p4/HASH-SPEC.md",
-        "generator": "smux/tests/gen_crc32_vectors.py (Python zlib.crc32)",
-        "check": {"ascii123456789": zlib.crc32(b"123456789")},
+        "generator": "smux/tests/gen_crc32_vectors.py (Python crc32c package)",
+        "check": {"ascii123456789": crc32c(b"123456789")},
         "vectors": vectors,
     }
     print(json.dumps(doc, indent=1))
