@@ -272,7 +272,7 @@ class PcapSwapFixture(unittest.TestCase):
     packet-out fixture: frames crafted with scapy go in on a veth (af_packet), every
     encapsulated frame is written by a net_pcap port to a pcap file, and each one is
     compared field by field with the frame expected from the spec for the table that
-    was running (crc32 via zlib).  (net_pcap's own rx_iface capture was tried first:
+    was running (crc32 via the `crc32c` package).  (net_pcap's own rx_iface capture was tried first:
     libpcap lost frames now and then, af_packet never did.)"""
 
     def test_swap_and_pinning_fixture(self):

@@ -2,7 +2,7 @@
 """Packet-in/packet-out fixtures on net_pcap: input frames crafted with scapy, run
 through the real hlb-smux process (rx_pcap -> SMux -> tx_pcap), and every output
 frame compared field by field with the frame expected from the specification
-(crc32: p4/HASH-SPEC.md via zlib; ovs: the OVS replica; RFC 792/1191 for ICMP).
+(crc32: p4/HASH-SPEC.md via the crc32c package; ovs: the OVS replica; RFC 792/1191 for ICMP).
 
 Each case lists its input and either the expected output or None (dropped); the
 outputs must appear in order, and the drop reasons the process reports at exit must
