@@ -340,7 +340,7 @@ static inline uint32_t hlb_crc32c_u32(uint32_t crc, uint32_t v)
 }
 #endif
 
-/* CRC-32C of n bytes (the reference form the tests compare the others with). */
+/* CRC-32C of n bytes, byte by byte (the tests compare the per-field form with it). */
 static inline uint32_t hlb_crc32_bytes(const uint8_t *p, size_t n)
 {
     uint32_t crc = 0xffffffffu;
