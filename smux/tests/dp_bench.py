@@ -86,7 +86,9 @@ def run_testpmd(seconds, core, burst=None):
     return {"pkts": pkts, "wall": t1 - t0, "cpu": c1 - c0}
 
 
-def run_smux(mode, seconds, core):
+def run_smux(mode, seconds, core, wrapper=(), timeout=60):
+    """One mode of hlb-smux for `seconds`; `wrapper` runs it under another program
+    (valgrind), which then needs a longer `timeout` than the default start-up slack."""
     prefix = f"hlbdpbench{os.getpid()}"
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(table(mode["selection"], mode["conn"]), f)
@@ -94,9 +96,10 @@ def run_smux(mode, seconds, core):
     args = ["--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0",
             "--table", tfile, "--bench-vip", f"{VIP}:80", "--run-seconds", str(seconds),
             "--idle-sleep-us", "0", "--conn-capacity", str(4 << 20)] + mode["args"]
-    cmd = [tl.SMUX_BIN] + tl.eal_args(prefix, ["net_null0"], core=core) + ["--"] + args
+    cmd = (list(wrapper) + [tl.SMUX_BIN] + tl.eal_args(prefix, ["net_null0"], core=core)
+           + ["--"] + args)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + timeout)
     finally:
         tl.cleanup_prefix(prefix)
         os.unlink(tfile)
