@@ -207,9 +207,14 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         uint32_t tot = (inner) + overhead;                                              \
         uint32_t tot_be = hlb_tot_be(tot);                                              \
         uint32_t odst = (outer);                                                        \
-        uint32_t sum = (bsum) + (tos << 8) + tot_be + (odst & 0xffff) + (odst >> 16);   \
-        sum = (sum & 0xffff) + (sum >> 16);                                             \
-        sum = (sum & 0xffff) + (sum >> 16);                                             \
+        /* One's complement sum: the destination added as one 32-bit word with      \
+         * end-around carry (2^32 - 1 is a multiple of 0xffff), then folded in one     \
+         * step: the upper half of sum + (sum rotated by 16) is its two halves added   \
+         * with end-around carry. */                                                    \
+        uint32_t sum;                                                                   \
+        uint32_t carry = __builtin_add_overflow((bsum) + (tos << 8) + tot_be, odst, &sum); \
+        sum += carry;                                                                   \
+        sum = (sum + (sum << 16 | sum >> 16)) >> 16;                                    \
         /* The templates, then this frame's fields over them (plain stores: an      \
          * insert into a vector register costs two operations). */                      \
         _mm_storeu_si128((__m128i *)start, out_port ? eth1 : eth0);                     \

@@ -17,7 +17,8 @@
     "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[" \
     "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":1}," \
     "{\"ip\":\"10.0.1.2\",\"weight\":2,\"hostIp\":\"172.16.0.2\"},{\"ip\":\"10.0.1.3\",\"weight\":3}]}," \
-    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.1.4\"},{\"ip\":\"10.0.1.5\"}]}]}," \
+    /* 10.254.255.255: an outer address whose checksum sum carries out of 32 bits */ \
+    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.1.4\"},{\"ip\":\"10.254.255.255\"}]}]}," \
     /* ovs + GRE, unpinned */ \
     "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"hashBasis\":7,\"encap\":\"gre\"," \
     "\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[" \
