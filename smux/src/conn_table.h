@@ -116,13 +116,6 @@ struct hlb_conn_ref {
     int i;
 };
 
-/* The key words compared on lookup: (src, dst) and (ports, proto) of an entry. */
-static inline void hlb_conn_key(const struct hlb_5tuple *t, uint64_t *k0, uint64_t *k1)
-{
-    *k0 = (uint64_t)t->src_ip | (uint64_t)t->dst_ip << 32;
-    *k1 = (uint64_t)t->src_port | (uint64_t)t->dst_port << 16 | (uint64_t)t->proto << 32;
-}
-
 #define HLB_CONN_K1_MASK 0xffffffffffull   /* ports + proto; not state and spill */
 
 static inline int hlb_conn_key_eq(const struct hlb_conn_entry *e, uint64_t k0, uint64_t k1)

@@ -495,23 +495,23 @@ struct lean_prun {
     uint64_t decided_rx_bytes, fwd_bytes, inner_bytes;
 };
 
-static __attribute__((noinline)) unsigned
-HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_FRAME *frames,
-            unsigned i, unsigned n, uint16_t burst_port)
+static inline __attribute__((always_inline)) unsigned
+HLB_PASTE(HLB_PRUN_FN, _impl)(struct lean_prun *r, struct lean_pend *pend, unsigned np,
+                              HLB_BURST_FRAME *frames, unsigned i, unsigned n,
+                              uint16_t burst_port, const uint32_t gre, const int two_port,
+                              const int prefetched)
 {
     const struct hlb_conn_table *ct = r->ct;
     const struct hlb_service *s = r->s;
     const uint32_t *pre_hash = r->pre_hash;
     const uint64_t key = r->key;
     const uint32_t mtu = r->mtu, overhead = r->overhead;
-    const int prefetched = r->prefetched;
     uint64_t rx_bytes = 0;
     int decide = r->decide;
     const struct hlb_dip *dips = r->t->dips;
     struct hlb_counter *dctr = r->t->dip_counters;
     const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
-    const uint32_t gre = r->gre, bsum = r->bsum, gen = r->gen, now = r->now;
-    const int two_port = r->two_port;
+    const uint32_t bsum = r->bsum, gen = r->gen, now = r->now;
     const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
     const uint32_t est_slack = est_to / 4 < 1000u ? est_to / 4 : 1000u;
     uint64_t fwd_bytes = 0, inner_bytes = 0, decided_rx_bytes = 0;
@@ -569,6 +569,18 @@ HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_
     r->fwd_bytes = fwd_bytes;
     r->inner_bytes = inner_bytes;
     return i;
+}
+
+/* HLB_PRUN_FN_impl with gre, two_port and prefetched constant in the common instance
+ * (IP-in-IP, one-armed, flow-cache sets prefetched), as HLB_RUN_FN. */
+static __attribute__((noinline)) unsigned
+HLB_PRUN_FN(struct lean_prun *r, struct lean_pend *pend, unsigned np, HLB_BURST_FRAME *frames,
+            unsigned i, unsigned n, uint16_t burst_port)
+{
+    if (HLB_LIKELY(!r->gre && !r->two_port && r->prefetched))
+        return HLB_PASTE(HLB_PRUN_FN, _impl)(r, pend, np, frames, i, n, burst_port, 0, 0, 1);
+    return HLB_PASTE(HLB_PRUN_FN, _impl)(r, pend, np, frames, i, n, burst_port, r->gre,
+                                         r->two_port, r->prefetched);
 }
 
 /* The lean pass run first over a burst.  It finishes the common frames: untagged
@@ -690,21 +702,18 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             memcpy(&type, HLB_F_DATA(pf) + 12, 2);
             arp_in_burst |= type == hlb_htons(HLB_ETHERTYPE_ARP);
             const uint8_t *pd = HLB_F_DATA(pf) + HLB_ETH_HLEN;
-            struct hlb_5tuple pt;
+            uint64_t addrs;               /* hlb_conn_key()'s words, from the header */
             uint32_t ports;
-            memcpy(&pt.src_ip, pd + 12, 4);
-            memcpy(&pt.dst_ip, pd + 16, 4);
+            memcpy(&addrs, pd + 12, 8);
             memcpy(&ports, pd + 20, 4);
-            pt.src_port = (uint16_t)ports;
-            pt.dst_port = (uint16_t)(ports >> 16);
-            pt.proto = pd[9];
-            uint32_t h = hlb_conn_hash(&pt);
+            uint8_t proto = pd[9];
+            uint32_t h = hlb_conn_hash_words(addrs, ports | (uint64_t)proto << 32);
             pre_hash[k] = h;
             /* A pure SYN probably opens a connection: its table line (the loop
              * adds its bucket); any other frame: its cache set (its table line
              * follows in HLB_PEND_FN if the cache does not hold it). */
             uint8_t flags = HLB_F_LEN(pf) >= HLB_ETH_HLEN + 20 + 14 ? pd[20 + 13] : 0;
-            if (pt.proto == HLB_IPPROTO_TCP && (flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
+            if (proto == HLB_IPPROTO_TCP && (flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
                 hlb_conn_prefetch(pct, h);
             else
                 hlb_conn_fc_prefetch(pct, h);
