@@ -537,8 +537,11 @@ HLB_PASTE(HLB_PRUN_FN, _impl)(struct lean_prun *r, struct lean_pend *pend, unsig
             hlb_conn_prefetch_bucket(ct, h);   /* likely an insert */
         else if (!prefetched)
             hlb_conn_fc_prefetch(ct, h);
-        uint64_t k0, k1;
-        hlb_conn_key(&pl.t, &k0, &k1);
+        uint64_t k0, k1;                  /* hlb_conn_key()'s words, from the header */
+        uint32_t kports;
+        memcpy(&k0, d + HLB_ETH_HLEN + 12, 8);
+        memcpy(&kports, d + HLB_ETH_HLEN + 20, 4);
+        k1 = kports | (uint64_t)pl.t.proto << 32;
         if (decide) {
             /* HLB_PEND_FN's decision from the cache, for the same frames. */
             const struct hlb_conn_fc_entry *c = NULL;
