@@ -443,8 +443,9 @@ static inline int hlb_weighted_pick_m(uint32_t hash, const uint32_t *cum, int n,
  * CRC32C with the SSE4.2 instruction when available (hashing two uint64_t words, not
  * a cast byte array: see the strict-aliasing note in ENVIRONMENT.md). */
 
-/* The key words of a tuple, compared on lookup: (src, dst) and (ports, proto), as
- * they lie in the header (bytes 12..19 of the IPv4 header, then the ports). */
+/* The key words of a tuple, compared on lookup: (src, dst) and (ports, proto).  On a
+ * little-endian host (the packet core is x86) k0 is bytes 12..19 of the IPv4 header
+ * as one load and k1's low half the four port bytes, which the lean pass uses. */
 static inline void hlb_conn_key(const struct hlb_5tuple *t, uint64_t *k0, uint64_t *k1)
 {
     *k0 = (uint64_t)t->src_ip | (uint64_t)t->dst_ip << 32;
