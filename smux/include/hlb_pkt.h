@@ -443,13 +443,24 @@ static inline int hlb_weighted_pick_m(uint32_t hash, const uint32_t *cum, int n,
  * CRC32C with the SSE4.2 instruction when available (hashing two uint64_t words, not
  * a cast byte array: see the strict-aliasing note in ENVIRONMENT.md). */
 
-/* The key words of a tuple, compared on lookup: (src, dst) and (ports, proto).  On a
- * little-endian host (the packet core is x86) k0 is bytes 12..19 of the IPv4 header
- * as one load and k1's low half the four port bytes, which the lean pass uses. */
+/* The key words of a tuple, compared on lookup: (src, dst) and (ports, proto). */
 static inline void hlb_conn_key(const struct hlb_5tuple *t, uint64_t *k0, uint64_t *k1)
 {
     *k0 = (uint64_t)t->src_ip | (uint64_t)t->dst_ip << 32;
     *k1 = (uint64_t)t->src_port | (uint64_t)t->dst_port << 16 | (uint64_t)t->proto << 32;
+}
+
+/* The same words loaded from an IPv4 header without options followed by TCP or UDP
+ * ports (ip: its first byte; proto: its byte 9, which the caller has at hand).  On a
+ * little-endian host (the packet core is x86) k0 is bytes 12..19 as they lie and k1's
+ * low half the four port bytes. */
+static inline void hlb_conn_key_at(const uint8_t *ip, uint8_t proto, uint64_t *k0,
+                                   uint64_t *k1)
+{
+    uint32_t ports;
+    memcpy(k0, ip + 12, 8);
+    memcpy(&ports, ip + 20, 4);
+    *k1 = ports | (uint64_t)proto << 32;
 }
 
 /* The hash of key words k0, k1 (so the lean pass hashes words it loads straight from

@@ -537,11 +537,8 @@ HLB_PASTE(HLB_PRUN_FN, _impl)(struct lean_prun *r, struct lean_pend *pend, unsig
             hlb_conn_prefetch_bucket(ct, h);   /* likely an insert */
         else if (!prefetched)
             hlb_conn_fc_prefetch(ct, h);
-        uint64_t k0, k1;                  /* hlb_conn_key()'s words, from the header */
-        uint32_t kports;
-        memcpy(&k0, d + HLB_ETH_HLEN + 12, 8);
-        memcpy(&kports, d + HLB_ETH_HLEN + 20, 4);
-        k1 = kports | (uint64_t)pl.t.proto << 32;
+        uint64_t k0, k1;
+        hlb_conn_key_at(d + HLB_ETH_HLEN, pl.t.proto, &k0, &k1);
         if (decide) {
             /* HLB_PEND_FN's decision from the cache, for the same frames. */
             const struct hlb_conn_fc_entry *c = NULL;
@@ -705,12 +702,10 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             memcpy(&type, HLB_F_DATA(pf) + 12, 2);
             arp_in_burst |= type == hlb_htons(HLB_ETHERTYPE_ARP);
             const uint8_t *pd = HLB_F_DATA(pf) + HLB_ETH_HLEN;
-            uint64_t addrs;               /* hlb_conn_key()'s words, from the header */
-            uint32_t ports;
-            memcpy(&addrs, pd + 12, 8);
-            memcpy(&ports, pd + 20, 4);
+            uint64_t k0, k1;
             uint8_t proto = pd[9];
-            uint32_t h = hlb_conn_hash_words(addrs, ports | (uint64_t)proto << 32);
+            hlb_conn_key_at(pd, proto, &k0, &k1);
+            uint32_t h = hlb_conn_hash_words(k0, k1);
             pre_hash[k] = h;
             /* A pure SYN probably opens a connection: its table line (the loop
              * adds its bucket); any other frame: its cache set (its table line
