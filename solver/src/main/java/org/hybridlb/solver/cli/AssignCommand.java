@@ -1,6 +1,7 @@
 package org.hybridlb.solver.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.hybridlb.solver.assign.AssignmentAlgorithm;
@@ -54,8 +55,8 @@ public final class AssignCommand implements Callable<Integer> {
     @Option(names = "--algorithm", defaultValue = "greedy", paramLabel = "NAME",
             description = "greedy (the paper's: stops at the first VIP that fits nowhere), greedy-skip (skips it and goes "
                     + "on), random (first fit, §3.8.4), sticky (needs --current to be sticky), non-sticky, one-time "
-                    + "(keeps --current), ananta (all on SMuxes)"
-                    + ", or any other registered one. Default: ${DEFAULT-VALUE}.")
+                    + "(keeps --current), ananta (all on SMuxes), ilp (exact or with a proven bound: --time-limit, "
+                    + "--gap, --solver, --minimise-mru, --migration-budget; solver/ILP.md). Default: ${DEFAULT-VALUE}.")
     String algorithm;
 
     @Option(names = "--current", paramLabel = "FILE",
@@ -103,6 +104,11 @@ public final class AssignCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         ilp.apply();
+        IlpCliOptions.requireIlpSelected(spec.commandLine().getParseResult(), List.of(algorithm), "--algorithm");
+        if (ilp.migrationBudget != null && current == null) {
+            throw new IllegalArgumentException("--migration-budget: needs --current (the installed assignment "
+                    + "whose moves it limits)");
+        }
         SolverOptions opts;
         try {
             opts = SolverOptions.defaults().withSeed(seed).withStickyDelta(delta).withLinkHeadroom(headroom)

@@ -47,7 +47,8 @@ public final class IlpBenchCommand implements Callable<Integer> {
                     + "4 Aggs), 40 cores, 30,000 VIPs (default ${DEFAULT-VALUE}).")
     String scale;
 
-    @Option(names = "--seed", defaultValue = "1", description = "Workload seed (default ${DEFAULT-VALUE}).")
+    @Option(names = "--seed", paramLabel = "N", defaultValue = "1",
+            description = "Workload seed of the generated instance (default ${DEFAULT-VALUE}).")
     long seed;
 
     @Option(names = "--load", paramLabel = "F",
@@ -78,7 +79,9 @@ public final class IlpBenchCommand implements Callable<Integer> {
     @Option(names = "--traffic", paramLabel = "FILE", description = "Traffic trace JSON (with --topology).")
     Path trafficFile;
 
-    @Option(names = "--interval", defaultValue = "0", description = "Interval of the trace to solve (default 0).")
+    @Option(names = "--interval", paramLabel = "I", defaultValue = "0",
+            description = "Position of the interval to solve in the trace, from 0 (not its \"index\" field; "
+                    + "default ${DEFAULT-VALUE}).")
     int interval;
 
     @Option(names = "--algorithms", split = ",", defaultValue = "greedy,greedy-skip,random,ilp",
@@ -94,12 +97,46 @@ public final class IlpBenchCommand implements Callable<Integer> {
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
+    /** The generator's limit on a trace's length (the generated trace ends at --interval). */
+    private static final int MAX_GENERATED_INTERVALS = 10_000;
+
+    /** Options that only shape the generated instance. */
+    private static final List<String> GENERATOR_OPTIONS = List.of("--scale", "--seed", "--load", "--vips-count",
+            "--tunnel-table", "--ecmp-table", "--host-table");
+
+    /** A table size given (or null: the scale's default), checked. */
+    private static Integer nonNegative(Integer value, String option) {
+        if (value != null) {
+            TopologyCommand.requireNonNegative(value, option);
+        }
+        return value;
+    }
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         for (String a : algorithms) {
-            Algorithms.get(a); // unknown names fail before any work
+            try {
+                Algorithms.get(a); // unknown names fail before any work
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--algorithms: " + e.getMessage(), e);
+            }
+        }
+        if (interval < 0 || topologyFile == null && interval >= MAX_GENERATED_INTERVALS) {
+            throw new IllegalArgumentException("--interval: must be 0 or more"
+                    + (topologyFile == null ? " and below " + MAX_GENERATED_INTERVALS : "") + ", got " + interval);
+        }
+        if (topologyFile != null) {
+            // the generator's options would be silently ignored: say so instead
+            for (String o : GENERATOR_OPTIONS) {
+                if (spec.commandLine().getParseResult().hasMatchedOption(o)) {
+                    throw new IllegalArgumentException(o + ": generates an instance; it cannot be combined with "
+                            + "--topology/--vips/--traffic");
+                }
+            }
+        } else if (vipsFile != null || trafficFile != null) {
+            throw new IllegalArgumentException((vipsFile != null ? "--vips" : "--traffic") + ": needs --topology");
         }
         IlpAlgorithm.setDefaults(new DuetIlp.Options(mip.toOptions(), minimiseMru, null));
         long g0 = System.nanoTime();
@@ -138,12 +175,18 @@ public final class IlpBenchCommand implements Callable<Integer> {
                 nv = vipsCount;
             }
             if (tunnelTable != null || ecmpTable != null || hostTable != null) {
-                tp.tables(new TableCapacity(hostTable, ecmpTable, tunnelTable));
+                tp.tables(new TableCapacity(nonNegative(hostTable, "--host-table"),
+                        nonNegative(ecmpTable, "--ecmp-table"), nonNegative(tunnelTable, "--tunnel-table")));
             }
             topo = DuetClos.generate(tp);
             WorkloadGenerator.Params wp = new WorkloadGenerator.Params().vipCount(nv).intervals(interval + 1);
             if (load != null) {
                 wp.loadFraction(load);
+            }
+            try {
+                wp.validate();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(WorkloadCommand.optionName(e.getMessage()), e);
             }
             Workload w = WorkloadGenerator.generate(topo, wp, seed);
             vips = w.vips;

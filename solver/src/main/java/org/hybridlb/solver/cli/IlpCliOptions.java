@@ -1,11 +1,13 @@
 package org.hybridlb.solver.cli;
 
 import java.io.PrintWriter;
+import java.util.List;
 import org.hybridlb.solver.ilp.DuetIlp;
 import org.hybridlb.solver.ilp.IlpAlgorithm;
 import org.hybridlb.solver.model.Assignment;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
 
 /**
  * Options of the {@code ilp} algorithm, mixed into {@code assign} and {@code simulate}:
@@ -24,9 +26,29 @@ public final class IlpCliOptions {
             description = "ilp (with --current): at most this share of the traffic may leave its installed switch.")
     Double migrationBudget;
 
+    /** The options above and {@link MipCliOptions}': they only shape the "ilp" algorithm. */
+    private static final List<String> ILP_ONLY = List.of("--minimise-mru", "--migration-budget", "--time-limit",
+            "--gap", "--solver", "--ortools-engine", "--threads", "--solver-log");
+
     /** Validates the options and makes them the registry's "ilp" defaults. */
     public void apply() {
         IlpAlgorithm.setDefaults(new DuetIlp.Options(mip.toOptions(), minimiseMru, migrationBudget));
+    }
+
+    /**
+     * Rejects ilp options given while no selected algorithm is "ilp": they would be ignored
+     * without a word.
+     */
+    public static void requireIlpSelected(ParseResult given, List<String> algorithms, String algorithmOption) {
+        if (algorithms.contains("ilp")) {
+            return;
+        }
+        for (String o : ILP_ONLY) {
+            if (given.hasMatchedOption(o)) {
+                throw new IllegalArgumentException(o + ": only applies to the ilp algorithm (" + algorithmOption
+                        + " " + String.join(",", algorithms) + ")");
+            }
+        }
     }
 
     /** Prints what the exact solver has to say (fallbacks, bound, gap) on stderr. */

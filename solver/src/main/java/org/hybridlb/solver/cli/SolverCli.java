@@ -1,6 +1,7 @@
 package org.hybridlb.solver.cli;
 
 import java.io.PrintWriter;
+import org.hybridlb.solver.assign.NoAssignmentException;
 import org.hybridlb.solver.io.InvalidInputException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -28,6 +29,8 @@ public final class SolverCli {
     public static final int EXIT_OK = 0;
     public static final int EXIT_INTERNAL = 1;
     public static final int EXIT_INVALID_INPUT = 2;
+    /** The input is valid but no assignment meets it (e.g. a migration budget none can keep). */
+    public static final int EXIT_NO_ASSIGNMENT = 3;
 
     public static void main(String[] args) {
         System.exit(commandLine().execute(args));
@@ -51,6 +54,10 @@ public final class SolverCli {
         if (ex instanceof InvalidInputException) {
             err.println("error: " + ex.getMessage());
             return EXIT_INVALID_INPUT;
+        }
+        if (ex instanceof NoAssignmentException) {
+            err.println("error: " + ex.getMessage());
+            return EXIT_NO_ASSIGNMENT;
         }
         if (ex instanceof IllegalArgumentException) {
             err.println("error: " + ex.getMessage());

@@ -12,6 +12,7 @@ import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.Assignments;
 import org.hybridlb.solver.assign.Feasibility;
 import org.hybridlb.solver.assign.Instance;
+import org.hybridlb.solver.assign.NoAssignmentException;
 import org.hybridlb.solver.assign.ResourceModel;
 import org.hybridlb.solver.assign.Usage;
 import org.hybridlb.solver.model.Assignment;
@@ -258,7 +259,8 @@ public final class DuetIlp {
                 double[] seeds = relaxationSeeds(l0 / 1e9 + 0.25 * LAGRANGE_TIME_SHARE * left);
                 double lagrange = search.lagrangianBound(Math.max(share(g), bestShare),
                         l0 / 1e9 + LAGRANGE_TIME_SHARE * left, seeds);
-                notes.add(String.format(Locale.ROOT, "Lagrangian bound of the full model: %.4f%% after %d "
+                notes.add(Double.isInfinite(lagrange) ? "Lagrangian bound of the full model: no time left for it"
+                        : String.format(Locale.ROOT, "Lagrangian bound of the full model: %.4f%% after %d "
                         + "subgradient steps in %.1f s", 100 * lagrange, search.lastIterations,
                         (System.nanoTime() - l0) / 1e9));
                 bound = Math.min(bound, lagrange);
@@ -277,7 +279,8 @@ public final class DuetIlp {
                 rows.set(l);
             }
         }
-        String solvedBy = o.mip.describe();
+        // what produced the answer: the MIP backend only when one of its answers is kept
+        String solvedBy = best == start ? "warm start (greedy)" : "local search";
         boolean proven = false;
         int solverAnswers = 0;
         boolean usable = false;
@@ -319,7 +322,6 @@ public final class DuetIlp {
                     + "%s in %.1f s (limit %.1f s)%s", round, cols, rows.cardinality(), now - built, r.status,
                     System.nanoTime() / 1e9 - now, slice, r.hasSolution() ? String.format(Locale.ROOT,
                     ", objective %.4f%%", 100 * r.objective) : ""));
-            solvedBy = r.solvedBy;
             for (String n : r.notes) {
                 if (!notes.contains(n)) {
                     notes.add(n);
@@ -342,6 +344,7 @@ public final class DuetIlp {
                 if (share(u) >= bestShare) {
                     best = u;
                     bestShare = share(u);
+                    solvedBy = r.solvedBy;
                 }
                 proven = r.status == MipResult.Status.OPTIMAL && allColumns
                         || MipResult.relativeGap(bestShare, bound) <= o.mip.relativeGap + 1e-9;
@@ -365,6 +368,7 @@ public final class DuetIlp {
             if (share(repaired) > bestShare && budgetOk(repaired)) {
                 best = repaired;
                 bestShare = share(repaired);
+                solvedBy = r.solvedBy + " (repaired)";
             }
             if (over.isEmpty()) {
                 List<String> bad = Feasibility.violations(u);
@@ -675,6 +679,13 @@ public final class DuetIlp {
         }
         if (lsb != null) {
             search = lsb.build();
+            if (o.migrationBudget != null && current != null) {
+                int[] installed = new int[in.vipCount()];
+                for (int v = 0; v < installed.length; v++) {
+                    installed[v] = installedOn(v);
+                }
+                search.limitMoves(installed, o.migrationBudget * in.totalTrafficBps());
+            }
         }
         if (overloadedVips > 0) {
             notes.add(String.format(Locale.ROOT, "%d VIPs (%.2f%% of the traffic) overload a link on their own "
@@ -1189,25 +1200,57 @@ public final class DuetIlp {
         return false;
     }
 
-    /** The best feasible assignment among the greedy variants (and the installed one): the warm start. */
+    /**
+     * The best feasible assignment among the greedy variants (and, with --current, the installed
+     * one, as is and kept as far as the traffic allows) within the migration budget: the warm start.
+     * With a budget that none of them meets, the answer would break it: {@link NoAssignmentException}.
+     */
     private Usage warmStart() {
         List<String> names = new ArrayList<>(List.of("greedy-skip", "greedy"));
         if (current != null) {
             names.add("sticky");
             names.add("one-time");
         }
-        Usage best = null;
+        List<Usage> candidates = new ArrayList<>();
         for (String name : names) {
-            Assignment a = Algorithms.get(name).assign(in, current);
-            Usage u = Assignments.usageOf(in, a);
-            if (!Feasibility.violations(in, a).isEmpty() || !budgetOk(u)) {
+            candidates.add(Assignments.usageOf(in, Algorithms.get(name).assign(in, current)));
+        }
+        if (current != null) {
+            candidates.add(installedKept());
+        }
+        Usage best = null;
+        double leastMoved = Double.POSITIVE_INFINITY;
+        for (Usage u : candidates) {
+            if (!Feasibility.violations(in, Assignments.of(in, u, "ilp", current)).isEmpty()) {
                 continue;
             }
-            if (best == null || share(u) > share(best)) {
+            leastMoved = Math.min(leastMoved, movedShare(u));
+            if (budgetOk(u) && (best == null || share(u) > share(best))) {
                 best = u;
             }
         }
+        if (best == null && current != null && o.migrationBudget != null) {
+            throw new NoAssignmentException(String.format(Locale.ROOT, "--migration-budget %s: no assignment found "
+                    + "that moves at most %.2f%% of the traffic; the least-moving feasible one found moves %.2f%%",
+                    o.migrationBudget, 100 * o.migrationBudget, 100 * leastMoved));
+        }
         return best != null ? best : m.newUsage();
+    }
+
+    /**
+     * The installed assignment kept wherever the new traffic allows: VIPs on a switch that is gone
+     * or that no longer fits them, and then those on overloaded resources (least traffic first),
+     * go to the SMuxes. What moves least.
+     */
+    private Usage installedKept() {
+        Usage u = m.newUsage();
+        for (int v = 0; v < in.vipCount(); v++) {
+            int c = installedOn(v);
+            if (c >= 0 && in.trafficBps(v) > 0 && m.fitsAlone(v, c)) {
+                u.place(v, c);
+            }
+        }
+        return repair(u);
     }
 
     private int installedOn(int v) {
@@ -1258,6 +1301,10 @@ public final class DuetIlp {
         List<String> bad = Feasibility.violations(in, a);
         if (!bad.isEmpty() || !budgetOk(u)) {
             // cannot happen by construction (every candidate passed the checker); never return it anyway
+            if (!budgetOk(m.newUsage())) {
+                throw new IllegalStateException("ilp: the answer failed its final check ("
+                        + (bad.isEmpty() ? "migration budget" : bad.get(0)) + ")");
+            }
             notes.add("final check failed (" + (bad.isEmpty() ? "migration budget" : bad.get(0))
                     + "); returning the SMux-only assignment");
             a = Assignments.of(in, m.newUsage(), "ilp", current);

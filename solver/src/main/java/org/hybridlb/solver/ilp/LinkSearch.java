@@ -57,6 +57,10 @@ final class LinkSearch {
     private final int[] eu;
     private int host;
     private double carried;
+    /** With a migration budget: per VIP its installed switch (or {@link Usage#SMUX}), else null. */
+    private int[] installed;
+    /** Traffic (bits/s) that may leave its installed switch. */
+    private double movableBps;
 
     private LinkSearch(Instance in, int[] pairStartSize) {
         this.in = in;
@@ -269,7 +273,8 @@ final class LinkSearch {
 
     /**
      * The best of the greedy variants ({@link #ALPHAS} × {@link #BETAS}), each from an empty
-     * fabric and from {@code start} (whose VIPs stay, the others are inserted).
+     * fabric and from {@code start} (whose VIPs stay, the others are inserted); with a migration
+     * budget ({@link #limitMoves}) the best within it, or {@code start}.
      */
     Usage greedy(Usage start) {
         double bestCarried = -1;
@@ -285,7 +290,7 @@ final class LinkSearch {
                         load(start);
                     }
                     recreate(order);
-                    if (carried > bestCarried) {
+                    if (carried > bestCarried && withinBudget()) {
                         bestCarried = carried;
                         bestPlace = place.clone();
                         bestAlpha = a;
@@ -294,8 +299,33 @@ final class LinkSearch {
                 }
             }
         }
+        if (bestPlace == null) {
+            return start.copy(); // no variant within the migration budget; start is
+        }
         System.arraycopy(bestPlace, 0, place, 0, place.length);
         return toUsage();
+    }
+
+    /**
+     * Keeps every later answer within a migration budget: at most {@code movableBps} of traffic
+     * on VIPs that leave their installed switch ({@code installedOn[v]}, or {@link Usage#SMUX}).
+     */
+    void limitMoves(int[] installedOn, double movableBps) {
+        this.installed = installedOn.clone();
+        this.movableBps = movableBps;
+    }
+
+    private boolean withinBudget() {
+        if (installed == null) {
+            return true;
+        }
+        double moved = 0;
+        for (int v = 0; v < place.length; v++) {
+            if (installed[v] >= 0 && place[v] != installed[v]) {
+                moved += in.trafficBps(v);
+            }
+        }
+        return moved <= movableBps * (1 + 1e-12);
     }
 
     /** Parameters of the best greedy variant (the local search varies around them). */
@@ -305,7 +335,8 @@ final class LinkSearch {
     /**
      * Ruin and recreate from {@code start} until {@code deadline} (seconds, nanoTime scale):
      * each step takes off the VIPs on a random nearly full link (or a random switch), re-inserts,
-     * and keeps the result when it carries at least as much traffic; stops early once it carries
+     * and keeps the result when it carries at least as much traffic (and stays within the
+     * migration budget, if any); stops early once it carries
      * {@code stopCarried} bits/s.
      */
     Usage improve(Usage start, double deadline, long seed, double stopCarried) {
@@ -366,7 +397,7 @@ final class LinkSearch {
             }
             alpha = bestAlpha * Math.exp(0.5 * r.nextGaussian());
             recreate(noisy);
-            if (carried >= bestCarried * (1 - 1e-12)) {
+            if (carried >= bestCarried * (1 - 1e-12) && withinBudget()) {
                 bestCarried = Math.max(bestCarried, carried);
             } else {
                 System.arraycopy(savePlace, 0, place, 0, nv);

@@ -10,6 +10,7 @@ import java.util.Set;
 import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.AssignmentAlgorithm;
 import org.hybridlb.solver.assign.Instance;
+import org.hybridlb.solver.assign.NoAssignmentException;
 import org.hybridlb.solver.assign.SolverOptions;
 import org.hybridlb.solver.migration.MigrationPlanner;
 import org.hybridlb.solver.migration.MigrationProblem;
@@ -78,7 +79,13 @@ public final class TraceSimulator {
             for (AssignmentAlgorithm algo : algos.values()) {
                 Assignment prev = current.get(algo.name());
                 long t0 = System.nanoTime();
-                Assignment a = algo.assign(in, prev);
+                Assignment a;
+                try {
+                    a = algo.assign(in, prev);
+                } catch (NoAssignmentException e) {
+                    throw new NoAssignmentException(algo.name() + ", interval " + interval.index + ": "
+                            + e.getMessage());
+                }
                 double solveMs = (System.nanoTime() - t0) / 1e6;
                 current.put(algo.name(), a);
                 out.add(measure(in, interval, traffic, algo.name(), prev, a, solveMs, o));

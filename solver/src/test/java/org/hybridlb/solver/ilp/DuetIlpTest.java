@@ -2,6 +2,7 @@ package org.hybridlb.solver.ilp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -15,6 +16,7 @@ import net.jqwik.api.constraints.IntRange;
 import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.Feasibility;
 import org.hybridlb.solver.assign.Instance;
+import org.hybridlb.solver.assign.NoAssignmentException;
 import org.hybridlb.solver.assign.SolverOptions;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.Dip;
@@ -130,6 +132,29 @@ class DuetIlpTest {
         Assignment loose = DuetIlp.solve(in, current, new DuetIlp.Options(MIP, false, 0.40));
         assertEquals(18.0 / 28, loose.hmuxTrafficShare, 1e-9);
         assertEquals(10.0 / 28, loose.solver.movedShare, 1e-9);
+    }
+
+    @Test
+    void aBudgetNoAssignmentKeepsIsAnErrorNotABrokenAnswer() {
+        // Only t0 holds VIPs (3 tunnel entries). Installed there: A (2 entries), B and C (1 each),
+        // 4 entries: one must leave, at least B or C, 6/22 of the traffic.
+        Topology t = fabric(NONE, NONE, new TableCapacity(16384, 100, 3), NONE, 1e12);
+        VipSet vips = new VipSet(List.of(vip(1, 0, 1), vip(2, 2), vip(3, 3)));
+        Instance in = Instance.build(t, vips, traffic(10e6, 6e6, 6e6), SolverOptions.defaults());
+        Map<String, String> installed = new LinkedHashMap<>();
+        for (String v : List.of("100.0.0.1", "100.0.0.2", "100.0.0.3")) {
+            installed.put(v, "t0");
+        }
+        Assignment current = new Assignment("greedy", installed, 0, 0, 0, null);
+        NoAssignmentException e = assertThrows(NoAssignmentException.class,
+                () -> DuetIlp.solve(in, current, new DuetIlp.Options(MIP, false, 0.20)));
+        assertTrue(e.getMessage().startsWith("--migration-budget 0.2: no assignment found that moves at most "
+                + "20.00% of the traffic"), e.getMessage());
+        assertTrue(e.getMessage().endsWith("moves 27.27%"), e.getMessage());
+        Assignment kept = DuetIlp.solve(in, current, new DuetIlp.Options(MIP, false, 0.30));
+        assertEquals(16.0 / 22, kept.hmuxTrafficShare, 1e-9);
+        assertEquals(6.0 / 22, kept.solver.movedShare, 1e-9);
+        assertEquals(List.of(), Feasibility.violations(in, kept));
     }
 
     @Test

@@ -211,4 +211,27 @@ class LinkBoundTest {
                 "SCIP ran on the whole model: " + ilp.solver.notes);
         assertTrue(ilp.solver.notes.stream().noneMatch(n -> n.contains("no SCIP round")), ilp.solver.notes::toString);
     }
+
+    @Test
+    void theLocalSearchKeepsTheMigrationBudget() {
+        // The link-bound Clos above, its second interval against greedy-skip's assignment of the
+        // first: the local search must only take steps within the budget (before, its answers
+        // broke it and were thrown away).
+        DuetClos.Params tp = DuetClos.Params.small(2, 4, 2, 2);
+        tp.tables(new TableCapacity(null, 256, 64));
+        Topology topo = DuetClos.generate(tp);
+        Workload w = WorkloadGenerator.generate(topo,
+                new WorkloadGenerator.Params().vipCount(300).intervals(2).loadFraction(0.8), 1);
+        Instance first = Instance.build(topo, w.vips, w.trace.intervals.get(0), SolverOptions.defaults());
+        Assignment installed = Algorithms.get("greedy-skip").assign(first, null);
+        Instance in = Instance.build(topo, w.vips, w.trace.intervals.get(1), SolverOptions.defaults());
+        double budget = 0.05;
+        Assignment ilp = DuetIlp.solve(in, installed, new DuetIlp.Options(
+                MipOptions.DEFAULTS.withTimeLimit(6), false, budget));
+        assertEquals(List.of(), Feasibility.violations(in, ilp));
+        assertTrue(ilp.solver.movedShare <= budget + 1e-9, "moved " + ilp.solver.movedShare);
+        assertTrue(ilp.solver.notes.stream().noneMatch(n -> n.contains("rejected: migration budget")),
+                ilp.solver.notes::toString);
+        assertTrue(ilp.hmuxTrafficShare >= ilp.solver.warmStart - 1e-12);
+    }
 }
