@@ -110,7 +110,7 @@ public final class DuetIlp {
     /** Link-bound: more than this share of traffic is on the SMuxes only for want of link room. */
     static final double LINK_BOUND_SHARE = 0.01;
     /** Share of the time left (after the local search) the Lagrangian bound gets on link-bound instances. */
-    static final double LAGRANGE_TIME_SHARE = Double.parseDouble(System.getProperty("hlb.ilp.lagrangeShare", "0.2"));
+    static final double LAGRANGE_TIME_SHARE = Tuning.positive("hlb.ilp.lagrangeShare", 0.2);
     /** Share of the time limit the bound model gets at least, whenever it starts. */
     static final double MIN_BOUND_TIME_SHARE = 0.15;
     /** Share of the time limit the bound model may use. */

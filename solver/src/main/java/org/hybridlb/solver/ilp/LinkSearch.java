@@ -27,10 +27,10 @@ import org.hybridlb.solver.assign.Usage;
  */
 final class LinkSearch {
     /** Polyak step factor of the subgradient, from zero and from seeded multipliers. */
-    static final double THETA = Double.parseDouble(System.getProperty("hlb.ilp.theta", "1"));
-    static final double THETA_SEEDED = Double.parseDouble(System.getProperty("hlb.ilp.thetaSeeded", "0.02"));
+    static final double THETA = Tuning.positive("hlb.ilp.theta", 1);
+    static final double THETA_SEEDED = Tuning.positive("hlb.ilp.thetaSeeded", 0.02);
     /** Steps without a better bound before the step factor is halved. */
-    static final int PATIENCE = Integer.getInteger("hlb.ilp.patience", 10);
+    static final int PATIENCE = Tuning.positiveInt("hlb.ilp.patience", 10);
     /** Most cached link-load entries (ints + floats: 8 bytes each). */
     static final long MAX_ENTRIES = 60_000_000L;
     /** A link is full for the search at this utilisation (below 1 by float rounding room). */

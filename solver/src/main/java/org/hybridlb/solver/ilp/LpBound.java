@@ -39,11 +39,11 @@ final class LpBound {
     /** A column joins the master when its reduced cost exceeds this. */
     static final double PRICE_EPS = 1e-9;
     /** Columns a VIP may add per pricing pass (its best ones). */
-    static final int COLUMNS_PER_VIP = Integer.getInteger("hlb.ilp.colsPerVip", 1);
+    static final int COLUMNS_PER_VIP = Tuning.positiveInt("hlb.ilp.colsPerVip", 1);
     /** Stop once the Lagrangian bound is within this of the master LP's value. */
     static final double CONVERGED = 1e-6;
     /** Weight of the stability centre in the smoothed pricing point. */
-    static final double SMOOTHING = Double.parseDouble(System.getProperty("hlb.ilp.smoothing", "0.7"));
+    static final double SMOOTHING = Tuning.positive("hlb.ilp.smoothing", 0.7);
     static final boolean DEBUG = Boolean.getBoolean("hlb.ilp.debug");
 
     /** What column generation found. */
