@@ -3,6 +3,7 @@
 #include "hlb_ovs_dphash.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,7 +111,7 @@ static int get_ip(json_t *obj, const char *key, const char *path, int required,
         return -1;
     }
     uint32_t h = ntohl(*out);
-    if (h == 0 || h == 0xffffffffu || (h >> 28) == 0xe || (h >> 24) == 127) {
+    if (h == 0 || (h >> 28) >= 0xe || (h >> 24) == 127) {   /* multicast, 240/4, broadcast */
         set_err(err, f, "must be a unicast, non-loopback address");
         return -1;
     }
@@ -174,8 +175,10 @@ static int parse_prefix(const char *s, uint32_t *net, int *len)
     memcpy(buf, s, (size_t)(slash - s));
     buf[slash - s] = 0;
     char *end;
+    if (!isdigit((unsigned char)slash[1]))
+        return -1;                          /* strtol would take "+24" and " 24" */
     long l = strtol(slash + 1, &end, 10);
-    if (*end || end == slash + 1 || l < 0 || l > 32)
+    if (*end || l > 32)
         return -1;
     if (parse_ipv4(buf, net) != 0)
         return -1;
@@ -375,6 +378,12 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 goto fail;
             }
             uint32_t mask = plen ? htonl(0xffffffffu << (32 - plen)) : 0;
+            if (net & ~mask) {
+                char netstr[16];
+                hlb_ip_str(net & mask, netstr);
+                set_err(err, f, "has host bits set (the network is %s/%d)", netstr, plen);
+                goto fail;
+            }
             if ((vip & mask) != (net & mask)) {
                 set_err(err, f, "does not contain the VIP %s", json_string_value(
                             json_object_get(vo, "vip")));
@@ -439,6 +448,12 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                     get_int(dobj, "bucketId", dpath, 0, 0, 0xfffffeffLL, (long long)k, &ll,
                             err) != 0)
                     goto fail;
+                if (ip == vip) {
+                    char f[220];
+                    snprintf(f, sizeof(f), "%s.ip", dpath);
+                    set_err(err, f, "is the VIP itself (its packets would come back here)");
+                    goto fail;
+                }
             }
             n_svc++;
             n_dip += json_array_size(dips);

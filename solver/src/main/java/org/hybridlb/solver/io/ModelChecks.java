@@ -103,6 +103,11 @@ public final class ModelChecks {
             if (!seen.add(v.vip)) {
                 throw new InvalidInputException(source, f + "/vip", "duplicate VIP " + v.vip);
             }
+            if (!Ipv4.network(v.aggregate).equals(v.aggregate)) {
+                // the SMux refuses it too: a route to a prefix with host bits is a typo more often than not
+                throw new InvalidInputException(source, f + "/aggregate", "has host bits set (the network is "
+                        + Ipv4.network(v.aggregate) + ")");
+            }
             if (!Ipv4.contains(v.aggregate, v.vip)) {
                 throw new InvalidInputException(source, f + "/aggregate",
                         "VIP " + v.vip + " is not inside its aggregate " + v.aggregate);
@@ -125,6 +130,10 @@ public final class ModelChecks {
                     Dip dip = port.dips.get(d);
                     if (!dips.add(dip.ip)) {
                         throw new InvalidInputException(source, pf + "/dips/" + d + "/ip", "duplicate DIP " + dip.ip);
+                    }
+                    if (dip.ip.equals(v.vip)) {
+                        throw new InvalidInputException(source, pf + "/dips/" + d + "/ip",
+                                "is the VIP itself (its packets would come back to the muxes)");
                     }
                 }
             }

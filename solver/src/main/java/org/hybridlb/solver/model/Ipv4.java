@@ -32,6 +32,14 @@ public final class Ipv4 {
                 + ((address >>> 8) & 0xff) + "." + (address & 0xff);
     }
 
+    /** The network of {@code prefix} ("a.b.c.d/len") with its host bits cleared, as "a.b.c.d/len". */
+    public static String network(String prefix) {
+        int slash = prefix.indexOf('/');
+        int len = Integer.parseInt(prefix.substring(slash + 1));
+        int mask = len == 0 ? 0 : -1 << (32 - len);
+        return format(parse(prefix.substring(0, slash)) & mask) + "/" + len;
+    }
+
     /** True when {@code address} lies inside {@code prefix} ("a.b.c.d/len"). */
     public static boolean contains(String prefix, String address) {
         int slash = prefix.indexOf('/');

@@ -87,6 +87,14 @@ class BadFilesTest {
         Path outside = broken("outside.json", workload.vips, v -> at(v, "/vips/1").put("aggregate", "100.65.0.0/16"));
         assertRejected(assertThrows(InvalidInputException.class, () -> ModelIo.readVips(outside)),
                 outside, "/vips/1/aggregate", "not inside its aggregate");
+        Path hostBits = broken("host-bits.json", workload.vips, v -> at(v, "/vips/1").put("aggregate",
+                at(v, "/vips/1").get("vip").asText() + "/8"));
+        assertRejected(assertThrows(InvalidInputException.class, () -> ModelIo.readVips(hostBits)),
+                hostBits, "/vips/1/aggregate", "has host bits set (the network is ");
+        Path loop = broken("loop.json", workload.vips, v -> at(v, "/vips/1/ports/0/dips/0").put("ip",
+                at(v, "/vips/1").get("vip").asText()));
+        assertRejected(assertThrows(InvalidInputException.class, () -> ModelIo.readVips(loop)),
+                loop, "/vips/1/ports/0/dips/0/ip", "is the VIP itself");
         Path strayHost = broken("stray-host.json", workload.vips, v -> {
             for (JsonNode vip : v.get("vips")) {
                 ObjectNode dip = (ObjectNode) vip.at("/ports/0/dips/0");
