@@ -73,8 +73,8 @@ static void retire(struct hlb_control *c, struct hlb_vip_table *old)
 
 /* ---- operations ------------------------------------------------------------------ */
 
-int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
-                      struct hlb_table_error *err)
+static int apply(struct hlb_control *c, const char *body, size_t len,
+                 struct hlb_table_error *err, int initial)
 {
     struct hlb_vip_table *t = hlb_table_from_json(body, len, &c->cfg.table_opt, err);
     if (!t) {
@@ -83,11 +83,10 @@ int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
     }
     pthread_mutex_lock(&c->lock);
     struct hlb_vip_table *cur = hlb_table_acquire(c->cfg.slot);
-    if (t->version <= cur->version) {
+    if (initial ? t->version < cur->version : t->version <= cur->version) {
         snprintf(err->field, sizeof(err->field), "version");
-        snprintf(err->reason, sizeof(err->reason),
-                 "must be greater than the running version %llu",
-                 (unsigned long long)cur->version);
+        snprintf(err->reason, sizeof(err->reason), "must be %s the running version %llu",
+                 initial ? "at least" : "greater than", (unsigned long long)cur->version);
         pthread_mutex_unlock(&c->lock);
         hlb_table_free(t);
         c->rejected++;
@@ -98,6 +97,18 @@ int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
     c->swaps++;
     pthread_mutex_unlock(&c->lock);
     return 0;
+}
+
+int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
+                      struct hlb_table_error *err)
+{
+    return apply(c, body, len, err, 0);
+}
+
+int hlb_control_apply_initial(struct hlb_control *c, const char *body, size_t len,
+                              struct hlb_table_error *err)
+{
+    return apply(c, body, len, err, 1);
 }
 
 static void metric_head(FILE *f, const char *name, const char *type, const char *help)
