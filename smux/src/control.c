@@ -146,37 +146,41 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
 
     char key[128], vip[16], dip[16];
     uint64_t rp, rb;
-    metric_head(f, "hlb_smux_vip_packets_total", "counter",
-                "Packets forwarded per VIP, protocol and port.");
-    metric_head(f, "hlb_smux_vip_bytes_total", "counter",
-                "IP bytes (inner packet) forwarded per VIP, protocol and port.");
-    for (uint32_t s = 0; s < t->n_services; s++) {
-        const struct hlb_service *sv = &t->services[s];
-        svc_key(sv, key, sizeof(key));
-        retired_get(c->retired, key, &rp, &rb);
-        hlb_ip_str(sv->vip, vip);
-        fprintf(f, "hlb_smux_vip_packets_total{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", vip,
-                hlb_proto_name(sv->proto), ntohs(sv->port),
-                (unsigned long long)(rp + RD(t->svc_counters[s].packets)));
-        fprintf(f, "hlb_smux_vip_bytes_total{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", vip,
-                hlb_proto_name(sv->proto), ntohs(sv->port),
-                (unsigned long long)(rb + RD(t->svc_counters[s].bytes)));
-    }
-    metric_head(f, "hlb_smux_dip_packets_total", "counter", "Packets forwarded per DIP.");
-    metric_head(f, "hlb_smux_dip_bytes_total", "counter", "IP bytes forwarded per DIP.");
-    for (uint32_t s = 0; s < t->n_services; s++) {
-        const struct hlb_service *sv = &t->services[s];
-        hlb_ip_str(sv->vip, vip);
-        for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
-            dip_key(sv, &t->dips[d], key, sizeof(key));
+    /* One family at a time: a Prometheus family's samples must follow its own
+     * HELP/TYPE lines as one group, so packets and bytes take a pass each. */
+    for (int bytes = 0; bytes < 2; bytes++) {
+        const char *name = bytes ? "hlb_smux_vip_bytes_total" : "hlb_smux_vip_packets_total";
+        metric_head(f, name, "counter",
+                    bytes ? "IP bytes (inner packet) forwarded per VIP, protocol and port."
+                          : "Packets forwarded per VIP, protocol and port.");
+        for (uint32_t s = 0; s < t->n_services; s++) {
+            const struct hlb_service *sv = &t->services[s];
+            svc_key(sv, key, sizeof(key));
             retired_get(c->retired, key, &rp, &rb);
-            hlb_ip_str(t->dips[d].ip, dip);
-            const char *fmt = "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n";
-            fprintf(f, fmt, "hlb_smux_dip_packets_total", vip, hlb_proto_name(sv->proto),
-                    ntohs(sv->port), dip,
-                    (unsigned long long)(rp + RD(t->dip_counters[d].packets)));
-            fprintf(f, fmt, "hlb_smux_dip_bytes_total", vip, hlb_proto_name(sv->proto),
-                    ntohs(sv->port), dip, (unsigned long long)(rb + RD(t->dip_counters[d].bytes)));
+            hlb_ip_str(sv->vip, vip);
+            uint64_t n = bytes ? rb + RD(t->svc_counters[s].bytes)
+                               : rp + RD(t->svc_counters[s].packets);
+            fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", name, vip,
+                    hlb_proto_name(sv->proto), ntohs(sv->port), (unsigned long long)n);
+        }
+    }
+    for (int bytes = 0; bytes < 2; bytes++) {
+        const char *name = bytes ? "hlb_smux_dip_bytes_total" : "hlb_smux_dip_packets_total";
+        metric_head(f, name, "counter",
+                    bytes ? "IP bytes forwarded per DIP." : "Packets forwarded per DIP.");
+        for (uint32_t s = 0; s < t->n_services; s++) {
+            const struct hlb_service *sv = &t->services[s];
+            hlb_ip_str(sv->vip, vip);
+            for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
+                dip_key(sv, &t->dips[d], key, sizeof(key));
+                retired_get(c->retired, key, &rp, &rb);
+                hlb_ip_str(t->dips[d].ip, dip);
+                uint64_t n = bytes ? rb + RD(t->dip_counters[d].bytes)
+                                   : rp + RD(t->dip_counters[d].packets);
+                fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n", name,
+                        vip, hlb_proto_name(sv->proto), ntohs(sv->port), dip,
+                        (unsigned long long)n);
+            }
         }
     }
 

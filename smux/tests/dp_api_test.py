@@ -3,7 +3,7 @@
 private network namespace (as in the emulation), driven over HTTP and fed with real
 frames (scapy-built, sent and received on raw AF_PACKET sockets).
 
-Covers: GET /health, /table, /metrics; PUT valid, invalid (400 naming the field),
+Covers: GET /health, /table, /metrics (also through prometheus_client's parser); PUT valid, invalid (400 naming the field),
 malformed and stale (409) tables with the old table still forwarding; whole-table
 swaps under traffic with no loss; connection pinning across a DIP addition through
 the API; an idle SMux not spinning its core.
@@ -25,6 +25,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 from scapy.all import IP, TCP, Ether, Raw, wrpcap  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 import dp_testlib as tl  # noqa: E402
 
@@ -181,6 +182,29 @@ class ControlApi(unittest.TestCase):
                          - m0['hlb_smux_drops_total{reason="no_vip"}'], 1)
         self.assertEqual(m1["hlb_smux_table_version"], v)
         self.assertIn("hlb_smux_conn_table_capacity", m1)
+
+    def test_metrics_prometheus_format(self):
+        v = self.next_version()
+        doc = table(v, ["10.0.4.1", "10.0.4.2"])
+        doc["vips"][0]["ports"].append({"proto": "udp", "port": 53,
+                                        "dips": [{"ip": "10.0.4.3", "weight": 1}]})
+        self.assertEqual(self.put(doc)[0], 200)
+        self.assertEqual(len(self.send_and_collect([flow(i) for i in range(5)])), 5)
+        status, text = http("GET", "/metrics")
+        self.assertEqual(status, 200)
+        # The official parser: a sample away from its family's HELP/TYPE lines
+        # starts a new family of type "unknown", and leaves the typed one empty.
+        families = list(text_string_to_metric_families(text))
+        names = [f.name for f in families]
+        self.assertEqual(len(names), len(set(names)), names)
+        for fam in families:
+            self.assertNotEqual(fam.type, "unknown", fam.name)
+            self.assertTrue(fam.samples, f"{fam.name} has no samples")
+        by_name = {f.name: f for f in families}
+        for name, n in [("hlb_smux_vip_packets", 2), ("hlb_smux_vip_bytes", 2),
+                        ("hlb_smux_dip_packets", 3), ("hlb_smux_dip_bytes", 3)]:
+            self.assertEqual(by_name[name].type, "counter")
+            self.assertEqual(len(by_name[name].samples), n, name)
 
     def test_swap_under_traffic_loses_nothing(self):
         a, b = ["10.0.1.1", "10.0.1.2"], ["10.0.2.1", "10.0.2.2", "10.0.2.3"]
