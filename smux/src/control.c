@@ -317,17 +317,27 @@ static json_t *diverging_report(struct hlb_control *c)
     return out;
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, char *text,
-                                 size_t len, const char *ctype)
+/* allow: the methods of the path, sent as "Allow" (with 405), or NULL. */
+static enum MHD_Result send_text_allow(struct MHD_Connection *conn, unsigned status, char *text,
+                                       size_t len, const char *ctype, const char *allow)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(r, "Content-Type", ctype);
+    if (allow)
+        MHD_add_response_header(r, "Allow", allow);
     enum MHD_Result ret = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return ret;
 }
 
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *j)
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, char *text,
+                                 size_t len, const char *ctype)
+{
+    return send_text_allow(conn, status, text, len, ctype, NULL);
+}
+
+static enum MHD_Result send_json_allow(struct MHD_Connection *conn, unsigned status, json_t *j,
+                                       const char *allow)
 {
     char *s = json_dumps(j, JSON_COMPACT);
     json_decref(j);
@@ -335,7 +345,12 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
     s = realloc(s, n + 2);
     s[n] = '\n';
     s[n + 1] = 0;
-    return send_text(conn, status, s, n + 1, "application/json");
+    return send_text_allow(conn, status, s, n + 1, "application/json", allow);
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *j)
+{
+    return send_json_allow(conn, status, j, NULL);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
@@ -344,6 +359,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 {
     struct hlb_control *c = cls;
     (void)version;
+    const char *allow = "GET";           /* methods of the known path, for a 405 */
     int is_put = strcmp(method, "PUT") == 0 || strcmp(method, "POST") == 0;
 
     if (is_put) {
@@ -392,26 +408,33 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             pthread_mutex_unlock(&c->lock);
             return send_json(conn, 200, doc);
         }
-    } else if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
-        size_t len;
-        char *m = hlb_control_metrics(c, &len);
-        return send_text(conn, 200, m, len, "text/plain; version=0.0.4; charset=utf-8");
-    } else if (strcmp(url, "/connections/diverging") == 0 && strcmp(method, "GET") == 0) {
-        return send_json(conn, 200, diverging_report(c));
-    } else if (strcmp(url, "/health") == 0 && strcmp(method, "GET") == 0) {
-        uint64_t now = c->cfg.now_ms(), hb = atomic_load(c->cfg.heartbeat_ms);
-        int alive = now - hb <= c->cfg.health_timeout_ms;
-        struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
-        return send_json(conn, alive ? 200 : 503,
-                         json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
-                                   "version", (json_int_t)t->version, "gatewayResolved",
-                                   (int)c->cfg.worker->cfg.gw_known, "lastLoopMsAgo",
-                                   (json_int_t)(now - hb)));
+        allow = "GET, PUT, POST";
+    } else if (strcmp(url, "/metrics") == 0) {
+        if (strcmp(method, "GET") == 0) {
+            size_t len;
+            char *m = hlb_control_metrics(c, &len);
+            return send_text(conn, 200, m, len, "text/plain; version=0.0.4; charset=utf-8");
+        }
+    } else if (strcmp(url, "/connections/diverging") == 0) {
+        if (strcmp(method, "GET") == 0)
+            return send_json(conn, 200, diverging_report(c));
+    } else if (strcmp(url, "/health") == 0) {
+        if (strcmp(method, "GET") == 0) {
+            uint64_t now = c->cfg.now_ms(), hb = atomic_load(c->cfg.heartbeat_ms);
+            int alive = now - hb <= c->cfg.health_timeout_ms;
+            struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+            return send_json(conn, alive ? 200 : 503,
+                             json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
+                                       "version", (json_int_t)t->version, "gatewayResolved",
+                                       (int)c->cfg.worker->cfg.gw_known, "lastLoopMsAgo",
+                                       (json_int_t)(now - hb)));
+        }
     } else {
         return send_json(conn, 404, json_pack("{s:s,s:s}", "error", "not found", "path", url));
     }
-    return send_json(conn, 405, json_pack("{s:s,s:s}", "error", "method not allowed", "method",
-                                          method));
+    /* A known path, another method: 405 with the methods it takes (RFC 9110). */
+    return send_json_allow(conn, 405, json_pack("{s:s,s:s}", "error", "method not allowed",
+                                                "method", method), allow);
 }
 
 static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,

@@ -136,7 +136,19 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(json.loads(body), doc)
         self.assertEqual(http("GET", "/nope")[0], 404)
-        self.assertEqual(http("DELETE", "/table")[0], 405)
+
+    def test_wrong_method_405_with_allow(self):
+        cases = [("DELETE", "/table", "GET, PUT, POST"), ("POST", "/metrics", "GET"),
+                 ("DELETE", "/metrics", "GET"), ("PUT", "/health", "GET"),
+                 ("POST", "/connections/diverging", "GET")]
+        for method, path, allow in cases:
+            req = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", method=method,
+                                         data=b"{}" if method in ("PUT", "POST") else None)
+            with self.assertRaises(urllib.error.HTTPError) as cm:
+                urllib.request.urlopen(req, timeout=10)
+            self.assertEqual(cm.exception.code, 405, (method, path))
+            self.assertEqual(cm.exception.headers.get("Allow"), allow, (method, path))
+            self.assertEqual(json.loads(cm.exception.read())["method"], method)
 
     def test_invalid_tables_rejected_old_table_forwards(self):
         v = self.next_version()
