@@ -15,7 +15,10 @@ struct hlb_control {
     pthread_mutex_t lock;          /* serialises table swaps and reads of the table */
     json_t *retired;               /* counters of replaced tables, by label key */
     uint64_t swaps;
-    uint64_t rejected;
+    uint64_t rejected;             /* atomic: counted outside the lock */
+    /* Version of the running table, readable without the lock (/health must not
+     * wait for a swap, nor read a table a concurrent swap may free). */
+    uint64_t running_version;
 };
 
 #define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -73,12 +76,14 @@ static void retire(struct hlb_control *c, struct hlb_vip_table *old)
 
 /* ---- operations ------------------------------------------------------------------ */
 
+/* Parsing and validation run outside the lock, so that requests on other
+ * connections are answered meanwhile; the version check and the swap under it. */
 static int apply(struct hlb_control *c, const char *body, size_t len,
-                 struct hlb_table_error *err, int initial)
+                 struct hlb_table_error *err, int initial, uint64_t *version)
 {
     struct hlb_vip_table *t = hlb_table_from_json(body, len, &c->cfg.table_opt, err);
     if (!t) {
-        c->rejected++;
+        __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
         return 400;
     }
     pthread_mutex_lock(&c->lock);
@@ -89,26 +94,30 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
                  initial ? "at least" : "greater than", (unsigned long long)cur->version);
         pthread_mutex_unlock(&c->lock);
         hlb_table_free(t);
-        c->rejected++;
+        __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
         return 409;
     }
+    uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
     retire(c, old);
     c->swaps++;
+    __atomic_store_n(&c->running_version, v, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&c->lock);
+    if (version)
+        *version = v;
     return 0;
 }
 
 int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
                       struct hlb_table_error *err)
 {
-    return apply(c, body, len, err, 0);
+    return apply(c, body, len, err, 0, NULL);
 }
 
 int hlb_control_apply_initial(struct hlb_control *c, const char *body, size_t len,
                               struct hlb_table_error *err)
 {
-    return apply(c, body, len, err, 1);
+    return apply(c, body, len, err, 1, NULL);
 }
 
 static void metric_head(FILE *f, const char *name, const char *type, const char *help)
@@ -132,7 +141,7 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     metric_head(f, "hlb_smux_table_swaps_total", "counter", "VIP tables accepted and swapped in.");
     fprintf(f, "hlb_smux_table_swaps_total %llu\n", (unsigned long long)c->swaps);
     metric_head(f, "hlb_smux_table_rejected_total", "counter", "VIP tables rejected (400/409).");
-    fprintf(f, "hlb_smux_table_rejected_total %llu\n", (unsigned long long)c->rejected);
+    fprintf(f, "hlb_smux_table_rejected_total %llu\n", (unsigned long long)RD(c->rejected));
 
     metric_head(f, "hlb_smux_rx_packets_total", "counter", "Frames received by the datapath.");
     fprintf(f, "hlb_smux_rx_packets_total %llu\n", (unsigned long long)RD(st->rx_packets));
@@ -392,14 +401,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             if (u->too_big)
                 return send_json(conn, 413, json_pack("{s:s}", "error", "body too large"));
             struct hlb_table_error err = {{0}, {0}};
-            int rc = hlb_control_apply(c, u->buf ? u->buf : "", u->len, &err);
+            uint64_t v = 0;
+            int rc = apply(c, u->buf ? u->buf : "", u->len, &err, 0, &v);
             if (rc != 0)
                 return send_json(conn, (unsigned)rc,
                                  json_pack("{s:s,s:s,s:s}", "error",
                                            rc == 400 ? "invalid table" : "stale version",
                                            "field", err.field, "reason", err.reason));
-            struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
-            return send_json(conn, 200, json_pack("{s:I}", "version", (json_int_t)t->version));
+            return send_json(conn, 200, json_pack("{s:I}", "version", (json_int_t)v));
         }
         if (strcmp(method, "GET") == 0) {
             pthread_mutex_lock(&c->lock);
@@ -422,10 +431,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         if (strcmp(method, "GET") == 0) {
             uint64_t now = c->cfg.now_ms(), hb = atomic_load(c->cfg.heartbeat_ms);
             int alive = now - hb <= c->cfg.health_timeout_ms;
-            struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+            uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
             return send_json(conn, alive ? 200 : 503,
                              json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
-                                       "version", (json_int_t)t->version, "gatewayResolved",
+                                       "version", (json_int_t)v, "gatewayResolved",
                                        (int)c->cfg.worker->cfg.gw_known, "lastLoopMsAgo",
                                        (json_int_t)(now - hb)));
         }
@@ -459,6 +468,8 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
     c->cfg = *cfg;
     c->retired = json_object();
     pthread_mutex_init(&c->lock, NULL);
+    const struct hlb_vip_table *t0 = cfg->slot ? hlb_table_acquire(cfg->slot) : NULL;
+    c->running_version = t0 ? t0->version : 0;
     if (!cfg->listen_addr)
         return c;                      /* no HTTP server (tests, one-shot tools) */
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->listen_port)};
@@ -467,9 +478,14 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
         hlb_control_stop(c);
         return NULL;
     }
-    c->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+    /* A thread per connection: a large PUT /table is parsed for seconds, and
+     * /health (the FRR supervisor's probe, 250 ms timeout) must answer meanwhile.
+     * Swaps stay serialised by c->lock. */
+    c->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+                                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
                                  cfg->listen_port, NULL, NULL, handle, c,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                 MHD_OPTION_CONNECTION_LIMIT, 64u,
                                  MHD_OPTION_NOTIFY_COMPLETED, request_done, c,
                                  MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
     if (!c->daemon) {

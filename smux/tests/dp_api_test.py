@@ -174,6 +174,63 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(len(out), 20)
         self.assertEqual({outer_dst(f) for f in out}, {"10.0.1.1"})
 
+    def test_large_put_does_not_block_health(self):
+        # The FRR supervisor probes /health with a 250 ms timeout and withdraws the
+        # routes after two misses: a PUT parsed for seconds must not hold it up.
+        v = self.next_version()
+        vips = [{"vip": f"100.65.{i // 250}.{i % 250 + 1}", "ports": [
+            {"proto": "tcp", "port": 80,
+             "dips": [{"ip": f"10.{d}.{i // 250}.{i % 250 + 1}", "weight": 1}
+                      for d in range(16)]}]} for i in range(15000)]
+        body = json.dumps({"version": v, "vips": vips}).encode()
+        waits, done = [], threading.Event()
+
+        def probe():
+            while not done.is_set():
+                t0 = time.time()
+                status, _ = http("GET", "/health")
+                waits.append((time.time() - t0, status))
+                time.sleep(0.05)
+        th = threading.Thread(target=probe)
+        th.start()
+        t0 = time.time()
+        try:
+            status, reply = http("PUT", "/table", body)
+        finally:
+            took = time.time() - t0
+            done.set()
+            th.join()
+        self.assertEqual((status, json.loads(reply)), (200, {"version": v}))
+        self.assertGreater(took, 1.0, "table too small to show anything")
+        self.assertGreater(len(waits), 5)
+        self.assertEqual({st for _, st in waits}, {200})
+        self.assertLess(max(w for w, _ in waits), 0.5, waits)
+
+    def test_concurrent_puts_serialised(self):
+        # Connections have threads of their own: swaps must still be one at a time,
+        # the highest version must win, and every PUT be counted once.
+        m0 = metrics()
+        base = ControlApi.version
+        ControlApi.version += 10
+        results = [None] * 10
+
+        def put(i):
+            results[i] = self.put(table(base + 1 + i, [f"10.0.5.{i + 1}"]))[0]
+        threads = [threading.Thread(target=put, args=(i,)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertLessEqual(set(results), {200, 409})
+        self.assertEqual(results[9], 200)
+        self.assertEqual(json.loads(http("GET", "/table")[1])["version"], base + 10)
+        self.assertEqual(json.loads(http("GET", "/health")[1])["version"], base + 10)
+        m1 = metrics()
+        self.assertEqual(m1["hlb_smux_table_swaps_total"] - m0["hlb_smux_table_swaps_total"],
+                         results.count(200))
+        self.assertEqual(m1["hlb_smux_table_rejected_total"]
+                         - m0["hlb_smux_table_rejected_total"], results.count(409))
+
     def test_metrics_counts_traffic(self):
         v = self.next_version()
         self.assertEqual(self.put(table(v, ["10.0.3.1", "10.0.3.2"]))[0], 200)
