@@ -3,7 +3,7 @@
 # DPDK EAL without hugepages, network namespaces, XDP, OVS, FRR):
 #   DATAPATH: cmocka unit tests of the packet core, tables and control operations,
 #             EAL tests on net_ring (meson suite "dp"); net_pcap packet fixtures and
-#             control-API tests over af_packet/veth (Python + scapy)
+#             control-API tests over af_packet/veth (Python + scapy), option checks
 #   AGENT:    smux/agent/run-tests.sh (OVS replica and agreement, host agent, FRR;
 #             HLB_SKIP_AGENT=1 skips it, for working on the datapath alone)
 # Ends with "smux: N passed, N failed"; exits non-zero on any failure.
@@ -71,6 +71,7 @@ run_py() {
     passed=$((passed + n_ok))
     failed=$((failed + n_bad))
 }
+run_py "DATAPATH command-line options" "$SMUX/tests/dp_options_test.py"
 run_py "DATAPATH net_pcap packet fixtures" "$SMUX/tests/dp_pcap_test.py"
 run_py "DATAPATH control API over af_packet/veth" "$SMUX/tests/dp_api_test.py"
 run_py "OVS default selection (ovs-dphash) against ovs-vswitchd" "$SMUX/tests/agent_ovs_dphash_agreement.py"

@@ -10,13 +10,15 @@ struct hlb_conn_table *hlb_conn_table_create(uint64_t capacity,
     struct hlb_conn_table *ct = calloc(1, sizeof(*ct));
     if (!ct)
         return NULL;
-    uint64_t nb = 1;
-    while (nb * HLB_CONN_WAYS < capacity)
-        nb <<= 1;
-    if (nb > (1ull << 28)) {            /* bucket bits must not reach the home-line bits */
+    /* Checked before the loop: past the limit, nb * HLB_CONN_WAYS would wrap to 0
+     * and the loop would never end. */
+    if (capacity > HLB_CONN_MAX_CAPACITY) {
         free(ct);
         return NULL;
     }
+    uint64_t nb = 1;
+    while (nb * HLB_CONN_WAYS < capacity)
+        nb <<= 1;
     size_t bytes = nb * sizeof(struct hlb_conn_bucket);
     /* Anonymous mapping: zeroed lazily by the kernel, and large tables get
      * transparent huge pages, which saves a TLB miss per lookup. */

@@ -19,6 +19,10 @@
 #include "hlb_pkt.h"
 
 #define HLB_CONN_WAYS 8
+/* At most 2^28 buckets: the bucket bits must not reach the home-line bits of the
+ * hash.  That is 2^31 slots (64 GiB of entries). */
+#define HLB_CONN_MAX_BUCKETS (1ull << 28)
+#define HLB_CONN_MAX_CAPACITY (HLB_CONN_MAX_BUCKETS * HLB_CONN_WAYS)
 
 enum hlb_conn_state {
     HLB_CONN_FREE = 0,
@@ -131,7 +135,8 @@ static inline int hlb_time_after(uint32_t a, uint32_t b)   /* a later than b */
     return (int32_t)(a - b) > 0;
 }
 
-/* capacity = number of slots wanted; rounded up to a power-of-two bucket count. */
+/* capacity = number of slots wanted (1..HLB_CONN_MAX_CAPACITY); rounded up to a
+ * power-of-two bucket count.  NULL when out of range or out of memory. */
 struct hlb_conn_table *hlb_conn_table_create(uint64_t capacity,
                                              const struct hlb_conn_timeouts *to);
 void hlb_conn_table_free(struct hlb_conn_table *ct);

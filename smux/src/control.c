@@ -15,7 +15,10 @@ struct hlb_control {
     pthread_mutex_t lock;          /* serialises table swaps and reads of the table */
     json_t *retired;               /* counters of replaced tables, by label key */
     uint64_t swaps;
-    uint64_t rejected;
+    uint64_t rejected;             /* atomic: counted outside the lock */
+    /* Version of the running table, readable without the lock (/health must not
+     * wait for a swap, nor read a table a concurrent swap may free). */
+    uint64_t running_version;
 };
 
 #define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -73,31 +76,48 @@ static void retire(struct hlb_control *c, struct hlb_vip_table *old)
 
 /* ---- operations ------------------------------------------------------------------ */
 
-int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
-                      struct hlb_table_error *err)
+/* Parsing and validation run outside the lock, so that requests on other
+ * connections are answered meanwhile; the version check and the swap under it. */
+static int apply(struct hlb_control *c, const char *body, size_t len,
+                 struct hlb_table_error *err, int initial, uint64_t *version)
 {
     struct hlb_vip_table *t = hlb_table_from_json(body, len, &c->cfg.table_opt, err);
     if (!t) {
-        c->rejected++;
+        __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
         return 400;
     }
     pthread_mutex_lock(&c->lock);
     struct hlb_vip_table *cur = hlb_table_acquire(c->cfg.slot);
-    if (t->version <= cur->version) {
+    if (initial ? t->version < cur->version : t->version <= cur->version) {
         snprintf(err->field, sizeof(err->field), "version");
-        snprintf(err->reason, sizeof(err->reason),
-                 "must be greater than the running version %llu",
-                 (unsigned long long)cur->version);
+        snprintf(err->reason, sizeof(err->reason), "must be %s the running version %llu",
+                 initial ? "at least" : "greater than", (unsigned long long)cur->version);
         pthread_mutex_unlock(&c->lock);
         hlb_table_free(t);
-        c->rejected++;
+        __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
         return 409;
     }
+    uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
     retire(c, old);
     c->swaps++;
+    __atomic_store_n(&c->running_version, v, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&c->lock);
+    if (version)
+        *version = v;
     return 0;
+}
+
+int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
+                      struct hlb_table_error *err)
+{
+    return apply(c, body, len, err, 0, NULL);
+}
+
+int hlb_control_apply_initial(struct hlb_control *c, const char *body, size_t len,
+                              struct hlb_table_error *err)
+{
+    return apply(c, body, len, err, 1, NULL);
 }
 
 static void metric_head(FILE *f, const char *name, const char *type, const char *help)
@@ -121,7 +141,7 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     metric_head(f, "hlb_smux_table_swaps_total", "counter", "VIP tables accepted and swapped in.");
     fprintf(f, "hlb_smux_table_swaps_total %llu\n", (unsigned long long)c->swaps);
     metric_head(f, "hlb_smux_table_rejected_total", "counter", "VIP tables rejected (400/409).");
-    fprintf(f, "hlb_smux_table_rejected_total %llu\n", (unsigned long long)c->rejected);
+    fprintf(f, "hlb_smux_table_rejected_total %llu\n", (unsigned long long)RD(c->rejected));
 
     metric_head(f, "hlb_smux_rx_packets_total", "counter", "Frames received by the datapath.");
     fprintf(f, "hlb_smux_rx_packets_total %llu\n", (unsigned long long)RD(st->rx_packets));
@@ -135,37 +155,41 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
 
     char key[128], vip[16], dip[16];
     uint64_t rp, rb;
-    metric_head(f, "hlb_smux_vip_packets_total", "counter",
-                "Packets forwarded per VIP, protocol and port.");
-    metric_head(f, "hlb_smux_vip_bytes_total", "counter",
-                "IP bytes (inner packet) forwarded per VIP, protocol and port.");
-    for (uint32_t s = 0; s < t->n_services; s++) {
-        const struct hlb_service *sv = &t->services[s];
-        svc_key(sv, key, sizeof(key));
-        retired_get(c->retired, key, &rp, &rb);
-        hlb_ip_str(sv->vip, vip);
-        fprintf(f, "hlb_smux_vip_packets_total{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", vip,
-                hlb_proto_name(sv->proto), ntohs(sv->port),
-                (unsigned long long)(rp + RD(t->svc_counters[s].packets)));
-        fprintf(f, "hlb_smux_vip_bytes_total{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", vip,
-                hlb_proto_name(sv->proto), ntohs(sv->port),
-                (unsigned long long)(rb + RD(t->svc_counters[s].bytes)));
-    }
-    metric_head(f, "hlb_smux_dip_packets_total", "counter", "Packets forwarded per DIP.");
-    metric_head(f, "hlb_smux_dip_bytes_total", "counter", "IP bytes forwarded per DIP.");
-    for (uint32_t s = 0; s < t->n_services; s++) {
-        const struct hlb_service *sv = &t->services[s];
-        hlb_ip_str(sv->vip, vip);
-        for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
-            dip_key(sv, &t->dips[d], key, sizeof(key));
+    /* One family at a time: a Prometheus family's samples must follow its own
+     * HELP/TYPE lines as one group, so packets and bytes take a pass each. */
+    for (int bytes = 0; bytes < 2; bytes++) {
+        const char *name = bytes ? "hlb_smux_vip_bytes_total" : "hlb_smux_vip_packets_total";
+        metric_head(f, name, "counter",
+                    bytes ? "IP bytes (inner packet) forwarded per VIP, protocol and port."
+                          : "Packets forwarded per VIP, protocol and port.");
+        for (uint32_t s = 0; s < t->n_services; s++) {
+            const struct hlb_service *sv = &t->services[s];
+            svc_key(sv, key, sizeof(key));
             retired_get(c->retired, key, &rp, &rb);
-            hlb_ip_str(t->dips[d].ip, dip);
-            const char *fmt = "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n";
-            fprintf(f, fmt, "hlb_smux_dip_packets_total", vip, hlb_proto_name(sv->proto),
-                    ntohs(sv->port), dip,
-                    (unsigned long long)(rp + RD(t->dip_counters[d].packets)));
-            fprintf(f, fmt, "hlb_smux_dip_bytes_total", vip, hlb_proto_name(sv->proto),
-                    ntohs(sv->port), dip, (unsigned long long)(rb + RD(t->dip_counters[d].bytes)));
+            hlb_ip_str(sv->vip, vip);
+            uint64_t n = bytes ? rb + RD(t->svc_counters[s].bytes)
+                               : rp + RD(t->svc_counters[s].packets);
+            fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", name, vip,
+                    hlb_proto_name(sv->proto), ntohs(sv->port), (unsigned long long)n);
+        }
+    }
+    for (int bytes = 0; bytes < 2; bytes++) {
+        const char *name = bytes ? "hlb_smux_dip_bytes_total" : "hlb_smux_dip_packets_total";
+        metric_head(f, name, "counter",
+                    bytes ? "IP bytes forwarded per DIP." : "Packets forwarded per DIP.");
+        for (uint32_t s = 0; s < t->n_services; s++) {
+            const struct hlb_service *sv = &t->services[s];
+            hlb_ip_str(sv->vip, vip);
+            for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
+                dip_key(sv, &t->dips[d], key, sizeof(key));
+                retired_get(c->retired, key, &rp, &rb);
+                hlb_ip_str(t->dips[d].ip, dip);
+                uint64_t n = bytes ? rb + RD(t->dip_counters[d].bytes)
+                                   : rp + RD(t->dip_counters[d].packets);
+                fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n", name,
+                        vip, hlb_proto_name(sv->proto), ntohs(sv->port), dip,
+                        (unsigned long long)n);
+            }
         }
     }
 
@@ -302,17 +326,27 @@ static json_t *diverging_report(struct hlb_control *c)
     return out;
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, char *text,
-                                 size_t len, const char *ctype)
+/* allow: the methods of the path, sent as "Allow" (with 405), or NULL. */
+static enum MHD_Result send_text_allow(struct MHD_Connection *conn, unsigned status, char *text,
+                                       size_t len, const char *ctype, const char *allow)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(r, "Content-Type", ctype);
+    if (allow)
+        MHD_add_response_header(r, "Allow", allow);
     enum MHD_Result ret = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return ret;
 }
 
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *j)
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, char *text,
+                                 size_t len, const char *ctype)
+{
+    return send_text_allow(conn, status, text, len, ctype, NULL);
+}
+
+static enum MHD_Result send_json_allow(struct MHD_Connection *conn, unsigned status, json_t *j,
+                                       const char *allow)
 {
     char *s = json_dumps(j, JSON_COMPACT);
     json_decref(j);
@@ -320,7 +354,12 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
     s = realloc(s, n + 2);
     s[n] = '\n';
     s[n + 1] = 0;
-    return send_text(conn, status, s, n + 1, "application/json");
+    return send_text_allow(conn, status, s, n + 1, "application/json", allow);
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *j)
+{
+    return send_json_allow(conn, status, j, NULL);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
@@ -329,6 +368,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 {
     struct hlb_control *c = cls;
     (void)version;
+    const char *allow = "GET";           /* methods of the known path, for a 405 */
     int is_put = strcmp(method, "PUT") == 0 || strcmp(method, "POST") == 0;
 
     if (is_put) {
@@ -361,14 +401,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             if (u->too_big)
                 return send_json(conn, 413, json_pack("{s:s}", "error", "body too large"));
             struct hlb_table_error err = {{0}, {0}};
-            int rc = hlb_control_apply(c, u->buf ? u->buf : "", u->len, &err);
+            uint64_t v = 0;
+            int rc = apply(c, u->buf ? u->buf : "", u->len, &err, 0, &v);
             if (rc != 0)
                 return send_json(conn, (unsigned)rc,
                                  json_pack("{s:s,s:s,s:s}", "error",
                                            rc == 400 ? "invalid table" : "stale version",
                                            "field", err.field, "reason", err.reason));
-            struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
-            return send_json(conn, 200, json_pack("{s:I}", "version", (json_int_t)t->version));
+            return send_json(conn, 200, json_pack("{s:I}", "version", (json_int_t)v));
         }
         if (strcmp(method, "GET") == 0) {
             pthread_mutex_lock(&c->lock);
@@ -377,26 +417,33 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             pthread_mutex_unlock(&c->lock);
             return send_json(conn, 200, doc);
         }
-    } else if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
-        size_t len;
-        char *m = hlb_control_metrics(c, &len);
-        return send_text(conn, 200, m, len, "text/plain; version=0.0.4; charset=utf-8");
-    } else if (strcmp(url, "/connections/diverging") == 0 && strcmp(method, "GET") == 0) {
-        return send_json(conn, 200, diverging_report(c));
-    } else if (strcmp(url, "/health") == 0 && strcmp(method, "GET") == 0) {
-        uint64_t now = c->cfg.now_ms(), hb = atomic_load(c->cfg.heartbeat_ms);
-        int alive = now - hb <= c->cfg.health_timeout_ms;
-        struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
-        return send_json(conn, alive ? 200 : 503,
-                         json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
-                                   "version", (json_int_t)t->version, "gatewayResolved",
-                                   (int)c->cfg.worker->cfg.gw_known, "lastLoopMsAgo",
-                                   (json_int_t)(now - hb)));
+        allow = "GET, PUT, POST";
+    } else if (strcmp(url, "/metrics") == 0) {
+        if (strcmp(method, "GET") == 0) {
+            size_t len;
+            char *m = hlb_control_metrics(c, &len);
+            return send_text(conn, 200, m, len, "text/plain; version=0.0.4; charset=utf-8");
+        }
+    } else if (strcmp(url, "/connections/diverging") == 0) {
+        if (strcmp(method, "GET") == 0)
+            return send_json(conn, 200, diverging_report(c));
+    } else if (strcmp(url, "/health") == 0) {
+        if (strcmp(method, "GET") == 0) {
+            uint64_t now = c->cfg.now_ms(), hb = atomic_load(c->cfg.heartbeat_ms);
+            int alive = now - hb <= c->cfg.health_timeout_ms;
+            uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
+            return send_json(conn, alive ? 200 : 503,
+                             json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
+                                       "version", (json_int_t)v, "gatewayResolved",
+                                       (int)c->cfg.worker->cfg.gw_known, "lastLoopMsAgo",
+                                       (json_int_t)(now - hb)));
+        }
     } else {
         return send_json(conn, 404, json_pack("{s:s,s:s}", "error", "not found", "path", url));
     }
-    return send_json(conn, 405, json_pack("{s:s,s:s}", "error", "method not allowed", "method",
-                                          method));
+    /* A known path, another method: 405 with the methods it takes (RFC 9110). */
+    return send_json_allow(conn, 405, json_pack("{s:s,s:s}", "error", "method not allowed",
+                                                "method", method), allow);
 }
 
 static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -421,6 +468,8 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
     c->cfg = *cfg;
     c->retired = json_object();
     pthread_mutex_init(&c->lock, NULL);
+    const struct hlb_vip_table *t0 = cfg->slot ? hlb_table_acquire(cfg->slot) : NULL;
+    c->running_version = t0 ? t0->version : 0;
     if (!cfg->listen_addr)
         return c;                      /* no HTTP server (tests, one-shot tools) */
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->listen_port)};
@@ -429,9 +478,14 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
         hlb_control_stop(c);
         return NULL;
     }
-    c->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+    /* A thread per connection: a large PUT /table is parsed for seconds, and
+     * /health (the FRR supervisor's probe, 250 ms timeout) must answer meanwhile.
+     * Swaps stay serialised by c->lock. */
+    c->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+                                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
                                  cfg->listen_port, NULL, NULL, handle, c,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                 MHD_OPTION_CONNECTION_LIMIT, 64u,
                                  MHD_OPTION_NOTIFY_COMPLETED, request_done, c,
                                  MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
     if (!c->daemon) {

@@ -41,6 +41,10 @@ void hlb_control_stop(struct hlb_control *c);
  * Apply: 0 ok; 400 invalid (err filled); 409 version not newer (err filled). */
 int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
                       struct hlb_table_error *err);
+/* The same for the initial table (--table): its version may equal the running one,
+ * so that a table of version 0 can be loaded into an SMux that starts at 0. */
+int hlb_control_apply_initial(struct hlb_control *c, const char *body, size_t len,
+                              struct hlb_table_error *err);
 char *hlb_control_metrics(struct hlb_control *c, size_t *len);   /* caller frees */
 
 #endif

@@ -3,11 +3,14 @@
  *
  *   hlb-smux <EAL args> -- --ip A.B.C.D --gateway G.H.I.J [options]
  */
+#include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,31 +78,33 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: hlb-smux <EAL args> -- --ip ADDR [options]\n"
             "  --ip ADDR             SMux address (outer source, ARP, ICMP)\n"
             "  --gateway ADDR        next hop for encapsulated packets (ARP-resolved)\n"
-            "  --gateway-mac MAC     static gateway MAC (no ARP)\n"
+            "  --gateway-mac MAC     static gateway MAC (no ARP), as 02:00:00:00:00:01\n"
             "  --mode one-arm|two-port   (default one-arm; two-port sends out of port 1)\n"
-            "  --mtu N               egress IP MTU (default 1500)\n"
-            "  --ttl N               outer TTL (default 64)\n"
+            "  --mtu N               egress IP MTU, 576..65535 (default 1500)\n"
+            "  --ttl N               outer TTL, 1..255 (default 64)\n"
             "  --mgmt ADDR:PORT      control API address (default 127.0.0.1:9180; port 0 = any)\n"
             "  --table FILE          initial VIP table (JSON, same schema as PUT /table)\n"
             "  --conn-table on|off   default connection pinning for VIPs (default on)\n"
-            "  --conn-capacity N     connection-table slots (default 1048576)\n"
+            "  --conn-capacity N     connection-table slots, 1..2147483648 (default 1048576)\n"
             "  --tcp-syn-timeout S --tcp-timeout S --tcp-fin-timeout S --udp-timeout S\n"
-            "  --idle-sleep-us N     sleep up to N us when polls come back empty (default 200,\n"
-            "                        0 = busy poll)\n"
-            "  --exit-when-idle MS   exit MS after the last packet (tests)\n"
-            "  --run-seconds S       exit after S seconds\n"
+            "                        idle timeouts in seconds, 0.001..1000000\n"
+            "  --idle-sleep-us N     sleep up to N us when polls come back empty, 0..1000000\n"
+            "                        (default 200, 0 = busy poll)\n"
+            "  --exit-when-idle MS   exit MS after the last packet, 0..86400000 (tests)\n"
+            "  --run-seconds S       exit after S seconds, 0..1000000 (0 = until a signal)\n"
             "  --bench-flows N       benchmark: overwrite rx frames with TCP packets of N flows\n"
             "  --bench-new-flows     benchmark: every packet a new connection (SYN)\n"
             "  --bench-prefill N     benchmark: pin N connections before starting\n"
             "  --bench-vip ADDR:PORT benchmark: destination of generated packets\n"
             "  --bench-raw-forward   benchmark baseline: rx/tx (and the generator, with\n"
-            "                        --bench-flows) only, no packet core\n");
+            "                        --bench-flows) only, no packet core\n"
+            "  -h, --help            this text\n");
 }
 
 static int parse_ip(const char *s, uint32_t *out)
@@ -111,21 +116,111 @@ static int parse_ip(const char *s, uint32_t *out)
     return 0;
 }
 
+/* Unicast host address: not 0.0.0.0 (which also means "unset"), not multicast or
+ * broadcast. */
+static int parse_host_ip(const char *s, uint32_t *out)
+{
+    uint32_t a;
+    if (parse_ip(s, &a))
+        return -1;
+    uint32_t h = ntohl(a);
+    if (h == 0 || h >= 0xe0000000u)
+        return -1;
+    *out = a;
+    return 0;
+}
+
+/* A whole string of decimal digits (strtoull alone takes signs, spaces and trailing
+ * text, and turns "-1" into its largest value). */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Exactly six bytes of two hex digits each, unicast. */
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+    if (strlen(s) != 17)
+        return -1;
+    for (int k = 0; k < 6; k++) {
+        const char *p = s + 3 * k;
+        if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]) ||
+            (k < 5 && p[2] != ':'))
+            return -1;
+        mac[k] = (uint8_t)strtoul((char[3]){p[0], p[1], 0}, NULL, 16);
+    }
+    return 0;
+}
+
 static int parse_addr_port(const char *s, char *addr, size_t n, uint16_t *port)
 {
     const char *colon = strrchr(s, ':');
-    if (!colon || (size_t)(colon - s) >= n)
+    uint64_t p;
+    if (!colon || colon == s || (size_t)(colon - s) >= n || parse_u64(colon + 1, &p) ||
+        p > 65535)
         return -1;
     memcpy(addr, s, (size_t)(colon - s));
     addr[colon - s] = 0;
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (*end || p < 0 || p > 65535)
-        return -1;
     *port = (uint16_t)p;
     return 0;
 }
 
+/* Prints "invalid value for --NAME: VALUE (reason)" for the option being parsed. */
+static int bad_value(const struct option *opt, const char *value, const char *fmt, ...)
+{
+    char why[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "invalid value for --%s: %s (%s)\n", opt->name, value, why);
+    return -1;
+}
+
+/* An integer option in lo..hi. */
+static int opt_uint(const struct option *opt, const char *s, uint64_t lo, uint64_t hi,
+                    uint64_t *out)
+{
+    uint64_t v;
+    if (parse_u64(s, &v) || v < lo || v > hi)
+        return bad_value(opt, s, "must be an integer %" PRIu64 "..%" PRIu64, lo, hi);
+    *out = v;
+    return 0;
+}
+
+/* A number option in lo..hi (strtod alone takes "nan", "inf" and trailing text). */
+static int opt_double(const struct option *opt, const char *s, double lo, double hi,
+                      double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= lo && v <= hi))
+        return bad_value(opt, s, "must be a number %g..%g", lo, hi);
+    *out = v;
+    return 0;
+}
+
+/* A timeout in seconds, kept in ms: at least 1 ms, and at most 1e6 s so that the
+ * wrap-safe ms clock compares of the connection table (2^31 ms) hold. */
+static int opt_timeout(const struct option *opt, const char *s, uint32_t *ms)
+{
+    double v = 0;
+    if (opt_double(opt, s, 0.001, 1e6, &v))
+        return -1;
+    *ms = (uint32_t)(v * 1000 + 0.5);
+    return 0;
+}
+
+/* Returns 0 to run, 1 after --help, -1 on an error (message printed). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
     static char mgmt_addr[64] = "127.0.0.1";
@@ -144,73 +239,108 @@ static int parse_options(int argc, char **argv, struct options *o)
                           .timeouts = {HLB_CONN_DEFAULT_SYN_MS, HLB_CONN_DEFAULT_EST_MS,
                                        HLB_CONN_DEFAULT_FIN_MS, HLB_CONN_DEFAULT_UDP_MS},
                           .idle_sleep_us = 200};
-    int c;
+    int c, li = -1;
     char addr[64];
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    uint64_t v;
+    while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+        /* The option's name from the table: right for "--opt v" and "--opt=v". */
+        const struct option *opt = li >= 0 ? &lo[li] : NULL;
+        const char *arg = optarg;
+        li = -1;
+        int bad = 0;
         switch (c) {
         case 'i':
-            if (parse_ip(optarg, &o->self_ip)) goto bad;
+            if (parse_host_ip(arg, &o->self_ip))
+                bad = bad_value(opt, arg, "must be a unicast IPv4 address");
             break;
         case 'g':
-            if (parse_ip(optarg, &o->gw_ip)) goto bad;
+            if (parse_host_ip(arg, &o->gw_ip))
+                bad = bad_value(opt, arg, "must be a unicast IPv4 address");
             break;
-        case 'G': {
-            unsigned m[6];
-            if (sscanf(optarg, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
-                goto bad;
-            for (int k = 0; k < 6; k++)
-                o->gw_mac[k] = (uint8_t)m[k];
+        case 'G':
+            if (parse_mac(arg, o->gw_mac) || (o->gw_mac[0] & 1))
+                bad = bad_value(opt, arg, "must be a unicast MAC of six hex bytes, "
+                                          "as 02:00:00:00:00:01");
             o->gw_mac_set = 1;
             break;
-        }
         case 'm':
-            if (strcmp(optarg, "one-arm") && strcmp(optarg, "two-port")) goto bad;
-            o->mode = optarg;
+            if (strcmp(arg, "one-arm") && strcmp(arg, "two-port"))
+                bad = bad_value(opt, arg, "must be one-arm or two-port");
+            o->mode = arg;
             break;
-        case 'M': o->mtu = (uint16_t)atoi(optarg); if (o->mtu < 576) goto bad; break;
-        case 'T': o->ttl = (uint8_t)atoi(optarg); if (!o->ttl) goto bad; break;
+        case 'M':
+            if (!(bad = opt_uint(opt, arg, 576, 65535, &v)))
+                o->mtu = (uint16_t)v;
+            break;
+        case 'T':
+            if (!(bad = opt_uint(opt, arg, 1, 255, &v)))
+                o->ttl = (uint8_t)v;
+            break;
         case 'a':
-            if (parse_addr_port(optarg, mgmt_addr, sizeof(mgmt_addr), &o->mgmt_port)) goto bad;
+            if (parse_addr_port(arg, mgmt_addr, sizeof(mgmt_addr), &o->mgmt_port))
+                bad = bad_value(opt, arg, "must be ADDR:PORT, PORT 0..65535");
             break;
-        case 't': o->table_file = optarg; break;
+        case 't': o->table_file = arg; break;
         case 'c':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off")) goto bad;
-            o->conn_table = strcmp(optarg, "on") == 0;
+            if (strcmp(arg, "on") && strcmp(arg, "off"))
+                bad = bad_value(opt, arg, "must be on or off");
+            o->conn_table = strcmp(arg, "on") == 0;
             break;
-        case 'C': o->conn_capacity = strtoull(optarg, NULL, 10); if (!o->conn_capacity) goto bad; break;
-        case 1: o->timeouts.syn_ms = (uint32_t)(atof(optarg) * 1000); break;
-        case 2: o->timeouts.est_ms = (uint32_t)(atof(optarg) * 1000); break;
-        case 3: o->timeouts.fin_ms = (uint32_t)(atof(optarg) * 1000); break;
-        case 4: o->timeouts.udp_ms = (uint32_t)(atof(optarg) * 1000); break;
-        case 5: o->idle_sleep_us = (uint32_t)atoi(optarg); break;
-        case 6: o->exit_when_idle_ms = (uint32_t)atoi(optarg); break;
-        case 7: o->run_seconds = atof(optarg); break;
-        case 8: o->bench_flows = (uint32_t)atoi(optarg); break;
+        case 'C':
+            bad = opt_uint(opt, arg, 1, HLB_CONN_MAX_CAPACITY, &o->conn_capacity);
+            break;
+        case 1: bad = opt_timeout(opt, arg, &o->timeouts.syn_ms); break;
+        case 2: bad = opt_timeout(opt, arg, &o->timeouts.est_ms); break;
+        case 3: bad = opt_timeout(opt, arg, &o->timeouts.fin_ms); break;
+        case 4: bad = opt_timeout(opt, arg, &o->timeouts.udp_ms); break;
+        case 5:
+            /* At most 1 s: the backoff doubles up to it and sleeps that long. */
+            if (!(bad = opt_uint(opt, arg, 0, 1000000, &v)))
+                o->idle_sleep_us = (uint32_t)v;
+            break;
+        case 6:
+            /* At most a day: compared with a wrapping 32-bit ms clock. */
+            if (!(bad = opt_uint(opt, arg, 0, 86400000, &v)))
+                o->exit_when_idle_ms = (uint32_t)v;
+            break;
+        case 7: bad = opt_double(opt, arg, 0, 1e6, &o->run_seconds); break;
+        case 8:
+            if (!(bad = opt_uint(opt, arg, 0, UINT32_MAX, &v)))
+                o->bench_flows = (uint32_t)v;
+            break;
         case 9: o->bench_new_flows = 1; break;
-        case 10: o->bench_prefill = (uint32_t)atoi(optarg); break;
+        case 10:
+            if (!(bad = opt_uint(opt, arg, 0, UINT32_MAX, &v)))
+                o->bench_prefill = (uint32_t)v;
+            break;
         case 12: o->bench_raw_forward = 1; break;
         case 11:
-            if (parse_addr_port(optarg, addr, sizeof(addr), &o->bench_port) ||
-                parse_ip(addr, &o->bench_vip))
-                goto bad;
+            if (parse_addr_port(arg, addr, sizeof(addr), &o->bench_port) ||
+                parse_host_ip(addr, &o->bench_vip))
+                bad = bad_value(opt, arg, "must be a unicast IPv4 ADDR:PORT");
             break;
-        default:
-            usage();
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:                        /* getopt has said what was wrong */
+            usage(stderr);
             return -1;
         }
-        continue;
-    bad:
-        fprintf(stderr, "invalid value for --%s: %s\n", lo[0].name ? argv[optind - 1] : "",
-                optarg ? optarg : "");
+        if (bad)
+            return -1;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "unexpected argument: %s\n", argv[optind]);
         return -1;
     }
     if (!o->self_ip) {
         fprintf(stderr, "--ip is required\n");
-        usage();
+        usage(stderr);
         return -1;
     }
     if ((o->bench_flows || o->bench_new_flows) && !o->bench_vip) {
-        fprintf(stderr, "--bench-flows needs --bench-vip\n");
+        fprintf(stderr, "%s needs --bench-vip\n",
+                o->bench_flows ? "--bench-flows" : "--bench-new-flows");
         return -1;
     }
     return 0;
@@ -424,6 +554,7 @@ static int eal_exit(int code)
     return code;
 }
 
+/* The whole file, or NULL with errno set (a directory opens but does not read). */
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -438,6 +569,7 @@ static char *read_file(const char *path, size_t *len)
             if (!nb) {
                 free(buf);
                 fclose(f);
+                errno = ENOMEM;
                 return NULL;
             }
             buf = nb;
@@ -445,6 +577,13 @@ static char *read_file(const char *path, size_t *len)
         r = fread(buf + n, 1, cap - n, f);
         n += r;
     } while (r > 0);
+    if (ferror(f)) {
+        int e = errno;
+        free(buf);
+        fclose(f);
+        errno = e;
+        return NULL;
+    }
     fclose(f);
     *len = n;
     return buf;
@@ -461,8 +600,9 @@ int main(int argc, char **argv)
     argc -= eal_args;
     argv += eal_args;
     struct options o;
-    if (parse_options(argc, argv, &o) != 0)
-        return eal_exit(2);
+    int prc = parse_options(argc, argv, &o);
+    if (prc != 0)
+        return eal_exit(prc > 0 ? 0 : 2);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     tsc_hz = rte_get_tsc_hz();
@@ -516,6 +656,12 @@ int main(int argc, char **argv)
         return eal_exit(1);
     }
 
+    /* Legitimate (ARP and ping are answered, a gateway may be added by a restart),
+     * but nothing is forwarded: say so. */
+    if (!o.gw_ip && !o.gw_mac_set)
+        HLB_LOG_WARN("neither --gateway nor --gateway-mac given: every packet to a VIP "
+                     "will be dropped (no_gateway)");
+
     static struct hlb_table_slot slot;
     hlb_table_slot_init(&slot, hlb_table_empty());
     atomic_store(&heartbeat_ms, mono_ms());
@@ -531,9 +677,13 @@ int main(int argc, char **argv)
         size_t len;
         char *text = read_file(o.table_file, &len);
         struct hlb_table_error err = {{0}, {0}};
-        if (!text || hlb_control_apply(ctl, text, len, &err) != 0) {
-            HLB_LOG_ERR("table %s rejected: %s: %s", o.table_file, text ? err.field : "(file)",
-                        text ? err.reason : "cannot read");
+        if (!text) {
+            HLB_LOG_ERR("table %s: cannot read: %s", o.table_file, strerror(errno));
+            return eal_exit(1);
+        }
+        if (hlb_control_apply_initial(ctl, text, len, &err) != 0) {
+            HLB_LOG_ERR("table %s rejected: %s: %s", o.table_file, err.field, err.reason);
+            free(text);
             return eal_exit(1);
         }
         free(text);
@@ -599,7 +749,9 @@ int main(int argc, char **argv)
                 hlb_conn_sweep(w.ct, now, 16);
             /* Back off: after a run of empty polls, sleep 1, 2, 4 ... idle_sleep_us. */
             if (o.idle_sleep_us && ++idle_polls > 256) {
-                struct timespec ts = {0, (long)sleep_us * 1000};
+                /* tv_nsec must stay below 1e9 (else EINVAL and no sleep at all);
+                 * idle_sleep_us <= 1e6, so the doubling cannot wrap. */
+                struct timespec ts = {sleep_us / 1000000, (long)(sleep_us % 1000000) * 1000};
                 nanosleep(&ts, NULL);
                 if (sleep_us < o.idle_sleep_us)
                     sleep_us = sleep_us * 2 > o.idle_sleep_us ? o.idle_sleep_us : sleep_us * 2;

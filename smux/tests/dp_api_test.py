@@ -3,7 +3,7 @@
 private network namespace (as in the emulation), driven over HTTP and fed with real
 frames (scapy-built, sent and received on raw AF_PACKET sockets).
 
-Covers: GET /health, /table, /metrics; PUT valid, invalid (400 naming the field),
+Covers: GET /health, /table, /metrics (also through prometheus_client's parser); PUT valid, invalid (400 naming the field),
 malformed and stale (409) tables with the old table still forwarding; whole-table
 swaps under traffic with no loss; connection pinning across a DIP addition through
 the API; an idle SMux not spinning its core.
@@ -25,6 +25,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 from scapy.all import IP, TCP, Ether, Raw, wrpcap  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 import dp_testlib as tl  # noqa: E402
 
@@ -135,7 +136,19 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(json.loads(body), doc)
         self.assertEqual(http("GET", "/nope")[0], 404)
-        self.assertEqual(http("DELETE", "/table")[0], 405)
+
+    def test_wrong_method_405_with_allow(self):
+        cases = [("DELETE", "/table", "GET, PUT, POST"), ("POST", "/metrics", "GET"),
+                 ("DELETE", "/metrics", "GET"), ("PUT", "/health", "GET"),
+                 ("POST", "/connections/diverging", "GET")]
+        for method, path, allow in cases:
+            req = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", method=method,
+                                         data=b"{}" if method in ("PUT", "POST") else None)
+            with self.assertRaises(urllib.error.HTTPError) as cm:
+                urllib.request.urlopen(req, timeout=10)
+            self.assertEqual(cm.exception.code, 405, (method, path))
+            self.assertEqual(cm.exception.headers.get("Allow"), allow, (method, path))
+            self.assertEqual(json.loads(cm.exception.read())["method"], method)
 
     def test_invalid_tables_rejected_old_table_forwards(self):
         v = self.next_version()
@@ -161,6 +174,63 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(len(out), 20)
         self.assertEqual({outer_dst(f) for f in out}, {"10.0.1.1"})
 
+    def test_large_put_does_not_block_health(self):
+        # The FRR supervisor probes /health with a 250 ms timeout and withdraws the
+        # routes after two misses: a PUT parsed for seconds must not hold it up.
+        v = self.next_version()
+        vips = [{"vip": f"100.65.{i // 250}.{i % 250 + 1}", "ports": [
+            {"proto": "tcp", "port": 80,
+             "dips": [{"ip": f"10.{d}.{i // 250}.{i % 250 + 1}", "weight": 1}
+                      for d in range(16)]}]} for i in range(15000)]
+        body = json.dumps({"version": v, "vips": vips}).encode()
+        waits, done = [], threading.Event()
+
+        def probe():
+            while not done.is_set():
+                t0 = time.time()
+                status, _ = http("GET", "/health")
+                waits.append((time.time() - t0, status))
+                time.sleep(0.05)
+        th = threading.Thread(target=probe)
+        th.start()
+        t0 = time.time()
+        try:
+            status, reply = http("PUT", "/table", body)
+        finally:
+            took = time.time() - t0
+            done.set()
+            th.join()
+        self.assertEqual((status, json.loads(reply)), (200, {"version": v}))
+        self.assertGreater(took, 1.0, "table too small to show anything")
+        self.assertGreater(len(waits), 5)
+        self.assertEqual({st for _, st in waits}, {200})
+        self.assertLess(max(w for w, _ in waits), 0.5, waits)
+
+    def test_concurrent_puts_serialised(self):
+        # Connections have threads of their own: swaps must still be one at a time,
+        # the highest version must win, and every PUT be counted once.
+        m0 = metrics()
+        base = ControlApi.version
+        ControlApi.version += 10
+        results = [None] * 10
+
+        def put(i):
+            results[i] = self.put(table(base + 1 + i, [f"10.0.5.{i + 1}"]))[0]
+        threads = [threading.Thread(target=put, args=(i,)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertLessEqual(set(results), {200, 409})
+        self.assertEqual(results[9], 200)
+        self.assertEqual(json.loads(http("GET", "/table")[1])["version"], base + 10)
+        self.assertEqual(json.loads(http("GET", "/health")[1])["version"], base + 10)
+        m1 = metrics()
+        self.assertEqual(m1["hlb_smux_table_swaps_total"] - m0["hlb_smux_table_swaps_total"],
+                         results.count(200))
+        self.assertEqual(m1["hlb_smux_table_rejected_total"]
+                         - m0["hlb_smux_table_rejected_total"], results.count(409))
+
     def test_metrics_counts_traffic(self):
         v = self.next_version()
         self.assertEqual(self.put(table(v, ["10.0.3.1", "10.0.3.2"]))[0], 200)
@@ -181,6 +251,29 @@ class ControlApi(unittest.TestCase):
                          - m0['hlb_smux_drops_total{reason="no_vip"}'], 1)
         self.assertEqual(m1["hlb_smux_table_version"], v)
         self.assertIn("hlb_smux_conn_table_capacity", m1)
+
+    def test_metrics_prometheus_format(self):
+        v = self.next_version()
+        doc = table(v, ["10.0.4.1", "10.0.4.2"])
+        doc["vips"][0]["ports"].append({"proto": "udp", "port": 53,
+                                        "dips": [{"ip": "10.0.4.3", "weight": 1}]})
+        self.assertEqual(self.put(doc)[0], 200)
+        self.assertEqual(len(self.send_and_collect([flow(i) for i in range(5)])), 5)
+        status, text = http("GET", "/metrics")
+        self.assertEqual(status, 200)
+        # The official parser: a sample away from its family's HELP/TYPE lines
+        # starts a new family of type "unknown", and leaves the typed one empty.
+        families = list(text_string_to_metric_families(text))
+        names = [f.name for f in families]
+        self.assertEqual(len(names), len(set(names)), names)
+        for fam in families:
+            self.assertNotEqual(fam.type, "unknown", fam.name)
+            self.assertTrue(fam.samples, f"{fam.name} has no samples")
+        by_name = {f.name: f for f in families}
+        for name, n in [("hlb_smux_vip_packets", 2), ("hlb_smux_vip_bytes", 2),
+                        ("hlb_smux_dip_packets", 3), ("hlb_smux_dip_bytes", 3)]:
+            self.assertEqual(by_name[name].type, "counter")
+            self.assertEqual(len(by_name[name].samples), n, name)
 
     def test_swap_under_traffic_loses_nothing(self):
         a, b = ["10.0.1.1", "10.0.1.2"], ["10.0.2.1", "10.0.2.2", "10.0.2.3"]

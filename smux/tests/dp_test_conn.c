@@ -13,6 +13,20 @@ static struct hlb_5tuple tuple(uint32_t i)
 static const struct hlb_conn_timeouts TO = {.syn_ms = 100, .est_ms = 1000, .fin_ms = 50,
                                             .udp_ms = 300};
 
+/* Capacities past the limit are refused, not rounded: near 2^64 the rounding loop
+ * used to wrap and never end. */
+static void test_create_rejects_too_large(void **state)
+{
+    (void)state;
+    assert_null(hlb_conn_table_create(UINT64_MAX, &TO));
+    assert_null(hlb_conn_table_create((1ull << 63) + 1, &TO));
+    assert_null(hlb_conn_table_create(HLB_CONN_MAX_CAPACITY + 1, &TO));
+    struct hlb_conn_table *ct = hlb_conn_table_create(1, &TO);
+    assert_non_null(ct);
+    assert_int_equal(ct->capacity, HLB_CONN_WAYS);
+    hlb_conn_table_free(ct);
+}
+
 static void test_insert_find_expire(void **state)
 {
     (void)state;
@@ -245,6 +259,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_insert_find_expire),
+        cmocka_unit_test(test_create_rejects_too_large),
         cmocka_unit_test(test_refresh_and_wraparound),
         cmocka_unit_test(test_syn_flood_cannot_evict_established),
         cmocka_unit_test(test_full_table_lookups_still_bounded),
