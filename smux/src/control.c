@@ -59,7 +59,12 @@ static void retired_get(json_t *retired, const char *key, uint64_t *p, uint64_t 
     *b = v ? (uint64_t)json_integer_value(json_array_get(v, 1)) : 0;
 }
 
-static void retire(struct hlb_control *c, struct hlb_vip_table *old)
+/* The old table's counters into the retired totals, then the totals of the entries the
+ * new table still has kept and the rest dropped: a series goes on across swaps while its
+ * entry stays; an entry removed ends its series (re-added, it starts again from 0, a counter
+ * reset Prometheus expects), so that a controller churning DIPs does not grow this object
+ * without bound. */
+static void retire(struct hlb_control *c, struct hlb_vip_table *old, const struct hlb_vip_table *now)
 {
     char key[128];
     for (uint32_t s = 0; s < old->n_services; s++) {
@@ -72,6 +77,23 @@ static void retire(struct hlb_control *c, struct hlb_vip_table *old)
         }
     }
     hlb_table_free(old);
+    json_t *kept = json_object();
+    for (uint32_t s = 0; kept && s < now->n_services; s++) {
+        const struct hlb_service *sv = &now->services[s];
+        svc_key(sv, key, sizeof(key));
+        json_t *v = json_object_get(c->retired, key);
+        if (v)
+            json_object_set(kept, key, v);
+        for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
+            dip_key(sv, &now->dips[d], key, sizeof(key));
+            if ((v = json_object_get(c->retired, key)))
+                json_object_set(kept, key, v);
+        }
+    }
+    if (kept) {                         /* out of memory: keep them all rather than lose any */
+        json_decref(c->retired);
+        c->retired = kept;
+    }
 }
 
 /* ---- operations ------------------------------------------------------------------ */
@@ -99,7 +121,7 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     }
     uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
-    retire(c, old);
+    retire(c, old, t);                 /* t stays readable: swaps are serialised by c->lock */
     c->swaps++;
     __atomic_store_n(&c->running_version, v, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&c->lock);

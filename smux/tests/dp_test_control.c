@@ -147,6 +147,26 @@ static void test_metrics(void **state)
     assert_int_equal(metric_value(m, "hlb_smux_conn_lookups_total{result=\"hit\"}"), 5);
     free(m);
 
+    /* A DIP taken out of the table takes its series with it: added back, it starts from 0
+     * (the counters of removed entries are not kept, so their memory is bounded by the
+     * running table's), while the VIP's series, never removed, goes on. */
+    const char *without = "{\"version\":3,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\","
+                          "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.2\"}]}]}]}";
+    char back[400];
+    snprintf(back, sizeof(back), "%s", T2);
+    back[11] = '4';                                             /* "version":4 */
+    assert_int_equal(hlb_control_apply(fx->c, without, strlen(without), &err), 0);
+    m = metrics(fx);
+    assert_null(strstr(m, "dip=\"10.0.1.1\""));
+    free(m);
+    assert_int_equal(hlb_control_apply(fx->c, back, strlen(back), &err), 0);
+    m = metrics(fx);
+    assert_int_equal(metric_value(m, "hlb_smux_dip_packets_total{vip=\"100.64.0.1\",proto=\"tcp\","
+                                     "port=\"80\",dip=\"10.0.1.1\"}"), 0);
+    assert_int_equal(metric_value(m, "hlb_smux_vip_packets_total{vip=\"100.64.0.1\",proto=\"tcp\","
+                                     "port=\"80\"}"), 10);
+    free(m);
+
     /* A drop shows under its reason. */
     struct tframe f;
     build_tcp(&f, "198.51.100.1", "100.64.0.77", 1, 80, HLB_TCP_SYN);
