@@ -1,6 +1,7 @@
 package org.hybridlb.solver.ilp;
 
 import java.util.List;
+import java.util.Locale;
 
 /** What a MIP solve returned: the best solution (if any), its objective, the proven bound and the gap. */
 public final class MipResult {
@@ -23,7 +24,7 @@ public final class MipResult {
     public final double objective;
     /** Best proven bound on the objective (upper bound when maximising). */
     public final double bound;
-    /** |bound - objective| / max(|objective|, tiny), 0 when proven optimal. */
+    /** {@link #relativeGap}: NaN without a bound, +Infinity when the objective is 0 and the bound is not. */
     public final double gap;
     public final double seconds;
     /** Which backend produced this, e.g. "ortools/scip", "gurobi 13.0.3 (size-limited licence)". */
@@ -47,7 +48,11 @@ public final class MipResult {
         return values != null && (status == Status.OPTIMAL || status == Status.FEASIBLE);
     }
 
-    /** Gap in the sense of SCIP and Gurobi: |bound - objective| / |objective|. */
+    /**
+     * Gap in the sense of SCIP and Gurobi: |bound - objective| / |objective|. NaN without a bound;
+     * +Infinity when the objective is 0 and the bound is not: the relative gap is undefined there
+     * (dividing by a tiny number instead printed gaps of 10^10 %).
+     */
     public static double relativeGap(double objective, double bound) {
         if (Double.isNaN(objective) || Double.isNaN(bound) || Double.isInfinite(bound)) {
             return Double.NaN;
@@ -56,6 +61,21 @@ public final class MipResult {
         if (diff <= 1e-9 * Math.max(1, Math.abs(objective))) {
             return 0;
         }
-        return diff / Math.max(Math.abs(objective), 1e-9);
+        if (Math.abs(objective) <= 1e-9) {
+            return Double.POSITIVE_INFINITY;
+        }
+        return diff / Math.abs(objective);
+    }
+
+    /** The gap for people: "0.0411%", "undefined (objective 0)", or "-" without a bound. */
+    public static String gapText(double objective, double bound) {
+        double gap = relativeGap(objective, bound);
+        if (Double.isNaN(gap)) {
+            return "-";
+        }
+        if (Double.isInfinite(gap)) {
+            return "undefined (objective 0)";
+        }
+        return String.format(Locale.ROOT, "%.4f%%", 100 * gap);
     }
 }
