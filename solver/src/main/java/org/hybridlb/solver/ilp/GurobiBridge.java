@@ -147,8 +147,11 @@ final class GurobiBridge {
             JsonNode v = vals.get(vars[i].name());
             values[i] = v == null ? 0 : v.asDouble();
         }
-        return new MipResult(st, values, r.path("objective").asDouble(), r.path("bound").asDouble(), seconds, by,
-                notes);
+        double objective = r.path("objective").asDouble();
+        // without a bound Gurobi reports ±1e100 (GRB.INFINITY): that is no bound
+        double bound = MipResult.provenBound(objective, r.path("bound").asDouble(Double.NaN),
+                solver.objective().maximization());
+        return new MipResult(st, values, objective, bound, seconds, by, notes);
     }
 
     private static String tail(String log) {

@@ -143,7 +143,9 @@ public final class MipModel {
             values[i] = vars[i].solutionValue();
         }
         double objective = solver.objective().value();
-        double bound = solver.objective().bestBound();
+        // before the root LP SCIP reports its infinity (1e20) as the bound: that is no bound
+        double bound = MipResult.provenBound(objective, solver.objective().bestBound(),
+                solver.objective().maximization());
         if (status == MipResult.Status.OPTIMAL
                 && MipResult.relativeGap(objective, bound) > options.relativeGap + 1e-9) {
             // Some engines report OPTIMAL when they stop at the requested gap; keep the bound honest.

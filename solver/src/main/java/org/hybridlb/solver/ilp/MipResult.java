@@ -18,11 +18,14 @@ public final class MipResult {
         ERROR
     }
 
+    /** Magnitude from which a "bound" is a solver's placeholder for none (SCIP's infinity is 1e20). */
+    static final double NO_BOUND = 1e20;
+
     public final Status status;
     /** Variable values by variable index; null when there is no solution. */
     public final double[] values;
     public final double objective;
-    /** Best proven bound on the objective (upper bound when maximising). */
+    /** Best proven bound on the objective (upper bound when maximising); NaN when there is none. */
     public final double bound;
     /** {@link #relativeGap}: NaN without a bound, +Infinity when the objective is 0 and the bound is not. */
     public final double gap;
@@ -46,6 +49,25 @@ public final class MipResult {
 
     public boolean hasSolution() {
         return values != null && (status == Status.OPTIMAL || status == Status.FEASIBLE);
+    }
+
+    /**
+     * The engine's best bound if it is one, else NaN: SCIP says "no bound yet" with ±1e20 and
+     * Gurobi with ±1e100, and a bound on the wrong side of the objective bounds nothing. A bound
+     * past the objective by rounding only (1e-6 relative) is the objective.
+     */
+    public static double provenBound(double objective, double bound, boolean maximize) {
+        if (Double.isNaN(bound) || Math.abs(bound) >= NO_BOUND) {
+            return Double.NaN;
+        }
+        if (Double.isNaN(objective)) {
+            return bound;
+        }
+        double wrongSide = maximize ? objective - bound : bound - objective;
+        if (wrongSide > 1e-6 * Math.max(1, Math.abs(objective))) {
+            return Double.NaN;
+        }
+        return wrongSide > 0 ? objective : bound;
     }
 
     /**

@@ -45,6 +45,43 @@ class MipModelTest {
         }
     }
 
+    /** 80 items of 3-7 into 40 bins of 15 (fewest bins), warm-started with two items per bin. */
+    private static MipModel binPacking(MipOptions o) {
+        MipModel m = MipModel.create("bins", o);
+        MPSolver s = m.solver();
+        int bins = 40;
+        MPConstraint[] cap = new MPConstraint[bins];
+        for (int b = 0; b < bins; b++) {
+            MPVariable u = s.makeBoolVar("u" + b);
+            s.objective().setCoefficient(u, 1);
+            cap[b] = s.makeConstraint(Double.NEGATIVE_INFINITY, 0, "cap" + b);
+            cap[b].setCoefficient(u, -15);
+            m.hint(u, 1);
+        }
+        for (int i = 0; i < 2 * bins; i++) {
+            MPConstraint once = s.makeConstraint(1, 1, "once" + i);
+            for (int b = 0; b < bins; b++) {
+                MPVariable x = s.makeBoolVar("x" + i + "_" + b);
+                once.setCoefficient(x, 1);
+                cap[b].setCoefficient(x, 3 + (i * 7) % 5);
+                m.hint(x, b == i / 2 ? 1 : 0);
+            }
+        }
+        s.objective().setMinimization();
+        return m;
+    }
+
+    @Test
+    void noBoundYetIsNoBound() {
+        // Stopped after 1 ms, SCIP has the warm start but not its root LP: its bound is then its
+        // "infinity", -1e20, which used to be reported with a gap of 2.5e18.
+        MipOptions o = MipOptions.DEFAULTS.withTimeLimit(0.001);
+        MipResult r = binPacking(o).solve(o);
+        assertTrue(r.hasSolution(), r.status.name());
+        assertTrue(Double.isNaN(r.bound) || (r.bound > 0 && r.bound <= r.objective), "bound " + r.bound);
+        assertTrue(Double.isNaN(r.gap) || r.gap < 1, "gap " + r.gap);
+    }
+
     @Test
     void gurobiBackendSolvesOrFallsBackWithAReason() {
         MipOptions o = MipOptions.DEFAULTS.withBackend(MipOptions.Backend.GUROBI);

@@ -25,4 +25,17 @@ class MipResultTest {
         assertEquals("2.5000%", MipResult.gapText(8, 8.2));
         assertEquals("-", MipResult.gapText(8, Double.NaN));
     }
+
+    @Test
+    void placeholderAndWrongSideBoundsAreNoBound() {
+        assertTrue(Double.isNaN(MipResult.provenBound(42, -1e20, false))); // SCIP: none yet
+        assertTrue(Double.isNaN(MipResult.provenBound(0.5, 1e100, true))); // Gurobi: GRB.INFINITY
+        assertTrue(Double.isNaN(MipResult.provenBound(42, Double.NEGATIVE_INFINITY, false)));
+        assertTrue(Double.isNaN(MipResult.provenBound(42, 43, false))); // above a minimum found
+        assertTrue(Double.isNaN(MipResult.provenBound(0.5, 0.4, true))); // below a maximum found
+        assertEquals(40.0, MipResult.provenBound(42, 40, false), 0);
+        assertEquals(0.6, MipResult.provenBound(0.5, 0.6, true), 0);
+        assertEquals(42.0, MipResult.provenBound(42, 42 + 1e-8, false), 0); // rounding: the objective
+        assertEquals(7.0, MipResult.provenBound(Double.NaN, 7, false), 0);
+    }
 }
