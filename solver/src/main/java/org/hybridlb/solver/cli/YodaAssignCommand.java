@@ -47,7 +47,9 @@ public final class YodaAssignCommand implements Callable<Integer> {
                     + "0 = never (default ${DEFAULT-VALUE}).")
     double relaxStep;
 
-    @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write the JSON here instead of stdout.")
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE",
+            description = "Write the JSON here (all or nothing) instead of stdout; a directory or an unwritable place "
+                    + "is refused before solving.")
     Path output;
 
     @Mixin
@@ -58,6 +60,9 @@ public final class YodaAssignCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (output != null) {
+            JsonOutput.checkWritable(output, "-o/--output"); // before solving, not after
+        }
         MipOptions options = mip.toOptions();
         if (migrationBudget != null && !(migrationBudget >= 0 && migrationBudget <= 1)) {
             throw new IllegalArgumentException("--migration-budget: must be in [0, 1], got " + migrationBudget);
@@ -93,11 +98,9 @@ public final class YodaAssignCommand implements Callable<Integer> {
         }
         Object doc = results.size() == 1 ? results.get(0) : ModelIo.MAPPER.createObjectNode().set("results", results);
         if (output != null) {
-            ModelIo.write(output, doc);
+            JsonOutput.write(output, doc, true, "-o/--output");
         } else {
-            PrintWriter out = spec.commandLine().getOut();
-            out.println(ModelIo.toJson(doc));
-            out.flush();
+            JsonOutput.print(spec.commandLine().getOut(), doc);
         }
         return SolverCli.EXIT_OK;
     }
