@@ -144,26 +144,24 @@ public final class YodaIlp {
             rules.setCoefficient(u[y], -1);
             if (limit) {
                 double cap = Math.max(in.trafficCapacity, before[y]);
-                // Σ_v max(t_v x_vy / n_v, t_v x_old / n_old) ≤ cap; for a VIP that was on y the max is
-                // a continuous w_vy ≥ both terms, otherwise just the first term.
+                // Σ_v max(t_v x_vy / n_v, t_v x_old / n_old) ≤ cap. For a VIP that was on y, x_vy binary
+                // makes the max old + max(0, new - old) · x_vy: linear, with no continuous variable
+                // for the max (CP-SAT rejects those), and at least as tight in the LP. The old
+                // shares are constants: they go to the right-hand side.
+                double oldShares = 0;
                 MPConstraint trans = s.makeConstraint(Double.NEGATIVE_INFINITY, 1, "transient_" + y);
                 for (int v = 0; v < nv; v++) {
                     double share = p.traffic[v] / p.replicas[v] / cap;
                     Map<Integer, Double> prev = p.previous.get(v);
                     if (prev.containsKey(y)) {
                         double old = p.traffic[v] / prev.size() / cap;
-                        MPVariable w = s.makeNumVar(old, Math.max(old, share), "w_" + v + "_" + y);
-                        MPConstraint ge = s.makeConstraint(0, Double.POSITIVE_INFINITY, "wge_" + v + "_" + y);
-                        ge.setCoefficient(w, 1);
-                        ge.setCoefficient(x[v][y], -share);
-                        trans.setCoefficient(w, 1);
-                        if (hint != null) {
-                            model.hint(w, YodaAssignment.contains(hint.placement[v], y) ? Math.max(old, share) : old);
-                        }
+                        oldShares += old;
+                        trans.setCoefficient(x[v][y], Math.max(0, share - old));
                     } else {
                         trans.setCoefficient(x[v][y], share);
                     }
                 }
+                trans.setUb(1 - oldShares);
             }
         }
         if (limit) {
@@ -222,7 +220,7 @@ public final class YodaIlp {
     static YodaAssignment extract(YodaProblem.Resolved p, double[] values) {
         int nv = p.vip.length;
         int ny = p.instances.size();
-        // Variables were created as u_0..u_{ny-1}, then per VIP x_v_0..x_v_{ny-1} (w's come later).
+        // Variables were created as u_0..u_{ny-1}, then per VIP x_v_0..x_v_{ny-1}.
         int[][] placement = new int[nv][];
         for (int v = 0; v < nv; v++) {
             List<Integer> ys = new ArrayList<>();

@@ -13,6 +13,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import org.hybridlb.solver.ilp.MipOptions;
+import org.hybridlb.solver.ilp.MipResult;
 import org.hybridlb.solver.io.InvalidInputException;
 import org.junit.jupiter.api.Test;
 
@@ -50,6 +51,18 @@ class YodaIlpTest {
         // Lower bound by hand: failover traffic 3.0*4 + 3.75*3 + 2.5*3 + 4*2 + 2.5*2 + 1.5*2 + 1 + 0.5*2 = 48.75
         // over instances of 10 -> at least 5; rules 3600+1200+3600+600+300+1400+50+1000 = 11750 / 2000 -> 6.
         assertTrue(noLimit.assignment.instancesUsed() >= 6);
+    }
+
+    @Test
+    void cpSatSolvesTheLimitVariant() {
+        // The transient rows had a continuous variable per (VIP, previous instance): CP-SAT rejected
+        // the model (MODEL_INVALID) and the best-fit-decreasing placement (9 instances) came back.
+        YodaProblem.Resolved p = YodaProblem.read(SMALL).resolve("small");
+        YodaIlp.Outcome o = YodaIlp.solve(p, YodaMode.LIMIT, OPTS.withEngine(MipOptions.Engine.CP_SAT), 0.1);
+        assertEquals(MipResult.Status.OPTIMAL, o.mip.status, o.notes.toString());
+        assertEquals("ortools/cp-sat", o.mip.solvedBy);
+        assertEquals(8, o.assignment.instancesUsed(), o.notes.toString()); // as SCIP, YODA.md
+        assertEquals(List.of(), o.assignment.violations(YodaMode.LIMIT, o.migrationBudget));
     }
 
     @Test
@@ -91,11 +104,11 @@ class YodaIlpTest {
         assertEquals("/vips/0/traffic", e.field());
     }
 
-    /** Random tiny problems: the ILP matches enumeration and its answer never breaks a constraint. */
-    @Property(tries = 25)
+    /** Random tiny problems: the ILP (SCIP or CP-SAT) matches enumeration and never breaks a constraint. */
+    @Property(tries = 40)
     void ilpMatchesEnumerationOnTinyProblems(@ForAll @IntRange(min = 1, max = 3) int nVips,
                                              @ForAll @IntRange(min = 2, max = 4) int nInstances,
-                                             @ForAll long seed, @ForAll boolean limit) {
+                                             @ForAll long seed, @ForAll boolean limit, @ForAll boolean cpSat) {
         java.util.Random rnd = new java.util.Random(seed);
         StringBuilder sb = new StringBuilder("{\"instances\":[");
         for (int y = 0; y < nInstances; y++) {
@@ -128,7 +141,7 @@ class YodaIlpTest {
                 .append("}").toString();
         YodaProblem.Resolved p = YodaProblem.parse(json, "gen").resolve("gen");
         YodaMode mode = limit ? YodaMode.LIMIT : YodaMode.NO_LIMIT;
-        YodaIlp.Outcome o = YodaIlp.solve(p, mode, OPTS, 0);
+        YodaIlp.Outcome o = YodaIlp.solve(p, mode, cpSat ? OPTS.withEngine(MipOptions.Engine.CP_SAT) : OPTS, 0);
         int expected = bruteForceMin(p, mode, p.migrationBudget(null), nInstances);
         if (expected < 0) {
             assertNull(o.assignment, json);
