@@ -32,4 +32,15 @@ class YodaAssignCommandTest {
         assertEquals("no-limit", doc.get("mode").asText());
         assertTrue(Files.list(out.getParent()).allMatch(f -> f.equals(out)), "no temporary file left");
     }
+
+    @Test
+    void vipLargerThanEveryInstanceExitsTwoSayingWhy() throws Exception {
+        Path p = dir.resolve("big-vip.json");
+        Files.writeString(p, "{\"instancePool\":{\"count\":3,\"trafficCapacity\":10,\"ruleCapacity\":100},"
+                + "\"vips\":[{\"vip\":\"10.9.0.1\",\"traffic\":100,\"rules\":1,\"replicas\":2}]}");
+        CliRun r = CliRun.of("yoda-assign", "-p", p.toString());
+        assertEquals(2, r.exit, r.err);
+        assertEquals("", r.out);
+        assertTrue(r.err.contains("/vips/0/traffic") && r.err.contains("VIP '10.9.0.1' cannot be placed"), r.err);
+    }
 }
