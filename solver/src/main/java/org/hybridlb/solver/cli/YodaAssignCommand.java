@@ -39,7 +39,8 @@ public final class YodaAssignCommand implements Callable<Integer> {
     String mode;
 
     @Option(names = "--migration-budget", paramLabel = "FRACTION",
-            description = "δ as a fraction of the previous connections; overrides the file (default: file, else 0.10).")
+            description = "δ as a fraction of the previous connections; overrides the file (default: file, else 0.10). "
+                    + "Limit mode only: refused with --mode no-limit.")
     Double migrationBudget;
 
     @Option(names = "--relax-step", paramLabel = "FRACTION", defaultValue = "0.10",
@@ -76,6 +77,11 @@ public final class YodaAssignCommand implements Callable<Integer> {
             modes.add(YodaMode.LIMIT);
         } else {
             modes.add(YodaMode.parse(mode));
+        }
+        if (migrationBudget != null && !modes.contains(YodaMode.LIMIT)) {
+            // no-limit has no migration constraint (eqs. 1-3 only): the budget would silently do nothing
+            throw new IllegalArgumentException("--migration-budget: --mode no-limit has no migration limit; "
+                    + "use --mode limit or both");
         }
         YodaProblem raw = YodaProblem.read(problem);
         YodaProblem withBudget = migrationBudget == null ? raw : new YodaProblem(raw.instances, raw.instancePool,

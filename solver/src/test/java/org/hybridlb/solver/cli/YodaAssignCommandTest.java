@@ -43,4 +43,13 @@ class YodaAssignCommandTest {
         assertEquals("", r.out);
         assertTrue(r.err.contains("/vips/0/traffic") && r.err.contains("VIP '10.9.0.1' cannot be placed"), r.err);
     }
+
+    @Test
+    void migrationBudgetWithoutLimitModeIsRefused() {
+        CliRun r = CliRun.of("yoda-assign", "-p", SMALL, "--mode", "no-limit", "--migration-budget", "0.5");
+        assertEquals(2, r.exit, r.err);
+        assertEquals("error: --migration-budget: --mode no-limit has no migration limit; use --mode limit or both",
+                r.err.strip());
+        assertEquals("", r.out);
+    }
 }
