@@ -87,6 +87,31 @@ class YodaIlpTest {
     }
 
     @Test
+    void runningOutOfTimeIsNotInfeasibility() {
+        YodaProblem.Resolved p = YodaProblem.parse(YodaFixtures.tightPacking(), "tight").resolve("tight");
+        assertNull(YodaGreedy.place(p, YodaMode.NO_LIMIT)); // no warm start to fall back on
+        YodaIlp.Outcome o = YodaIlp.solve(p, YodaMode.NO_LIMIT, OPTS.withTimeLimit(0.001), 0.1);
+        assertNull(o.assignment);
+        assertEquals(YodaIlp.Status.TIME_LIMIT, o.status, o.notes.toString());
+        assertTrue(o.notes.contains("no solution found within the time limit (0.001 s), and none proven impossible"),
+                o.notes.toString());
+    }
+
+    @Test
+    void timeLimitCoversEveryRelaxationOfTheBudget() {
+        // Each δ retry used to get the whole time limit again (6.4 s of wall time for 3 s).
+        YodaProblem.Resolved p = YodaProblem.parse(YodaFixtures.reshuffled(1, 120), "r").resolve("r");
+        long t0 = System.nanoTime();
+        YodaIlp.Outcome o = YodaIlp.solve(p, YodaMode.LIMIT, OPTS.withTimeLimit(2), 0.1);
+        double wall = (System.nanoTime() - t0) / 1e9;
+        assertTrue(o.notes.stream().anyMatch(n -> n.contains("; relaxing to 20%")), o.notes.toString());
+        assertTrue(wall < 2 + 1.0, wall + " s: " + o.notes);
+        assertEquals(wall, o.seconds, 0.1);
+        // proven infeasible at 10-30%, then the time ran out at 40%: that is not infeasibility
+        assertTrue(o.status != YodaIlp.Status.INFEASIBLE, o.status + " " + o.notes);
+    }
+
+    @Test
     void badInputNamesTheField() {
         String tooManyFailures = "{\"instancePool\":{\"count\":3,\"trafficCapacity\":1,\"ruleCapacity\":10},"
                 + "\"vips\":[{\"vip\":\"v\",\"traffic\":1,\"rules\":1,\"replicas\":2,\"toleratedFailures\":2}]}";
