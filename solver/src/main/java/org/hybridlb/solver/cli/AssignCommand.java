@@ -94,8 +94,9 @@ public final class AssignCommand implements Callable<Integer> {
             description = "Show a progress bar on stderr (default: when stderr is a terminal).")
     Boolean progress;
 
-    @Option(names = "--out", paramLabel = "FILE", description = "Write the JSON to FILE (all or nothing) instead of stdout; a directory or an "
-                    + "unwritable place is refused before assigning.")
+    @Option(names = "--out", paramLabel = "FILE",
+            description = "Write the JSON to FILE (all or nothing) instead of stdout; a directory or an unwritable "
+                    + "place is refused before assigning.")
     Path out;
 
     @picocli.CommandLine.Mixin
