@@ -95,7 +95,9 @@ public final class AssignCommand implements Callable<Integer> {
             description = "Show a progress bar on stderr (default: when stderr is a terminal).")
     Boolean progress;
 
-    @Option(names = "--out", paramLabel = "FILE", description = "Write the JSON to FILE (all or nothing) instead of stdout.")
+    @Option(names = "--out", paramLabel = "FILE",
+            description = "Write the JSON to FILE (all or nothing) instead of stdout; a directory or an unwritable "
+                    + "place is refused before assigning.")
     Path out;
 
     @picocli.CommandLine.Mixin
@@ -103,6 +105,9 @@ public final class AssignCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (out != null) {
+            JsonOutput.checkWritable(out, "--out"); // before a solve that may take minutes
+        }
         ilp.apply();
         IlpCliOptions.requireIlpSelected(spec.commandLine().getParseResult(), List.of(algorithm), "--algorithm");
         if (ilp.migrationBudget != null && current == null) {

@@ -13,6 +13,7 @@ import org.hybridlb.solver.assign.Instance;
 import org.hybridlb.solver.assign.SolverOptions;
 import org.hybridlb.solver.ilp.DuetIlp;
 import org.hybridlb.solver.ilp.IlpAlgorithm;
+import org.hybridlb.solver.ilp.MipResult;
 import org.hybridlb.solver.io.ModelIo;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.TableCapacity;
@@ -238,8 +239,8 @@ public final class IlpBenchCommand implements Callable<Integer> {
                     a.solver != null && a.solver.bound != null
                             ? String.format(Locale.ROOT, "%.4f%%", 100 * a.solver.bound) : "-",
                     to, a.mru, a.smuxCount, seconds.get(i),
-                    a.solver != null ? a.solver.status + " gap " + String.format(Locale.ROOT, "%.4f%%",
-                            100 * (a.solver.gap == null ? Double.NaN : a.solver.gap)) + " (" + a.solver.solver + ")"
+                    a.solver != null ? a.solver.status + " gap " + (a.solver.bound == null ? "-"
+                            : MipResult.gapText(a.solver.objective, a.solver.bound)) + " (" + a.solver.solver + ")"
                             : "");
         }
         out.flush();

@@ -4,6 +4,7 @@ import java.io.PrintWriter;
 import java.util.List;
 import org.hybridlb.solver.ilp.DuetIlp;
 import org.hybridlb.solver.ilp.IlpAlgorithm;
+import org.hybridlb.solver.ilp.MipResult;
 import org.hybridlb.solver.model.Assignment;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -62,7 +63,7 @@ public final class IlpCliOptions {
         err.printf(java.util.Locale.ROOT, "ilp: %s by %s, share %.6f, bound %s, gap %s, warm start %.6f%n",
                 a.solver.status, a.solver.solver, a.solver.objective,
                 a.solver.bound == null ? "-" : String.format(java.util.Locale.ROOT, "%.6f", a.solver.bound),
-                a.solver.gap == null ? "-" : String.format(java.util.Locale.ROOT, "%.4f%%", 100 * a.solver.gap),
+                a.solver.bound == null ? "-" : MipResult.gapText(a.solver.objective, a.solver.bound),
                 a.solver.warmStart == null ? Double.NaN : a.solver.warmStart);
     }
 

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -18,8 +20,32 @@ final class JsonOutput {
     private JsonOutput() {
     }
 
+    /**
+     * Throws IllegalArgumentException (exit 2) naming the option when {@code file} cannot be
+     * written: it is a directory, or the directory it would go in (created if missing) cannot be.
+     * Commands call it before they compute, so a typo does not cost a long solve.
+     */
+    static void checkWritable(Path file, String option) {
+        Path target = file.toAbsolutePath();
+        if (Files.isDirectory(target)) {
+            throw new IllegalArgumentException(option + ": " + file + " is a directory; give a file name");
+        }
+        Path dir = target.getParent();
+        while (dir != null && !Files.exists(dir)) {
+            dir = dir.getParent(); // missing directories are created by write
+        }
+        if (dir == null || !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException(option + ": cannot write " + file + ": " + dir + " is not a directory");
+        }
+        if (!Files.isWritable(dir)) {
+            throw new IllegalArgumentException(option + ": cannot write " + file + ": directory " + dir
+                    + " is not writable");
+        }
+    }
+
     /** {@code pretty = false} writes compact JSON (large traffic traces shrink by half). */
     static void write(Path file, Object value, boolean pretty, String option) {
+        checkWritable(file, option);
         ObjectWriter writer = pretty ? ModelIo.MAPPER.writer()
                 : ModelIo.MAPPER.writer().without(SerializationFeature.INDENT_OUTPUT);
         Path target = file.toAbsolutePath();
@@ -35,8 +61,19 @@ final class JsonOutput {
             Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             deleteQuietly(tmp);
-            throw new IllegalArgumentException(option + ": cannot write " + file + ": " + e.getMessage());
+            throw new IllegalArgumentException(option + ": cannot write " + file + ": " + reason(e));
         }
+    }
+
+    /** Why, without the temporary file's name ("/.tmp.32428.tmp -> /tmp: Is a directory"). */
+    private static String reason(IOException e) {
+        if (e instanceof FileSystemException && ((FileSystemException) e).getReason() != null) {
+            return ((FileSystemException) e).getReason();
+        }
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        return e instanceof FileSystemException ? e.getClass().getSimpleName() : e.getMessage();
     }
 
     static void print(PrintWriter out, Object value) {

@@ -30,6 +30,11 @@ public final class MipCliOptions {
     @Option(names = "--solver-log", description = "Print the MIP solver's log on stderr.")
     boolean solverLog;
 
+    /** The time limit as given on the command line: "3", "0.25". */
+    String timeLimitText() {
+        return java.math.BigDecimal.valueOf(timeLimit).stripTrailingZeros().toPlainString();
+    }
+
     /** Validated options; throws IllegalArgumentException (exit 2) naming the bad option. */
     public MipOptions toOptions() {
         return new MipOptions(MipOptions.Backend.parse(solver), MipOptions.Engine.parse(engine), timeLimit, gap,

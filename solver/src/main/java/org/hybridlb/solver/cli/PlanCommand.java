@@ -95,6 +95,9 @@ public final class PlanCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (out != null) {
+            JsonOutput.checkWritable(out, "--out"); // before the planning, not after it
+        }
         PrintWriter err = spec.commandLine().getErr();
         Topology topology = ModelIo.readTopology(topologyFile);
         VipSet target = ModelIo.readVips(vipsFile);

@@ -1313,7 +1313,9 @@ public final class DuetIlp {
         }
         Double shownBound = Double.isInfinite(bound) || Double.isNaN(bound) ? null
                 : Math.max(objective, Math.min(1, bound));
-        Double gap = shownBound == null ? null : MipResult.relativeGap(objective, shownBound);
+        double relGap = shownBound == null ? Double.NaN : MipResult.relativeGap(objective, shownBound);
+        // no gap in the report when it is undefined (objective 0): never a huge number
+        Double gap = Double.isNaN(relGap) || Double.isInfinite(relGap) ? null : relGap;
         SolveReport report = new SolveReport(solvedBy, status, objective, shownBound, gap, warm,
                 (System.nanoTime() - t0) / 1e9, current != null && o.migrationBudget != null ? movedShare(u) : null,
                 notes);

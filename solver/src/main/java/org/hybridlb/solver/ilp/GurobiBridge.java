@@ -101,7 +101,7 @@ final class GurobiBridge {
             if (r.has("error")) {
                 throw new Unavailable(explain(r.get("error")));
             }
-            return toResult(solver, r, seconds, notes);
+            return toResult(solver, r, seconds, options, notes);
         } catch (IOException e) {
             throw new Unavailable("bridge I/O failed: " + e.getMessage());
         } catch (InterruptedException e) {
@@ -129,7 +129,8 @@ final class GurobiBridge {
         }
     }
 
-    private static MipResult toResult(MPSolver solver, JsonNode r, double seconds, List<String> notes) {
+    private static MipResult toResult(MPSolver solver, JsonNode r, double seconds, MipOptions options,
+                                      List<String> notes) {
         String status = r.path("status").asText();
         String by = "gurobi " + r.path("version").asText();
         MipResult.Status st;
@@ -147,8 +148,12 @@ final class GurobiBridge {
             JsonNode v = vals.get(vars[i].name());
             values[i] = v == null ? 0 : v.asDouble();
         }
-        return new MipResult(st, values, r.path("objective").asDouble(), r.path("bound").asDouble(), seconds, by,
-                notes);
+        double objective = r.path("objective").asDouble();
+        // without a bound Gurobi reports ±1e100 (GRB.INFINITY): that is no bound
+        double bound = MipResult.provenBound(objective, r.path("bound").asDouble(Double.NaN),
+                solver.objective().maximization());
+        st = MipModel.statusByGap(st, objective, bound, options.relativeGap, by, notes);
+        return new MipResult(st, values, objective, bound, seconds, by, notes);
     }
 
     private static String tail(String log) {

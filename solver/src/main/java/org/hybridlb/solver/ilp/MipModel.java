@@ -6,6 +6,7 @@ import com.google.ortools.linearsolver.MPSolverParameters;
 import com.google.ortools.linearsolver.MPVariable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * A MIP built once with OR-Tools' modelling layer and solved by the backend the options name:
@@ -143,12 +144,35 @@ public final class MipModel {
             values[i] = vars[i].solutionValue();
         }
         double objective = solver.objective().value();
-        double bound = solver.objective().bestBound();
-        if (status == MipResult.Status.OPTIMAL
-                && MipResult.relativeGap(objective, bound) > options.relativeGap + 1e-9) {
-            // Some engines report OPTIMAL when they stop at the requested gap; keep the bound honest.
-            notes.add("stopped at the requested gap");
-        }
+        // before the root LP SCIP reports its infinity (1e20) as the bound: that is no bound
+        double bound = MipResult.provenBound(objective, solver.objective().bestBound(),
+                solver.objective().maximization());
+        status = statusByGap(status, objective, bound, options.relativeGap, by, notes);
         return new MipResult(status, values, objective, bound, seconds, by, notes);
+    }
+
+    /**
+     * OPTIMAL when the final gap is at or below the requested one, else FEASIBLE, whatever the
+     * engine said: CP-SAT divides by max(1, |objective|), so on objectives below 1 (Duet's
+     * traffic share) it reports OPTIMAL at gaps well above the requested one. A note says when
+     * the status is not the engine's.
+     */
+    static MipResult.Status statusByGap(MipResult.Status reported, double objective, double bound,
+                                        double requested, String by, List<String> notes) {
+        double gap = MipResult.relativeGap(objective, bound);
+        boolean withinGap = gap <= requested + 1e-9;
+        String asked = String.format(Locale.ROOT, "%.4f%%", 100 * requested);
+        if (reported == MipResult.Status.OPTIMAL && !withinGap) {
+            notes.add(by + " reported optimal " + (Double.isNaN(gap) ? "without a bound"
+                    : "at a gap of " + MipResult.gapText(objective, bound) + ", above the requested " + asked)
+                    + ": reported as feasible");
+            return MipResult.Status.FEASIBLE;
+        }
+        if (reported == MipResult.Status.FEASIBLE && withinGap) {
+            notes.add(by + " stopped at the time limit at a gap of " + MipResult.gapText(objective, bound)
+                    + ", within the requested " + asked + ": reported as optimal");
+            return MipResult.Status.OPTIMAL;
+        }
+        return reported;
     }
 }

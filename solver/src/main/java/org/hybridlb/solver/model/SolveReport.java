@@ -20,7 +20,7 @@ public final class SolveReport {
     public final double objective;
     /** Proven upper bound on the HMux traffic share of any feasible assignment. */
     public final Double bound;
-    /** (bound - objective) / objective. */
+    /** (bound - objective) / objective; absent without a bound or when the objective is 0 (undefined). */
     public final Double gap;
     /** HMux traffic share of the warm start (the greedy). */
     public final Double warmStart;

@@ -3,8 +3,11 @@ package org.hybridlb.solver.yoda;
 import com.google.ortools.linearsolver.MPConstraint;
 import com.google.ortools.linearsolver.MPSolver;
 import com.google.ortools.linearsolver.MPVariable;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.hybridlb.solver.ilp.MipModel;
 import org.hybridlb.solver.ilp.MipOptions;
@@ -33,33 +36,67 @@ public final class YodaIlp {
     private YodaIlp() {
     }
 
+    /** Shortest time a solve is given, even when the time limit is spent (MipOptions wants > 0). */
+    public static final double MIN_SOLVE_SECONDS = 0.001;
+
+    /** What became of one mode: the "status" yoda-assign prints (solver/YODA.md). */
+    public enum Status {
+        /** Solved, and proven within --gap of the bound. */
+        OPTIMAL,
+        /** The solver's best answer, not proven within --gap (time limit). */
+        FEASIBLE,
+        /** The solver had no usable answer; the best-fit-decreasing placement, which meets every constraint. */
+        FALLBACK,
+        /** Proven: no assignment meets the constraints (δ relaxed as far as --relax-step allows). */
+        INFEASIBLE,
+        /** No assignment found within the time limit, and none proven impossible. */
+        TIME_LIMIT,
+        /** The solver failed (notes say how) and the fallback does not meet the constraints. */
+        ERROR;
+
+        /** "time-limit" as printed. */
+        public String cliName() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+    }
+
     /** What {@code yoda-assign} prints. */
     public static final class Outcome {
+        /** Null unless the status is OPTIMAL, FEASIBLE or FALLBACK. */
         public final YodaAssignment assignment;
+        public final Status status;
         public final MipResult mip;
         public final YodaMode mode;
         /** δ actually enforced, in connections (NaN when no migration limit applied). */
         public final double migrationBudget;
         public final int greedyInstances;
         public final List<String> notes;
+        /** Wall time of the whole solve: warm start, models and every δ retry. */
+        public final double seconds;
 
-        Outcome(YodaAssignment assignment, MipResult mip, YodaMode mode, double migrationBudget,
-                int greedyInstances, List<String> notes) {
+        Outcome(YodaAssignment assignment, Status status, MipResult mip, YodaMode mode, double migrationBudget,
+                int greedyInstances, List<String> notes, long startNanos) {
             this.assignment = assignment;
+            this.status = status;
             this.mip = mip;
             this.mode = mode;
             this.migrationBudget = migrationBudget;
             this.greedyInstances = greedyInstances;
             this.notes = List.copyOf(notes);
+            this.seconds = (System.nanoTime() - startNanos) / 1e9;
         }
     }
 
     /**
-     * Solves the problem; in limit mode relaxes δ by {@code relaxStep} (of the previous connections)
-     * while infeasible, as §8.2 did. Returns an outcome whose assignment is null when no
-     * assignment satisfies the constraints (even with δ = 100%).
+     * Solves the problem within {@code options.timeLimitSeconds} in all; in limit mode relaxes δ by
+     * {@code relaxStep} (of the previous connections) while the model is proven infeasible, as §8.2
+     * did, each retry with the time that is left. The outcome's status tells a proven
+     * infeasibility (even with δ relaxed) from a time limit that came first.
      */
     public static Outcome solve(YodaProblem.Resolved p, YodaMode mode, MipOptions options, double relaxStep) {
+        MipModel.loadNatives(); // once per process, up to a second: not the solver's time
+        long start = System.nanoTime();
+        long deadline = start + (long) (options.timeLimitSeconds * 1e9);
         List<String> notes = new ArrayList<>();
         boolean limit = mode == YodaMode.LIMIT && p.hasPrevious();
         if (mode == YodaMode.LIMIT && !p.hasPrevious()) {
@@ -70,41 +107,64 @@ public final class YodaIlp {
         YodaAssignment greedy = YodaGreedy.place(p, mode);
         int greedyInstances = greedy == null ? -1 : greedy.instancesUsed();
         while (true) {
-            MipResult r = solveOnce(p, limit, budget, greedy, options);
+            double left = Math.max(MIN_SOLVE_SECONDS, (deadline - System.nanoTime()) / 1e9);
+            MipResult r = solveOnce(p, limit, budget, greedy, options.withTimeLimit(left));
             notes.addAll(r.notes);
             if (r.hasSolution()) {
                 YodaAssignment a = extract(p, r.values);
                 List<String> bad = a.violations(limit ? YodaMode.LIMIT : YodaMode.NO_LIMIT, budget);
                 if (bad.isEmpty()) {
-                    return new Outcome(a, r, mode, budget, greedyInstances, notes);
+                    Status st = r.status == MipResult.Status.OPTIMAL ? Status.OPTIMAL : Status.FEASIBLE;
+                    return new Outcome(a, st, r, mode, budget, greedyInstances, notes, start);
                 }
                 notes.add("solver answer rejected by the checker (" + bad.get(0) + ")");
-                return fallback(p, limit, budget, greedy, r, mode, greedyInstances, notes);
+                return fallback(p, limit, budget, greedy, r, mode, greedyInstances, notes, Status.ERROR, start);
             }
+            // Only a proven infeasibility relaxes δ: a solve cut short by the time limit proves nothing.
             if (r.status == MipResult.Status.INFEASIBLE && limit && relaxStep > 0
                     && budget < prevConns * (1 - 1e-9)) {
                 double next = Math.min(prevConns, budget + relaxStep * prevConns);
-                notes.add(String.format("infeasible with δ = %.0f connections (%.0f%%); relaxing to %.0f%%",
-                        budget, 100 * budget / prevConns, 100 * next / prevConns));
+                String infeasible = String.format(Locale.ROOT, "infeasible with δ = %.0f connections (%.0f%%, "
+                        + "proven in %.1f s)", budget, 100 * budget / prevConns, r.seconds);
                 budget = next;
+                if (System.nanoTime() >= deadline) {
+                    notes.add(String.format(Locale.ROOT, "%s; the time limit (%s s) ran out before δ = %.0f%% "
+                            + "could be tried", infeasible, seconds(options), 100 * next / prevConns));
+                    return fallback(p, limit, budget, greedy, r, mode, greedyInstances, notes, Status.TIME_LIMIT,
+                            start);
+                }
+                notes.add(String.format(Locale.ROOT, "%s; relaxing to %.0f%%", infeasible, 100 * next / prevConns));
                 continue;
             }
             if (r.status == MipResult.Status.INFEASIBLE) {
                 notes.add("proven infeasible: no assignment meets the constraints");
-                return new Outcome(null, r, mode, budget, greedyInstances, notes);
+                return new Outcome(null, Status.INFEASIBLE, r, mode, budget, greedyInstances, notes, start);
+            }
+            if (r.status == MipResult.Status.NO_SOLUTION) {
+                notes.add("no solution found within the time limit (" + seconds(options) + " s), and none proven "
+                        + "impossible");
+                return fallback(p, limit, budget, greedy, r, mode, greedyInstances, notes, Status.TIME_LIMIT, start);
             }
             notes.add("solver stopped without a solution (" + r.status + ")");
-            return fallback(p, limit, budget, greedy, r, mode, greedyInstances, notes);
+            return fallback(p, limit, budget, greedy, r, mode, greedyInstances, notes, Status.ERROR, start);
         }
     }
 
+    /** The best-fit-decreasing placement if it meets the constraints, else no assignment with {@code failure}. */
     private static Outcome fallback(YodaProblem.Resolved p, boolean limit, double budget, YodaAssignment greedy,
-                                    MipResult r, YodaMode mode, int greedyInstances, List<String> notes) {
+                                    MipResult r, YodaMode mode, int greedyInstances, List<String> notes,
+                                    Status failure, long start) {
         if (greedy != null && greedy.violations(limit ? YodaMode.LIMIT : YodaMode.NO_LIMIT, budget).isEmpty()) {
             notes.add("returning the best-fit-decreasing placement instead");
-            return new Outcome(greedy, r, mode, budget, greedyInstances, notes);
+            return new Outcome(greedy, Status.FALLBACK, r, mode, budget, greedyInstances, notes, start);
         }
-        return new Outcome(null, r, mode, budget, greedyInstances, notes);
+        return new Outcome(null, failure, r, mode, budget, greedyInstances, notes, start);
+    }
+
+    /** "3", "1.5", "0.001": the time limit to 3 digits (a mode's share of --time-limit is computed). */
+    private static String seconds(MipOptions options) {
+        return new BigDecimal(options.timeLimitSeconds).round(new MathContext(3)).stripTrailingZeros()
+                .toPlainString();
     }
 
     static MipResult solveOnce(YodaProblem.Resolved p, boolean limit, double budget, YodaAssignment hint,
@@ -144,26 +204,24 @@ public final class YodaIlp {
             rules.setCoefficient(u[y], -1);
             if (limit) {
                 double cap = Math.max(in.trafficCapacity, before[y]);
-                // Σ_v max(t_v x_vy / n_v, t_v x_old / n_old) ≤ cap; for a VIP that was on y the max is
-                // a continuous w_vy ≥ both terms, otherwise just the first term.
+                // Σ_v max(t_v x_vy / n_v, t_v x_old / n_old) ≤ cap. For a VIP that was on y, x_vy binary
+                // makes the max old + max(0, new - old) · x_vy: linear, with no continuous variable
+                // for the max (CP-SAT rejects those), and at least as tight in the LP. The old
+                // shares are constants: they go to the right-hand side.
+                double oldShares = 0;
                 MPConstraint trans = s.makeConstraint(Double.NEGATIVE_INFINITY, 1, "transient_" + y);
                 for (int v = 0; v < nv; v++) {
                     double share = p.traffic[v] / p.replicas[v] / cap;
                     Map<Integer, Double> prev = p.previous.get(v);
                     if (prev.containsKey(y)) {
                         double old = p.traffic[v] / prev.size() / cap;
-                        MPVariable w = s.makeNumVar(old, Math.max(old, share), "w_" + v + "_" + y);
-                        MPConstraint ge = s.makeConstraint(0, Double.POSITIVE_INFINITY, "wge_" + v + "_" + y);
-                        ge.setCoefficient(w, 1);
-                        ge.setCoefficient(x[v][y], -share);
-                        trans.setCoefficient(w, 1);
-                        if (hint != null) {
-                            model.hint(w, YodaAssignment.contains(hint.placement[v], y) ? Math.max(old, share) : old);
-                        }
+                        oldShares += old;
+                        trans.setCoefficient(x[v][y], Math.max(0, share - old));
                     } else {
                         trans.setCoefficient(x[v][y], share);
                     }
                 }
+                trans.setUb(1 - oldShares);
             }
         }
         if (limit) {
@@ -222,7 +280,7 @@ public final class YodaIlp {
     static YodaAssignment extract(YodaProblem.Resolved p, double[] values) {
         int nv = p.vip.length;
         int ny = p.instances.size();
-        // Variables were created as u_0..u_{ny-1}, then per VIP x_v_0..x_v_{ny-1} (w's come later).
+        // Variables were created as u_0..u_{ny-1}, then per VIP x_v_0..x_v_{ny-1}.
         int[][] placement = new int[nv][];
         for (int v = 0; v < nv; v++) {
             List<Integer> ys = new ArrayList<>();

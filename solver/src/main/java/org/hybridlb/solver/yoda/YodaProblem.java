@@ -172,7 +172,6 @@ public final class YodaProblem {
         }
         double factor = replicaFactor == null ? DEFAULT_REPLICA_FACTOR : replicaFactor;
         double maxCapacity = ys.stream().mapToDouble(y -> y.trafficCapacity).max().orElse(1);
-        int maxRules = ys.stream().mapToInt(y -> y.ruleCapacity).max().orElse(0);
         int nv = vips.size();
         String[] ids = new String[nv];
         double[] t = new double[nv];
@@ -190,10 +189,6 @@ public final class YodaProblem {
             ids[v] = d.vip;
             t[v] = d.traffic;
             r[v] = d.rules;
-            if (d.rules > maxRules) {
-                throw new InvalidInputException(source, at + "/rules", d.rules
-                        + " rules do not fit on any instance (largest rule capacity " + maxRules + ")");
-            }
             if (d.toleratedFailures != null && d.oversubscription != null) {
                 throw new InvalidInputException(source, at + "/oversubscription",
                         "give toleratedFailures or oversubscription, not both");
@@ -213,6 +208,7 @@ public final class YodaProblem {
                         : "/oversubscription"), "tolerated failures (" + f[v] + ") must be fewer than replicas ("
                         + n[v] + ")");
             }
+            checkFits(source, at, d, n[v], f[v], ys);
             conns[v] = d.connections == null ? Double.NaN : d.connections;
         }
         // Previous assignment: x_old, n_old and C_old per (v, y).
@@ -265,6 +261,54 @@ public final class YodaProblem {
                     "give migrationBudgetFraction or migrationBudgetConnections, not both");
         }
         return new Resolved(ys, ids, t, r, n, f, prevConns, migrationBudgetFraction, migrationBudgetConnections);
+    }
+
+    /**
+     * Each of a VIP's n_v replicas needs its own instance with room for the VIP's failover load
+     * t_v / (n_v - f_v) (eq. 1) and its rules (eq. 2). With fewer such instances no assignment
+     * exists: say which VIP and why here, rather than "infeasible" from the solver.
+     */
+    private static void checkFits(String source, String at, VipDemand d, int replicas, int failures,
+                                  List<Instance> ys) {
+        double load = d.traffic / (replicas - failures);
+        int byTraffic = 0;
+        int byRules = 0;
+        int byBoth = 0;
+        double maxTraffic = 0;
+        int maxRules = 0;
+        for (Instance y : ys) {
+            boolean traffic = load <= y.trafficCapacity * (1 + YodaAssignment.EPS);
+            boolean rules = d.rules <= y.ruleCapacity;
+            byTraffic += traffic ? 1 : 0;
+            byRules += rules ? 1 : 0;
+            byBoth += traffic && rules ? 1 : 0;
+            maxTraffic = Math.max(maxTraffic, y.trafficCapacity);
+            maxRules = Math.max(maxRules, y.ruleCapacity);
+        }
+        if (byBoth >= replicas) {
+            return;
+        }
+        String vip = "VIP '" + d.vip + "' cannot be placed: ";
+        String needs = "; it needs " + replicas + (replicas == 1 ? " instance" : " distinct instances");
+        if (byTraffic < replicas) {
+            throw new InvalidInputException(source, at + "/traffic", vip + "each replica carries " + num(load)
+                    + " after " + failures + " tolerated failure(s) (traffic " + num(d.traffic) + " / (" + replicas
+                    + " replicas - " + failures + ")), which fits the traffic capacity of " + byTraffic + " of the "
+                    + ys.size() + " instances (largest " + num(maxTraffic) + ")" + needs);
+        }
+        if (byRules < replicas) {
+            throw new InvalidInputException(source, at + "/rules", vip + "its " + d.rules + " rules fit on "
+                    + byRules + " of the " + ys.size() + " instances (largest rule capacity " + maxRules + ")"
+                    + needs);
+        }
+        throw new InvalidInputException(source, at, vip + "only " + byBoth + " of the " + ys.size()
+                + " instances have room for both a replica's traffic (" + num(load) + ") and its " + d.rules
+                + " rules" + needs);
+    }
+
+    /** 50 and 3.3333 rather than 50.0 and 3.3333333333333335. */
+    private static String num(double x) {
+        return new java.math.BigDecimal(x).round(new java.math.MathContext(5)).stripTrailingZeros().toPlainString();
     }
 
     /** Indexed form the ILP works on. */

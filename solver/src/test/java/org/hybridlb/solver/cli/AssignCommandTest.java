@@ -103,6 +103,24 @@ class AssignCommandTest {
     }
 
     @Test
+    void unwritableOutIsRefusedBeforeAssigning() throws IOException {
+        // --interval 99 fails only once the inputs are read: the --out error must come first
+        CliRun r = assign("--out", dir.toString(), "--interval", "99");
+        assertEquals(2, r.exit);
+        assertEquals("error: --out: " + dir + " is a directory; give a file name", r.err.strip());
+        assertEquals("", r.out);
+        Path notADir = dir.resolve("plain-file");
+        Files.writeString(notADir, "x");
+        CliRun f = assign("--out", notADir.resolve("a.json").toString());
+        assertEquals(2, f.exit);
+        assertEquals("error: --out: cannot write " + notADir.resolve("a.json") + ": " + notADir
+                + " is not a directory", f.err.strip());
+        CliRun ok = assign("--algorithm", "greedy-skip", "--out", dir.resolve("new/sub/a.json").toString());
+        assertEquals(0, ok.exit, ok.err);
+        assertTrue(Files.exists(dir.resolve("new/sub/a.json")));
+    }
+
+    @Test
     void missingCurrentFileIsNamed() {
         CliRun r = assign("--algorithm", "sticky", "--current", dir.resolve("nope.json").toString());
         assertEquals(2, r.exit);

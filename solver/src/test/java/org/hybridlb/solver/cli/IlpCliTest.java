@@ -6,11 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import org.hybridlb.solver.io.ModelIo;
 import org.hybridlb.solver.io.Schema;
 import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.SolveReport;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.topology.DuetTestbed;
 import org.hybridlb.solver.workload.Workload;
@@ -71,6 +76,15 @@ class IlpCliTest {
         assertEquals(2, r.exit, r.err);
         assertTrue(r.err.contains("--tunnel-table: must not be negative, got -1"), r.err);
         assertEquals("", r.out);
+    }
+
+    @Test
+    void reportSaysTheGapOfAZeroShareIsUndefined() {
+        // all traffic on the SMuxes, bound 0.7: the relative gap used to print as 70000000000%
+        SolveReport s = new SolveReport("ortools/scip", "feasible", 0, 0.7, null, 0.0, 1, null, List.of());
+        StringWriter err = new StringWriter();
+        IlpCliOptions.report(new PrintWriter(err, true), new Assignment("ilp", Map.of(), 0, 0, 0, null).withSolver(s));
+        assertTrue(err.toString().contains("bound 0.700000, gap undefined (objective 0)"), err.toString());
     }
 
     @Test

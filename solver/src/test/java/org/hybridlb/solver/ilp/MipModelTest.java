@@ -8,6 +8,8 @@ import com.google.ortools.linearsolver.MPConstraint;
 import com.google.ortools.linearsolver.MPObjective;
 import com.google.ortools.linearsolver.MPSolver;
 import com.google.ortools.linearsolver.MPVariable;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The MIP layer on a knapsack whose optimum (8: items b and c) is known by hand. */
@@ -43,6 +45,95 @@ class MipModelTest {
             assertEquals(1.0, r.values[2], 1e-6);
             assertEquals(0.0, r.gap, 1e-6);
         }
+    }
+
+    /** 80 items of 3-7 into 40 bins of 15 (fewest bins), warm-started with two items per bin. */
+    private static MipModel binPacking(MipOptions o) {
+        MipModel m = MipModel.create("bins", o);
+        MPSolver s = m.solver();
+        int bins = 40;
+        MPConstraint[] cap = new MPConstraint[bins];
+        for (int b = 0; b < bins; b++) {
+            MPVariable u = s.makeBoolVar("u" + b);
+            s.objective().setCoefficient(u, 1);
+            cap[b] = s.makeConstraint(Double.NEGATIVE_INFINITY, 0, "cap" + b);
+            cap[b].setCoefficient(u, -15);
+            m.hint(u, 1);
+        }
+        for (int i = 0; i < 2 * bins; i++) {
+            MPConstraint once = s.makeConstraint(1, 1, "once" + i);
+            for (int b = 0; b < bins; b++) {
+                MPVariable x = s.makeBoolVar("x" + i + "_" + b);
+                once.setCoefficient(x, 1);
+                cap[b].setCoefficient(x, 3 + (i * 7) % 5);
+                m.hint(x, b == i / 2 ? 1 : 0);
+            }
+        }
+        s.objective().setMinimization();
+        return m;
+    }
+
+    @Test
+    void noBoundYetIsNoBound() {
+        // Stopped after 1 ms, SCIP has the warm start but not its root LP: its bound is then its
+        // "infinity", -1e20, which used to be reported with a gap of 2.5e18.
+        MipOptions o = MipOptions.DEFAULTS.withTimeLimit(0.001);
+        MipResult r = binPacking(o).solve(o);
+        assertTrue(r.hasSolution(), r.status.name());
+        assertTrue(Double.isNaN(r.bound) || (r.bound > 0 && r.bound <= r.objective), "bound " + r.bound);
+        assertTrue(Double.isNaN(r.gap) || r.gap < 1, "gap " + r.gap);
+    }
+
+    @Test
+    void optimalOnlyWithinTheRequestedGap() {
+        // CP-SAT's gap is |bound - objective| / max(1, |objective|): on a maximum below 1 with a
+        // requested gap of 0.5 it stops at once and says OPTIMAL (here at 0.0015 against a bound
+        // of 0.45), which used to be reported as optimal with the note "stopped at the requested gap".
+        MipOptions o = new MipOptions(MipOptions.Backend.ORTOOLS, MipOptions.Engine.CP_SAT, 5, 0.5, 1, false);
+        MipModel m = MipModel.create("knap6", o);
+        MPSolver s = m.solver();
+        java.util.Random rnd = new java.util.Random(3);
+        MPConstraint[] rows = new MPConstraint[6];
+        for (int k = 0; k < rows.length; k++) {
+            rows[k] = s.makeConstraint(0, 1000, "row" + k);
+        }
+        for (int i = 0; i < 300; i++) {
+            MPVariable x = s.makeBoolVar("x" + i);
+            for (MPConstraint row : rows) {
+                row.setCoefficient(x, 3 + rnd.nextInt(20));
+            }
+            s.objective().setCoefficient(x, 0.0001 * (1 + rnd.nextInt(30)));
+            m.hint(x, i < 2 ? 1 : 0);
+        }
+        s.objective().setMaximization();
+        MipResult r = m.solve(o);
+        assertTrue(r.hasSolution(), r.status.name());
+        assertEquals(r.gap <= 0.5, r.status == MipResult.Status.OPTIMAL, r.status + " at gap " + r.gap);
+        assertTrue(r.notes.stream().noneMatch(n -> n.contains("stopped at the requested gap")), r.notes.toString());
+    }
+
+    @Test
+    void statusFollowsTheFinalGap() {
+        List<String> notes = new ArrayList<>();
+        assertEquals(MipResult.Status.FEASIBLE,
+                MipModel.statusByGap(MipResult.Status.OPTIMAL, 0.2151, 0.2154, 0.001, "ortools/cp-sat", notes));
+        assertEquals(List.of("ortools/cp-sat reported optimal at a gap of 0.1395%, above the requested 0.1000%: "
+                + "reported as feasible"), notes);
+        notes.clear();
+        assertEquals(MipResult.Status.OPTIMAL,
+                MipModel.statusByGap(MipResult.Status.FEASIBLE, 100, 100.05, 0.001, "ortools/scip", notes));
+        assertEquals(List.of("ortools/scip stopped at the time limit at a gap of 0.0500%, within the requested "
+                + "0.1000%: reported as optimal"), notes);
+        notes.clear();
+        assertEquals(MipResult.Status.FEASIBLE,
+                MipModel.statusByGap(MipResult.Status.OPTIMAL, 8, Double.NaN, 0.001, "x", notes));
+        assertEquals(List.of("x reported optimal without a bound: reported as feasible"), notes);
+        notes.clear();
+        assertEquals(MipResult.Status.OPTIMAL,
+                MipModel.statusByGap(MipResult.Status.OPTIMAL, 8, 8, 0, "x", notes));
+        assertEquals(MipResult.Status.FEASIBLE,
+                MipModel.statusByGap(MipResult.Status.FEASIBLE, 8, 7, 0, "x", notes));
+        assertEquals(List.of(), notes);
     }
 
     @Test

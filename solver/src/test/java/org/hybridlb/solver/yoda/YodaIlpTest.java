@@ -13,6 +13,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import org.hybridlb.solver.ilp.MipOptions;
+import org.hybridlb.solver.ilp.MipResult;
 import org.hybridlb.solver.io.InvalidInputException;
 import org.junit.jupiter.api.Test;
 
@@ -53,6 +54,18 @@ class YodaIlpTest {
     }
 
     @Test
+    void cpSatSolvesTheLimitVariant() {
+        // The transient rows had a continuous variable per (VIP, previous instance): CP-SAT rejected
+        // the model (MODEL_INVALID) and the best-fit-decreasing placement (9 instances) came back.
+        YodaProblem.Resolved p = YodaProblem.read(SMALL).resolve("small");
+        YodaIlp.Outcome o = YodaIlp.solve(p, YodaMode.LIMIT, OPTS.withEngine(MipOptions.Engine.CP_SAT), 0.1);
+        assertEquals(MipResult.Status.OPTIMAL, o.mip.status, o.notes.toString());
+        assertEquals("ortools/cp-sat", o.mip.solvedBy);
+        assertEquals(8, o.assignment.instancesUsed(), o.notes.toString()); // as SCIP, YODA.md
+        assertEquals(List.of(), o.assignment.violations(YodaMode.LIMIT, o.migrationBudget));
+    }
+
+    @Test
     void infeasibleBudgetIsRelaxedInTenPointSteps() {
         // One VIP must leave both old instances: they cannot hold its new rules.
         String json = "{\"instances\":[{\"id\":\"a\",\"trafficCapacity\":10,\"ruleCapacity\":100},"
@@ -74,6 +87,31 @@ class YodaIlpTest {
     }
 
     @Test
+    void runningOutOfTimeIsNotInfeasibility() {
+        YodaProblem.Resolved p = YodaProblem.parse(YodaFixtures.tightPacking(), "tight").resolve("tight");
+        assertNull(YodaGreedy.place(p, YodaMode.NO_LIMIT)); // no warm start to fall back on
+        YodaIlp.Outcome o = YodaIlp.solve(p, YodaMode.NO_LIMIT, OPTS.withTimeLimit(0.001), 0.1);
+        assertNull(o.assignment);
+        assertEquals(YodaIlp.Status.TIME_LIMIT, o.status, o.notes.toString());
+        assertTrue(o.notes.contains("no solution found within the time limit (0.001 s), and none proven impossible"),
+                o.notes.toString());
+    }
+
+    @Test
+    void timeLimitCoversEveryRelaxationOfTheBudget() {
+        // Each δ retry used to get the whole time limit again (6.4 s of wall time for 3 s).
+        YodaProblem.Resolved p = YodaProblem.parse(YodaFixtures.reshuffled(1, 120), "r").resolve("r");
+        long t0 = System.nanoTime();
+        YodaIlp.Outcome o = YodaIlp.solve(p, YodaMode.LIMIT, OPTS.withTimeLimit(2), 0.1);
+        double wall = (System.nanoTime() - t0) / 1e9;
+        assertTrue(o.notes.stream().anyMatch(n -> n.contains("; relaxing to 20%")), o.notes.toString());
+        assertTrue(wall < 2 + 1.0, wall + " s: " + o.notes);
+        assertEquals(wall, o.seconds, 0.1);
+        // proven infeasible at 10-30%, then the time ran out at 40%: that is not infeasibility
+        assertTrue(o.status != YodaIlp.Status.INFEASIBLE, o.status + " " + o.notes);
+    }
+
+    @Test
     void badInputNamesTheField() {
         String tooManyFailures = "{\"instancePool\":{\"count\":3,\"trafficCapacity\":1,\"ruleCapacity\":10},"
                 + "\"vips\":[{\"vip\":\"v\",\"traffic\":1,\"rules\":1,\"replicas\":2,\"toleratedFailures\":2}]}";
@@ -91,26 +129,64 @@ class YodaIlpTest {
         assertEquals("/vips/0/traffic", e.field());
     }
 
-    /** Random tiny problems: the ILP matches enumeration and its answer never breaks a constraint. */
-    @Property(tries = 25)
+    @Test
+    void vipThatFitsTooFewInstancesIsNamedOnLoad() {
+        // Per replica 100 / 2 = 50 against T = 10 everywhere: the solver only said "infeasible".
+        String tooMuchTraffic = "{\"instancePool\":{\"count\":4,\"trafficCapacity\":10,\"ruleCapacity\":1000},"
+                + "\"vips\":[{\"vip\":\"ok\",\"traffic\":5,\"rules\":10,\"replicas\":1},"
+                + "{\"vip\":\"big\",\"traffic\":100,\"rules\":10,\"replicas\":2}]}";
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> YodaProblem.parse(tooMuchTraffic, "f.json"));
+        assertEquals("/vips/1/traffic", e.field());
+        assertTrue(e.getMessage().contains("VIP 'big' cannot be placed: each replica carries 50 after 0 tolerated "
+                + "failure(s) (traffic 100 / (2 replicas - 0)), which fits the traffic capacity of 0 of the 4 "
+                + "instances (largest 10); it needs 2 distinct instances"), e.getMessage());
+        // 500 rules fit one instance, the VIP wants two
+        String rulesOnOne = "{\"instances\":[{\"id\":\"a\",\"trafficCapacity\":10,\"ruleCapacity\":1000},"
+                + "{\"id\":\"b\",\"trafficCapacity\":10,\"ruleCapacity\":100}],"
+                + "\"vips\":[{\"vip\":\"v\",\"traffic\":1,\"rules\":500,\"replicas\":2}]}";
+        e = assertThrows(InvalidInputException.class, () -> YodaProblem.parse(rulesOnOne, "f.json"));
+        assertEquals("/vips/0/rules", e.field());
+        assertTrue(e.getMessage().contains("its 500 rules fit on 1 of the 2 instances"), e.getMessage());
+        // traffic fits a, rules fit b, nothing fits both
+        String neither = "{\"instances\":[{\"id\":\"a\",\"trafficCapacity\":10,\"ruleCapacity\":100},"
+                + "{\"id\":\"b\",\"trafficCapacity\":1,\"ruleCapacity\":1000}],"
+                + "\"vips\":[{\"vip\":\"v\",\"traffic\":5,\"rules\":500,\"replicas\":1}]}";
+        e = assertThrows(InvalidInputException.class, () -> YodaProblem.parse(neither, "f.json"));
+        assertEquals("/vips/0", e.field());
+        assertTrue(e.getMessage().contains("only 0 of the 2 instances have room for both"), e.getMessage());
+    }
+
+    /** Random tiny problems: the ILP (SCIP or CP-SAT) matches enumeration and never breaks a constraint. */
+    @Property(tries = 40)
     void ilpMatchesEnumerationOnTinyProblems(@ForAll @IntRange(min = 1, max = 3) int nVips,
                                              @ForAll @IntRange(min = 2, max = 4) int nInstances,
-                                             @ForAll long seed, @ForAll boolean limit) {
+                                             @ForAll long seed, @ForAll boolean limit, @ForAll boolean cpSat) {
         java.util.Random rnd = new java.util.Random(seed);
         StringBuilder sb = new StringBuilder("{\"instances\":[");
+        List<YodaProblem.Instance> instances = new ArrayList<>();
         for (int y = 0; y < nInstances; y++) {
+            instances.add(new YodaProblem.Instance("y" + y, 4 + rnd.nextInt(7), 100 + 100 * rnd.nextInt(5)));
             sb.append(y > 0 ? "," : "").append("{\"id\":\"y").append(y).append("\",\"trafficCapacity\":")
-                    .append(4 + rnd.nextInt(7)).append(",\"ruleCapacity\":").append(100 + 100 * rnd.nextInt(5))
-                    .append("}");
+                    .append(instances.get(y).trafficCapacity).append(",\"ruleCapacity\":")
+                    .append(instances.get(y).ruleCapacity).append("}");
         }
         sb.append("],\"vips\":[");
         StringBuilder prev = new StringBuilder("],\"previous\":[");
+        String[] ids = new String[nVips];
+        double[] traffic = new double[nVips];
+        int[] rules = new int[nVips];
+        int[] replicas = new int[nVips];
+        int[] failures = new int[nVips];
         for (int v = 0; v < nVips; v++) {
-            int n = 1 + rnd.nextInt(Math.min(3, nInstances));
-            int f = rnd.nextInt(n);
+            ids[v] = "v" + v;
+            replicas[v] = 1 + rnd.nextInt(Math.min(3, nInstances));
+            failures[v] = rnd.nextInt(replicas[v]);
+            traffic[v] = 1 + rnd.nextInt(8);
+            rules[v] = 10 * (1 + rnd.nextInt(10));
             sb.append(v > 0 ? "," : "").append("{\"vip\":\"v").append(v).append("\",\"traffic\":")
-                    .append(1 + rnd.nextInt(8)).append(",\"rules\":").append(10 * (1 + rnd.nextInt(10)))
-                    .append(",\"replicas\":").append(n).append(",\"toleratedFailures\":").append(f)
+                    .append(traffic[v]).append(",\"rules\":").append(rules[v])
+                    .append(",\"replicas\":").append(replicas[v]).append(",\"toleratedFailures\":").append(failures[v])
                     .append(",\"connections\":").append(100 * (1 + rnd.nextInt(9))).append("}");
             int k = 1 + rnd.nextInt(nInstances);
             prev.append(v > 0 ? "," : "").append("{\"vip\":\"v").append(v).append("\",\"instances\":[");
@@ -126,9 +202,22 @@ class YodaIlpTest {
         }
         String json = sb.append(prev).append("],\"migrationBudgetFraction\":").append(rnd.nextInt(5) / 4.0)
                 .append("}").toString();
-        YodaProblem.Resolved p = YodaProblem.parse(json, "gen").resolve("gen");
+        YodaProblem.Resolved p;
+        try {
+            p = YodaProblem.parse(json, "gen").resolve("gen");
+        } catch (InvalidInputException e) {
+            // Rejected on load (a VIP fits too few instances): then not even eqs. 1-3 can be met.
+            List<java.util.Map<Integer, Double>> none = new ArrayList<>();
+            for (int v = 0; v < nVips; v++) {
+                none.add(java.util.Map.of());
+            }
+            YodaProblem.Resolved bare = new YodaProblem.Resolved(instances, ids, traffic, rules, replicas, failures,
+                    none, null, null);
+            assertEquals(-1, bruteForceMin(bare, YodaMode.NO_LIMIT, Double.NaN, nInstances), e.getMessage());
+            return;
+        }
         YodaMode mode = limit ? YodaMode.LIMIT : YodaMode.NO_LIMIT;
-        YodaIlp.Outcome o = YodaIlp.solve(p, mode, OPTS, 0);
+        YodaIlp.Outcome o = YodaIlp.solve(p, mode, cpSat ? OPTS.withEngine(MipOptions.Engine.CP_SAT) : OPTS, 0);
         int expected = bruteForceMin(p, mode, p.migrationBudget(null), nInstances);
         if (expected < 0) {
             assertNull(o.assignment, json);
