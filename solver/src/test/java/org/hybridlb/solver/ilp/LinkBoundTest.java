@@ -185,17 +185,29 @@ class LinkBoundTest {
         }
     }
 
+    /**
+     * 2 pods x (4 ToRs + 2 aggs), 2 cores, 64 tunnel and 256 ECMP entries, 300 VIPs at load 0.8:
+     * links, not tables, keep VIPs off the HMuxes. One instance per interval.
+     */
+    static List<Instance> linkBoundClos(int intervals) {
+        DuetClos.Params tp = DuetClos.Params.small(2, 4, 2, 2);
+        tp.tables(new TableCapacity(null, 256, 64));
+        Topology topo = DuetClos.generate(tp);
+        Workload w = WorkloadGenerator.generate(topo,
+                new WorkloadGenerator.Params().vipCount(300).intervals(intervals).loadFraction(0.8), 1);
+        List<Instance> out = new ArrayList<>();
+        for (TrafficInterval ti : w.trace.intervals) {
+            out.add(Instance.build(topo, w.vips, ti, SolverOptions.defaults()));
+        }
+        return out;
+    }
+
     @Test
     void linkBoundClosBeatsGreedySkipWithinTheTimeLimit() {
         // 2 pods x (4 ToRs + 2 aggs), 2 cores: more switches than candidate columns per VIP, but
         // few enough pairs that every fitting switch is a column: the link-bound path (local
         // search, Lagrangian), then SCIP on the whole model for its bound.
-        DuetClos.Params tp = DuetClos.Params.small(2, 4, 2, 2);
-        tp.tables(new TableCapacity(null, 256, 64));
-        Topology topo = DuetClos.generate(tp);
-        Workload w = WorkloadGenerator.generate(topo,
-                new WorkloadGenerator.Params().vipCount(300).intervals(1).loadFraction(0.8), 1);
-        Instance in = Instance.build(topo, w.vips, w.trace.intervals.get(0), SolverOptions.defaults());
+        Instance in = linkBoundClos(1).get(0);
         double limit = 8;
         long t0 = System.nanoTime();
         Assignment ilp = DuetIlp.solve(in, null, new DuetIlp.Options(
@@ -217,14 +229,9 @@ class LinkBoundTest {
         // The link-bound Clos above, its second interval against greedy-skip's assignment of the
         // first: the local search must only take steps within the budget (before, its answers
         // broke it and were thrown away).
-        DuetClos.Params tp = DuetClos.Params.small(2, 4, 2, 2);
-        tp.tables(new TableCapacity(null, 256, 64));
-        Topology topo = DuetClos.generate(tp);
-        Workload w = WorkloadGenerator.generate(topo,
-                new WorkloadGenerator.Params().vipCount(300).intervals(2).loadFraction(0.8), 1);
-        Instance first = Instance.build(topo, w.vips, w.trace.intervals.get(0), SolverOptions.defaults());
-        Assignment installed = Algorithms.get("greedy-skip").assign(first, null);
-        Instance in = Instance.build(topo, w.vips, w.trace.intervals.get(1), SolverOptions.defaults());
+        List<Instance> intervals = linkBoundClos(2);
+        Assignment installed = Algorithms.get("greedy-skip").assign(intervals.get(0), null);
+        Instance in = intervals.get(1);
         double budget = 0.05;
         Assignment ilp = DuetIlp.solve(in, installed, new DuetIlp.Options(
                 MipOptions.DEFAULTS.withTimeLimit(6), false, budget));
