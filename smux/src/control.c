@@ -110,7 +110,9 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     }
     pthread_mutex_lock(&c->lock);
     struct hlb_vip_table *cur = hlb_table_acquire(c->cfg.slot);
-    if (initial ? t->version < cur->version : t->version <= cur->version) {
+    /* The --table file may carry the running version (0) only while nothing has been
+     * swapped in: a PUT that came first (the API is up before the file is read) wins. */
+    if (initial && c->swaps == 0 ? t->version < cur->version : t->version <= cur->version) {
         snprintf(err->field, sizeof(err->field), "version");
         snprintf(err->reason, sizeof(err->reason), "must be %s the running version %llu",
                  initial ? "at least" : "greater than", (unsigned long long)cur->version);
@@ -370,13 +372,20 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, c
 static enum MHD_Result send_json_allow(struct MHD_Connection *conn, unsigned status, json_t *j,
                                        const char *allow)
 {
-    char *s = json_dumps(j, JSON_COMPACT);
+    /* j is NULL when json_pack() refused a value, e.g. a path that is not valid UTF-8. */
+    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
-    size_t n = strlen(s);
-    s = realloc(s, n + 2);
-    s[n] = '\n';
-    s[n + 1] = 0;
-    return send_text_allow(conn, status, s, n + 1, "application/json", allow);
+    if (!s)
+        s = strdup(status == 404 ? "{\"error\":\"not found\"}" : "{\"error\":\"unprintable\"}");
+    size_t n = s ? strlen(s) : 0;
+    char *line = s ? realloc(s, n + 2) : NULL;
+    if (!line) {
+        free(s);
+        return MHD_NO;                  /* out of memory: drop the connection */
+    }
+    line[n] = '\n';
+    line[n + 1] = 0;
+    return send_text_allow(conn, status, line, n + 1, "application/json", allow);
 }
 
 static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *j)
@@ -457,7 +466,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             return send_json(conn, alive ? 200 : 503,
                              json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
                                        "version", (json_int_t)v, "gatewayResolved",
-                                       (int)c->cfg.worker->cfg.gw_known, "lastLoopMsAgo",
+                                       (int)RD(c->cfg.worker->cfg.gw_known), "lastLoopMsAgo",
                                        (json_int_t)(now - hb)));
         }
     } else {

@@ -94,7 +94,7 @@ static void usage(FILE *f)
             "  --conn-capacity N     connection-table slots, 1..2147483648 (default 1048576)\n"
             "  --tcp-syn-timeout S --tcp-timeout S --tcp-fin-timeout S --udp-timeout S\n"
             "                        idle timeouts in seconds, 0.001..1000000\n"
-            "  --idle-sleep-us N     sleep up to N us when polls come back empty, 0..1000000\n"
+            "  --idle-sleep-us N     sleep up to N us when polls come back empty, 0..100000\n"
             "                        (default 200, 0 = busy poll)\n"
             "  --exit-when-idle MS   exit MS after the last packet, 0..86400000 (tests)\n"
             "  --run-seconds S       exit after S seconds, 0..1000000 (0 = until a signal)\n"
@@ -294,8 +294,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 3: bad = opt_timeout(opt, arg, &o->timeouts.fin_ms); break;
         case 4: bad = opt_timeout(opt, arg, &o->timeouts.udp_ms); break;
         case 5:
-            /* At most 1 s: the backoff doubles up to it and sleeps that long. */
-            if (!(bad = opt_uint(opt, arg, 0, 1000000, &v)))
+            /* At most 0.1 s: the backoff doubles up to it and sleeps that long, and
+             * /health calls the loop stalled after 1 s without a turn. */
+            if (!(bad = opt_uint(opt, arg, 0, 100000, &v)))
                 o->idle_sleep_us = (uint32_t)v;
             break;
         case 6:

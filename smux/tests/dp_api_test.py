@@ -150,6 +150,12 @@ class ControlApi(unittest.TestCase):
             self.assertEqual(cm.exception.headers.get("Allow"), allow, (method, path))
             self.assertEqual(json.loads(cm.exception.read())["method"], method)
 
+    def test_path_that_is_not_utf8_is_404(self):
+        # The error body names the path; a path JSON cannot hold must not crash the SMux.
+        status, body = http("GET", "/%ff")
+        self.assertEqual((status, json.loads(body)["error"]), (404, "not found"))
+        self.assertEqual(http("GET", "/health")[0], 200)
+
     def test_invalid_tables_rejected_old_table_forwards(self):
         v = self.next_version()
         self.assertEqual(self.put(table(v, ["10.0.1.1"]))[0], 200)
@@ -201,10 +207,11 @@ class ControlApi(unittest.TestCase):
             done.set()
             th.join()
         self.assertEqual((status, json.loads(reply)), (200, {"version": v}))
-        self.assertGreater(took, 1.0, "table too small to show anything")
-        self.assertGreater(len(waits), 5)
+        # probes every 50 ms all along the PUT: it was long enough to have held them up
+        self.assertGreater(len(waits), 5, f"PUT took {took:.2f} s")
         self.assertEqual({st for _, st in waits}, {200})
-        self.assertLess(max(w for w, _ in waits), 0.5, waits)
+        # one parse thread kept /health waiting about 5 s; 1 s leaves room for a loaded CI box
+        self.assertLess(max(w for w, _ in waits), 1.0, waits)
 
     def test_concurrent_puts_serialised(self):
         # Connections have threads of their own: swaps must still be one at a time,

@@ -55,7 +55,7 @@ class Options(unittest.TestCase):
             ("mtu", "65536"), ("mtu", ""),
             ("ttl", "300"), ("ttl", "-1"), ("ttl", "0"),
             ("bench-flows", "abc"), ("bench-prefill", "-3"),
-            ("idle-sleep-us", "abc"), ("idle-sleep-us", "1000001"),
+            ("idle-sleep-us", "abc"), ("idle-sleep-us", "100001"),
             ("idle-sleep-us", "4294967296"),
             ("tcp-timeout", "abc"), ("tcp-timeout", "-5"), ("tcp-syn-timeout", "inf"),
             ("tcp-fin-timeout", "0"), ("udp-timeout", "1e12"),
@@ -80,7 +80,7 @@ class Options(unittest.TestCase):
     def test_good_values_accepted(self):
         rc, out, err = run(["--mtu", "9000", "--ttl=255", "--conn-capacity", "1000",
                             "--tcp-timeout", "0.5", "--udp-timeout", "86400",
-                            "--idle-sleep-us", "1000000", "--exit-when-idle", "0",
+                            "--idle-sleep-us", "100000", "--exit-when-idle", "0",
                             "--bench-prefill", "0", "--run-seconds", "0.3"])
         self.assertEqual(rc, 0, err)
         self.assertIn("exit", events(out))
@@ -134,9 +134,9 @@ class Options(unittest.TestCase):
         self.assertIn("neither --gateway nor --gateway-mac given", err)
 
     def test_long_idle_sleep_does_not_spin(self):
-        # The backoff reaches 1 s after about 1 s of doubling; a sleep that fails
-        # (tv_nsec >= 1e9) would spin for the rest of the run.
-        rc, out, err = run(["--idle-sleep-us", "1000000", "--run-seconds", "3.5"])
+        # The backoff reaches its longest sleep (0.1 s) within 0.2 s of doubling; a sleep
+        # that fails (a bad timespec) would spin for the rest of the run.
+        rc, out, err = run(["--idle-sleep-us", "100000", "--run-seconds", "3.5"])
         self.assertEqual(rc, 0, err)
         done = events(out)["exit"]
         self.assertLess(done["cpuSeconds"], 0.5, done)
