@@ -378,12 +378,6 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 goto fail;
             }
             uint32_t mask = plen ? htonl(0xffffffffu << (32 - plen)) : 0;
-            if (net & ~mask) {
-                char netstr[16];
-                hlb_ip_str(net & mask, netstr);
-                set_err(err, f, "has host bits set (the network is %s/%d)", netstr, plen);
-                goto fail;
-            }
             if ((vip & mask) != (net & mask)) {
                 set_err(err, f, "does not contain the VIP %s", json_string_value(
                             json_object_get(vo, "vip")));

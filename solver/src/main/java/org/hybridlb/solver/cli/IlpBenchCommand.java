@@ -98,9 +98,6 @@ public final class IlpBenchCommand implements Callable<Integer> {
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
-    /** The generator's limit on a trace's length (the generated trace ends at --interval). */
-    private static final int MAX_GENERATED_INTERVALS = 10_000;
-
     /** Options that only shape the generated instance. */
     private static final List<String> GENERATOR_OPTIONS = List.of("--scale", "--seed", "--load", "--vips-count",
             "--tunnel-table", "--ecmp-table", "--host-table");
@@ -124,9 +121,9 @@ public final class IlpBenchCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--algorithms: " + e.getMessage(), e);
             }
         }
-        if (interval < 0 || topologyFile == null && interval >= MAX_GENERATED_INTERVALS) {
+        if (interval < 0 || topologyFile == null && interval >= WorkloadGenerator.MAX_INTERVALS) {
             throw new IllegalArgumentException("--interval: must be 0 or more"
-                    + (topologyFile == null ? " and below " + MAX_GENERATED_INTERVALS : "") + ", got " + interval);
+                    + (topologyFile == null ? " and below " + WorkloadGenerator.MAX_INTERVALS : "") + ", got " + interval);
         }
         if (topologyFile != null) {
             // the generator's options would be silently ignored: say so instead

@@ -100,7 +100,7 @@ public final class YodaAssignCommand implements Callable<Integer> {
         List<YodaIlp.Outcome> failed = new ArrayList<>();
         // --time-limit is the whole command's: each mode gets an equal share of what is left
         MipModel.loadNatives();
-        long deadline = System.nanoTime() + (long) (options.timeLimitSeconds * 1e9);
+        long deadline = System.nanoTime() + (long) (Math.min(options.timeLimitSeconds, YodaIlp.MAX_SECONDS) * 1e9);
         for (int i = 0; i < modes.size(); i++) {
             YodaMode m = modes.get(i);
             double share = (deadline - System.nanoTime()) / 1e9 / (modes.size() - i);
@@ -166,7 +166,8 @@ public final class YodaAssignCommand implements Callable<Integer> {
         ObjectNode n = ModelIo.MAPPER.createObjectNode();
         n.put("mode", o.mode.cliName());
         n.put("status", o.status.cliName());
-        n.put("solvedBy", o.mip.solvedBy);
+        // a fallback is the best-fit-decreasing placement, not the solver's
+        n.put("solvedBy", o.status == YodaIlp.Status.FALLBACK ? "best-fit-decreasing" : o.mip.solvedBy);
         // a fallback's objective is its own instance count, not the rejected solver answer's
         double objective = o.status == YodaIlp.Status.FALLBACK ? o.assignment.instancesUsed() : o.mip.objective;
         putNumber(n, "objective", objective);

@@ -110,7 +110,7 @@ public final class DuetIlp {
     /** Link-bound: more than this share of traffic is on the SMuxes only for want of link room. */
     static final double LINK_BOUND_SHARE = 0.01;
     /** Share of the time left (after the local search) the Lagrangian bound gets on link-bound instances. */
-    static final double LAGRANGE_TIME_SHARE = Tuning.positive("hlb.ilp.lagrangeShare", 0.2);
+    static final double LAGRANGE_TIME_SHARE = Tuning.fraction("hlb.ilp.lagrangeShare", 0.2, false);
     /** Share of the time limit the bound model gets at least, whenever it starts. */
     static final double MIN_BOUND_TIME_SHARE = 0.15;
     /** Share of the time limit the bound model may use. */
@@ -280,7 +280,7 @@ public final class DuetIlp {
             }
         }
         // what produced the answer: the MIP backend only when one of its answers is kept
-        String solvedBy = best == start ? "warm start (greedy)" : "local search";
+        String solvedBy = best == start ? "warm start" : "local search";
         boolean proven = false;
         int solverAnswers = 0;
         boolean usable = false;

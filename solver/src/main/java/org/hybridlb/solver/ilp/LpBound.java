@@ -43,7 +43,7 @@ final class LpBound {
     /** Stop once the Lagrangian bound is within this of the master LP's value. */
     static final double CONVERGED = 1e-6;
     /** Weight of the stability centre in the smoothed pricing point. */
-    static final double SMOOTHING = Tuning.positive("hlb.ilp.smoothing", 0.7);
+    static final double SMOOTHING = Tuning.fraction("hlb.ilp.smoothing", 0.7, true);
     static final boolean DEBUG = Boolean.getBoolean("hlb.ilp.debug");
 
     /** What column generation found. */

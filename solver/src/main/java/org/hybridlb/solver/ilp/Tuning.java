@@ -2,8 +2,8 @@ package org.hybridlb.solver.ilp;
 
 /**
  * Tuning knobs of the exact solver, read from system properties ({@code -Dhlb.ilp.theta=0.5}):
- * a value that is not a positive number is reported on stderr and the default kept, rather than
- * failing the class's initialisation with a stack trace.
+ * a value out of its range is reported on stderr and the default kept, rather than failing the
+ * class's initialisation with a stack trace.
  */
 final class Tuning {
     private Tuning() {
@@ -23,6 +23,25 @@ final class Tuning {
             // reported below
         }
         System.err.println("warning: -D" + property + "=" + v + " is not a positive number; using " + defaultValue);
+        return defaultValue;
+    }
+
+    /** A share in (0, 1], or [0, 1] when {@code zeroAllowed}. */
+    static double fraction(String property, double defaultValue, boolean zeroAllowed) {
+        String v = System.getProperty(property);
+        if (v == null) {
+            return defaultValue;
+        }
+        try {
+            double d = Double.parseDouble(v.trim());
+            if ((zeroAllowed ? d >= 0 : d > 0) && d <= 1) {
+                return d;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        System.err.println("warning: -D" + property + "=" + v + " is not a number in " + (zeroAllowed ? "[0, 1]"
+                : "(0, 1]") + "; using " + defaultValue);
         return defaultValue;
     }
 

@@ -103,6 +103,7 @@ public final class ModelChecks {
             if (!seen.add(v.vip)) {
                 throw new InvalidInputException(source, f + "/vip", "duplicate VIP " + v.vip);
             }
+            requireUnicastHost(v.vip, source, f + "/vip");
             if (!Ipv4.network(v.aggregate).equals(v.aggregate)) {
                 // the SMux refuses it too: a route to a prefix with host bits is a typo more often than not
                 throw new InvalidInputException(source, f + "/aggregate", "has host bits set (the network is "
@@ -131,6 +132,10 @@ public final class ModelChecks {
                     if (!dips.add(dip.ip)) {
                         throw new InvalidInputException(source, pf + "/dips/" + d + "/ip", "duplicate DIP " + dip.ip);
                     }
+                    requireUnicastHost(dip.ip, source, pf + "/dips/" + d + "/ip");
+                    if (dip.hostIp != null) {
+                        requireUnicastHost(dip.hostIp, source, pf + "/dips/" + d + "/hostIp");
+                    }
                     if (dip.ip.equals(v.vip)) {
                         throw new InvalidInputException(source, pf + "/dips/" + d + "/ip",
                                 "is the VIP itself (its packets would come back to the muxes)");
@@ -141,6 +146,13 @@ public final class ModelChecks {
                 throw new InvalidInputException(source, f + "/ports",
                         "a VIP balanced as a whole (proto 'any') cannot also have per-port services");
             }
+        }
+    }
+
+    private static void requireUnicastHost(String address, String source, String field) {
+        if (!Ipv4.isUnicastHost(address)) {
+            throw new InvalidInputException(source, field, address
+                    + " is not a unicast host address (not 0.0.0.0, 127/8, 224/4 or 240/4)");
         }
     }
 

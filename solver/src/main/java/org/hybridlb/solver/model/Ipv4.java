@@ -35,17 +35,26 @@ public final class Ipv4 {
     /** The network of {@code prefix} ("a.b.c.d/len") with its host bits cleared, as "a.b.c.d/len". */
     public static String network(String prefix) {
         int slash = prefix.indexOf('/');
-        int len = Integer.parseInt(prefix.substring(slash + 1));
-        int mask = len == 0 ? 0 : -1 << (32 - len);
-        return format(parse(prefix.substring(0, slash)) & mask) + "/" + len;
+        return format(parse(prefix.substring(0, slash)) & mask(prefix)) + prefix.substring(slash);
     }
 
     /** True when {@code address} lies inside {@code prefix} ("a.b.c.d/len"). */
     public static boolean contains(String prefix, String address) {
-        int slash = prefix.indexOf('/');
-        int len = Integer.parseInt(prefix.substring(slash + 1));
-        int net = parse(prefix.substring(0, slash));
-        int mask = len == 0 ? 0 : -1 << (32 - len);
-        return (parse(address) & mask) == (net & mask);
+        int mask = mask(prefix);
+        return (parse(address) & mask) == (parse(prefix.substring(0, prefix.indexOf('/'))) & mask);
+    }
+
+    /**
+     * True for an address a host can have, as the SMux takes it for a VIP or a DIP: not
+     * 0.0.0.0, loopback (127/8), multicast (224/4) or reserved (240/4, with broadcast).
+     */
+    public static boolean isUnicastHost(String address) {
+        int a = parse(address);
+        return a != 0 && (a >>> 24) != 127 && (a >>> 28) < 0xe;
+    }
+
+    private static int mask(String prefix) {
+        int len = Integer.parseInt(prefix.substring(prefix.indexOf('/') + 1));
+        return len == 0 ? 0 : -1 << (32 - len);
     }
 }

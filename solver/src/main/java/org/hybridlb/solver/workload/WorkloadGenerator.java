@@ -149,7 +149,7 @@ public final class WorkloadGenerator {
         /** Throws IllegalArgumentException naming the first bad option. */
         public void validate() {
             require(vipCount >= 1 && vipCount <= 1_000_000, "vipCount", "between 1 and 1,000,000", vipCount);
-            require(intervals >= 1 && intervals <= 10_000, "intervals", "between 1 and 10,000", intervals);
+            require(intervals >= 1 && intervals <= MAX_INTERVALS, "intervals", "between 1 and 10,000", intervals);
             require(intervalSeconds >= 1, "intervalSeconds", "at least 1", intervalSeconds);
             // the trace lives in memory: ~70 bytes per VIP, interval and source entry
             require((long) vipCount * intervals <= MAX_VIP_INTERVALS, "intervals",
@@ -202,6 +202,8 @@ public final class WorkloadGenerator {
 
     /** Most VIP-intervals one trace may hold (about 20 paper-scale traces; several GB of heap). */
     public static final long MAX_VIP_INTERVALS = 10_000_000L;
+    /** The longest trace generated. */
+    public static final int MAX_INTERVALS = 10_000;
 
     /** The services a port-based VIP picks from (proto, port). */
     static final String[] SERVICE_PROTOS = {"tcp", "tcp", "tcp", "tcp", "udp", "tcp", "udp", "tcp"};

@@ -38,6 +38,8 @@ public final class YodaIlp {
 
     /** Shortest time a solve is given, even when the time limit is spent (MipOptions wants > 0). */
     public static final double MIN_SOLVE_SECONDS = 0.001;
+    /** The longest time limit honoured (a year): beyond, nanosecond deadlines would overflow. */
+    public static final double MAX_SECONDS = 365 * 86400.0;
 
     /** What became of one mode: the "status" yoda-assign prints (solver/YODA.md). */
     public enum Status {
@@ -96,7 +98,7 @@ public final class YodaIlp {
     public static Outcome solve(YodaProblem.Resolved p, YodaMode mode, MipOptions options, double relaxStep) {
         MipModel.loadNatives(); // once per process, up to a second: not the solver's time
         long start = System.nanoTime();
-        long deadline = start + (long) (options.timeLimitSeconds * 1e9);
+        long deadline = start + (long) (Math.min(options.timeLimitSeconds, MAX_SECONDS) * 1e9);
         List<String> notes = new ArrayList<>();
         boolean limit = mode == YodaMode.LIMIT && p.hasPrevious();
         if (mode == YodaMode.LIMIT && !p.hasPrevious()) {

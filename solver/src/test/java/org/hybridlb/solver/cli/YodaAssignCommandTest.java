@@ -75,7 +75,7 @@ class YodaAssignCommandTest {
         long t0 = System.nanoTime();
         CliRun r = CliRun.of("yoda-assign", "-p", p.toString(), "--mode", "both", "--time-limit", "2");
         double wall = (System.nanoTime() - t0) / 1e9;
-        assertTrue(wall < 2 + 1.5, wall + " s\n" + r.err);
+        assertTrue(wall < 2 + 2.5, wall + " s\n" + r.err); // 6 s and more when each got the whole limit
         assertTrue(r.err.contains("yoda-assign (no-limit): ") && r.err.contains("yoda-assign (limit): "), r.err);
         assertFalse(r.err.contains("internal error"), r.err);
     }

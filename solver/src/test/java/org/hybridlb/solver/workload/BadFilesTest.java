@@ -95,6 +95,10 @@ class BadFilesTest {
                 at(v, "/vips/1").get("vip").asText()));
         assertRejected(assertThrows(InvalidInputException.class, () -> ModelIo.readVips(loop)),
                 loop, "/vips/1/ports/0/dips/0/ip", "is the VIP itself");
+        Path loopback = broken("loopback.json", workload.vips, v -> at(v, "/vips/1/ports/0/dips/0").put("ip",
+                "127.0.0.5"));
+        assertRejected(assertThrows(InvalidInputException.class, () -> ModelIo.readVips(loopback)),
+                loopback, "/vips/1/ports/0/dips/0/ip", "127.0.0.5 is not a unicast host address");
         Path strayHost = broken("stray-host.json", workload.vips, v -> {
             for (JsonNode vip : v.get("vips")) {
                 ObjectNode dip = (ObjectNode) vip.at("/ports/0/dips/0");

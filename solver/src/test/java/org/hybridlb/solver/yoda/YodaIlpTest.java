@@ -12,6 +12,7 @@ import java.util.List;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import org.hybridlb.solver.ilp.MipModel;
 import org.hybridlb.solver.ilp.MipOptions;
 import org.hybridlb.solver.ilp.MipResult;
 import org.hybridlb.solver.io.InvalidInputException;
@@ -101,12 +102,14 @@ class YodaIlpTest {
     void timeLimitCoversEveryRelaxationOfTheBudget() {
         // Each δ retry used to get the whole time limit again (6.4 s of wall time for 3 s).
         YodaProblem.Resolved p = YodaProblem.parse(YodaFixtures.reshuffled(1, 120), "r").resolve("r");
+        MipModel.loadNatives(); // outside the measured time, as outside the solver's clock
         long t0 = System.nanoTime();
         YodaIlp.Outcome o = YodaIlp.solve(p, YodaMode.LIMIT, OPTS.withTimeLimit(2), 0.1);
         double wall = (System.nanoTime() - t0) / 1e9;
         assertTrue(o.notes.stream().anyMatch(n -> n.contains("; relaxing to 20%")), o.notes.toString());
-        assertTrue(wall < 2 + 1.0, wall + " s: " + o.notes);
-        assertEquals(wall, o.seconds, 0.1);
+        // a retry with the whole limit again took 4 s and more; room for a loaded machine below that
+        assertTrue(wall < 2 + 1.5, wall + " s: " + o.notes);
+        assertEquals(wall, o.seconds, 0.3);
         // proven infeasible at 10-30%, then the time ran out at 40%: that is not infeasibility
         assertTrue(o.status != YodaIlp.Status.INFEASIBLE, o.status + " " + o.notes);
     }
