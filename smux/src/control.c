@@ -164,7 +164,7 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     fprintf(f, "hlb_smux_table_version %llu\n", (unsigned long long)t->version);
     metric_head(f, "hlb_smux_table_swaps_total", "counter", "VIP tables accepted and swapped in.");
     fprintf(f, "hlb_smux_table_swaps_total %llu\n", (unsigned long long)c->swaps);
-    metric_head(f, "hlb_smux_table_rejected_total", "counter", "VIP tables rejected (400/409).");
+    metric_head(f, "hlb_smux_table_rejected_total", "counter", "VIP tables rejected (400/409/413).");
     fprintf(f, "hlb_smux_table_rejected_total %llu\n", (unsigned long long)RD(c->rejected));
 
     metric_head(f, "hlb_smux_rx_packets_total", "counter", "Frames received by the datapath.");
@@ -429,8 +429,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (strcmp(url, "/table") == 0) {
         if (is_put) {
             struct upload *u = *con_cls;
-            if (u->too_big)
+            if (u->too_big) {
+                __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
                 return send_json(conn, 413, json_pack("{s:s}", "error", "body too large"));
+            }
             struct hlb_table_error err = {{0}, {0}};
             uint64_t v = 0;
             int rc = apply(c, u->buf ? u->buf : "", u->len, &err, 0, &v);

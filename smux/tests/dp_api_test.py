@@ -150,6 +150,14 @@ class ControlApi(unittest.TestCase):
             self.assertEqual(cm.exception.headers.get("Allow"), allow, (method, path))
             self.assertEqual(json.loads(cm.exception.read())["method"], method)
 
+    def test_body_over_64_mib_is_413_and_counted(self):
+        before = metrics()["hlb_smux_table_rejected_total"]
+        version = json.loads(http("GET", "/table")[1])["version"]
+        status, body = http("PUT", "/table", b" " * ((64 << 20) + 1))
+        self.assertEqual((status, json.loads(body)["error"]), (413, "body too large"))
+        self.assertEqual(metrics()["hlb_smux_table_rejected_total"], before + 1)
+        self.assertEqual(json.loads(http("GET", "/table")[1])["version"], version)
+
     def test_path_that_is_not_utf8_is_404(self):
         # The error body names the path; a path JSON cannot hold must not crash the SMux.
         status, body = http("GET", "/%ff")
