@@ -109,7 +109,7 @@ public final class AssignCommand implements Callable<Integer> {
             JsonOutput.checkWritable(out, "--out"); // before a solve that may take minutes
         }
         ilp.apply();
-        IlpCliOptions.requireIlpSelected(spec.commandLine().getParseResult(), List.of(algorithm), "--algorithm");
+        ilp.requireIlpSelected(spec.commandLine().getParseResult(), List.of(algorithm), "--algorithm");
         if (ilp.migrationBudget != null && current == null) {
             throw new IllegalArgumentException("--migration-budget: needs --current (the installed assignment "
                     + "whose moves it limits)");

@@ -7,8 +7,11 @@ import org.hybridlb.solver.ilp.IlpAlgorithm;
 import org.hybridlb.solver.ilp.MipResult;
 import org.hybridlb.solver.model.Assignment;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
 
 /**
  * Options of the {@code ilp} algorithm, mixed into {@code assign} and {@code simulate}:
@@ -27,9 +30,9 @@ public final class IlpCliOptions {
             description = "ilp (with --current): at most this share of the traffic may leave its installed switch.")
     Double migrationBudget;
 
-    /** The options above and {@link MipCliOptions}': they only shape the "ilp" algorithm. */
-    private static final List<String> ILP_ONLY = List.of("--minimise-mru", "--migration-budget", "--time-limit",
-            "--gap", "--solver", "--ortools-engine", "--threads", "--solver-log");
+    /** This mixin's own options, and {@link MipCliOptions}': they only shape the "ilp" algorithm. */
+    @Spec
+    CommandSpec self;
 
     /** Validates the options and makes them the registry's "ilp" defaults. */
     public void apply() {
@@ -40,14 +43,14 @@ public final class IlpCliOptions {
      * Rejects ilp options given while no selected algorithm is "ilp": they would be ignored
      * without a word.
      */
-    public static void requireIlpSelected(ParseResult given, List<String> algorithms, String algorithmOption) {
+    public void requireIlpSelected(ParseResult given, List<String> algorithms, String algorithmOption) {
         if (algorithms.contains("ilp")) {
             return;
         }
-        for (String o : ILP_ONLY) {
-            if (given.hasMatchedOption(o)) {
-                throw new IllegalArgumentException(o + ": only applies to the ilp algorithm (" + algorithmOption
-                        + " " + String.join(",", algorithms) + ")");
+        for (OptionSpec o : self.options()) {
+            if (given.hasMatchedOption(o.longestName())) {
+                throw new IllegalArgumentException(o.longestName() + ": only applies to the ilp algorithm ("
+                        + algorithmOption + " " + String.join(",", algorithms) + ")");
             }
         }
     }

@@ -115,7 +115,7 @@ public final class SimulateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         ilp.apply();
-        IlpCliOptions.requireIlpSelected(spec.commandLine().getParseResult(), algorithms, "--algorithms");
+        ilp.requireIlpSelected(spec.commandLine().getParseResult(), algorithms, "--algorithms");
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
         if (replot != null) {
