@@ -8,6 +8,10 @@
 #include <string.h>
 
 #define MAX_BODY (64u << 20)
+/* Request bodies buffered at once, at most MAX_BODY each: with a thread per connection,
+ * 64 connections could otherwise hold 4 GiB.  The others are read, dropped and answered
+ * 503 (a controller pushes one table at a time). */
+#define MAX_UPLOADS 4u
 
 struct hlb_control {
     struct hlb_control_config cfg;
@@ -19,6 +23,7 @@ struct hlb_control {
     /* Version of the running table, readable without the lock (/health must not
      * wait for a swap, nor read a table a concurrent swap may free). */
     uint64_t running_version;
+    unsigned uploads;              /* atomic: bodies being buffered (MAX_UPLOADS) */
 };
 
 #define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -281,6 +286,7 @@ struct upload {
     char *buf;
     size_t len;
     int too_big;
+    int busy;                      /* over MAX_UPLOADS: not buffered, answered 503 */
 };
 
 /* ---- connections the running table would send elsewhere ---------------------------- */
@@ -405,13 +411,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (is_put) {
         struct upload *u = *con_cls;
         if (!u) {
-            *con_cls = calloc(1, sizeof(struct upload));
-            return *con_cls ? MHD_YES : MHD_NO;
+            if (!(u = calloc(1, sizeof(*u))))
+                return MHD_NO;
+            if (__atomic_add_fetch(&c->uploads, 1, __ATOMIC_RELAXED) > MAX_UPLOADS) {
+                __atomic_sub_fetch(&c->uploads, 1, __ATOMIC_RELAXED);
+                u->busy = 1;
+            }
+            *con_cls = u;
+            return MHD_YES;
         }
         if (*upload_data_size) {
             if (u->len + *upload_data_size > MAX_BODY) {
                 u->too_big = 1;
-            } else if (!u->too_big) {
+            } else if (!u->too_big && !u->busy) {
                 char *nb = realloc(u->buf, u->len + *upload_data_size + 1);
                 if (!nb) {
                     u->too_big = 1;
@@ -426,6 +438,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         }
     }
 
+    if (is_put && ((struct upload *)*con_cls)->busy)
+        return send_json(conn, 503, json_pack("{s:s}", "error",
+                                              "busy: too many uploads at once, retry"));
     if (strcmp(url, "/table") == 0) {
         if (is_put) {
             struct upload *u = *con_cls;
@@ -482,11 +497,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
+    struct hlb_control *c = cls;
     (void)conn;
     (void)toe;
     struct upload *u = *con_cls;
     if (u) {
+        if (!u->busy)
+            __atomic_sub_fetch(&c->uploads, 1, __ATOMIC_RELAXED);
         free(u->buf);
         free(u);
         *con_cls = NULL;

@@ -158,6 +158,32 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(metrics()["hlb_smux_table_rejected_total"], before + 1)
         self.assertEqual(json.loads(http("GET", "/table")[1])["version"], version)
 
+    def test_uploads_at_once_are_bounded(self):
+        # Four bodies half sent hold every upload slot: a fifth PUT is read, dropped and
+        # answered 503, and goes through once they close.
+        held = []
+        try:
+            for _ in range(4):
+                s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+                s.sendall(b"PUT /table HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
+                held.append(s)
+            deadline = time.time() + 5
+            while True:                      # the slots are taken when the headers are read
+                status, body = self.put(table(self.next_version(), ["10.0.1.1"]))
+                if status == 503 or time.time() > deadline:
+                    break
+            self.assertEqual((status, json.loads(body)["error"]),
+                             (503, "busy: too many uploads at once, retry"))
+        finally:
+            for s in held:
+                s.close()
+        deadline = time.time() + 5
+        while True:                          # and freed when those requests end
+            status, body = self.put(table(self.next_version(), ["10.0.1.1"]))
+            if status == 200 or time.time() > deadline:
+                break
+        self.assertEqual(status, 200, body)
+
     def test_path_that_is_not_utf8_is_404(self):
         # The error body names the path; a path JSON cannot hold must not crash the SMux.
         status, body = http("GET", "/%ff")
