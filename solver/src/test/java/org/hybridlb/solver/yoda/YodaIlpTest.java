@@ -135,29 +135,28 @@ class YodaIlpTest {
     @Test
     void vipThatFitsTooFewInstancesIsNamedOnLoad() {
         // Per replica 100 / 2 = 50 against T = 10 everywhere: the solver only said "infeasible".
-        String tooMuchTraffic = "{\"instancePool\":{\"count\":4,\"trafficCapacity\":10,\"ruleCapacity\":1000},"
+        assertRefusedOnLoad("{\"instancePool\":{\"count\":4,\"trafficCapacity\":10,\"ruleCapacity\":1000},"
                 + "\"vips\":[{\"vip\":\"ok\",\"traffic\":5,\"rules\":10,\"replicas\":1},"
-                + "{\"vip\":\"big\",\"traffic\":100,\"rules\":10,\"replicas\":2}]}";
-        InvalidInputException e = assertThrows(InvalidInputException.class,
-                () -> YodaProblem.parse(tooMuchTraffic, "f.json"));
-        assertEquals("/vips/1/traffic", e.field());
-        assertTrue(e.getMessage().contains("VIP 'big' cannot be placed: each replica carries 50 after 0 tolerated "
+                + "{\"vip\":\"big\",\"traffic\":100,\"rules\":10,\"replicas\":2}]}", "/vips/1/traffic",
+                "VIP 'big' cannot be placed: each replica carries 50 after 0 tolerated "
                 + "failure(s) (traffic 100 / (2 replicas - 0)), which fits the traffic capacity of 0 of the 4 "
-                + "instances (largest 10); it needs 2 distinct instances"), e.getMessage());
+                + "instances (largest 10); it needs 2 distinct instances");
         // 500 rules fit one instance, the VIP wants two
-        String rulesOnOne = "{\"instances\":[{\"id\":\"a\",\"trafficCapacity\":10,\"ruleCapacity\":1000},"
+        assertRefusedOnLoad("{\"instances\":[{\"id\":\"a\",\"trafficCapacity\":10,\"ruleCapacity\":1000},"
                 + "{\"id\":\"b\",\"trafficCapacity\":10,\"ruleCapacity\":100}],"
-                + "\"vips\":[{\"vip\":\"v\",\"traffic\":1,\"rules\":500,\"replicas\":2}]}";
-        e = assertThrows(InvalidInputException.class, () -> YodaProblem.parse(rulesOnOne, "f.json"));
-        assertEquals("/vips/0/rules", e.field());
-        assertTrue(e.getMessage().contains("its 500 rules fit on 1 of the 2 instances"), e.getMessage());
+                + "\"vips\":[{\"vip\":\"v\",\"traffic\":1,\"rules\":500,\"replicas\":2}]}", "/vips/0/rules",
+                "its 500 rules fit on 1 of the 2 instances");
         // traffic fits a, rules fit b, nothing fits both
-        String neither = "{\"instances\":[{\"id\":\"a\",\"trafficCapacity\":10,\"ruleCapacity\":100},"
+        assertRefusedOnLoad("{\"instances\":[{\"id\":\"a\",\"trafficCapacity\":10,\"ruleCapacity\":100},"
                 + "{\"id\":\"b\",\"trafficCapacity\":1,\"ruleCapacity\":1000}],"
-                + "\"vips\":[{\"vip\":\"v\",\"traffic\":5,\"rules\":500,\"replicas\":1}]}";
-        e = assertThrows(InvalidInputException.class, () -> YodaProblem.parse(neither, "f.json"));
-        assertEquals("/vips/0", e.field());
-        assertTrue(e.getMessage().contains("only 0 of the 2 instances have room for both"), e.getMessage());
+                + "\"vips\":[{\"vip\":\"v\",\"traffic\":5,\"rules\":500,\"replicas\":1}]}", "/vips/0",
+                "only 0 of the 2 instances have room for both");
+    }
+
+    private static void assertRefusedOnLoad(String problem, String field, String reasonPart) {
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> YodaProblem.parse(problem, "f.json"));
+        assertEquals(field, e.field());
+        assertTrue(e.getMessage().contains(reasonPart), e.getMessage());
     }
 
     /** Random tiny problems: the ILP (SCIP or CP-SAT) matches enumeration and never breaks a constraint. */
