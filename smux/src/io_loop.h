@@ -7,11 +7,6 @@
 #include <rte_mbuf.h>
 #include "datapath.h"
 
-/* 64 rather than testpmd's default 32: a connection-table burst prefetches all its
- * bucket lines before the first lookup, and twice as many lines in flight hide
- * more of the miss latency (dp-bench-core, 1M connections: 180 -> 158 cycles). */
-#define HLB_RX_BURST 64
-
 typedef void (*hlb_rx_hook)(void *arg, struct rte_mbuf **m, uint16_t n);
 
 struct hlb_io {

@@ -247,7 +247,7 @@ static void test_mixed_burst_matches_reference(void **state)
     rt->gen = t->gen;
     struct hlb_dp_stats before = w.st;
 
-    enum { N = 48 };
+    enum { N = HLB_RX_BURST };                          /* one poll takes them all */
     static struct tframe f[N];
     for (int i = 0; i < N; i++) {
         char src[32];
