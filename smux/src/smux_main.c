@@ -362,7 +362,8 @@ static int port_init(uint16_t port, struct rte_mempool *pool)
         return rc;
     if ((rc = rte_eth_dev_start(port)) < 0)
         return rc;
-    rte_eth_promiscuous_enable(port);     /* not all PMDs support it; harmless */
+    /* Not promiscuous: a NIC then drops unicast frames for other hosts' MACs, so a
+     * frame flooded on a shared segment is not encapsulated by every SMux on it. */
     return 0;
 }
 

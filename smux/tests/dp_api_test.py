@@ -389,6 +389,14 @@ class ControlApi(unittest.TestCase):
         moved = [outer_dst(f) for f in self.send_and_collect([flow(i, "A") for i in flows])]
         self.assertNotEqual(base, moved)
 
+    def test_port_not_promiscuous(self):
+        """A NIC of a non-promiscuous port drops frames for other hosts' MACs (on a
+        shared segment, every SMux would otherwise encapsulate a flooded frame)."""
+        link = json.loads(subprocess.run(["ip", "-d", "-j", "link", "show", SMUX_IF],
+                                         check=True, capture_output=True, text=True).stdout)[0]
+        self.assertNotIn("PROMISC", link["flags"])
+        self.assertEqual(link["promiscuity"], 0)
+
     def test_idle_smux_does_not_spin(self):
         time.sleep(0.5)
         def cpu():
