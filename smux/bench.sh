@@ -45,30 +45,11 @@ python3 "$SMUX/tests/dp_bench.py" --seconds "$SECONDS_PER_RUN" --reps "$REPS" --
 
 echo
 echo "== smux bench: fuzzing (libFuzzer + ASan/UBSan, ${FUZZ_SECONDS}s per target)"
-FUZZ="$BUILD/fuzz"
-mkdir -p "$FUZZ"
-for target in packet table; do
-    clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -march=corei7 -fno-strict-aliasing -D_GNU_SOURCE -I"$SMUX/include" -I"$SMUX/src" \
-        "$SMUX/fuzz/dp_fuzz_$target.c" "$SMUX/src/datapath.c" "$SMUX/src/conn_table.c" \
-        "$SMUX/src/vip_table.c" "$SMUX/src/ovs_hash.c" "$SMUX/src/ovs_dphash.c" -ljansson -o "$FUZZ/dp_fuzz_$target"
-done
-python3 "$SMUX/fuzz/seeds.py" "$FUZZ/corpus-packet" "$FUZZ/corpus-table"
-fuzz_crashes=0
-for target in packet table; do
-    art="$FUZZ/artifacts-$target/"
-    rm -rf "$art" && mkdir -p "$art"
-    log="$FUZZ/dp_fuzz_$target.log"
-    "$FUZZ/dp_fuzz_$target" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
-        -artifact_prefix="$art" "$FUZZ/corpus-$target" >"$log" 2>&1 || true
-    execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
-    crashes="$(find "$art" -type f | wc -l)"
-    fuzz_crashes=$((fuzz_crashes + crashes))
-    echo "fuzz $target parser: ${execs:-0} executions in ${FUZZ_SECONDS}s, $crashes crashes (artifacts in $art)"
-done
+fuzz_status=0
+"$SMUX/fuzz/run.sh" "$FUZZ_SECONDS" "$BUILD/fuzz" || fuzz_status=1
 
 if [ "${HLB_BENCH_AGENT:-1}" = 1 ] && [ -x "$SMUX/agent/bench.sh" ]; then
     echo
     "$SMUX/agent/bench.sh"
 fi
-exit $(( fuzz_crashes > 0 ))
+exit "$fuzz_status"

@@ -3,7 +3,8 @@
 # DPDK EAL without hugepages, network namespaces, XDP, OVS, FRR):
 #   DATAPATH: cmocka unit tests of the packet core, tables and control operations,
 #             EAL tests on net_ring (meson suite "dp"); net_pcap packet fixtures and
-#             control-API tests over af_packet/veth (Python + scapy), option checks
+#             control-API tests over af_packet/veth (Python + scapy), option checks,
+#             a short bounded fuzz of the packet core and table parser
 #   AGENT:    smux/agent/run-tests.sh (OVS replica and agreement, host agent, FRR;
 #             HLB_SKIP_AGENT=1 skips it, for working on the datapath alone)
 # Ends with "smux: N passed, N failed"; exits non-zero on any failure.
@@ -75,6 +76,15 @@ run_py "DATAPATH command-line options" "$SMUX/tests/dp_options_test.py"
 run_py "DATAPATH net_pcap packet fixtures" "$SMUX/tests/dp_pcap_test.py"
 run_py "DATAPATH control API over af_packet/veth" "$SMUX/tests/dp_api_test.py"
 run_py "OVS default selection (ovs-dphash) against ovs-vswitchd" "$SMUX/tests/agent_ovs_dphash_agreement.py"
+
+# A short bounded fuzz of the packet core (lean pass against the general code, ASan)
+# and the table parser; bench.sh runs the same harnesses longer.
+echo "== smux: fuzzing (libFuzzer, ${HLB_TEST_FUZZ_SECONDS:-10}s per target)"
+if "$SMUX/fuzz/run.sh" "${HLB_TEST_FUZZ_SECONDS:-10}" "$BUILD/fuzz"; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
 
 if [ "${HLB_SKIP_AGENT:-0}" != 1 ] && [ -x "$SMUX/agent/run-tests.sh" ]; then
     agent_out="$("$SMUX/agent/run-tests.sh" 2>&1)"

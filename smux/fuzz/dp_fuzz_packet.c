@@ -1,8 +1,20 @@
-/* libFuzzer harness for the packet core: any byte string as a received frame, run
- * through parse -> classify -> select -> encap/replies against a table that has every
- * selection and encapsulation mode, with a small connection table. Checks that the
- * core never reads or writes outside the buffer (ASan) and that its verdicts are sane. */
+/* libFuzzer harness for the packet core: any byte string as a sequence of bursts of
+ * received frames, against a table with every selection, encapsulation and pinning
+ * mode.  Each input runs twice, through hlb_dp_burst (the lean pass with its
+ * per-service runs, prefetch pass and flow cache, then the general code) and through
+ * hlb_dp_burst_reference (every frame through the general code), on two fresh,
+ * identical worlds.  ASan checks that neither reads or writes outside a frame; the
+ * harness aborts when their verdicts, output frames, counters or connection tables
+ * differ, or a verdict is not sane.
+ *
+ * Input: one configuration byte (bit 0 two-port mode, bit 1 gateway MAC unknown),
+ * then records of [control byte][length, 2 bytes little endian][frame bytes].  Control
+ * bit 0: input port; bit 1: the burst ends after this frame; bit 2: 8 bytes of
+ * headroom instead of 64; bits 3-7: seconds the clock moves before the next burst,
+ * times 10 (TCP and UDP idle timeouts come due).  A burst also ends at
+ * HLB_MAX_BURST frames and at the end of the input. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,50 +22,170 @@
 
 static const char *TABLE =
     "{\"version\":1,\"vips\":["
-    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
+    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
     "\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":3},{\"ip\":\"10.0.1.2\",\"hostIp\":\"172.16.0.2\"}]},"
     "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.1.3\"}]}]},"
     "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"
     "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.2.1\"},{\"ip\":\"10.0.2.2\","
-    "\"weight\":0}]}]}]}";
+    "\"weight\":0}]}]},"
+    "{\"vip\":\"100.64.0.3\",\"selection\":\"crc32\",\"connTable\":true,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.3.1\"},{\"ip\":\"10.0.3.2\"}]},"
+    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.3.4\"},{\"ip\":\"10.0.3.5\"}]}]},"
+    "{\"vip\":\"100.64.0.4\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":true,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.4.1\"},{\"ip\":\"10.0.4.2\",\"weight\":3}]}]},"
+    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}";
 
-static struct hlb_worker w;
-static struct hlb_vip_table *t;
+enum { BIG_HEADROOM = 64, SMALL_HEADROOM = 8, MAX_FRAME = 9000 };
+
+struct world {
+    struct hlb_worker w;
+    struct hlb_vip_table *t;
+};
+
+struct frame {
+    uint8_t *buf;          /* exactly headroom + len + 1 bytes: ASan flags any overrun */
+    struct hlb_pkt p;
+};
+
+#define CHECK(cond, ...)                                                                \
+    do {                                                                                \
+        if (!(cond)) {                                                                  \
+            fprintf(stderr, "dp_fuzz_packet: " __VA_ARGS__);                            \
+            fputc('\n', stderr);                                                        \
+            abort();                                                                    \
+        }                                                                               \
+    } while (0)
+
+static void world_init(struct world *x, uint8_t config)
+{
+    struct hlb_table_error err;
+    struct hlb_table_options opt = {.default_pin = 1};
+    memset(&x->w, 0, sizeof(x->w));
+    x->t = hlb_table_from_json(TABLE, strlen(TABLE), &opt, &err);
+    CHECK(x->t, "harness table rejected: %s: %s", err.field, err.reason);
+    x->t->gen = 1;
+    x->w.ct = hlb_conn_table_create(256, NULL);   /* small: full buckets happen */
+    CHECK(x->w.ct, "no connection table");
+    x->w.cfg.self_ip = hlb_htonl(0xc000020a);     /* 192.0.2.10 */
+    x->w.cfg.gw_ip = hlb_htonl(0xc0000201);       /* 192.0.2.1 */
+    x->w.cfg.gw_known = !(config & 2);
+    x->w.cfg.two_port = config & 1;
+    x->w.cfg.outer_ttl = 64;
+    x->w.cfg.mtu = 1500;
+    static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x0a}, gw[6] = {0x02, 0, 0, 0, 0, 0x01};
+    memcpy(x->w.cfg.port_mac[0], mac, 6);
+    memcpy(x->w.cfg.port_mac[1], mac, 6);
+    x->w.cfg.port_mac[1][5] = 0x0b;
+    memcpy(x->w.cfg.gw_mac, gw, 6);
+}
+
+static void world_free(struct world *x)
+{
+    hlb_conn_table_free(x->w.ct);
+    hlb_table_free(x->t);
+}
+
+static void frame_init(struct frame *f, const uint8_t *data, uint32_t len, uint32_t headroom,
+                       uint16_t in_port)
+{
+    f->buf = malloc(headroom + len + 1);
+    memcpy(f->buf + headroom, data, len);
+    f->p = (struct hlb_pkt){.data = f->buf + headroom, .len = len, .headroom = headroom,
+                            .in_port = in_port};
+}
+
+/* A verdict and output frame that the I/O loop can send, and the same from both. */
+static void check_frames(const struct frame *a, const uint8_t *va, const struct frame *b,
+                         const uint8_t *vb, const uint32_t *alloc, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        CHECK(va[i] == HLB_V_TX || va[i] == HLB_V_DROP, "frame %u: verdict %u", i, va[i]);
+        CHECK(va[i] == vb[i], "frame %u: verdict %u, reference %u", i, va[i], vb[i]);
+        if (va[i] != HLB_V_TX)
+            continue;
+        const struct hlb_pkt *p = &a[i].p, *q = &b[i].p;
+        CHECK(p->data >= a[i].buf && p->data + p->len <= a[i].buf + alloc[i] && p->len >= 42,
+              "frame %u: output outside its buffer or too short (%u bytes)", i, p->len);
+        CHECK((size_t)(p->data - a[i].buf) == p->headroom, "frame %u: headroom not updated", i);
+        CHECK(p->out_port == q->out_port && p->len == q->len &&
+                  p->data - a[i].buf == q->data - b[i].buf,
+              "frame %u: port %u/%u, length %u/%u or offset differ from the reference", i,
+              p->out_port, q->out_port, p->len, q->len);
+        CHECK(memcmp(p->data, q->data, p->len) == 0, "frame %u: bytes differ from the reference", i);
+    }
+}
+
+static void check_worlds(const struct world *a, const struct world *b)
+{
+    struct hlb_dp_stats sa = a->w.st, sb = b->w.st;
+    sa.lean_packets = sb.lean_packets = 0;        /* the one counter that differs */
+    CHECK(memcmp(&sa, &sb, sizeof(sa)) == 0, "worker counters differ from the reference");
+    CHECK(memcmp(a->w.cfg.gw_mac, b->w.cfg.gw_mac, 6) == 0 &&
+              a->w.cfg.gw_known == b->w.cfg.gw_known,
+          "gateway state differs from the reference");
+    CHECK(memcmp(&a->w.ct->st, &b->w.ct->st, sizeof(a->w.ct->st)) == 0,
+          "connection-table counters differ from the reference");
+    CHECK(memcmp(a->w.ct->b, b->w.ct->b, ((size_t)a->w.ct->mask + 1) * sizeof(*a->w.ct->b)) == 0,
+          "connection table differs from the reference");
+    CHECK(memcmp(a->t->svc_counters, b->t->svc_counters,
+                 a->t->n_services * sizeof(*a->t->svc_counters)) == 0 &&
+              memcmp(a->t->dip_counters, b->t->dip_counters,
+                     a->t->n_dips * sizeof(*a->t->dip_counters)) == 0,
+          "service or DIP counters differ from the reference");
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!t) {
-        struct hlb_table_error err;
-        struct hlb_table_options opt = {.default_pin = 1};
-        t = hlb_table_from_json(TABLE, strlen(TABLE), &opt, &err);
-        if (!t)
-            abort();
-        t->gen = 1;
-        w.ct = hlb_conn_table_create(256, NULL);
-        w.cfg.self_ip = hlb_htonl(0xc000020a);   /* 192.0.2.10 */
-        w.cfg.gw_ip = hlb_htonl(0xc0000201);
-        w.cfg.gw_known = 1;
-        w.cfg.outer_ttl = 64;
-        w.cfg.mtu = 1500;
-    }
-    if (size > 9000)
+    if (size < 1)
         return 0;
-    enum { HEADROOM = 64 };
-    /* Exactly-sized heap buffer: ASan flags any access past the frame. */
-    uint8_t *buf = malloc(HEADROOM + size + 1);
-    memcpy(buf + HEADROOM, data, size);
-    struct hlb_pkt p = {.data = buf + HEADROOM, .len = (uint32_t)size, .headroom = HEADROOM};
-    uint8_t v = 0xee;
-    static uint32_t now;
-    hlb_dp_burst(&w, t, &p, &v, 1, now += 7);
-    if (v != HLB_V_TX && v != HLB_V_DROP)
-        abort();
-    if (v == HLB_V_TX) {
-        if (p.data < buf || p.data + p.len > buf + HEADROOM + size + 24 || p.len < 42)
-            abort();
-        if ((size_t)(p.data - buf) != p.headroom)
-            abort();
+    struct world a, b;
+    world_init(&a, data[0]);
+    world_init(&b, data[0]);
+    size_t at = 1;
+    uint32_t now = 1000;
+    while (at + 3 <= size) {
+        struct frame fa[HLB_MAX_BURST], fb[HLB_MAX_BURST];
+        struct hlb_pkt pa[HLB_MAX_BURST], pb[HLB_MAX_BURST];
+        uint8_t va[HLB_MAX_BURST], vb[HLB_MAX_BURST];
+        uint32_t alloc[HLB_MAX_BURST];
+        unsigned n = 0;
+        uint8_t ctl = 0;
+        while (n < HLB_MAX_BURST && at + 3 <= size) {
+            ctl = data[at];
+            uint32_t len = (uint32_t)data[at + 1] | (uint32_t)data[at + 2] << 8;
+            at += 3;
+            if (len > size - at)
+                len = (uint32_t)(size - at);
+            if (len > MAX_FRAME)
+                len = MAX_FRAME;
+            uint32_t headroom = ctl & 4 ? SMALL_HEADROOM : BIG_HEADROOM;
+            frame_init(&fa[n], data + at, len, headroom, ctl & 1);
+            frame_init(&fb[n], data + at, len, headroom, ctl & 1);
+            alloc[n] = headroom + len + 1;
+            pa[n] = fa[n].p;
+            pb[n] = fb[n].p;
+            at += len;
+            n++;
+            if (ctl & 2)
+                break;
+        }
+        memset(va, 0xee, sizeof(va));
+        memset(vb, 0xee, sizeof(vb));
+        hlb_dp_burst(&a.w, a.t, pa, va, n, now);
+        hlb_dp_burst_reference(&b.w, b.t, pb, vb, n, now);
+        for (unsigned i = 0; i < n; i++) {
+            fa[i].p = pa[i];
+            fb[i].p = pb[i];
+        }
+        check_frames(fa, va, fb, vb, alloc, n);
+        check_worlds(&a, &b);
+        for (unsigned i = 0; i < n; i++) {
+            free(fa[i].buf);
+            free(fb[i].buf);
+        }
+        now += 1 + (uint32_t)(ctl >> 3) * 10000;
     }
-    free(buf);
+    world_free(&a);
+    world_free(&b);
     return 0;
 }

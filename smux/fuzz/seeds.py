@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes starting corpora for the fuzzers: a few well-formed frames (TCP/UDP to the
-harness's VIPs, ARP, ICMP) and table documents.  Usage: seeds.py PACKET_DIR TABLE_DIR"""
+"""Writes starting corpora for the fuzzers: bursts of well-formed frames (TCP/UDP to the
+packet harness's VIPs, pinned and not, ARP, ICMP) in its record format, and table
+documents.  Usage: seeds.py PACKET_DIR TABLE_DIR"""
 import json
 import logging
 import os
@@ -18,10 +19,39 @@ frames = [
     Ether() / IP(src="198.51.100.1", dst="100.64.0.2", flags="DF") / TCP(dport=443) / Raw(b"x" * 1480),
     Ether() / IP(src="198.51.100.1", dst="192.0.2.10") / ICMP() / Raw(b"ping"),
     Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="192.0.2.1", pdst="192.0.2.10"),
+    Ether() / IP(src="198.51.100.2", dst="100.64.0.3") / TCP(sport=4000, dport=80, flags="S"),
+    Ether() / IP(src="198.51.100.2", dst="100.64.0.3") / TCP(sport=4000, dport=80, flags="A"),
+    Ether() / IP(src="198.51.100.3", dst="100.64.0.4") / TCP(sport=4001, dport=443, flags="A"),
+    Ether() / IP(src="198.51.100.3", dst="100.64.0.3") / UDP(sport=4002, dport=53) / Raw(b"q"),
 ]
-for i, f in enumerate(frames):
+
+
+def record(frame, ends_burst=False, port=0, clock_tens=0):
+    """The packet harness's record: control byte, little-endian length, the frame
+    (dp_fuzz_packet.c gives the format)."""
+    raw = bytes(frame)
+    ctl = port | (2 if ends_burst else 0) | clock_tens << 3
+    return bytes([ctl]) + len(raw).to_bytes(2, "little") + raw
+
+
+# One frame each, then every frame in one burst, then bursts of pinned traffic with
+# the clock moving past the timeouts between them; two-port mode in the last.
+seeds = [bytes([0]) + record(f, True) for f in frames]
+seeds.append(bytes([0]) + b"".join(record(f, port=i % 2) for i, f in enumerate(frames)))
+pinned = frames[5:]
+seeds.append(bytes([1]) + b"".join(record(f, ends_burst=(i == len(pinned) - 1), clock_tens=31)
+                                   for _ in range(3) for i, f in enumerate(pinned)))
+# Runs of frames to one service, as real bursts are (the lean pass's run loops only
+# start at a few frames in a row): unpinned crc32, unpinned ovs + GRE, pinned crc32.
+for vip, dport, flags in (("100.64.0.1", 80, "A"), ("100.64.0.2", 22, "PA"), ("100.64.0.3", 80, "S")):
+    run = [Ether() / IP(src=f"198.51.100.{k + 1}", dst=vip) / TCP(sport=5000 + k, dport=dport,
+                                                                   flags=flags) / Raw(b"r" * k)
+           for k in range(24)]
+    seeds.append(bytes([0]) + b"".join(record(f, ends_burst=(k == 23), clock_tens=1)
+                                       for _ in range(2) for k, f in enumerate(run)))
+for i, seed in enumerate(seeds):
     with open(os.path.join(pkt_dir, f"seed{i}"), "wb") as fh:
-        fh.write(bytes(f))
+        fh.write(seed)
 tables = [
     {"version": 1, "vips": []},
     {"version": 2, "vips": [{"vip": "100.64.0.1", "aggregate": "100.64.0.0/24",
