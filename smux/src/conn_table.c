@@ -106,9 +106,9 @@ int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint6
     for (unsigned i = home; i < home + HLB_CONN_LINE_WAYS && slot < 0; i++)
         if (usable(&b->e[i], now))
             slot = (int)i;
-    /* Then anywhere in the bucket; failing that, the oldest half-open entry.  An
-     * established connection is never displaced. */
-    int oldest_syn = -1;
+    /* Then anywhere in the bucket; failing that, the displaceable entry nearest its
+     * timeout.  An established connection is never displaced. */
+    int victim = -1;
     for (unsigned i = 0; i < HLB_CONN_WAYS && slot < 0; i++) {
         if (line_of(i) == home)
             continue;
@@ -119,22 +119,22 @@ int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint6
     }
     if (slot < 0) {
         for (unsigned i = 0; i < HLB_CONN_WAYS; i++)
-            if (b->e[i].state == HLB_CONN_SYN &&
-                (oldest_syn < 0 || hlb_time_after(b->e[oldest_syn].expire, b->e[i].expire)))
-                oldest_syn = (int)i;
-        if (oldest_syn < 0) {
+            if (hlb_conn_displaceable(b->e[i].state) &&
+                (victim < 0 || hlb_time_after(b->e[victim].expire, b->e[i].expire)))
+                victim = (int)i;
+        if (victim < 0) {
             ct->st.insert_failures++;
             return -1;
         }
-        slot = oldest_syn;
+        slot = victim;
     }
 
     struct hlb_conn_entry *e = &b->e[slot];
     if (e->state == HLB_CONN_FREE) {
         ct->st.entries++;
     } else {
-        if (slot == oldest_syn)
-            ct->st.evict_syn++;
+        if (slot == victim)
+            ct->st.evict_displaced++;
         else
             ct->st.evict_timeout++;
         vacate(ct, b, (unsigned)slot);
@@ -194,7 +194,7 @@ void hlb_conn_for_each_live(const struct hlb_conn_table *ct,
 enum hlb_conn_state hlb_conn_initial_state(uint8_t proto, uint8_t tcp_flags)
 {
     if (proto != HLB_IPPROTO_TCP)
-        return HLB_CONN_UDP;
+        return HLB_CONN_UDP_FIRST;
     if (tcp_flags & HLB_TCP_RST)
         return HLB_CONN_FREE;                  /* nothing to pin */
     if (tcp_flags & HLB_TCP_FIN)
@@ -202,8 +202,10 @@ enum hlb_conn_state hlb_conn_initial_state(uint8_t proto, uint8_t tcp_flags)
     if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
         return HLB_CONN_SYN;
     /* Mid-connection packet of a tuple we never saw: a connection taken over from
-     * a failed HMux or a restarted SMux. Pin it where the hash sends it now. */
-    return HLB_CONN_EST;
+     * a failed HMux or a restarted SMux.  Pin it where the hash sends it now; one
+     * segment is all a forged source needs to send, so the pin is unconfirmed until
+     * a second one comes. */
+    return HLB_CONN_ADOPTED;
 }
 
 enum hlb_conn_state hlb_conn_next_state(enum hlb_conn_state cur, uint8_t proto,
@@ -221,6 +223,12 @@ enum hlb_conn_state hlb_conn_next_state(enum hlb_conn_state cur, uint8_t proto,
             return HLB_CONN_FIN;
         return pure_syn ? HLB_CONN_SYN : HLB_CONN_EST;
     case HLB_CONN_EST:
+        return (tcp_flags & HLB_TCP_FIN) ? HLB_CONN_FIN : HLB_CONN_EST;
+    case HLB_CONN_ADOPTED:
+        if (pure_syn) {
+            *restart = 1;                      /* a new connection on this tuple */
+            return HLB_CONN_SYN;
+        }
         return (tcp_flags & HLB_TCP_FIN) ? HLB_CONN_FIN : HLB_CONN_EST;
     case HLB_CONN_FIN:
         if (pure_syn) {

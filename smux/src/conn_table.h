@@ -7,9 +7,13 @@
  * timer and DIP, so a lookup normally reads exactly one cache line; only when the
  * home line overflowed (its spill count is non-zero) are the bucket's other lines
  * read.  Entries expire by per-state timeouts; a full bucket reuses an expired entry
- * first, then the oldest half-open (SYN-only) entry, and never evicts an established
- * connection: a SYN flood fills the table but cannot push live connections out or
- * make their lookups slower.
+ * first, then displaces the displaceable entry nearest its timeout: half-open (SYN
+ * only), closing (FIN seen), or unconfirmed (a TCP flow adopted from one mid-flow
+ * segment, a UDP flow of one datagram, until a second packet).  An established
+ * connection or a UDP flow that has seen two packets is never displaced.  So a flood
+ * of SYNs, or of ACKs, FINs or datagrams from forged sources, fills the table but
+ * cannot push live connections out, keep new ones from being pinned, or make lookups
+ * slower.
  */
 #ifndef HLB_CONN_TABLE_H
 #define HLB_CONN_TABLE_H
@@ -30,7 +34,20 @@ enum hlb_conn_state {
     HLB_CONN_EST,          /* TCP, data/ACK seen */
     HLB_CONN_FIN,          /* TCP, FIN seen: short linger for the last ACKs */
     HLB_CONN_UDP,          /* UDP (or other), idle timeout */
+    HLB_CONN_ADOPTED,      /* TCP, one mid-connection segment of a tuple never seen
+                              (a connection taken over from a failed HMux or a
+                              restarted SMux): unconfirmed, est timeout */
+    HLB_CONN_UDP_FIRST,    /* UDP (or other), one datagram: unconfirmed, udp timeout */
 };
+
+/* May be pushed out of a full bucket by a new entry: one packet from a forged source
+ * makes such an entry, and a closing connection only needs its pin for its last
+ * segments. */
+static inline int hlb_conn_displaceable(uint8_t state)
+{
+    return state == HLB_CONN_SYN || state == HLB_CONN_FIN || state == HLB_CONN_ADOPTED ||
+           state == HLB_CONN_UDP_FIRST;
+}
 
 struct hlb_conn_timeouts {  /* milliseconds */
     uint32_t syn_ms;
@@ -66,9 +83,9 @@ struct hlb_conn_bucket {
 struct hlb_conn_stats {
     uint64_t entries;           /* occupied slots (expired ones until reclaimed) */
     uint64_t inserts;
-    uint64_t insert_failures;   /* bucket full of live established entries */
+    uint64_t insert_failures;   /* bucket full of live entries none displaceable */
     uint64_t evict_timeout;     /* expired entries reclaimed (sweep or reuse) */
-    uint64_t evict_syn;         /* half-open entries pushed out by new ones */
+    uint64_t evict_displaced;   /* displaceable entries pushed out by new ones */
     uint64_t closed;            /* removed on RST */
 };
 
@@ -260,17 +277,17 @@ static inline uint32_t hlb_conn_timeout_of(const struct hlb_conn_table *ct,
 {
     switch (s) {
     case HLB_CONN_SYN: return ct->to.syn_ms;
-    case HLB_CONN_EST: return ct->to.est_ms;
+    case HLB_CONN_EST: case HLB_CONN_ADOPTED: return ct->to.est_ms;
     case HLB_CONN_FIN: return ct->to.fin_ms;
-    case HLB_CONN_UDP: return ct->to.udp_ms;
+    case HLB_CONN_UDP: case HLB_CONN_UDP_FIRST: return ct->to.udp_ms;
     default: return 0;
     }
 }
 
 /* Inserts into the home line if it has a free or expired slot, else anywhere in the
- * bucket (counted in the home line's spill), else over the oldest half-open entry.
- * Returns 0 and fills ref (key and state set; the caller fills the DIP), or -1 when
- * the bucket holds only live established entries (counted). */
+ * bucket (counted in the home line's spill), else over the displaceable entry nearest
+ * its timeout.  Returns 0 and fills ref (key and state set; the caller fills the
+ * DIP), or -1 when the bucket holds no such entry (counted). */
 int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint64_t k1,
                     enum hlb_conn_state state, uint32_t now, struct hlb_conn_ref *ref);
 

@@ -251,15 +251,16 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
         fprintf(f, "hlb_smux_conn_table_inserts_total %llu\n",
                 (unsigned long long)RD(ct->st.inserts));
         metric_head(f, "hlb_smux_conn_table_evictions_total", "counter",
-                    "Entries removed: idle timeout, or half-open pushed out by a new entry.");
+                    "Entries removed: idle timeout, displaced by a new entry (half-open, "
+                    "closing, or one packet seen), or RST.");
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"timeout\"} %llu\n",
                 (unsigned long long)RD(ct->st.evict_timeout));
-        fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"half_open\"} %llu\n",
-                (unsigned long long)RD(ct->st.evict_syn));
+        fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"displaced\"} %llu\n",
+                (unsigned long long)RD(ct->st.evict_displaced));
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"rst\"} %llu\n",
                 (unsigned long long)RD(ct->st.closed));
         metric_head(f, "hlb_smux_conn_table_insert_failures_total", "counter",
-                    "New connections not pinned: their bucket held only established ones.");
+                    "New connections not pinned: their bucket held only live established ones.");
         fprintf(f, "hlb_smux_conn_table_insert_failures_total %llu\n",
                 (unsigned long long)RD(ct->st.insert_failures));
         metric_head(f, "hlb_smux_conn_lookups_total", "counter", "Connection-table lookups.");

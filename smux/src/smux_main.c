@@ -796,12 +796,12 @@ int main(int argc, char **argv)
     printf("{\"event\":\"exit\",\"seconds\":%.6f,\"cpuSeconds\":%.6f,\"rx\":%" PRIu64 ",\"forwarded\":%" PRIu64
            ",\"drops\":%" PRIu64 ",\"mpps\":%.3f,\"cyclesPerPacket\":%.1f,\"connEntries\":%" PRIu64
            ",\"connInserts\":%" PRIu64 ",\"connInsertFailures\":%" PRIu64
-           ",\"connEvictHalfOpen\":%" PRIu64 ",\"connHits\":%" PRIu64 ",\"connCacheHits\":%" PRIu64
+           ",\"connEvictDisplaced\":%" PRIu64 ",\"connHits\":%" PRIu64 ",\"connCacheHits\":%" PRIu64
            ",\"tscHz\":%" PRIu64 ",\"dropReasons\":{",
            secs, cpu_secs, w.st.rx_packets, w.st.fwd_packets, drops,
            secs > 0 ? (double)w.st.rx_packets / secs / 1e6 : 0.0,
            w.st.rx_packets ? (double)loop_cycles / (double)w.st.rx_packets : 0.0,
-           w.ct->st.entries, w.ct->st.inserts, w.ct->st.insert_failures, w.ct->st.evict_syn,
+           w.ct->st.entries, w.ct->st.inserts, w.ct->st.insert_failures, w.ct->st.evict_displaced,
            w.st.conn_hits, w.ct->fc_hits, tsc_hz);
     int first = 1;
     for (int r = 0; r < HLB_DROP_MAX; r++)

@@ -177,9 +177,9 @@ int main(int argc, char **argv)
     uint64_t misses0 = w.st.conn_misses;
     double after = run_mode("conn-1M-live-after-flood", &w, t, FLOWS, 0, secs, tsc_hz);
     printf("{\"mode\":\"syn-flood-effect\",\"tableEntries\":%" PRIu64 ",\"capacity\":%" PRIu64
-           ",\"halfOpenEvictions\":%" PRIu64 ",\"establishedMissesAfterFlood\":%" PRIu64
+           ",\"displacedEvictions\":%" PRIu64 ",\"establishedMissesAfterFlood\":%" PRIu64
            ",\"cyclesPerPacketBefore\":%.1f,\"cyclesPerPacketAfter\":%.1f}\n",
-           w.ct->st.entries, w.ct->capacity, w.ct->st.evict_syn, w.st.conn_misses - misses0,
+           w.ct->st.entries, w.ct->capacity, w.ct->st.evict_displaced, w.st.conn_misses - misses0,
            before, after);
     hlb_table_free(t);
     hlb_conn_table_free(w.ct);

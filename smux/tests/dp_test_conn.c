@@ -114,7 +114,7 @@ static void test_syn_flood_cannot_evict_established(void **state)
         assert_int_equal(hlb_conn_insert(ct, hlb_conn_hash(&t[i]), k0, k1, HLB_CONN_SYN,
                                          (uint32_t)(10 + i), &ref), 0);
     }
-    assert_int_equal(ct->st.evict_syn, 30);
+    assert_int_equal(ct->st.evict_displaced, 30);
     for (int i = 0; i < 6; i++) {
         hlb_conn_key(&t[i], &k0, &k1);
         assert_int_equal(hlb_conn_find(ct, hlb_conn_hash(&t[i]), k0, k1, 60, &ref), 1);
@@ -169,7 +169,7 @@ static void test_full_table_lookups_still_bounded(void **state)
         found += hlb_conn_find(ct, hlb_conn_hash(&t), k0, k1, 5, &ref);
     }
     assert_int_equal(found, est);
-    assert_true(ct->st.evict_syn > 0);
+    assert_true(ct->st.evict_displaced > 0);
     hlb_conn_table_free(ct);
 }
 
@@ -235,10 +235,30 @@ static void test_state_machine(void **state)
     (void)state;
     int r;
     assert_int_equal(hlb_conn_initial_state(6, HLB_TCP_SYN), HLB_CONN_SYN);
-    assert_int_equal(hlb_conn_initial_state(6, HLB_TCP_ACK), HLB_CONN_EST);
+    assert_int_equal(hlb_conn_initial_state(6, HLB_TCP_ACK), HLB_CONN_ADOPTED);
     assert_int_equal(hlb_conn_initial_state(6, HLB_TCP_RST), HLB_CONN_FREE);
     assert_int_equal(hlb_conn_initial_state(6, HLB_TCP_FIN | HLB_TCP_ACK), HLB_CONN_FIN);
-    assert_int_equal(hlb_conn_initial_state(17, 0), HLB_CONN_UDP);
+    assert_int_equal(hlb_conn_initial_state(17, 0), HLB_CONN_UDP_FIRST);
+    /* A second packet confirms an adopted TCP flow or a UDP flow; a pure SYN after an
+     * adopted segment is a new connection on the tuple (chosen afresh). */
+    assert_int_equal(hlb_conn_next_state(HLB_CONN_ADOPTED, 6, HLB_TCP_ACK, &r), HLB_CONN_EST);
+    assert_int_equal(r, 0);
+    assert_int_equal(hlb_conn_next_state(HLB_CONN_ADOPTED, 6, HLB_TCP_FIN | HLB_TCP_ACK, &r),
+                     HLB_CONN_FIN);
+    assert_int_equal(hlb_conn_next_state(HLB_CONN_ADOPTED, 6, HLB_TCP_RST, &r), HLB_CONN_FREE);
+    assert_int_equal(hlb_conn_next_state(HLB_CONN_ADOPTED, 6, HLB_TCP_SYN, &r), HLB_CONN_SYN);
+    assert_int_equal(r, 1);
+    assert_int_equal(hlb_conn_next_state(HLB_CONN_UDP_FIRST, 17, 0, &r), HLB_CONN_UDP);
+    assert_int_equal(r, 0);
+    /* Unconfirmed entries keep their protocol's timeout (an adopted connection that is
+     * merely slow is not lost sooner than before), but may be displaced. */
+    struct hlb_conn_table *ct = hlb_conn_table_create(64, &TO);
+    assert_int_equal(hlb_conn_timeout_of(ct, HLB_CONN_ADOPTED), TO.est_ms);
+    assert_int_equal(hlb_conn_timeout_of(ct, HLB_CONN_UDP_FIRST), TO.udp_ms);
+    hlb_conn_table_free(ct);
+    assert_true(hlb_conn_displaceable(HLB_CONN_SYN) && hlb_conn_displaceable(HLB_CONN_FIN) &&
+                hlb_conn_displaceable(HLB_CONN_ADOPTED) && hlb_conn_displaceable(HLB_CONN_UDP_FIRST));
+    assert_false(hlb_conn_displaceable(HLB_CONN_EST) || hlb_conn_displaceable(HLB_CONN_UDP));
 
     assert_int_equal(hlb_conn_next_state(HLB_CONN_SYN, 6, HLB_TCP_SYN, &r), HLB_CONN_SYN);
     assert_int_equal(hlb_conn_next_state(HLB_CONN_SYN, 6, HLB_TCP_ACK, &r), HLB_CONN_EST);

@@ -513,6 +513,57 @@ static void test_active_connection_never_expires(void **state)
     hlb_conn_table_free(ct);
 }
 
+/* Forged one-packet flows (mid-flow ACKs, FINs of connections never seen) fill every
+ * bucket of a small table; real new connections are still pinned (they displace the
+ * forged entries), established ones are never pushed out, and a forged-looking flow
+ * that sends a second segment is confirmed and stays. */
+static void test_forged_flood_cannot_block_new_connections(void **state)
+{
+    (void)state;
+    struct hlb_conn_table *ct = hlb_conn_table_create(64, NULL);   /* 8 buckets of 8 */
+    struct hlb_worker w;
+    worker_init(&w, ct);
+    struct hlb_vip_table *t = pool_table("crc32", "", 1, 1);
+    enum { REAL = 16, FLOOD = 4000, NEW = 24 };
+    uint32_t dip[REAL + FLOOD + NEW];
+    for (int i = 0; i < REAL; i++) {                      /* established before the flood */
+        dip[i] = send_flow(&w, t, i, HLB_TCP_SYN, 10);
+        send_flow(&w, t, i, HLB_TCP_ACK, 11);
+    }
+    for (int i = REAL; i < REAL + FLOOD; i++)             /* one forged segment each */
+        send_flow(&w, t, i, i % 3 ? HLB_TCP_ACK : HLB_TCP_FIN | HLB_TCP_ACK, 20);
+    assert_int_equal(ct->st.entries, ct->capacity);       /* the flood did fill it */
+    /* A second segment of the last flood flow (still in the table): confirmed, no
+     * longer displaceable. */
+    uint64_t hits = w.st.conn_hits;
+    send_flow(&w, t, REAL + FLOOD - 1, HLB_TCP_ACK, 21);
+    assert_int_equal(w.st.conn_hits, hits + 1);
+    uint64_t failures = ct->st.insert_failures;
+    for (int i = REAL + FLOOD; i < REAL + FLOOD + NEW; i++) {   /* real new connections */
+        dip[i] = send_flow(&w, t, i, HLB_TCP_SYN, 30);
+        send_flow(&w, t, i, HLB_TCP_ACK, 31);
+    }
+    assert_int_equal(ct->st.insert_failures, failures);   /* every one was pinned */
+    assert_true(ct->st.evict_displaced >= NEW);
+    for (int i = 0; i < 2 * FLOOD; i++)                   /* a second flood */
+        send_flow(&w, t, REAL + FLOOD + NEW + i, HLB_TCP_ACK, 40);
+
+    /* A DIP added: every real connection and the confirmed flow stay where they
+     * were pinned (the hash alone would move some: pinning_across_dip_addition). */
+    struct hlb_vip_table *b = pool_table("crc32", ",{\"ip\":\"10.0.1.3\",\"weight\":3}", 1, 2);
+    uint64_t misses = w.st.conn_misses;
+    for (int i = 0; i < REAL; i++)
+        assert_int_equal(send_flow(&w, b, i, HLB_TCP_ACK, 50), dip[i]);
+    for (int i = REAL + FLOOD; i < REAL + FLOOD + NEW; i++)
+        assert_int_equal(send_flow(&w, b, i, HLB_TCP_ACK, 50), dip[i]);
+    send_flow(&w, b, REAL + FLOOD - 1, HLB_TCP_ACK, 50);
+    assert_int_equal(w.st.conn_misses, misses);           /* all found in the table */
+    assert_int_equal(accounted(&w), w.st.rx_packets);
+    hlb_table_free(t);
+    hlb_table_free(b);
+    hlb_conn_table_free(ct);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_pinning_ovs),
         cmocka_unit_test(test_unpinned_vip_moves),
         cmocka_unit_test(test_active_connection_never_expires),
+        cmocka_unit_test(test_forged_flood_cannot_block_new_connections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
