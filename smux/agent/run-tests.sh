@@ -2,7 +2,8 @@
 # Runs every AGENT/OVS/FRR suite of smux/ (as root: namespaces, XDP, OVS, FRR):
 #   1. cmocka unit tests of the OVS 3.1 select-group replica, and the decap
 #      packet fixtures (XDP program via BPF_PROG_TEST_RUN + user-space parser)
-#   2. OVS agreement test against a private ovs-vswitchd (>= 10,000 5-tuples)
+#   2. OVS agreement test against a private ovs-vswitchd (>= 10,000 5-tuples):
+#      the replica and the real hlb-smux (from smux/build or $HLB_DP_BUILD)
 #   3. host agent: XDP and user-space decap, DSR, health, counters (namespaces),
 #      and end to end behind a real OVS HMux (GRE), flows predicted by the replica
 #   4. FRR supervisor: announce / withdraw within 1 s (two FRR in namespaces)

@@ -61,6 +61,11 @@ tables = [
                                      {"ip": "10.0.0.1", "weight": 3, "hostIp": "172.16.0.1",
                                       "bucketId": 4}, {"ip": "10.0.0.2"}]},
                                  {"proto": 17, "port": 0, "dips": []}]}]},
+    # hashBasis above INT64_MAX is written as a string (hex or decimal)
+    {"version": 3, "vips": [{"vip": "100.64.0.1", "hashBasis": "0xFEDCBA9876543210", "ports": [
+        {"proto": "udp", "port": 53, "dips": [{"ip": "10.0.0.1", "bucketId": 4000000000}]}]},
+        {"vip": "100.64.0.2", "hashBasis": "18446744073709551615", "ports": [
+            {"proto": "tcp", "port": 0, "dips": [{"ip": "10.0.0.2", "weight": 0}]}]}]},
 ]
 for i, t in enumerate(tables):
     with open(os.path.join(table_dir, f"seed{i}.json"), "w") as fh:

@@ -91,6 +91,72 @@ static int get_int(json_t *obj, const char *key, const char *path, int required,
     return 0;
 }
 
+/* Unsigned 64-bit number written as text: decimal digits, or "0x"/"0X" and hex
+ * digits; nothing else (no sign, no spaces).  Returns 0, -1 for junk, -2 when
+ * the value does not fit in 64 bits. */
+static int parse_u64_text(const char *s, uint64_t *out)
+{
+    int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    const char *p = hex ? s + 2 : s;
+    uint64_t base = hex ? 16 : 10, x = 0;
+    int overflow = 0;
+    if (!*p)
+        return -1;
+    for (; *p; p++) {
+        uint64_t d;
+        if (*p >= '0' && *p <= '9')
+            d = (uint64_t)(*p - '0');
+        else if (hex && *p >= 'a' && *p <= 'f')
+            d = (uint64_t)(*p - 'a' + 10);
+        else if (hex && *p >= 'A' && *p <= 'F')
+            d = (uint64_t)(*p - 'A' + 10);
+        else
+            return -1;
+        if (x > (UINT64_MAX - d) / base)
+            overflow = 1;               /* keep scanning: junk later is reported as junk */
+        x = x * base + d;
+    }
+    *out = x;
+    return overflow ? -2 : 0;
+}
+
+/* hashBasis, OVS's selection_method_param: an unsigned 64-bit value.  jansson's
+ * JSON integers stop at INT64_MAX, so the whole range is also accepted as a
+ * string (decimal or 0x-hex).  Missing -> 0. */
+static int get_basis(json_t *obj, const char *path, uint64_t *out, struct hlb_table_error *err)
+{
+    char f[220];
+    snprintf(f, sizeof(f), "%s%shashBasis", path, *path ? "." : "");
+    json_t *v = json_object_get(obj, "hashBasis");
+    *out = 0;
+    if (!v)
+        return 0;
+    if (json_is_integer(v)) {
+        long long x = json_integer_value(v);
+        if (x < 0) {
+            set_err(err, f, "must be between 0 and %llu (got %lld)",
+                    (unsigned long long)UINT64_MAX, x);
+            return -1;
+        }
+        *out = (uint64_t)x;
+        return 0;
+    }
+    if (!json_is_string(v)) {
+        set_err(err, f, "must be an integer, or a string of decimal or 0x-hex digits "
+                "(the form for values above %lld)", (long long)INT64_MAX);
+        return -1;
+    }
+    const char *s = json_string_value(v);   /* no embedded NUL: jansson refuses \u0000 */
+    int rc = parse_u64_text(s, out);
+    if (rc == -2)
+        set_err(err, f, "must be between 0 and %llu (0xffffffffffffffff) (got \"%.40s\")",
+                (unsigned long long)UINT64_MAX, s);
+    else if (rc != 0)
+        set_err(err, f, "must be an unsigned integer in decimal or 0x-hex digits only "
+                "(got \"%.40s\")", s);
+    return rc == 0 ? 0 : -1;
+}
+
 static int get_ip(json_t *obj, const char *key, const char *path, int required,
                   uint32_t *out, int *present, struct hlb_table_error *err)
 {
@@ -365,6 +431,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             goto fail;
         uint32_t vip;
         int sel, enc;
+        uint64_t basis;
         if (get_ip(vo, "vip", path, 1, &vip, NULL, err) != 0)
             goto fail;
         json_t *agg = json_object_get(vo, "aggregate");
@@ -386,7 +453,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
         }
         if (get_enum(vo, "selection", path, sel_names, HLB_SEL_OVS, &sel, err) != 0 ||
             get_enum(vo, "encap", path, encap_names, HLB_ENCAP_IPIP, &enc, err) != 0 ||
-            get_int(vo, "hashBasis", path, 0, 0, INT64_MAX, 0, &ll, err) != 0)
+            get_basis(vo, path, &basis, err) != 0)
             goto fail;
         json_t *ctab = json_object_get(vo, "connTable");
         if (ctab && !json_is_boolean(ctab)) {
@@ -477,11 +544,11 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
     json_array_foreach(vips, i, vo) {
         uint32_t vip;
         int sel, enc;
-        long long basis = 0;
+        uint64_t basis;
         get_ip(vo, "vip", "", 1, &vip, NULL, NULL);
         get_enum(vo, "selection", "", sel_names, HLB_SEL_OVS, &sel, NULL);
         get_enum(vo, "encap", "", encap_names, HLB_ENCAP_IPIP, &enc, NULL);
-        get_int(vo, "hashBasis", "", 0, 0, INT64_MAX, 0, &basis, NULL);
+        get_basis(vo, "", &basis, NULL);
         json_t *ctab = json_object_get(vo, "connTable");
         int pin = ctab ? json_is_true(ctab) : (opt ? opt->default_pin : 1);
         json_array_foreach(json_object_get(vo, "ports"), j, po) {
@@ -494,7 +561,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             sv->selection = (uint8_t)sel;
             sv->encap = (uint8_t)enc;
             sv->pin = (uint8_t)pin;
-            sv->basis = (uint64_t)basis;
+            sv->basis = basis;
             sv->vip_index = (uint16_t)i;
             sv->dip_first = t->n_dips;
             uint32_t cum = 0;

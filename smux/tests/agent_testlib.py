@@ -160,10 +160,10 @@ class PrivateOVS:
     """ovsdb-server + ovs-vswitchd with a private run/db/log dir, inside a
     namespace of our own.  Userspace datapath only (no kernel module here)."""
 
-    def __init__(self, tag=None):
+    def __init__(self, tag=None, prefix="hlb-ovs-"):
         self.tag = tag or uuid.uuid4().hex[:6]
-        self.dir = tempfile.mkdtemp(prefix=f"hlb-ovs-{self.tag}-")
-        self.ns = Netns(f"hlb-ovs-{self.tag}")
+        self.dir = tempfile.mkdtemp(prefix=f"{prefix}{self.tag}-")
+        self.ns = Netns(f"{prefix}{self.tag}")
         self.env = dict(os.environ, OVS_RUNDIR=self.dir, OVS_DBDIR=self.dir,
                         OVS_LOGDIR=self.dir)
         self.db_sock = os.path.join(self.dir, "db.sock")

@@ -129,7 +129,8 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(json.loads(body)["status"], "ok")
         v = self.next_version()
-        doc = table(v, ["10.0.1.1", "10.0.1.2"])
+        doc = table(v, ["10.0.1.1", "10.0.1.2"], selection="ovs")
+        doc["vips"][0]["hashBasis"] = "0xFEDCBA9876543210"   # above INT64_MAX: a string
         status, body = self.put(doc)
         self.assertEqual((status, json.loads(body)), (200, {"version": v}))
         status, body = http("GET", "/table")
@@ -195,8 +196,11 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(self.put(table(v, ["10.0.1.1"]))[0], 200)
         bad = table(v + 1, ["10.0.1.7"])
         bad["vips"][0]["ports"][0]["dips"][0]["ip"] = "10.0.1"
+        bad_basis = table(v + 1, ["10.0.1.7"], selection="ovs")
+        bad_basis["vips"][0]["hashBasis"] = "18446744073709551616"   # 2^64
         cases = [
             (bad, 400, "vips[0].ports[0].dips[0].ip"),
+            (bad_basis, 400, "vips[0].hashBasis"),
             (b'{"version": 999, "vips": [', 400, "(document) line 1 column 26"),
             (table(v, ["10.0.1.7"]), 409, "version"),
             ({"version": v + 1, "vips": [{"vip": V1, "ports": [], "colour": 1}]}, 400,

@@ -110,6 +110,29 @@ static const struct bad_case BAD[] = {
      "vips[0].ports[0].dips[0].hostIp", "IPv4"},
     {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\"}")) "," VIP("", TCP80("{\"ip\":\"10.0.0.2\"}"))),
      "vips[1].ports", "duplicate tcp port 80"},
+    /* hashBasis: unsigned 64-bit, a JSON integer or a decimal / 0x-hex string */
+#define BASIS(b) V1(VIP(",\"hashBasis\":" b, TCP80("{\"ip\":\"10.0.0.1\"}")))
+    {BASIS("-1"), "vips[0].hashBasis", "between 0 and 18446744073709551615 (got -1)"},
+    {BASIS("\"-1\""), "vips[0].hashBasis", "decimal or 0x-hex digits only (got \"-1\")"},
+    {BASIS("\"+5\""), "vips[0].hashBasis", "decimal or 0x-hex digits only"},
+    {BASIS("\" 5\""), "vips[0].hashBasis", "decimal or 0x-hex digits only"},
+    {BASIS("\"5 \""), "vips[0].hashBasis", "decimal or 0x-hex digits only"},
+    {BASIS("\"\""), "vips[0].hashBasis", "decimal or 0x-hex digits only"},
+    {BASIS("\"0x\""), "vips[0].hashBasis", "decimal or 0x-hex digits only"},
+    {BASIS("\"12abc\""), "vips[0].hashBasis", "decimal or 0x-hex digits only"},
+    {BASIS("\"0xFEDCBA987654321G\""), "vips[0].hashBasis", "decimal or 0x-hex digits only"},
+    {BASIS("\"1e3\""), "vips[0].hashBasis", "decimal or 0x-hex digits only"},
+    {BASIS("\"18446744073709551616\""), "vips[0].hashBasis",
+     "between 0 and 18446744073709551615 (0xffffffffffffffff) (got \"18446744073709551616\")"},
+    {BASIS("\"0x10000000000000000\""), "vips[0].hashBasis", "between 0 and 18446744073709551615"},
+    {BASIS("\"99999999999999999999999\""), "vips[0].hashBasis", "between 0 and 18446744073709551615"},
+    {BASIS("1.5"), "vips[0].hashBasis", "string of decimal or 0x-hex digits"},
+    {BASIS("true"), "vips[0].hashBasis", "string of decimal or 0x-hex digits"},
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\"}")) ","
+        "{\"vip\":\"100.64.0.2\",\"hashBasis\":\"0xg\",\"ports\":[" TCP80("{\"ip\":\"10.0.0.1\"}") "]}"),
+     "vips[1].hashBasis", "decimal or 0x-hex digits only"},
+    /* a JSON integer above INT64_MAX: jansson refuses the document itself */
+    {BASIS("18446744073709551615"), "(document) line 1 column 73", "too big integer"},
 };
 
 static void test_invalid_tables(void **state)
@@ -127,6 +150,50 @@ static void test_invalid_tables(void **state)
     }
 }
 
+/* hashBasis takes the whole unsigned 64-bit range of OVS's selection_method_param:
+ * a JSON integer up to INT64_MAX, a decimal or 0x-hex string for any value.  GET
+ * /table (hlb_table_to_json) gives it back as it was sent, and that document
+ * builds the same table again. */
+#define BASIS_VIP(n, b) "{\"vip\":\"100.64.0." #n "\",\"hashBasis\":" b ",\"ports\":[" \
+    TCP80("{\"ip\":\"10.0.0.1\"}") "]}"
+static const char *BASES =
+    V1(BASIS_VIP(1, "\"0xFEDCBA9876543210\"") "," BASIS_VIP(2, "\"18446744073709551615\"") ","
+       BASIS_VIP(3, "9223372036854775807") "," BASIS_VIP(4, "\"0x8000000000000000\"") ","
+       BASIS_VIP(5, "\"0\"") "," BASIS_VIP(6, "\"007\"") "," BASIS_VIP(7, "\"0Xff\""));
+static const uint64_t BASES_WANT[] = {0xFEDCBA9876543210ull, UINT64_MAX, INT64_MAX,
+                                      0x8000000000000000ull, 0, 7, 255};
+
+static void check_bases(const struct hlb_vip_table *t)
+{
+    assert_int_equal(t->n_services, 7);
+    for (int i = 0; i < 7; i++) {
+        char vip[16];
+        snprintf(vip, sizeof(vip), "100.64.0.%d", i + 1);
+        const struct hlb_service *s = hlb_table_lookup(t, ip4(vip), 6, hlb_htons(80));
+        assert_non_null(s);
+        if (s->basis != BASES_WANT[i])
+            fail_msg("%s: basis %llx, want %llx", vip, (unsigned long long)s->basis,
+                     (unsigned long long)BASES_WANT[i]);
+    }
+}
+
+static void test_hash_basis_full_range(void **state)
+{
+    (void)state;
+    struct hlb_vip_table *t = table_ok(BASES, 1);
+    check_bases(t);
+    char *out = hlb_table_to_json(t);
+    assert_non_null(strstr(out, "\"hashBasis\":\"0xFEDCBA9876543210\""));
+    assert_non_null(strstr(out, "\"hashBasis\":\"18446744073709551615\""));
+    assert_non_null(strstr(out, "\"hashBasis\":9223372036854775807"));
+    assert_non_null(strstr(out, "\"hashBasis\":\"007\""));
+    struct hlb_vip_table *again = table_ok(out, 1);
+    check_bases(again);
+    free(out);
+    hlb_table_free(again);
+    hlb_table_free(t);
+}
+
 static void test_empty_table(void **state)
 {
     (void)state;
@@ -141,6 +208,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_table),
         cmocka_unit_test(test_invalid_tables),
+        cmocka_unit_test(test_hash_basis_full_range),
         cmocka_unit_test(test_empty_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
