@@ -81,6 +81,11 @@ static void test_swap_under_traffic(void **state)
 
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, worker_main, &w), 0);
+    /* Swap only once the worker runs: from then on each publish waits for it to finish
+     * a burst with the new table, so both tables serve traffic however the threads are
+     * scheduled (on a loaded machine all the swaps could otherwise end before it starts). */
+    while (!atomic_load(&slot.worker_running))
+        sched_yield();
     for (int i = 2; i < SWAPS + 2; i++) {
         snprintf(buf, sizeof(buf), i % 2 ? TA : TB, i);
         struct hlb_vip_table *old = hlb_table_publish(&slot, table_ok(buf, 0));
