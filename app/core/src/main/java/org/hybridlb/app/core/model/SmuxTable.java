@@ -1,8 +1,10 @@
 package org.hybridlb.app.core.model;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -57,16 +59,49 @@ public final class SmuxTable {
         public final String selection;
         public final String encap;
         public final List<Port> ports;
+        /**
+         * The SMux's hash basis (OVS's {@code selection_method_param}, 64 unsigned bits), 0 when absent. The
+         * controller never writes one: the HMux select groups its tables mirror carry no param. Compared, so
+         * that an SMux hashing with another basis than its HMux (a table PUT by hand) is rewritten.
+         */
+        @JsonIgnore
+        public final long hashBasisBits;
 
-        @JsonCreator
-        public Entry(@JsonProperty("vip") String vip, @JsonProperty("aggregate") String aggregate,
-                     @JsonProperty("selection") String selection, @JsonProperty("encap") String encap,
-                     @JsonProperty("ports") List<Port> ports) {
+        public Entry(String vip, String aggregate, String selection, String encap, List<Port> ports) {
+            this(vip, aggregate, selection, encap, 0, ports);
+        }
+
+        private Entry(String vip, String aggregate, String selection, String encap, long hashBasisBits,
+                      List<Port> ports) {
             this.vip = vip;
             this.aggregate = aggregate;
             this.selection = selection;
             this.encap = encap;
+            this.hashBasisBits = hashBasisBits;
             this.ports = List.copyOf(ports);
+        }
+
+        /** An entry as the SMux returns it: {@code hashBasis} a JSON integer, or a decimal or 0x-hex string. */
+        @JsonCreator
+        static Entry fromJson(@JsonProperty("vip") String vip, @JsonProperty("aggregate") String aggregate,
+                              @JsonProperty("selection") String selection, @JsonProperty("encap") String encap,
+                              @JsonProperty("hashBasis") JsonNode hashBasis, @JsonProperty("ports") List<Port> ports) {
+            return new Entry(vip, aggregate, selection, encap, hashBasisBits(hashBasis), ports);
+        }
+
+        static long hashBasisBits(JsonNode basis) {
+            if (basis == null || basis.isNull()) {
+                return 0;
+            }
+            if (basis.isIntegralNumber() && basis.canConvertToLong()) {
+                return basis.longValue();
+            }
+            if (basis.isTextual()) {
+                String s = basis.asText();
+                boolean hex = s.startsWith("0x") || s.startsWith("0X");
+                return Long.parseUnsignedLong(hex ? s.substring(2) : s, hex ? 16 : 10);
+            }
+            throw new IllegalArgumentException("hashBasis: not a 64-bit unsigned integer: " + basis);
         }
 
         @Override
@@ -77,12 +112,12 @@ public final class SmuxTable {
             Entry e = (Entry) o;
             return vip.equals(e.vip) && Objects.equals(aggregate, e.aggregate)
                     && Objects.equals(selection, e.selection) && Objects.equals(encap, e.encap)
-                    && ports.equals(e.ports);
+                    && hashBasisBits == e.hashBasisBits && ports.equals(e.ports);
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(vip, aggregate, selection, encap, ports);
+            return Objects.hash(vip, aggregate, selection, encap, hashBasisBits, ports);
         }
     }
 

@@ -68,4 +68,21 @@ class SmuxTableTest {
                 List.of(new ServiceEntry("tcp", 80, List.of(new Bucket("10.0.1.1", 1, null, 1)))))), "gre");
         assertFalse(other.sameVips(have), "another bucket id hashes differently");
     }
+
+    @Test
+    void anSmuxHashingWithAnotherBasisIsNotInSync() {
+        SmuxTable want = SmuxTable.of(3, List.of(new VipEntry("100.64.0.1", "100.64.0.0/24",
+                List.of(new ServiceEntry("tcp", 80, List.of(new Bucket("10.0.1.1", 1, null, 0)))))), "gre");
+        assertFalse(Json.write(want).contains("hashBasis"), "the controller writes no basis (0, as its HMux)");
+        String running = "{\"version\":9,\"vips\":[{\"vip\":\"100.64.0.1\",\"aggregate\":\"100.64.0.0/24\","
+                + "\"selection\":\"ovs\",\"hashBasis\":%s,\"encap\":\"gre\",\"ports\":[{\"proto\":\"tcp\","
+                + "\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":1,\"bucketId\":0}]}]}]}";
+        assertTrue(want.sameVips(Json.read(String.format(running, "\"0x0\""), SmuxTable.class)));
+        for (String other : List.of("7", "\"7\"", "\"0xFEDCBA9876543210\"", "\"18446744073709551615\"")) {
+            SmuxTable have = Json.read(String.format(running, other), SmuxTable.class);
+            assertFalse(want.sameVips(have), "hashBasis " + other);
+        }
+        assertEquals(0xFEDCBA9876543210L, SmuxTable.Entry.hashBasisBits(
+                Json.read("\"0xFEDCBA9876543210\"", JsonNode.class)));
+    }
 }
