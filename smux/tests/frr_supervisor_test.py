@@ -165,7 +165,20 @@ def test_announce_and_withdraw_within_one_second(lab):
         assert all(t_add), "routes not re-announced when health came back"
         reannounce_latency = max(t_add) - t1
 
-        # 4. The SMux process exits: withdraw < 1 s.
+        # 4. The SMux hangs (SIGSTOP: connections are accepted by the kernel but
+        #    never answered, the process lives on), the worst case for detection:
+        #    every probe has to time out.  Withdraw < 1 s, then announce again.
+        time.sleep(0.5)
+        t3 = time.time()
+        os.kill(standin.pid, signal.SIGSTOP)
+        t_del3 = [mon.first("del", p, t3, 5) for p in PREFIXES]
+        os.kill(standin.pid, signal.SIGCONT)
+        assert all(t_del3), "routes not withdrawn after the health endpoint hung"
+        hang_latency = max(t_del3) - t3
+        t4 = time.time()
+        assert all(mon.first("add", p, t4, 10) for p in PREFIXES), "not re-announced after the hang"
+
+        # 5. The SMux process exits: withdraw < 1 s.
         time.sleep(0.5)
         t2 = time.time()
         os.kill(standin.pid, signal.SIGKILL)
@@ -174,13 +187,14 @@ def test_announce_and_withdraw_within_one_second(lab):
         exit_latency = max(t_del2) - t2
 
         print(f"\nFRR withdraw latency: health endpoint stopped {health_latency * 1000:.0f} ms, "
-              f"SMux process exited {exit_latency * 1000:.0f} ms "
+              f"hung {hang_latency * 1000:.0f} ms, SMux process exited {exit_latency * 1000:.0f} ms "
               f"(re-announce {reannounce_latency * 1000:.0f} ms)")
         assert health_latency < WITHDRAW_LIMIT_S
+        assert hang_latency < WITHDRAW_LIMIT_S
         assert exit_latency < WITHDRAW_LIMIT_S
         assert not any(fib_has(rs, p) for p in PREFIXES)
 
-        # 5. The supervisor stops cleanly: its FRR daemons are gone.
+        # 6. The supervisor stops cleanly: its FRR daemons are gone.
         frr_pids = [tl.read_pidfile(os.path.join(run_dir, f"{d}.pid")) for d in ("zebra", "bgpd")]
         assert all(frr_pids)
         tl.stop_pid(sup.pid)
