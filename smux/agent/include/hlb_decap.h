@@ -178,9 +178,9 @@ static __always_inline int hlb_parse_encap(const void *ip, const void *end,
 }
 
 /* 1 when the IPv4 header at 'ip' (IHL already checked to be >= 5) sums to
- * 0xffff in ones' complement, i.e. its checksum is right.  The kernel checks
- * it only after XDP, on the header XDP has already removed, and a NIC that
- * finds it wrong still delivers the frame, so the decapsulators check it
+ * 0xffff in ones' complement, i.e. its checksum is right.  Once XDP has
+ * decapsulated, the kernel checks only the inner header, and a NIC that finds
+ * the outer one wrong still delivers the frame, so the decapsulators check it
  * themselves.  Byte order does not matter to a ones' complement sum. */
 static __always_inline int hlb_ip4_header_checksum_ok(const void *ip, const void *end)
 {
