@@ -253,7 +253,20 @@ class Emulation:
             self.appctl("tnl/neigh/set", br, TUNNEL_GATEWAY_IP, GATEWAY_MAC)
 
     # ---- services on hosts ----
+    def agent_allow_lists(self):
+        """What the host agents may decapsulate: tunnels from the switches' underlay
+        network (the HMuxes) and from the SMuxes, to the VIP aggregates."""
+        from hlb_topo import TUNNEL_NET_PLEN
+        any_switch = next(iter(self.plan.switches.values()))["tunnelIp"]
+        args = ["--allow-mux", str(ipaddress.ip_network("%s/%d" % (any_switch, TUNNEL_NET_PLEN), strict=False))]
+        for n in self.plan.by_role("smux").values():
+            args += ["--allow-mux", n["ip"]]
+        for agg in self.aggregates:
+            args += ["--vip-prefix", agg]
+        return args
+
     def start_dip_services(self):
+        allow = self.agent_allow_lists()
         for nid, n in self.plan.by_role("dip").items():
             h = self.node(nid)
             for agg in self.aggregates:
@@ -268,7 +281,7 @@ class Emulation:
                                         "--check", "http://%s:80/" % n["ip"], "--check-interval", "0.2",
                                         "--fall", "2", "--rise", "2",
                                         "--listen", "%s:%d" % (n["mgmtIp"], AGENT_PORT),
-                                        "--build-dir", AGENT_BUILD], node=h, log_name="agent-" + nid)
+                                        "--build-dir", AGENT_BUILD] + allow, node=h, log_name="agent-" + nid)
 
     def start_route_server(self):
         from hlb_frr_supervisor import FrrInstance, bgpd_config

@@ -6,7 +6,8 @@
   the VIP as source, straight to the client (DSR);
 - runs the packet path in C: the XDP decapsulator (hlb-agent-xdp) when it can
   be attached, else the user-space fallback (hlb-agent-udecap: raw sockets +
-  TUN);
+  TUN); both decapsulate only packets from an allowed mux (--allow-mux) to a
+  VIP of this host (--vip, --vip-prefix), and drop and count the others;
 - probes the local service (TCP connect or HTTP GET) and reports DIP health;
 - exports per-(VIP, mux, encapsulation) packet/byte counters for the
   controller's traffic matrix, as JSON (/stats) and Prometheus text (/metrics).
@@ -41,6 +42,7 @@ AGENT_DIR = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BUILD = os.environ.get("HLB_AGENT_BUILD",
                                os.path.join(os.path.dirname(AGENT_DIR), "build-agent"))
 BACKEND_START_TIMEOUT = 5.0
+MAX_ALLOWED = 256   # HLB_MAX_ALLOWED in include/hlb_decap.h: prefixes per allow-list
 
 
 def log(level, msg, **fields):
@@ -59,6 +61,19 @@ def ipv4(field, value):
         return str(ipaddress.IPv4Address(value))
     except ValueError:
         raise ConfigError(f"{field}: not an IPv4 address: {value!r}") from None
+
+
+def ipv4_prefixes(field, values):
+    """'A.B.C.D' or 'A.B.C.D/LEN' strings -> normalised prefix strings."""
+    out = []
+    for v in values:
+        try:
+            out.append(str(ipaddress.IPv4Network(v)))
+        except ValueError as e:
+            raise ConfigError(f"{field}: {v!r}: {e}") from None
+    if len(out) > MAX_ALLOWED:
+        raise ConfigError(f"{field}: at most {MAX_ALLOWED} prefixes, got {len(out)}")
+    return out
 
 
 def parse_check(value):
@@ -82,6 +97,12 @@ def build_config(argv):
     p.add_argument("--local-ip", action="append", default=[], required=True,
                    help="this host's underlay address(es): outer destination of tunnels")
     p.add_argument("--vip", action="append", default=[], help="VIP to serve (put on lo)")
+    p.add_argument("--vip-prefix", action="append", default=[],
+                   help="VIPs served here but not put on lo by the agent, e.g. an aggregate "
+                        "routed 'local' to lo (A.B.C.D/LEN, repeatable)")
+    p.add_argument("--allow-mux", action="append", default=[],
+                   help="tunnel source address or prefix of the SMuxes and HMux switches "
+                        "(repeatable); none: accept any, with a warning")
     p.add_argument("--dip", help="address reported as this DIP (default: first --local-ip)")
     p.add_argument("--decap", choices=("auto", "xdp", "userspace"), default="auto")
     p.add_argument("--xdp-mode", choices=("auto", "native", "generic"), default="auto")
@@ -102,6 +123,10 @@ def build_config(argv):
     try:
         a.local_ip = [ipv4("--local-ip", x) for x in a.local_ip]
         a.vip = [ipv4("--vip", x) for x in a.vip]
+        a.vip_prefix = ipv4_prefixes("--vip-prefix", a.vip_prefix)
+        a.allow_mux = ipv4_prefixes("--allow-mux", a.allow_mux)
+        # Inner destinations the backends accept: the VIPs as /32s and the prefixes.
+        a.allow_vip = ipv4_prefixes("--vip/--vip-prefix", [f"{v}/32" for v in a.vip] + a.vip_prefix)
         a.dip = ipv4("--dip", a.dip) if a.dip else a.local_ip[0]
         a.check = [parse_check(c) for c in a.check]
         a.listen = parse_listen(a.listen)
@@ -175,6 +200,9 @@ class DecapBackend:
         c = self.cfg
         locals_ = [arg for ip in c.local_ip for arg in ("--local-ip", ip)]
         common = ["--stats-file", self.stats_file, "--interval-ms", str(c.stats_interval_ms)]
+        # An empty list is not passed: the backends then accept any address.
+        common += [arg for p in c.allow_mux for arg in ("--allow-mux", p)]
+        common += [arg for p in c.allow_vip for arg in ("--allow-vip", p)]
         if kind == "xdp":
             return [os.path.join(c.build_dir, "hlb-agent-xdp"), "--iface", c.iface,
                     "--obj", os.path.join(c.build_dir, "xdp_decap.bpf.o"),
@@ -340,7 +368,9 @@ class Agent:
         return {"status": "ok" if self.decap.alive() else "degraded",
                 "uptime_s": round(time.time() - self.started, 3),
                 "decap": dict(self.decap.info, alive=self.decap.alive()),
-                "service": self.dip_health.state(), "vips": self.cfg.vip}
+                "service": self.dip_health.state(), "vips": self.cfg.vip,
+                "allowed_muxes": self.cfg.allow_mux or "any",
+                "allowed_vips": self.cfg.allow_vip or "any"}
 
     def collect(self):
         """prometheus_client collector interface."""
@@ -407,8 +437,20 @@ def make_handler(agent, registry):
     return Handler
 
 
+def warn_open_allow_lists(cfg):
+    """An empty allow-list keeps older deployments working, but lets any host
+    that reaches this one inject or relay packets: say so at start."""
+    if not cfg.allow_mux:
+        log("warn", "no --allow-mux: decapsulating tunnels from any source; any host that can "
+                    "reach this one can inject packets with a spoofed client address")
+    if not cfg.allow_vip:
+        log("warn", "no --vip or --vip-prefix: decapsulating packets to any inner destination; "
+                    "any host that can reach this one can relay through it")
+
+
 def main(argv=None):
     cfg = build_config(argv if argv is not None else sys.argv[1:])
+    warn_open_allow_lists(cfg)
     run_dir = tempfile.mkdtemp(prefix="hlb-agent-")
     try:
         agent = Agent(cfg, run_dir)

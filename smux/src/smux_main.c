@@ -65,6 +65,16 @@ static uint64_t tsc_hz;
 static uint64_t tsc_start;
 static _Atomic uint64_t heartbeat_ms;
 
+/* /health answers 503 "stalled" once the worker loop has not turned for this
+ * long.  The FRR supervisor withdraws the SMux's routes on it, and must do so
+ * within 1 s: 0.3 s leaves it 0.7 s.  It must stay well above the longest idle
+ * sleep (--idle-sleep-us, at most 0.1 s) and the heartbeat period under
+ * traffic (HEARTBEAT_PERIOD_MS). */
+#define HEALTH_TIMEOUT_MS 300
+/* Under traffic the loop refreshes the heartbeat at most this often (one
+ * clock read per period, not per burst). */
+#define HEARTBEAT_PERIOD_MS 64
+
 static void on_signal(int sig)
 {
     (void)sig;
@@ -669,7 +679,7 @@ int main(int argc, char **argv)
     atomic_store(&heartbeat_ms, mono_ms());
     struct hlb_control_config cc = {
         .listen_addr = o.mgmt_addr, .listen_port = o.mgmt_port, .slot = &slot, .worker = &w,
-        .heartbeat_ms = &heartbeat_ms, .now_ms = mono_ms, .health_timeout_ms = 1000,
+        .heartbeat_ms = &heartbeat_ms, .now_ms = mono_ms, .health_timeout_ms = HEALTH_TIMEOUT_MS,
         .table_opt = {.default_pin = o.conn_table}, .extra_metrics = port_metrics,
         .extra_metrics_arg = &ports};
     struct hlb_control *ctl = hlb_control_start(&cc);
@@ -718,7 +728,7 @@ int main(int argc, char **argv)
     struct timespec cpu0, cpu1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
     uint64_t run_until = o.run_seconds > 0 ? loop_start + (uint64_t)(o.run_seconds * tsc_hz) : 0;
-    uint32_t idle_polls = 0, sleep_us = 1, sweep_tick = 0;
+    uint32_t idle_polls = 0, sleep_us = 1, sweep_tick = 0, last_beat = 0;
     int seen_traffic = 0;
     struct hlb_io io = {.w = &w, .n_ports = ports.n};
     memcpy(io.port_ids, ports.ids, sizeof(io.port_ids));
@@ -761,8 +771,13 @@ int main(int argc, char **argv)
                     sleep_us = sleep_us * 2 > o.idle_sleep_us ? o.idle_sleep_us : sleep_us * 2;
             }
         }
-        if ((now & 0x3f) == 0 || !total_rx)
+        /* Elapsed time, not "now & 63 == 0": a worker descheduled during that
+         * one millisecond would skip a whole period, and a few skips in a row
+         * would read as a stall under HEALTH_TIMEOUT_MS. */
+        if (!total_rx || now - last_beat >= HEARTBEAT_PERIOD_MS) {
             atomic_store_explicit(&heartbeat_ms, mono_ms(), memory_order_relaxed);
+            last_beat = now;
+        }
 
         /* Gateway resolution: every second until known, then refresh every 30 s. */
         if (w.cfg.gw_ip && !w.cfg.gw_static && (int32_t)(now - next_arp) >= 0) {

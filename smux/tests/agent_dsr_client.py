@@ -34,8 +34,9 @@ def enter_netns(name):
         os.close(fd)
 
 
-def encapsulate(cfg, inner, encap):
-    outer = Ether(src=cfg["mux_mac"], dst=cfg["host_mac"]) / IP(src=cfg["mux_ip"], dst=cfg["host_ip"])
+def encapsulate(cfg, inner, encap, outer_src=None):
+    outer = Ether(src=cfg["mux_mac"], dst=cfg["host_mac"]) / IP(src=outer_src or cfg["mux_ip"],
+                                                                 dst=cfg["host_ip"])
     if encap == "gre":
         return outer / GRE(proto=0x0800) / inner
     outer[IP].proto = 4           # IP-in-IP (set explicitly: inner may be raw bytes)
@@ -130,6 +131,25 @@ def send_malformed(cfg, send, client_sniff, encap, payload):
     return {"reply": None, "sent": n}
 
 
+def send_spoofed(cfg, send, client_sniff, encap, payload, outer_src=None, inner_dst=None):
+    """UDP to the echo port from another outer source (a host that is not a
+    mux) or to another inner destination (relaying through the DIP host).
+    Reports an echo from the VIP and anything that reached the client
+    namespace carrying the payload (a relayed packet)."""
+    sport = random.randrange(20000, 60000)
+    inner = (IP(src=cfg["client_ip"], dst=inner_dst or cfg["vip"])
+             / UDP(sport=sport, dport=cfg["udp_port"]) / Raw(payload))
+    n = 3
+    for _ in range(n):
+        send.send(encapsulate(cfg, inner, encap, outer_src))
+    reply = wait_for(client_sniff, lambda p: from_vip(cfg)(p) and UDP in p and p[UDP].dport == sport,
+                     timeout=1.0)
+    relayed = next((p for p in client_sniff.packets
+                    if UDP in p and p[UDP].sport == sport and bytes(p[UDP].payload) == payload.encode()),
+                   None)
+    return {"reply": describe(reply), "relayed": describe(relayed), "sent": n}
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     conf.verb = 0
@@ -144,8 +164,12 @@ def main():
     time.sleep(0.3)
     results = []
     for ex in cfg["exchanges"]:
-        fn = {"tcp": exchange_tcp, "udp": exchange_udp, "malformed": send_malformed}[ex["proto"]]
-        r = fn(cfg, send, client_sniff, ex["encap"], ex["payload"])
+        if ex["proto"] == "spoofed":
+            r = send_spoofed(cfg, send, client_sniff, ex["encap"], ex["payload"],
+                             ex.get("outer_src"), ex.get("inner_dst"))
+        else:
+            fn = {"tcp": exchange_tcp, "udp": exchange_udp, "malformed": send_malformed}[ex["proto"]]
+            r = fn(cfg, send, client_sniff, ex["encap"], ex["payload"])
         r.update(ex)
         results.append(r)
     time.sleep(0.2)

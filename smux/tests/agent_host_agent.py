@@ -12,7 +12,8 @@ and UDP socket bound to the VIP in the host namespace must receive them (and
 see the client as peer) and its replies must reach the client namespace
 directly, unencapsulated, with nothing from the VIP on the mux link.  Both
 decap backends run the same cases: XDP (native on veth) and the user-space
-fallback (raw sockets + TUN).
+fallback (raw sockets + TUN).  Packets from a host that is not a mux, or to an
+inner destination that is not a VIP, must be dropped and counted.
 """
 import json
 import os
@@ -31,6 +32,8 @@ AGENT = os.path.join(tl.SMUX_DIR, "agent", "hlb_agent.py")
 VIP = "10.200.0.10"
 MUX_IP, HOST_IP = "10.77.0.1", "10.77.0.2"
 CLIENT_IP = "198.51.100.5"
+UNKNOWN_MUX = "10.77.0.9"   # on the underlay, but not a mux
+NOT_A_VIP = "172.31.0.6"    # the client namespace's address, one hop from the DIP host
 TCP_PORT, UDP_PORT, HEALTH_PORT, HTTP_PORT, MGMT_PORT = 8080, 5353, 9090, 8081, 9100
 
 
@@ -97,8 +100,11 @@ def topo():
         t.close()
 
 
-def start_agent(topo, backend):
-    cmd = [sys.executable, AGENT, "--iface", topo.if_up, "--local-ip", HOST_IP, "--vip", VIP,
+def start_agent(topo, backend, allow_lists=True):
+    """allow_lists=False: no --allow-mux and no --vip (the VIP is then put on
+    lo by the test), as a deployment from before the allow-lists."""
+    allow = ["--allow-mux", MUX_IP, "--vip", VIP] if allow_lists else ["--no-vip-setup"]
+    cmd = [sys.executable, AGENT, "--iface", topo.if_up, "--local-ip", HOST_IP] + allow + [
            "--decap", backend, "--check", f"tcp://{VIP}:{HEALTH_PORT}",
            "--check", f"http://{VIP}:{HTTP_PORT}/healthz", "--check-interval", "0.1",
            "--check-timeout", "0.2", "--rise", "1", "--fall", "2",
@@ -228,6 +234,87 @@ def test_decap_dsr_health_and_counters(topo, backend):
     assert "xdp" not in topo.host.run(["ip", "link", "show", "dev", topo.if_up]).stdout
 
 
+def spoofed_exchanges(tag):
+    """UDP to the VIP's echo port from a host that is not a mux (its inner
+    source, the client, is spoofed), and UDP to an address that is not a VIP
+    (relayed through the DIP host), in both encapsulations."""
+    return ([{"proto": "spoofed", "encap": e, "payload": f"{tag}-unknown-mux-{e}",
+              "outer_src": UNKNOWN_MUX} for e in ("ipip", "gre")]
+            + [{"proto": "spoofed", "encap": e, "payload": f"{tag}-relay-{e}",
+                "inner_dst": NOT_A_VIP} for e in ("ipip", "gre")])
+
+
+def stop_all(*procs):
+    for p in procs:
+        if p:
+            if p.stdin and not p.stdin.closed:
+                p.stdin.close()
+            tl.stop_pid(p.pid)
+
+
+@pytest.mark.parametrize("backend", ["xdp", "userspace"])
+def test_unknown_mux_and_non_vip_are_dropped_and_counted(topo, backend):
+    """Only packets from an allowed mux to a VIP of this host are
+    decapsulated.  The DIP host forwards IP here, so a packet decapsulated
+    towards another address would reach the client namespace."""
+    topo.host.run(["sysctl", "-qw", "net.ipv4.ip_forward=1"])
+    agent = start_agent(topo, backend)
+    srv = health = None
+    try:
+        info = json.loads(ns_http(topo.host, "/health")[1])
+        assert info["allowed_muxes"] == [f"{MUX_IP}/32"] and info["allowed_vips"] == [f"{VIP}/32"]
+        srv, health = start_servers(topo)
+        legit = {"proto": "udp", "encap": "gre", "payload": f"{backend}-legit"}
+        res = run_client(topo, spoofed_exchanges(backend) + [legit])
+        *spoofed, control = res["exchanges"]
+        # The echo service answers an allowed mux, so silence below means dropped.
+        assert control["reply"] and control["reply"]["payload"] == "echo:" + legit["payload"]
+        for ex in spoofed:
+            assert ex["reply"] is None, f"{backend}: echoed {ex['payload']}"
+            assert ex["relayed"] is None, f"{backend}: relayed {ex['payload']}: {ex['relayed']}"
+
+        def counted():
+            st = json.loads(ns_http(topo.host, "/stats")[1])
+            c = st["counters"]
+            return st if c["drop_unknown_mux"] >= 6 and c["drop_not_vip"] >= 6 else None
+        st = wait_until(counted, 3)
+        assert st, "drops not counted"
+        assert st["counters"]["drop_unknown_mux"] == 6 and st["counters"]["drop_not_vip"] == 6
+        assert all(m["mux"] == MUX_IP for v in st["vips"].values() for m in v["by_mux"])
+        assert NOT_A_VIP not in st["vips"]
+        metrics = ns_http(topo.host, "/metrics")[1]
+        assert 'hlb_agent_decap_packets_total{result="drop_unknown_mux"} 6.0' in metrics
+        assert 'hlb_agent_decap_packets_total{result="drop_not_vip"} 6.0' in metrics
+    finally:
+        stop_all(srv, health, agent)
+        topo.host.run(["sysctl", "-qw", "net.ipv4.ip_forward=0"])
+
+
+def test_without_allow_lists_any_mux_and_destination_with_a_warning(topo):
+    """No --allow-mux, no --vip: the behaviour from before the allow-lists
+    (what a deployment that passes neither gets), announced by two warnings.
+    It also shows what the allow-lists stop: a non-mux gets its spoofed packet
+    answered, and a packet to a non-VIP is relayed."""
+    topo.host.run(["sysctl", "-qw", "net.ipv4.ip_forward=1"])
+    topo.host.run(["ip", "addr", "add", f"{VIP}/32", "dev", "lo"])
+    agent = start_agent(topo, "xdp", allow_lists=False)
+    srv = health = None
+    try:
+        info = json.loads(ns_http(topo.host, "/health")[1])
+        assert info["allowed_muxes"] == "any" and info["allowed_vips"] == "any"
+        srv, health = start_servers(topo)
+        unknown_mux_ipip, _, relay_ipip, _ = run_client(topo, spoofed_exchanges("open"))["exchanges"]
+        assert unknown_mux_ipip["reply"] is not None
+        assert relay_ipip["relayed"] is not None
+    finally:
+        stop_all(srv, health, agent)
+        topo.host.run(["sysctl", "-qw", "net.ipv4.ip_forward=0"])
+        topo.host.run(["ip", "addr", "del", f"{VIP}/32", "dev", "lo"], check=False)
+    log = agent.stderr.read()
+    assert "no --allow-mux: decapsulating tunnels from any source" in log
+    assert "no --vip or --vip-prefix: decapsulating packets to any inner destination" in log
+
+
 def test_malformed_encapsulated_packets_are_counted(topo):
     """Truncated GRE / IP-in-IP packets are dropped and counted, not delivered."""
     agent = start_agent(topo, "xdp")
@@ -247,3 +334,15 @@ def test_bad_arguments_name_the_field(topo):
     r = topo.host.run([sys.executable, AGENT, "--local-ip", HOST_IP, "--check", "ftp://x:1"],
                       check=False)
     assert r.returncode == 2 and "--check" in r.stderr
+    r = topo.host.run([sys.executable, AGENT, "--local-ip", HOST_IP, "--allow-mux", "10.77.0.1/24"],
+                      check=False)
+    assert r.returncode == 2 and "--allow-mux" in r.stderr and "host bits" in r.stderr
+    r = topo.host.run([sys.executable, AGENT, "--local-ip", HOST_IP, "--vip-prefix", "10.200.0.0/33"],
+                      check=False)
+    assert r.returncode == 2 and "--vip-prefix" in r.stderr and "10.200.0.0/33" in r.stderr
+    # The C backends check their own arguments too.
+    for binary in ("hlb-agent-xdp", "hlb-agent-udecap"):
+        for option, value in (("--allow-mux", "10.77.0.1/24"), ("--allow-vip", "10.200.0.10/40")):
+            r = topo.host.run([os.path.join(tl.BUILD_DIR, binary), "--local-ip", HOST_IP,
+                               option, value], check=False)
+            assert r.returncode == 2 and option in r.stderr and value in r.stderr, (binary, r.stderr)

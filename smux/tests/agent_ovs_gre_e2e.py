@@ -131,6 +131,7 @@ def test_ovs_hmux_gre_to_host_agent(lab, backend):
     host, ovs = lab["host"], lab["ovs"]
     agent = host.popen([sys.executable, os.path.join(tl.SMUX_DIR, "agent", "hlb_agent.py"),
                         "--iface", lab["if_host"], "--local-ip", UL_HOST, "--vip", VIP,
+                        "--allow-mux", UL_OVS,   # OVS tunnels from its underlay address
                         "--decap", backend, "--listen", f"127.0.0.1:{MGMT_PORT}",
                         "--stats-interval-ms", "100", "--tun-name", "hlbtun0"],
                        stderr=subprocess.PIPE, text=True)

@@ -1,11 +1,12 @@
 /* Packet fixtures for the host agent's two decapsulators (needs root: loads BPF).
  *
- * Every fixture of tests/data/agent_decap_fixtures.txt (built with scapy by
- * agent_gen_decap_fixtures.py) goes
- *   - through the XDP program itself, with BPF_PROG_TEST_RUN: verdict and
- *     output frame must match, and the verdict counters must move;
- *   - through hlb_parse_encap(), the parser the user-space fallback uses:
- *     same verdict, and the inner packet it would write to the TUN must be the
+ * The policy at the top of tests/data/agent_decap_fixtures.txt (local address,
+ * allowed muxes and VIPs) is given to both backends, then every fixture (built
+ * with scapy by agent_gen_decap_fixtures.py) goes
+ *   - through the XDP program itself, with BPF_PROG_TEST_RUN: XDP verdict and
+ *     output frame must match, and exactly the expected counter must move;
+ *   - through hlb_policy_verdict(), what the user-space fallback decides with:
+ *     same counter, and the inner packet it would write to the TUN must be the
  *     expected frame's IP part.
  *
  * usage: agent_test_decap XDP_OBJ FIXTURES
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 #include <linux/bpf.h>
 
+#include "decap_policy.h"
 #include "hlb_decap.h"
 
 #define MAX_FIXTURES 64
@@ -32,7 +34,8 @@
 
 struct fixture {
     char name[64];
-    char verdict[8];
+    char verdict[32];   /* a counter name, hlb_decap.h */
+    int counter;        /* its index */
     uint8_t in[MAX_FRAME];
     size_t in_len;
     uint8_t out[MAX_FRAME];
@@ -42,6 +45,7 @@ struct fixture {
 static const char *obj_path, *fixtures_path;
 static struct fixture fixtures[MAX_FIXTURES];
 static int n_fixtures;
+static struct hlb_policy policy;   /* from the fixture file's @ lines */
 static struct bpf_object *obj;
 static int prog_fd, counters_fd, vips_fd;
 
@@ -61,22 +65,65 @@ static int load_fixtures(void)
         fprintf(stderr, "cannot open %s: %s\n", fixtures_path, strerror(errno));
         return -1;
     }
+    static const char *counter_names[] = HLB_COUNTER_NAMES;
     static char line[3 * MAX_FRAME * 2];
     while (fgets(line, sizeof line, f) && n_fixtures < MAX_FIXTURES) {
         if (line[0] == '#') {
             continue;
         }
+        char key[16], value[32];
+        if (line[0] == '@' && sscanf(line, "@%15s %31s", key, value) == 2) {
+            int rc = -1;
+            if (!strcmp(key, "local") && inet_pton(AF_INET, value, &policy.local[policy.n_local]) == 1) {
+                policy.n_local++;
+                rc = 0;
+            } else if (!strcmp(key, "allow-mux")) {
+                rc = hlb_prefix_list_add(&policy.muxes, "@allow-mux", value);
+            } else if (!strcmp(key, "allow-vip")) {
+                rc = hlb_prefix_list_add(&policy.vips, "@allow-vip", value);
+            }
+            if (rc != 0) {
+                fprintf(stderr, "%s: bad policy line: %s", fixtures_path, line);
+                fclose(f);
+                return -1;
+            }
+            continue;
+        }
         static char in_hex[MAX_FRAME * 2 + 1], out_hex[MAX_FRAME * 2 + 1];
         struct fixture *fx = &fixtures[n_fixtures];
-        if (sscanf(line, "%63s %7s %4096s %4096s", fx->name, fx->verdict, in_hex, out_hex) != 4) {
+        if (sscanf(line, "%63s %31s %4096s %4096s", fx->name, fx->verdict, in_hex, out_hex) != 4) {
             continue;
+        }
+        fx->counter = -1;
+        for (int c = 0; c < HLB_C_MAX; c++) {
+            if (!strcmp(fx->verdict, counter_names[c])) {
+                fx->counter = c;
+            }
+        }
+        if (fx->counter < 0) {
+            fprintf(stderr, "%s: %s: unknown verdict '%s'\n", fixtures_path, fx->name, fx->verdict);
+            fclose(f);
+            return -1;
         }
         fx->in_len = unhex(in_hex, fx->in);
         fx->out_len = strcmp(out_hex, "-") ? unhex(out_hex, fx->out) : 0;
         n_fixtures++;
     }
     fclose(f);
-    return n_fixtures > 0 ? 0 : -1;
+    return n_fixtures > 0 && policy.n_local > 0 ? 0 : -1;
+}
+
+static int fill_allow_map(const char *name, const struct hlb_prefix_list *list)
+{
+    int fd = bpf_object__find_map_fd_by_name(obj, name);
+    for (int i = 0; i < list->n; i++) {
+        struct hlb_lpm_key key = { list->items[i].prefixlen, list->items[i].addr };
+        uint8_t one = 1;
+        if (fd < 0 || bpf_map_update_elem(fd, &key, &one, BPF_ANY) != 0) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int setup_bpf(void **state)
@@ -91,10 +138,14 @@ static int setup_bpf(void **state)
     counters_fd = bpf_object__find_map_fd_by_name(obj, "hlb_counters");
     vips_fd = bpf_object__find_map_fd_by_name(obj, "hlb_vip_counters");
     int local_fd = bpf_object__find_map_fd_by_name(obj, "hlb_local_addrs");
-    uint32_t host;
     uint8_t one = 1;
-    inet_pton(AF_INET, "10.77.0.2", &host);
-    return bpf_map_update_elem(local_fd, &host, &one, BPF_ANY);
+    for (int i = 0; i < policy.n_local; i++) {
+        if (bpf_map_update_elem(local_fd, &policy.local[i], &one, BPF_ANY) != 0) {
+            return -1;
+        }
+    }
+    return fill_allow_map("hlb_allowed_muxes", &policy.muxes) == 0
+           && fill_allow_map("hlb_allowed_vips", &policy.vips) == 0 ? 0 : -1;
 }
 
 static int teardown_bpf(void **state)
@@ -138,22 +189,26 @@ static void test_xdp_fixtures(void **state)
         const struct fixture *fx = &fixtures[i];
         uint8_t out[MAX_FRAME];
         uint32_t out_len = 0;
-        uint64_t decap_before = counter(HLB_C_DECAP_IPIP) + counter(HLB_C_DECAP_GRE);
-        uint64_t drop_before = counter(HLB_C_DROP_MALFORMED);
+        uint64_t before[HLB_C_MAX];
+        for (int c = 0; c < HLB_C_MAX; c++) {
+            before[c] = counter(c);
+        }
         int verdict = run_xdp(fx, out, &out_len, 1, NULL);
-        print_message("xdp %-32s %s\n", fx->name, fx->verdict);
-        if (!strcmp(fx->verdict, "decap")) {
+        print_message("xdp %-36s %s\n", fx->name, fx->verdict);
+        if (!strncmp(fx->verdict, "decap_", 6)) {
             assert_int_equal(verdict, XDP_PASS);
             assert_int_equal(out_len, fx->out_len);
             assert_memory_equal(out, fx->out, fx->out_len);
-            assert_int_equal(counter(HLB_C_DECAP_IPIP) + counter(HLB_C_DECAP_GRE), decap_before + 1);
-        } else if (!strcmp(fx->verdict, "pass")) {
+        } else if (!strncmp(fx->verdict, "pass_", 5)) {
             assert_int_equal(verdict, XDP_PASS);
             assert_int_equal(out_len, fx->in_len);            /* untouched */
             assert_memory_equal(out, fx->in, fx->in_len);
         } else {
             assert_int_equal(verdict, XDP_DROP);
-            assert_int_equal(counter(HLB_C_DROP_MALFORMED), drop_before + 1);
+        }
+        /* Exactly the expected counter moved, by one. */
+        for (int c = 0; c < HLB_C_MAX; c++) {
+            assert_int_equal(counter(c), before[c] + (c == fx->counter));
         }
     }
     /* Per-VIP counters were keyed by (VIP, mux, encap). */
@@ -171,34 +226,57 @@ static void test_xdp_fixtures(void **state)
     assert_int_equal(packets, 5);   /* the five GRE decap fixtures */
 }
 
-static void test_userspace_parser_fixtures(void **state)
+static void test_userspace_fixtures(void **state)
 {
+    static const char *names[] = HLB_COUNTER_NAMES;
     (void) state;
-    uint32_t host;
-    inet_pton(AF_INET, "10.77.0.2", &host);
     for (int i = 0; i < n_fixtures; i++) {
         const struct fixture *fx = &fixtures[i];
-        print_message("parser %-29s %s\n", fx->name, fx->verdict);
+        print_message("userspace %-30s %s\n", fx->name, fx->verdict);
         /* The fallback's raw socket gets the IP packet, without Ethernet;
          * frames too short or not IPv4 never reach it. */
         if (fx->in_len < 14 + 20 || fx->in[12] != 0x08 || fx->in[13] != 0x00) {
-            assert_string_equal(fx->verdict, "pass");
+            assert_int_equal(fx->counter, HLB_C_PASS_NOT_ENCAP);
             continue;
         }
         struct hlb_encap_info info = { 0 };
-        int rc = hlb_parse_encap(fx->in + 14, fx->in + fx->in_len, &info);
-        if (!strcmp(fx->verdict, "decap")) {
-            assert_int_equal(rc, 0);
-            assert_int_equal(info.outer_dst, host);
+        enum hlb_counter verdict = hlb_policy_verdict(&policy, fx->in + 14, fx->in_len - 14, &info);
+        assert_string_equal(names[verdict], fx->verdict);
+        if (verdict == HLB_C_DECAP_IPIP || verdict == HLB_C_DECAP_GRE) {
             assert_true(14 + info.inner_len <= fx->out_len);
             assert_memory_equal(fx->in + 14 + info.outer_len, fx->out + 14, info.inner_len);
-        } else if (!strcmp(fx->verdict, "drop")) {
-            assert_int_equal(rc, -1);
-        } else {
-            /* pass: not ours, or ours but to another address */
-            assert_true(rc == 1 || (rc == 0 && info.outer_dst != host));
         }
     }
+}
+
+/* The --allow-mux/--allow-vip values both backends parse. */
+static void test_prefix_list_parsing(void **state)
+{
+    (void) state;
+    struct hlb_prefix_list list = { .n = 0 };
+    assert_int_equal(hlb_prefix_list_add(&list, "--allow-mux", "10.77.0.1"), 0);
+    assert_int_equal(hlb_prefix_list_add(&list, "--allow-mux", "10.78.0.0/16"), 0);
+    assert_int_equal(list.n, 2);
+    assert_int_equal(list.items[0].prefixlen, 32);
+    assert_int_equal(list.items[1].prefixlen, 16);
+    const char *bad[] = { "", "10.77.0", "10.77.0.256", "10.78.0.1/16", "10.78.0.0/33",
+                          "10.78.0.0/", "10.78.0.0/1x", "10.78.0.0/-1", "fe80::1", "x/8" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        print_message("rejects '%s'\n", bad[i]);
+        assert_int_equal(hlb_prefix_list_add(&list, "--allow-mux", bad[i]), -1);
+    }
+    assert_int_equal(list.n, 2);
+    uint32_t a;
+    inet_pton(AF_INET, "10.78.200.1", &a);
+    assert_true(hlb_prefix_list_match(&list, a));
+    inet_pton(AF_INET, "10.79.0.1", &a);
+    assert_false(hlb_prefix_list_match(&list, a));
+    /* An empty list accepts any address; a non-empty one is left alone. */
+    struct hlb_prefix_list any = { .n = 0 };
+    hlb_prefix_list_default_any(&any);
+    assert_true(hlb_prefix_list_match(&any, a));
+    hlb_prefix_list_default_any(&list);
+    assert_int_equal(list.n, 2);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -254,7 +332,8 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_xdp_fixtures),
-        cmocka_unit_test(test_userspace_parser_fixtures),
+        cmocka_unit_test(test_userspace_fixtures),
+        cmocka_unit_test(test_prefix_list_parsing),
     };
     return cmocka_run_group_tests(tests, setup_bpf, teardown_bpf);
 }

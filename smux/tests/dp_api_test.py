@@ -219,7 +219,7 @@ class ControlApi(unittest.TestCase):
         self.assertEqual({outer_dst(f) for f in out}, {"10.0.1.1"})
 
     def test_large_put_does_not_block_health(self):
-        # The FRR supervisor probes /health with a 250 ms timeout and withdraws the
+        # The FRR supervisor probes /health with a 200 ms timeout and withdraws the
         # routes after two misses: a PUT parsed for seconds must not hold it up.
         v = self.next_version()
         vips = [{"vip": f"100.65.{i // 250}.{i % 250 + 1}", "ports": [

@@ -13,6 +13,11 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass   # probes that gave up while we were stopped (SIGSTOP): expected here
+
+
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         code = 200 if self.path == "/health" else 404
@@ -35,8 +40,8 @@ def main():
     def open_server():
         with lock:
             if state["server"] is None:
-                ThreadingHTTPServer.allow_reuse_address = True
-                state["server"] = ThreadingHTTPServer((host, port), Handler)
+                QuietServer.allow_reuse_address = True
+                state["server"] = QuietServer((host, port), Handler)
                 threading.Thread(target=state["server"].serve_forever, daemon=True).start()
 
     def close_server():

@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -165,7 +166,20 @@ def test_announce_and_withdraw_within_one_second(lab):
         assert all(t_add), "routes not re-announced when health came back"
         reannounce_latency = max(t_add) - t1
 
-        # 4. The SMux process exits: withdraw < 1 s.
+        # 4. The SMux hangs (SIGSTOP: connections are accepted by the kernel but
+        #    never answered, the process lives on), the worst case for detection:
+        #    every probe has to time out.  Withdraw < 1 s, then announce again.
+        time.sleep(0.5)
+        t3 = time.time()
+        os.kill(standin.pid, signal.SIGSTOP)
+        t_del3 = [mon.first("del", p, t3, 5) for p in PREFIXES]
+        os.kill(standin.pid, signal.SIGCONT)
+        assert all(t_del3), "routes not withdrawn after the health endpoint hung"
+        hang_latency = max(t_del3) - t3
+        t4 = time.time()
+        assert all(mon.first("add", p, t4, 10) for p in PREFIXES), "not re-announced after the hang"
+
+        # 5. The SMux process exits: withdraw < 1 s.
         time.sleep(0.5)
         t2 = time.time()
         os.kill(standin.pid, signal.SIGKILL)
@@ -174,13 +188,14 @@ def test_announce_and_withdraw_within_one_second(lab):
         exit_latency = max(t_del2) - t2
 
         print(f"\nFRR withdraw latency: health endpoint stopped {health_latency * 1000:.0f} ms, "
-              f"SMux process exited {exit_latency * 1000:.0f} ms "
+              f"hung {hang_latency * 1000:.0f} ms, SMux process exited {exit_latency * 1000:.0f} ms "
               f"(re-announce {reannounce_latency * 1000:.0f} ms)")
         assert health_latency < WITHDRAW_LIMIT_S
+        assert hang_latency < WITHDRAW_LIMIT_S
         assert exit_latency < WITHDRAW_LIMIT_S
         assert not any(fib_has(rs, p) for p in PREFIXES)
 
-        # 5. The supervisor stops cleanly: its FRR daemons are gone.
+        # 6. The supervisor stops cleanly: its FRR daemons are gone.
         frr_pids = [tl.read_pidfile(os.path.join(run_dir, f"{d}.pid")) for d in ("zebra", "bgpd")]
         assert all(frr_pids)
         tl.stop_pid(sup.pid)
@@ -257,3 +272,83 @@ def test_one_late_probe_does_not_withdraw_two_in_a_row_do(monkeypatch):
     assert calls == [True]
     sup.step()
     assert calls == [True, False], "withdrawn at the second failed probe in a row"
+
+
+class FakeVtyDaemon:
+    """A unix socket that answers like an FRR daemon's vty: per connection, it
+    records the NUL-terminated commands and replies output + 3 NULs + status.
+    'show split' answers with the terminator split across two writes; 'bad'
+    fails with status 2 (CMD_ERR_NO_MATCH).  hang_up() closes the connection."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(4)
+        self.connections = []   # commands received, one list per connection
+        self.conn = None
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conn, commands, buf = conn, [], b""
+            self.connections.append(commands)
+            while True:
+                try:
+                    data = conn.recv(4096)
+                except OSError:
+                    break
+                if not data:
+                    break
+                buf += data
+                while b"\0" in buf:
+                    line, buf = buf.split(b"\0", 1)
+                    commands.append(line.decode())
+                    if line == b"show split":
+                        conn.sendall(b"line 1\nline 2\n\0\0")
+                        time.sleep(0.05)
+                        conn.sendall(b"\0\0")
+                    elif line == b"bad":
+                        conn.sendall(b"% Unknown command: bad\n\0\0\0\x02")
+                    else:
+                        conn.sendall(b"\0\0\0\0")
+            conn.close()
+
+    def hang_up(self):
+        self.conn.shutdown(socket.SHUT_RDWR)
+
+    def close(self):
+        self.sock.close()
+
+
+def test_vty_session_speaks_vtysh_protocol(tmp_path):
+    """The kept-open vty connection that replaced one vtysh process per
+    announce/withdraw: framing, errors and reconnection."""
+    path = str(tmp_path / "bgpd.vty")
+    daemon = FakeVtyDaemon(path)
+    vty = frr.VtySession(path, timeout=2.0)
+    try:
+        # Output is read up to the terminator, even when it arrives in two pieces.
+        assert vty.run("show split") == "line 1\nline 2\n"
+        assert vty.run("configure terminal", "network 10.100.0.0/16", "end") == ""
+        # One connection for both calls, put in enable mode once.
+        assert daemon.connections == [["enable", "show split", "configure terminal",
+                                        "network 10.100.0.0/16", "end"]]
+        # A failing command raises with the daemon's message and stops the list;
+        # the next call starts on a fresh connection (no vty left in config mode).
+        with pytest.raises(RuntimeError, match="Unknown command: bad"):
+            vty.run("configure terminal", "bad", "end")
+        assert daemon.connections[0][-2:] == ["configure terminal", "bad"]
+        assert vty.run("end") == ""
+        assert daemon.connections[1] == ["enable", "end"]
+        # The daemon closed the connection (restart, vty timeout): reopened, resent.
+        daemon.hang_up()
+        time.sleep(0.05)
+        assert vty.run("show split") == "line 1\nline 2\n"
+        assert daemon.connections[2] == ["enable", "show split"]
+    finally:
+        vty.close()
+        daemon.close()

@@ -1,10 +1,13 @@
 /* XDP decapsulator of the hybridlb host agent.
  *
  * IP-in-IP or GRE packets addressed to one of this host's underlay addresses
- * (map hlb_local_addrs) lose their outer IP (+GRE) header here and go up the
- * stack as the client's original packet, to the VIP configured on lo; the
- * reply leaves with source VIP straight to the client (DSR).  Per (VIP, mux,
- * encap) packet/byte counters feed the controller's traffic matrix. */
+ * (map hlb_local_addrs), sent by an allowed mux (hlb_allowed_muxes) to an
+ * allowed VIP (hlb_allowed_vips), lose their outer IP (+GRE) header here and
+ * go up the stack as the client's original packet, to the VIP configured on
+ * lo; the reply leaves with source VIP straight to the client (DSR).  The
+ * rules and their order are those of hlb_decap.h, which the user-space
+ * fallback follows too.  Per (VIP, mux, encap) packet/byte counters feed the
+ * controller's traffic matrix. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf_endian.h>
@@ -20,6 +23,23 @@ struct {
     __type(key, __u32);      /* IPv4 address, network order */
     __type(value, __u8);
 } hlb_local_addrs SEC(".maps");
+
+/* Allow-lists of prefixes; the loader puts 0.0.0.0/0 in a list given empty. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+    __uint(max_entries, HLB_MAX_ALLOWED);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct hlb_lpm_key);
+    __type(value, __u8);
+} hlb_allowed_muxes SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+    __uint(max_entries, HLB_MAX_ALLOWED);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct hlb_lpm_key);
+    __type(value, __u8);
+} hlb_allowed_vips SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
@@ -81,6 +101,24 @@ int hlb_xdp_decap(struct xdp_md *ctx)
     if (!bpf_map_lookup_elem(&hlb_local_addrs, &info.outer_dst)) {
         count(HLB_C_PASS_NOT_LOCAL);
         return XDP_PASS;
+    }
+    /* The drops below are XDP_DROP, not XDP_PASS: the kernel has no ipip/gre
+     * module, so it would answer "protocol unreachable" to the (possibly
+     * spoofed) outer source.  The fallback's raw sockets swallow these
+     * packets silently, so both backends behave alike. */
+    if (!hlb_ip4_header_checksum_ok(eth + 1, end)) {
+        count(HLB_C_DROP_BAD_CHECKSUM);
+        return XDP_DROP;
+    }
+    struct hlb_lpm_key mux = { .prefixlen = 32, .addr = info.outer_src };
+    if (!bpf_map_lookup_elem(&hlb_allowed_muxes, &mux)) {
+        count(HLB_C_DROP_UNKNOWN_MUX);
+        return XDP_DROP;
+    }
+    struct hlb_lpm_key vip = { .prefixlen = 32, .addr = info.inner_dst };
+    if (!bpf_map_lookup_elem(&hlb_allowed_vips, &vip)) {
+        count(HLB_C_DROP_NOT_VIP);
+        return XDP_DROP;
     }
 
     /* Keep the Ethernet header, drop the outer IP (+GRE) header after it. */

@@ -7,7 +7,20 @@
  *   - GRE (protocol 47) version 0 without routing, optional checksum/key/
  *     sequence fields, protocol type 0x0800 (what the SMux and Open vSwitch's
  *     flow-based GRE port with packet_type=legacy_l3 emit),
- * around an inner IPv4 packet.  Everything else is left to the kernel. */
+ * around an inner IPv4 packet.  Everything else is left to the kernel.
+ *
+ * Both backends then decide in this order (the first rule that applies wins):
+ *   1. not IP-in-IP/GRE                        pass_not_encap     (kernel)
+ *   2. claims to be, but malformed             drop_malformed
+ *   3. outer destination not a local address   pass_not_local     (kernel)
+ *   4. outer IPv4 header checksum wrong        drop_bad_checksum
+ *   5. outer source not an allowed mux         drop_unknown_mux
+ *   6. inner destination not an allowed VIP    drop_not_vip
+ *   7. decapsulated                            decap_ipip / decap_gre
+ * Rules 5 and 6 keep any host that can reach a DIP from injecting packets
+ * with a spoofed inner source, or relaying through the DIP host to an
+ * address that is not a VIP.  Their lists hold IPv4 prefixes; 0.0.0.0/0
+ * (the backends' default) accepts any address. */
 #ifndef HLB_DECAP_H
 #define HLB_DECAP_H
 
@@ -39,6 +52,8 @@
 /* Maximum number of (VIP, mux, encap) counter entries kept (LRU beyond). */
 #define HLB_MAX_VIP_COUNTERS 16384
 #define HLB_MAX_LOCAL_ADDRS 64
+/* Maximum number of prefixes in each allow-list (muxes, VIPs). */
+#define HLB_MAX_ALLOWED 256
 
 /* Per-packet verdict counters; names in hlb_counter_names below. */
 enum hlb_counter {
@@ -48,12 +63,22 @@ enum hlb_counter {
     HLB_C_PASS_NOT_LOCAL,  /* encapsulated, but not to one of our addresses */
     HLB_C_DROP_MALFORMED,  /* encapsulated but truncated or inner not IPv4 */
     HLB_C_DROP_DELIVER,    /* fallback only: TUN write failed */
+    HLB_C_DROP_BAD_CHECKSUM, /* outer IPv4 header checksum wrong */
+    HLB_C_DROP_UNKNOWN_MUX,  /* outer source not in the allowed muxes */
+    HLB_C_DROP_NOT_VIP,      /* inner destination not in the allowed VIPs */
     HLB_C_MAX
 };
 
 #define HLB_COUNTER_NAMES \
     { "decap_ipip", "decap_gre", "pass_not_encap", "pass_not_local", \
-      "drop_malformed", "drop_deliver" }
+      "drop_malformed", "drop_deliver", "drop_bad_checksum", "drop_unknown_mux", \
+      "drop_not_vip" }
+
+/* Key of the allow-lists as BPF LPM tries (the fallback keeps plain arrays). */
+struct hlb_lpm_key {
+    __u32 prefixlen;
+    __u32 addr;    /* network order */
+};
 
 /* Addresses in network byte order. */
 struct hlb_vip_key {
@@ -150,6 +175,34 @@ static __always_inline int hlb_parse_encap(const void *ip, const void *end,
     info->inner_len = inner_len;
     info->encap = encap;
     return 0;
+}
+
+/* 1 when the IPv4 header at 'ip' (IHL already checked to be >= 5) sums to
+ * 0xffff in ones' complement, i.e. its checksum is right.  Once XDP has
+ * decapsulated, the kernel checks only the inner header, and a NIC that finds
+ * the outer one wrong still delivers the frame, so the decapsulators check it
+ * themselves.  Byte order does not matter to a ones' complement sum. */
+static __always_inline int hlb_ip4_header_checksum_ok(const void *ip, const void *end)
+{
+    const __u16 *word = ip;
+    __u32 n_words = (((const struct hlb_ip4 *) ip)->ver_ihl & 0x0f) * 2;
+    __u32 sum = 0;
+    for (__u32 i = 0; i < 30; i++) {   /* 30 words: the longest header, 60 bytes */
+        if (i >= n_words) {
+            break;
+        }
+        const __u16 *w = word + i;
+        /* Opaque to the optimizer, so that it cannot turn the bound check into
+         * arithmetic on the end pointer, which the BPF verifier refuses. */
+        __asm__ volatile("" : "+r"(w));
+        if ((const void *) (w + 1) > end) {
+            return 0;
+        }
+        sum += *w;
+    }
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return sum == 0xffff;
 }
 
 #endif /* HLB_DECAP_H */

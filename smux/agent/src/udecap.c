@@ -3,12 +3,17 @@
  *
  *   raw IPv4 sockets for protocols 4 (IP-in-IP) and 47 (GRE) receive every
  *   encapsulated packet addressed to this host (their presence also stops the
- *   kernel from answering "protocol unreachable"), the shared parser strips the
- *   outer header, and the inner packet is written to a TUN device, from which
- *   the kernel delivers it to the VIP on lo like any received packet.
+ *   kernel from answering "protocol unreachable"), the shared rules of
+ *   hlb_decap.h decide (hlb_policy_verdict), the outer header is stripped, and
+ *   the inner packet is written to a TUN device, from which the kernel
+ *   delivers it to the VIP on lo like any received packet.
  *
  *   hlb-agent-udecap --tun NAME --local-ip A [--local-ip B] --stats-file F
+ *                    [--allow-mux PREFIX ...] [--allow-vip PREFIX ...]
  *                    [--tun-addr 169.254.77.77] [--interval-ms 1000]
+ *
+ * --allow-mux / --allow-vip: outer sources / inner destinations accepted, as
+ * A.B.C.D or A.B.C.D/LEN; none given accepts any.
  *
  * Prints {"attached":"<tun>","mode":"userspace"} once ready. */
 #ifndef _GNU_SOURCE
@@ -31,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decap_policy.h"
 #include "hlb_decap.h"
 #include "stats_file.h"
 
@@ -138,7 +144,8 @@ static int open_tun(const char *name, uint32_t tun_addr)
 static void usage(void)
 {
     fprintf(stderr, "usage: hlb-agent-udecap --tun NAME --local-ip A [--local-ip B ...] "
-                    "--stats-file F [--tun-addr A] [--interval-ms N]\n");
+                    "--stats-file F [--allow-mux PREFIX ...] [--allow-vip PREFIX ...] "
+                    "[--tun-addr A] [--interval-ms N]\n");
     exit(2);
 }
 
@@ -152,13 +159,14 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
     const char *tun_name = NULL, *stats_path = NULL;
-    uint32_t local[HLB_MAX_LOCAL_ADDRS];
-    int n_local = 0, interval_ms = 1000;
+    static struct hlb_policy policy;
+    int interval_ms = 1000;
     uint32_t tun_addr = htonl(0xa9fe4d4d);   /* 169.254.77.77: host-only, never routed */
     static const struct option opts[] = {
         { "tun-addr", required_argument, 0, 'a' },
         { "tun", required_argument, 0, 'n' },       { "local-ip", required_argument, 0, 'l' },
         { "stats-file", required_argument, 0, 's' }, { "interval-ms", required_argument, 0, 't' },
+        { "allow-mux", required_argument, 0, 'M' }, { "allow-vip", required_argument, 0, 'V' },
         { 0, 0, 0, 0 }
     };
     int c;
@@ -180,18 +188,31 @@ int main(int argc, char **argv)
             }
             break;
         case 'l':
-            if (n_local == HLB_MAX_LOCAL_ADDRS || inet_pton(AF_INET, optarg, &local[n_local]) != 1) {
+            if (policy.n_local == HLB_MAX_LOCAL_ADDRS
+                || inet_pton(AF_INET, optarg, &policy.local[policy.n_local]) != 1) {
                 fprintf(stderr, "--local-ip: not an IPv4 address (or too many): '%s'\n", optarg);
                 return 2;
             }
-            n_local++;
+            policy.n_local++;
+            break;
+        case 'M':
+            if (hlb_prefix_list_add(&policy.muxes, "--allow-mux", optarg) != 0) {
+                return 2;
+            }
+            break;
+        case 'V':
+            if (hlb_prefix_list_add(&policy.vips, "--allow-vip", optarg) != 0) {
+                return 2;
+            }
             break;
         default: usage();
         }
     }
-    if (!tun_name || !stats_path || n_local == 0) {
+    if (!tun_name || !stats_path || policy.n_local == 0) {
         usage();
     }
+    hlb_prefix_list_default_any(&policy.muxes);
+    hlb_prefix_list_default_any(&policy.vips);
     if (strlen(tun_name) >= IFNAMSIZ) {
         fprintf(stderr, "--tun: interface name longer than %d characters: '%s'\n", IFNAMSIZ - 1,
                 tun_name);
@@ -255,28 +276,16 @@ int main(int argc, char **argv)
             for (int i = 0; i < got; i++) {
                 const uint8_t *pkt = bufs[i];
                 struct hlb_encap_info info;
-                int rc = hlb_parse_encap(pkt, pkt + msgs[i].msg_len, &info);
-                if (rc > 0) {
-                    counters[HLB_C_PASS_NOT_ENCAP]++;
-                    continue;
-                }
-                if (rc < 0) {
-                    counters[HLB_C_DROP_MALFORMED]++;
-                    continue;
-                }
-                int is_local = 0;
-                for (int l = 0; l < n_local; l++) {
-                    is_local |= local[l] == info.outer_dst;
-                }
-                if (!is_local) {
-                    counters[HLB_C_PASS_NOT_LOCAL]++;
+                enum hlb_counter verdict = hlb_policy_verdict(&policy, pkt, msgs[i].msg_len, &info);
+                if (verdict != HLB_C_DECAP_IPIP && verdict != HLB_C_DECAP_GRE) {
+                    counters[verdict]++;   /* the raw socket's copy: nothing to pass on */
                     continue;
                 }
                 if (write(tun, pkt + info.outer_len, info.inner_len) != (ssize_t) info.inner_len) {
                     counters[HLB_C_DROP_DELIVER]++;
                     continue;
                 }
-                counters[info.encap == HLB_ENCAP_IPIP ? HLB_C_DECAP_IPIP : HLB_C_DECAP_GRE]++;
+                counters[verdict]++;
                 struct hlb_vip_key key = { info.inner_dst, info.outer_src, info.encap };
                 struct hlb_vip_val *v = counter_slot(&table, &key);
                 if (v) {

@@ -1,9 +1,13 @@
 /* hlb-agent-xdp: loads the XDP decapsulator on one interface, tells it this
- * host's underlay addresses, and writes its counters to a JSON file every
- * interval until SIGTERM/SIGINT, when it detaches the program again.
+ * host's underlay addresses and allow-lists, and writes its counters to a JSON
+ * file every interval until SIGTERM/SIGINT, when it detaches the program again.
  *
  *   hlb-agent-xdp --iface IF --obj xdp_decap.bpf.o --local-ip A [--local-ip B]
- *                 --stats-file F [--interval-ms 1000] [--mode auto|native|generic]
+ *                 --stats-file F [--allow-mux PREFIX ...] [--allow-vip PREFIX ...]
+ *                 [--interval-ms 1000] [--mode auto|native|generic]
+ *
+ * --allow-mux / --allow-vip: outer sources / inner destinations accepted, as
+ * A.B.C.D or A.B.C.D/LEN; none given accepts any.
  *
  * Prints one JSON line {"attached":...,"mode":...} on stdout once attached;
  * exits 2 on bad arguments, 1 when the program cannot be loaded/attached. */
@@ -21,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "decap_policy.h"
 #include "hlb_decap.h"
 #include "stats_file.h"
 
@@ -35,8 +40,9 @@ static void on_signal(int sig)
 static void usage(void)
 {
     fprintf(stderr, "usage: hlb-agent-xdp --iface IF --obj FILE --local-ip A [--local-ip B ...]\n"
-                    "                     --stats-file F [--interval-ms N] "
-                    "[--mode auto|native|generic]\n");
+                    "                     --stats-file F [--allow-mux PREFIX ...] "
+                    "[--allow-vip PREFIX ...]\n"
+                    "                     [--interval-ms N] [--mode auto|native|generic]\n");
     exit(2);
 }
 
@@ -73,15 +79,29 @@ static int snapshot(int counters_fd, int vips_fd, int ncpu, uint64_t counters[HL
     return 0;
 }
 
+/* Copies an allow-list into its LPM trie map. */
+static int fill_allow_map(int fd, const struct hlb_prefix_list *list)
+{
+    for (int i = 0; i < list->n; i++) {
+        struct hlb_lpm_key key = { list->items[i].prefixlen, list->items[i].addr };
+        uint8_t one = 1;
+        if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *iface = NULL, *obj_path = NULL, *stats_path = NULL, *mode = "auto";
-    uint32_t local[HLB_MAX_LOCAL_ADDRS];
-    int n_local = 0, interval_ms = 1000;
+    static struct hlb_policy policy;
+    int interval_ms = 1000;
     static const struct option opts[] = {
         { "iface", required_argument, 0, 'i' },    { "obj", required_argument, 0, 'o' },
         { "local-ip", required_argument, 0, 'l' }, { "stats-file", required_argument, 0, 's' },
         { "interval-ms", required_argument, 0, 't' }, { "mode", required_argument, 0, 'm' },
+        { "allow-mux", required_argument, 0, 'M' }, { "allow-vip", required_argument, 0, 'V' },
         { 0, 0, 0, 0 }
     };
     int c;
@@ -99,18 +119,31 @@ int main(int argc, char **argv)
             }
             break;
         case 'l':
-            if (n_local == HLB_MAX_LOCAL_ADDRS || inet_pton(AF_INET, optarg, &local[n_local]) != 1) {
+            if (policy.n_local == HLB_MAX_LOCAL_ADDRS
+                || inet_pton(AF_INET, optarg, &policy.local[policy.n_local]) != 1) {
                 fprintf(stderr, "--local-ip: not an IPv4 address (or too many): '%s'\n", optarg);
                 return 2;
             }
-            n_local++;
+            policy.n_local++;
+            break;
+        case 'M':
+            if (hlb_prefix_list_add(&policy.muxes, "--allow-mux", optarg) != 0) {
+                return 2;
+            }
+            break;
+        case 'V':
+            if (hlb_prefix_list_add(&policy.vips, "--allow-vip", optarg) != 0) {
+                return 2;
+            }
             break;
         default: usage();
         }
     }
-    if (!iface || !obj_path || !stats_path || n_local == 0) {
+    if (!iface || !obj_path || !stats_path || policy.n_local == 0) {
         usage();
     }
+    hlb_prefix_list_default_any(&policy.muxes);
+    hlb_prefix_list_default_any(&policy.vips);
     if (strcmp(mode, "auto") && strcmp(mode, "native") && strcmp(mode, "generic")) {
         fprintf(stderr, "--mode: must be auto, native or generic, got '%s'\n", mode);
         return 2;
@@ -134,13 +167,22 @@ int main(int argc, char **argv)
     int local_fd = bpf_object__find_map_fd_by_name(obj, "hlb_local_addrs");
     int vips_fd = bpf_object__find_map_fd_by_name(obj, "hlb_vip_counters");
     int counters_fd = bpf_object__find_map_fd_by_name(obj, "hlb_counters");
-    if (!prog || local_fd < 0 || vips_fd < 0 || counters_fd < 0) {
+    int muxes_fd = bpf_object__find_map_fd_by_name(obj, "hlb_allowed_muxes");
+    int allowed_vips_fd = bpf_object__find_map_fd_by_name(obj, "hlb_allowed_vips");
+    if (!prog || local_fd < 0 || vips_fd < 0 || counters_fd < 0 || muxes_fd < 0
+        || allowed_vips_fd < 0) {
         fprintf(stderr, "BPF object %s lacks hlb_xdp_decap or its maps\n", obj_path);
         return 1;
     }
-    for (int i = 0; i < n_local; i++) {
+    for (int i = 0; i < policy.n_local; i++) {
         uint8_t one = 1;
-        bpf_map_update_elem(local_fd, &local[i], &one, BPF_ANY);
+        bpf_map_update_elem(local_fd, &policy.local[i], &one, BPF_ANY);
+    }
+    /* Filled before the program is attached: no packet meets an empty list. */
+    if (fill_allow_map(muxes_fd, &policy.muxes) != 0
+        || fill_allow_map(allowed_vips_fd, &policy.vips) != 0) {
+        fprintf(stderr, "cannot fill the allow-lists of %s: %s\n", obj_path, strerror(errno));
+        return 1;
     }
 
     /* Never replace someone else's XDP program (UPDATE_IF_NOEXIST). */
