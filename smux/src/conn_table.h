@@ -43,10 +43,13 @@ enum hlb_conn_state {
 /* May be pushed out of a full bucket by a new entry: one packet from a forged source
  * makes such an entry, and a closing connection only needs its pin for its last
  * segments. */
+#define HLB_CONN_DISPLACEABLE                                                                 \
+    (1u << HLB_CONN_SYN | 1u << HLB_CONN_FIN | 1u << HLB_CONN_ADOPTED | 1u << HLB_CONN_UDP_FIRST)
 static inline int hlb_conn_displaceable(uint8_t state)
 {
-    return state == HLB_CONN_SYN || state == HLB_CONN_FIN || state == HLB_CONN_ADOPTED ||
-           state == HLB_CONN_UDP_FIRST;
+    /* One mask test: four compares in the victim scan of a full bucket cost about
+     * 10 cycles per insert when every packet is a new connection. */
+    return state < 32 && ((HLB_CONN_DISPLACEABLE >> state) & 1u);
 }
 
 struct hlb_conn_timeouts {  /* milliseconds */
