@@ -3,6 +3,7 @@ package org.hybridlb.solver.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -12,9 +13,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.Feasibility;
 import org.hybridlb.solver.assign.Instance;
 import org.hybridlb.solver.assign.SolverOptions;
+import org.hybridlb.solver.ilp.DuetIlp;
+import org.hybridlb.solver.ilp.IlpAlgorithm;
+import org.hybridlb.solver.ilp.MipOptions;
 import org.hybridlb.solver.io.ModelIo;
 import org.hybridlb.solver.io.Schema;
 import org.hybridlb.solver.model.Assignment;
@@ -30,6 +35,7 @@ import org.hybridlb.solver.workload.WorkloadGenerator;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /** assign --algorithm ilp and yoda-assign, run as an operator would. */
 class IlpCliTest {
@@ -106,6 +112,40 @@ class IlpCliTest {
         assertEquals(2, r.exit, r.err);
         assertTrue(r.err.contains("--tunnel-table: must not be negative, got -1"), r.err);
         assertEquals("", r.out);
+    }
+
+    @Test
+    void aCommandLeavesNoIlpOptionsBehind() {
+        // refused after its options were read (the budget needs --current), then one that runs
+        CliRun r = assign("--algorithm", "ilp", "--migration-budget", "0.1", "--time-limit", "3", "--gap", "0.2");
+        assertEquals(2, r.exit, r.err);
+        assertTrue(r.err.contains("--migration-budget: needs --current"), r.err);
+        DuetIlp.Options afterRefused = ((IlpAlgorithm) Algorithms.get("ilp")).options();
+        assertNull(afterRefused.migrationBudget);
+        assertEquals(MipOptions.DEFAULTS.timeLimitSeconds, afterRefused.mip.timeLimitSeconds);
+        r = assign("--algorithm", "ilp", "--time-limit", "7", "--gap", "0.25", "--minimise-mru");
+        assertEquals(0, r.exit, r.err);
+        // later code in the same JVM (another command, a test) gets the registry's defaults
+        DuetIlp.Options after = ((IlpAlgorithm) Algorithms.get("ilp")).options();
+        assertNull(after.migrationBudget);
+        assertFalse(after.minimiseMru);
+        assertEquals(MipOptions.DEFAULTS.timeLimitSeconds, after.mip.timeLimitSeconds);
+        assertEquals(MipOptions.DEFAULTS.relativeGap, after.mip.relativeGap);
+    }
+
+    @Test
+    void theCommandsIlpHasTheCommandsOptions() {
+        AssignCommand cmd = new AssignCommand();
+        new CommandLine(cmd).parseArgs("--topology", "t", "--vips", "v", "--traffic", "tr", "--algorithm", "ilp",
+                "--time-limit", "7", "--gap", "0.25", "--minimise-mru", "--migration-budget", "0.3",
+                "--solver", "gurobi");
+        DuetIlp.Options o = ((IlpAlgorithm) cmd.ilp.algorithm("ilp")).options();
+        assertEquals(7, o.mip.timeLimitSeconds);
+        assertEquals(0.25, o.mip.relativeGap);
+        assertTrue(o.minimiseMru);
+        assertEquals(0.3, o.migrationBudget);
+        assertEquals(MipOptions.Backend.GUROBI, o.mip.backend);
+        assertEquals("greedy-skip", cmd.ilp.algorithm("greedy-skip").name());
     }
 
     @Test
