@@ -15,6 +15,9 @@ import java.util.Locale;
  * says why in its notes.
  */
 public final class MipModel {
+    /** How far the checkers (Feasibility, YodaAssignment) let a row go over its capacity. */
+    static final double CHECKER_TOLERANCE = 1e-9;
+
     private static boolean nativesLoaded;
 
     private final MPSolver solver;
@@ -52,8 +55,8 @@ public final class MipModel {
     }
 
     /**
-     * Solve with the checkers' tolerance (1e-9 over a capacity) instead of SCIP's 1e-6, for
-     * models whose answer is used as is; a model solved only for its bound does not need it.
+     * Solve with the checkers' tolerance (1e-9 over a capacity) instead of SCIP's and Gurobi's
+     * 1e-6, for models whose answer is used as is; a model solved only for its bound does not need it.
      */
     public MipModel strict() {
         strict = true;
@@ -70,7 +73,7 @@ public final class MipModel {
         List<String> notes = new ArrayList<>();
         if (options.backend == MipOptions.Backend.GUROBI) {
             try {
-                return GurobiBridge.solve(solver, hintVars, hintValues, options, notes);
+                return GurobiBridge.solve(solver, hintVars, hintValues, options, strict, notes);
             } catch (GurobiBridge.Unavailable e) {
                 notes.add("Gurobi not used: " + e.getMessage() + "; solved with OR-Tools "
                         + engine.cliName() + " instead");

@@ -53,6 +53,21 @@ class MipModelTest {
         }
     }
 
+    @Test
+    void gurobiSolvesStrictModelsWithTheCheckersTolerance() throws Exception {
+        assumeTrue(canImportGurobipy(GurobiBridge.python()), "needs gurobipy");
+        MipOptions o = MipOptions.DEFAULTS.withBackend(MipOptions.Backend.GUROBI);
+        MipModel m = knapsack(o);
+        JsonNode strict = GurobiBridge.run(m.solver(), GurobiBridge.params(m.solver(), List.of(), List.of(), o, true), o);
+        assertEquals(1e-9, strict.path("feasibilityTol").asDouble(), 0, strict.toString());
+        assertEquals(1e-9, strict.path("intFeasTol").asDouble(), 0, strict.toString());
+        assertEquals(8.0, strict.path("objective").asDouble(), 1e-9, strict.toString());
+        // a model solved only for its bound keeps Gurobi's defaults
+        JsonNode loose = GurobiBridge.run(m.solver(), GurobiBridge.params(m.solver(), List.of(), List.of(), o, false), o);
+        assertEquals(1e-6, loose.path("feasibilityTol").asDouble(), 0, loose.toString());
+        assertEquals(1e-5, loose.path("intFeasTol").asDouble(), 0, loose.toString());
+    }
+
     /** 80 items of 3-7 into 40 bins of 15 (fewest bins), warm-started with two items per bin. */
     private static MipModel binPacking(MipOptions o) {
         MipModel m = MipModel.create("bins", o);
