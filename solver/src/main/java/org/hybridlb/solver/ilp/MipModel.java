@@ -94,13 +94,7 @@ public final class MipModel {
             solver.setSolverSpecificParametersAsString("num_workers: " + workers
                     + " relative_gap_limit: " + options.relativeGap);
         } else {
-            // Measured on the Duet models (solver/ILP.md): SCIP's root cut loop adds ~100 rows per
-            // round for ~30 s without moving the bound (the LP bound of these knapsack rows is
-            // already tight); a few rounds leave the time to the primal heuristics. The checkers
-            // allow 1e-9 over a capacity, SCIP's default tolerance 1e-6: a link filled "to 100%"
-            // by SCIP could be 100.0001% for the checker, so SCIP gets the checker's tolerance.
-            solver.setSolverSpecificParametersAsString(System.getProperty("hlb.scip.params",
-                    "separating/maxroundsroot = 3\n" + (strict ? "numerics/feastol = 1e-9\n" : "")));
+            solver.setSolverSpecificParametersAsString(scipParameters(strict, System.getProperty("hlb.scip.params")));
             if (options.threads > 0) {
                 solver.setNumThreads(options.threads);
             }
@@ -152,6 +146,21 @@ public final class MipModel {
                 solver.objective().maximization());
         status = statusByGap(status, objective, bound, options.relativeGap, by, notes);
         return new MipResult(status, values, objective, bound, seconds, by, notes);
+    }
+
+    /**
+     * SCIP's parameters: ours, then the user's ({@code hlb.scip.params}, "name = value" lines)
+     * appended, so that a user line changes one parameter (a later line for the same name wins)
+     * without dropping the others, in particular the checkers' tolerance.
+     */
+    static String scipParameters(boolean strict, String user) {
+        // Measured on the Duet models (solver/ILP.md): SCIP's root cut loop adds ~100 rows per
+        // round for ~30 s without moving the bound (the LP bound of these knapsack rows is
+        // already tight); a few rounds leave the time to the primal heuristics. The checkers
+        // allow 1e-9 over a capacity, SCIP's default tolerance 1e-6: a link filled "to 100%"
+        // by SCIP could be 100.0001% for the checker, so SCIP gets the checker's tolerance.
+        String ours = "separating/maxroundsroot = 3\n" + (strict ? "numerics/feastol = 1e-9\n" : ""); // CHECKER_TOLERANCE
+        return user == null || user.isBlank() ? ours : ours + user.strip() + "\n";
     }
 
     /**

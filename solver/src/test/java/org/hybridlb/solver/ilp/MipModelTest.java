@@ -54,6 +54,35 @@ class MipModelTest {
     }
 
     @Test
+    void userScipParametersAreAppendedToOurs() {
+        assertEquals("separating/maxroundsroot = 3\nnumerics/feastol = 1e-9\n", MipModel.scipParameters(true, null));
+        assertEquals("separating/maxroundsroot = 3\n", MipModel.scipParameters(false, " "));
+        // a user line comes last, so it wins for its parameter; the checkers' tolerance stays
+        assertEquals("separating/maxroundsroot = 3\nnumerics/feastol = 1e-9\nlimits/solutions = 1\n",
+                MipModel.scipParameters(true, "limits/solutions = 1\n"));
+    }
+
+    @Test
+    void userScipParametersReachScip() {
+        String before = System.getProperty("hlb.scip.params");
+        System.setProperty("hlb.scip.params", "limits/solutions = 1");
+        try {
+            // SCIP stops at its first solution: the bins stay at the warm start's 40, not the optimum
+            MipOptions o = MipOptions.DEFAULTS.withTimeLimit(20);
+            MipResult r = binPacking(o).strict().solve(o);
+            assertTrue(r.hasSolution(), r.status.name());
+            assertEquals(MipResult.Status.FEASIBLE, r.status);
+            assertTrue(r.objective > 29.5, "objective " + r.objective);
+        } finally {
+            if (before == null) {
+                System.clearProperty("hlb.scip.params");
+            } else {
+                System.setProperty("hlb.scip.params", before);
+            }
+        }
+    }
+
+    @Test
     void gurobiSolvesStrictModelsWithTheCheckersTolerance() throws Exception {
         assumeTrue(canImportGurobipy(GurobiBridge.python()), "needs gurobipy");
         MipOptions o = MipOptions.DEFAULTS.withBackend(MipOptions.Backend.GUROBI);
