@@ -108,8 +108,8 @@ public final class AssignCommand implements Callable<Integer> {
         if (out != null) {
             JsonOutput.checkWritable(out, "--out"); // before a solve that may take minutes
         }
-        ilp.apply();
         ilp.requireIlpSelected(spec.commandLine().getParseResult(), List.of(algorithm), "--algorithm");
+        ilp.options(); // a bad --gap, --solver, --migration-budget ... fails here, naming the option
         if (ilp.migrationBudget != null && current == null) {
             throw new IllegalArgumentException("--migration-budget: needs --current (the installed assignment "
                     + "whose moves it limits)");
@@ -121,12 +121,12 @@ public final class AssignCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--delta/--link-headroom/--smux-gbps: " + e.getMessage());
         }
-        AssignmentAlgorithm alg;
         try {
-            alg = Algorithms.get(algorithm);
+            Algorithms.get(algorithm);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--algorithm: " + e.getMessage());
         }
+        AssignmentAlgorithm alg = ilp.algorithm(algorithm); // "ilp" with this command's options
         ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), ProgressBar.wanted(progress));
         int phases = 6;
         bar.update("reading topology", 0, phases);

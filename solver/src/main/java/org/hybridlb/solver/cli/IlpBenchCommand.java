@@ -136,7 +136,7 @@ public final class IlpBenchCommand implements Callable<Integer> {
         } else if (vipsFile != null || trafficFile != null) {
             throw new IllegalArgumentException((vipsFile != null ? "--vips" : "--traffic") + ": needs --topology");
         }
-        IlpAlgorithm.setDefaults(new DuetIlp.Options(mip.toOptions(), minimiseMru, null));
+        DuetIlp.Options ilpOptions = new DuetIlp.Options(mip.toOptions(), minimiseMru, null);
         long g0 = System.nanoTime();
         Topology topo;
         VipSet vips;
@@ -207,7 +207,7 @@ public final class IlpBenchCommand implements Callable<Integer> {
         List<Double> seconds = new ArrayList<>();
         Double bound = null;
         for (String name : algorithms) {
-            AssignmentAlgorithm alg = Algorithms.get(name);
+            AssignmentAlgorithm alg = name.equals("ilp") ? new IlpAlgorithm(ilpOptions) : Algorithms.get(name);
             long t0 = System.nanoTime();
             Assignment a = alg.assign(in, null);
             double s = (System.nanoTime() - t0) / 1e9;

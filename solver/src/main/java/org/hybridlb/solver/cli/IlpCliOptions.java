@@ -2,6 +2,8 @@ package org.hybridlb.solver.cli;
 
 import java.io.PrintWriter;
 import java.util.List;
+import org.hybridlb.solver.assign.Algorithms;
+import org.hybridlb.solver.assign.AssignmentAlgorithm;
 import org.hybridlb.solver.ilp.DuetIlp;
 import org.hybridlb.solver.ilp.IlpAlgorithm;
 import org.hybridlb.solver.ilp.MipResult;
@@ -15,8 +17,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * Options of the {@code ilp} algorithm, mixed into {@code assign} and {@code simulate}:
- * the MIP options plus the Duet-specific ones. {@link #apply()} hands them to the registry's
- * "ilp" before the algorithm is built.
+ * the MIP options plus the Duet-specific ones. {@link #algorithm} builds "ilp" with them (and
+ * any other algorithm from the registry): nothing is stored globally, so a command that is
+ * refused, or one run before, leaves no options behind for the next.
  */
 public final class IlpCliOptions {
     @Mixin
@@ -34,9 +37,14 @@ public final class IlpCliOptions {
     @Spec
     CommandSpec self;
 
-    /** Validates the options and makes them the registry's "ilp" defaults. */
-    public void apply() {
-        IlpAlgorithm.setDefaults(new DuetIlp.Options(mip.toOptions(), minimiseMru, migrationBudget));
+    /** The validated options; IllegalArgumentException (exit 2) naming the bad option. */
+    public DuetIlp.Options options() {
+        return new DuetIlp.Options(mip.toOptions(), minimiseMru, migrationBudget);
+    }
+
+    /** The algorithm of that name: "ilp" with these options, any other from the registry. */
+    public AssignmentAlgorithm algorithm(String name) {
+        return name.equals("ilp") ? new IlpAlgorithm(options()) : Algorithms.get(name);
     }
 
     /**

@@ -114,8 +114,8 @@ public final class SimulateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ilp.apply();
         ilp.requireIlpSelected(spec.commandLine().getParseResult(), algorithms, "--algorithms");
+        ilp.options(); // bad ilp options fail before any work
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
         if (replot != null) {
@@ -144,7 +144,7 @@ public final class SimulateCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--delta: " + e.getMessage());
         }
-        TraceSimulator.Options options = new TraceSimulator.Options(algorithms, solver, !noPlan,
+        TraceSimulator.Options options = new TraceSimulator.Options(algorithms, ilp::algorithm, solver, !noPlan,
                 new PlannerOptions(true, maxTransientGbps == null ? PlannerOptions.UNBOUNDED : maxTransientGbps * 1e9));
 
         ProgressBar bar = new ProgressBar(err, ProgressBar.wanted(progress));

@@ -46,7 +46,42 @@ final class GurobiBridge {
     }
 
     static MipResult solve(MPSolver solver, List<MPVariable> hintVars, List<Double> hintValues,
-                           MipOptions options, List<String> notes) throws Unavailable {
+                           MipOptions options, boolean strict, List<String> notes) throws Unavailable {
+        long t0 = System.nanoTime();
+        JsonNode r = run(solver, params(solver, hintVars, hintValues, options, strict), options);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        if (r.has("error")) {
+            throw new Unavailable(explain(r.get("error")));
+        }
+        return toResult(solver, r, seconds, options, notes);
+    }
+
+    /**
+     * What the bridge is told: sense, limits, the warm start, and for a strict model (an answer
+     * used as is) the checkers' tolerance of 1e-9, the least Gurobi accepts for FeasibilityTol
+     * and IntFeasTol (defaults 1e-6 and 1e-5: a row "full" for Gurobi could be over for the checker).
+     */
+    static ObjectNode params(MPSolver solver, List<MPVariable> hintVars, List<Double> hintValues,
+                             MipOptions options, boolean strict) {
+        ObjectNode params = ModelIo.MAPPER.createObjectNode();
+        params.put("maximize", solver.objective().maximization());
+        params.put("timeLimit", options.timeLimitSeconds);
+        params.put("gap", options.relativeGap);
+        params.put("threads", options.threads);
+        params.put("verbose", options.verbose);
+        if (strict) {
+            params.put("feasibilityTol", MipModel.CHECKER_TOLERANCE);
+            params.put("intFeasTol", MipModel.CHECKER_TOLERANCE);
+        }
+        ObjectNode start = params.putObject("start");
+        for (int i = 0; i < hintVars.size(); i++) {
+            start.put(hintVars.get(i).name(), hintValues.get(i));
+        }
+        return params;
+    }
+
+    /** Runs gurobi_bridge.py on the model exported as MPS; its JSON answer (or {"error": ...}). */
+    static JsonNode run(MPSolver solver, ObjectNode params, MipOptions options) throws Unavailable {
         Path dir = null;
         try {
             dir = Files.createTempDirectory("hlb-gurobi-");
@@ -59,16 +94,6 @@ final class GurobiBridge {
             }
             Path mps = dir.resolve("model.mps");
             Files.writeString(mps, solver.exportModelAsMpsFormat(false, false), StandardCharsets.UTF_8);
-            ObjectNode params = ModelIo.MAPPER.createObjectNode();
-            params.put("maximize", solver.objective().maximization());
-            params.put("timeLimit", options.timeLimitSeconds);
-            params.put("gap", options.relativeGap);
-            params.put("threads", options.threads);
-            params.put("verbose", options.verbose);
-            ObjectNode start = params.putObject("start");
-            for (int i = 0; i < hintVars.size(); i++) {
-                start.put(hintVars.get(i).name(), hintValues.get(i));
-            }
             Path paramsFile = dir.resolve("params.json");
             Path resultFile = dir.resolve("result.json");
             ModelIo.MAPPER.writeValue(paramsFile.toFile(), params);
@@ -78,7 +103,6 @@ final class GurobiBridge {
             pb.redirectErrorStream(true);
             pb.redirectOutput(options.verbose ? ProcessBuilder.Redirect.INHERIT
                     : ProcessBuilder.Redirect.to(dir.resolve("log.txt").toFile()));
-            long t0 = System.nanoTime();
             Process proc;
             try {
                 proc = pb.start();
@@ -91,17 +115,12 @@ final class GurobiBridge {
                 proc.destroyForcibly();
                 throw new Unavailable("gurobipy did not answer within " + limitSeconds + " s");
             }
-            double seconds = (System.nanoTime() - t0) / 1e9;
             if (!Files.exists(resultFile)) {
                 String log = Files.exists(dir.resolve("log.txt")) ? tail(Files.readString(dir.resolve("log.txt")))
                         : "";
                 throw new Unavailable(python() + " exited with " + proc.exitValue() + " and no answer " + log);
             }
-            JsonNode r = ModelIo.MAPPER.readTree(resultFile.toFile());
-            if (r.has("error")) {
-                throw new Unavailable(explain(r.get("error")));
-            }
-            return toResult(solver, r, seconds, options, notes);
+            return ModelIo.MAPPER.readTree(resultFile.toFile());
         } catch (IOException e) {
             throw new Unavailable("bridge I/O failed: " + e.getMessage());
         } catch (InterruptedException e) {

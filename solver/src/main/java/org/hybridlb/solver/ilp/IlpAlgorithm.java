@@ -6,30 +6,23 @@ import org.hybridlb.solver.model.Assignment;
 
 /**
  * {@code ilp} in the algorithm registry: {@link DuetIlp} warm-started from the greedy. The
- * registry builds algorithms without arguments, so the CLI sets the options once
- * ({@link #setDefaults}, from {@code --time-limit}, {@code --gap}, {@code --solver}, ...) before
- * asking the registry for "ilp".
+ * registry builds it with the default options; a command with {@code --time-limit},
+ * {@code --gap}, {@code --solver}, ... builds its own with {@link #IlpAlgorithm(DuetIlp.Options)}
+ * (no shared state, so one command's options never reach another's).
  */
 public final class IlpAlgorithm implements AssignmentAlgorithm {
-    private static volatile DuetIlp.Options defaults = DuetIlp.Options.defaults();
-
     private final DuetIlp.Options options;
 
     public IlpAlgorithm() {
-        this(defaults);
+        this(DuetIlp.Options.defaults());
     }
 
     public IlpAlgorithm(DuetIlp.Options options) {
         this.options = options;
     }
 
-    /** Options every registry-built "ilp" uses from now on. */
-    public static void setDefaults(DuetIlp.Options o) {
-        defaults = o;
-    }
-
-    public static DuetIlp.Options defaults() {
-        return defaults;
+    public DuetIlp.Options options() {
+        return options;
     }
 
     @Override

@@ -15,6 +15,9 @@ import java.util.Locale;
  * says why in its notes.
  */
 public final class MipModel {
+    /** How far the checkers (Feasibility, YodaAssignment) let a row go over its capacity. */
+    static final double CHECKER_TOLERANCE = 1e-9;
+
     private static boolean nativesLoaded;
 
     private final MPSolver solver;
@@ -52,8 +55,8 @@ public final class MipModel {
     }
 
     /**
-     * Solve with the checkers' tolerance (1e-9 over a capacity) instead of SCIP's 1e-6, for
-     * models whose answer is used as is; a model solved only for its bound does not need it.
+     * Solve with the checkers' tolerance (1e-9 over a capacity) instead of SCIP's and Gurobi's
+     * 1e-6, for models whose answer is used as is; a model solved only for its bound does not need it.
      */
     public MipModel strict() {
         strict = true;
@@ -70,7 +73,7 @@ public final class MipModel {
         List<String> notes = new ArrayList<>();
         if (options.backend == MipOptions.Backend.GUROBI) {
             try {
-                return GurobiBridge.solve(solver, hintVars, hintValues, options, notes);
+                return GurobiBridge.solve(solver, hintVars, hintValues, options, strict, notes);
             } catch (GurobiBridge.Unavailable e) {
                 notes.add("Gurobi not used: " + e.getMessage() + "; solved with OR-Tools "
                         + engine.cliName() + " instead");
@@ -91,13 +94,7 @@ public final class MipModel {
             solver.setSolverSpecificParametersAsString("num_workers: " + workers
                     + " relative_gap_limit: " + options.relativeGap);
         } else {
-            // Measured on the Duet models (solver/ILP.md): SCIP's root cut loop adds ~100 rows per
-            // round for ~30 s without moving the bound (the LP bound of these knapsack rows is
-            // already tight); a few rounds leave the time to the primal heuristics. The checkers
-            // allow 1e-9 over a capacity, SCIP's default tolerance 1e-6: a link filled "to 100%"
-            // by SCIP could be 100.0001% for the checker, so SCIP gets the checker's tolerance.
-            solver.setSolverSpecificParametersAsString(System.getProperty("hlb.scip.params",
-                    "separating/maxroundsroot = 3\n" + (strict ? "numerics/feastol = 1e-9\n" : "")));
+            solver.setSolverSpecificParametersAsString(scipParameters(strict, System.getProperty("hlb.scip.params")));
             if (options.threads > 0) {
                 solver.setNumThreads(options.threads);
             }
@@ -149,6 +146,21 @@ public final class MipModel {
                 solver.objective().maximization());
         status = statusByGap(status, objective, bound, options.relativeGap, by, notes);
         return new MipResult(status, values, objective, bound, seconds, by, notes);
+    }
+
+    /**
+     * SCIP's parameters: ours, then the user's ({@code hlb.scip.params}, "name = value" lines)
+     * appended, so that a user line changes one parameter (a later line for the same name wins)
+     * without dropping the others, in particular the checkers' tolerance.
+     */
+    static String scipParameters(boolean strict, String user) {
+        // Measured on the Duet models (solver/ILP.md): SCIP's root cut loop adds ~100 rows per
+        // round for ~30 s without moving the bound (the LP bound of these knapsack rows is
+        // already tight); a few rounds leave the time to the primal heuristics. The checkers
+        // allow 1e-9 over a capacity, SCIP's default tolerance 1e-6: a link filled "to 100%"
+        // by SCIP could be 100.0001% for the checker, so SCIP gets the checker's tolerance.
+        String ours = "separating/maxroundsroot = 3\n" + (strict ? "numerics/feastol = 1e-9\n" : ""); // CHECKER_TOLERANCE
+        return user == null || user.isBlank() ? ours : ours + user.strip() + "\n";
     }
 
     /**

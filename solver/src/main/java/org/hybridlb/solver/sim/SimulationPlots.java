@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
@@ -22,7 +23,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 /**
  * PNG figures of a simulation, analogues of Duet Fig. 3.16 (SMuxes, Duet vs Ananta), Fig. 3.18
  * (Duet vs Random) and Fig. 3.20 (sticky vs non-sticky vs one-time: HMux share, traffic
- * shuffled, SMuxes). Each algorithm keeps one colour in every figure.
+ * shuffled, SMuxes), and, when algorithms are compared, SMuxes and solve time per interval.
+ * Each algorithm keeps one colour in every figure.
  */
 public final class SimulationPlots {
     private static final int WIDTH = 1000;
@@ -107,8 +109,30 @@ public final class SimulationPlots {
             }
             files.add(save(chart, dir, "smuxes-migration"));
         }
+        for (Map.Entry<String, XYChart> c : comparisonCharts(by).entrySet()) {
+            files.add(save(c.getValue(), dir, c.getKey()));
+        }
         files.add(save(barChart(report), dir, "smuxes-by-algorithm"));
         return files;
+    }
+
+    /**
+     * With more than one algorithm (e.g. {@code --algorithms greedy,ilp}), each interval side by
+     * side: the SMuxes each needs and the time it took to assign, by file name. The solve time
+     * goes on a log axis when it spans orders of magnitude (a greedy's milliseconds against an
+     * ILP's time limit).
+     */
+    static Map<String, XYChart> comparisonCharts(Map<String, List<IntervalResult>> by) {
+        Map<String, XYChart> charts = new LinkedHashMap<>();
+        if (by.size() < 2) {
+            return charts;
+        }
+        List<String> all = new ArrayList<>(by.keySet());
+        charts.put("smuxes-per-interval", timeChart(by, all, r -> r.smuxCount, "SMuxes needed per interval, by algorithm",
+                "SMuxes = max(unassigned, failure, transient) (log scale)", true, false));
+        charts.put("solve-time", timeChart(by, all, r -> r.solveMillis / 1000, "Time to assign each interval, by algorithm",
+                "Solve time (s) (log scale)", true, false));
+        return charts;
     }
 
     private static List<String> present(Map<String, List<IntervalResult>> by, List<String> names) {

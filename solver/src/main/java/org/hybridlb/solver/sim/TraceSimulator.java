@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.AssignmentAlgorithm;
 import org.hybridlb.solver.assign.Instance;
@@ -39,12 +40,19 @@ public final class TraceSimulator {
     /** What to run. */
     public static final class Options {
         public final List<String> algorithms;
+        /** Builds an algorithm by name: the registry, or a command's with its own ilp options. */
+        public final Function<String, AssignmentAlgorithm> factory;
         public final SolverOptions solver;
         /** Plan each migration (costs time at scale; the plan figures are -1/NaN when off). */
         public final boolean planMigrations;
         public final PlannerOptions planner;
 
         public Options(List<String> algorithms, SolverOptions solver, boolean planMigrations, PlannerOptions planner) {
+            this(algorithms, Algorithms::get, solver, planMigrations, planner);
+        }
+
+        public Options(List<String> algorithms, Function<String, AssignmentAlgorithm> factory, SolverOptions solver,
+                       boolean planMigrations, PlannerOptions planner) {
             if (algorithms.isEmpty()) {
                 throw new IllegalArgumentException("--algorithms: name at least one algorithm");
             }
@@ -52,6 +60,7 @@ public final class TraceSimulator {
                 Algorithms.get(a); // fails early, naming the known ones
             }
             this.algorithms = List.copyOf(algorithms);
+            this.factory = factory;
             this.solver = solver;
             this.planMigrations = planMigrations;
             this.planner = planner;
@@ -67,7 +76,7 @@ public final class TraceSimulator {
         Map<String, AssignmentAlgorithm> algos = new LinkedHashMap<>();
         Map<String, Assignment> current = new HashMap<>();
         for (String name : o.algorithms) {
-            algos.put(name, Algorithms.get(name));
+            algos.put(name, o.factory.apply(name));
         }
         List<IntervalResult> out = new ArrayList<>();
         long total = (long) trace.intervals.size() * algos.size();

@@ -2,9 +2,11 @@
 
 Usage: gurobi_bridge.py MODEL.mps PARAMS.json RESULT.json
 PARAMS: {"maximize": bool, "timeLimit": s, "gap": g, "threads": n, "verbose": bool,
+         "feasibilityTol": t, "intFeasTol": t (optional, Gurobi's defaults 1e-6 and 1e-5 otherwise),
          "start": {varName: value}}
 RESULT: {"status": "optimal"|"time_limit"|"infeasible"|..., "objective", "bound",
-         "values": {varName: value} (non-zero only), "version", "licence"}
+         "values": {varName: value} (non-zero only), "version", "solutions",
+         "feasibilityTol", "intFeasTol" (the tolerances Gurobi solved with)}
      or {"error": {"code": errno or "import", "message": text}} when Gurobi cannot be used.
 gurobipy finds a full licence the usual way (GRB_LICENSE_FILE, ~/gurobi.lic, WLS) and otherwise
 uses the size-limited licence bundled with the PyPI package.
@@ -38,6 +40,11 @@ def main():
         m.Params.MIPGap = p["gap"]
         if p.get("threads"):
             m.Params.Threads = p["threads"]
+        # the Java side's checkers allow 1e-9 over a row: it asks for that (Gurobi's minimum)
+        if p.get("feasibilityTol"):
+            m.Params.FeasibilityTol = p["feasibilityTol"]
+        if p.get("intFeasTol"):
+            m.Params.IntFeasTol = p["intFeasTol"]
         start = p.get("start") or {}
         if start:
             for v in m.getVars():
@@ -51,7 +58,9 @@ def main():
              GRB.INF_OR_UNBD: "infeasible", GRB.UNBOUNDED: "unbounded", GRB.INTERRUPTED: "interrupted"}
     doc = {"status": names.get(m.Status, "status_%d" % m.Status),
            "version": "%d.%d.%d" % gp.gurobi.version(),
-           "solutions": m.SolCount}
+           "solutions": m.SolCount,
+           "feasibilityTol": m.Params.FeasibilityTol,
+           "intFeasTol": m.Params.IntFeasTol}
     if m.SolCount > 0:
         doc["objective"] = m.ObjVal
         doc["bound"] = m.ObjBound

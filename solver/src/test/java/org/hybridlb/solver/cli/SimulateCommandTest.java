@@ -9,6 +9,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.hybridlb.solver.io.ModelIo;
+import org.hybridlb.solver.model.TableCapacity;
 import org.hybridlb.solver.topology.DuetClos;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,6 +67,24 @@ class SimulateCommandTest {
             assertEquals(before.get(i).split(",")[0], after.get(i).split(",")[0]);
             assertEquals(before.get(i).split(",")[col], after.get(i).split(",")[col]);
         }
+    }
+
+    @Test
+    void greedyAgainstIlpGetsThePerIntervalComparisonFigures() throws Exception {
+        // small tables, so that the ILP has something to solve
+        Path t = dir.resolve("small-tables.json");
+        ModelIo.write(t, DuetClos.generate(DuetClos.Params.small(2, 4, 2, 2).tables(new TableCapacity(16384, 64, 8))));
+        Path outDir = dir.resolve("cmp");
+        int rc = run("simulate", "--topology", t.toString(), "--vips-count", "100", "--intervals", "2",
+                "--algorithms", "greedy-skip,ilp", "--time-limit", "3", "--no-plan", "--out", outDir.toString(),
+                "--no-progress");
+        assertEquals(0, rc, err);
+        for (String png : new String[] {"smuxes-per-interval.png", "solve-time.png", "hmux-share.png"}) {
+            assertTrue(Files.size(outDir.resolve(png)) > 1000, png);
+            assertTrue(out.contains(outDir.resolve(png).toString()), out);
+        }
+        java.util.List<String> csv = Files.readAllLines(outDir.resolve("intervals.csv"));
+        assertEquals(2, csv.stream().filter(l -> l.startsWith("ilp,")).count(), csv.toString());
     }
 
     @Test

@@ -8,11 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.statistics.Statistics;
 import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.Feasibility;
 import org.hybridlb.solver.assign.Instance;
@@ -236,6 +238,101 @@ class DuetIlpTest {
             assertEquals(bruteForceMinMru(in, a.hmuxTrafficShare), a.mru, 1e-6);
         }
         assertTrue(a.hmuxTrafficShare >= Algorithms.get("greedy-skip").assign(in, null).hmuxTrafficShare - 1e-12);
+    }
+
+    /**
+     * A random installed assignment (each VIP on the SMuxes or any switch, fitting or not: the
+     * traffic has changed since) and a random --migration-budget: the answer passes the checker,
+     * moves at most the budget and is the best that does (enumeration), or ilp refuses with the
+     * documented error, and never when the installed assignment still fits (it moves nothing).
+     */
+    @Property(tries = 60)
+    void migrationBudgetIsKeptOrRefused(@ForAll @IntRange(min = 1, max = 5) int nVips, @ForAll long seed,
+                                        @ForAll @IntRange(min = 0, max = 20) int budgetTwentieths) {
+        Random r = new Random(seed);
+        TableCapacity[] caps = new TableCapacity[4];
+        for (int i = 0; i < 4; i++) {
+            caps[i] = r.nextInt(3) == 0 ? NONE : new TableCapacity(16384, 2 + r.nextInt(4), 1 + r.nextInt(3));
+        }
+        Topology t = fabric(caps[0], caps[1], caps[2], caps[3], 1e9);
+        List<Vip> vs = new ArrayList<>();
+        double[] tr = new double[nVips];
+        Map<String, String> installed = new LinkedHashMap<>();
+        String[] places = {Assignment.SMUX, "c0", "a0", "t0", "t1"};
+        for (int v = 0; v < nVips; v++) {
+            int k = 1 + r.nextInt(3);
+            int[] hosts = new int[k];
+            for (int i = 0; i < k; i++) {
+                hosts[i] = (v + i) % 6;
+            }
+            vs.add(vip(v + 1, hosts));
+            tr[v] = (1 + r.nextInt(10)) * 2e7;
+            installed.put("100.0.0." + (v + 1), places[r.nextInt(places.length)]);
+        }
+        Instance in = Instance.build(t, new VipSet(vs), traffic(tr), SolverOptions.defaults());
+        Assignment current = new Assignment("installed", installed, 0, 0, 0, null);
+        double budget = budgetTwentieths / 20.0;
+        double best = bruteForceBestWithin(in, current, budget);
+        try {
+            Assignment a = DuetIlp.solve(in, current, new DuetIlp.Options(MIP, false, budget));
+            assertEquals(List.of(), Feasibility.violations(in, a));
+            double moved = movedShare(in, current, a);
+            assertTrue(moved <= budget + 1e-9, "moved " + moved + " > budget " + budget);
+            assertEquals(moved, a.solver.movedShare, 1e-9);
+            assertEquals(best, a.hmuxTrafficShare, 1e-9, () -> String.join("; ", a.solver.notes));
+            Statistics.label("ilp").collect(moved > 0 ? "answer, moves some" : "answer, moves nothing");
+        } catch (NoAssignmentException e) {
+            Statistics.label("ilp").collect("refused");
+            String prefix = String.format(Locale.ROOT, "--migration-budget %s: no assignment found that moves at "
+                    + "most %.2f%% of the traffic; the least-moving feasible one found moves ", budget, 100 * budget);
+            assertTrue(e.getMessage().startsWith(prefix) && e.getMessage().endsWith("%"), e.getMessage());
+            double leastMoved = Double.parseDouble(e.getMessage().substring(prefix.length(),
+                    e.getMessage().length() - 1));
+            assertTrue(leastMoved > 100 * budget - 0.005, e.getMessage());
+            assertTrue(!Feasibility.violations(in, current).isEmpty(),
+                    "refused although the installed assignment fits and moves nothing: " + e.getMessage());
+        }
+        // the tries must reach each outcome, or the property proves little
+        Statistics.label("ilp").coverage(c -> {
+            c.check("refused").count(n -> n > 0);
+            c.check("answer, moves some").count(n -> n > 0);
+        });
+    }
+
+    /** Share of the traffic whose VIP left the switch it was installed on. */
+    static double movedShare(Instance in, Assignment current, Assignment a) {
+        double moved = 0;
+        for (int v = 0; v < in.vipCount(); v++) {
+            String was = current.placementOf(in.vipId(v));
+            if (!Assignment.SMUX.equals(was) && !was.equals(a.placementOf(in.vipId(v)))) {
+                moved += in.trafficBps(v);
+            }
+        }
+        return moved / in.totalTrafficBps();
+    }
+
+    /** Best HMux share over every placement that passes the checker and moves at most {@code budget}; -1 if none. */
+    static double bruteForceBestWithin(Instance in, Assignment current, double budget) {
+        int nv = in.vipCount();
+        int ns = in.switchCount();
+        double best = -1;
+        long combos = (long) Math.pow(ns + 1, nv);
+        for (long k = 0; k < combos; k++) {
+            long x = k;
+            Map<String, String> map = new LinkedHashMap<>();
+            double share = 0;
+            for (int v = 0; v < nv; v++) {
+                int c = (int) (x % (ns + 1)) - 1;
+                x /= ns + 1;
+                map.put(in.vipId(v), c < 0 ? Assignment.SMUX : in.switchId(c));
+                share += c >= 0 ? in.trafficBps(v) : 0;
+            }
+            Assignment a = new Assignment("enum", map, 0, 0, 0, null);
+            if (movedShare(in, current, a) <= budget + 1e-9 && Feasibility.violations(in, a).isEmpty()) {
+                best = Math.max(best, share / in.totalTrafficBps());
+            }
+        }
+        return best;
     }
 
     /** Best HMux share over every placement (each VIP on the SMuxes or any switch) that passes the checker. */

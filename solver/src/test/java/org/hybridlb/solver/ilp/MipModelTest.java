@@ -4,13 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.ortools.linearsolver.MPConstraint;
 import com.google.ortools.linearsolver.MPObjective;
 import com.google.ortools.linearsolver.MPSolver;
 import com.google.ortools.linearsolver.MPVariable;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.hybridlb.solver.io.ModelIo;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The MIP layer on a knapsack whose optimum (8: items b and c) is known by hand. */
 class MipModelTest {
@@ -45,6 +51,50 @@ class MipModelTest {
             assertEquals(1.0, r.values[2], 1e-6);
             assertEquals(0.0, r.gap, 1e-6);
         }
+    }
+
+    @Test
+    void userScipParametersAreAppendedToOurs() {
+        assertEquals("separating/maxroundsroot = 3\nnumerics/feastol = 1e-9\n", MipModel.scipParameters(true, null));
+        assertEquals("separating/maxroundsroot = 3\n", MipModel.scipParameters(false, " "));
+        // a user line comes last, so it wins for its parameter; the checkers' tolerance stays
+        assertEquals("separating/maxroundsroot = 3\nnumerics/feastol = 1e-9\nlimits/solutions = 1\n",
+                MipModel.scipParameters(true, "limits/solutions = 1\n"));
+    }
+
+    @Test
+    void userScipParametersReachScip() {
+        String before = System.getProperty("hlb.scip.params");
+        System.setProperty("hlb.scip.params", "limits/solutions = 1");
+        try {
+            // SCIP stops at its first solution: the bins stay at the warm start's 40, not the optimum
+            MipOptions o = MipOptions.DEFAULTS.withTimeLimit(20);
+            MipResult r = binPacking(o).strict().solve(o);
+            assertTrue(r.hasSolution(), r.status.name());
+            assertEquals(MipResult.Status.FEASIBLE, r.status);
+            assertTrue(r.objective > 29.5, "objective " + r.objective);
+        } finally {
+            if (before == null) {
+                System.clearProperty("hlb.scip.params");
+            } else {
+                System.setProperty("hlb.scip.params", before);
+            }
+        }
+    }
+
+    @Test
+    void gurobiSolvesStrictModelsWithTheCheckersTolerance() throws Exception {
+        assumeTrue(canImportGurobipy(GurobiBridge.python()), "needs gurobipy");
+        MipOptions o = MipOptions.DEFAULTS.withBackend(MipOptions.Backend.GUROBI);
+        MipModel m = knapsack(o);
+        JsonNode strict = GurobiBridge.run(m.solver(), GurobiBridge.params(m.solver(), List.of(), List.of(), o, true), o);
+        assertEquals(1e-9, strict.path("feasibilityTol").asDouble(), 0, strict.toString());
+        assertEquals(1e-9, strict.path("intFeasTol").asDouble(), 0, strict.toString());
+        assertEquals(8.0, strict.path("objective").asDouble(), 1e-9, strict.toString());
+        // a model solved only for its bound keeps Gurobi's defaults
+        JsonNode loose = GurobiBridge.run(m.solver(), GurobiBridge.params(m.solver(), List.of(), List.of(), o, false), o);
+        assertEquals(1e-6, loose.path("feasibilityTol").asDouble(), 0, loose.toString());
+        assertEquals(1e-5, loose.path("intFeasTol").asDouble(), 0, loose.toString());
     }
 
     /** 80 items of 3-7 into 40 bins of 15 (fewest bins), warm-started with two items per bin. */
@@ -191,6 +241,69 @@ class MipModelTest {
         assertTrue(r.notes.get(0).contains("size-limited licence"), r.notes.get(0));
     }
 
+    @Test
+    void explainTurnsGurobiErrorsIntoAdvice() {
+        // gurobipy's errno arrives as a JSON number
+        String invalid = GurobiBridge.explain(error(10009, "No HostID specified in license file"));
+        assertEquals("no valid Gurobi licence (No HostID specified in license file); set GRB_LICENSE_FILE to "
+                + "a gurobi.lic", invalid);
+        String tooLarge = GurobiBridge.explain(error(10010, "Model too large for size-limited license"));
+        assertEquals("model too large for gurobipy's size-limited licence (at most 2000 variables and 2000 "
+                + "constraints): Model too large for size-limited license", tooLarge);
+        assertEquals("Gurobi error 10001: Out of memory", GurobiBridge.explain(error(10001, "Out of memory")));
+    }
+
+    private static JsonNode error(int code, String message) {
+        ObjectNode e = ModelIo.MAPPER.createObjectNode();
+        e.put("code", code);
+        e.put("message", message);
+        return e;
+    }
+
+    /**
+     * A GRB_LICENSE_FILE that is not a licence: gurobipy does not fall back to its bundled
+     * size-limited licence but fails with error 10009 (measured with gurobipy 13.0.3 for a file of
+     * garbage, a missing file, a directory and an expired key), and the model goes to SCIP.
+     */
+    @Test
+    void invalidGurobiLicenceFallsBackToOrToolsWithAClearMessage(@TempDir Path tmp) throws Exception {
+        String python = GurobiBridge.python();
+        assumeTrue(canImportGurobipy(python), "needs gurobipy");
+        Path licence = tmp.resolve("gurobi.lic");
+        Files.writeString(licence, "this is not a licence\n");
+        Path wrapper = tmp.resolve("python-with-bad-licence");
+        Files.writeString(wrapper, "#!/bin/sh\nGRB_LICENSE_FILE='" + licence + "' exec '" + python + "' \"$@\"\n");
+        assumeTrue(wrapper.toFile().setExecutable(true), "cannot make a test script executable");
+        String before = System.getProperty("hlb.python");
+        System.setProperty("hlb.python", wrapper.toString());
+        try {
+            MipOptions o = MipOptions.DEFAULTS.withBackend(MipOptions.Backend.GUROBI);
+            MipResult r = knapsack(o).solve(o);
+            assertEquals("ortools/scip", r.solvedBy);
+            assertEquals(8.0, r.objective, 1e-6);
+            assertEquals(1, r.notes.size(), r.notes.toString());
+            String note = r.notes.get(0);
+            assertTrue(note.startsWith("Gurobi not used: no valid Gurobi licence ("), note);
+            assertTrue(note.contains("set GRB_LICENSE_FILE to a gurobi.lic"), note);
+            assertTrue(note.endsWith("solved with OR-Tools scip instead"), note);
+        } finally {
+            if (before == null) {
+                System.clearProperty("hlb.python");
+            } else {
+                System.setProperty("hlb.python", before);
+            }
+        }
+    }
+
+    static boolean canImportGurobipy(String python) {
+        try {
+            Process p = new ProcessBuilder(python, "-c", "import gurobipy").start();
+            return p.waitFor() == 0;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
     /** True when python3 has gurobipy and no full licence is configured. */
     static boolean gurobipyWithoutFullLicence() {
         if (System.getenv("GRB_LICENSE_FILE") != null
@@ -198,11 +311,6 @@ class MipModelTest {
                 || java.nio.file.Files.exists(java.nio.file.Path.of("/opt/gurobi/gurobi.lic"))) {
             return false;
         }
-        try {
-            Process p = new ProcessBuilder(GurobiBridge.python(), "-c", "import gurobipy").start();
-            return p.waitFor() == 0;
-        } catch (Exception e) {
-            return false;
-        }
+        return canImportGurobipy(GurobiBridge.python());
     }
 }
