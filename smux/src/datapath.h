@@ -14,7 +14,7 @@
 #define HLB_MAX_PORTS 2
 #define HLB_MAX_BURST 64
 /* What the I/O loop receives at once: testpmd's default.  Measured against 64
- * (smux/README.md, round 11): 2-3% faster stateless and with 1M connections, the
+ * (smux/README.md, round 9): 2-3% faster stateless and with 1M connections, the
  * same insert rate; the mbufs of a burst (four lines each) stay in L1. */
 #define HLB_RX_BURST 32
 
