@@ -77,6 +77,29 @@ static inline int hlb_prefix_list_add(struct hlb_prefix_list *list, const char *
     return 0;
 }
 
+/* One option of the policy, as both decapsulators take it: 'l' --local-ip ADDR,
+ * 'M' --allow-mux PREFIX, 'V' --allow-vip PREFIX.  Returns 0, or -1 after printing
+ * an error that names the option and the value. */
+static inline int hlb_policy_option(struct hlb_policy *policy, int option, const char *arg)
+{
+    switch (option) {
+    case 'l':
+        if (policy->n_local == HLB_MAX_LOCAL_ADDRS
+            || inet_pton(AF_INET, arg, &policy->local[policy->n_local]) != 1) {
+            fprintf(stderr, "--local-ip: not an IPv4 address (or too many): '%s'\n", arg);
+            return -1;
+        }
+        policy->n_local++;
+        return 0;
+    case 'M':
+        return hlb_prefix_list_add(&policy->muxes, "--allow-mux", arg);
+    case 'V':
+        return hlb_prefix_list_add(&policy->vips, "--allow-vip", arg);
+    default:
+        return -1;
+    }
+}
+
 /* An allow-list given empty accepts any address. */
 static inline void hlb_prefix_list_default_any(struct hlb_prefix_list *list)
 {

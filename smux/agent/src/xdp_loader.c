@@ -119,20 +119,9 @@ int main(int argc, char **argv)
             }
             break;
         case 'l':
-            if (policy.n_local == HLB_MAX_LOCAL_ADDRS
-                || inet_pton(AF_INET, optarg, &policy.local[policy.n_local]) != 1) {
-                fprintf(stderr, "--local-ip: not an IPv4 address (or too many): '%s'\n", optarg);
-                return 2;
-            }
-            policy.n_local++;
-            break;
         case 'M':
-            if (hlb_prefix_list_add(&policy.muxes, "--allow-mux", optarg) != 0) {
-                return 2;
-            }
-            break;
         case 'V':
-            if (hlb_prefix_list_add(&policy.vips, "--allow-vip", optarg) != 0) {
+            if (hlb_policy_option(&policy, c, optarg) != 0) {
                 return 2;
             }
             break;

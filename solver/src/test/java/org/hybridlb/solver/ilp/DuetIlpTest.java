@@ -179,9 +179,22 @@ class DuetIlpTest {
 
     /** Lowest MRU over every feasible placement that carries {@code share}. */
     static double bruteForceMinMru(Instance in, double share) {
+        double[] best = {Double.POSITIVE_INFINITY};
+        forEachFeasiblePlacement(in, (a, carried) -> {
+            if (Math.abs(carried - share) < 1e-9) {
+                best[0] = Math.min(best[0], org.hybridlb.solver.assign.Assignments.usageOf(in, a).mru());
+            }
+        });
+        return best[0];
+    }
+
+    /**
+     * Every placement of the VIPs (each on the SMuxes or any switch) that passes the checker, with
+     * the share of the traffic it puts on the HMuxes.
+     */
+    static void forEachFeasiblePlacement(Instance in, java.util.function.ObjDoubleConsumer<Assignment> each) {
         int nv = in.vipCount();
         int ns = in.switchCount();
-        double best = Double.POSITIVE_INFINITY;
         long combos = (long) Math.pow(ns + 1, nv);
         for (long k = 0; k < combos; k++) {
             long x = k;
@@ -194,11 +207,10 @@ class DuetIlpTest {
                 carried += c >= 0 ? in.trafficBps(v) : 0;
             }
             Assignment a = new Assignment("enum", map, 0, 0, 0, null);
-            if (Math.abs(carried / in.totalTrafficBps() - share) < 1e-9 && Feasibility.violations(in, a).isEmpty()) {
-                best = Math.min(best, org.hybridlb.solver.assign.Assignments.usageOf(in, a).mru());
+            if (Feasibility.violations(in, a).isEmpty()) {
+                each.accept(a, carried / in.totalTrafficBps());
             }
         }
-        return best;
     }
 
     @Test
@@ -313,52 +325,19 @@ class DuetIlpTest {
 
     /** Best HMux share over every placement that passes the checker and moves at most {@code budget}; -1 if none. */
     static double bruteForceBestWithin(Instance in, Assignment current, double budget) {
-        int nv = in.vipCount();
-        int ns = in.switchCount();
-        double best = -1;
-        long combos = (long) Math.pow(ns + 1, nv);
-        for (long k = 0; k < combos; k++) {
-            long x = k;
-            Map<String, String> map = new LinkedHashMap<>();
-            double share = 0;
-            for (int v = 0; v < nv; v++) {
-                int c = (int) (x % (ns + 1)) - 1;
-                x /= ns + 1;
-                map.put(in.vipId(v), c < 0 ? Assignment.SMUX : in.switchId(c));
-                share += c >= 0 ? in.trafficBps(v) : 0;
+        double[] best = {-1};
+        forEachFeasiblePlacement(in, (a, share) -> {
+            if (movedShare(in, current, a) <= budget + 1e-9) {
+                best[0] = Math.max(best[0], share);
             }
-            Assignment a = new Assignment("enum", map, 0, 0, 0, null);
-            if (movedShare(in, current, a) <= budget + 1e-9 && Feasibility.violations(in, a).isEmpty()) {
-                best = Math.max(best, share / in.totalTrafficBps());
-            }
-        }
-        return best;
+        });
+        return best[0];
     }
 
     /** Best HMux share over every placement (each VIP on the SMuxes or any switch) that passes the checker. */
     static double bruteForceBest(Instance in) {
-        int nv = in.vipCount();
-        int ns = in.switchCount();
-        int[] choice = new int[nv];
-        double best = 0;
-        long combos = (long) Math.pow(ns + 1, nv);
-        for (long k = 0; k < combos; k++) {
-            long x = k;
-            Map<String, String> map = new LinkedHashMap<>();
-            for (int v = 0; v < nv; v++) {
-                choice[v] = (int) (x % (ns + 1)) - 1;
-                x /= ns + 1;
-                map.put(in.vipId(v), choice[v] < 0 ? Assignment.SMUX : in.switchId(choice[v]));
-            }
-            Assignment a = new Assignment("enum", map, 0, 0, 0, null);
-            if (Feasibility.violations(in, a).isEmpty()) {
-                double share = 0;
-                for (int v = 0; v < nv; v++) {
-                    share += choice[v] >= 0 ? in.trafficBps(v) : 0;
-                }
-                best = Math.max(best, share / in.totalTrafficBps());
-            }
-        }
-        return best;
+        double[] best = {0};
+        forEachFeasiblePlacement(in, (a, share) -> best[0] = Math.max(best[0], share));
+        return best[0];
     }
 }
