@@ -106,9 +106,12 @@ int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint6
     for (unsigned i = home; i < home + HLB_CONN_LINE_WAYS && slot < 0; i++)
         if (usable(&b->e[i], now))
             slot = (int)i;
-    /* Then anywhere in the bucket; failing that, the displaceable entry nearest its
-     * timeout.  An established connection is never displaced. */
+    /* Then anywhere in the bucket; failing that, the displaceable entry whose timer
+     * was set longest ago (its expiry minus its state's timeout): nearest-expiry first
+     * would displace a real SYN (10 s) before a forged adopted entry (300 s).  An
+     * established connection is never displaced. */
     int victim = -1;
+    uint32_t victim_set = 0;
     for (unsigned i = 0; i < HLB_CONN_WAYS && slot < 0; i++) {
         if (line_of(i) == home)
             continue;
@@ -118,10 +121,16 @@ int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint6
         }
     }
     if (slot < 0) {
-        for (unsigned i = 0; i < HLB_CONN_WAYS; i++)
-            if (hlb_conn_displaceable(b->e[i].state) &&
-                (victim < 0 || hlb_time_after(b->e[victim].expire, b->e[i].expire)))
+        for (unsigned i = 0; i < HLB_CONN_WAYS; i++) {
+            const struct hlb_conn_entry *e = &b->e[i];
+            if (!hlb_conn_displaceable(e->state))
+                continue;
+            uint32_t set = e->expire - hlb_conn_timeout_of(ct, (enum hlb_conn_state)e->state);
+            if (victim < 0 || hlb_time_after(victim_set, set)) {
                 victim = (int)i;
+                victim_set = set;
+            }
+        }
         if (victim < 0) {
             ct->st.insert_failures++;
             return -1;

@@ -7,7 +7,8 @@
  * timer and DIP, so a lookup normally reads exactly one cache line; only when the
  * home line overflowed (its spill count is non-zero) are the bucket's other lines
  * read.  Entries expire by per-state timeouts; a full bucket reuses an expired entry
- * first, then displaces the displaceable entry nearest its timeout: half-open (SYN
+ * first, then displaces the displaceable entry whose timer was set longest ago
+ * (oldest first, whatever its timeout): half-open (SYN
  * only), closing (FIN seen), or unconfirmed (a TCP flow adopted from one mid-flow
  * segment, a UDP flow of one datagram, until a second packet).  An established
  * connection or a UDP flow that has seen two packets is never displaced.  So a flood
@@ -288,8 +289,8 @@ static inline uint32_t hlb_conn_timeout_of(const struct hlb_conn_table *ct,
 }
 
 /* Inserts into the home line if it has a free or expired slot, else anywhere in the
- * bucket (counted in the home line's spill), else over the displaceable entry nearest
- * its timeout.  Returns 0 and fills ref (key and state set; the caller fills the
+ * bucket (counted in the home line's spill), else over the displaceable entry whose
+ * timer was set longest ago.  Returns 0 and fills ref (key and state set; the caller fills the
  * DIP), or -1 when the bucket holds no such entry (counted). */
 int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint64_t k1,
                     enum hlb_conn_state state, uint32_t now, struct hlb_conn_ref *ref);
@@ -315,7 +316,8 @@ void hlb_conn_for_each_live(const struct hlb_conn_table *ct,
 /* TCP/UDP state machine for the client->VIP direction (DSR: the SMux never sees the
  * server's packets).  Returns the state after a packet with these flags, or FREE
  * when the entry must be removed (RST). *restart is set when the packet opens a new
- * connection on a tuple whose old one was closing (new SYN after FIN). */
+ * connection on a tuple whose old one was closing or only adopted (a pure SYN after
+ * a FIN, or after an adopted segment). */
 enum hlb_conn_state hlb_conn_next_state(enum hlb_conn_state cur, uint8_t proto,
                                         uint8_t tcp_flags, int *restart);
 

@@ -303,7 +303,7 @@ pinned_dip(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_servi
         e->table_gen = t->gen;
         e->dip_index = (uint32_t)dip;
     }
-    /* A failed insert (bucket full of established connections) still forwards by
+    /* A failed insert (bucket full of entries none displaceable) still forwards by
      * hash: the flow is only unpinned, and counted. */
     return dip;
 }

@@ -564,6 +564,68 @@ static void test_forged_flood_cannot_block_new_connections(void **state)
     hlb_conn_table_free(ct);
 }
 
+/* Which bucket of ct the flow send_flow(i) (or its UDP twin, port 53) lands in. */
+static uint32_t flow_bucket(const struct hlb_conn_table *ct, int i, uint8_t proto)
+{
+    char src[32];
+    snprintf(src, sizeof(src), "198.51.%d.%d", i / 200, i % 200 + 1);
+    struct hlb_5tuple tp = {.src_ip = ip4(src), .dst_ip = ip4("100.64.0.1"),
+                            .src_port = hlb_htons((uint16_t)(3000 + i)),
+                            .dst_port = hlb_htons(proto == HLB_IPPROTO_TCP ? 80 : 53),
+                            .proto = proto};
+    return hlb_conn_hash(&tp) & ct->mask;
+}
+
+static uint32_t send_datagram(struct hlb_worker *w, struct hlb_vip_table *t, int i, uint32_t now)
+{
+    struct tframe f;
+    char src[32];
+    snprintf(src, sizeof(src), "198.51.%d.%d", i / 200, i % 200 + 1);
+    build_ip(&f, src, "100.64.0.1", HLB_IPPROTO_UDP, (uint16_t)(3000 + i), 53, 0, 8, 0);
+    return run1(w, t, &f, now) == HLB_V_TX ? outer_dst(&f) : 0;
+}
+
+/* In a table full of forged adopted entries (300 s timers), a real SYN (10 s) and a
+ * real first datagram (60 s) are displaced oldest first, like any displaceable
+ * entry: a few forged segments into their bucket between their first and second
+ * packets take older entries, not them (nearest-expiry first would take them at the
+ * first forged insert). */
+static void test_displacement_takes_the_oldest_entry(void **state)
+{
+    (void)state;
+    struct hlb_conn_table *ct = hlb_conn_table_create(64, NULL);   /* 8 buckets of 8 */
+    struct hlb_worker w;
+    worker_init(&w, ct);
+    struct hlb_vip_table *t = table_ok(
+        "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"ports\":["
+        "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\"},{\"ip\":\"10.0.1.2\"}]},"
+        "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.1.1\"},{\"ip\":\"10.0.1.2\"}]}]}]}", 1);
+    t->gen = 1;
+    int next = 0;
+    while (ct->st.entries < ct->capacity)                   /* the forged flood */
+        send_flow(&w, t, next++, HLB_TCP_ACK, 20);
+    const int real_tcp = 5000, real_udp = 5001;
+    for (int real = real_tcp; real <= real_udp; real++) {
+        int tcp = real == real_tcp;
+        uint32_t bucket = flow_bucket(ct, real, tcp ? HLB_IPPROTO_TCP : HLB_IPPROTO_UDP);
+        uint32_t dip = tcp ? send_flow(&w, t, real, HLB_TCP_SYN, 30) : send_datagram(&w, t, real, 30);
+        uint64_t displaced = ct->st.evict_displaced;
+        for (int forged = 0; forged < HLB_CONN_WAYS / 2; next++)   /* into its bucket */
+            if (flow_bucket(ct, next, HLB_IPPROTO_TCP) == bucket) {
+                send_flow(&w, t, next, HLB_TCP_ACK, 31);
+                forged++;
+            }
+        assert_int_equal(ct->st.evict_displaced, displaced + HLB_CONN_WAYS / 2);
+        uint64_t hits = w.st.conn_hits;
+        uint32_t again = tcp ? send_flow(&w, t, real, HLB_TCP_ACK, 32) : send_datagram(&w, t, real, 32);
+        assert_int_equal(w.st.conn_hits, hits + 1);          /* still pinned */
+        assert_int_equal(again, dip);
+    }
+    assert_int_equal(accounted(&w), w.st.rx_packets);
+    hlb_table_free(t);
+    hlb_conn_table_free(ct);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_unpinned_vip_moves),
         cmocka_unit_test(test_active_connection_never_expires),
         cmocka_unit_test(test_forged_flood_cannot_block_new_connections),
+        cmocka_unit_test(test_displacement_takes_the_oldest_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
