@@ -373,7 +373,9 @@ static int port_init(uint16_t port, struct rte_mempool *pool)
     if ((rc = rte_eth_dev_start(port)) < 0)
         return rc;
     /* Not promiscuous: a NIC then drops unicast frames for other hosts' MACs, so a
-     * frame flooded on a shared segment is not encapsulated by every SMux on it. */
+     * frame flooded on a shared segment is not encapsulated by every SMux on it.
+     * (af_packet/af_xdp on a veth see every frame either way; the packet core does
+     * not check the destination MAC: README "Status and limits".) */
     return 0;
 }
 
@@ -764,7 +766,7 @@ int main(int argc, char **argv)
             /* Back off: after a run of empty polls, sleep 1, 2, 4 ... idle_sleep_us. */
             if (o.idle_sleep_us && ++idle_polls > 256) {
                 /* tv_nsec must stay below 1e9 (else EINVAL and no sleep at all);
-                 * idle_sleep_us <= 1e6, so the doubling cannot wrap. */
+                 * idle_sleep_us <= 100000 (1e5), so the doubling cannot wrap. */
                 struct timespec ts = {sleep_us / 1000000, (long)(sleep_us % 1000000) * 1000};
                 nanosleep(&ts, NULL);
                 if (sleep_us < o.idle_sleep_us)

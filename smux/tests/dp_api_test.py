@@ -401,7 +401,9 @@ class ControlApi(unittest.TestCase):
 
     def test_port_not_promiscuous(self):
         """A NIC of a non-promiscuous port drops frames for other hosts' MACs (on a
-        shared segment, every SMux would otherwise encapsulate a flooded frame)."""
+        shared segment, every SMux would otherwise encapsulate a flooded frame).
+        Only the port's mode is checked: af_packet on a veth, as here, receives
+        other hosts' frames whatever the mode."""
         link = json.loads(subprocess.run(["ip", "-d", "-j", "link", "show", SMUX_IF],
                                          check=True, capture_output=True, text=True).stdout)[0]
         self.assertNotIn("PROMISC", link["flags"])
