@@ -10,9 +10,12 @@
  * Input: one configuration byte (bit 0 two-port mode, bit 1 gateway MAC unknown),
  * then records of [control byte][length, 2 bytes little endian][frame bytes].  Control
  * bit 0: input port; bit 1: the burst ends after this frame; bit 2: 8 bytes of
- * headroom instead of 64; bits 3-7: seconds the clock moves before the next burst,
- * times 10 (TCP and UDP idle timeouts come due).  A burst also ends at
- * HLB_MAX_BURST frames and at the end of the input. */
+ * headroom instead of 64; after the burst, bit 3: the idle sweep runs over the whole
+ * connection table, bit 4: the other table is published (pools changed: pinned
+ * connections of a removed DIP are re-pinned), bits 5-7: the clock moves that many
+ * times 50 s (TCP and UDP idle timeouts come due).  The sweep and the swap are the
+ * ways besides packets that entries, and their flow-cache copies, change.  A burst
+ * also ends at HLB_MAX_BURST frames and at the end of the input. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +38,29 @@ static const char *TABLE =
     "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.4.1\"},{\"ip\":\"10.0.4.2\",\"weight\":3}]}]},"
     "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}";
 
+/* TABLE with the pinned pools changed: 100.64.0.3 loses 10.0.3.2 and gains 10.0.3.9,
+ * 100.64.0.4 loses 10.0.4.1. */
+static const char *TABLE2 =
+    "{\"version\":2,\"vips\":["
+    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
+    "\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":3},{\"ip\":\"10.0.1.2\",\"hostIp\":\"172.16.0.2\"}]},"
+    "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.1.3\"}]}]},"
+    "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"
+    "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.2.1\"},{\"ip\":\"10.0.2.2\","
+    "\"weight\":0}]}]},"
+    "{\"vip\":\"100.64.0.3\",\"selection\":\"crc32\",\"connTable\":true,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.3.1\"},{\"ip\":\"10.0.3.9\"}]},"
+    "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.3.4\"},{\"ip\":\"10.0.3.5\"}]}]},"
+    "{\"vip\":\"100.64.0.4\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":true,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.4.2\",\"weight\":3}]}]},"
+    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}";
+
 enum { BIG_HEADROOM = 64, SMALL_HEADROOM = 8, MAX_FRAME = 9000 };
 
 struct world {
     struct hlb_worker w;
     struct hlb_vip_table *t;
+    int table2;            /* running TABLE2 rather than TABLE */
 };
 
 struct frame {
@@ -56,14 +77,31 @@ struct frame {
         }                                                                               \
     } while (0)
 
-static void world_init(struct world *x, uint8_t config)
+static struct hlb_vip_table *table_of(const char *doc, uint32_t gen)
 {
     struct hlb_table_error err;
     struct hlb_table_options opt = {.default_pin = 1};
+    struct hlb_vip_table *t = hlb_table_from_json(doc, strlen(doc), &opt, &err);
+    CHECK(t, "harness table rejected: %s: %s", err.field, err.reason);
+    t->gen = gen;
+    return t;
+}
+
+/* Publishes the other table, as a swap does: a new generation; the old table's
+ * counters are compared before it goes. */
+static void world_swap(struct world *x)
+{
+    uint32_t gen = x->t->gen + 1;
+    hlb_table_free(x->t);
+    x->table2 = !x->table2;
+    x->t = table_of(x->table2 ? TABLE2 : TABLE, gen);
+}
+
+static void world_init(struct world *x, uint8_t config)
+{
     memset(&x->w, 0, sizeof(x->w));
-    x->t = hlb_table_from_json(TABLE, strlen(TABLE), &opt, &err);
-    CHECK(x->t, "harness table rejected: %s: %s", err.field, err.reason);
-    x->t->gen = 1;
+    x->table2 = 0;
+    x->t = table_of(TABLE, 1);
     x->w.ct = hlb_conn_table_create(256, NULL);   /* small: full buckets happen */
     CHECK(x->w.ct, "no connection table");
     x->w.cfg.self_ip = hlb_htonl(0xc000020a);     /* 192.0.2.10 */
@@ -183,7 +221,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(fa[i].buf);
             free(fb[i].buf);
         }
-        now += 1 + (uint32_t)(ctl >> 3) * 10000;
+        now += 1 + (uint32_t)(ctl >> 5) * 50000;
+        if (ctl & 8) {
+            hlb_conn_sweep(a.w.ct, now, a.w.ct->mask + 1);
+            hlb_conn_sweep(b.w.ct, now, b.w.ct->mask + 1);
+            check_worlds(&a, &b);
+        }
+        if (ctl & 16) {
+            world_swap(&a);
+            world_swap(&b);
+        }
     }
     world_free(&a);
     world_free(&b);

@@ -32,5 +32,9 @@ for target in packet table; do
     if [ "$crashes" -gt 0 ]; then
         grep -m5 -E 'dp_fuzz_|ERROR|SUMMARY' "$log" || true
     fi
+    if [ "${execs:-0}" -eq 0 ]; then
+        echo "fuzz $target: no input was run (see $log)"
+        crashes_total=$((crashes_total + 1))
+    fi
 done
 [ "$crashes_total" -eq 0 ]

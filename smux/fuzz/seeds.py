@@ -26,29 +26,31 @@ frames = [
 ]
 
 
-def record(frame, ends_burst=False, port=0, clock_tens=0):
+def record(frame, ends_burst=False, port=0, sweep=False, swap=False, clock_fifties=0):
     """The packet harness's record: control byte, little-endian length, the frame
     (dp_fuzz_packet.c gives the format)."""
     raw = bytes(frame)
-    ctl = port | (2 if ends_burst else 0) | clock_tens << 3
+    ctl = port | (2 if ends_burst else 0) | (8 if sweep else 0) | (16 if swap else 0) | clock_fifties << 5
     return bytes([ctl]) + len(raw).to_bytes(2, "little") + raw
 
 
 # One frame each, then every frame in one burst, then bursts of pinned traffic with
-# the clock moving past the timeouts between them; two-port mode in the last.
+# the clock moving past the timeouts between them, the sweep and a table swap after
+# them; two-port mode in the last.
 seeds = [bytes([0]) + record(f, True) for f in frames]
 seeds.append(bytes([0]) + b"".join(record(f, port=i % 2) for i, f in enumerate(frames)))
 pinned = frames[5:]
-seeds.append(bytes([1]) + b"".join(record(f, ends_burst=(i == len(pinned) - 1), clock_tens=31)
-                                   for _ in range(3) for i, f in enumerate(pinned)))
+seeds.append(bytes([1]) + b"".join(record(f, ends_burst=(i == len(pinned) - 1), sweep=True,
+                                          swap=(rep == 1), clock_fifties=7)
+                                   for rep in range(3) for i, f in enumerate(pinned)))
 # Runs of frames to one service, as real bursts are (the lean pass's run loops only
 # start at a few frames in a row): unpinned crc32, unpinned ovs + GRE, pinned crc32.
 for vip, dport, flags in (("100.64.0.1", 80, "A"), ("100.64.0.2", 22, "PA"), ("100.64.0.3", 80, "S")):
     run = [Ether() / IP(src=f"198.51.100.{k + 1}", dst=vip) / TCP(sport=5000 + k, dport=dport,
                                                                    flags=flags) / Raw(b"r" * k)
            for k in range(24)]
-    seeds.append(bytes([0]) + b"".join(record(f, ends_burst=(k == 23), clock_tens=1)
-                                       for _ in range(2) for k, f in enumerate(run)))
+    seeds.append(bytes([0]) + b"".join(record(f, ends_burst=(k == 23), swap=(rep == 0))
+                                       for rep in range(2) for k, f in enumerate(run)))
 for i, seed in enumerate(seeds):
     with open(os.path.join(pkt_dir, f"seed{i}"), "wb") as fh:
         fh.write(seed)
