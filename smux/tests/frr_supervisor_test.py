@@ -313,6 +313,8 @@ class FakeVtyDaemon:
                         conn.sendall(b"\0\0")
                     elif line == b"bad":
                         conn.sendall(b"% Unknown command: bad\n\0\0\0\x02")
+                    elif line == b"no network 10.9.0.0/16":     # not announced
+                        conn.sendall(b"% Can't find static route specified\n\0\0\0\x0d")
                     else:
                         conn.sendall(b"\0\0\0\0")
             conn.close()
@@ -344,6 +346,10 @@ def test_vty_session_speaks_vtysh_protocol(tmp_path):
         assert daemon.connections[0][-2:] == ["configure terminal", "bad"]
         assert vty.run("end") == ""
         assert daemon.connections[1] == ["enable", "end"]
+        # Withdrawing what is not announced (a resend after a broken connection
+        # whose first try had withdrawn it) has the state asked for: no error.
+        assert "Can't find" in vty.run("configure terminal", "no network 10.9.0.0/16", "end")
+        assert daemon.connections[1][-3:] == ["configure terminal", "no network 10.9.0.0/16", "end"]
         # The daemon closed the connection (restart, vty timeout): reopened, resent.
         daemon.hang_up()
         time.sleep(0.05)
