@@ -93,13 +93,21 @@ public final class SmuxTable {
             if (basis == null || basis.isNull()) {
                 return 0;
             }
-            if (basis.isIntegralNumber() && basis.canConvertToLong()) {
+            if (basis.isIntegralNumber() && basis.canConvertToLong() && basis.longValue() >= 0) {
                 return basis.longValue();
             }
             if (basis.isTextual()) {
+                // What the SMux takes: decimal or 0x-hex digits only (no sign, no spaces).
                 String s = basis.asText();
                 boolean hex = s.startsWith("0x") || s.startsWith("0X");
-                return Long.parseUnsignedLong(hex ? s.substring(2) : s, hex ? 16 : 10);
+                String digits = hex ? s.substring(2) : s;
+                if (digits.matches(hex ? "[0-9a-fA-F]+" : "[0-9]+")) {
+                    try {
+                        return Long.parseUnsignedLong(digits, hex ? 16 : 10);
+                    } catch (NumberFormatException tooLarge) {
+                        // reported below
+                    }
+                }
             }
             throw new IllegalArgumentException("hashBasis: not a 64-bit unsigned integer: " + basis);
         }
