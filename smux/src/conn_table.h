@@ -8,13 +8,13 @@
  * home line overflowed (its spill count is non-zero) are the bucket's other lines
  * read.  Entries expire by per-state timeouts; a full bucket reuses an expired entry
  * first, then displaces the displaceable entry whose timer was set longest ago
- * (oldest first, whatever its timeout): half-open (SYN
- * only), closing (FIN seen), or unconfirmed (a TCP flow adopted from one mid-flow
- * segment, a UDP flow of one datagram, until a second packet).  An established
- * connection or a UDP flow that has seen two packets is never displaced.  So a flood
- * of SYNs, or of ACKs, FINs or datagrams from forged sources, fills the table but
- * cannot push live connections out, keep new ones from being pinned, or make lookups
- * slower.
+ * (oldest first, whatever its timeout): half-open (SYN only), closing (FIN seen), or
+ * unconfirmed (a TCP flow adopted from one mid-flow segment, a UDP flow of one
+ * datagram, until a second packet).  An established connection or a UDP flow that
+ * has seen two packets is never displaced.  So a flood of SYNs, or of ACKs, FINs or
+ * datagrams from forged sources, fills the table but cannot push established
+ * connections out or make lookups slower; a new connection keeps its pin unless 8
+ * newer displaceable entries land in its bucket before its second packet.
  */
 #ifndef HLB_CONN_TABLE_H
 #define HLB_CONN_TABLE_H
@@ -287,8 +287,8 @@ static inline uint32_t hlb_conn_timeout_of(const struct hlb_conn_table *ct,
 
 /* Inserts into the home line if it has a free or expired slot, else anywhere in the
  * bucket (counted in the home line's spill), else over the displaceable entry whose
- * timer was set longest ago.  Returns 0 and fills ref (key and state set; the caller fills the
- * DIP), or -1 when the bucket holds no such entry (counted). */
+ * timer was set longest ago.  Returns 0 and fills ref (key and state set; the caller
+ * fills the DIP), or -1 when the bucket holds no such entry (counted). */
 int hlb_conn_insert(struct hlb_conn_table *ct, uint32_t hash, uint64_t k0, uint64_t k1,
                     enum hlb_conn_state state, uint32_t now, struct hlb_conn_ref *ref);
 

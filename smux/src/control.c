@@ -260,7 +260,8 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"rst\"} %llu\n",
                 (unsigned long long)RD(ct->st.closed));
         metric_head(f, "hlb_smux_conn_table_insert_failures_total", "counter",
-                    "New connections not pinned: their bucket held only live established ones.");
+                    "New connections not pinned: their bucket held only established "
+                    "connections and confirmed UDP flows.");
         fprintf(f, "hlb_smux_conn_table_insert_failures_total %llu\n",
                 (unsigned long long)RD(ct->st.insert_failures));
         metric_head(f, "hlb_smux_conn_lookups_total", "counter", "Connection-table lookups.");
