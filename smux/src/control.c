@@ -171,6 +171,9 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     fprintf(f, "hlb_smux_table_swaps_total %llu\n", (unsigned long long)c->swaps);
     metric_head(f, "hlb_smux_table_rejected_total", "counter", "VIP tables rejected (400/409/413).");
     fprintf(f, "hlb_smux_table_rejected_total %llu\n", (unsigned long long)RD(c->rejected));
+    metric_head(f, "hlb_smux_table_uploads_in_progress", "gauge",
+                "Request bodies being received (at most 4; more are answered 503).");
+    fprintf(f, "hlb_smux_table_uploads_in_progress %u\n", __atomic_load_n(&c->uploads, __ATOMIC_RELAXED));
 
     metric_head(f, "hlb_smux_rx_packets_total", "counter", "Frames received by the datapath.");
     fprintf(f, "hlb_smux_rx_packets_total %llu\n", (unsigned long long)RD(st->rx_packets));

@@ -168,13 +168,15 @@ class ControlApi(unittest.TestCase):
                 s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
                 s.sendall(b"PUT /table HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
                 held.append(s)
-            deadline = time.time() + 5
-            while True:                      # the slots are taken when the headers are read
-                status, body = self.put(table(self.next_version(), ["10.0.1.1"]))
-                if status == 503 or time.time() > deadline:
-                    break
-            self.assertEqual((status, json.loads(body)["error"]),
-                             (503, "busy: too many uploads at once, retry"))
+            # The slots are taken when the server has read their headers: wait for that
+            # (on a loaded machine a PUT sent at once could come first, and pass).
+            deadline = time.time() + 10
+            while metrics()["hlb_smux_table_uploads_in_progress"] < 4 and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(metrics()["hlb_smux_table_uploads_in_progress"], 4)
+            status, body = self.put(table(self.next_version(), ["10.0.1.1"]))
+            self.assertEqual((status, json.loads(body).get("error")),
+                             (503, "busy: too many uploads at once, retry"), body)
         finally:
             for s in held:
                 s.close()
