@@ -23,37 +23,36 @@
 
 #include "datapath.h"
 
-static const char *TABLE =
-    "{\"version\":1,\"vips\":["
-    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
-    "\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":3},{\"ip\":\"10.0.1.2\",\"hostIp\":\"172.16.0.2\"}]},"
-    "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.1.3\"}]}]},"
-    "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"
-    "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.2.1\"},{\"ip\":\"10.0.2.2\","
+/* The VIPs both tables share: unpinned crc32 and ovs + GRE, and an empty pool. */
+#define TABLE_HEAD(version)                                                              \
+    "{\"version\":" #version ",\"vips\":["                                                \
+    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80," \
+    "\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":3},{\"ip\":\"10.0.1.2\",\"hostIp\":\"172.16.0.2\"}]},"            \
+    "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.1.3\"}]}]},"                                 \
+    "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"                   \
+    "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.2.1\"},{\"ip\":\"10.0.2.2\","           \
     "\"weight\":0}]}]},"
+#define TABLE_TAIL "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}"
+
+static const char *TABLE =
+    TABLE_HEAD(1)
     "{\"vip\":\"100.64.0.3\",\"selection\":\"crc32\",\"connTable\":true,\"ports\":["
     "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.3.1\"},{\"ip\":\"10.0.3.2\"}]},"
     "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.3.4\"},{\"ip\":\"10.0.3.5\"}]}]},"
     "{\"vip\":\"100.64.0.4\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":true,\"ports\":["
     "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.4.1\"},{\"ip\":\"10.0.4.2\",\"weight\":3}]}]},"
-    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}";
+    TABLE_TAIL;
 
 /* TABLE with the pinned pools changed: 100.64.0.3 loses 10.0.3.2 and gains 10.0.3.9,
  * 100.64.0.4 loses 10.0.4.1. */
 static const char *TABLE2 =
-    "{\"version\":2,\"vips\":["
-    "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
-    "\"dips\":[{\"ip\":\"10.0.1.1\",\"weight\":3},{\"ip\":\"10.0.1.2\",\"hostIp\":\"172.16.0.2\"}]},"
-    "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.1.3\"}]}]},"
-    "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"
-    "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.2.1\"},{\"ip\":\"10.0.2.2\","
-    "\"weight\":0}]}]},"
+    TABLE_HEAD(2)
     "{\"vip\":\"100.64.0.3\",\"selection\":\"crc32\",\"connTable\":true,\"ports\":["
     "{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.3.1\"},{\"ip\":\"10.0.3.9\"}]},"
     "{\"proto\":\"udp\",\"port\":53,\"dips\":[{\"ip\":\"10.0.3.4\"},{\"ip\":\"10.0.3.5\"}]}]},"
     "{\"vip\":\"100.64.0.4\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":true,\"ports\":["
     "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.4.2\",\"weight\":3}]}]},"
-    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}";
+    TABLE_TAIL;
 
 enum { BIG_HEADROOM = 64, SMALL_HEADROOM = 8, MAX_FRAME = 9000 };
 

@@ -47,15 +47,14 @@ struct hlb_conn_table *hlb_conn_table_create(uint64_t capacity,
     ct->b = mem;
     ct->mask = (uint32_t)(nb - 1);
     ct->capacity = nb * HLB_CONN_WAYS;
-    if (to)
-        ct->to = *to;
-    else
-        ct->to = (struct hlb_conn_timeouts){HLB_CONN_DEFAULT_SYN_MS, HLB_CONN_DEFAULT_EST_MS,
-                                            HLB_CONN_DEFAULT_FIN_MS, HLB_CONN_DEFAULT_UDP_MS};
-    ct->timeout_of_state[HLB_CONN_SYN] = ct->to.syn_ms;
-    ct->timeout_of_state[HLB_CONN_EST] = ct->timeout_of_state[HLB_CONN_ADOPTED] = ct->to.est_ms;
-    ct->timeout_of_state[HLB_CONN_FIN] = ct->to.fin_ms;
-    ct->timeout_of_state[HLB_CONN_UDP] = ct->timeout_of_state[HLB_CONN_UDP_FIRST] = ct->to.udp_ms;
+    const struct hlb_conn_timeouts def = {HLB_CONN_DEFAULT_SYN_MS, HLB_CONN_DEFAULT_EST_MS,
+                                          HLB_CONN_DEFAULT_FIN_MS, HLB_CONN_DEFAULT_UDP_MS};
+    if (!to)
+        to = &def;
+    ct->timeout_of_state[HLB_CONN_SYN] = to->syn_ms;
+    ct->timeout_of_state[HLB_CONN_EST] = ct->timeout_of_state[HLB_CONN_ADOPTED] = to->est_ms;
+    ct->timeout_of_state[HLB_CONN_FIN] = to->fin_ms;
+    ct->timeout_of_state[HLB_CONN_UDP] = ct->timeout_of_state[HLB_CONN_UDP_FIRST] = to->udp_ms;
     return ct;
 }
 

@@ -131,10 +131,9 @@ struct hlb_conn_table {
     uint32_t sweep_pos;
     uint32_t clock;             /* the owner's ms clock at its last sweep (readers
                                    on other threads judge expiry by it) */
-    struct hlb_conn_timeouts to;
-    uint32_t timeout_of_state[8]; /* to, by enum hlb_conn_state (FREE: 0): one load
-                                     where a switch cost 25 cycles per insert in the
-                                     victim scan of a full bucket */
+    uint32_t timeout_of_state[8]; /* the timeouts by enum hlb_conn_state (FREE: 0): one
+                                     load where a switch cost 25 cycles per insert in
+                                     the victim scan of a full bucket */
     struct hlb_conn_stats st;
     uint64_t capacity;
 };

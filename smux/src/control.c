@@ -485,8 +485,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             /* The heartbeat first: read after the clock, a beat the worker stores in
              * between would be newer than "now" and the difference wrap around. */
             uint64_t hb = atomic_load(c->cfg.heartbeat_ms), now = c->cfg.now_ms();
-            if (now < hb)
-                now = hb;                                 /* clocks of two threads */
             int alive = now - hb <= c->cfg.health_timeout_ms;
             uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
             return send_json(conn, alive ? 200 : 503,
