@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.ObjDoubleConsumer;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -177,6 +178,30 @@ class DuetIlpTest {
         assertEquals(List.of(), Feasibility.violations(in, low));
     }
 
+    /**
+     * The fabric of {@link #fabric} with random small tables (a third of the switches none) and
+     * {@code nVips} VIPs of 1 to 3 DIPs and random traffic: small enough to enumerate.
+     */
+    static Instance randomTinyInstance(Random r, int nVips) {
+        TableCapacity[] caps = new TableCapacity[4];
+        for (int i = 0; i < 4; i++) {
+            caps[i] = r.nextInt(3) == 0 ? NONE : new TableCapacity(16384, 2 + r.nextInt(4), 1 + r.nextInt(3));
+        }
+        Topology t = fabric(caps[0], caps[1], caps[2], caps[3], 1e9);
+        List<Vip> vs = new ArrayList<>();
+        double[] tr = new double[nVips];
+        for (int v = 0; v < nVips; v++) {
+            int k = 1 + r.nextInt(3);
+            int[] hosts = new int[k];
+            for (int i = 0; i < k; i++) {
+                hosts[i] = (v + i) % 6;
+            }
+            vs.add(vip(v + 1, hosts));
+            tr[v] = (1 + r.nextInt(10)) * 2e7;
+        }
+        return Instance.build(t, new VipSet(vs), traffic(tr), SolverOptions.defaults());
+    }
+
     /** Lowest MRU over every feasible placement that carries {@code share}. */
     static double bruteForceMinMru(Instance in, double share) {
         double[] best = {Double.POSITIVE_INFINITY};
@@ -192,7 +217,7 @@ class DuetIlpTest {
      * Every placement of the VIPs (each on the SMuxes or any switch) that passes the checker, with
      * the share of the traffic it puts on the HMuxes.
      */
-    static void forEachFeasiblePlacement(Instance in, java.util.function.ObjDoubleConsumer<Assignment> each) {
+    static void forEachFeasiblePlacement(Instance in, ObjDoubleConsumer<Assignment> each) {
         int nv = in.vipCount();
         int ns = in.switchCount();
         long combos = (long) Math.pow(ns + 1, nv);
@@ -223,25 +248,7 @@ class DuetIlpTest {
     @Property(tries = 30)
     void ilpMatchesEnumeration(@ForAll @IntRange(min = 1, max = 5) int nVips, @ForAll long seed,
                                @ForAll boolean lowMru) {
-        Random r = new Random(seed);
-        TableCapacity[] caps = new TableCapacity[4];
-        for (int i = 0; i < 4; i++) {
-            caps[i] = r.nextInt(3) == 0 ? NONE
-                    : new TableCapacity(16384, 2 + r.nextInt(4), 1 + r.nextInt(3));
-        }
-        Topology t = fabric(caps[0], caps[1], caps[2], caps[3], 1e9);
-        List<Vip> vs = new ArrayList<>();
-        double[] tr = new double[nVips];
-        for (int v = 0; v < nVips; v++) {
-            int k = 1 + r.nextInt(3);
-            int[] hosts = new int[k];
-            for (int i = 0; i < k; i++) {
-                hosts[i] = (v + i) % 6;
-            }
-            vs.add(vip(v + 1, hosts));
-            tr[v] = (1 + r.nextInt(10)) * 2e7;
-        }
-        Instance in = Instance.build(t, new VipSet(vs), traffic(tr), SolverOptions.defaults());
+        Instance in = randomTinyInstance(new Random(seed), nVips);
         Assignment a = DuetIlp.solve(in, null, new DuetIlp.Options(MIP, lowMru, null));
         assertNotNull(a.solver);
         assertEquals(List.of(), Feasibility.violations(in, a));
@@ -262,26 +269,12 @@ class DuetIlpTest {
     void migrationBudgetIsKeptOrRefused(@ForAll @IntRange(min = 1, max = 5) int nVips, @ForAll long seed,
                                         @ForAll @IntRange(min = 0, max = 20) int budgetTwentieths) {
         Random r = new Random(seed);
-        TableCapacity[] caps = new TableCapacity[4];
-        for (int i = 0; i < 4; i++) {
-            caps[i] = r.nextInt(3) == 0 ? NONE : new TableCapacity(16384, 2 + r.nextInt(4), 1 + r.nextInt(3));
-        }
-        Topology t = fabric(caps[0], caps[1], caps[2], caps[3], 1e9);
-        List<Vip> vs = new ArrayList<>();
-        double[] tr = new double[nVips];
+        Instance in = randomTinyInstance(r, nVips);
         Map<String, String> installed = new LinkedHashMap<>();
         String[] places = {Assignment.SMUX, "c0", "a0", "t0", "t1"};
         for (int v = 0; v < nVips; v++) {
-            int k = 1 + r.nextInt(3);
-            int[] hosts = new int[k];
-            for (int i = 0; i < k; i++) {
-                hosts[i] = (v + i) % 6;
-            }
-            vs.add(vip(v + 1, hosts));
-            tr[v] = (1 + r.nextInt(10)) * 2e7;
-            installed.put("100.0.0." + (v + 1), places[r.nextInt(places.length)]);
+            installed.put(in.vipId(v), places[r.nextInt(places.length)]);
         }
-        Instance in = Instance.build(t, new VipSet(vs), traffic(tr), SolverOptions.defaults());
         Assignment current = new Assignment("installed", installed, 0, 0, 0, null);
         double budget = budgetTwentieths / 20.0;
         double best = bruteForceBestWithin(in, current, budget);

@@ -2,6 +2,7 @@ package org.hybridlb.app.core.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -85,7 +86,7 @@ class SmuxTableTest {
         assertEquals(0xFEDCBA9876543210L, SmuxTable.Entry.hashBasisBits(
                 Json.read("\"0xFEDCBA9876543210\"", JsonNode.class)));
         for (String bad : List.of("\"+5\"", "\"-1\"", "\" 5\"", "\"0x\"", "\"18446744073709551616\"", "-1", "1.5")) {
-            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> SmuxTable.Entry.hashBasisBits(Json.read(bad, JsonNode.class)), bad);
             assertTrue(e.getMessage().startsWith("hashBasis: "), e.getMessage());
         }
