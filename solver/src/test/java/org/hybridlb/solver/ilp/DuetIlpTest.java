@@ -179,8 +179,9 @@ class DuetIlpTest {
     }
 
     /**
-     * The fabric of {@link #fabric} with random small tables (a third of the switches none) and
-     * {@code nVips} VIPs of 1 to 3 DIPs and random traffic: small enough to enumerate.
+     * The fabric of {@link #fabric} with random small tables (a third of the switches none; its 1 Gbps
+     * ToR link t0-a0, whose 80% binds for some of the VIPs) and {@code nVips} VIPs of 1 to 3 DIPs and
+     * random traffic: small enough to enumerate (also {@link LpBoundTest}'s instances).
      */
     static Instance randomTinyInstance(Random r, int nVips) {
         TableCapacity[] caps = new TableCapacity[4];

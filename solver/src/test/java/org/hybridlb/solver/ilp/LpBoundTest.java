@@ -2,7 +2,6 @@ package org.hybridlb.solver.ilp;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Random;
@@ -10,44 +9,17 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import org.hybridlb.solver.assign.Instance;
-import org.hybridlb.solver.assign.SolverOptions;
-import org.hybridlb.solver.model.TableCapacity;
-import org.hybridlb.solver.model.Topology;
-import org.hybridlb.solver.model.Vip;
-import org.hybridlb.solver.model.VipSet;
 
 /**
  * The LP / Lagrangian bound must be at least the true optimum (found by enumeration) whatever
  * the multipliers are, and column generation's bound too. Fabric: {@link DuetIlpTest#fabric}.
  */
 class LpBoundTest {
-    static Instance randomInstance(Random r, int nVips) {
-        TableCapacity[] caps = new TableCapacity[4];
-        for (int i = 0; i < 4; i++) {
-            caps[i] = r.nextInt(3) == 0 ? DuetIlpTest.NONE
-                    : new TableCapacity(16384, 2 + r.nextInt(4), 1 + r.nextInt(3));
-        }
-        // 1 Gbps ToR link t0-a0: its 80% binds for some of the VIPs below
-        Topology t = DuetIlpTest.fabric(caps[0], caps[1], caps[2], caps[3], 1e9);
-        List<Vip> vs = new ArrayList<>();
-        double[] tr = new double[nVips];
-        for (int v = 0; v < nVips; v++) {
-            int k = 1 + r.nextInt(3);
-            int[] hosts = new int[k];
-            for (int i = 0; i < k; i++) {
-                hosts[i] = (v + i) % 6;
-            }
-            vs.add(DuetIlpTest.vip(v + 1, hosts));
-            tr[v] = (1 + r.nextInt(10)) * 2e7;
-        }
-        return Instance.build(t, new VipSet(vs), DuetIlpTest.traffic(tr), SolverOptions.defaults());
-    }
-
     @Property(tries = 40)
     void lagrangianBoundsTheOptimumForAnyMultipliers(@ForAll @IntRange(min = 1, max = 5) int nVips,
                                                      @ForAll long seed) {
         Random r = new Random(seed);
-        Instance in = randomInstance(r, nVips);
+        Instance in = DuetIlpTest.randomTinyInstance(r, nVips);
         double optimum = DuetIlpTest.bruteForceBest(in);
         int nl = in.resources().linkCount();
         int ns = in.switchCount();
@@ -68,7 +40,7 @@ class LpBoundTest {
 
     @Property(tries = 30)
     void columnGenerationBoundsTheOptimum(@ForAll @IntRange(min = 1, max = 5) int nVips, @ForAll long seed) {
-        Instance in = randomInstance(new Random(seed), nVips);
+        Instance in = DuetIlpTest.randomTinyInstance(new Random(seed), nVips);
         double optimum = DuetIlpTest.bruteForceBest(in);
         LpBound.Result res = new LpBound(in, null, 0).solve(List.of(), new BitSet(),
                 System.nanoTime() / 1e9 + 10);
