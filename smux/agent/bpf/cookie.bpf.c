@@ -71,7 +71,7 @@ int hlb_cookie_egress(struct __sk_buff *skb)
         return TC_ACT_OK;
     }
     struct cookie_seg s;
-    int rc = cookie_parse(eth + 1, end, &s);
+    int rc = cookie_parse(skb, 0, data, eth + 1, end, &s);
     if (rc == CK_SEG_NOT_TCP) {
         return TC_ACT_OK;
     }

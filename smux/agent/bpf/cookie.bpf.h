@@ -16,11 +16,34 @@ __u64 cookie_hash_words(__u64 k0, __u64 k1, __u64 m0, __u64 m1, __u32 mode);
 #include "hlb_cookie.h"
 #include "hlb_decap.h"
 
-/* A global (not inlined) function: the verifier checks it once. */
+/* Global (not inlined) functions: the verifier checks each once, instead of along
+ * every path that reaches it. */
 __attribute__((noinline)) __u64 cookie_hash_words(__u64 k0, __u64 k1, __u64 m0, __u64 m1,
                                                   __u32 mode)
 {
     return hlb_cookie_hash_words(k0, k1, m0, m1, mode);
+}
+
+/* An offset the verifier knows to be below 2048: the barrier keeps the compiler
+ * from dropping the mask. */
+static __always_inline __u32 cookie_bounded(__u32 off)
+{
+    __asm__ volatile("" : "+r"(off));
+    return off & 0x7ff;
+}
+
+/* The option walk from XDP and from tc: offset of TSval in the options that start
+ * opt_off bytes into the packet, or HLB_TS_NONE / HLB_TS_MALFORMED. */
+__attribute__((noinline)) int cookie_walk_xdp(struct xdp_md *ctx, __u32 opt_off, __u32 len)
+{
+    void *data = (void *) (long) ctx->data, *end = (void *) (long) ctx->data_end;
+    return hlb_tsval_walk((__u8 *) data + cookie_bounded(opt_off), end, len);
+}
+
+__attribute__((noinline)) int cookie_walk_skb(struct __sk_buff *ctx, __u32 opt_off, __u32 len)
+{
+    void *data = (void *) (long) ctx->data, *end = (void *) (long) ctx->data_end;
+    return hlb_tsval_walk((__u8 *) data + cookie_bounded(opt_off), end, len);
 }
 
 struct {
@@ -86,7 +109,9 @@ struct cookie_seg {
 #define CK_SEG_NO_TS 2    /* TCP without a timestamp option */
 #define CK_SEG_BAD 3      /* TCP with a malformed option list */
 
-static __always_inline int cookie_parse(void *ipv, void *end, struct cookie_seg *s)
+/* ctx: the struct xdp_md (is_xdp) or struct __sk_buff whose packet holds ipv. */
+static __always_inline int cookie_parse(void *ctx, int is_xdp, void *data, void *ipv, void *end,
+                                        struct cookie_seg *s)
 {
     struct hlb_ip4 *ip = ipv;
     if ((void *) (ip + 1) > end || ip->ver_ihl >> 4 != 4 || ip->protocol != HLB_IPPROTO_TCP
@@ -109,7 +134,12 @@ static __always_inline int cookie_parse(void *ipv, void *end, struct cookie_seg 
     }
     optlen -= sizeof(*th);
     __u8 *opt = (__u8 *) (th + 1);
-    int off = hlb_find_tsval(opt, end, optlen, &s->slow);
+    int off = hlb_tsval_fast(opt, end, optlen);
+    s->slow = off < 0;
+    if (s->slow) {
+        __u32 opt_off = (__u32) ((void *) opt - data);
+        off = is_xdp ? cookie_walk_xdp(ctx, opt_off, optlen) : cookie_walk_skb(ctx, opt_off, optlen);
+    }
     if (off == HLB_TS_NONE) {
         return CK_SEG_NO_TS;
     }
@@ -128,10 +158,11 @@ static __always_inline int cookie_parse(void *ipv, void *end, struct cookie_seg 
 /* Ingress, after decapsulation (§6, §7): restores TSecr of a segment to a cookie VIP,
  * or takes a stateful SMux's hint from a SYN.  Checksum updated in place (XDP has no
  * checksum helpers; the segment arrives with a complete checksum from the mux). */
-static __always_inline void cookie_ingress(void *ip, void *end)
+static __always_inline void cookie_ingress(struct xdp_md *ctx, void *ip)
 {
+    void *data = (void *) (long) ctx->data, *end = (void *) (long) ctx->data_end;
     struct cookie_seg s;
-    int rc = cookie_parse(ip, end, &s);
+    int rc = cookie_parse(ctx, 1, data, ip, end, &s);
     if (rc != CK_SEG_OK) {
         if (rc == CK_SEG_BAD && cookie_vip(((struct hlb_ip4 *) ip)->daddr)) {
             cookie_count(HLB_CK_BAD_OPTIONS);

@@ -137,7 +137,7 @@ int hlb_xdp_decap(struct xdp_md *ctx)
         return XDP_DROP;
     }
     __builtin_memcpy(eth, &saved, sizeof(saved));
-    cookie_ingress(eth + 1, end);
+    cookie_ingress(ctx, eth + 1);
 
     count(info.encap == HLB_ENCAP_IPIP ? HLB_C_DECAP_IPIP : HLB_C_DECAP_GRE);
     count_vip(&info);

@@ -19,7 +19,7 @@
 #define HLB_IPPROTO_TCP 6
 
 /* Sizes of the maps. */
-#define HLB_COOKIE_MAX_CONNS 262144
+#define HLB_COOKIE_MAX_CONNS 65536
 #define HLB_COOKIE_MAX_VIPS 256
 
 enum hlb_cookie_mode {
@@ -216,12 +216,12 @@ static __always_inline __u16 hlb_cookie_syn_hint(__u32 tsecr)
 #define HLB_TS_NONE (-1)
 #define HLB_TS_MALFORMED (-2)
 
-/* Offset of the TSval inside the options area 'opt' of 'len' bytes (0..40), found by
- * the fast paths or a bounded walk; *slow is set to 1 when the walk found it.
- * 'end' bounds every read (the packet end in BPF). */
-static __always_inline int hlb_find_tsval(const __u8 *opt, const void *end, __u32 len, int *slow)
+
+
+/* Offset of the TSval inside the options area 'opt' of 'len' bytes for the fast
+ * layouts of §10, or -1.  'end' bounds every read (the packet end in BPF). */
+static __always_inline int hlb_tsval_fast(const __u8 *opt, const void *end, __u32 len)
 {
-    *slow = 0;
     if (len >= 12 && (const void *) (opt + 12) <= end) {
         /* NOP NOP TS(10) */
         if (opt[0] == 1 && opt[1] == 1 && opt[2] == 8 && opt[3] == 10) {
@@ -234,7 +234,12 @@ static __always_inline int hlb_find_tsval(const __u8 *opt, const void *end, __u3
             return 8;
         }
     }
-    *slow = 1;
+    return HLB_TS_NONE;
+}
+
+/* The bounded walk of §10: offset of the TSval, HLB_TS_NONE or HLB_TS_MALFORMED. */
+static __always_inline int hlb_tsval_walk(const __u8 *opt, const void *end, __u32 len)
+{
     __u32 off = 0;
     for (int i = 0; i < 20; i++) {
         if (off >= len || off >= 40) {
@@ -263,10 +268,7 @@ static __always_inline int hlb_find_tsval(const __u8 *opt, const void *end, __u3
             return HLB_TS_MALFORMED;
         }
         if (kind == 8) {
-            if (olen != 10) {
-                return HLB_TS_MALFORMED;
-            }
-            return (int) off + 2;
+            return olen == 10 ? (int) off + 2 : HLB_TS_MALFORMED;
         }
         off += olen;
     }

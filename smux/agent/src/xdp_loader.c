@@ -12,8 +12,9 @@
  * A.B.C.D or A.B.C.D/LEN; none given accepts any.
  *
  * --cookie-obj / --cookie-config: Cheetah cookies (p4/COOKIE-SPEC.md).  The cookie
- * object's tc egress program goes on --iface, its sockops program on the cgroup v2
- * --cgroup (default /sys/fs/cgroup/unified); the XDP program restores TSecr.  The
+ * object's tc egress program goes on --iface, its sockops program on the cgroup
+ * --cgroup, a path in the cgroup v2 hierarchy (default '/', every socket; the program
+ * acts only in this network namespace); the XDP program restores TSecr.  The
  * cookie file (src/cookie_maps.h) is read at start and again on SIGHUP.  --pin-dir: a
  * bpffs directory where the per-connection state is pinned, so a restart keeps it.
  *
@@ -22,6 +23,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <mntent.h>
 #include <getopt.h>
 #include <linux/if_link.h>
 #include <net/if.h>
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -132,6 +136,38 @@ static int cookie_reload(struct cookie_side *ck, struct bpf_object *xdp_obj)
     return 0;
 }
 
+/* Opens 'rel' in the cgroup v2 hierarchy.  `ip netns exec` hides the host's cgroup
+ * mounts under a fresh /sys, so without a visible cgroup2 mount one is made on a
+ * private directory for the time it takes to open the directory. */
+static int open_cgroup(const char *rel)
+{
+    char path[PATH_MAX];
+    FILE *mounts = setmntent("/proc/self/mounts", "r");
+    struct mntent *m;
+    while (mounts && (m = getmntent(mounts))) {
+        if (!strcmp(m->mnt_type, "cgroup2")) {
+            snprintf(path, sizeof path, "%s/%s", m->mnt_dir, rel);
+            endmntent(mounts);
+            return open(path, O_RDONLY | O_DIRECTORY);
+        }
+    }
+    if (mounts) {
+        endmntent(mounts);
+    }
+    char dir[] = "/tmp/hlb-cgroup2-XXXXXX";
+    if (!mkdtemp(dir)) {
+        return -1;
+    }
+    int fd = -1;
+    if (mount("none", dir, "cgroup2", 0, NULL) == 0) {
+        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        fd = open(path, O_RDONLY | O_DIRECTORY);
+        umount2(dir, MNT_DETACH);
+    }
+    rmdir(dir);
+    return fd;
+}
+
 static int cookie_start(struct cookie_side *ck, struct bpf_object *xdp_obj, int ifindex)
 {
     ck->obj = bpf_object__open_file(ck->obj_path, NULL);
@@ -162,11 +198,12 @@ static int cookie_start(struct cookie_side *ck, struct bpf_object *xdp_obj, int 
         return -1;
     }
     ck->tc_attached = 1;
-    ck->cgroup_fd = open(ck->cgroup_path, O_RDONLY | O_DIRECTORY);
+    ck->cgroup_fd = open_cgroup(ck->cgroup_path);
     ck->sockops_fd = bpf_program__fd(sockops);
     if (ck->cgroup_fd < 0
         || bpf_prog_attach(ck->sockops_fd, ck->cgroup_fd, BPF_CGROUP_SOCK_OPS, BPF_F_ALLOW_MULTI)) {
-        fprintf(stderr, "--cgroup: cannot attach sockops to '%s' (a cgroup v2 directory): %s\n",
+        fprintf(stderr, "--cgroup: cannot attach sockops to '%s' (a path in the cgroup v2 "
+                "hierarchy): %s\n",
                 ck->cgroup_path, strerror(errno));
         return -1;
     }
@@ -190,7 +227,7 @@ static void cookie_stop(struct cookie_side *ck)
 
 int main(int argc, char **argv)
 {
-    struct cookie_side ck = { .cgroup_path = "/sys/fs/cgroup/unified", .cgroup_fd = -1 };
+    struct cookie_side ck = { .cgroup_path = "/", .cgroup_fd = -1 };
     const char *iface = NULL, *obj_path = NULL, *stats_path = NULL, *mode = "auto";
     static struct hlb_policy policy;
     int interval_ms = 1000;
