@@ -145,17 +145,25 @@ def topo(request, tmp_path):
         t.close()
 
 
-def test_cookie_connection_through_agent(topo):
-    t = topo
-    assert t.dip.run(["sysctl", "-n", "net.ipv4.tcp_timestamps"]).stdout.strip() == "1"
-    cfg = os.path.join(t.tmp, "cookie.json")
-    with open(cfg, "w") as f:
-        json.dump({"serverId": SERVER_ID, "key": KEY}, f)
+@pytest.fixture
+def plain(tmp_path):
+    t = CookieTopology(str(tmp_path), False)
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def start_agent(t, cfg, *extra):
     agent = t.start(t.dip, [sys.executable, AGENT, "--iface", t.if_d, "--local-ip", DIP,
                             "--vip", VIP, "--allow-mux", ROUTER_D, "--decap", "xdp",
                             "--listen", f"127.0.0.1:{MGMT}", "--cookie-config", cfg,
-                            "--cgroup", t.cgroup_rel, "--stats-interval-ms", "100"])
+                            "--cgroup", t.cgroup_rel, "--stats-interval-ms", "100", *extra])
     assert tl_wait(lambda: mgmt_ok(t.dip)), agent_err(agent)
+    return agent
+
+
+def start_server_and_mux(t):
     server_report = os.path.join(t.tmp, "server.json")
     t.ready(t.start(t.dip, [sys.executable, PEERS, "server", str(PORT), server_report], cgroup=True),
             "server")
@@ -165,6 +173,17 @@ def test_cookie_connection_through_agent(topo):
     t.ready(mux, "mux")
     t.router.run(["ip", "link", "set", "hlbmux0", "up"])
     t.router.run(["ip", "route", "add", f"{VIP}/32", "dev", "hlbmux0"])
+    return server_report, mux, mux_stats
+
+
+def test_cookie_connection_through_agent(topo):
+    t = topo
+    assert t.dip.run(["sysctl", "-n", "net.ipv4.tcp_timestamps"]).stdout.strip() == "1"
+    cfg = os.path.join(t.tmp, "cookie.json")
+    with open(cfg, "w") as f:
+        json.dump({"serverId": SERVER_ID, "key": KEY}, f)
+    start_agent(t, cfg)
+    server_report, mux, mux_stats = start_server_and_mux(t)
     rejected = netstat(t.dip, "TSEcrRejected")
     paws = netstat(t.client, "PAWSEstab")
 
@@ -213,14 +232,54 @@ def test_cookie_connection_through_agent(topo):
     assert rep and rep[0]["keepalive"] == 0
 
 
-def test_cookie_api(topo):
-    t = topo
+def test_state_survives_agent_restart(plain):
+    """--pin-dir keeps the connections' state in bpffs: a connection open across a
+    restart of the agent keeps its cookie and gets its timestamps restored."""
+    t = plain
     cfg = os.path.join(t.tmp, "cookie.json")
-    agent = t.start(t.dip, [sys.executable, AGENT, "--iface", t.if_d, "--local-ip", DIP,
-                            "--vip", VIP, "--allow-mux", ROUTER_D, "--decap", "xdp",
-                            "--listen", f"127.0.0.1:{MGMT}", "--cookie-config", cfg,
-                            "--cgroup", t.cgroup_rel])
-    assert tl_wait(lambda: mgmt_ok(t.dip)), agent_err(agent)
+    with open(cfg, "w") as f:
+        json.dump({"serverId": SERVER_ID, "key": KEY}, f)
+    pins = os.path.join(t.tmp, "bpf")
+    os.mkdir(pins)
+    tl.run(["mount", "-t", "bpf", "bpf", pins])
+    try:
+        agent = start_agent(t, cfg, "--pin-dir", pins)
+        server_report, mux, mux_stats = start_server_and_mux(t)
+        resume = os.path.join(t.tmp, "resume")
+        client = t.start(t.client, [sys.executable, PEERS, "client", VIP, str(PORT), str(1 << 20),
+                                    t.if_c, resume])
+        assert client.stdout.readline().strip() == "paused", client.stderr.read()
+        tl.stop_pid(agent.pid)
+        assert agent.wait(5) == 0
+        start_agent(t, cfg, "--pin-dir", pins)
+        with open(resume, "w"):
+            pass
+        out, err = client.communicate(timeout=60)
+        res = json.loads(out)
+        assert res["echo_ok"], err
+        cookie = cc.make_cookie("siphash13", cc.parse_key(KEY),
+                                cc.tuple_bytes(VIP, PORT, CLIENT, res["client_port"]), SERVER_ID)
+        after = [s for s in res["segments"] if s["phase"] == 2 and s["client_port"] == res["client_port"]]
+        assert len(after) > 10
+        assert all(cc.cookie_of(s["tsval"]) == cookie and s["csum_ok"] for s in after)
+        _, body = mgmt(t.dip, "/cookie")
+        ck = body["counters"]
+        assert ck["restored"] > 0 and ck["restore_miss"] == 0 and ck["egress_no_state"] == 0, ck
+        rep = [r for r in wait_for(server_report) if r["local"] == VIP]
+        assert rep and 0 < rep[0]["rtt_us"] < 200_000, rep
+        tl.stop_pid(mux.pid)
+        m = wait_for(mux_stats)
+        assert m["decoded"] > 5 and m["wrong_ident"] == 0, m
+    finally:
+        for p in t.procs:
+            tl.stop_pid(p.pid)
+        tl.run(["umount", pins], check=False)
+
+
+def test_cookie_api(plain):
+    t = plain
+    cfg = os.path.join(t.tmp, "cookie.json")
+    start_agent(t, cfg)
     status, body = mgmt(t.dip, "/cookie")
     assert status == 200 and not body["enabled"] and body["config"] is None
     for bad, field in (({"serverId": 0, "key": KEY}, "serverId"),

@@ -9,12 +9,13 @@ of its namespaces:
   server PORT REPORT_FILE
          accepts TCP connections, echoes what it receives, and reports each
          socket's tcpi_rtt and keep-alive options
-  client ADDR PORT NBYTES IFACE
+  client ADDR PORT NBYTES IFACE [RESUME_FILE]
          sends NBYTES and checks the echo, while capturing the server's segments:
-         their TSvals and whether their TCP checksums are right
+         their TSvals and whether their TCP checksums are right; with RESUME_FILE,
+         prints "paused" after a first exchange, waits for the file to exist, and
+         does a second one on the same connection
 """
 import fcntl
-import hashlib
 import json
 import os
 import select
@@ -113,13 +114,17 @@ def server(port, report_file):
     print("ready", flush=True)
     while True:
         c, peer = ls.accept()
-        left = struct.unpack("!Q", _recv_exact(c, 8))[0]
-        while left:
-            chunk = c.recv(min(left, 1 << 16))
-            if not chunk:
+        while True:   # requests until the client closes: an 8-byte length, then the bytes
+            hdr = _recv_exact(c, 8, allow_eof=True)
+            if len(hdr) < 8:
                 break
-            c.sendall(chunk)   # bulk data from the server: TSO super-packets when on
-            left -= len(chunk)
+            left = struct.unpack("!Q", hdr)[0]
+            while left:
+                chunk = c.recv(min(left, 1 << 16))
+                if not chunk:
+                    break
+                c.sendall(chunk)   # bulk data from the server: TSO super-packets when on
+                left -= len(chunk)
         info = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
         reports.append({"local": c.getsockname()[0], "peer": peer[0],
                         "rtt_us": struct.unpack_from("I", info, 68)[0],
@@ -127,7 +132,6 @@ def server(port, report_file):
                         "keepidle": c.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
                         "keepintvl": c.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL)})
         _write(report_file, reports)
-        _recv_exact(c, 1, allow_eof=True)   # the client closes first
         c.close()
 
 
@@ -151,12 +155,13 @@ def tcp_checksum_ok(ip):
     return ip_checksum(data) == 0
 
 
-def client(addr, port, nbytes, iface):
+def client(addr, port, nbytes, iface, resume_file=None):
     nbytes = int(nbytes)
     cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
     cap.bind((iface, 0))
     seen = []
     done = threading.Event()
+    phase = [1]
 
     def capture():
         cap.settimeout(0.1)
@@ -171,25 +176,34 @@ def client(addr, port, nbytes, iface):
             tcp = ip[(ip[0] & 15) * 4:]
             ts = ts_option(tcp)
             seen.append({"tsval": ts[0] if ts else None, "flags": tcp[13],
-                         "csum_ok": tcp_checksum_ok(ip), "len": len(ip),
+                         "csum_ok": tcp_checksum_ok(ip), "len": len(ip), "phase": phase[0],
                          "client_port": struct.unpack("!H", tcp[2:4])[0]})
+
+    def exchange(s):
+        payload = os.urandom(nbytes)
+        sender = threading.Thread(target=s.sendall, args=(struct.pack("!Q", nbytes) + payload,))
+        sender.start()
+        echo = _recv_exact(s, nbytes)
+        sender.join()
+        return echo == payload
 
     t = threading.Thread(target=capture)
     t.start()
-    payload = os.urandom(nbytes)
     s = socket.create_connection((addr, int(port)), timeout=20)
-    local_port = s.getsockname()[1]
-    sender = threading.Thread(target=s.sendall, args=(struct.pack("!Q", nbytes) + payload,))
-    sender.start()
-    echo = _recv_exact(s, nbytes)
-    sender.join()
+    ok = exchange(s)
+    if resume_file:
+        print("paused", flush=True)
+        while not os.path.exists(resume_file):
+            time.sleep(0.05)
+        phase[0] = 2
+        ok = exchange(s) and ok
     time.sleep(0.2)
+    local_port = s.getsockname()[1]
     s.close()
     time.sleep(0.2)
     done.set()
     t.join()
-    print(json.dumps({"echo_ok": hashlib.sha256(echo).digest() == hashlib.sha256(payload).digest(),
-                      "client_port": local_port, "segments": seen}))
+    print(json.dumps({"echo_ok": ok, "client_port": local_port, "segments": seen}))
 
 
 if __name__ == "__main__":

@@ -443,16 +443,25 @@ static void test_restore_miss_and_misrouted(void **state)
     conn(&out, &in, 42000);
     struct hlb_cookie_tuple t = { in.dst, in.src, in.dport, in.sport };
     uint64_t miss = counter(HLB_CK_RESTORE_MISS), misrouted = counter(HLB_CK_MISROUTED);
-    /* Our own cookie, but no state (e.g. evicted): TSecr 0, not misrouted. */
-    in.tsecr = hlb_cookie_encode(0x12345678, hlb_cookie_make(&cfg.vips[0], &t, 44));
+    uint16_t ours = hlb_cookie_make(&cfg.vips[0], &t, 44);
+    /* Server 45's cookie reaching server 44: misrouted, TSecr 0, no state made. */
+    in.tsecr = hlb_cookie_encode(0x12345678, hlb_cookie_make(&cfg.vips[0], &t, 45));
     assert_int_equal(receive(&in), 0);
     assert_int_equal(counter(HLB_CK_RESTORE_MISS), miss + 1);
-    assert_int_equal(counter(HLB_CK_MISROUTED), misrouted);
-    /* Server 45's cookie reaching server 44: misrouted. */
-    in.tsecr = hlb_cookie_encode(0x12345678, hlb_cookie_make(&cfg.vips[0], &t, 45));
+    assert_int_equal(counter(HLB_CK_MISROUTED), misrouted + 1);
+    out.tsval = 0x12345680;
+    assert_int_equal(send_out(&out), 0x12345680);   /* still not encoded */
+    /* Our own cookie, but no state (evicted, or a restart without --pin-dir): TSecr 0,
+     * not misrouted, and the connection is taken up again. */
+    in.tsecr = hlb_cookie_encode(0x12345678, ours);
     assert_int_equal(receive(&in), 0);
     assert_int_equal(counter(HLB_CK_RESTORE_MISS), miss + 2);
     assert_int_equal(counter(HLB_CK_MISROUTED), misrouted + 1);
+    out.tsval = 0x12350001;   /* the next segment out: encoded, and sets the newest TSval */
+    assert_int_equal(send_out(&out), hlb_cookie_encode(0x12350001, ours));
+    in.tsecr = hlb_cookie_encode(0x1234fff0, ours);
+    assert_int_equal(receive(&in), 0x1234fff0);
+    assert_int_equal(counter(HLB_CK_RESTORE_MISS), miss + 2);
 }
 
 static void test_not_encoded(void **state)

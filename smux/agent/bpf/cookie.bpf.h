@@ -209,8 +209,14 @@ static __always_inline void cookie_ingress(struct xdp_md *ctx, void *ip)
                 return;
             }
             cookie_count(HLB_CK_RESTORE_MISS);
-            if (((hlb_cookie_make(v, &key, h->server_id) ^ hlb_cookie_of(wire)) & HLB_COOKIE_MASK) != 0) {
+            if (hlb_cookie_make(v, &key, h->server_id) != hlb_cookie_of(wire)) {
                 cookie_count(HLB_CK_MISROUTED);
+            } else if (h->server_id) {
+                /* Our cookie: the connection carried cookies and lost its state (LRU
+                 * eviction, a restart without --pin-dir).  Take it up again; the next
+                 * segment out sets the newest TSval. */
+                struct hlb_cookie_conn c = { .ident = h->server_id };
+                bpf_map_update_elem(&hlb_cookie_conns, &key, &c, BPF_NOEXIST);
             }
             restored = 0;   /* no RTT sample from it: better than a wrong one */
         }

@@ -113,11 +113,17 @@ int hlb_cookie_share_maps(struct bpf_object *from, struct bpf_object *to)
 
 int hlb_cookie_pin_maps(struct bpf_object *obj, const char *dir)
 {
+    /* All of them: the state, the generation a restart must keep counting up from,
+     * the counters; the configuration is rewritten at every start anyway. */
     char path[512];
-    /* Only the state; the configuration is rewritten at every start. */
-    struct bpf_map *m = bpf_object__find_map_by_name(obj, "hlb_cookie_conns");
-    snprintf(path, sizeof path, "%s/hlb_cookie_conns", dir);
-    return m ? bpf_map__set_pin_path(m, path) : -1;
+    for (size_t i = 0; i < N_SHARED; i++) {
+        struct bpf_map *m = bpf_object__find_map_by_name(obj, shared_maps[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, shared_maps[i]);
+        if (!m || bpf_map__set_pin_path(m, path) != 0) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static uint64_t own_netns_cookie(void)

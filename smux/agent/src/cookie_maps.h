@@ -33,8 +33,8 @@ int hlb_cookie_config_read(const char *path, struct hlb_cookie_config *cfg, char
 /* Makes 'to' (not loaded yet) use the cookie maps of 'from' (loaded). */
 int hlb_cookie_share_maps(struct bpf_object *from, struct bpf_object *to);
 
-/* Pins the cookie maps of 'obj' (not loaded yet) under dir, reusing maps already
- * pinned there: the per-connection state survives a restart of the agent. */
+/* Pins the cookie maps of 'obj' (not loaded yet) under dir (on a bpffs), reusing
+ * maps already pinned there: the per-connection state survives a restart. */
 int hlb_cookie_pin_maps(struct bpf_object *obj, const char *dir);
 
 /* Writes cfg into the maps of 'obj' (loaded): VIP entries first, stale ones removed,
