@@ -279,6 +279,12 @@ def test_state_survives_agent_restart(plain):
 def test_cookie_api(plain):
     t = plain
     cfg = os.path.join(t.tmp, "cookie.json")
+    with open(cfg, "w") as f:   # a bad file stops the agent at start, naming the field
+        json.dump({"serverId": 5, "key": KEY, "keepaliveSeconds": 60}, f)
+    bad = t.dip.run([sys.executable, AGENT, "--iface", t.if_d, "--local-ip", DIP, "--vip", VIP,
+                     "--cookie-config", cfg], check=False)
+    assert bad.returncode == 2 and "keepaliveSeconds: expected an integer 1..25" in bad.stderr
+    os.remove(cfg)
     start_agent(t, cfg)
     status, body = mgmt(t.dip, "/cookie")
     assert status == 200 and not body["enabled"] and body["config"] is None
