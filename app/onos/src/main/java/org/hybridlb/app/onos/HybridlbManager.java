@@ -24,6 +24,8 @@ import org.hybridlb.app.onos.fabric.OnosStatsSource;
 import org.hybridlb.app.onos.fabric.OvsDefaultSelection;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.solver.model.Topology;
+import org.hybridlb.app.onos.fabric.GroupConfirmation;
+import org.onosproject.cfg.ComponentConfigService;
 import org.onosproject.cluster.ClusterService;
 import org.onosproject.cluster.Leadership;
 import org.onosproject.cluster.LeadershipEvent;
@@ -62,6 +64,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,7 +78,11 @@ public class HybridlbManager implements HybridlbService {
     public static final String APP_NAME = "org.hybridlb.app";
     static final String STATE_MAP = "hybridlb-state";
     static final String RECORDS_MAP = "hybridlb-programmed";
-    /** How long one device write may take before the wave is rolled back. */
+    /**
+     * How long ONOS may take to confirm a flow batch (device barrier) or to hold a group just
+     * written in its store before the wave is rolled back. Never a wait for the group provider's
+     * stats poll: see {@link GroupConfirmation}.
+     */
     static final long DEVICE_TIMEOUT_MILLIS = 5000;
     static final Duration SMUX_TIMEOUT = Duration.ofSeconds(2);
     static final long STATS_PERIOD_SECONDS = 10;
@@ -116,6 +123,9 @@ public class HybridlbManager implements HybridlbService {
     protected LeadershipService leadershipService;
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected ClusterService clusterService;
+    /** Where the OpenFlow group provider's poll interval is read (optional: its default without it). */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    protected volatile ComponentConfigService componentConfig;
 
     /** Tests replace the SMux HTTP client with an in-memory fake. */
     SmuxControl smuxControl;
@@ -147,6 +157,7 @@ public class HybridlbManager implements HybridlbService {
     private volatile String lastConfigError;
     private volatile EventSink sink;
     private OnosHmuxProgrammer programmer;
+    private GroupConfirmation groupConfirmation;
     private OnosRouteSource routeSource;
     private OnosStatsSource statsSource;
     private AgentHealth healthSource;
@@ -171,9 +182,12 @@ public class HybridlbManager implements HybridlbService {
                 .withName(STATE_MAP).withSerializer(STRINGS).build();
         ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
                 .withName(RECORDS_MAP).withSerializer(STRINGS).build();
+        groupConfirmation = new GroupConfirmation(appId, GroupConfirmation.pollInterval(() -> componentConfig),
+                System::currentTimeMillis);
+        groupService.addListener(groupConfirmation);
         programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
                 hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS,
-                () -> config != null && config.fastFailover());
+                groupConfirmation, () -> config != null && config.fastFailover());
         routeSource = new OnosRouteSource(routeService, () -> fabric);
         // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
         // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
@@ -274,6 +288,7 @@ public class HybridlbManager implements HybridlbService {
         }
         // after the loop stopped: the next leader must never run alongside this one
         leadershipService.withdraw(LEADERSHIP_TOPIC);
+        groupService.removeListener(groupConfirmation);
         netcfg.unregisterConfigFactory(configFactory);
     }
 

@@ -18,6 +18,7 @@ import java.util.stream.Collectors;
 import org.hybridlb.app.core.Json;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.port.SmuxControl;
+import org.hybridlb.app.onos.fabric.GroupConfirmation;
 import org.onlab.graph.ScalarWeight;
 import org.onlab.packet.Ip4Address;
 import org.onlab.packet.IpAddress;
@@ -25,6 +26,7 @@ import org.onosproject.TestApplicationId;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreServiceAdapter;
 import org.onosproject.core.GroupId;
+import org.onosproject.event.ListenerRegistry;
 import org.onosproject.net.DefaultPath;
 import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
@@ -57,6 +59,8 @@ import org.onosproject.net.group.Group;
 import org.onosproject.net.group.GroupBuckets;
 import org.onosproject.net.group.GroupDescription;
 import org.onosproject.net.group.GroupKey;
+import org.onosproject.net.group.GroupEvent;
+import org.onosproject.net.group.GroupListener;
 import org.onosproject.net.group.GroupServiceAdapter;
 import org.onosproject.net.host.HostServiceAdapter;
 import org.onosproject.net.link.LinkListener;
@@ -206,16 +210,32 @@ final class FakeOnos {
         }
     }
 
+    /**
+     * ONOS's group store and OpenFlow group provider. By default a write is confirmed at once
+     * (ADDED). With {@link #confirmOnPoll} it stays PENDING_ADD / PENDING_UPDATE until the
+     * provider's group-stats poll ({@link #poll}, or every {@link #startPolling} period) finds it
+     * on the switch, as ONOS 2.7's OpenFlow group provider does; a key in {@link #refuse} is
+     * refused by the switch: GROUP_ADD_FAILED / GROUP_UPDATE_FAILED, and the store drops it.
+     * Events reach the listeners through ONOS's own {@link ListenerRegistry}.
+     */
     final class Groups extends GroupServiceAdapter {
         final Map<DeviceId, Map<GroupKey, Group>> groups = new HashMap<>();
+        final ListenerRegistry<GroupEvent, GroupListener> listeners = new ListenerRegistry<>();
+        volatile boolean confirmOnPoll;
+        final Set<String> refuse = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        private java.util.concurrent.ScheduledExecutorService poller;
         private int nextId = 0x1000;
 
         @Override
         public synchronized void addGroup(GroupDescription d) {
             DefaultGroup g = new DefaultGroup(GroupId.valueOf(nextId++), d);
-            g.setState(Group.GroupState.ADDED);
-            groups.computeIfAbsent(d.deviceId(), k -> new LinkedHashMap<>()).put(d.appCookie(), g);
             log.add("group+ " + d.deviceId() + " " + text(d.appCookie()));
+            if (refuse.contains(text(d.appCookie()))) {
+                listeners.process(new GroupEvent(GroupEvent.Type.GROUP_ADD_FAILED, g));
+                return;
+            }
+            g.setState(confirmOnPoll ? Group.GroupState.PENDING_ADD : Group.GroupState.ADDED);
+            groups.computeIfAbsent(d.deviceId(), k -> new LinkedHashMap<>()).put(d.appCookie(), g);
         }
 
         @Override
@@ -229,9 +249,57 @@ final class FakeOnos {
             Group old = getGroup(deviceId, oldCookie);
             DefaultGroup g = new DefaultGroup(old.id(), new DefaultGroupDescription(deviceId, old.type(), buckets,
                     newCookie, old.id().id(), appId));
-            g.setState(Group.GroupState.ADDED);
-            groups.get(deviceId).put(newCookie, g);
             log.add("group* " + deviceId + " " + text(newCookie));
+            if (refuse.contains(text(newCookie))) {
+                groups.get(deviceId).remove(oldCookie);
+                listeners.process(new GroupEvent(GroupEvent.Type.GROUP_UPDATE_FAILED, g));
+                return;
+            }
+            g.setState(confirmOnPoll ? Group.GroupState.PENDING_UPDATE : Group.GroupState.ADDED);
+            groups.get(deviceId).put(newCookie, g);
+        }
+
+        /** The provider's group-stats poll: every pending group is found on its switch. */
+        synchronized void poll() {
+            for (Map<GroupKey, Group> onDevice : groups.values()) {
+                for (Group g : onDevice.values()) {
+                    if (g.state() == Group.GroupState.PENDING_ADD || g.state() == Group.GroupState.PENDING_UPDATE) {
+                        GroupEvent.Type t = g.state() == Group.GroupState.PENDING_ADD
+                                ? GroupEvent.Type.GROUP_ADDED : GroupEvent.Type.GROUP_UPDATED;
+                        ((DefaultGroup) g).setState(Group.GroupState.ADDED);
+                        listeners.process(new GroupEvent(t, g));
+                    }
+                }
+            }
+        }
+
+        /** Groups are confirmed only by a poll every {@code periodMillis}, as groupPollInterval does. */
+        synchronized void startPolling(long periodMillis) {
+            confirmOnPoll = true;
+            poller = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+            poller.scheduleAtFixedRate(this::poll, periodMillis, periodMillis,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        void stopPolling() {
+            if (poller != null) {
+                poller.shutdownNow();
+            }
+        }
+
+        synchronized long pending() {
+            return groups.values().stream().flatMap(m -> m.values().stream())
+                    .filter(g -> g.state() != Group.GroupState.ADDED).count();
+        }
+
+        @Override
+        public void addListener(GroupListener l) {
+            listeners.addListener(l);
+        }
+
+        @Override
+        public void removeListener(GroupListener l) {
+            listeners.removeListener(l);
         }
 
         @Override
@@ -255,6 +323,13 @@ final class FakeOnos {
         synchronized int count() {
             return groups.values().stream().mapToInt(Map::size).sum();
         }
+    }
+
+    /** The app's group rule on these groups, registered as ONOS's would be ({@code pollSeconds}: the provider's). */
+    GroupConfirmation confirmation(int pollSeconds) {
+        GroupConfirmation c = new GroupConfirmation(APP, () -> pollSeconds, System::currentTimeMillis);
+        groups.addListener(c);
+        return c;
     }
 
     static final class Devices extends DeviceServiceAdapter {

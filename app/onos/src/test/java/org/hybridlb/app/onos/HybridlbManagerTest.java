@@ -430,6 +430,45 @@ public class HybridlbManagerTest {
         assertTrue(Json.write(manager.api().assignment()).contains("\"downSwitches\":[\"" + hmux + "\"]"));
     }
 
+    /**
+     * ONOS 2.7's OpenFlow group provider marks groups ADDED only from its group-stats poll, here
+     * every 6 s: longer than the 5 s the app once waited for ADDED before rolling the wave back.
+     */
+    @Test
+    public void wavesCompleteWithoutRollbackWhileGroupsWaitForTheStatsPoll() throws Exception {
+        onos.groups.startPolling(6_000);
+        try {
+            activate(configJson(true));
+            String hmux = placedOnHmux();
+            String other = hmux.equals("tor1") ? "tor2" : "tor1";
+            manager.api().setDrained(hmux, true);   // the VIP moves to the other ToR through the SMuxes
+            waitFor(() -> other.equals(placement()), 30_000);
+            settle();
+            org.hybridlb.app.core.Controller.Counters counters =
+                    (org.hybridlb.app.core.Controller.Counters) manager.api().stats().get("controller");
+            assertEquals(0, counters.rollbacks);
+            JsonNode recent = Json.MAPPER.valueToTree(manager.api().migrations()).path("recent");
+            assertTrue(recent.toString(), recent.size() >= 2);
+            for (JsonNode m : recent) {
+                assertEquals(m.toString(), "done", m.path("state").asText());
+            }
+            assertNull(manager.api().assignment().get("lastError"));
+            // the poll confirms every group later; nothing is rewritten because of it
+            waitFor(() -> onos.groups.pending() == 0, 15_000);
+            assertTrue(manager.programmer().installedOn(other).containsKey(VIP));
+        } finally {
+            onos.groups.stopPolling();
+        }
+    }
+
+    static void waitFor(java.util.function.BooleanSupplier condition, long millis) throws InterruptedException {
+        long end = System.currentTimeMillis() + millis;
+        while (!condition.getAsBoolean()) {
+            assertTrue("condition not met within " + millis + " ms", System.currentTimeMillis() < end);
+            Thread.sleep(20);
+        }
+    }
+
     @Test
     public void deactivateRemovesEverythingTheAppInstalled() {
         activate(configJson(true));

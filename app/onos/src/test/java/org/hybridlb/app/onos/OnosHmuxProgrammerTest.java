@@ -74,7 +74,7 @@ public class OnosHmuxProgrammerTest {
         view = new FabricView(sw, List.of(), List.of(),
                 List.of(new Smux("smux-1", "10.0.2.9", "tor2", 1e10)));
         programmer = new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
-                onos.hosts, onos.drivers, () -> view, records, 1000);
+                onos.hosts, onos.drivers, () -> view, records, 1000, onos.confirmation(10));
     }
 
     private static FabricView.SwitchSpec spec(String name, SwitchRole role, Integer pod, PortNumber tunnel) {
@@ -292,6 +292,64 @@ public class OnosHmuxProgrammerTest {
         assertEquals(Map.of(), programmer.installedOn("tor1"));
     }
 
+    // ---- groups confirmed only by the group provider's stats poll (ONOS 2.7 OpenFlow) ---------------
+
+    @Test
+    public void anInstallDoesNotWaitForTheGroupStatsPoll() {
+        onos.groups.confirmOnPoll = true;   // nothing is ADDED until a poll that does not come here
+        long t0 = System.nanoTime();
+        programmer.install("tor1", entry());
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue("the programmer's timeout is 1000 ms; the install took " + ms + " ms", ms < 900);
+        assertTrue(onos.groups.pending() > 0);
+        assertEquals("pending groups are held: read-back finds the entry",
+                Set.of(VIP), programmer.installedOn("tor1").keySet());
+        onos.log.clear();
+        programmer.install("tor1", entry());
+        assertTrue("a pending group is not written again: " + onos.log,
+                onos.log.stream().noneMatch(l -> l.startsWith("group")));
+        onos.groups.poll();
+        assertEquals(0, onos.groups.pending());
+        assertEquals(Set.of(VIP), programmer.installedOn("tor1").keySet());
+    }
+
+    @Test
+    public void aGroupTheSwitchRefusesFailsTheInstallAndNoFlowPointsAtIt() {
+        onos.groups.confirmOnPoll = true;
+        onos.groups.refuse.add("hlb:vip:" + VIP + ":tcp/80");
+        try {
+            programmer.install("tor1", entry());
+            fail("a refused group went unnoticed");
+        } catch (SouthboundException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("hlb:vip:" + VIP + ":tcp/80 refused")
+                    && e.getMessage().contains("GROUP_ADD_FAILED"));
+        }
+        assertEquals(List.of(), onos.flows.on("tor1"));
+        onos.groups.refuse.clear();
+        programmer.install("tor1", entry());   // the core's repair writes it again
+        assertEquals(Set.of(VIP), programmer.installedOn("tor1").keySet());
+    }
+
+    @Test
+    public void aGroupStillPendingTwoPollsAfterItsWriteIsMissingAndWrittenAgain() {
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(0);
+        org.hybridlb.app.onos.fabric.GroupConfirmation rule =
+                new org.hybridlb.app.onos.fabric.GroupConfirmation(FakeOnos.APP, () -> 10, clock::get);
+        onos.groups.addListener(rule);
+        OnosHmuxProgrammer p = new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices,
+                onos.topology, onos.hosts, onos.drivers, () -> view, records, 1000, rule);
+        onos.groups.confirmOnPoll = true;
+        p.install("tor1", entry());
+        clock.addAndGet(rule.overdueAfterMillis() - 1);
+        assertEquals(Set.of(VIP), p.installedOn("tor1").keySet());
+        clock.addAndGet(2);   // two polls came and went: the switch never answered
+        assertEquals(Map.of(), p.installedOn("tor1"));
+        onos.log.clear();
+        p.install("tor1", entry());
+        assertTrue(onos.log.toString(), onos.log.contains("group* of:tor1 hlb:vip:" + VIP + ":tcp/80"));
+        assertEquals(Set.of(VIP), p.installedOn("tor1").keySet());
+    }
+
     @SuppressWarnings("unused")
     private static DeviceId did(String n) {
         return NetTestTools.did(n);
@@ -301,7 +359,7 @@ public class OnosHmuxProgrammerTest {
 
     private OnosHmuxProgrammer withFastFailover() {
         return new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
-                onos.hosts, onos.drivers, () -> view, records, 1000, () -> true);
+                onos.hosts, onos.drivers, () -> view, records, 1000, onos.confirmation(10), () -> true);
     }
 
     private Group groupOn(String device, String key) {

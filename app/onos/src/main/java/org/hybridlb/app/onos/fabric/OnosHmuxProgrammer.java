@@ -95,9 +95,12 @@ import org.slf4j.LoggerFactory;
  * ONOS, the core or any route withdrawal is involved (the data-path half of Duet 3.5.1, as
  * hybridlbd's OpenFlow fast-failover groups).
  *
- * Groups are written and confirmed before the flows that point at them, flows removed before their
- * groups. Every call waits for ONOS to confirm the flow batch. What was programmed is recorded in a
- * map (a ConsistentMap in ONOS) so that read-back can compare the devices to it after a restart.
+ * Groups are written before the flows that point at them (a group counts as written once ONOS's
+ * group store holds it and ONOS has not reported it refused: {@link GroupConfirmation}; the
+ * group-stats poll that marks it ADDED is not waited for), flows removed before their groups.
+ * Every call waits for ONOS to confirm the flow batch (a device barrier). What was programmed is
+ * recorded in a map (a ConsistentMap in ONOS) so that read-back can compare the devices to it
+ * after a restart.
  */
 public final class OnosHmuxProgrammer implements HmuxProgrammer {
     public static final int PRIORITY_HMUX = 3000;
@@ -123,20 +126,29 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
     /** What was programmed: {@code hmux|switch|vip -> VipEntry}, {@code agg|prefix -> [smux ids]}. */
     private final Map<String, String> records;
     private final long timeoutMillis;
+    private final GroupConfirmation confirmation;
     /** Routes through FAILOVER groups with the SMuxes as backup bucket (see the class comment). */
     private final BooleanSupplier fastFailover;
 
     public OnosHmuxProgrammer(ApplicationId appId, FlowRuleService flows, GroupService groups, DeviceService devices,
                               TopologyService topology, HostService hosts, DriverService drivers,
-                              Supplier<FabricView> fabric, Map<String, String> records, long timeoutMillis) {
-        this(appId, flows, groups, devices, topology, hosts, drivers, fabric, records, timeoutMillis, () -> false);
+                              Supplier<FabricView> fabric, Map<String, String> records, long timeoutMillis,
+                              GroupConfirmation confirmation) {
+        this(appId, flows, groups, devices, topology, hosts, drivers, fabric, records, timeoutMillis, confirmation,
+                () -> false);
     }
 
+    /**
+     * @param timeoutMillis how long ONOS may take to confirm a flow batch, or to hold a group just
+     *     written in its store (never a wait for the device's group-stats poll)
+     * @param confirmation the group rule; registered as a listener of {@code groups} by the caller
+     */
     public OnosHmuxProgrammer(ApplicationId appId, FlowRuleService flows, GroupService groups, DeviceService devices,
                               TopologyService topology, HostService hosts, DriverService drivers,
                               Supplier<FabricView> fabric, Map<String, String> records, long timeoutMillis,
-                              BooleanSupplier fastFailover) {
+                              GroupConfirmation confirmation, BooleanSupplier fastFailover) {
         this.fastFailover = fastFailover;
+        this.confirmation = confirmation;
         this.appId = appId;
         this.flows = flows;
         this.groups = groups;
@@ -598,9 +610,9 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             return false;
         }
         for (ServiceEntry s : expected.ports) {
-            Group g = groups.getGroup(hmux.device, key(serviceKey(expected.vip, s)));
-            if (g == null || g.state() != Group.GroupState.ADDED
-                    || !g.buckets().buckets().equals(serviceBuckets(hmux, s))) {
+            GroupKey k = key(serviceKey(expected.vip, s));
+            Group g = groups.getGroup(hmux.device, k);
+            if (!confirmation.holds(hmux.device, k, g, serviceBuckets(hmux, s))) {
                 return false;
             }
             if (!hasRule(here, hmuxRule(hmux.device, expected.vip, s, g))) {
@@ -747,31 +759,49 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
         removeGroups(unused);
     }
 
-    /** Adds or updates a SELECT group and waits until the device holds exactly these buckets. */
+    /** Adds or updates a SELECT group (see {@link #putGroup(DeviceId, String, GroupDescription.Type, List)}). */
     private Group putGroup(DeviceId device, String keyText, List<GroupBucket> buckets) {
         return putGroup(device, keyText, GroupDescription.Type.SELECT, buckets);
     }
 
+    /**
+     * Makes group {@code keyText} on {@code device} hold exactly {@code buckets}: writes it unless it
+     * is confirmed or pending with them, then waits (at most {@code timeoutMillis}) until ONOS's
+     * group store holds it; never for the device's group-stats poll ({@link GroupConfirmation}).
+     */
     private Group putGroup(DeviceId device, String keyText, GroupDescription.Type type, List<GroupBucket> buckets) {
         GroupKey key = key(keyText);
         Group g = groups.getGroup(device, key);
+        GroupConfirmation.State before = confirmation.state(device, key, g, buckets);
+        if (before == GroupConfirmation.State.CONFIRMED || before == GroupConfirmation.State.PENDING) {
+            return g;
+        }
+        if (before == GroupConfirmation.State.OVERDUE) {
+            log.warn("{}: group {} still not confirmed by ONOS {} ms after it was written: writing it again",
+                    device, keyText, confirmation.overdueAfterMillis());
+        }
+        confirmation.writing(device, key);
         GroupBuckets gb = new GroupBuckets(buckets);
         if (g == null) {
             groups.addGroup(new DefaultGroupDescription(device, type, gb, key, null, appId));
-        } else if (!g.buckets().buckets().equals(buckets)) {
+        } else {
             groups.setBucketsForGroup(device, key, gb, key, appId);
-        } else if (g.state() == Group.GroupState.ADDED) {
-            return g;
         }
         long deadline = System.currentTimeMillis() + timeoutMillis;
         while (true) {
             Group now = groups.getGroup(device, key);
-            if (now != null && now.state() == Group.GroupState.ADDED && now.buckets().buckets().equals(buckets)) {
+            GroupConfirmation.State s = confirmation.state(device, key, now, buckets);
+            if (s == GroupConfirmation.State.CONFIRMED || s == GroupConfirmation.State.PENDING) {
                 return now;
             }
+            if (s == GroupConfirmation.State.REFUSED) {
+                throw new SouthboundException(device + ": group " + keyText + " refused: "
+                        + confirmation.refusal(device, key));
+            }
             if (System.currentTimeMillis() > deadline) {
-                throw new SouthboundException(device + ": group " + keyText + " not confirmed within "
-                        + timeoutMillis + " ms" + (now == null ? "" : " (state " + now.state() + ")"));
+                throw new SouthboundException(device + ": ONOS's group store does not hold group " + keyText
+                        + " as written " + timeoutMillis + " ms after the write"
+                        + (now == null ? "" : " (state " + now.state() + ", " + s + ")"));
             }
             sleep();
         }
