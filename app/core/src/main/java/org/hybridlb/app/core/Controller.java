@@ -1403,6 +1403,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             out.put("heldOnSmuxes", held);
             out.put("downSwitches", new ArrayList<>(down));
             out.put("cutOffSwitches", new LinkedHashMap<>(cutOff));
+            out.put("hmuxUnfit", new TreeMap<>(ports.topology.unfitForHmux()));
             out.put("drainedSwitches", new ArrayList<>(state.drained));
             java.util.TreeSet<String> allUnhealthy = new java.util.TreeSet<>(unhealthy);
             allUnhealthy.addAll(unreachableDips.keySet());
@@ -1522,6 +1523,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         m.put("up", !down.contains(s.id));
         m.put("cutOff", cutOff.get(s.id));
         m.put("drained", state.drained.contains(s.id));
+        m.put("hmuxUnfit", ports.topology.unfitForHmux().get(s.id));
         List<String> vips = new ArrayList<>();
         state.hmuxes.forEach((v, at) -> {
             if (at.contains(s.id)) {

@@ -26,7 +26,6 @@ import org.onosproject.TestApplicationId;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreServiceAdapter;
 import org.onosproject.core.GroupId;
-import org.onosproject.event.ListenerRegistry;
 import org.onosproject.net.DefaultPath;
 import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
@@ -146,10 +145,21 @@ final class FakeOnos {
         } else {
             devices.up.remove(id);
         }
-        DeviceEvent e = new DeviceEvent(DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED, devices.devices.get(id));
-        for (DeviceListener l : devices.listeners) {
-            l.event(e);
+        devices.listeners.post(new DeviceEvent(DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED, devices.devices.get(id)));
+    }
+
+    /**
+     * The operator gives {@code name} ONOS's {@code ovs} driver in netcfg (or takes it away): ONOS
+     * binds the new driver and posts DEVICE_UPDATED.
+     */
+    void driverChanged(String name, boolean ovs) {
+        DeviceId id = NetTestTools.did(name);
+        if (ovs) {
+            drivers.notOvs.remove(id);
+        } else {
+            drivers.notOvs.add(id);
         }
+        devices.listeners.post(new DeviceEvent(DeviceEvent.Type.DEVICE_UPDATED, devices.devices.get(id)));
     }
 
     // ---- services -------------------------------------------------------------------------------
@@ -158,6 +168,24 @@ final class FakeOnos {
         final Map<FlowId, FlowEntry> entries = new LinkedHashMap<>();
         /** When set, the next batch fails (the device refused it). */
         volatile boolean failNext;
+        /** While set, batches are applied but their confirmation (the barrier reply) waits for {@link #release}. */
+        volatile boolean holdConfirmations;
+        private final List<FlowRuleOperations> held = new ArrayList<>();
+
+        /** Confirms every batch held so far and stops holding. */
+        void release() {
+            List<FlowRuleOperations> done;
+            synchronized (this) {
+                holdConfirmations = false;
+                done = new ArrayList<>(held);
+                held.clear();
+            }
+            done.forEach(o -> o.callback().onSuccess(o));
+        }
+
+        synchronized int held() {
+            return held.size();
+        }
 
         @Override
         public synchronized void apply(FlowRuleOperations ops) {
@@ -184,6 +212,10 @@ final class FakeOnos {
                             break;
                     }
                 }
+            }
+            if (holdConfirmations) {
+                held.add(ops);
+                return;
             }
             ops.callback().onSuccess(ops);
         }
@@ -220,7 +252,7 @@ final class FakeOnos {
      */
     final class Groups extends GroupServiceAdapter {
         final Map<DeviceId, Map<GroupKey, Group>> groups = new HashMap<>();
-        final ListenerRegistry<GroupEvent, GroupListener> listeners = new ListenerRegistry<>();
+        final Listeners<GroupEvent, GroupListener> listeners = new Listeners<>();
         volatile boolean confirmOnPoll;
         final Set<String> refuse = java.util.concurrent.ConcurrentHashMap.newKeySet();
         private java.util.concurrent.ScheduledExecutorService poller;
@@ -335,7 +367,7 @@ final class FakeOnos {
     static final class Devices extends DeviceServiceAdapter {
         final Map<DeviceId, Device> devices = new LinkedHashMap<>();
         final Set<DeviceId> up = new HashSet<>();
-        final List<DeviceListener> listeners = new CopyOnWriteArrayList<>();
+        final Listeners<DeviceEvent, DeviceListener> listeners = new Listeners<>();
 
         @Override
         public Iterable<Device> getDevices() {
@@ -361,18 +393,18 @@ final class FakeOnos {
 
         @Override
         public void addListener(DeviceListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(DeviceListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
     }
 
     static final class Links extends LinkServiceAdapter {
         final List<Link> links = new CopyOnWriteArrayList<>();
-        final List<LinkListener> listeners = new CopyOnWriteArrayList<>();
+        final Listeners<org.onosproject.net.link.LinkEvent, LinkListener> listeners = new Listeners<>();
 
         /** Removes the links of {@code device} and tells the listeners, as ONOS does when it goes down. */
         List<Link> removeOf(DeviceId device) {
@@ -394,9 +426,7 @@ final class FakeOnos {
         }
 
         private void fire(org.onosproject.net.link.LinkEvent e) {
-            for (LinkListener l : listeners) {
-                l.event(e);
-            }
+            listeners.post(e);
         }
 
         @Override
@@ -406,27 +436,28 @@ final class FakeOnos {
 
         @Override
         public void addListener(LinkListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(LinkListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
     }
 
     static final class Hosts extends HostServiceAdapter {
         final List<Host> hosts = new CopyOnWriteArrayList<>();
-        final List<org.onosproject.net.host.HostListener> listeners = new CopyOnWriteArrayList<>();
+        final Listeners<org.onosproject.net.host.HostEvent, org.onosproject.net.host.HostListener> listeners =
+                new Listeners<>();
 
         @Override
         public void addListener(org.onosproject.net.host.HostListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(org.onosproject.net.host.HostListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
 
         /**
@@ -452,9 +483,7 @@ final class FakeOnos {
         }
 
         private void fire(org.onosproject.net.host.HostEvent e) {
-            for (org.onosproject.net.host.HostListener l : listeners) {
-                l.event(e);
-            }
+            listeners.post(e);
         }
 
         @Override
@@ -574,16 +603,31 @@ final class FakeOnos {
         }
     }
 
-    /** Drivers: every device is Open vSwitch unless listed in {@link #notOvs}. */
+    /**
+     * Drivers: every device has ONOS's {@code ovs} driver (with the Nicira extensions) unless listed
+     * in {@link #notOvs}: those have the {@code default} one, as ONOS 2.7 gives Open vSwitch 3.x.
+     */
     static final class Drivers extends DriverServiceAdapter {
-        final Set<DeviceId> notOvs = new HashSet<>();
+        final Set<DeviceId> notOvs = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        @Override
+        public Driver getDriver(DeviceId deviceId) {
+            String name = notOvs.contains(deviceId) ? "default" : "ovs";
+            return (Driver) java.lang.reflect.Proxy.newProxyInstance(Driver.class.getClassLoader(),
+                    new Class<?>[] {Driver.class}, (proxy, method, args) -> {
+                        if ("name".equals(method.getName())) {
+                            return name;
+                        }
+                        throw new UnsupportedOperationException(method.getName());
+                    });
+        }
 
         @Override
         public DriverHandler createHandler(DeviceId deviceId, String... credentials) {
             return new DriverHandler() {
                 @Override
                 public Driver driver() {
-                    return null;
+                    return getDriver(deviceId);
                 }
 
                 @Override
@@ -611,7 +655,7 @@ final class FakeOnos {
     /** The route service with the SMux aggregate announcements (FPM/BGP) in it. */
     static final class Routes implements RouteService {
         final Map<String, Set<String>> nextHops = new LinkedHashMap<>();
-        final List<RouteListener> listeners = new CopyOnWriteArrayList<>();
+        final Listeners<RouteEvent, RouteListener> listeners = new Listeners<>();
 
         @Override
         public Collection<RouteInfo> getRoutes(RouteTableId id) {
@@ -630,9 +674,7 @@ final class FakeOnos {
 
         void announce(String prefix, String... via) {
             nextHops.put(prefix, new HashSet<>(Arrays.asList(via)));
-            for (RouteListener l : listeners) {
-                l.event(new RouteEvent(RouteEvent.Type.ROUTE_UPDATED, null));
-            }
+            listeners.post(new RouteEvent(RouteEvent.Type.ROUTE_UPDATED, null));
         }
 
         @Override
@@ -662,12 +704,12 @@ final class FakeOnos {
 
         @Override
         public void addListener(RouteListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(RouteListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
     }
 

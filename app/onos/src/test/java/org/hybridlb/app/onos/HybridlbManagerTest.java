@@ -64,7 +64,7 @@ public class HybridlbManagerTest {
 
     static final class Netcfg extends NetworkConfigRegistryAdapter {
         HybridlbConfig config;
-        final List<NetworkConfigListener> listeners = new ArrayList<>();
+        final Listeners<NetworkConfigEvent, NetworkConfigListener> listeners = new Listeners<>();
 
         @Override
         @SuppressWarnings("unchecked")
@@ -74,12 +74,12 @@ public class HybridlbManagerTest {
 
         @Override
         public void addListener(NetworkConfigListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(NetworkConfigListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
 
         void push(HybridlbConfig c) {
@@ -87,11 +87,7 @@ public class HybridlbManagerTest {
             config = c;
             NetworkConfigEvent e = new NetworkConfigEvent(NetworkConfigEvent.Type.CONFIG_UPDATED, FakeOnos.APP, c,
                     before, HybridlbConfig.class);
-            for (NetworkConfigListener l : new ArrayList<>(listeners)) {
-                if (l.isRelevant(e)) {
-                    l.event(e);
-                }
-            }
+            listeners.post(e);
         }
     }
 
@@ -214,6 +210,7 @@ public class HybridlbManagerTest {
     }
 
     static void settle(HybridlbManager m) {
+        m.awaitEvents(10_000);          // the events handed to the app's thread, then the controller
         if (m.controller() != null) {   // a standby instance has no loop
             m.controller().awaitIdle(10_000);
         }
@@ -403,6 +400,7 @@ public class HybridlbManagerTest {
         bad.putArray("hosts").addObject().put("id", "h12").put("ip", "10.0.1.2").put("tor", "tor1")
                 .put("agentUrl", "ftp://10.254.1.2");
         netcfg.push(config(bad));
+        settle();
         assertTrue(manager.lastConfigError(), manager.lastConfigError().contains("/hosts/0/agentUrl"));
     }
 
@@ -467,6 +465,44 @@ public class HybridlbManagerTest {
             assertTrue("condition not met within " + millis + " ms", System.currentTimeMillis() < end);
             Thread.sleep(20);
         }
+    }
+
+    /**
+     * ONOS 2.7 gives Open vSwitch 3.x its "default" driver, without the Nicira set-tunnel-destination
+     * extension every HMux bucket needs: such a switch gets no VIP (nothing to roll back), and the
+     * app says which device and what to set, in the service (Karaf) and the REST status.
+     */
+    @Test
+    public void aSwitchWhoseDriverLacksTheNiciraExtensionGetsNoVipAndTheFixIsShown() {
+        onos.drivers.notOvs.add(NetTestTools.did("tor1"));
+        activate(configJson(true));
+        manager.api().setDrained("tor2", true);   // tor1 would be the only HMux for the VIP
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        assertEquals("smux", placement());
+        org.hybridlb.app.core.Controller.Counters counters =
+                (org.hybridlb.app.core.Controller.Counters) manager.api().stats().get("controller");
+        assertEquals(0, counters.rollbacks);
+        assertNull(manager.api().assignment().get("lastError"));
+        String why = manager.unfitForHmux().get("tor1");
+        assertNotNull(manager.unfitForHmux().toString(), why);
+        assertTrue(why, why.startsWith("of:tor1 cannot be an HMux: its ONOS driver \"default\" has no Nicira "
+                + "set-tunnel-destination extension"));
+        assertTrue(why, why.endsWith("{\"devices\": {\"of:tor1\": {\"basic\": {\"driver\": \"ovs\"}}}}"));
+        assertEquals(Set.of("tor1"), manager.unfitForHmux().keySet());
+        Map<String, Object> tor1 = manager.api().switches().stream().filter(x -> "tor1".equals(x.get("id")))
+                .findFirst().orElseThrow();
+        assertEquals(why, tor1.get("hmuxUnfit"));
+        assertEquals(Map.of("tor1", why), manager.api().assignment().get("hmuxUnfit"));
+
+        // the operator sets the "ovs" driver in netcfg: ONOS re-binds it, and the switch can serve
+        onos.driverChanged("tor1", true);
+        settle();
+        manager.api().reassignNow();
+        settle();
+        assertEquals("tor1", placement());
+        assertEquals(Map.of(), manager.api().assignment().get("hmuxUnfit"));
     }
 
     @Test
@@ -577,10 +613,12 @@ public class HybridlbManagerTest {
         }
 
         cluster.elect(HybridlbManager.LEADERSHIP_TOPIC, "onos-2");   // and stops when it no longer does
+        settle();
         assertNull(manager.controller());
         onos.log.clear();
         onos.setAvailable("tor1", false);
         netcfg.push(config(configJson(false)));
+        settle();
         assertTrue(onos.log.toString(), onos.log.isEmpty());
         assertEquals(503, apiError(() -> manager.api().assignment()).status);
         assertTrue(onos.devices.listeners.isEmpty());
@@ -602,6 +640,7 @@ public class HybridlbManagerTest {
 
         manager.deactivateKeepingRules();   // the leader's instance goes away: onos-2 leads
         active = false;
+        second.awaitEvents(10_000);
         assertEquals("onos-2", second.leader().id());
         settle(second);
         try {
@@ -740,6 +779,7 @@ public class HybridlbManagerTest {
 
         // tor1 is back and its hosts are learned again: the DIP returns (through the SMux, Duet 3.5.2)
         recover.run();
+        settle();
         manager.api().reassignNow();
         settle();
         assertEquals(Set.of("10.0.1.2", "10.0.2.2"), smuxDips(VIP));
@@ -807,8 +847,10 @@ public class HybridlbManagerTest {
         assertTrue(first, "tor1".equals(first) || "tor3".equals(first));
         String other = "tor1".equals(first) ? "tor3" : "tor1";
         onos.setAvailable(first, false);
+        settle();
         assertEquals("one location is down: the other one", other, torOf.get());
         onos.setAvailable(other, false);
+        settle();
         assertTrue(torOf.get(), "tor1".equals(torOf.get()) || "tor3".equals(torOf.get()));
     }
 
@@ -830,6 +872,7 @@ public class HybridlbManagerTest {
         ObjectNode bad = configJson(true);
         bad.put("fastFailover", "yes");
         netcfg.push(config(bad));
+        settle();
         assertTrue(manager.lastConfigError(), manager.lastConfigError().contains("/fastFailover"));
     }
 }

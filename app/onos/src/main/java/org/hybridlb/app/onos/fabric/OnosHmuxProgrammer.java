@@ -170,6 +170,9 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
         if (hmux.tunnelPort == null) {
             throw new SouthboundException(switchId + " has no tunnel port configured: it cannot be an HMux");
         }
+        if (hmux.hmuxUnfit != null) {
+            throw new SouthboundException(hmux.hmuxUnfit);
+        }
         VipEntry target = entry.normalized();
         // 1. The service groups on the HMux, confirmed before any flow points at them.
         Map<String, Group> serviceGroups = new LinkedHashMap<>();
