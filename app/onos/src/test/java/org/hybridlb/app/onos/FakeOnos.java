@@ -137,6 +137,24 @@ final class FakeOnos {
         };
     }
 
+    /**
+     * Every fabric port of {@code name} goes down while its OpenFlow session stays up: ONOS removes
+     * its links, the device stays available. Returns what puts the links back.
+     */
+    Runnable isolate(String name) {
+        List<Link> gone = links.removeOf(NetTestTools.did(name));
+        return () -> gone.forEach(links::add);
+    }
+
+    /** An operator deletes the device from ONOS: its links go, then DEVICE_REMOVED. */
+    void removeDevice(String name) {
+        DeviceId id = NetTestTools.did(name);
+        Device d = devices.devices.remove(id);
+        devices.up.remove(id);
+        links.removeOf(id);
+        devices.listeners.post(new DeviceEvent(DeviceEvent.Type.DEVICE_REMOVED, d));
+    }
+
     /** Takes a device down (or up) and tells the listeners, as the device subsystem would. */
     void setAvailable(String name, boolean up) {
         DeviceId id = NetTestTools.did(name);

@@ -817,6 +817,90 @@ public class HybridlbManagerTest {
         assertNull(manager.api().assignment().get("lastError"));
     }
 
+    /** No flow points at a group towards {@code sw}, and no such group is left on any device. */
+    void assertNothingTowards(String sw) {
+        for (String d : DEVICES) {
+            for (Group g : onos.groups.getGroups(NetTestTools.did(d))) {
+                String k = FakeOnos.text(g.appCookie());
+                assertFalse(d + " still holds " + k, k.equals("hlb:to:" + sw) || k.startsWith("hlb:ff:" + sw + "|")
+                        || k.equals("hlb:alive:" + sw));
+            }
+        }
+    }
+
+    @Test
+    public void anHmuxWhoseFabricPortsAreAllDownFailsOverAndNoGroupTowardsItIsLeft() throws Exception {
+        ObjectNode json = configJson(false);
+        ((ArrayNode) json.get("vips")).add(vip(VIP, "10.0.1.2", "10.0.2.2"));
+        json.put("fastFailover", true);
+        activate(json);
+        // traffic from the Internet (it enters at the spines), so it still reaches the part left
+        manager.controller().trafficMeasured(new TrafficInterval(0, 0, 10,
+                List.of(new VipTraffic(VIP, Map.of(VipTraffic.INTERNET, 2e8), null))));
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        String other = hmux.equals("tor1") ? "tor2" : "tor1";
+        String lost = hmux.equals("tor1") ? "10.0.1.2" : "10.0.2.2";
+
+        Runnable back = onos.isolate(hmux);   // ports down, OpenFlow session up: still available in ONOS
+        settle();
+        assertTrue(onos.devices.isAvailable(NetTestTools.did(hmux)));
+        Map<String, Object> a = manager.api().assignment();
+        assertNull(Json.write(a), a.get("lastError"));
+        assertEquals(Map.of(hmux, "no live fabric link"), a.get("cutOffSwitches"));
+        assertEquals(other, placement());
+        assertNothingTowards(hmux);
+        for (String d : DEVICES) {
+            if (!d.equals(hmux)) {
+                assertFalse(d, onos.flows.on(d).stream().anyMatch(f -> f.priority() == 2000
+                        && f.treatment().allInstructions().toString().contains("hlb:to:" + hmux)));
+            }
+        }
+        assertEquals("the DIP behind it is unreachable", Set.of(other.equals("tor1") ? "10.0.1.2" : "10.0.2.2"),
+                tunnelDsts(other));
+        @SuppressWarnings("unchecked")
+        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
+        assertEquals("its switch " + hmux + " counts as down: no live fabric link", health.get(lost).get("reason"));
+
+        back.run();   // the ports come back: the switch serves again
+        settle();
+        assertEquals(Map.of(), manager.api().assignment().get("cutOffSwitches"));
+        manager.api().reassignNow();
+        settle();
+        assertNull(manager.api().assignment().get("lastError"));
+    }
+
+    @Test
+    public void withOneSwitchDeletedAndAnotherIsolatedVipsArePlacedOnTheConnectedPart() throws Exception {
+        onos.device("tor3");
+        onos.link("tor3", 1, "spine1", 3);
+        onos.link("tor3", 2, "spine2", 3);
+        ObjectNode json = configJson(false);
+        ((ObjectNode) json.get("switches")).putObject("of:tor3").put("id", "tor3").put("role", "tor").put("pod", 2)
+                .put("tunnelPort", 100);
+        ((ArrayNode) json.get("vips")).add(vip(VIP, "10.0.1.2", "10.0.2.2"));
+        activate(json);
+        onos.isolate("tor3");          // every fabric port of tor3 down, its OpenFlow session up
+        settle();
+        onos.removeDevice("spine1");   // an operator deletes spine1
+        settle();
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        Map<String, Object> a = manager.api().assignment();
+        assertNull("no 'the fabric is not connected': " + Json.write(a), a.get("lastError"));
+        assertEquals(Json.write(a), Map.of("tor3", "no live fabric link"), a.get("cutOffSwitches"));
+        @SuppressWarnings("unchecked")
+        List<String> down = (List<String>) a.get("downSwitches");
+        assertEquals(Set.of("spine1", "tor3"), new TreeSet<>(down));
+        assertTrue(hmux + " " + Json.write(a) + Json.write(manager.api().migrations()),
+                hmux.equals("tor1") || hmux.equals("tor2"));
+        assertNothingTowards("spine1");
+    }
+
     @Test
     public void aMultiHomedHostHangsOffItsAvailableLocation() {
         onos.device("tor3");

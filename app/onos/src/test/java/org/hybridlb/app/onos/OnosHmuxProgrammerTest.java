@@ -235,13 +235,36 @@ public class OnosHmuxProgrammerTest {
                 List.of(new Bucket("10.0.1.2", 1, null, 0))))));
         onos.log.clear();
         programmer.withdrawRoutes("tor1", List.of(VIP));
-        // Three routes toward tor1 gone, nothing on tor1, the other VIP's routes untouched.
-        assertEquals(3, onos.log.size());
-        for (String l : onos.log) {
+        // Three routes toward tor1 gone first, then the groups toward it nothing uses any more;
+        // nothing on tor1, the other VIP's routes untouched.
+        assertEquals(onos.log.toString(), 6, onos.log.size());
+        for (String l : onos.log.subList(0, 3)) {
             assertTrue(l, l.startsWith("flow- ") && l.contains(" p2000 ") && l.contains(VIP + "/32")
                     && !l.startsWith("flow- of:tor1"));
         }
+        assertEquals(Set.of("group- of:tor2 hlb:to:tor1", "group- of:spine1 hlb:to:tor1", "group- of:spine2 hlb:to:tor1"),
+                Set.copyOf(onos.log.subList(3, 6)));
         assertEquals(1, onos.flows.on("tor1").stream().filter(e -> e.priority() == 2000).count());
+    }
+
+    @Test
+    public void routesAndGroupsTowardASwitchOnosNoLongerKnowsAreWithdrawnByItsId() {
+        OnosHmuxProgrammer p = withFastFailover();
+        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
+        p.install("tor1", entry());
+        // tor1 is deleted from ONOS: it leaves the fabric view, its records stay
+        List<FabricView.SwitchSpec> left = new ArrayList<>();
+        view.switches().values().stream().filter(x -> !x.sw.id.equals("tor1")).forEach(left::add);
+        view = new FabricView(left, List.of(), List.of(), List.copyOf(view.smuxes().values()));
+        onos.devices.up.remove(NetTestTools.did("tor1"));
+        p.withdrawRoutes("tor1", List.of(VIP));
+        for (String d : List.of("tor2", "spine1", "spine2")) {
+            assertTrue(d, onos.flows.on(d).stream().noneMatch(f -> f.priority() == 2000));
+            for (String k : List.of("hlb:to:tor1", "hlb:alive:tor1", "hlb:ff:tor1|" + AGG)) {
+                assertNull(d + " " + k, groupOn(d, k));
+            }
+            assertNotNull(d + ": the SMux aggregate stays", groupOn(d, "hlb:agg:" + AGG));
+        }
     }
 
     @Test

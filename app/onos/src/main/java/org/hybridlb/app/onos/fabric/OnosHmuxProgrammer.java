@@ -219,7 +219,7 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
     public synchronized void remove(String switchId, String vip) {
         FabricView view = fabric.get();
         FabricView.SwitchSpec hmux = spec(view, switchId);
-        withdraw(view, hmux, List.of(vip));
+        withdraw(view, switchId, List.of(vip));
         FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
         int n = 0;
         for (FlowEntry e : ourFlows(hmux.device)) {
@@ -242,10 +242,16 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
         removeUnusedTowardGroups(view);
     }
 
+    /**
+     * Also for a switch that is no longer in the fabric view (a device ONOS removed): routes and
+     * groups towards it are found by its id. The "toward" groups nothing uses any more go too, so
+     * no group towards a failed switch is left on the others.
+     */
     @Override
     public synchronized void withdrawRoutes(String switchId, Collection<String> vips) {
         FabricView view = fabric.get();
-        withdraw(view, spec(view, switchId), vips);
+        withdraw(view, switchId, vips);
+        removeUnusedTowardGroups(view);
     }
 
     @Override
@@ -260,23 +266,22 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             if (!devices.isAvailable(d.device)) {
                 continue;
             }
-            GroupKey key = key(aggregateKey(aggregate));
-            if (sorted.isEmpty()) {
+            List<GroupBucket> buckets = sorted.isEmpty() ? List.of() : smuxBuckets(view, d, sorted);
+            if (buckets.isEmpty()) {
+                if (!sorted.isEmpty()) {
+                    log.warn("no path from {} to any SMux of {}: aggregate not routed there", d.sw.id, aggregate);
+                }
+                // no route rather than one into SMuxes it cannot reach (an empty group would black-hole too)
                 for (FlowEntry e : ourFlows(d.device)) {
                     if (e.priority() == PRIORITY_AGGREGATE && prefix.equals(dstPrefix(e))) {
                         ops.remove(e);
                     }
                 }
-                Group g = groups.getGroup(d.device, key);
+                Group g = groups.getGroup(d.device, key(aggregateKey(aggregate)));
                 if (g != null) {
                     stale.add(g);
                     refreshFailoverGroups(d.device, aggregate, null); // no backup bucket before the group goes
                 }
-                continue;
-            }
-            List<GroupBucket> buckets = smuxBuckets(view, d, sorted);
-            if (buckets.isEmpty()) {
-                log.warn("no path from {} to any SMux of {}: aggregate not routed there", d.sw.id, aggregate);
                 continue;
             }
             Group g = putGroup(d.device, aggregateKey(aggregate), buckets);
@@ -626,28 +631,32 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             if (d == hmux || !devices.isAvailable(d.device)) {
                 continue;
             }
-            Group toward = groups.getGroup(d.device, key("hlb:to:" + hmux.sw.id));
-            if (toward == null) {
-                if (!towardBuckets(d.device, hmux.device).isEmpty()) {
-                    return false;
-                }
-                continue;
-            }
-            Group target = toward;
-            if (fastFailover.getAsBoolean()) {
-                target = groups.getGroup(d.device, key(failoverKey(hmux.sw.id, expected.aggregate)));
-                Group alive = groups.getGroup(d.device, key(ALIVE_PREFIX + hmux.sw.id));
-                Group smuxes = groups.getGroup(d.device, key(aggregateKey(expected.aggregate)));
-                if (target == null || alive == null
-                        || !target.buckets().buckets().equals(failoverBuckets(toward, alive, smuxes))) {
-                    return false;
-                }
-            }
-            if (!hasRule(all.getOrDefault(d.device, List.of()), routeRule(d.device, expected.vip, target))) {
-                return false;
+            if (!routedToward(d, hmux, expected, all.getOrDefault(d.device, List.of()))
+                    && !towardBuckets(d.device, hmux.device).isEmpty()) {
+                return false;   // (a switch with no path to the HMux gets no route: install skips it)
             }
         }
         return true;
+    }
+
+    /** True when {@code d} routes {@code expected}'s VIP/32 toward {@code hmux} as install writes it. */
+    private boolean routedToward(FabricView.SwitchSpec d, FabricView.SwitchSpec hmux, VipEntry expected,
+                                 Collection<FlowEntry> flowsOfD) {
+        Group toward = groups.getGroup(d.device, key("hlb:to:" + hmux.sw.id));
+        if (toward == null) {
+            return false;
+        }
+        Group target = toward;
+        if (fastFailover.getAsBoolean()) {
+            target = groups.getGroup(d.device, key(failoverKey(hmux.sw.id, expected.aggregate)));
+            Group alive = groups.getGroup(d.device, key(ALIVE_PREFIX + hmux.sw.id));
+            Group smuxes = groups.getGroup(d.device, key(aggregateKey(expected.aggregate)));
+            if (target == null || alive == null
+                    || !target.buckets().buckets().equals(failoverBuckets(toward, alive, smuxes))) {
+                return false;
+            }
+        }
+        return hasRule(flowsOfD, routeRule(d.device, expected.vip, target));
     }
 
     private boolean aggregateInPlace(FabricView view, String aggregate, List<Smux> smuxes) {
@@ -664,8 +673,9 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
                     routed = true;
                 }
             }
-            if (!routed || g.buckets().buckets().size() != smuxBucketCount(view, d, smuxes)) {
-                return false;
+            int reachable = smuxBucketCount(view, d, smuxes);
+            if (reachable == 0 ? routed : !routed || g.buckets().buckets().size() != reachable) {
+                return false;   // (no SMux reachable from d: no aggregate route there)
             }
         }
         return true;
@@ -688,17 +698,18 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
 
     // ---- helpers --------------------------------------------------------------------------------
 
-    private void withdraw(FabricView view, FabricView.SwitchSpec hmux, Collection<String> vips) {
+    /** Removes the {@code VIP/32} routes of {@code vips} towards switch {@code hmuxId} on every other switch. */
+    private void withdraw(FabricView view, String hmuxId, Collection<String> vips) {
         FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
         int n = 0;
         for (FabricView.SwitchSpec d : view.switches().values()) {
-            if (d == hmux || !devices.isAvailable(d.device)) {
+            if (d.sw.id.equals(hmuxId) || !devices.isAvailable(d.device)) {
                 continue;
             }
             Set<TrafficTreatment> toHmux = new HashSet<>();
             for (Group g : ourGroups(d.device)) {
                 String k = keyText(g);
-                if (k.equals("hlb:to:" + hmux.sw.id) || k.startsWith(FF_PREFIX + hmux.sw.id + "|")) {
+                if (k.equals("hlb:to:" + hmuxId) || k.startsWith(FF_PREFIX + hmuxId + "|")) {
                     toHmux.add(group(g));
                 }
             }
@@ -713,7 +724,7 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             }
         }
         if (n > 0) {
-            apply(ops, "withdraw " + vips + " toward " + hmux.sw.id);
+            apply(ops, "withdraw " + vips + " toward " + hmuxId);
         }
     }
 
