@@ -45,7 +45,6 @@ import org.hybridlb.solver.model.MigrationStep;
 import org.hybridlb.solver.model.MigrationWave;
 import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.Switch;
-import org.hybridlb.solver.model.TableCapacity;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.Vip;
@@ -87,7 +86,12 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     // ---- state owned by the loop thread ----
     private ControllerState state = new ControllerState();
+    /** Switches the controller treats as down: reported down, or cut off from the served part. */
     private final Set<String> down = new LinkedHashSet<>();
+    /** Switches the topology source or an event reported down. */
+    private final Set<String> reportedDown = new LinkedHashSet<>();
+    /** Live switches outside the part of the fabric the controller serves from, with why. */
+    private Map<String, String> cutOff = Map.of();
     private Set<String> liveSmuxes = new LinkedHashSet<>();
     private Set<String> unhealthy = new HashSet<>();
     /**
@@ -110,7 +114,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private Topology fabricOf;
     private Topology solverTopologyOf;
     private Set<String> solverTopologyDown;
-    private Topology solverTopology;
+    private Set<String> solverTopologyDrained;
+    private ServingFabric serving;
     private Fabric fabric;
 
     public Controller(ControllerConfig config, Ports ports) {
@@ -289,7 +294,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     @Override
     public void switchUp(String switchId) {
         enqueue(() -> {
-            if (down.remove(switchId)) {
+            if (reportedDown.remove(switchId)) {
+                refreshDown();
                 requestReconcile("switch " + switchId + " up");
             }
         });
@@ -335,9 +341,10 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     /** HMux failure (§3.5.1): withdraw the /32 of its VIPs at once, then re-place them. */
     private void onSwitchDown(String sw) {
-        if (!down.add(sw)) {
+        if (!reportedDown.add(sw)) {
             return;
         }
+        refreshDown();
         withdrawFromDownSwitches();
         abandonMigration("switch " + sw + " down");
         // the DIPs behind it are unreachable: their buckets go now, like failed DIPs' (§3.5.1)
@@ -399,7 +406,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     private void refreshInputs() {
         try {
-            down.addAll(ports.topology.downSwitches());
+            reportedDown.addAll(ports.topology.downSwitches());
+            refreshDown();
             liveSmuxes = new LinkedHashSet<>(ports.routes.liveSmuxes());
             unhealthy = new HashSet<>(ports.health.unhealthyDips());
             TrafficInterval t = ports.stats.lastInterval();
@@ -671,7 +679,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         }
         dips.forEach((dip, sw) -> {
             if (!sw.equals(unreachableDips.get(dip))) {
-                LOG.warning("DIP " + dip + " unreachable: its switch " + sw + " is down");
+                LOG.warning("DIP " + dip + " unreachable: its switch " + sw + downReason(sw));
             }
         });
         unreachableDips.forEach((dip, sw) -> {
@@ -695,7 +703,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         unreachableDips.forEach((dip, sw) -> {
             Map<String, Object> h = new LinkedHashMap<>();
             h.put("state", "unreachable");
-            h.put("reason", "its switch " + sw + " is down"
+            h.put("reason", "its switch " + sw + downReason(sw)
                     + (unhealthy.contains(dip) ? "; its host agent also reports it unhealthy" : ""));
             h.put("switch", sw);
             out.put(dip, h);
@@ -703,29 +711,53 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         return out;
     }
 
+    /** How a down switch is down, after its id in a sentence. */
+    private String downReason(String sw) {
+        String why = cutOff.get(sw);
+        return why == null ? " is down" : " counts as down: " + why;
+    }
+
     /**
-     * The topology the solver sees: failed and drained switches keep their links (traffic still
-     * crosses them) but offer no table entries, so no VIP is placed on them.
+     * Which switches are down for the controller: those reported down, and live ones cut off from
+     * the part of the fabric it serves from ({@link ServingFabric}). Logs every change of the latter.
+     */
+    private void refreshDown() {
+        Map<String, String> now = serving().cutOff();
+        now.forEach((sw, why) -> {
+            if (!why.equals(cutOff.get(sw))) {
+                LOG.warning("switch " + sw + " counts as down: " + why);
+            }
+        });
+        cutOff.keySet().stream().filter(sw -> !now.containsKey(sw))
+                .forEach(sw -> LOG.info("switch " + sw + " is connected to the served part of the fabric again"));
+        cutOff = now;
+        down.clear();
+        down.addAll(reportedDown);
+        down.addAll(now.keySet());
+    }
+
+    /**
+     * The served part of the fabric ({@link ServingFabric}), recomputed only when the topology,
+     * the reported-down or the drained switches changed.
+     */
+    private ServingFabric serving() {
+        Topology t = ports.topology.topology();
+        if (serving == null || solverTopologyOf != t || !reportedDown.equals(solverTopologyDown)
+                || !state.drained.equals(solverTopologyDrained)) {
+            solverTopologyOf = t;
+            solverTopologyDown = new HashSet<>(reportedDown);
+            solverTopologyDrained = new HashSet<>(state.drained);
+            serving = ServingFabric.of(t, solverTopologyDown, solverTopologyDrained);
+        }
+        return serving;
+    }
+
+    /**
+     * The topology the solver sees: the served part of the fabric, where drained and failed
+     * switches offer no table entries and cut-off ones are absent, so no VIP is placed on them.
      */
     private Topology solverTopology() {
-        Topology t = ports.topology.topology();
-        Set<String> off = new HashSet<>(down);
-        off.addAll(state.drained);
-        if (off.isEmpty()) {
-            return t;
-        }
-        if (solverTopologyOf == t && off.equals(solverTopologyDown)) {
-            return solverTopology;
-        }
-        List<Switch> switches = new ArrayList<>();
-        for (Switch s : t.switches) {
-            switches.add(off.contains(s.id)
-                    ? new Switch(s.id, s.role, s.pod, new TableCapacity(s.tables.host, 0, 0)) : s);
-        }
-        solverTopologyOf = t;
-        solverTopologyDown = off;
-        solverTopology = new Topology(t.name, switches, t.links, t.hosts, t.smuxes);
-        return solverTopology;
+        return serving().topology();
     }
 
     private void planAndStart(String why) {
@@ -1166,7 +1198,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     // ------------------------------------------------------------------ persistence
 
     private void load() {
-        down.addAll(ports.topology.downSwitches());
+        reportedDown.addAll(ports.topology.downSwitches());
+        refreshDown();
         ports.store.load().ifPresent(json -> {
             state = Json.read(json, ControllerState.class);
             if (state.migration != null && MigrationRecord.RUNNING.equals(state.migration.state)) {
@@ -1369,6 +1402,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             });
             out.put("heldOnSmuxes", held);
             out.put("downSwitches", new ArrayList<>(down));
+            out.put("cutOffSwitches", new LinkedHashMap<>(cutOff));
+            out.put("hmuxUnfit", new TreeMap<>(ports.topology.unfitForHmux()));
             out.put("drainedSwitches", new ArrayList<>(state.drained));
             java.util.TreeSet<String> allUnhealthy = new java.util.TreeSet<>(unhealthy);
             allUnhealthy.addAll(unreachableDips.keySet());
@@ -1486,7 +1521,9 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         m.put("role", s.role.name().toLowerCase(java.util.Locale.ROOT));
         m.put("pod", s.pod);
         m.put("up", !down.contains(s.id));
+        m.put("cutOff", cutOff.get(s.id));
         m.put("drained", state.drained.contains(s.id));
+        m.put("hmuxUnfit", ports.topology.unfitForHmux().get(s.id));
         List<String> vips = new ArrayList<>();
         state.hmuxes.forEach((v, at) -> {
             if (at.contains(s.id)) {

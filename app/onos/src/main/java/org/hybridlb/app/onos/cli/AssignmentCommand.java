@@ -21,6 +21,10 @@ public class AssignmentCommand extends HybridlbCommand {
                 r.path("algorithm").asText("-"), num(r.get("mru")), num(r.get("hmuxTrafficShare")),
                 r.path("smuxCount").asText("-"), r.path("migrating").asBoolean());
         print("downSwitches=%s unhealthyDips=%s", r.path("downSwitches"), r.path("unhealthyDips"));
+        r.path("cutOffSwitches").fields().forEachRemaining(e -> print("%s counts as down: %s", e.getKey(),
+                e.getValue().asText()));
+        r.path("hmuxUnfit").fields().forEachRemaining(e -> print("%s cannot be an HMux: %s", e.getKey(),
+                e.getValue().asText()));
         if (r.has("lastError")) {
             print("lastError=%s", r.path("lastError").asText());
         }
