@@ -1,7 +1,6 @@
 package org.hybridlb.itest.onos;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 import static org.ops4j.pax.exam.CoreOptions.maven;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
@@ -89,6 +88,7 @@ public class HybridlbInKarafIT {
             features(new File(dir, "test-classes/onos-standin-features.xml").toURI().toString(),
                 "onos-api", "onos-core", "onos-cli", "onos-rest", "onos-apps-route-service-api"),
             systemProperty("hybridlb.itest.http.port").value(String.valueOf(httpPort)),
+            systemProperty("hybridlb.version").value(System.getProperty("hybridlb.version")),
         };
     }
 
@@ -105,10 +105,13 @@ public class HybridlbInKarafIT {
         ObjectMapper json = new ObjectMapper(); // ONOS's Jackson 2.11
 
         // 1. ONOS's way: the .oar's features.xml, feature hybridlb-onos (needs onos-api, onos-rest)
-        features.addRepository(URI.create("mvn:org.hybridlb/hybridlb-onos/0.1.0-SNAPSHOT/xml/features"));
+        features.addRepository(URI.create("mvn:org.hybridlb/hybridlb-onos/" + System.getProperty("hybridlb.version")
+                + "/xml/features"));
         features.installFeature("hybridlb-onos");
         Bundle app = karaf.bundle("org.hybridlb.app");
         assertEquals("app bundle state", Bundle.ACTIVE, app.getState());
+        // the ONOS versions the README states: ONOS 2.7.x
+        assertTrue(app.getHeaders().get("Import-Package").contains("org.onosproject.net;version=\"[2.7,3)\""));
         karaf.awaitWebContext("org.hybridlb.app", CONTEXT);
 
         // 2. no ONOS core services yet: the component waits, REST answers 503 with the reason
@@ -141,7 +144,8 @@ public class HybridlbInKarafIT {
         assertTrue(text, text.startsWith(StandInNetwork.SMUX_ID) && text.contains("tor=" + StandInNetwork.SWITCH_ID));
         JsonNode vips = json.readTree(karaf.execute("onos:hybridlb-vips -j"));
         assertTrue(vips.toString(), vips.path("vips").isArray());
-        assertNotNull(karaf.execute("onos:hybridlb-assignment"));
+        text = karaf.execute("onos:hybridlb-assignment");
+        assertTrue(text, text.startsWith("algorithm=") && text.contains("downSwitches=[]"));
 
         // 5. the core goes away and comes back: the same web application follows, no restart
         standIn.stop();
