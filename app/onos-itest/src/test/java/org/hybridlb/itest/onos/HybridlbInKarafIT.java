@@ -2,6 +2,7 @@ package org.hybridlb.itest.onos;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
 import static org.ops4j.pax.exam.CoreOptions.maven;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.configureConsole;
@@ -112,7 +113,10 @@ public class HybridlbInKarafIT {
         assertEquals("app bundle state", Bundle.ACTIVE, app.getState());
         // the ONOS versions the README states: ONOS 2.7.x
         assertTrue(app.getHeaders().get("Import-Package").contains("org.onosproject.net;version=\"[2.7,3)\""));
-        karaf.awaitWebContext("org.hybridlb.app", CONTEXT);
+        if (!karaf.webContextStarted("org.hybridlb.app", CONTEXT)) {
+            fail("web context " + CONTEXT + " did not start (see data/log/karaf.log): " + http.get("/vips", true)
+                    + "; web:list says:\n" + karaf.execute("web:list"));
+        }
 
         // 2. no ONOS core services yet: the component waits, REST answers 503 with the reason
         ComponentConfigurationDTO waiting = karaf.component(app, COMPONENT);
