@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.VipTraffic;
 import org.junit.After;
@@ -226,9 +227,7 @@ public class HybridlbManagerTest {
     }
 
     String placement() {
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = (Map<String, String>) manager.api().assignment().get("installed");
-        return installed.get(VIP);
+        return manager.api().assignment().installed.get(VIP);
     }
 
     /** Gives the VIP traffic, re-assigns and returns its HMux (tor1 or tor2). */
@@ -567,8 +566,7 @@ public class HybridlbManagerTest {
         settle(second);
         try {
             assertEquals(1, second.api().vips().size());
-            @SuppressWarnings("unchecked")
-            Map<String, String> installed = (Map<String, String>) second.api().assignment().get("installed");
+            Map<String, String> installed = second.api().assignment().installed;
             assertEquals(hmux, installed.get(VIP));
             // It resumes from the ConsistentMap: the devices already hold that state, nothing is rewritten.
             assertEquals(flows, onos.flows.entries.size());
@@ -643,9 +641,7 @@ public class HybridlbManagerTest {
     }
 
     String placementOf(String vip) {
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = (Map<String, String>) manager.api().assignment().get("installed");
-        return installed.get(vip);
+        return manager.api().assignment().installed.get(vip);
     }
 
     void trafficFromTor2(String... vips) {
@@ -692,12 +688,11 @@ public class HybridlbManagerTest {
                 onos.log.stream().anyMatch(l -> l.startsWith("group") && l.contains("hlb:vip:" + v2)));
         assertFalse("in place, no detour through the SMux: " + onos.log,
                 onos.log.stream().anyMatch(l -> l.startsWith("flow- ")));
-        Map<String, Object> a = manager.api().assignment();
-        assertNull(Json.write(a), a.get("lastError"));
-        @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
-        assertEquals(Json.write(a), "unreachable", health.get("10.0.1.2").get("state"));
-        assertEquals("its switch tor1 is down", health.get("10.0.1.2").get("reason"));
+        AssignmentView a = manager.api().assignment();
+        assertNull(Json.write(a), a.lastError);
+        Map<String, AssignmentView.DipHealth> health = a.dipHealth;
+        assertEquals(Json.write(a), "unreachable", health.get("10.0.1.2").state);
+        assertEquals("its switch tor1 is down", health.get("10.0.1.2").reason);
 
         // tor1 is back and its hosts are learned again: the DIP returns (through the SMux, Duet 3.5.2)
         recover.run();
@@ -706,7 +701,7 @@ public class HybridlbManagerTest {
         assertEquals(Set.of("10.0.1.2", "10.0.2.2"), smuxDips(VIP));
         assertEquals("tor2", placementOf(VIP));
         assertEquals(Set.of("10.0.1.2", "10.0.2.2"), tunnelDsts("tor2", VIP));
-        assertEquals(Map.of(), manager.api().assignment().get("dipHealth"));
+        assertEquals(Map.of(), manager.api().assignment().dipHealth);
     }
 
     @Test
@@ -735,7 +730,7 @@ public class HybridlbManagerTest {
         assertEquals(Set.of("10.0.2.2"), smuxDips(VIP));
         assertEquals("re-placed on the live ToR", "tor2", placement());
         assertEquals(Set.of("10.0.2.2"), tunnelDsts("tor2", VIP));
-        assertNull(manager.api().assignment().get("lastError"));
+        assertNull(manager.api().assignment().lastError);
     }
 
     @Test
