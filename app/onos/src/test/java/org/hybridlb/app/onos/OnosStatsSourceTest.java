@@ -6,12 +6,9 @@ import static org.junit.Assert.assertNull;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.port.SmuxControl;
-import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.app.core.stats.CounterSample;
 import org.hybridlb.app.core.stats.TrafficFixture;
 import org.hybridlb.app.onos.fabric.FabricView;
@@ -81,28 +78,7 @@ public class OnosStatsSourceTest {
     };
 
     /** The SMuxes' {@code GET /stats} counters per VIP now. */
-    final SmuxControl smuxes = new SmuxControl() {
-        @Override
-        public Map<String, Long> vipBytes(String smuxId) {
-            if (!now.read.contains(smuxId)) {
-                throw new SouthboundException("SMux " + smuxId + " unreachable");
-            }
-            Map<String, Long> out = new LinkedHashMap<>();
-            now.counters.stream().filter(c -> c.kind == CounterSample.Kind.SMUX && c.at.equals(smuxId))
-                    .forEach(c -> out.merge(c.vip, c.bytes, Long::sum));
-            return out;
-        }
-
-        @Override
-        public void putTable(String smuxId, SmuxTable table) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public SmuxTable getTable(String smuxId) {
-            throw new UnsupportedOperationException();
-        }
-    };
+    final SmuxControl smuxes = TrafficFixture.smuxes(() -> now);
 
     @Test
     public void theSharedReadingsGiveThePinnedMatrixAndPlacement() {

@@ -123,9 +123,16 @@ public final class HybridlbCli implements Callable<Integer> {
         throw new Failure(1, m.toString());
     }
 
-    /** A command that only groups subcommands ({@code vip}, {@code dip}). */
-    interface Group {
-        HybridlbCli cli();
+    /** A command that only groups subcommands ({@code vip}, {@code dip}): alone, it prints its usage. */
+    abstract static class Group implements Callable<Integer> {
+        @ParentCommand
+        HybridlbCli cli;
+
+        @Override
+        public Integer call() {
+            new CommandLine(this).usage(cli.out);
+            return 2;
+        }
     }
 
     /** Shared body of every subcommand: call, then print the server's JSON ({@code --json}) or a table. */
@@ -137,7 +144,7 @@ public final class HybridlbCli implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            cli = parent instanceof HybridlbCli ? (HybridlbCli) parent : ((Group) parent).cli();
+            cli = parent instanceof HybridlbCli ? (HybridlbCli) parent : ((Group) parent).cli;
             try {
                 JsonNode n = fetch();
                 if (cli.json) {

@@ -7,12 +7,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
 
 /** {@code hybridlb vips}, {@code vip show|add|rm|load}, {@code dip add|rm}: the VIP configuration. */
 final class VipCommands {
@@ -65,20 +62,7 @@ final class VipCommands {
 
     @Command(name = "vip", description = "Show, add or remove a VIP.",
             subcommands = {VipShow.class, VipAdd.class, VipRm.class, VipLoad.class})
-    static final class VipCmd implements Callable<Integer>, HybridlbCli.Group {
-        @ParentCommand
-        HybridlbCli cli;
-
-        @Override
-        public HybridlbCli cli() {
-            return cli;
-        }
-
-        @Override
-        public Integer call() {
-            new CommandLine(this).usage(cli.out);
-            return 2;
-        }
+    static final class VipCmd extends HybridlbCli.Group {
     }
 
     abstract static class VipSub extends HybridlbCli.Sub {
@@ -223,20 +207,7 @@ final class VipCommands {
     }
 
     @Command(name = "dip", description = "Add or remove a DIP of a VIP.", subcommands = {DipAdd.class, DipRm.class})
-    static final class DipCmd implements Callable<Integer>, HybridlbCli.Group {
-        @ParentCommand
-        HybridlbCli cli;
-
-        @Override
-        public HybridlbCli cli() {
-            return cli;
-        }
-
-        @Override
-        public Integer call() {
-            new CommandLine(this).usage(cli.out);
-            return 2;
-        }
+    static final class DipCmd extends HybridlbCli.Group {
     }
 
     abstract static class DipSub extends HybridlbCli.Sub {

@@ -11,7 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.model.SmuxTable;
+import org.hybridlb.app.core.port.SmuxControl;
+import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.Instance;
 import org.hybridlb.solver.assign.SolverOptions;
@@ -128,6 +132,33 @@ public final class TrafficFixture {
     }
 
     private TrafficFixture() {
+    }
+
+    /** SMuxes answering {@code GET /stats} with the counters of the reading {@code now} gives. */
+    public static SmuxControl smuxes(Supplier<Reading> now) {
+        return new SmuxControl() {
+            @Override
+            public Map<String, Long> vipBytes(String smuxId) {
+                Reading r = now.get();
+                if (!r.read.contains(smuxId)) {
+                    throw new SouthboundException("SMux " + smuxId + " unreachable");
+                }
+                Map<String, Long> out = new LinkedHashMap<>();
+                r.counters.stream().filter(c -> c.kind == CounterSample.Kind.SMUX && c.at.equals(smuxId))
+                        .forEach(c -> out.merge(c.vip, c.bytes, Long::sum));
+                return out;
+            }
+
+            @Override
+            public void putTable(String smuxId, SmuxTable table) {
+                throw new UnsupportedOperationException("only counters are read here");
+            }
+
+            @Override
+            public SmuxTable getTable(String smuxId) {
+                throw new UnsupportedOperationException("only counters are read here");
+            }
+        };
     }
 
     public static Topology topology() {
