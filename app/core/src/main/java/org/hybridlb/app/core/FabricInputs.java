@@ -49,17 +49,13 @@ final class FabricInputs {
         reportedSmuxes.set(new LinkedHashSet<>(live));
     }
 
-    /**
-     * Makes {@code now} the live set. Returns null when it is the current one, else whether an
-     * SMux was lost (its flows need the aggregate groups rewritten at once).
-     */
-    Boolean applySmuxes(Set<String> now) {
-        if (now.equals(liveSmuxes)) {
-            return null;
-        }
-        boolean lost = !now.containsAll(liveSmuxes);
-        liveSmuxes = new LinkedHashSet<>(now);
-        return lost;
+    /** The live SMux set as last applied. */
+    Set<String> liveSmuxes() {
+        return liveSmuxes;
+    }
+
+    void setLiveSmuxes(Set<String> live) {
+        liveSmuxes = new LinkedHashSet<>(live);
     }
 
     Set<String> reportedSmuxes() {

@@ -2,6 +2,7 @@ package org.hybridlb.app.core;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.hybridlb.solver.model.Vip;
@@ -102,12 +103,13 @@ final class Reconciler {
 
     /** The last reported SMux set: a lost SMux leaves the aggregate groups before anything else. */
     void smuxesChanged() {
-        java.util.Set<String> now = inputs.reportedSmuxes();
-        Boolean lost = inputs.applySmuxes(now);
-        if (lost == null) {
+        Set<String> now = inputs.reportedSmuxes();
+        Set<String> before = inputs.liveSmuxes();
+        if (now.equals(before)) {
             return;
         }
-        if (lost) {
+        inputs.setLiveSmuxes(now);
+        if (!now.containsAll(before)) {
             repair.dropLostSmuxes();
         }
         loop.requestReconcile(new Reason(Cause.SMUXES_CHANGED, "SMuxes " + now));
