@@ -332,6 +332,27 @@ class ControllerTest {
     }
 
     @Test
+    void aWaveThatDoesNotVerifyRollsTheMigrationBack() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        traffic("10.100.0.1");
+        fabric.lieOn = "*"; // the next install is acknowledged but not done
+        fabric.lies = 1;
+        c.createVip(vipJson("10.100.0.1", 0, 1));
+        c.awaitIdle(20_000);
+        MigrationRecord m = c.migrations().recent.get(0);
+        assertEquals(MigrationRecord.ROLLED_BACK, m.state, m.error);
+        assertTrue(m.error.contains("does not hold VIP 10.100.0.1"), m.error);
+        assertEquals(null, placement(c, "10.100.0.1"), "back to before the migration: not installed yet");
+        assertTrue(fabric.switches.values().stream().noneMatch(e -> e.containsKey("10.100.0.1")));
+        assertTrue(fabric.tables.get("smux-0").vips.isEmpty(), "the SMux wave undone too");
+        c.reassignNow();
+        c.awaitIdle(20_000);
+        String at = placement(c, "10.100.0.1");
+        assertNotEquals(Assignment.SMUX, at, "an honest switch takes it: " + c.assignment());
+        assertTrue(fabric.switches.get(at).containsKey("10.100.0.1"));
+    }
+
+    @Test
     void restartFromTheFileStoreReappliesNothing(@TempDir Path dir) {
         FileStateStore store = new FileStateStore(dir.resolve("state.json"));
         Controller c = start(store);
