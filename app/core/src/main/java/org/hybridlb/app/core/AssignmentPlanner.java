@@ -18,8 +18,6 @@ import org.hybridlb.solver.migration.PlanningException;
 import org.hybridlb.solver.migration.SharedMemoryModel;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.MigrationPlan;
-import org.hybridlb.solver.model.Switch;
-import org.hybridlb.solver.model.TableCapacity;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.Vip;
@@ -30,8 +28,8 @@ import org.hybridlb.solver.routing.Fabric;
 /**
  * Where the VIPs should be and how to get there: the solver's algorithm (default sticky, Duet
  * §3.4.2) on the measured traffic, then its migration planner from the installed state (the SMux
- * as stepping stone, §3.4.2), and its independent plan checker. Failed, drained and held places
- * are taken out here; a target that cannot be planned keeps every placement and applies only the
+ * as stepping stone, §3.4.2), and its independent plan checker, on the served part of the fabric
+ * ({@link FabricInputs#serving}). Failed, drained and held places are taken out here; a target that cannot be planned keeps every placement and applies only the
  * configuration changes. Loop thread only.
  */
 final class AssignmentPlanner {
@@ -56,9 +54,6 @@ final class AssignmentPlanner {
     private Assignment last;
     private Topology fabricOf;
     private Fabric fabric;
-    private Topology solverTopologyOf;
-    private Set<String> solverTopologyOff;
-    private Topology solverTopology;
 
     AssignmentPlanner(ControllerConfig config, StateKeeper keeper, FabricInputs inputs, PoolGrowthHolds holds,
                       Status status) {
@@ -82,7 +77,7 @@ final class AssignmentPlanner {
         ControllerState state = keeper.state();
         VipSet targetSet = new VipSet(new ArrayList<>(target.values()));
         VipSet installedSet = new VipSet(new ArrayList<>(state.installedVips.values()));
-        Topology topo = solverTopology();
+        Topology topo = inputs.serving().topology();
         Map<String, String> from = new LinkedHashMap<>();
         state.installedVips.keySet().forEach(v -> from.put(v, state.placement(v)));
         Assignment current = new Assignment("installed", from, 0, 0, 0, null);
@@ -163,31 +158,6 @@ final class AssignmentPlanner {
             return null;
         }
         return new Planned(plan, to);
-    }
-
-    /**
-     * The topology the solver sees: failed and drained switches keep their links (traffic still
-     * crosses them) but offer no table entries, so no VIP is placed on them.
-     */
-    private Topology solverTopology() {
-        Topology t = inputs.topology();
-        Set<String> off = new HashSet<>(inputs.down);
-        off.addAll(keeper.state().drained);
-        if (off.isEmpty()) {
-            return t;
-        }
-        if (solverTopologyOf == t && off.equals(solverTopologyOff)) {
-            return solverTopology;
-        }
-        List<Switch> switches = new ArrayList<>();
-        for (Switch s : t.switches) {
-            switches.add(off.contains(s.id)
-                    ? new Switch(s.id, s.role, s.pod, new TableCapacity(s.tables.host, 0, 0)) : s);
-        }
-        solverTopologyOf = t;
-        solverTopologyOff = off;
-        solverTopology = new Topology(t.name, switches, t.links, t.hosts, t.smuxes);
-        return solverTopology;
     }
 
     /** The measured traffic, restricted to VIPs, DIPs and sources the solver knows. */

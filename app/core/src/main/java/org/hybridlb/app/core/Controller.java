@@ -36,7 +36,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final StateKeeper keeper;
     private final BucketIds ids;
     private final FabricInputs inputs;
-    private final DipHealthView health = new DipHealthView();
+    private final DipHealthView health;
     private final ControllerLoop loop;
     private final MigrationRunner migrations;
     private final Reconciler reconciler;
@@ -48,7 +48,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         this.ports = ports;
         this.keeper = new StateKeeper(ports.store);
         this.ids = new BucketIds(keeper);
-        this.inputs = new FabricInputs(ports);
+        this.inputs = new FabricInputs(ports, keeper);
+        this.health = new DipHealthView(inputs::downReason);
         this.loop = new ControllerLoop(config.requestTimeout, config.settle, this::reconcile,
                 e -> status.error(String.valueOf(e.getMessage())));
         SmuxTablePublisher tables = new SmuxTablePublisher(ports.smux, config.smuxEncap, keeper, ids, inputs, status);
@@ -68,7 +69,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     public void start() {
         loop.start();
         loop.call(() -> {
-            inputs.down.addAll(ports.topology.downSwitches());
+            inputs.readDownSwitches();
             MigrationRecord interrupted = keeper.load();
             if (interrupted != null) {
                 migrations.interrupted(interrupted);

@@ -25,11 +25,17 @@ import org.hybridlb.solver.model.VipPort;
 final class DipHealthView {
     private static final Logger LOG = Logger.getLogger(DipHealthView.class.getName());
 
+    /** After a down switch's id in a sentence: how it is down (" is down", " counts as down: ..."). */
+    private final java.util.function.Function<String, String> downReason;
     private Set<String> failed = new HashSet<>();
     /** Tunnel endpoints (host addresses) whose attachment switch is down, with that switch. */
     private Map<String, String> unreachableHosts = new HashMap<>();
     /** DIP -> its down switch, as last logged and reported. */
     private Map<String, String> unreachableDips = new TreeMap<>();
+
+    DipHealthView(java.util.function.Function<String, String> downReason) {
+        this.downReason = downReason;
+    }
 
     /** A health event; returns whether it changed anything. */
     boolean report(String dip, boolean healthy) {
@@ -68,7 +74,7 @@ final class DipHealthView {
         }
         dips.forEach((dip, sw) -> {
             if (!sw.equals(unreachableDips.get(dip))) {
-                LOG.warning("DIP " + dip + " unreachable: its switch " + sw + " is down");
+                LOG.warning("DIP " + dip + " unreachable: its switch " + sw + downReason.apply(sw));
             }
         });
         unreachableDips.forEach((dip, sw) -> {
@@ -104,7 +110,7 @@ final class DipHealthView {
             out.put(dip, new DipHealth(DipHealth.FAILED, "its host agent reports it unhealthy or does not answer", null));
         }
         unreachableDips.forEach((dip, sw) -> out.put(dip, new DipHealth(DipHealth.UNREACHABLE, "its switch " + sw
-                + " is down" + (failed.contains(dip) ? "; its host agent also reports it unhealthy" : ""), sw)));
+                + downReason.apply(sw) + (failed.contains(dip) ? "; its host agent also reports it unhealthy" : ""), sw)));
         return out;
     }
 }

@@ -83,7 +83,7 @@ final class Reconciler {
 
     /** HMux failure (§3.5.1): withdraw the {@code /32} of its VIPs at once, then re-place them. */
     void switchDown(String sw) {
-        if (!inputs.down.add(sw)) {
+        if (!inputs.switchDown(sw)) {
             return;
         }
         repair.withdrawFromDownSwitches();
@@ -96,7 +96,7 @@ final class Reconciler {
     }
 
     void switchUp(String sw) {
-        if (inputs.down.remove(sw)) {
+        if (inputs.switchUp(sw)) {
             loop.requestReconcile(new Reason(Cause.SWITCH_UP, "switch " + sw + " up"));
         }
     }

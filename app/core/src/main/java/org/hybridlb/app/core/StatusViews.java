@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.app.core.view.MigrationsView;
 import org.hybridlb.app.core.view.ReassignResult;
@@ -50,6 +51,7 @@ final class StatusViews {
         return new AssignmentView(installed(), a == null ? null : a.algorithm, a == null ? null : a.assignment,
                 a == null ? null : a.mru, a == null ? null : a.hmuxTrafficShare, a == null ? null : a.smuxCount,
                 a == null ? null : a.utilisation, holds.view(), new ArrayList<>(inputs.down),
+                new LinkedHashMap<>(inputs.cutOff()), new TreeMap<>(inputs.unfitForHmux()),
                 new ArrayList<>(keeper.state().drained), health.unhealthyDips(), health.view(),
                 migrations.migrating(), status.lastError);
     }
@@ -108,7 +110,8 @@ final class StatusViews {
             }
         });
         return new SwitchView(s.id, s.role.name().toLowerCase(Locale.ROOT), s.pod, !inputs.down.contains(s.id),
-                keeper.state().drained.contains(s.id), vips);
+                inputs.cutOff().get(s.id), keeper.state().drained.contains(s.id), inputs.unfitForHmux().get(s.id),
+                vips);
     }
 
     ReassignResult reassigned() {

@@ -32,7 +32,8 @@ import org.hybridlb.solver.model.TrafficInterval;
  */
 final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, RouteSource, StatsSource,
         HealthSource {
-    final Topology topology;
+    /** The fabric as the topology source reports it; tests replace it (links lost, a fabric cut). */
+    volatile Topology topology;
     final List<String> log = new ArrayList<>();
     final Map<String, Map<String, VipEntry>> switches = new TreeMap<>();
     final Map<String, Set<String>> groups = new TreeMap<>();

@@ -14,7 +14,8 @@ import org.hybridlb.solver.model.Utilisation;
  * {@code lastError} while the last round had none.
  */
 @JsonPropertyOrder({"installed", "algorithm", "target", "mru", "hmuxTrafficShare", "smuxCount", "utilisation",
-        "heldOnSmuxes", "downSwitches", "drainedSwitches", "unhealthyDips", "dipHealth", "migrating", "lastError"})
+        "heldOnSmuxes", "downSwitches", "cutOffSwitches", "hmuxUnfit", "drainedSwitches", "unhealthyDips", "dipHealth",
+        "migrating", "lastError"})
 public final class AssignmentView {
     /** VIP -> switch id, or {@code smux}. */
     public final Map<String, String> installed;
@@ -25,7 +26,12 @@ public final class AssignmentView {
     public final Integer smuxCount;
     public final Utilisation utilisation;
     public final Map<String, HeldVip> heldOnSmuxes;
+    /** Reported down, or cut off from the part of the fabric the controller serves from. */
     public final List<String> downSwitches;
+    /** Live switches cut off from the served part of the fabric, with why (they count as down). */
+    public final Map<String, String> cutOffSwitches;
+    /** Switches that cannot be an HMux although meant to, with why and what to change. */
+    public final Map<String, String> hmuxUnfit;
     public final List<String> drainedSwitches;
     /** Failed and unreachable DIPs, sorted. */
     public final List<String> unhealthyDips;
@@ -43,6 +49,8 @@ public final class AssignmentView {
                           @JsonProperty("utilisation") Utilisation utilisation,
                           @JsonProperty("heldOnSmuxes") Map<String, HeldVip> heldOnSmuxes,
                           @JsonProperty("downSwitches") List<String> downSwitches,
+                          @JsonProperty("cutOffSwitches") Map<String, String> cutOffSwitches,
+                          @JsonProperty("hmuxUnfit") Map<String, String> hmuxUnfit,
                           @JsonProperty("drainedSwitches") List<String> drainedSwitches,
                           @JsonProperty("unhealthyDips") List<String> unhealthyDips,
                           @JsonProperty("dipHealth") Map<String, DipHealth> dipHealth,
@@ -57,6 +65,8 @@ public final class AssignmentView {
         this.utilisation = utilisation;
         this.heldOnSmuxes = Views.map(heldOnSmuxes);
         this.downSwitches = Views.list(downSwitches);
+        this.cutOffSwitches = Views.map(cutOffSwitches);
+        this.hmuxUnfit = Views.map(hmuxUnfit);
         this.drainedSwitches = Views.list(drainedSwitches);
         this.unhealthyDips = Views.list(unhealthyDips);
         this.dipHealth = Views.map(dipHealth);

@@ -21,6 +21,8 @@ public class AssignmentCommand extends HybridlbCommand<AssignmentView> {
                 r.algorithm == null ? "-" : r.algorithm, num(r.mru), num(r.hmuxTrafficShare),
                 r.smuxCount == null ? "-" : r.smuxCount, r.migrating);
         print("downSwitches=%s unhealthyDips=%s", Json.write(r.downSwitches), Json.write(r.unhealthyDips));
+        r.cutOffSwitches.forEach((sw, why) -> print("%s counts as down: %s", sw, why));
+        r.hmuxUnfit.forEach((sw, why) -> print("%s cannot be an HMux: %s", sw, why));
         if (r.lastError != null) {
             print("lastError=%s", r.lastError);
         }
