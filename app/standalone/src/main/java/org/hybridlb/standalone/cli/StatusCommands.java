@@ -26,12 +26,30 @@ final class StatusCommands {
     private StatusCommands() {
     }
 
-    static <T> T view(JsonNode n, Class<T> type) {
-        return Json.MAPPER.convertValue(n, type);
-    }
+    /** A command that sends one request and prints the answer decoded into the core's view {@code T}. */
+    abstract static class ViewCmd<T> extends HybridlbCli.Sub {
+        private final String method;
+        private final TypeReference<T> type;
 
-    static <T> List<T> views(JsonNode n, TypeReference<List<T>> type) {
-        return Json.MAPPER.convertValue(n, type);
+        ViewCmd(String method, TypeReference<T> type) {
+            this.method = method;
+            this.type = type;
+        }
+
+        /** The request path (with the command's arguments). */
+        abstract String path();
+
+        abstract String table(T view);
+
+        @Override
+        JsonNode fetch() {
+            return cli.call(method, path(), null, 200);
+        }
+
+        @Override
+        String render(JsonNode n) {
+            return table(Json.MAPPER.convertValue(n, type));
+        }
     }
 
     static String rate(double bytesPerSecond) {
@@ -53,16 +71,23 @@ final class StatusCommands {
         return items.isEmpty() ? "none" : String.join(", ", items);
     }
 
+    static int waves(MigrationRecord m) {
+        return m.plan == null ? 0 : m.plan.waves.size();
+    }
+
     @Command(name = "assignment", description = "Where each VIP is (installed) and where the solver wants it (target).")
-    static final class AssignmentCmd extends HybridlbCli.Sub {
-        @Override
-        JsonNode fetch() {
-            return cli.call("GET", "/assignment", null, 200);
+    static final class AssignmentCmd extends ViewCmd<AssignmentView> {
+        AssignmentCmd() {
+            super("GET", new TypeReference<AssignmentView>() { });
         }
 
         @Override
-        String render(JsonNode n) {
-            AssignmentView a = view(n, AssignmentView.class);
+        String path() {
+            return "/assignment";
+        }
+
+        @Override
+        String table(AssignmentView a) {
             Table t = new Table("VIP", "INSTALLED", "TARGET");
             a.installed.forEach((vip, at) -> t.row(vip, at, a.target == null ? "-" : a.target.getOrDefault(vip, "-")));
             StringBuilder b = new StringBuilder(t.size() == 0 ? "no VIPs installed\n" : t.render());
@@ -93,15 +118,18 @@ final class StatusCommands {
     }
 
     @Command(name = "reassign", description = "Re-assign now (sticky algorithm on the last traffic) and start the migration.")
-    static final class Reassign extends HybridlbCli.Sub {
-        @Override
-        JsonNode fetch() {
-            return cli.call("POST", "/reassign", null, 200);
+    static final class Reassign extends ViewCmd<ReassignResult> {
+        Reassign() {
+            super("POST", new TypeReference<ReassignResult>() { });
         }
 
         @Override
-        String render(JsonNode n) {
-            ReassignResult r = view(n, ReassignResult.class);
+        String path() {
+            return "/reassign";
+        }
+
+        @Override
+        String table(ReassignResult r) {
             MigrationRecord m = r.migration;
             StringBuilder b = new StringBuilder();
             if (m == null) {
@@ -117,21 +145,21 @@ final class StatusCommands {
         }
     }
 
-    static int waves(MigrationRecord m) {
-        return m.plan == null ? 0 : m.plan.waves.size();
-    }
-
     @Command(name = "switches", description = "The switches: up, drained, and the VIPs each serves as HMux.")
-    static final class Switches extends HybridlbCli.Sub {
-        @Override
-        JsonNode fetch() {
-            return cli.call("GET", "/switches", null, 200);
+    static final class Switches extends ViewCmd<Map<String, List<SwitchView>>> {
+        Switches() {
+            super("GET", new TypeReference<Map<String, List<SwitchView>>>() { });
         }
 
         @Override
-        String render(JsonNode n) {
+        String path() {
+            return "/switches";
+        }
+
+        @Override
+        String table(Map<String, List<SwitchView>> answer) {
             Table t = new Table("SWITCH", "ROLE", "POD", "UP", "DRAINED", "HMUX VIPS");
-            for (SwitchView s : views(n.path("switches"), new TypeReference<List<SwitchView>>() { })) {
+            for (SwitchView s : answer.getOrDefault("switches", List.of())) {
                 t.row(s.id, s.role, s.pod == null ? "-" : s.pod, s.up ? "yes" : "NO", s.drained ? "yes" : "no",
                         list(s.vips));
             }
@@ -140,13 +168,21 @@ final class StatusCommands {
     }
 
     /** drain / undrain: one switch, printed as a one-line summary. */
-    abstract static class DrainBase extends HybridlbCli.Sub {
+    abstract static class DrainBase extends ViewCmd<SwitchView> {
         @Parameters(index = "0", paramLabel = "SWITCH", description = "switch id, e.g. agg-1-0")
         String switchId;
 
+        DrainBase(String method) {
+            super(method, new TypeReference<SwitchView>() { });
+        }
+
         @Override
-        String render(JsonNode n) {
-            SwitchView s = view(n, SwitchView.class);
+        String path() {
+            return "/switches/" + HybridlbCli.enc(switchId) + "/drain";
+        }
+
+        @Override
+        String table(SwitchView s) {
             return s.id + (s.drained
                     ? ": drained; its VIPs migrate to other HMuxes through the SMuxes (hybridlb migrations)\n"
                     : ": not drained; VIPs may be placed on it again\n");
@@ -155,31 +191,33 @@ final class StatusCommands {
 
     @Command(name = "drain", description = "Maintenance: move every VIP off a switch without loss, place none on it.")
     static final class Drain extends DrainBase {
-        @Override
-        JsonNode fetch() {
-            return cli.call("POST", "/switches/" + HybridlbCli.enc(switchId) + "/drain", null, 200);
+        Drain() {
+            super("POST");
         }
     }
 
     @Command(name = "undrain", description = "End a drain: the switch may serve VIPs again.")
     static final class Undrain extends DrainBase {
-        @Override
-        JsonNode fetch() {
-            return cli.call("DELETE", "/switches/" + HybridlbCli.enc(switchId) + "/drain", null, 200);
+        Undrain() {
+            super("DELETE");
         }
     }
 
     @Command(name = "smuxes", description = "The SMuxes: live (announcing to the route server), table version.")
-    static final class Smuxes extends HybridlbCli.Sub {
-        @Override
-        JsonNode fetch() {
-            return cli.call("GET", "/smuxes", null, 200);
+    static final class Smuxes extends ViewCmd<Map<String, List<SmuxView>>> {
+        Smuxes() {
+            super("GET", new TypeReference<Map<String, List<SmuxView>>>() { });
         }
 
         @Override
-        String render(JsonNode n) {
+        String path() {
+            return "/smuxes";
+        }
+
+        @Override
+        String table(Map<String, List<SmuxView>> answer) {
             Table t = new Table("SMUX", "IP", "TOR", "LIVE", "TABLE", "VIPS");
-            for (SmuxView s : views(n.path("smuxes"), new TypeReference<List<SmuxView>>() { })) {
+            for (SmuxView s : answer.getOrDefault("smuxes", List.of())) {
                 t.row(s.id, s.ip, s.tor, s.live ? "yes" : "NO", s.tableVersion, s.vips);
             }
             return t.size() == 0 ? "no SMuxes\n" : t.render();
@@ -187,15 +225,18 @@ final class StatusCommands {
     }
 
     @Command(name = "stats", description = "Traffic per VIP and the HMux/SMux split of the last interval.")
-    static final class Stats extends HybridlbCli.Sub {
-        @Override
-        JsonNode fetch() {
-            return cli.call("GET", "/stats", null, 200);
+    static final class Stats extends ViewCmd<StatsView> {
+        Stats() {
+            super("GET", new TypeReference<StatsView>() { });
         }
 
         @Override
-        String render(JsonNode n) {
-            StatsView s = view(n, StatsView.class);
+        String path() {
+            return "/stats";
+        }
+
+        @Override
+        String table(StatsView s) {
             Table t = new Table("VIP", "RATE", "PLACEMENT");
             for (StatsView.VipRate v : s.vips) {
                 t.row(v.vip, rate(v.bytesPerSecond), v.placement);
@@ -218,15 +259,18 @@ final class StatusCommands {
     }
 
     @Command(name = "migrations", description = "The migration in flight and the recent ones.")
-    static final class Migrations extends HybridlbCli.Sub {
-        @Override
-        JsonNode fetch() {
-            return cli.call("GET", "/migrations", null, 200);
+    static final class Migrations extends ViewCmd<MigrationsView> {
+        Migrations() {
+            super("GET", new TypeReference<MigrationsView>() { });
         }
 
         @Override
-        String render(JsonNode n) {
-            MigrationsView v = view(n, MigrationsView.class);
+        String path() {
+            return "/migrations";
+        }
+
+        @Override
+        String table(MigrationsView v) {
             Table t = new Table("ID", "STATE", "WAVES", "STARTED", "TOOK", "TRIGGER", "ERROR");
             if (v.inFlight != null) {
                 row(t, v.inFlight);
