@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
+import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
@@ -66,9 +67,8 @@ class FabricPartitionTest {
         c.awaitIdle(20_000);
     }
 
-    @SuppressWarnings("unchecked")
     Map<String, String> cutOff() {
-        return (Map<String, String>) c.assignment().get("cutOffSwitches");
+        return c.assignment().cutOffSwitches;
     }
 
     @Test
@@ -82,13 +82,12 @@ class FabricPartitionTest {
         assertFalse(log.isEmpty(), "nothing was done: " + c.assignment());
         assertEquals("withdrawRoutes " + at + " [" + V + "]", log.get(0), "routes towards it go first: " + log);
         assertEquals(Map.of(at, "no live fabric link"), cutOff());
-        @SuppressWarnings("unchecked")
-        List<String> down = (List<String>) c.assignment().get("downSwitches");
+        List<String> down = c.assignment().downSwitches;
         assertEquals(List.of(at), down);
         String now = placement(c, V);
         assertNotEquals(at, now);
         assertNotEquals(Assignment.SMUX, now, "re-placed on the connected fabric: " + c.assignment());
-        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(null, c.assignment().lastError, c.assignment().toString());
         assertTrue(log.stream().noneMatch(l -> l.startsWith("install " + at + " ")), log.toString());
 
         // its links come back: the stale entry on it is removed, it may serve again
@@ -109,19 +108,18 @@ class FabricPartitionTest {
         // pod 3 loses every link to the cores: 4 switches cut off, 16 served
         linksLost(l -> l.a.startsWith("agg-3-") && l.b.startsWith("core-")
                 || l.b.startsWith("agg-3-") && l.a.startsWith("core-"));
-        Map<String, Object> a = c.assignment();
-        assertEquals(null, a.get("lastError"), "no 'the fabric is not connected': " + a);
+        AssignmentView a = c.assignment();
+        assertEquals(null, a.lastError, "no 'the fabric is not connected': " + a);
         assertEquals(4, cutOff().size(), cutOff().toString());
         assertTrue(cutOff().keySet().stream().allMatch(s -> s.contains("-3-")), cutOff().toString());
         String now = placement(c, V);
         assertNotEquals(Assignment.SMUX, now, a.toString());
         assertFalse(now.contains("-3-"), now);
         String lost = hostOn("tor-3-0");
-        @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
-        assertEquals("unreachable", health.get(lost).get("state"));
-        assertTrue(String.valueOf(health.get(lost).get("reason")).startsWith(
-                "its switch tor-3-0 counts as down: cut off from the served part"), health.toString());
+        Map<String, AssignmentView.DipHealth> health = a.dipHealth;
+        assertEquals("unreachable", health.get(lost).state);
+        assertTrue(health.get(lost).reason.startsWith(
+                "its switch tor-3-0 counts as down: cut off from the served part"), a.toString());
         assertEquals(List.of(hostOn("tor-1-0"), hostOn("tor-2-0")),
                 dipsOf(fabric.switches.get(now).get(V)).stream().map(d -> d.substring(0, d.indexOf('#')))
                         .collect(java.util.stream.Collectors.toList()),

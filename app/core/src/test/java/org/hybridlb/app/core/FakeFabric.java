@@ -42,7 +42,7 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     final Set<String> down = new HashSet<>();
     final Set<String> unhealthy = new HashSet<>();
     TrafficInterval traffic;
-    /** Installs on this switch "succeed" without taking effect, this many times (a lying device). */
+    /** Installs on this switch ({@code *}: any) "succeed" without taking effect, this many times (a lying device). */
     String lieOn;
     int lies;
     int reads;
@@ -80,7 +80,7 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     @Override
     public synchronized void install(String switchId, VipEntry entry) {
         log.add("install " + switchId + " " + entry);
-        if (switchId.equals(lieOn) && lies > 0) {
+        if ((switchId.equals(lieOn) || "*".equals(lieOn)) && lies > 0) {
             lies--;
             return;
         }

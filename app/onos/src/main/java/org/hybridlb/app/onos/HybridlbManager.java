@@ -14,11 +14,12 @@ import org.hybridlb.app.core.HybridlbApi;
 import org.hybridlb.app.core.health.AgentHealth;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
+import org.hybridlb.app.core.smux.SmuxHttpClient;
+import org.hybridlb.app.core.stats.HostAgentStats;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
 import org.hybridlb.app.onos.fabric.FabricTracker;
 import org.hybridlb.app.onos.fabric.FabricView;
 import org.hybridlb.app.onos.fabric.HmuxCapability;
-import org.hybridlb.app.onos.fabric.HttpSmuxControl;
 import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
 import org.hybridlb.app.onos.fabric.OnosRouteSource;
 import org.hybridlb.app.onos.fabric.OnosStatsSource;
@@ -128,6 +129,8 @@ public class HybridlbManager implements HybridlbService {
     long statsPeriodSeconds = STATS_PERIOD_SECONDS;
     /** Host agent polling period; zero disables it (tests poll themselves). */
     long healthPeriodMillis = HEALTH_PERIOD_MILLIS;
+    /** Tests replace the host agents' per-DIP rates (VIP -> DIP -> bytes/s). */
+    java.util.function.Supplier<java.util.Map<String, java.util.Map<String, Double>>> agentRates;
     /** Tests replace the HTTP probe of the host agents. */
     java.util.function.Function<java.net.URI, java.util.concurrent.CompletableFuture<Integer>> agentProbe;
 
@@ -190,9 +193,11 @@ public class HybridlbManager implements HybridlbService {
         // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
         // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
         OvsDefaultSelection tables = new OvsDefaultSelection(smuxControl != null ? smuxControl
-                : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT));
+                : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT));
         smux = tables;
-        statsSource = new OnosStatsSource(appId, flowRuleService, fabric::view, tables);
+        statsSource = new OnosStatsSource(appId, flowRuleService, deviceService::isAvailable, fabric::view, tables,
+                agentRates != null ? agentRates : new HostAgentStats(this::agentUrls, AGENT_TIMEOUT)::rates,
+                Duration.ofSeconds(statsPeriodSeconds > 0 ? statsPeriodSeconds : STATS_PERIOD_SECONDS));
         healthSource = new AgentHealth(this::agentUrls,
                 agentProbe != null ? agentProbe : AgentHealth.httpProbe(AGENT_TIMEOUT));
         fabricListeners = new FabricListeners(handoff, fabric, deviceService, routeSource, this::refreshPaths,

@@ -732,7 +732,7 @@ final class FakeOnos {
     }
 
     /** SMuxes that keep the last table they were sent (the SMux control API). */
-    final class Smuxes implements SmuxControl, org.hybridlb.app.onos.fabric.SmuxMetrics {
+    final class Smuxes implements SmuxControl {
         final Map<String, SmuxTable> tables = new HashMap<>();
         /** VIP -> pinned connections the HMux hash would move (GET /connections/diverging); none by default. */
         final Map<String, Long> diverging = new HashMap<>();
@@ -742,23 +742,18 @@ final class FakeOnos {
             return new HashMap<>(diverging);
         }
 
-        /** smux id -> "vip proto port" -> hlb_smux_vip_bytes_total; an SMux not in here does not answer. */
+        /** smux id -> "vip proto port" -> bytes forwarded (GET /stats); an SMux not in here does not answer. */
         final Map<String, Map<String, Long>> vipBytes = new HashMap<>();
 
         @Override
-        public synchronized String metrics(String smuxId) {
+        public synchronized Map<String, Long> vipBytes(String smuxId) {
             Map<String, Long> c = vipBytes.get(smuxId);
             if (c == null) {
                 throw new org.hybridlb.app.core.port.SouthboundException(smuxId + " unreachable");
             }
-            StringBuilder out = new StringBuilder("# TYPE hlb_smux_vip_bytes_total counter\n");
-            c.forEach((k, v) -> {
-                String[] f = k.split(" ");
-                out.append("hlb_smux_vip_bytes_total{vip=\"").append(f[0]).append("\",proto=\"").append(f[1])
-                        .append("\",port=\"").append(f[2]).append("\"} ").append(v).append('\n');
-            });
-            out.append("hlb_smux_vip_packets_total{vip=\"10.100.0.1\",proto=\"tcp\",port=\"80\"} 999999\n");
-            return out.toString();
+            Map<String, Long> out = new HashMap<>();
+            c.forEach((service, bytes) -> out.merge(service.split(" ")[0], bytes, Long::sum));
+            return out;
         }
 
         @Override

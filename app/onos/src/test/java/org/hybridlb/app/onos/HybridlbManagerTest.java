@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.app.core.view.SwitchView;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.VipTraffic;
 import org.junit.After;
@@ -223,9 +225,7 @@ public class HybridlbManagerTest {
     }
 
     String placement() {
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = (Map<String, String>) manager.api().assignment().get("installed");
-        return installed.get(VIP);
+        return manager.api().assignment().installed.get(VIP);
     }
 
     /** Gives the VIP traffic, re-assigns and returns its HMux (tor1 or tor2). */
@@ -442,15 +442,13 @@ public class HybridlbManagerTest {
             manager.api().setDrained(hmux, true);   // the VIP moves to the other ToR through the SMuxes
             waitFor(() -> other.equals(placement()), 30_000);
             settle();
-            org.hybridlb.app.core.Controller.Counters counters =
-                    (org.hybridlb.app.core.Controller.Counters) manager.api().stats().get("controller");
-            assertEquals(0, counters.rollbacks);
+            assertEquals(0, manager.api().stats().controller.rollbacks);
             JsonNode recent = Json.MAPPER.valueToTree(manager.api().migrations()).path("recent");
             assertTrue(recent.toString(), recent.size() >= 2);
             for (JsonNode m : recent) {
                 assertEquals(m.toString(), "done", m.path("state").asText());
             }
-            assertNull(manager.api().assignment().get("lastError"));
+            assertNull(manager.api().assignment().lastError);
             // the poll confirms every group later; nothing is rewritten because of it
             waitFor(() -> onos.groups.pending() == 0, 15_000);
             assertTrue(manager.programmer().installedOn(other).containsKey(VIP));
@@ -481,20 +479,17 @@ public class HybridlbManagerTest {
         manager.api().reassignNow();
         settle();
         assertEquals("smux", placement());
-        org.hybridlb.app.core.Controller.Counters counters =
-                (org.hybridlb.app.core.Controller.Counters) manager.api().stats().get("controller");
-        assertEquals(0, counters.rollbacks);
-        assertNull(manager.api().assignment().get("lastError"));
+        assertEquals(0, manager.api().stats().controller.rollbacks);
+        assertNull(manager.api().assignment().lastError);
         String why = manager.unfitForHmux().get("tor1");
         assertNotNull(manager.unfitForHmux().toString(), why);
         assertTrue(why, why.startsWith("of:tor1 cannot be an HMux: its ONOS driver \"default\" has no Nicira "
                 + "set-tunnel-destination extension"));
         assertTrue(why, why.endsWith("{\"devices\": {\"of:tor1\": {\"basic\": {\"driver\": \"ovs\"}}}}"));
         assertEquals(Set.of("tor1"), manager.unfitForHmux().keySet());
-        Map<String, Object> tor1 = manager.api().switches().stream().filter(x -> "tor1".equals(x.get("id")))
-                .findFirst().orElseThrow();
-        assertEquals(why, tor1.get("hmuxUnfit"));
-        assertEquals(Map.of("tor1", why), manager.api().assignment().get("hmuxUnfit"));
+        SwitchView tor1 = manager.api().switches().stream().filter(x -> "tor1".equals(x.id)).findFirst().orElseThrow();
+        assertEquals(why, tor1.hmuxUnfit);
+        assertEquals(Map.of("tor1", why), manager.api().assignment().hmuxUnfit);
 
         // the operator sets the "ovs" driver in netcfg: ONOS re-binds it, and the switch can serve
         onos.driverChanged("tor1", true);
@@ -502,7 +497,7 @@ public class HybridlbManagerTest {
         manager.api().reassignNow();
         settle();
         assertEquals("tor1", placement());
-        assertEquals(Map.of(), manager.api().assignment().get("hmuxUnfit"));
+        assertEquals(Map.of(), manager.api().assignment().hmuxUnfit);
     }
 
     @Test
@@ -645,8 +640,7 @@ public class HybridlbManagerTest {
         settle(second);
         try {
             assertEquals(1, second.api().vips().size());
-            @SuppressWarnings("unchecked")
-            Map<String, String> installed = (Map<String, String>) second.api().assignment().get("installed");
+            Map<String, String> installed = second.api().assignment().installed;
             assertEquals(hmux, installed.get(VIP));
             // It resumes from the ConsistentMap: the devices already hold that state, nothing is rewritten.
             assertEquals(flows, onos.flows.entries.size());
@@ -721,9 +715,7 @@ public class HybridlbManagerTest {
     }
 
     String placementOf(String vip) {
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = (Map<String, String>) manager.api().assignment().get("installed");
-        return installed.get(vip);
+        return manager.api().assignment().installed.get(vip);
     }
 
     void trafficFromTor2(String... vips) {
@@ -770,12 +762,11 @@ public class HybridlbManagerTest {
                 onos.log.stream().anyMatch(l -> l.startsWith("group") && l.contains("hlb:vip:" + v2)));
         assertFalse("in place, no detour through the SMux: " + onos.log,
                 onos.log.stream().anyMatch(l -> l.startsWith("flow- ")));
-        Map<String, Object> a = manager.api().assignment();
-        assertNull(Json.write(a), a.get("lastError"));
-        @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
-        assertEquals(Json.write(a), "unreachable", health.get("10.0.1.2").get("state"));
-        assertEquals("its switch tor1 is down", health.get("10.0.1.2").get("reason"));
+        AssignmentView a = manager.api().assignment();
+        assertNull(Json.write(a), a.lastError);
+        Map<String, AssignmentView.DipHealth> health = a.dipHealth;
+        assertEquals(Json.write(a), "unreachable", health.get("10.0.1.2").state);
+        assertEquals("its switch tor1 is down", health.get("10.0.1.2").reason);
 
         // tor1 is back and its hosts are learned again: the DIP returns (through the SMux, Duet 3.5.2)
         recover.run();
@@ -785,7 +776,7 @@ public class HybridlbManagerTest {
         assertEquals(Set.of("10.0.1.2", "10.0.2.2"), smuxDips(VIP));
         assertEquals("tor2", placementOf(VIP));
         assertEquals(Set.of("10.0.1.2", "10.0.2.2"), tunnelDsts("tor2", VIP));
-        assertEquals(Map.of(), manager.api().assignment().get("dipHealth"));
+        assertEquals(Map.of(), manager.api().assignment().dipHealth);
     }
 
     @Test
@@ -814,7 +805,7 @@ public class HybridlbManagerTest {
         assertEquals(Set.of("10.0.2.2"), smuxDips(VIP));
         assertEquals("re-placed on the live ToR", "tor2", placement());
         assertEquals(Set.of("10.0.2.2"), tunnelDsts("tor2", VIP));
-        assertNull(manager.api().assignment().get("lastError"));
+        assertNull(manager.api().assignment().lastError);
     }
 
     /** No flow points at a group towards {@code sw}, and no such group is left on any device. */
@@ -847,9 +838,9 @@ public class HybridlbManagerTest {
         Runnable back = onos.isolate(hmux);   // ports down, OpenFlow session up: still available in ONOS
         settle();
         assertTrue(onos.devices.isAvailable(NetTestTools.did(hmux)));
-        Map<String, Object> a = manager.api().assignment();
-        assertNull(Json.write(a), a.get("lastError"));
-        assertEquals(Map.of(hmux, "no live fabric link"), a.get("cutOffSwitches"));
+        AssignmentView a = manager.api().assignment();
+        assertNull(Json.write(a), a.lastError);
+        assertEquals(Map.of(hmux, "no live fabric link"), a.cutOffSwitches);
         assertEquals(other, placement());
         assertNothingTowards(hmux);
         for (String d : DEVICES) {
@@ -860,16 +851,14 @@ public class HybridlbManagerTest {
         }
         assertEquals("the DIP behind it is unreachable", Set.of(other.equals("tor1") ? "10.0.1.2" : "10.0.2.2"),
                 tunnelDsts(other));
-        @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
-        assertEquals("its switch " + hmux + " counts as down: no live fabric link", health.get(lost).get("reason"));
+        assertEquals("its switch " + hmux + " counts as down: no live fabric link", a.dipHealth.get(lost).reason);
 
         back.run();   // the ports come back: the switch serves again
         settle();
-        assertEquals(Map.of(), manager.api().assignment().get("cutOffSwitches"));
+        assertEquals(Map.of(), manager.api().assignment().cutOffSwitches);
         manager.api().reassignNow();
         settle();
-        assertNull(manager.api().assignment().get("lastError"));
+        assertNull(manager.api().assignment().lastError);
     }
 
     @Test
@@ -890,11 +879,10 @@ public class HybridlbManagerTest {
         manager.api().reassignNow();
         settle();
         String hmux = placement();
-        Map<String, Object> a = manager.api().assignment();
-        assertNull("no 'the fabric is not connected': " + Json.write(a), a.get("lastError"));
-        assertEquals(Json.write(a), Map.of("tor3", "no live fabric link"), a.get("cutOffSwitches"));
-        @SuppressWarnings("unchecked")
-        List<String> down = (List<String>) a.get("downSwitches");
+        AssignmentView a = manager.api().assignment();
+        assertNull("no 'the fabric is not connected': " + Json.write(a), a.lastError);
+        assertEquals(Json.write(a), Map.of("tor3", "no live fabric link"), a.cutOffSwitches);
+        List<String> down = a.downSwitches;
         assertEquals(Set.of("spine1", "tor3"), new TreeSet<>(down));
         assertTrue(hmux + " " + Json.write(a) + Json.write(manager.api().migrations()),
                 hmux.equals("tor1") || hmux.equals("tor2"));

@@ -1,9 +1,11 @@
 package org.hybridlb.app.onos.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
 import java.util.Map;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.view.SwitchView;
 
 /**
  * Lists the fabric switches as the controller sees them: role, up (or why it counts as down),
@@ -14,22 +16,26 @@ import org.apache.karaf.shell.api.action.lifecycle.Service;
 @Service
 @Command(scope = "onos", name = "hybridlb-switches",
         description = "Lists hybridlb fabric switches, and why one cannot serve as HMux")
-public class SwitchesCommand extends HybridlbCommand {
+public class SwitchesCommand extends HybridlbCommand<List<SwitchView>> {
     @Override
-    protected Object call() {
-        return Map.of("switches", api().switches());
+    protected List<SwitchView> call() {
+        return api().switches();
     }
 
     @Override
-    protected void printText(JsonNode r) {
-        for (JsonNode s : r.path("switches")) {
-            print("%-10s role=%-4s up=%-5s drained=%-5s vips=%s", s.path("id").asText(), s.path("role").asText(),
-                    s.path("up").asBoolean(), s.path("drained").asBoolean(), s.path("vips"));
-            if (!s.path("cutOff").isNull() && !s.path("cutOff").isMissingNode()) {
-                print("  counts as down: %s", s.path("cutOff").asText());
+    protected Object json(List<SwitchView> result) {
+        return Map.of("switches", result);
+    }
+
+    @Override
+    protected void printText(List<SwitchView> r) {
+        for (SwitchView s : r) {
+            print("%-10s role=%-4s up=%-5s drained=%-5s vips=%s", s.id, s.role, s.up, s.drained, Json.write(s.vips));
+            if (s.cutOff != null) {
+                print("  counts as down: %s", s.cutOff);
             }
-            if (!s.path("hmuxUnfit").isNull() && !s.path("hmuxUnfit").isMissingNode()) {
-                print("  cannot be an HMux: %s", s.path("hmuxUnfit").asText());
+            if (s.hmuxUnfit != null) {
+                print("  cannot be an HMux: %s", s.hmuxUnfit);
             }
         }
     }
