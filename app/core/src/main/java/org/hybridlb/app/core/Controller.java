@@ -48,7 +48,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         this.ports = ports;
         this.keeper = new StateKeeper(ports.store);
         this.ids = new BucketIds(keeper);
-        this.inputs = new FabricInputs(ports, keeper);
+        this.inputs = new FabricInputs(ports, keeper, config.discoveryGrace);
         this.health = new DipHealthView(inputs::downReason);
         this.loop = new ControllerLoop(config.requestTimeout, config.settle, this::reconcile,
                 e -> status.error(String.valueOf(e.getMessage())));

@@ -1,5 +1,6 @@
 package org.hybridlb.app.core;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -10,7 +11,9 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.port.Ports;
+import org.hybridlb.solver.model.Link;
 import org.hybridlb.solver.model.Smux;
+import org.hybridlb.solver.model.Switch;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
 
@@ -35,14 +38,21 @@ final class FabricInputs {
     private Topology servingOf;
     private Set<String> servingDown;
     private Set<String> servingDrained;
+    private boolean servingDiscovering;
+    /** Switches that have shown a live fabric link since the start (discovery, see ControllerConfig). */
+    private final Set<String> everLinked = new HashSet<>();
+    private final long startNanos = System.nanoTime();
+    private final Duration discoveryGrace;
+    private boolean discoveryLogged;
     private Set<String> liveSmuxes = new LinkedHashSet<>();
     /** The live SMux set last reported by the route source (any thread), applied by the loop. */
     private final AtomicReference<Set<String>> reportedSmuxes = new AtomicReference<>(Set.of());
     private TrafficInterval traffic;
 
-    FabricInputs(Ports ports, StateKeeper keeper) {
+    FabricInputs(Ports ports, StateKeeper keeper, Duration discoveryGrace) {
         this.ports = ports;
         this.keeper = keeper;
+        this.discoveryGrace = discoveryGrace;
     }
 
     Topology topology() {
@@ -112,13 +122,45 @@ final class FabricInputs {
     ServingFabric serving() {
         Topology t = topology();
         Set<String> drained = keeper.state().drained;
-        if (serving == null || servingOf != t || !reportedDown.equals(servingDown) || !drained.equals(servingDrained)) {
+        boolean discovering = discovering(t);
+        if (serving == null || servingOf != t || !reportedDown.equals(servingDown) || !drained.equals(servingDrained)
+                || discovering != servingDiscovering) {
             servingOf = t;
             servingDown = new HashSet<>(reportedDown);
             servingDrained = new HashSet<>(drained);
-            serving = ServingFabric.of(t, servingDown, servingDrained);
+            servingDiscovering = discovering;
+            serving = ServingFabric.of(t, servingDown, servingDrained, discovering);
         }
         return serving;
+    }
+
+    /**
+     * True while some live switch has never shown a live fabric link and the discovery grace has
+     * not passed since the start: links are still being discovered, so nothing is cut off yet.
+     */
+    private boolean discovering(Topology t) {
+        for (Link l : t.links) {
+            if (!reportedDown.contains(l.a) && !reportedDown.contains(l.b) && !l.a.equals(l.b)) {
+                everLinked.add(l.a);
+                everLinked.add(l.b);
+            }
+        }
+        if (System.nanoTime() - startNanos >= discoveryGrace.toNanos()) {
+            return false;
+        }
+        List<String> unlinked = new ArrayList<>();
+        for (Switch s : t.switches) {
+            if (!reportedDown.contains(s.id) && !everLinked.contains(s.id)) {
+                unlinked.add(s.id);
+            }
+        }
+        if (!unlinked.isEmpty() && !discoveryLogged) {
+            discoveryLogged = true;
+            LOG.info("discovering the fabric: " + unlinked.size() + " live switches have shown no fabric link yet "
+                    + "(e.g. " + unlinked.get(0) + "); none is cut off until each has, or "
+                    + discoveryGrace.toSeconds() + " s after the start");
+        }
+        return !unlinked.isEmpty();
     }
 
     /** Switches that cannot serve as HMux, with why (the topology source says so). */

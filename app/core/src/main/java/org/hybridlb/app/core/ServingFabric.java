@@ -34,6 +34,10 @@ import org.hybridlb.solver.model.Topology;
  * and nothing is placed on it). Cut-off switches, and down switches with no link into the served
  * part, are left out, so the solver always gets a connected fabric. Traffic sources outside it
  * are dropped by the caller (they are not nodes of this topology).
+ *
+ * <p>While the fabric is still being discovered (a host that just started, its links not all
+ * known yet), nothing is cut off: the solver sees the whole topology, and an assignment it cannot
+ * make on a fabric that looks disconnected keeps every VIP where it is.
  */
 public final class ServingFabric {
     private final Topology served;
@@ -49,6 +53,18 @@ public final class ServingFabric {
      * @param drained switches that stay in the fabric but offer no table entries
      */
     public static ServingFabric of(Topology t, Set<String> down, Set<String> drained) {
+        return of(t, down, drained, false);
+    }
+
+    /** As {@link #of(Topology, Set, Set)}; {@code discovering}: cut nothing off, serve the whole topology. */
+    public static ServingFabric of(Topology t, Set<String> down, Set<String> drained, boolean discovering) {
+        if (discovering) {
+            Set<String> all = new HashSet<>();
+            t.switches.forEach(s -> all.add(s.id));
+            Set<String> noEntries = new HashSet<>(drained);
+            noEntries.addAll(down);
+            return new ServingFabric(restrict(t, all, noEntries), Map.of());
+        }
         Map<String, List<String>> neighbours = new HashMap<>();
         for (Link l : t.links) {
             if (!down.contains(l.a) && !down.contains(l.b) && !l.a.equals(l.b)) {

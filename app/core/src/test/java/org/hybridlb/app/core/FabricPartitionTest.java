@@ -35,10 +35,24 @@ class FabricPartitionTest {
         }
     }
 
+    final FakeFabric.MemoryStore store = new FakeFabric.MemoryStore();
+
     void start() {
-        c = new Controller(ControllerTest.CONFIG, fabric.ports(new FakeFabric.MemoryStore()));
+        start(ControllerTest.CONFIG);
+    }
+
+    void start(ControllerConfig config) {
+        c = new Controller(config, fabric.ports(store));
         c.start();
         c.awaitIdle(20_000);
+    }
+
+    /** The controller restarts while its topology source knows the switches but no link yet (ONOS at start). */
+    void restartBeforeLinksAreKnown(ControllerConfig config) {
+        c.close();
+        fabric.topology = ServingFabricTest.withoutLinks(topo, l -> true);
+        fabric.takeLog();
+        start(config);
     }
 
     String hostOn(String tor) {
@@ -124,5 +138,35 @@ class FabricPartitionTest {
                 dipsOf(fabric.switches.get(now).get(V)).stream().map(d -> d.substring(0, d.indexOf('#')))
                         .collect(java.util.stream.Collectors.toList()),
                 "the DIPs of the served part stay, the cut-off one leaves the pool");
+    }
+
+    @Test
+    void aControllerStartingBeforeItsLinksAreKnownFailsNothingOver() {
+        start();
+        String at = vipOnHmux("tor-1-0", "tor-2-0");
+
+        restartBeforeLinksAreKnown(ControllerTest.CONFIG);
+        assertEquals(Map.of(), cutOff(), "nothing is cut off while links are being discovered");
+        assertEquals(at, placement(c, V), c.assignment().toString());
+        assertTrue(fabric.takeLog().stream().noneMatch(l -> l.startsWith("withdrawRoutes")), "no failover");
+
+        fabric.topology = topo; // the links are discovered
+        c.requestReconcile("links discovered");
+        c.awaitIdle(20_000);
+        assertEquals(at, placement(c, V), c.assignment().toString());
+        assertTrue(fabric.takeLog().stream().noneMatch(l -> l.startsWith("withdrawRoutes")), "no failover");
+
+        // discovery is over: a switch that loses its links now is cut off
+        linksLost(l -> l.a.equals(at) || l.b.equals(at));
+        assertEquals(Map.of(at, "no live fabric link"), cutOff());
+    }
+
+    @Test
+    void withoutADiscoveryGraceAStartBeforeTheLinksCutsSwitchesOff() {
+        start();
+        vipOnHmux("tor-1-0", "tor-2-0");
+
+        restartBeforeLinksAreKnown(ControllerTest.CONFIG.withDiscoveryGrace(java.time.Duration.ZERO));
+        assertEquals(topo.switches.size() - 1, cutOff().size(), "the rule the grace guards against: " + cutOff());
     }
 }
