@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds Prism's data plane into smux/build-prism (or $HLB_PRISM_BUILD):
+# libhlbprism.so (TCP hand-off + steering map, for the Python front end and test
+# servers), the backend library's static-object server, and the test mux.
+# Debian packages: gcc libbpf-dev libhttp-parser-dev clang (smux/install-deps.sh).
+set -euo pipefail
+PRISM="$(cd "$(dirname "$0")" && pwd)"
+SMUX="$(dirname "$PRISM")"
+OUT="${HLB_PRISM_BUILD:-$SMUX/build-prism}"
+mkdir -p "$OUT"
+CC="${CC:-cc}"
+CFLAGS=(-O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$PRISM/include" -I "$PRISM/src")
+
+"$CC" "${CFLAGS[@]}" -shared -fPIC "$PRISM/src/tcp_handoff.c" "$PRISM/src/prism_capi.c" \
+    -lbpf -o "$OUT/libhlbprism.so"
+echo "prism build: OK ($OUT)"
