@@ -13,4 +13,6 @@ CFLAGS=(-O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$PRISM/include" -I "$PRIS
 
 "$CC" "${CFLAGS[@]}" -shared -fPIC "$PRISM/src/tcp_handoff.c" "$PRISM/src/prism_capi.c" \
     -lbpf -o "$OUT/libhlbprism.so"
+"$CC" "${CFLAGS[@]}" "$PRISM/src/prism_objserver.c" "$PRISM/src/prism_backend.c" \
+    "$PRISM/src/tcp_handoff.c" -lhttp_parser -o "$OUT/hlb-prism-objserver"
 echo "prism build: OK ($OUT)"
