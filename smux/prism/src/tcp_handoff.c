@@ -220,7 +220,10 @@ static int attach_tuple(int fd, const struct prism_tcp_state *st)
                                  .sin_addr.s_addr = st->local_addr };
     struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = st->peer_port,
                                 .sin_addr.s_addr = st->peer_addr };
-    if (bind(fd, (struct sockaddr *) &local, sizeof local)) {
+    /* The MSS the peer announced: connect() sizes segments from the socket's MSS
+     * clamp (536 on a new socket), and the repair option set after it does not
+     * resize them; the user MSS becomes the clamp at connect(). */
+    if (set_int(fd, TCP_MAXSEG, st->mss) || bind(fd, (struct sockaddr *) &local, sizeof local)) {
         return -errno;
     }
     for (long waited = 0;; waited += 1000) {
