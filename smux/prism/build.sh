@@ -19,4 +19,7 @@ CFLAGS=(-O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$PRISM/include" -I "$PRIS
 clang -O2 -g -Wall -Werror -target bpf -I "/usr/include/$(gcc -print-multiarch)" \
     -c "$PRISM/tests/mux_encap.bpf.c" -o "$OUT/mux_encap.bpf.o"
 "$CC" "${CFLAGS[@]}" "$PRISM/tests/mux_loader.c" -lbpf -o "$OUT/prism-test-mux"
+# 1% random loss on a link (tc egress), for the loss experiment: no netem here.
+clang -O2 -g -Wall -Werror -target bpf -I "/usr/include/$(gcc -print-multiarch)" \
+    -c "$PRISM/tests/loss.bpf.c" -o "$OUT/loss.bpf.o"
 echo "prism build: OK ($OUT)"

@@ -61,6 +61,7 @@ class BackendLink:
         self.sock = None
         self.rx = b""
         self.owned = 0
+        self.handoffs = 0
         self.next_try = 0.0
         self.users = 0    # backends of the current rules that use this link
 
@@ -255,10 +256,12 @@ class FrontEnd:
         try:
             blob = self.lib.export(c.sock, prefix=c.buf)
         except handoff.HandoffError as e:
-            # Not ESTABLISHED any more (the client closed meanwhile): let it go.
+            # Not ESTABLISHED any more: the client half-closed before the hand-off,
+            # and TCP_REPAIR cannot move a half-closed connection.
             self.steer.forget(c.flow)
+            self.stats["export_failed"] += 1
             log("warn", "export failed", conn=c.id, error=str(e))
-            self.close_client(c)
+            self.reply_and_close(c, 503, "Service Unavailable", b"cannot hand off a half-closed connection\n")
             return
         self.sel.unregister(c.sock)
         self.lib.release(c.sock)
@@ -267,6 +270,7 @@ class FrontEnd:
         c.deadline = time.monotonic() + self.cfg.handoff_timeout
         c.requests += 1
         link.owned += 1
+        link.handoffs += 1
         self.stats["handoffs"] += 1
         self.stats[f"rule:{rule_name}"] += 1
         link.send(wire.HANDOFF, c.id, blob)
@@ -286,8 +290,10 @@ class FrontEnd:
             self.take_back(c, body)
         elif msg_type == wire.CLOSED:
             # The backend finished the client's close: keep steering there for
-            # the last ACKs, then forget the flow.
+            # the last ACKs (the flow may be locked if the close crossed a
+            # RECLAIM), then forget the flow.
             self.stats["closed_at_backend"] += 1
+            self.steer.to_backend(c.flow, link, lambda: None)
             self.lingering.append((time.monotonic() + self.cfg.closed_linger, c.flow))
             self.drop_remote(c, forget=False)
         elif msg_type == wire.FAILED:
@@ -385,7 +391,8 @@ class FrontEnd:
     def snapshot_stats(self):
         out = dict(self.stats)
         out["connections"] = len(self.conns)
-        out["backends"] = {b.name: {"address": b.address, "up": b.up, "owned": b.owned}
+        out["backends"] = {b.name: {"address": b.address, "up": b.up, "owned": b.owned,
+                                    "handoffs": b.link.handoffs if b.link else 0}
                            for b in self.ruleset.backends.values()}
         out["steering"] = {"mode": self.steer.name, **self.steer.counters()}
         return out

@@ -418,6 +418,11 @@ static void conn_check_drained(struct prism_conn *c)
         }
         return;
     }
+    char one;
+    if (recv(c->h.fd, &one, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+        conn_close(c);   /* the client closed its side meanwhile: finish here */
+        return;
+    }
     c->state = C_WAIT_LOCKED;
     epoll_ctl(c->b->ep, EPOLL_CTL_DEL, c->h.fd, NULL);
     if (ctl_send(c->ctl, PRISM_MSG_RECLAIM, c->conn_id, NULL, 0)) {

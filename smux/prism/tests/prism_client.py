@@ -4,7 +4,7 @@ bodies checked against hlb-prism-objserver's pattern (byte i = (i*131+7) mod 256
 
   get        --conns C --requests R --path P   C persistent connections, R requests each
   pipeline   --count K --path P                K requests written at once on one connection
-  fin        --path P                          request, then our FIN at once; read to the end
+  fin        --path P                          request, our FIN once the response started; read to the end
   killed     --path P --timeout T              read until the connection ends; how it ended
   concurrent --conns N --path P                N connections send their request together
 """
@@ -93,7 +93,7 @@ def cmd_get(a):
 
 def cmd_pipeline(a):
     s = socket.create_connection((VIP, 80), timeout=a.timeout)
-    s.sendall(b"".join(request_bytes(a.path) for _ in range(a.count)))
+    s.sendall(b"".join(request_bytes(a.path, a.header) for _ in range(a.count)))
     f = s.makefile("rb")
     out = []
     for _ in range(a.count):
@@ -105,7 +105,8 @@ def cmd_pipeline(a):
 
 def cmd_fin(a):
     s = socket.create_connection((VIP, 80), timeout=a.timeout)
-    s.sendall(request_bytes(a.path))
+    s.sendall(request_bytes(a.path, a.header))
+    s.recv(1, socket.MSG_PEEK)     # the response has started: a backend holds the connection
     s.shutdown(socket.SHUT_WR)
     f = s.makefile("rb")
     status, backend, body = read_response(f)
@@ -121,7 +122,7 @@ def cmd_fin(a):
 
 def cmd_killed(a):
     s = socket.create_connection((VIP, 80), timeout=a.timeout)
-    s.sendall(request_bytes(a.path))
+    s.sendall(request_bytes(a.path, a.header))
     t0 = time.monotonic()
     n, end = 0, "timeout"
     try:
@@ -147,7 +148,7 @@ def cmd_concurrent(a):
     def worker(s):
         try:
             barrier.wait()
-            s.sendall(request_bytes(a.path))
+            s.sendall(request_bytes(a.path, a.header))
             status, _, body = read_response(s.makefile("rb"))
             ok = status == 200 and pattern_ok(body)
         except (OSError, http.client.HTTPException):

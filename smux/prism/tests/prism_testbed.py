@@ -170,17 +170,22 @@ class Testbed:
         status, doc = self.admin("GET", "/stats")
         return doc if status == 200 else {"backends": {"-": {"up": False}}}
 
-    def shape(self, ns, iface, rate_mbit, loss=None):
-        """Egress of iface limited to rate_mbit (netem rate, optional loss %)."""
-        cmd = ["tc", "qdisc", "replace", "dev", iface, "root", "netem"]
-        if loss:
-            cmd += ["loss", f"{loss}%"]
-        if rate_mbit:
-            cmd += ["rate", f"{rate_mbit}mbit", "limit", "10000"]
-        ns.run(cmd)
+    def shape(self, ns, iface, rate_mbit):
+        """Egress of iface limited to rate_mbit (tbf; this kernel has no netem)."""
+        ns.run(["tc", "qdisc", "replace", "dev", iface, "root", "tbf", "rate", f"{rate_mbit}mbit",
+                "burst", "32kb", "latency", "100ms"])
 
     def unshape(self, ns, iface):
         ns.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
+
+    def lossy(self, ns, iface, direction="egress"):
+        """1% random loss on iface (tests/loss.bpf.c, in place of netem)."""
+        ns.run(["tc", "qdisc", "replace", "dev", iface, "clsact"])
+        ns.run(["tc", "filter", "replace", "dev", iface, direction, "pref", "1", "bpf", "da",
+                "obj", os.path.join(BUILD, "loss.bpf.o"), "sec", "tc"])
+
+    def lossless(self, ns, iface, direction="egress"):
+        ns.run(["tc", "filter", "del", "dev", iface, direction, "pref", "1"], check=False)
 
     def client_run(self, args, timeout=300, check=True):
         """Runs tests/prism_client.py in the client ns; returns its JSON."""
