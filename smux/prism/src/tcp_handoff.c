@@ -15,6 +15,7 @@
 
 #define TCP_STATE_ESTABLISHED 1   /* include/net/tcp_states.h, not exported */
 #define TCPOPT_MSS 2
+#define PRISM_MAX_USER_MSS 32767   /* MAX_TCP_WINDOW, the kernel's bound on TCP_MAXSEG */
 #define TCPOPT_WINDOW 3
 #define TCPOPT_SACK_PERM 4
 #define TCPOPT_TIMESTAMP 8
@@ -222,8 +223,10 @@ static int attach_tuple(int fd, const struct prism_tcp_state *st)
                                 .sin_addr.s_addr = st->peer_addr };
     /* The MSS the peer announced: connect() sizes segments from the socket's MSS
      * clamp (536 on a new socket), and the repair option set after it does not
-     * resize them; the user MSS becomes the clamp at connect(). */
-    if (set_int(fd, TCP_MAXSEG, st->mss) || bind(fd, (struct sockaddr *) &local, sizeof local)) {
+     * resize them; the user MSS becomes the clamp at connect().  (The kernel takes
+     * user MSSes up to 32767 only; larger ones are loopback's, where it is moot.) */
+    if ((st->mss <= PRISM_MAX_USER_MSS && set_int(fd, TCP_MAXSEG, st->mss))
+        || bind(fd, (struct sockaddr *) &local, sizeof local)) {
         return -errno;
     }
     for (long waited = 0;; waited += 1000) {
