@@ -15,6 +15,8 @@ CFLAGS=(-O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$PRISM/include" -I "$PRIS
     -lbpf -o "$OUT/libhlbprism.so"
 "$CC" "${CFLAGS[@]}" "$PRISM/src/prism_objserver.c" "$PRISM/src/prism_backend.c" \
     "$PRISM/src/tcp_handoff.c" -lhttp_parser -o "$OUT/hlb-prism-objserver"
+# BPF_PROG_TEST_RUN of the agent's XDP program with the steering map (checks + cost).
+"$CC" "${CFLAGS[@]}" -I "$SMUX/agent/include" "$PRISM/tests/steer_test.c" -lbpf -o "$OUT/prism-steer-test"
 # The test topology's mux (tc ingress IP-in-IP encapsulation) and its loader.
 clang -O2 -g -Wall -Werror -target bpf -I "/usr/include/$(gcc -print-multiarch)" \
     -c "$PRISM/tests/mux_encap.bpf.c" -o "$OUT/mux_encap.bpf.o"

@@ -225,3 +225,19 @@ def test_import_refuses_a_bad_state_naming_the_field(exported, mutate, error):
     with pytest.raises(handoff.HandoffError) as e:
         lib.import_(mutate(blob))
     assert str(e.value).startswith(error) or error in str(e.value), str(e.value)
+
+
+def test_xdp_steering_through_bpf_prog_test_run():
+    """The agent's XDP object with the steering map: decapsulates flows without an
+    entry, drops locked ones, re-encapsulates forwarded ones (tests/steer_test.c
+    checks each output byte by byte and the counters)."""
+    import json
+    import subprocess
+    build = handoff.DEFAULT_BUILD
+    agent_build = os.environ.get("HLB_AGENT_BUILD",
+                                 os.path.join(os.path.dirname(build), "build-agent"))
+    r = subprocess.run([os.path.join(build, "prism-steer-test"),
+                        os.path.join(agent_build, "xdp_decap.bpf.o"), "--repeat", "10",
+                        "--rounds", "3"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["checks_failed"] == 0
