@@ -273,7 +273,7 @@ class FrontEnd:
         link.handoffs += 1
         self.stats["handoffs"] += 1
         self.stats[f"rule:{rule_name}"] += 1
-        link.send(wire.HANDOFF, c.id, blob)
+        link.send(wire.HANDOFF_HOLD if self.steer.acknowledged else wire.HANDOFF, c.id, blob)
 
     def on_message(self, link, msg_type, conn_id, body):
         c = self.conns.get(conn_id)
@@ -281,7 +281,8 @@ class FrontEnd:
             return   # a connection this front end already gave up
         if msg_type == wire.IMPORTED and c.state == WAIT_IMPORTED:
             c.state = REMOTE
-            self.steer.to_backend(c.flow, link, lambda: link.send(wire.GO, c.id))
+            go = (lambda: link.send(wire.GO, c.id)) if self.steer.acknowledged else (lambda: None)
+            self.steer.to_backend(c.flow, link, go)
         elif msg_type == wire.RECLAIM and c.state == REMOTE:
             self.steer.lock(c.flow)
             c.state = WAIT_RETURN

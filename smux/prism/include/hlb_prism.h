@@ -71,12 +71,17 @@ struct prism_wire_hdr {
 
 /* Front end (FE) <-> backend (BE).  One hand-off of a request:
  *   FE: lock flow, export          FE -> BE  HANDOFF  {TCP state}
- *   BE: import                     BE -> FE  IMPORTED
- *   FE: steer flow to BE           FE -> BE  GO       (BE serves the request)
+ *   BE: import, serve at once      BE -> FE  IMPORTED
+ *   FE: steer flow to BE
  *   BE: response sent and ACKed    BE -> FE  RECLAIM
  *   FE: lock flow                  FE -> BE  LOCKED
  *   BE: export, release            BE -> FE  RETURN   {TCP state}
  *   FE: import, unlock; next request.
+ * When the steering is only in force after the import (the front-end host's
+ * agent, a fabric rule), the FE sends HANDOFF_HOLD instead: the BE imports,
+ * answers IMPORTED and serves only after the FE's GO, so that no ACK of its first
+ * segments is dropped (an imported connection has no RTT sample: a lost window
+ * costs the initial 1 s retransmission timeout).
  * Instead of RECLAIM the backend may send CLOSED (the client closed its side
  * and the backend finished the close) or FAILED (it could not serve; the FE
  * resets the client).  The FE sends ABORT when it gives up on a connection
@@ -91,6 +96,7 @@ enum prism_msg {
     PRISM_MSG_CLOSED = 7,
     PRISM_MSG_FAILED = 8,
     PRISM_MSG_ABORT = 9,
+    PRISM_MSG_HANDOFF_HOLD = 10,
     PRISM_MSG_MAX
 };
 

@@ -468,8 +468,17 @@ static struct prism_conn *conn_find(struct ctl *ctl, uint32_t id)
     return NULL;
 }
 
+/* The connection is ours: read the request, serve it. */
+static void conn_go(struct prism_conn *c)
+{
+    c->state = C_SERVING;
+    if (ep_add(c->b, &c->h, EPOLLIN | EPOLLRDHUP)) {
+        conn_fail(c);
+    }
+}
+
 static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, const uint8_t *body,
-                       size_t len)
+                       size_t len, int hold)
 {
     struct prism_tcp_state st;
     const char *why = "";
@@ -504,13 +513,16 @@ static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, co
     ctl->conns = c;
     b->stats.imported++;
     ctl_send(ctl, PRISM_MSG_IMPORTED, id, NULL, 0);
+    if (!hold) {
+        conn_go(c);
+    }
 }
 
 static void ctl_message(struct prism_backend *b, struct ctl *ctl, uint16_t type, uint32_t id,
                         const uint8_t *body, size_t len)
 {
-    if (type == PRISM_MSG_HANDOFF) {
-        on_handoff(b, ctl, id, body, len);
+    if (type == PRISM_MSG_HANDOFF || type == PRISM_MSG_HANDOFF_HOLD) {
+        on_handoff(b, ctl, id, body, len, type == PRISM_MSG_HANDOFF_HOLD);
         return;
     }
     struct prism_conn *c = conn_find(ctl, id);
@@ -518,10 +530,7 @@ static void ctl_message(struct prism_backend *b, struct ctl *ctl, uint16_t type,
         return;   /* already gone (reset, closed): the front end learns it from that */
     }
     if (type == PRISM_MSG_GO && c->state == C_WAIT_GO) {
-        c->state = C_SERVING;
-        if (ep_add(b, &c->h, EPOLLIN | EPOLLRDHUP)) {
-            conn_fail(c);
-        }
+        conn_go(c);
     } else if (type == PRISM_MSG_LOCKED && c->state == C_WAIT_LOCKED) {
         conn_return(c);
     } else if (type == PRISM_MSG_ABORT) {

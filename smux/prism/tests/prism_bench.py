@@ -59,14 +59,13 @@ http {{
     scgi_temp_path {run}/scgi;
     upstream pool {{
 {servers}
-        keepalive 64;
+{keepalive}
     }}
     server {{
         listen {vip}:80;
         location / {{
             proxy_pass http://pool;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
+{upstream_opts}
             proxy_max_temp_file_size 0;
         }}
     }}
@@ -99,7 +98,14 @@ class Bench:
                 f"    server {n} {ip}:{pt.HTTP_PORT}" for n, ip in servers))
             cmd = ["haproxy", "-db", "-f", cfg]
         else:
-            text = NGINX_CFG.format(run=run, vip=pt.VIP, servers="\n".join(
+            # nginx: upstream keep-alive, as operators configure it; nginx-newconn:
+            # nginx's default, a new upstream connection per request (the paper's proxy).
+            newconn = mode == "nginx-newconn"
+            keep = "" if newconn else "        keepalive 64;"
+            opts = "" if newconn else ('            proxy_http_version 1.1;\n'
+                                       '            proxy_set_header Connection "";')
+            text = NGINX_CFG.format(run=run, vip=pt.VIP, keepalive=keep, upstream_opts=opts,
+                                    servers="\n".join(
                 f"        server {ip}:{pt.HTTP_PORT};" for _, ip in servers))
             cmd = ["nginx", "-p", run, "-c", cfg]
         with open(cfg, "w") as f:
@@ -203,7 +209,7 @@ class Bench:
         size, n = 2 << 20, self.a.requests
         out = {}
         modes = [("direct", "direct"), ("haproxy", "haproxy"), ("nginx", "nginx"),
-                 ("prism", "prism"), ("prism-iw64", "prism")]
+                 ("nginx-newconn", "nginx-newconn"), ("prism", "prism"), ("prism-iw64", "prism")]
         self.shape_all(self.a.rate)
         try:
             for label, mode in modes:
@@ -263,7 +269,7 @@ def main():
     p.add_argument("--conns", type=int, default=8, help="client connections (wrk)")
     p.add_argument("--seconds", type=int, default=5, help="wrk duration per point")
     p.add_argument("--requests", type=int, default=30, help="2 MB requests per timing series")
-    p.add_argument("--modes", default="prism,haproxy,nginx,direct")
+    p.add_argument("--modes", default="prism,haproxy,nginx,nginx-newconn,direct")
     p.add_argument("--skip-bandwidth", action="store_true")
     p.add_argument("--json")
     a = p.parse_args()
