@@ -16,5 +16,10 @@ fi
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check \
     -r "$SMUX/requirements-test.txt" -r "$SMUX/agent/requirements.txt"
 
+# PRISM: http-parser (the backends' HTTP parsing), the test clients and captures
+# (h2load, tcpdump, tshark), the proxy baselines (HAProxy, nginx), wrk for the benchmark.
+"${APT_INSTALL[@]}" libhttp-parser-dev nghttp2-client tcpdump tshark haproxy nginx-light wrk gcc libc6-dev libbpf-dev clang iproute2 ethtool python3 python3-pip
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check -r "$SMUX/prism/requirements.txt"
+
 # DATAPATH: DPDK 22.11 (libs, PMDs, dpdk-testpmd), meson/ninja, jansson, libmicrohttpd, cmocka, clang (libFuzzer), valgrind (tests/dp_instr_count.py).
 "${APT_INSTALL[@]}" libdpdk-dev dpdk-dev meson ninja-build pkg-config gcc libc6-dev libjansson-dev libmicrohttpd-dev libcmocka-dev libpcap-dev clang libclang-rt-14-dev iproute2 python3 python3-pip valgrind

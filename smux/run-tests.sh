@@ -7,6 +7,8 @@
 #             a short bounded fuzz of the packet core and table parser
 #   AGENT:    smux/agent/run-tests.sh (OVS replica and agreement, host agent, FRR;
 #             HLB_SKIP_AGENT=1 skips it, for working on the datapath alone)
+#   PRISM:    smux/prism/run-tests.sh (request hand-off: rules, TCP_REPAIR, end to end
+#             on namespaces; HLB_SKIP_PRISM=1 skips it)
 # Ends with "smux: N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 SMUX="$(cd "$(dirname "$0")" && pwd)"
@@ -84,6 +86,19 @@ if "$SMUX/fuzz/run.sh" "${HLB_TEST_FUZZ_SECONDS:-10}" "$BUILD/fuzz"; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))
+fi
+
+if [ "${HLB_SKIP_PRISM:-0}" != 1 ] && [ -x "$SMUX/prism/run-tests.sh" ]; then
+    prism_out="$("$SMUX/prism/run-tests.sh" 2>&1)"
+    echo "$prism_out" | tail -60
+    line="$(grep -E '^prism: [0-9]+ passed, [0-9]+ failed' <<<"$prism_out" | tail -1)"
+    if [ -n "$line" ]; then
+        passed=$((passed + $(sed -E 's/^prism: ([0-9]+) passed.*/\1/' <<<"$line")))
+        failed=$((failed + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
+    else
+        echo "prism suites did not report a summary"
+        failed=$((failed + 1))
+    fi
 fi
 
 if [ "${HLB_SKIP_AGENT:-0}" != 1 ] && [ -x "$SMUX/agent/run-tests.sh" ]; then

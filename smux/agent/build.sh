@@ -10,10 +10,12 @@ SMUX="$(dirname "$AGENT")"
 OUT="${HLB_AGENT_BUILD:-$SMUX/build-agent}"
 mkdir -p "$OUT"
 CC="${CC:-cc}"
-CFLAGS=(-O2 -g -Wall -Wextra -Werror -I "$AGENT/include" -I "$AGENT/src" -I "$SMUX/include")
+CFLAGS=(-O2 -g -Wall -Wextra -Werror -I "$AGENT/include" -I "$AGENT/src" -I "$SMUX/include"
+        -I "$SMUX/prism/include")
 
 for prog in xdp_decap cookie; do
     clang -O2 -g -Wall -Werror -target bpf -I "$AGENT/include" \
+        -I "$SMUX/prism/bpf" -I "$SMUX/prism/include" \
         -I "/usr/include/$(gcc -print-multiarch)" \
         -c "$AGENT/bpf/$prog.bpf.c" -o "$OUT/$prog.bpf.o"
 done

@@ -133,6 +133,9 @@ def build_config(argv):
                         "keep-alive (default: all of this network namespace)")
     p.add_argument("--pin-dir", help="bpffs directory to pin the cookie state in (kept "
                    "across restarts of the agent)")
+    p.add_argument("--prism-pin-dir", help="bpffs directory to pin the Prism steering map in "
+                   "(front-end hosts of a Prism VIP: the front end steers handed-off "
+                   "connections through it; smux/prism/README.md); needs the XDP backend")
     a = p.parse_args(argv)
     try:
         a.local_ip = [ipv4("--local-ip", x) for x in a.local_ip]
@@ -159,6 +162,11 @@ def build_config(argv):
             raise ConfigError("--stats-interval-ms: must be >= 10")
         if a.cookie_config:
             cookie_config.load(a.cookie_config)   # a bad file is refused at start
+        if a.prism_pin_dir and a.decap == "userspace":
+            raise ConfigError("--prism-pin-dir: Prism steering runs in the XDP backend, "
+                              "not with --decap userspace")
+        if a.prism_pin_dir:
+            a.decap = "xdp"   # no silent fallback to a backend that cannot steer
     except (ConfigError, cookie_config.CookieConfigError) as e:
         p.error(str(e))
     return a
@@ -225,6 +233,7 @@ class DecapBackend:
                 common += ["--cookie-obj", os.path.join(c.build_dir, "cookie.bpf.o"),
                            "--cookie-config", self.cookies.loader_file, "--cgroup", c.cgroup]
                 common += ["--pin-dir", c.pin_dir] if c.pin_dir else []
+            common += ["--prism-pin-dir", c.prism_pin_dir] if c.prism_pin_dir else []
             return [os.path.join(c.build_dir, "hlb-agent-xdp"), "--iface", c.iface,
                     "--obj", os.path.join(c.build_dir, "xdp_decap.bpf.o"),
                     "--mode", c.xdp_mode] + locals_ + common

@@ -16,6 +16,7 @@
 
 #include "hlb_decap.h"
 #include "cookie.bpf.h"
+#include "prism_steer.bpf.h"   /* smux/prism/bpf: request hand-off steering */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -121,6 +122,12 @@ int hlb_xdp_decap(struct xdp_md *ctx)
     if (!bpf_map_lookup_elem(&hlb_allowed_vips, &vip)) {
         count(HLB_C_DROP_NOT_VIP);
         return XDP_DROP;
+    }
+
+    /* A Prism connection owned by a backend, or being moved: steered, not delivered. */
+    int steered = prism_steer(ctx, eth, &info);
+    if (steered != PRISM_CONTINUE) {
+        return steered;
     }
 
     /* Keep the Ethernet header, drop the outer IP (+GRE) header after it. */

@@ -6,7 +6,7 @@
  *                 --stats-file F [--allow-mux PREFIX ...] [--allow-vip PREFIX ...]
  *                 [--interval-ms 1000] [--mode auto|native|generic]
  *                 [--cookie-obj cookie.bpf.o --cookie-config FILE [--cgroup DIR]
- *                  [--pin-dir DIR]]
+ *                  [--pin-dir DIR]] [--prism-pin-dir DIR]
  *
  * --allow-mux / --allow-vip: outer sources / inner destinations accepted, as
  * A.B.C.D or A.B.C.D/LEN; none given accepts any.
@@ -17,6 +17,8 @@
  * acts only in this network namespace); the XDP program restores TSecr.  The
  * cookie file (src/cookie_maps.h) is read at start and again on SIGHUP.  --pin-dir: a
  * bpffs directory where the per-connection state is pinned, so a restart keeps it.
+ * --prism-pin-dir: a bpffs directory where the Prism steering map and its counters
+ * are pinned (smux/prism: the front end writes the map; a restart keeps it).
  *
  * Prints one JSON line {"attached":...,"mode":...} on stdout once attached;
  * exits 2 on bad arguments, 1 when the program cannot be loaded/attached. */
@@ -41,6 +43,7 @@
 #include "cookie_maps.h"
 #include "decap_policy.h"
 #include "hlb_decap.h"
+#include "hlb_prism.h"
 #include "stats_file.h"
 
 static volatile sig_atomic_t stop, reload;
@@ -61,7 +64,7 @@ static void usage(void)
                     "[--allow-vip PREFIX ...]\n"
                     "                     [--interval-ms N] [--mode auto|native|generic]\n"
                     "                     [--cookie-obj FILE --cookie-config FILE [--cgroup DIR] "
-                    "[--pin-dir DIR]]\n");
+                    "[--pin-dir DIR]] [--prism-pin-dir DIR]\n");
     exit(2);
 }
 
@@ -225,10 +228,27 @@ static void cookie_stop(struct cookie_side *ck)
     }
 }
 
+/* The Prism steering map and counters (smux/prism/include/hlb_prism.h), pinned
+ * so that the front end can open them; reused as they are when already pinned. */
+static int prism_pin_maps(struct bpf_object *obj, const char *dir)
+{
+    const char *names[] = { PRISM_PIN_FLOWS, PRISM_PIN_COUNTERS };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[PATH_MAX];
+        struct bpf_map *m = bpf_object__find_map_by_name(obj, names[i]);
+        if (!m || snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int) sizeof path
+            || bpf_map__set_pin_path(m, path) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct cookie_side ck = { .cgroup_path = "/", .cgroup_fd = -1 };
     const char *iface = NULL, *obj_path = NULL, *stats_path = NULL, *mode = "auto";
+    const char *prism_pin_dir = NULL;
     static struct hlb_policy policy;
     int interval_ms = 1000;
     static const struct option opts[] = {
@@ -238,6 +258,7 @@ int main(int argc, char **argv)
         { "allow-mux", required_argument, 0, 'M' }, { "allow-vip", required_argument, 0, 'V' },
         { "cookie-obj", required_argument, 0, 'C' }, { "cookie-config", required_argument, 0, 'F' },
         { "cgroup", required_argument, 0, 'G' }, { "pin-dir", required_argument, 0, 'P' },
+        { "prism-pin-dir", required_argument, 0, 'R' },
         { 0, 0, 0, 0 }
     };
     int c;
@@ -251,6 +272,7 @@ int main(int argc, char **argv)
         case 'F': ck.config_path = optarg; break;
         case 'G': ck.cgroup_path = optarg; break;
         case 'P': ck.pin_dir = optarg; break;
+        case 'R': prism_pin_dir = optarg; break;
         case 't':
             interval_ms = atoi(optarg);
             if (interval_ms < 10) {
@@ -291,6 +313,10 @@ int main(int argc, char **argv)
     }
     if (ck.pin_dir && hlb_cookie_pin_maps(obj, ck.pin_dir) != 0) {
         fprintf(stderr, "--pin-dir: cannot pin in '%s'\n", ck.pin_dir);
+        return 1;
+    }
+    if (prism_pin_dir && prism_pin_maps(obj, prism_pin_dir) != 0) {
+        fprintf(stderr, "--prism-pin-dir: cannot pin in '%s'\n", prism_pin_dir);
         return 1;
     }
     if (bpf_object__load(obj)) {

@@ -1,0 +1,124 @@
+/* The flat C interface of libhlbprism.so that the Python front end and the
+ * test servers load with ctypes (frontend/handoff.py): TCP state as encoded
+ * blobs, and the steering map the host agent pins (--prism-pin-dir). */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp_handoff.h"
+
+/* Exports fd (see prism_tcp_export) and returns its encoding in a malloc'ed
+ * buffer *out of *out_len bytes (free with prism_blob_free).  The socket stays
+ * in repair mode until prism_release(). */
+int prism_export_blob(int fd, const uint8_t *prefix, size_t prefix_len, uint8_t **out,
+                      size_t *out_len)
+{
+    struct prism_tcp_state st;
+    int rc = prism_tcp_export(fd, prefix, prefix_len, &st);
+    if (rc) {
+        return rc;
+    }
+    *out_len = prism_tcp_encoded_len(&st);
+    *out = malloc(*out_len);
+    if (!*out) {
+        prism_tcp_state_free(&st);
+        return -ENOMEM;
+    }
+    prism_tcp_encode(&st, *out);
+    prism_tcp_state_free(&st);
+    return 0;
+}
+
+void prism_blob_free(uint8_t *blob)
+{
+    free(blob);
+}
+
+int prism_release(int fd)
+{
+    return prism_tcp_release(fd);
+}
+
+/* Imports an encoded state; on a bad encoding returns -EINVAL with the reason
+ * in err (naming the field). */
+int prism_import_blob(const uint8_t *blob, size_t len, int *fd_out, char *err, size_t err_len)
+{
+    struct prism_tcp_state st;
+    const char *why = "";
+    int rc = prism_tcp_decode(blob, len, &st, &why);
+    if (rc) {
+        snprintf(err, err_len, "%s", why);
+        return rc;
+    }
+    rc = prism_tcp_import(&st, fd_out);
+    prism_tcp_state_free(&st);
+    return rc;
+}
+
+int prism_reset_blob(const uint8_t *blob, size_t len)
+{
+    struct prism_tcp_state st;
+    const char *why;
+    int rc = prism_tcp_decode(blob, len, &st, &why);
+    if (rc) {
+        return rc;
+    }
+    rc = prism_tcp_reset_peer(&st);
+    prism_tcp_state_free(&st);
+    return rc;
+}
+
+/* ------------------------------------------------------------ steering map */
+
+int prism_steer_open(const char *pin_path)
+{
+    int fd = bpf_obj_get(pin_path);
+    return fd < 0 ? -errno : fd;
+}
+
+/* Addresses and ports in network order, as in the packets. */
+int prism_steer_set(int map_fd, uint32_t client, uint16_t client_port, uint32_t vip,
+                    uint16_t vip_port, uint32_t action, uint32_t owner_dip)
+{
+    struct prism_flow_key k = { .client = client, .vip = vip, .client_port = client_port,
+                                .vip_port = vip_port };
+    struct prism_flow_val v = { .action = action, .owner_dip = owner_dip };
+    return bpf_map_update_elem(map_fd, &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+int prism_steer_delete(int map_fd, uint32_t client, uint16_t client_port, uint32_t vip,
+                       uint16_t vip_port)
+{
+    struct prism_flow_key k = { .client = client, .vip = vip, .client_port = client_port,
+                                .vip_port = vip_port };
+    if (bpf_map_delete_elem(map_fd, &k) && errno != ENOENT) {
+        return -errno;
+    }
+    return 0;
+}
+
+/* Sums the per-CPU counters of the pinned counter map into out[PRISM_C_MAX]. */
+int prism_steer_counters(int counters_fd, uint64_t *out)
+{
+    int ncpu = libbpf_num_possible_cpus();
+    if (ncpu <= 0) {
+        return -EINVAL;
+    }
+    uint64_t *per_cpu = calloc((size_t) ncpu, sizeof *per_cpu);
+    if (!per_cpu) {
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < PRISM_C_MAX; i++) {
+        out[i] = 0;
+        if (bpf_map_lookup_elem(counters_fd, &i, per_cpu) == 0) {
+            for (int c = 0; c < ncpu; c++) {
+                out[i] += per_cpu[c];
+            }
+        }
+    }
+    free(per_cpu);
+    return 0;
+}

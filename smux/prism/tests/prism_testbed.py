@@ -1,0 +1,212 @@
+"""The Prism test topology, on namespaces and veths of our own:
+
+    client ns --- router ns (the mux: IP-in-IP to the front end) --- front-end ns
+    10.78.1.2     10.78.{1,2,10+i}.1                                  10.78.2.2
+                        |--- backend i ns 10.78.(10+i).2   (i = 1..n)
+
+The VIP is on lo of the front end and of every backend (the host agent puts it
+there); every host runs the real host agent (XDP decapsulation), the front end's
+with the Prism steering map pinned; replies go straight to the client (DSR).
+The backends are hlb-prism-objserver (hand-offs on :9500, ordinary HTTP on
+:8080 for the baselines).  Every resource is ours and removed on close()."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+PRISM = os.path.dirname(TESTS)
+SMUX = os.path.dirname(PRISM)
+sys.path.insert(0, os.path.join(SMUX, "tests"))
+sys.path.insert(0, os.path.join(PRISM, "frontend"))
+import agent_testlib as tl  # noqa: E402
+
+BUILD = os.environ.get("HLB_PRISM_BUILD", os.path.join(SMUX, "build-prism"))
+AGENT_BUILD = os.environ.get("HLB_AGENT_BUILD", os.path.join(SMUX, "build-agent"))
+VIP, VIP_PORT = "10.210.0.10", 80
+CLIENT_IP, FE_IP = "10.78.1.2", "10.78.2.2"
+CTL_PORT, HTTP_PORT, ADMIN_PORT, AGENT_PORT = 9500, 8080, 9400, 9100
+
+
+def backend_ip(i):
+    return f"10.78.{10 + i}.2"
+
+
+def wait_until(pred, timeout, step=0.05, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+def default_rules(n):
+    return {"backends": {f"b{i}": {"address": backend_ip(i), "controlPort": CTL_PORT}
+                         for i in range(1, n + 1)},
+            "rules": [{"name": "all", "priority": 0, "match": {},
+                       "split": {f"b{i}": 1 for i in range(1, n + 1)}}]}
+
+
+class Testbed:
+    def __init__(self, n_backends=2, rules=None, frontend=True, fe_args=()):
+        self.tag = tl.unique("")
+        self.procs = []        # (ns, Popen), stopped in reverse order
+        self.nss = []
+        self.backends = {}
+        self.bpffs = None
+        self.run_dir = tempfile.mkdtemp(prefix="hlb-prism-")
+        try:
+            self._build(n_backends, rules, frontend, fe_args)
+        except BaseException:
+            self.close()
+            raise
+
+    def _ns(self, role):
+        ns = tl.Netns(f"hlbpr-{role}-{self.tag}")
+        self.nss.append(ns)
+        return ns
+
+    def _link(self, host, host_if, host_ip, rt_if, rt_ip):
+        tl.veth_pair(self.router, rt_if, f"{rt_ip}/24", host, host_if, f"{host_ip}/24")
+        host.run(["ip", "route", "add", "default", "via", rt_ip])
+
+    def _build(self, n, rules, frontend, fe_args):
+        t = self.tag
+        self.client = self._ns("cl")
+        self.router = self._ns("rt")
+        self.fe = self._ns("fe")
+        for key in ("net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
+                    "net.ipv4.conf.default.rp_filter=0"):
+            self.router.run(["sysctl", "-qw", key])
+        self.if_client, self.if_rt_client = f"pc{t}", f"prc{t}"
+        self.if_fe, self.if_rt_fe = f"pf{t}", f"prf{t}"
+        self._link(self.client, self.if_client, CLIENT_IP, self.if_rt_client, "10.78.1.1")
+        self._link(self.fe, self.if_fe, FE_IP, self.if_rt_fe, "10.78.2.1")
+        self.backend_ns, self.if_backend, self.if_rt_backend = {}, {}, {}
+        for i in range(1, n + 1):
+            ns = self._ns(f"b{i}")
+            self.backend_ns[i], self.if_backend[i], self.if_rt_backend[i] = ns, f"pb{i}{t}", f"prb{i}{t}"
+            self._link(ns, self.if_backend[i], backend_ip(i), self.if_rt_backend[i], f"10.78.{10 + i}.1")
+        self.bpffs = tempfile.mkdtemp(prefix="hlb-prism-bpf-")
+        tl.run(["mount", "-t", "bpf", "bpf", self.bpffs])
+        self.router.run(["ip", "route", "add", f"{VIP}/32", "via", FE_IP])
+        self.start(self.router, [os.path.join(BUILD, "prism-test-mux"),
+                                 os.path.join(BUILD, "mux_encap.bpf.o"), self.if_rt_fe, VIP,
+                                 "10.78.2.1", FE_IP], ready_line=True)
+        self.start_agent(self.fe, self.if_fe, FE_IP, prism=True)
+        for i in range(1, n + 1):
+            self.start_agent(self.backend_ns[i], self.if_backend[i], backend_ip(i))
+            self.start_backend(i)
+        wait_until(lambda: os.path.exists(os.path.join(self.bpffs, "hlb_prism_flows")), 10,
+                   what="the front-end agent's pinned steering map")
+        for ns in [self.fe] + list(self.backend_ns.values()):
+            wait_until(lambda ns=ns: "10.210.0.10" in ns.run(["ip", "addr", "show", "lo"]).stdout,
+                       10, what=f"the VIP on lo of {ns.name}")
+        if frontend:
+            self.start_frontend(rules or default_rules(n), fe_args)
+
+    def start(self, ns, cmd, ready_line=False, **kw):
+        p = ns.popen(cmd, stdout=subprocess.PIPE if ready_line else subprocess.DEVNULL,
+                     stderr=kw.pop("stderr", subprocess.DEVNULL), text=True, **kw)
+        self.procs.append((ns, p))
+        if ready_line:
+            line = p.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{cmd[0]} did not start")
+        return p
+
+    def start_agent(self, ns, iface, ip, prism=False):
+        cmd = [sys.executable, os.path.join(SMUX, "agent", "hlb_agent.py"), "--iface", iface,
+               "--local-ip", ip, "--vip", VIP, "--allow-mux", "10.78.0.0/16", "--decap", "xdp",
+               "--listen", f"127.0.0.1:{AGENT_PORT}", "--build-dir", AGENT_BUILD]
+        if prism:
+            cmd += ["--prism-pin-dir", self.bpffs]
+        return self.start(ns, cmd)
+
+    def start_backend(self, i, extra=()):
+        ns = self.backend_ns[i]
+        p = self.start(ns, [os.path.join(BUILD, "hlb-prism-objserver"), "--ctl",
+                            f"{backend_ip(i)}:{CTL_PORT}", "--http", f"{backend_ip(i)}:{HTTP_PORT}",
+                            "--name", f"b{i}", *extra], ready_line=True)
+        self.backends[i] = p
+        return p
+
+    def start_frontend(self, rules, fe_args=()):
+        path = os.path.join(self.run_dir, "rules.json")
+        with open(path, "w") as f:
+            json.dump(rules, f)
+        self.fe_log = open(os.path.join(self.run_dir, "fe.log"), "w")
+        self.fe_proc = self.start(self.fe, [sys.executable, os.path.join(PRISM, "frontend", "prism_fe.py"),
+                                            "--listen", f"{VIP}:{VIP_PORT}", "--rules", path,
+                                            "--prism-pin-dir", self.bpffs,
+                                            "--admin", f"127.0.0.1:{ADMIN_PORT}", *fe_args],
+                                  stderr=self.fe_log)
+        names = list(rules["backends"])
+        wait_until(lambda: all(b["up"] for b in self.fe_stats()["backends"].values())
+                   if self.fe_alive() else None, 15, what="the front end with every backend up")
+        return names
+
+    def fe_alive(self):
+        return self.fe_proc.poll() is None
+
+    def admin(self, method, path, body=None):
+        """(status, JSON) from the front end's admin API, inside the front-end ns."""
+        code = ("import sys,json,urllib.request,urllib.error\n"
+                "req=urllib.request.Request(sys.argv[1],method=sys.argv[2],data=sys.argv[3].encode() or None)\n"
+                "try:\n r=urllib.request.urlopen(req,timeout=5); print(r.status); print(r.read().decode())\n"
+                "except urllib.error.HTTPError as e:\n print(e.code); print(e.read().decode())\n"
+                "except OSError as e:\n print(0); print(json.dumps({'error':str(e)}))\n")
+        out = self.fe.run([sys.executable, "-c", code, f"http://127.0.0.1:{ADMIN_PORT}{path}", method,
+                           json.dumps(body) if body is not None else ""]).stdout
+        status, _, rest = out.partition("\n")
+        return int(status), json.loads(rest)
+
+    def fe_stats(self):
+        status, doc = self.admin("GET", "/stats")
+        return doc if status == 200 else {"backends": {"-": {"up": False}}}
+
+    def shape(self, ns, iface, rate_mbit):
+        """Egress of iface limited to rate_mbit (tbf; this kernel has no netem)."""
+        ns.run(["tc", "qdisc", "replace", "dev", iface, "root", "tbf", "rate", f"{rate_mbit}mbit",
+                "burst", "32kb", "latency", "100ms"])
+
+    def unshape(self, ns, iface):
+        ns.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
+
+    def lossy(self, ns, iface, direction="egress"):
+        """1% random loss on iface (tests/loss.bpf.c, in place of netem)."""
+        ns.run(["tc", "qdisc", "replace", "dev", iface, "clsact"])
+        ns.run(["tc", "filter", "replace", "dev", iface, direction, "pref", "1", "bpf", "da",
+                "obj", os.path.join(BUILD, "loss.bpf.o"), "sec", "tc"])
+
+    def lossless(self, ns, iface, direction="egress"):
+        ns.run(["tc", "filter", "del", "dev", iface, direction, "pref", "1"], check=False)
+
+    def client_run(self, args, timeout=300, check=True):
+        """Runs tests/prism_client.py in the client ns; returns its JSON."""
+        r = self.client.run([sys.executable, os.path.join(TESTS, "prism_client.py"), *args],
+                            check=False, timeout=timeout)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"client {args} failed ({r.returncode}): {r.stderr[-2000:]}")
+        return json.loads(r.stdout) if r.stdout.strip() else {}
+
+    def close(self):
+        for ns, p in reversed(self.procs):
+            tl.stop_pid(p.pid)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.procs = []
+        if self.bpffs:
+            tl.run(["umount", self.bpffs], check=False)
+            os.rmdir(self.bpffs)
+            self.bpffs = None
+        for ns in reversed(self.nss):
+            ns.close()
+        self.nss = []

@@ -1,0 +1,243 @@
+"""Unit tests without namespaces: the rule engine (validation naming the field,
+priorities, backup rules, weighted round robin, least-loaded, sticky cookies),
+the control wire constants against include/hlb_prism.h, and the TCP state
+encoding's checks (through libhlbprism.so)."""
+import os
+import re
+import socket
+import struct
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+PRISM = os.path.dirname(TESTS)
+sys.path.insert(0, os.path.join(PRISM, "frontend"))
+import handoff  # noqa: E402
+import rules  # noqa: E402
+import wire  # noqa: E402
+
+
+class FakeLink:
+    def __init__(self, up=True, owned=0):
+        self.up, self.owned = up, owned
+
+
+def ruleset(rule_list, n=3):
+    rs = rules.validate({"backends": {f"b{i}": {"address": f"10.0.0.{i}", "controlPort": 9500}
+                                      for i in range(1, n + 1)}, "rules": rule_list})
+    for b in rs.backends.values():
+        b.link = FakeLink()
+    return rs
+
+
+def req(path="/", headers=(), method="GET"):
+    return rules.Request(method, path, list(headers))
+
+
+def pick(rs, r):
+    rule, b = rs.choose(r)
+    return (rule.name, b.name) if b else (None, None)
+
+
+@pytest.mark.parametrize("doc,error", [
+    ({"rules": []}, "backends: required"),
+    ({"backends": {"b1": {"address": "10.0.0.300", "controlPort": 1}}, "rules": [{}]},
+     "backends.b1.address: not an IPv4 address"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 0}}, "rules": [{}]},
+     "backends.b1.controlPort: expected 1..65535"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1, "x": 1}}, "rules": [{}]},
+     "backends.b1.x: unknown field"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}}, "rules": []},
+     "rules: expected a non-empty list"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}},
+      "rules": [{"name": "r", "priority": "high", "split": {"b1": 1}}]},
+     "rules[0].priority: expected an integer"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}},
+      "rules": [{"name": "r", "priority": 1, "split": {"b2": 1}}]},
+     "rules[0].split.b2: unknown backend 'b2'"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}},
+      "rules": [{"name": "r", "priority": 1, "split": {"b1": 0}}]},
+     "rules[0].split.b1: expected a weight > 0"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}},
+      "rules": [{"name": "r", "priority": 1, "split": {"b1": 1}, "balance": "random"}]},
+     "rules[0].balance: expected one of round-robin, least-loaded"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}},
+      "rules": [{"name": "r", "priority": 1, "split": {"b1": 1}, "match": {"uri": "/x"}}]},
+     "rules[0].match.uri: unknown field"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}},
+      "rules": [{"name": "r", "priority": 1, "split": {"b1": 1}, "match": {"header": {"h": 3}}}]},
+     "rules[0].match.header.h: expected a string glob"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}},
+      "rules": [{"name": "r", "priority": 1, "split": {"b1": 1}},
+                {"name": "r", "priority": 2, "split": {"b1": 1}}]},
+     "rules[1].name: duplicate rule name 'r'"),
+    ({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 1}},
+      "rules": [{"priority": 1, "split": {"b1": 1}}]},
+     "rules[0].name: required"),
+])
+def test_validation_names_the_field(doc, error):
+    with pytest.raises(rules.RuleError) as e:
+        rules.validate(doc)
+    assert str(e.value).startswith(error), str(e.value)
+
+
+def test_priority_then_document_order_and_backup_rules():
+    rs = ruleset([
+        {"name": "css", "priority": 3, "match": {"url": "*.css"}, "split": {"b1": 1}},
+        {"name": "css-backup", "priority": 2, "match": {"url": "*.css"}, "split": {"b3": 1}},
+        {"name": "jpg", "priority": 3, "match": {"url": "*.jpg"}, "split": {"b2": 1}},
+        {"name": "rest", "priority": 0, "match": {}, "split": {"b3": 1}},
+    ])
+    assert pick(rs, req("/a/b.css")) == ("css", "b1")
+    assert pick(rs, req("/x.jpg?size=2")) == ("jpg", "b2")   # the query is not the path
+    assert pick(rs, req("/index.html")) == ("rest", "b3")
+    rs.backends["b1"].link.up = False                           # primary down: its backup
+    assert pick(rs, req("/a/b.css")) == ("css-backup", "b3")
+    rs.backends["b3"].link.up = False
+    assert pick(rs, req("/a/b.css")) == (None, None)
+
+
+def test_match_host_method_header_cookie():
+    rs = ruleset([{"name": "api", "priority": 1,
+                   "match": {"host": "api.*", "method": "GET", "header": {"X-Tier": "gold*"},
+                             "cookie": {"sid": "s-*"}}, "split": {"b1": 1}},
+                  {"name": "rest", "priority": 0, "match": {}, "split": {"b2": 1}}])
+    good = [("Host", "API.example.com:8080"), ("x-tier", "golden"), ("Cookie", "a=1; sid=s-42")]
+    assert pick(rs, req("/", good)) == ("api", "b1")
+    assert pick(rs, req("/", good, method="POST")) == ("rest", "b2")
+    assert pick(rs, req("/", good[:2])) == ("rest", "b2")            # no cookie
+    assert pick(rs, req("/", [good[0], ("x-tier", "silver"), good[2]])) == ("rest", "b2")
+    assert pick(rs, req("/", [("Host", "www.example.com")] + good[1:])) == ("rest", "b2")
+
+
+def test_weighted_round_robin_follows_the_weights_exactly():
+    rs = ruleset([{"name": "w", "priority": 0, "split": {"b1": 3, "b2": 1}}])
+    picks = [pick(rs, req())[1] for _ in range(400)]
+    assert picks.count("b1") == 300 and picks.count("b2") == 100
+    assert "b1b1b1b1" not in "".join(picks)   # smooth: b2 is spread out
+
+
+def test_least_loaded():
+    rs = ruleset([{"name": "ll", "priority": 0, "split": {"b1": 1, "b2": 2, "b3": 1},
+                   "balance": "least-loaded"}])
+    rs.backends["b1"].link.owned, rs.backends["b2"].link.owned, rs.backends["b3"].link.owned = 5, 2, 2
+    assert pick(rs, req())[1] == "b2"          # fewest held; the tie goes to the heavier weight
+    rs.backends["b2"].link.owned = 7
+    assert pick(rs, req())[1] == "b3"
+
+
+def test_sticky_cookie_keeps_a_session_on_its_backend_while_it_lives():
+    rs = ruleset([{"name": "s", "priority": 0, "split": {"b1": 1, "b2": 1, "b3": 1},
+                   "sticky": "sid"}])
+    first = {sid: pick(rs, req("/", [("Cookie", f"sid={sid}")]))[1] for sid in "abcdef"}
+    assert len(set(first.values())) == 3        # new sessions are spread
+    for _ in range(5):
+        for sid, b in first.items():
+            assert pick(rs, req("/", [("Cookie", f"sid={sid}")]))[1] == b
+    victim = first["a"]
+    rs.backends[victim].link.up = False
+    moved = pick(rs, req("/", [("Cookie", "sid=a")]))[1]
+    assert moved != victim
+    rs.backends[victim].link.up = True
+    assert pick(rs, req("/", [("Cookie", "sid=a")]))[1] == moved   # it stays where it went
+
+
+def header_defines():
+    with open(os.path.join(PRISM, "include", "hlb_prism.h")) as f:
+        text = f.read()
+    defines = dict(re.findall(r"#define (PRISM_\w+) \(?([0-9a-fx]+)u?", text))
+    enum = re.search(r"enum prism_msg \{(.*?)\};", text, re.S).group(1)
+    msgs = dict(re.findall(r"PRISM_MSG_(\w+) = (\d+)", enum))
+    return defines, msgs
+
+
+def test_wire_constants_match_the_header():
+    defines, msgs = header_defines()
+    assert int(defines["PRISM_WIRE_MAGIC"], 16) == wire.MAGIC
+    assert int(defines["PRISM_WIRE_VERSION"]) == wire.VERSION
+    assert int(defines["PRISM_WIRE_HDR_LEN"]) == wire.HDR.size
+    assert {n: int(v) for n, v in msgs.items()} == {v: k for k, v in wire.NAMES.items()}
+
+
+def test_wire_framing_and_refusals():
+    msgs, rest = wire.unpack_all(wire.pack(wire.GO, 7) + wire.pack(wire.RETURN, 8, b"xyz") + b"\x50")
+    assert msgs == [(wire.GO, 7, b""), (wire.RETURN, 8, b"xyz")] and rest == b"\x50"
+    with pytest.raises(wire.WireError, match="bad magic"):
+        wire.unpack_all(b"\0" * 16)
+    with pytest.raises(wire.WireError, match="unknown message type 99"):
+        wire.unpack_all(wire.HDR.pack(wire.MAGIC, wire.VERSION, 99, 1, 0))
+
+
+@pytest.fixture(scope="module")
+def exported():
+    """A real exported state: a loopback connection with bytes in both queues."""
+    lib = handoff.Lib()
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen()
+    c = socket.create_connection(ls.getsockname())
+    s, _ = ls.accept()
+    c.sendall(b"GET / HTTP/1.1\r\n\r\nnext")
+    assert s.recv(4) == b"GET "
+    blob = lib.export(s, prefix=b"GET ")
+    lib.release(s)
+    yield lib, blob, c
+    c.close()
+    ls.close()
+
+
+def test_export_import_keeps_the_stream(exported):
+    lib, blob, c = exported
+    s = lib.import_(blob)
+    try:
+        s.settimeout(2)
+        # The prefix the application had read, then the receive queue, in order.
+        assert s.recv(100) == b"GET / HTTP/1.1\r\n\r\nnext"
+        s.sendall(b"reply")
+        c.settimeout(2)
+        assert c.recv(100) == b"reply"
+        blob2 = lib.export(s)
+        lib.release(s)
+    except Exception:
+        s.close()
+        raise
+    s2 = lib.import_(blob2)
+    s2.sendall(b"again")
+    assert c.recv(100) == b"again"
+    lib.export(s2)
+    lib.release(s2)
+
+
+@pytest.mark.parametrize("mutate,error", [
+    (lambda b: b[:60], "state: shorter than its fixed part"),
+    (lambda b: b"XXXX" + b[4:], "state.magic: not a Prism TCP state"),
+    (lambda b: b[:4] + b"\x09" + b[5:], "state.version: unsupported version"),
+    (lambda b: b[:5] + b"\x40" + b[6:], "state.options: unknown option bits"),
+    (lambda b: b[:6] + b"\x0f" + b[7:], "state.wscale: window scale above 14"),
+    (lambda b: b[:8] + b"\x00\x10" + b[10:], "state.mss: below 64"),
+    (lambda b: b[:12] + b"\0\0\0\0" + b[16:], "state.tuple: zero address or port"),
+    (lambda b: b[:60] + struct.pack("!I", 1 << 30) + b[64:], "state.unsent_len: larger than sendq_len"),
+    (lambda b: b + b"!", "state.queues: sendq_len + recvq_len differ"),
+])
+def test_import_refuses_a_bad_state_naming_the_field(exported, mutate, error):
+    lib, blob, _ = exported
+    with pytest.raises(handoff.HandoffError) as e:
+        lib.import_(mutate(blob))
+    assert str(e.value).startswith(error) or error in str(e.value), str(e.value)
+
+
+def test_xdp_steering_through_bpf_prog_test_run():
+    """The agent's XDP object with the steering map: decapsulates flows without an
+    entry, drops locked ones, re-encapsulates forwarded ones (tests/steer_test.c
+    checks each output byte by byte and the counters)."""
+    import json
+    import subprocess
+    build = handoff.DEFAULT_BUILD
+    agent_build = os.environ.get("HLB_AGENT_BUILD",
+                                 os.path.join(os.path.dirname(build), "build-agent"))
+    r = subprocess.run([os.path.join(build, "prism-steer-test"),
+                        os.path.join(agent_build, "xdp_decap.bpf.o"), "--repeat", "10",
+                        "--rounds", "3"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["checks_failed"] == 0
