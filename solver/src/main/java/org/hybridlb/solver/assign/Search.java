@@ -121,6 +121,11 @@ final class Search {
         podDemandTors = new int[n];
     }
 
+    /** The run's random source for ties, seeded by the options. */
+    static SplittableRandom rng(Instance in) {
+        return new SplittableRandom(in.options().seed);
+    }
+
     LinkLoads loads() {
         return loads;
     }

@@ -298,7 +298,7 @@ class AlgorithmsTest {
             Instance in = instance(t, vips, tr, SolverOptions.defaults().withSeed(seed));
             Assignment a = Algorithms.get("random").assign(in, null);
             assertTrue(Feasibility.violations(in, a).isEmpty());
-            int[] order = Algorithms.switchOrder(in.switchCount(), Algorithms.rng(in));
+            int[] order = FirstFitAlgorithm.switchOrder(in.switchCount(), Search.rng(in));
             List<String> firstThree = new ArrayList<>();
             for (int k = 0; k < 3; k++) {
                 firstThree.add(in.switchId(order[k]));
@@ -325,5 +325,16 @@ class AlgorithmsTest {
     void unknownAlgorithmNamesTheKnownOnes() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Algorithms.get("best"));
         assertTrue(e.getMessage().contains("greedy-skip"), e.getMessage());
+    }
+
+    /** The library alone has no ILP: it comes with the solver tools, and asking for it says so. */
+    @Test
+    void theIlpIsNotOnTheLibrarysClassPathAndTheErrorSaysWhereItIs() {
+        assertEquals(List.of("greedy", "greedy-skip", "random", "sticky", "non-sticky", "one-time", "ananta"),
+                Algorithms.names());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Algorithms.get("ilp"));
+        assertTrue(e.getMessage().startsWith("algorithm \"ilp\" is not available on this class path: it comes with"
+                + " the solver tools (hybridlb-solver-tools"), e.getMessage());
+        assertEquals(null, Algorithms.unavailable("sticky"));
     }
 }
