@@ -230,8 +230,14 @@ public final class ModelChecks {
         topology.switches.forEach(s -> nodes.add(s.id));
         topology.hosts.forEach(h -> nodes.add(h.id));
         nodes.add(VipTraffic.INTERNET);
+        Map<Integer, Integer> indexes = new HashMap<>();
         for (int i = 0; i < trace.intervals.size(); i++) {
             TrafficInterval in = trace.intervals.get(i);
+            Integer before = indexes.putIfAbsent(in.index, i);
+            if (before != null) {
+                throw new InvalidInputException(source, "/intervals/" + i + "/index", "duplicate interval index "
+                        + in.index + " (also /intervals/" + before + "/index)");
+            }
             Set<String> seen = new HashSet<>();
             for (int j = 0; j < in.vips.size(); j++) {
                 VipTraffic vt = in.vips.get(j);
