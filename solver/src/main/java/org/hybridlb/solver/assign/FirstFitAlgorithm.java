@@ -17,8 +17,8 @@ final class FirstFitAlgorithm implements AssignmentAlgorithm {
     @Override
     public Assignment assign(Instance in, Assignment current) {
         Usage u = in.resources().newUsage();
-        Search search = new Search(in, u, false, Search.rng(in));
-        int[] order = switchOrder(in.switchCount(), Search.rng(in));
+        Search search = new Search(in, u, false);
+        int[] order = switchOrder(in.switchCount(), new SplittableRandom(in.options().seed));
         for (int v : in.vipsByTraffic()) {
             if (!in.active(v)) {
                 break;

@@ -33,7 +33,7 @@ final class GreedyAlgorithm implements AssignmentAlgorithm {
     /** Runs the greedy MRU over the VIPs by decreasing traffic into a new usage. */
     static Usage run(Instance in, boolean stopAtFirstUnfit) {
         Usage u = in.resources().newUsage();
-        Search search = new Search(in, u, in.options().podShortcut, Search.rng(in));
+        Search search = new Search(in, u, in.options().podShortcut);
         for (int v : in.vipsByTraffic()) {
             if (!in.active(v)) {
                 break; // the rest carry no traffic this interval: nothing to gain on an HMux
