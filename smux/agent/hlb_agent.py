@@ -10,13 +10,18 @@
   VIP of this host (--vip, --vip-prefix), and drop and count the others;
 - probes the local service (TCP connect or HTTP GET) and reports DIP health;
 - exports per-(VIP, mux, encapsulation) packet/byte counters for the
-  controller's traffic matrix, as JSON (/stats) and Prometheus text (/metrics).
+  controller's traffic matrix, as JSON (/stats) and Prometheus text (/metrics);
+- with --cookie-config, does the server's part of Cheetah (p4/COOKIE-SPEC.md): the
+  XDP backend's programs write the cookie into TSval and restore TSecr; this host's
+  server id and keys come from that file and from PUT /cookie (cookie_config.py).
 
 Management endpoints (HTTP on --listen):
   GET /health      agent + decap backend + DIP health (JSON, always 200)
   GET /dip-health  200 when the local service is healthy, 503 otherwise
   GET /stats       counters and rates per VIP (JSON)
   GET /metrics     Prometheus text format
+  GET /cookie      Cheetah cookie configuration (key fingerprints) and counters
+  PUT /cookie      replace it (JSON, cookie_config.py); 400 naming the field on error
 """
 import argparse
 import ipaddress
@@ -37,6 +42,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CollectorRegistry, generate_latest, CONTENT_TYPE_LATEST
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+import cookie_config
 
 AGENT_DIR = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BUILD = os.environ.get("HLB_AGENT_BUILD",
@@ -119,6 +126,13 @@ def build_config(argv):
     p.add_argument("--build-dir", default=DEFAULT_BUILD, help="where the C binaries are")
     p.add_argument("--no-vip-setup", action="store_true",
                    help="do not add VIPs to lo nor touch arp sysctls")
+    p.add_argument("--cookie-config", help="Cheetah cookie configuration (JSON, kept across "
+                   "restarts; PUT /cookie rewrites it); without it, no cookies")
+    p.add_argument("--cgroup", default="/",
+                   help="path in the cgroup v2 hierarchy whose sockets get the cookie "
+                        "keep-alive (default: all of this network namespace)")
+    p.add_argument("--pin-dir", help="bpffs directory to pin the cookie state in (kept "
+                   "across restarts of the agent)")
     a = p.parse_args(argv)
     try:
         a.local_ip = [ipv4("--local-ip", x) for x in a.local_ip]
@@ -143,7 +157,9 @@ def build_config(argv):
             raise ConfigError("--rise/--fall: must be >= 1")
         if a.stats_interval_ms < 10:
             raise ConfigError("--stats-interval-ms: must be >= 10")
-    except ConfigError as e:
+        if a.cookie_config:
+            cookie_config.load(a.cookie_config)   # a bad file is refused at start
+    except (ConfigError, cookie_config.CookieConfigError) as e:
         p.error(str(e))
     return a
 
@@ -181,8 +197,9 @@ class VipSetup:
 class DecapBackend:
     """The C packet path as a child process that writes a counter file."""
 
-    def __init__(self, cfg, run_dir):
+    def __init__(self, cfg, run_dir, cookies=None):
         self.cfg = cfg
+        self.cookies = cookies
         self.stats_file = os.path.join(run_dir, "decap-stats.json")
         self.proc = None
         self.info = {}
@@ -204,6 +221,10 @@ class DecapBackend:
         common += [arg for p in c.allow_mux for arg in ("--allow-mux", p)]
         common += [arg for p in c.allow_vip for arg in ("--allow-vip", p)]
         if kind == "xdp":
+            if self.cookies:
+                common += ["--cookie-obj", os.path.join(c.build_dir, "cookie.bpf.o"),
+                           "--cookie-config", self.cookies.loader_file, "--cgroup", c.cgroup]
+                common += ["--pin-dir", c.pin_dir] if c.pin_dir else []
             return [os.path.join(c.build_dir, "hlb-agent-xdp"), "--iface", c.iface,
                     "--obj", os.path.join(c.build_dir, "xdp_decap.bpf.o"),
                     "--mode", c.xdp_mode] + locals_ + common
@@ -223,6 +244,8 @@ class DecapBackend:
             return err.strip() or "no readiness line"
         self.proc = proc
         self.info = dict(json.loads(line), backend=kind)
+        if self.cookies:
+            self.cookies.attached(kind, proc)
         # Keep draining stderr into our log so the child never blocks on it.
         threading.Thread(target=self._drain, daemon=True).start()
         log("info", "decap backend attached", **self.info)
@@ -326,8 +349,10 @@ class Agent:
         self.cfg = cfg
         self.started = time.time()
         self.vips = None if cfg.no_vip_setup else VipSetup(cfg.vip)
+        self.cookies = (cookie_config.CookieControl(cfg.cookie_config, cfg.allow_vip, run_dir)
+                        if cfg.cookie_config else None)
         try:
-            self.decap = DecapBackend(cfg, run_dir)
+            self.decap = DecapBackend(cfg, run_dir, self.cookies)
         except Exception:
             if self.vips:
                 self.vips.undo()
@@ -362,7 +387,7 @@ class Agent:
             entry["by_mux"].append({"mux": mux, "encap": encap, "packets": packets,
                                     "bytes": nbytes, "pps": pps, "bytes_per_s": bps})
         return {"dip": self.cfg.dip, "time": now, "backend": self.decap.info,
-                "counters": snap["counters"], "vips": per_vip}
+                "counters": snap["counters"], "vips": per_vip, "cookie": snap.get("cookie", {})}
 
     def health(self):
         return {"status": "ok" if self.decap.alive() else "degraded",
@@ -394,11 +419,15 @@ class Agent:
                                       labels=["dip", "check"])
         for c in h["checks"]:
             per_check.add_metric([h["dip"], c["check"]], 1 if c["healthy"] else 0)
+        ck = CounterMetricFamily("hlb_agent_cookie_packets", "Cheetah cookie events "
+                                 "(p4/COOKIE-SPEC.md section 11)", labels=["event"])
+        for name, value in s["cookie"].items():
+            ck.add_metric([name], value)
         up = GaugeMetricFamily("hlb_agent_decap_up", "1 while the decap backend runs",
                                labels=["backend", "mode"])
         up.add_metric([self.decap.info.get("backend", ""), self.decap.info.get("mode", "")],
                       1 if self.decap.alive() else 0)
-        return [pk, by, res, healthy, per_check, up]
+        return [pk, by, res, ck, healthy, per_check, up]
 
     def stop(self):
         self.dip_health.stop()
@@ -428,8 +457,29 @@ def make_handler(agent, registry):
                 self._send(200, agent.stats())
             elif path == "/metrics":
                 self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+            elif path == "/cookie" and agent.cookies:
+                self._send(200, agent.cookies.state(agent.stats()["cookie"]))
             else:
                 self._send(404, {"error": f"path: no such endpoint {path!r}"})
+
+        def do_PUT(self):
+            path = urllib.parse.urlsplit(self.path).path
+            if path != "/cookie" or not agent.cookies:
+                self._send(404, {"error": f"path: no such endpoint {path!r} (cookies need "
+                                          "--cookie-config)"})
+                return
+            try:
+                doc = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                agent.cookies.put(doc)
+            except ValueError as e:   # bad JSON or a CookieConfigError naming the field
+                self._send(400, {"error": str(e)})
+                return
+            except cookie_config.CookiesUnavailable as e:
+                self._send(409, {"error": str(e)})
+                return
+            log("info", "cookie configuration replaced",
+                **(cookie_config.describe(agent.cookies.cfg) or {}))
+            self._send(200, agent.cookies.state(agent.stats()["cookie"]))
 
         def log_message(self, fmt, *args):   # keep stderr for JSON logs
             pass

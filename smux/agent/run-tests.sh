@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs every AGENT/OVS/FRR suite of smux/ (as root: namespaces, XDP, OVS, FRR):
-#   1. cmocka unit tests of the OVS 3.1 select-group replica, and the decap
-#      packet fixtures (XDP program via BPF_PROG_TEST_RUN + user-space parser)
+#   1. cmocka unit tests of the OVS 3.1 select-group replica, the decap
+#      packet fixtures (XDP program via BPF_PROG_TEST_RUN + user-space parser), and
+#      the Cheetah cookie programs on the shared vectors (p4/vectors) plus 10,000
+#      random rows the reference model draws, and on scapy fixtures
 #   2. OVS agreement test against a private ovs-vswitchd (>= 10,000 5-tuples):
 #      the replica and the real hlb-smux (from smux/build or $HLB_DP_BUILD)
 #   3. host agent: XDP and user-space decap, DSR, health, counters (namespaces),
 #      and end to end behind a real OVS HMux (GRE), flows predicted by the replica
 #   4. FRR supervisor: announce / withdraw within 1 s (two FRR in namespaces)
+#   5. Cheetah cookies: the reference model (p4/model), and a real TCP connection
+#      through the agent (tcp_timestamps=1, offloads off and on), the /cookie API
 # Ends with "agent: N passed, N failed"; exits non-zero on any failure.
 # A skipped test counts as failed: every suite here must really run in CI.
 set -uo pipefail
@@ -46,12 +50,21 @@ run_cmocka "OVS replica unit tests" \
 run_cmocka "decap packet fixtures, XDP and user-space parser" \
     "$HLB_AGENT_BUILD/agent_test_decap" "$HLB_AGENT_BUILD/xdp_decap.bpf.o" \
     "$SMUX/tests/data/agent_decap_fixtures.txt"
+# A new seed every run (printed, to replay a failure with --seed).
+seed="${HLB_COOKIE_SEED:-$RANDOM$RANDOM}"
+echo "cookie vectors: 10,000 random rows from seed $seed"
+python3 "$SMUX/../p4/model/gen_cookie_vectors.py" --random 10000 --seed "$seed" --no-fixed \
+    > "$HLB_AGENT_BUILD/cookie_vectors_random.csv"
+run_cmocka "Cheetah cookie: tc egress + XDP restore on the shared vectors and fixtures" \
+    "$HLB_AGENT_BUILD/agent_test_cookie" "$HLB_AGENT_BUILD/xdp_decap.bpf.o" \
+    "$HLB_AGENT_BUILD/cookie.bpf.o" "$SMUX/tests/data/agent_cookie_fixtures.txt" \
+    "$SMUX/../p4/vectors/cookie_vectors.csv" "$HLB_AGENT_BUILD/cookie_vectors_random.csv"
 
-echo "== agent: OVS agreement, host agent, FRR (pytest)"
+echo "== agent: OVS agreement, host agent, FRR, cookies (pytest)"
 junit="$(mktemp /tmp/hlb-agent-junit-XXXXXX.xml)"
 (cd "$SMUX" && python3 -m pytest -q -s -p no:cacheprovider --junitxml="$junit" \
     tests/agent_ovs_agreement.py tests/agent_host_agent.py tests/agent_ovs_gre_e2e.py \
-    tests/frr_supervisor_test.py)
+    tests/frr_supervisor_test.py ../p4/model/test_cheetah_cookie.py tests/agent_cookie_e2e.py)
 read -r py_passed py_failed < <(python3 - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()

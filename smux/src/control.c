@@ -64,6 +64,16 @@ static void retired_get(json_t *retired, const char *key, uint64_t *p, uint64_t 
     *b = v ? (uint64_t)json_integer_value(json_array_get(v, 1)) : 0;
 }
 
+/* A service's or DIP's counts since its entry appeared: the replaced tables' plus the
+ * running one's.  /metrics and /stats both report these. */
+static void totals(struct hlb_control *c, const char *key, const struct hlb_counter *live,
+                   uint64_t *p, uint64_t *b)
+{
+    retired_get(c->retired, key, p, b);
+    *p += RD(live->packets);
+    *b += RD(live->bytes);
+}
+
 /* The old table's counters into the retired totals, then the totals of the entries the
  * new table still has kept and the rest dropped: a series goes on across swaps while its
  * entry stays; an entry removed ends its series (re-added, it starts again from 0, a counter
@@ -197,10 +207,9 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
         for (uint32_t s = 0; s < t->n_services; s++) {
             const struct hlb_service *sv = &t->services[s];
             svc_key(sv, key, sizeof(key));
-            retired_get(c->retired, key, &rp, &rb);
+            totals(c, key, &t->svc_counters[s], &rp, &rb);
             hlb_ip_str(sv->vip, vip);
-            uint64_t n = bytes ? rb + RD(t->svc_counters[s].bytes)
-                               : rp + RD(t->svc_counters[s].packets);
+            uint64_t n = bytes ? rb : rp;
             fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", name, vip,
                     hlb_proto_name(sv->proto), ntohs(sv->port), (unsigned long long)n);
         }
@@ -214,10 +223,9 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
             hlb_ip_str(sv->vip, vip);
             for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
                 dip_key(sv, &t->dips[d], key, sizeof(key));
-                retired_get(c->retired, key, &rp, &rb);
+                totals(c, key, &t->dip_counters[d], &rp, &rb);
                 hlb_ip_str(t->dips[d].ip, dip);
-                uint64_t n = bytes ? rb + RD(t->dip_counters[d].bytes)
-                                   : rp + RD(t->dip_counters[d].packets);
+                uint64_t n = bytes ? rb : rp;
                 fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n", name,
                         vip, hlb_proto_name(sv->proto), ntohs(sv->port), dip,
                         (unsigned long long)n);
@@ -361,6 +369,38 @@ static json_t *diverging_report(struct hlb_control *c)
     return out;
 }
 
+/* GET /stats: per VIP service of the running table, the packets and IP bytes forwarded
+ * (in all, and per DIP) since the entry appeared: the counters of /metrics as JSON, which
+ * the controller builds its traffic matrix from. */
+static json_t *stats_report(struct hlb_control *c)
+{
+    char key[128], vip[16], dip[16];
+    uint64_t p, b;
+    pthread_mutex_lock(&c->lock);
+    const struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+    json_t *services = json_array();
+    for (uint32_t s = 0; services && s < t->n_services; s++) {
+        const struct hlb_service *sv = &t->services[s];
+        json_t *dips = json_array();
+        for (uint32_t d = sv->dip_first; dips && d < sv->dip_first + sv->dip_count; d++) {
+            dip_key(sv, &t->dips[d], key, sizeof(key));
+            totals(c, key, &t->dip_counters[d], &p, &b);
+            hlb_ip_str(t->dips[d].ip, dip);
+            json_array_append_new(dips, json_pack("{s:s,s:I,s:I}", "ip", dip, "packets", (json_int_t)p,
+                                                  "bytes", (json_int_t)b));
+        }
+        svc_key(sv, key, sizeof(key));
+        totals(c, key, &t->svc_counters[s], &p, &b);
+        hlb_ip_str(sv->vip, vip);
+        json_array_append_new(services, json_pack("{s:s,s:s,s:i,s:I,s:I,s:o*}", "vip", vip,
+            "proto", hlb_proto_name(sv->proto), "port", ntohs(sv->port), "packets", (json_int_t)p,
+            "bytes", (json_int_t)b, "dips", dips));
+    }
+    json_t *out = json_pack("{s:I,s:o*}", "version", (json_int_t)t->version, "services", services);
+    pthread_mutex_unlock(&c->lock);
+    return out;
+}
+
 /* allow: the methods of the path, sent as "Allow" (with 405), or NULL. */
 static enum MHD_Result send_text_allow(struct MHD_Connection *conn, unsigned status, char *text,
                                        size_t len, const char *ctype, const char *allow)
@@ -477,6 +517,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             char *m = hlb_control_metrics(c, &len);
             return send_text(conn, 200, m, len, "text/plain; version=0.0.4; charset=utf-8");
         }
+    } else if (strcmp(url, "/stats") == 0) {
+        if (strcmp(method, "GET") == 0)
+            return send_json(conn, 200, stats_report(c));
     } else if (strcmp(url, "/connections/diverging") == 0) {
         if (strcmp(method, "GET") == 0)
             return send_json(conn, 200, diverging_report(c));

@@ -136,11 +136,15 @@ def test_ovs_hmux_gre_to_host_agent(lab, backend):
                         "--stats-interval-ms", "100", "--tun-name", "hlbtun0"],
                        stderr=subprocess.PIPE, text=True)
     lab["procs"].append(agent)
-    deadline = time.monotonic() + 10
-    while VIP not in host.run(["ip", "-o", "addr", "show", "dev", "lo"]).stdout:
+    # The agent serves HTTP only once its backend is attached.
+    health = ("import sys,urllib.request\n"
+              "try: urllib.request.urlopen(sys.argv[1], timeout=1); print('up')\n"
+              "except Exception: pass\n")
+    deadline = time.monotonic() + 20
+    while "up" not in host.run([sys.executable, "-c", health,
+                                f"http://127.0.0.1:{MGMT_PORT}/health"]).stdout:
         assert agent.poll() is None and time.monotonic() < deadline, "agent did not start"
         time.sleep(0.1)
-    time.sleep(0.5)   # backend attached after the VIP is configured
     srv = host.popen([sys.executable, os.path.join(os.path.dirname(__file__), "agent_vip_server.py"),
                       VIP, "--udp", str(UDP_PORT), "--tcp", str(TCP_PORT)],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -3,7 +3,7 @@
 private network namespace (as in the emulation), driven over HTTP and fed with real
 frames (scapy-built, sent and received on raw AF_PACKET sockets).
 
-Covers: GET /health, /table, /metrics (also through prometheus_client's parser); PUT valid, invalid (400 naming the field),
+Covers: GET /health, /table, /metrics (also through prometheus_client's parser), /stats (JSON, the same counters); PUT valid, invalid (400 naming the field),
 malformed and stale (409) tables with the old table still forwarding; whole-table
 swaps under traffic with no loss; connection pinning across a DIP addition through
 the API; an idle SMux not spinning its core.
@@ -141,7 +141,7 @@ class ControlApi(unittest.TestCase):
     def test_wrong_method_405_with_allow(self):
         cases = [("DELETE", "/table", "GET, PUT, POST"), ("POST", "/metrics", "GET"),
                  ("DELETE", "/metrics", "GET"), ("PUT", "/health", "GET"),
-                 ("POST", "/connections/diverging", "GET")]
+                 ("POST", "/connections/diverging", "GET"), ("PUT", "/stats", "GET")]
         for method, path, allow in cases:
             req = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", method=method,
                                          data=b"{}" if method in ("PUT", "POST") else None)
@@ -304,6 +304,41 @@ class ControlApi(unittest.TestCase):
                          - m0['hlb_smux_drops_total{reason="no_vip"}'], 1)
         self.assertEqual(m1["hlb_smux_table_version"], v)
         self.assertIn("hlb_smux_conn_table_capacity", m1)
+
+    def test_stats_json_counts_what_metrics_counts(self):
+        v = self.next_version()
+        doc = table(v, ["10.0.6.1", "10.0.6.2"])
+        doc["vips"][0]["ports"].append({"proto": "udp", "port": 53,
+                                        "dips": [{"ip": "10.0.6.3", "weight": 1}]})
+        self.assertEqual(self.put(doc)[0], 200)
+        status, body = http("GET", "/stats")
+        self.assertEqual(status, 200)
+        s0 = json.loads(body)
+        out = self.send_and_collect([flow(i) for i in range(40)])
+        self.assertEqual(len(out), 40)
+        time.sleep(0.3)
+        status, body = http("GET", "/stats")
+        self.assertEqual(status, 200)
+        s1 = json.loads(body)
+        m = metrics()
+        self.assertEqual(s1["version"], v)
+        by_svc = {(x["vip"], x["proto"], x["port"]): x for x in s1["services"]}
+        self.assertEqual(set(by_svc), {(V1, "tcp", 80), (V1, "udp", 53)})
+        tcp, udp = by_svc[(V1, "tcp", 80)], by_svc[(V1, "udp", 53)]
+        before = {(x["vip"], x["proto"], x["port"]): x for x in s0["services"]}[(V1, "tcp", 80)]
+        self.assertEqual(tcp["packets"] - before["packets"], 40)
+        # each frame: IP 20 + TCP 20 + "hello" 5 inner bytes
+        self.assertEqual(tcp["bytes"] - before["bytes"], 40 * 45)
+        self.assertEqual((udp["packets"], udp["bytes"]), (0, 0))
+        # the same counters as /metrics, service and DIPs
+        labels = 'vip="100.64.0.1",proto="tcp",port="80"'
+        self.assertEqual(tcp["bytes"], m["hlb_smux_vip_bytes_total{%s}" % labels])
+        self.assertEqual(tcp["packets"], m["hlb_smux_vip_packets_total{%s}" % labels])
+        self.assertEqual([d["ip"] for d in tcp["dips"]], ["10.0.6.1", "10.0.6.2"])
+        for d in tcp["dips"]:
+            self.assertEqual(d["bytes"], m['hlb_smux_dip_bytes_total{%s,dip="%s"}' % (labels, d["ip"])])
+        self.assertEqual(sum(d["packets"] for d in tcp["dips"]) - sum(d["packets"] for d in before["dips"]), 40)
+        self.assertEqual(http("POST", "/stats", b"")[0], 405)
 
     def test_metrics_prometheus_format(self):
         v = self.next_version()

@@ -7,13 +7,15 @@
  * lo; the reply leaves with source VIP straight to the client (DSR).  The
  * rules and their order are those of hlb_decap.h, which the user-space
  * fallback follows too.  Per (VIP, mux, encap) packet/byte counters feed the
- * controller's traffic matrix. */
+ * controller's traffic matrix.  A decapsulated TCP segment to a cookie VIP gets its
+ * original TSecr back (Cheetah, bpf/cookie.bpf.h) before the kernel sees it. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #include "hlb_decap.h"
+#include "cookie.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -135,6 +137,7 @@ int hlb_xdp_decap(struct xdp_md *ctx)
         return XDP_DROP;
     }
     __builtin_memcpy(eth, &saved, sizeof(saved));
+    cookie_ingress(ctx, eth + 1);
 
     count(info.encap == HLB_ENCAP_IPIP ? HLB_C_DECAP_IPIP : HLB_C_DECAP_GRE);
     count_vip(&info);

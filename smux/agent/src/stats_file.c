@@ -7,8 +7,10 @@
 
 int hlb_stats_write(const char *path, const char *backend, const char *mode,
                     const uint64_t counters[HLB_C_MAX],
-                    const struct hlb_vip_entry *entries, size_t n)
+                    const struct hlb_vip_entry *entries, size_t n,
+                    const uint64_t *cookie)
 {
+    static const char *cookie_names[] = HLB_COOKIE_COUNTER_NAMES;
     static const char *names[] = HLB_COUNTER_NAMES;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -33,7 +35,15 @@ int hlb_stats_write(const char *path, const char *backend, const char *mode,
                 entries[i].key.encap == HLB_ENCAP_IPIP ? "ipip" : "gre",
                 (uint64_t) entries[i].val.packets, (uint64_t) entries[i].val.bytes);
     }
-    fprintf(f, "]}\n");
+    fprintf(f, "]");
+    if (cookie) {
+        fprintf(f, ",\"cookie\":{");
+        for (int i = 0; i < HLB_CK_MAX; i++) {
+            fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", cookie_names[i], cookie[i]);
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "}\n");
     if (fclose(f) != 0) {
         return -1;
     }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hlb_cookie.h"
 #include "hlb_decap.h"
 
 struct hlb_vip_entry {
@@ -13,9 +14,11 @@ struct hlb_vip_entry {
     struct hlb_vip_val val;
 };
 
-/* Returns 0 on success, -1 (errno set) on failure. */
+/* Returns 0 on success, -1 (errno set) on failure.  cookie: the Cheetah cookie
+ * counters, or NULL when this backend does not write cookies. */
 int hlb_stats_write(const char *path, const char *backend, const char *mode,
                     const uint64_t counters[HLB_C_MAX],
-                    const struct hlb_vip_entry *entries, size_t n);
+                    const struct hlb_vip_entry *entries, size_t n,
+                    const uint64_t *cookie);
 
 #endif

@@ -5,14 +5,26 @@
  *   hlb-agent-xdp --iface IF --obj xdp_decap.bpf.o --local-ip A [--local-ip B]
  *                 --stats-file F [--allow-mux PREFIX ...] [--allow-vip PREFIX ...]
  *                 [--interval-ms 1000] [--mode auto|native|generic]
+ *                 [--cookie-obj cookie.bpf.o --cookie-config FILE [--cgroup DIR]
+ *                  [--pin-dir DIR]]
  *
  * --allow-mux / --allow-vip: outer sources / inner destinations accepted, as
  * A.B.C.D or A.B.C.D/LEN; none given accepts any.
+ *
+ * --cookie-obj / --cookie-config: Cheetah cookies (p4/COOKIE-SPEC.md).  The cookie
+ * object's tc egress program goes on --iface, its sockops program on the cgroup
+ * --cgroup, a path in the cgroup v2 hierarchy (default '/', every socket; the program
+ * acts only in this network namespace); the XDP program restores TSecr.  The
+ * cookie file (src/cookie_maps.h) is read at start and again on SIGHUP.  --pin-dir: a
+ * bpffs directory where the per-connection state is pinned, so a restart keeps it.
  *
  * Prints one JSON line {"attached":...,"mode":...} on stdout once attached;
  * exits 2 on bad arguments, 1 when the program cannot be loaded/attached. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mntent.h>
 #include <getopt.h>
 #include <linux/if_link.h>
 #include <net/if.h>
@@ -20,21 +32,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cookie_maps.h"
 #include "decap_policy.h"
 #include "hlb_decap.h"
 #include "stats_file.h"
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, reload;
 
 static void on_signal(int sig)
 {
-    (void) sig;
-    stop = 1;
+    if (sig == SIGHUP) {
+        reload = 1;
+    } else {
+        stop = 1;
+    }
 }
 
 static void usage(void)
@@ -42,7 +59,9 @@ static void usage(void)
     fprintf(stderr, "usage: hlb-agent-xdp --iface IF --obj FILE --local-ip A [--local-ip B ...]\n"
                     "                     --stats-file F [--allow-mux PREFIX ...] "
                     "[--allow-vip PREFIX ...]\n"
-                    "                     [--interval-ms N] [--mode auto|native|generic]\n");
+                    "                     [--interval-ms N] [--mode auto|native|generic]\n"
+                    "                     [--cookie-obj FILE --cookie-config FILE [--cgroup DIR] "
+                    "[--pin-dir DIR]]\n");
     exit(2);
 }
 
@@ -92,8 +111,123 @@ static int fill_allow_map(int fd, const struct hlb_prefix_list *list)
     return 0;
 }
 
+/* The cookie half: its object (sharing the decapsulator's maps), the tc egress and
+ * sockops attachments, and the file its configuration comes from. */
+struct cookie_side {
+    const char *obj_path, *config_path, *cgroup_path, *pin_dir;
+    struct bpf_object *obj;
+    struct bpf_tc_hook hook;
+    struct bpf_tc_opts tc;
+    int cgroup_fd, sockops_fd, tc_attached;
+};
+
+static int cookie_reload(struct cookie_side *ck, struct bpf_object *xdp_obj)
+{
+    static struct hlb_cookie_config cfg;
+    char err[512];
+    if (hlb_cookie_config_read(ck->config_path, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "--cookie-config: %s\n", err);
+        return -1;
+    }
+    if (hlb_cookie_config_apply(xdp_obj, &cfg) != 0) {
+        fprintf(stderr, "cannot write the cookie maps: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens 'rel' in the cgroup v2 hierarchy.  `ip netns exec` hides the host's cgroup
+ * mounts under a fresh /sys, so without a visible cgroup2 mount one is made on a
+ * private directory for the time it takes to open the directory. */
+static int open_cgroup(const char *rel)
+{
+    char path[PATH_MAX];
+    FILE *mounts = setmntent("/proc/self/mounts", "r");
+    struct mntent *m;
+    while (mounts && (m = getmntent(mounts))) {
+        if (!strcmp(m->mnt_type, "cgroup2")) {
+            snprintf(path, sizeof path, "%s/%s", m->mnt_dir, rel);
+            endmntent(mounts);
+            return open(path, O_RDONLY | O_DIRECTORY);
+        }
+    }
+    if (mounts) {
+        endmntent(mounts);
+    }
+    char dir[] = "/tmp/hlb-cgroup2-XXXXXX";
+    if (!mkdtemp(dir)) {
+        return -1;
+    }
+    int fd = -1;
+    if (mount("none", dir, "cgroup2", 0, NULL) == 0) {
+        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        fd = open(path, O_RDONLY | O_DIRECTORY);
+        umount2(dir, MNT_DETACH);
+    }
+    rmdir(dir);
+    return fd;
+}
+
+static int cookie_start(struct cookie_side *ck, struct bpf_object *xdp_obj, int ifindex)
+{
+    ck->obj = bpf_object__open_file(ck->obj_path, NULL);
+    if (!ck->obj || libbpf_get_error(ck->obj) || hlb_cookie_share_maps(xdp_obj, ck->obj) != 0
+        || bpf_object__load(ck->obj) != 0) {
+        fprintf(stderr, "cannot load BPF object %s: %s\n", ck->obj_path, strerror(errno));
+        return -1;
+    }
+    if (cookie_reload(ck, xdp_obj) != 0) {
+        return -1;
+    }
+    struct bpf_program *egress = bpf_object__find_program_by_name(ck->obj, "hlb_cookie_egress");
+    struct bpf_program *sockops = bpf_object__find_program_by_name(ck->obj, "hlb_cookie_sockops");
+    if (!egress || !sockops) {
+        fprintf(stderr, "BPF object %s lacks its programs\n", ck->obj_path);
+        return -1;
+    }
+    ck->hook = (struct bpf_tc_hook) { .sz = sizeof ck->hook, .ifindex = ifindex,
+                                      .attach_point = BPF_TC_EGRESS };
+    int rc = bpf_tc_hook_create(&ck->hook);   /* the clsact qdisc; may exist already */
+    if (rc && rc != -EEXIST) {
+        fprintf(stderr, "cannot create the clsact qdisc: %s\n", strerror(-rc));
+        return -1;
+    }
+    ck->tc = (struct bpf_tc_opts) { .sz = sizeof ck->tc, .prog_fd = bpf_program__fd(egress) };
+    if ((rc = bpf_tc_attach(&ck->hook, &ck->tc)) != 0) {
+        fprintf(stderr, "cannot attach the tc egress program: %s\n", strerror(-rc));
+        return -1;
+    }
+    ck->tc_attached = 1;
+    ck->cgroup_fd = open_cgroup(ck->cgroup_path);
+    ck->sockops_fd = bpf_program__fd(sockops);
+    if (ck->cgroup_fd < 0
+        || bpf_prog_attach(ck->sockops_fd, ck->cgroup_fd, BPF_CGROUP_SOCK_OPS, BPF_F_ALLOW_MULTI)) {
+        fprintf(stderr, "--cgroup: cannot attach sockops to '%s' (a path in the cgroup v2 "
+                "hierarchy): %s\n",
+                ck->cgroup_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void cookie_stop(struct cookie_side *ck)
+{
+    if (ck->cgroup_fd > 0) {
+        bpf_prog_detach2(ck->sockops_fd, ck->cgroup_fd, BPF_CGROUP_SOCK_OPS);
+        close(ck->cgroup_fd);
+    }
+    if (ck->tc_attached) {
+        ck->tc.flags = ck->tc.prog_fd = ck->tc.prog_id = 0;
+        bpf_tc_detach(&ck->hook, &ck->tc);
+    }
+    if (ck->obj) {
+        bpf_object__close(ck->obj);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    struct cookie_side ck = { .cgroup_path = "/", .cgroup_fd = -1 };
     const char *iface = NULL, *obj_path = NULL, *stats_path = NULL, *mode = "auto";
     static struct hlb_policy policy;
     int interval_ms = 1000;
@@ -102,6 +236,8 @@ int main(int argc, char **argv)
         { "local-ip", required_argument, 0, 'l' }, { "stats-file", required_argument, 0, 's' },
         { "interval-ms", required_argument, 0, 't' }, { "mode", required_argument, 0, 'm' },
         { "allow-mux", required_argument, 0, 'M' }, { "allow-vip", required_argument, 0, 'V' },
+        { "cookie-obj", required_argument, 0, 'C' }, { "cookie-config", required_argument, 0, 'F' },
+        { "cgroup", required_argument, 0, 'G' }, { "pin-dir", required_argument, 0, 'P' },
         { 0, 0, 0, 0 }
     };
     int c;
@@ -111,6 +247,10 @@ int main(int argc, char **argv)
         case 'o': obj_path = optarg; break;
         case 's': stats_path = optarg; break;
         case 'm': mode = optarg; break;
+        case 'C': ck.obj_path = optarg; break;
+        case 'F': ck.config_path = optarg; break;
+        case 'G': ck.cgroup_path = optarg; break;
+        case 'P': ck.pin_dir = optarg; break;
         case 't':
             interval_ms = atoi(optarg);
             if (interval_ms < 10) {
@@ -128,7 +268,8 @@ int main(int argc, char **argv)
         default: usage();
         }
     }
-    if (!iface || !obj_path || !stats_path || policy.n_local == 0) {
+    if (!iface || !obj_path || !stats_path || policy.n_local == 0
+        || !ck.obj_path != !ck.config_path) {
         usage();
     }
     hlb_prefix_list_default_any(&policy.muxes);
@@ -146,6 +287,10 @@ int main(int argc, char **argv)
     struct bpf_object *obj = bpf_object__open_file(obj_path, NULL);
     if (!obj || libbpf_get_error(obj)) {
         fprintf(stderr, "cannot open BPF object %s\n", obj_path);
+        return 1;
+    }
+    if (ck.pin_dir && hlb_cookie_pin_maps(obj, ck.pin_dir) != 0) {
+        fprintf(stderr, "--pin-dir: cannot pin in '%s'\n", ck.pin_dir);
         return 1;
     }
     if (bpf_object__load(obj)) {
@@ -195,25 +340,45 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    if (ck.obj_path && cookie_start(&ck, obj, ifindex) != 0) {
+        cookie_stop(&ck);
+        bpf_xdp_detach(ifindex, flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+        return 1;
+    }
+
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
-    printf("{\"attached\":\"%s\",\"mode\":\"%s\"}\n", iface, attached);
+    signal(SIGHUP, on_signal);
+    printf("{\"attached\":\"%s\",\"mode\":\"%s\",\"cookies\":%s}\n", iface, attached,
+           ck.obj_path ? "true" : "false");
     fflush(stdout);
 
     int ncpu = libbpf_num_possible_cpus();
     size_t max = HLB_MAX_VIP_COUNTERS, n = 0;
     struct hlb_vip_entry *entries = calloc(max, sizeof *entries);
     uint64_t counters[HLB_C_MAX];
+    uint64_t cookie[HLB_CK_MAX];
+    const uint64_t *cookie_out = ck.obj_path ? cookie : NULL;
     int rc = 0;
     while (!stop) {
+        if (reload && ck.obj_path) {
+            reload = 0;
+            /* A bad file keeps the maps as they were; the error goes to stderr. */
+            if (cookie_reload(&ck, obj) == 0) {
+                fprintf(stderr, "cookie configuration reloaded\n");
+            }
+        }
         snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
-        if (hlb_stats_write(stats_path, "xdp", attached, counters, entries, n) != 0) {
+        hlb_cookie_counters_read(obj, cookie);
+        if (hlb_stats_write(stats_path, "xdp", attached, counters, entries, n, cookie_out) != 0) {
             fprintf(stderr, "cannot write %s: %s\n", stats_path, strerror(errno));
         }
         usleep((useconds_t) interval_ms * 1000);
     }
     snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
-    hlb_stats_write(stats_path, "xdp", attached, counters, entries, n);
+    hlb_cookie_counters_read(obj, cookie);
+    hlb_stats_write(stats_path, "xdp", attached, counters, entries, n, cookie_out);
+    cookie_stop(&ck);
     if (bpf_xdp_detach(ifindex, flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST, NULL) != 0) {
         fprintf(stderr, "cannot detach XDP from %s: %s\n", iface, strerror(errno));
         rc = 1;

@@ -19,10 +19,10 @@ import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.port.RouteSource;
 import org.hybridlb.app.core.port.StatsSource;
 import org.hybridlb.app.core.rest.HybridlbRestApplication;
+import org.hybridlb.app.core.smux.SmuxHttpClient;
 import org.hybridlb.app.core.store.FileStateStore;
 import org.hybridlb.standalone.frr.FrrRouteSource;
 import org.hybridlb.standalone.http.AgentHealthSource;
-import org.hybridlb.standalone.http.SmuxHttpControl;
 import org.hybridlb.standalone.ovs.Ovs;
 import org.hybridlb.standalone.ovs.OvsHmuxProgrammer;
 import org.hybridlb.standalone.ovs.OvsTopologySource;
@@ -43,7 +43,7 @@ public final class Daemon implements AutoCloseable {
     public final Ovs ovs;
     public final OvsTopologySource topology;
     public final OvsHmuxProgrammer hmux;
-    public final SmuxHttpControl smux;
+    public final SmuxHttpClient smux;
     public final Controller controller;
     private final FrrRouteSource frr;
     private final AgentHealthSource agents;
@@ -58,11 +58,13 @@ public final class Daemon implements AutoCloseable {
         this.topology = new OvsTopologySource(fabric, ovs);
         this.hmux = new OvsHmuxProgrammer(fabric, ovs, topology::downSwitches);
         topology.onSwitchDown(hmux::fastWithdraw);
-        this.smux = new SmuxHttpControl(fabric, config.httpTimeoutMillis);
+        this.smux = new SmuxHttpClient(id -> fabric.smuxes.containsKey(id) ? fabric.smuxes.get(id).controlUrl : null,
+                java.time.Duration.ofMillis(config.httpTimeoutMillis));
         this.frr = overrides.routes == null ? new FrrRouteSource(fabric, config.commandTimeoutMillis) : null;
         this.agents = overrides.health == null ? new AgentHealthSource(fabric, config.httpTimeoutMillis) : null;
         this.stats = overrides.stats == null
-                ? new TrafficStats(fabric, ovs, smux, topology::downSwitches, config.httpTimeoutMillis) : null;
+                ? TrafficStats.of(fabric, ovs, smux, topology::downSwitches, config.statsInterval,
+                        java.time.Duration.ofMillis(config.httpTimeoutMillis)) : null;
         Ports ports = new Ports(topology, hmux, smux, frr != null ? frr : overrides.routes,
                 stats != null ? stats : overrides.stats, agents != null ? agents : overrides.health,
                 new FileStateStore(config.stateDir.resolve("state.json")));
@@ -95,7 +97,7 @@ public final class Daemon implements AutoCloseable {
             agents.start(config.healthInterval);
         }
         if (stats != null) {
-            stats.start(config.statsInterval);
+            stats.start();
         }
         long t0 = System.nanoTime();
         controller.start();

@@ -1,81 +1,106 @@
 package org.hybridlb.standalone;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.port.SmuxControl;
+import org.hybridlb.app.core.stats.CounterSample;
+import org.hybridlb.app.core.stats.TrafficFixture;
 import org.hybridlb.solver.io.ModelIo;
+import org.hybridlb.solver.model.Host;
+import org.hybridlb.solver.model.Smux;
+import org.hybridlb.solver.model.Switch;
+import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
-import org.hybridlb.solver.model.VipTraffic;
-import org.hybridlb.solver.topology.FatTree;
+import org.hybridlb.standalone.ovs.OvsCounters;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Rates from counter samples: window average, resets, unreadable sources, ToR sources + internet. */
+/**
+ * hybridlbd's traffic adapter on the shared fixture: the readings rendered as OVS {@code dump-flows}
+ * text (the controller's cookie layout), SMux {@code /stats} counters and host-agent rates give the
+ * pinned matrix and placement, exactly as the ONOS app's adapter does on the same readings
+ * (app/onos OnosStatsSourceTest).
+ */
 class TrafficStatsTest {
     @TempDir
     Path dir;
 
-    TrafficStats stats(List<Map<String, Long>> samples) throws Exception {
-        ModelIo.write(dir.resolve("topology.json"), FatTree.generate(new FatTree.Params().k(2).smuxTors(List.of())));
-        Files.writeString(dir.resolve("fabric.json"), "{\"topology\": \"topology.json\", \"ovs\": {\"rundir\": \"/nonexistent\"},"
-                + " \"switches\": {\"core-0\": {\"bridge\": \"b1\", \"location\": 1}, \"agg-0-0\": {\"bridge\": \"b2\", \"location\": 2},"
-                + " \"agg-1-0\": {\"bridge\": \"b3\", \"location\": 3}, \"tor-0-0\": {\"bridge\": \"b4\", \"location\": 4},"
-                + " \"tor-1-0\": {\"bridge\": \"b5\", \"location\": 5}}, \"hosts\": {}}");
-        Fabric f = Fabric.load(dir.resolve("fabric.json"));
-        List<Map<String, Long>> left = new ArrayList<>(samples);
-        return new TrafficStats(f, null, null, Set::of, 100) {
-            @Override
-            Map<String, Long> counters() {
-                return left.remove(0);
-            }
-        };
-    }
+    TrafficFixture.Reading now;
 
-    static Map<String, Long> sample(Object... kv) {
-        Map<String, Long> m = new HashMap<>();
-        for (int i = 0; i < kv.length; i += 2) {
-            m.put((String) kv[i], ((Number) kv[i + 1]).longValue());
+    Fabric fabric() throws Exception {
+        Topology t = TrafficFixture.topology();
+        ModelIo.write(dir.resolve("topology.json"), t);
+        Map<String, Object> switches = new LinkedHashMap<>();
+        int loc = 1;
+        for (Switch s : t.switches) {
+            switches.put(s.id, Map.of("bridge", "b" + loc, "location", loc++));
         }
-        return m;
+        Map<String, Object> hosts = new LinkedHashMap<>();
+        for (Host h : t.hosts) {
+            hosts.put(h.id, Map.of("ip", h.ip, "location", loc++));
+        }
+        List<Map<String, Object>> smuxes = new java.util.ArrayList<>();
+        for (Smux m : t.smuxes) {
+            hosts.put(m.id, Map.of("ip", m.ip, "location", loc++));
+            smuxes.add(Map.of("id", m.id, "ip", m.ip, "controlUrl", "http://127.0.0.1:9/"));
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("topology", "topology.json");
+        doc.put("ovs", Map.of("rundir", "/nonexistent"));
+        doc.put("switches", switches);
+        doc.put("hosts", hosts);
+        doc.put("smuxes", smuxes);
+        Files.writeString(dir.resolve("fabric.json"), Json.write(doc));
+        return Fabric.load(dir.resolve("fabric.json"));
     }
 
-    static VipTraffic vip(TrafficInterval t, String v) {
-        return t.vips.stream().filter(x -> x.vip.equals(v)).findFirst().orElse(null);
+    /** What {@code ovs-ofctl dump-flows} answers for the controller's flows of {@code sw} now. */
+    String dumpFlows(Fabric f, Fabric.SwitchInfo sw) {
+        if (!now.read.contains(sw.id)) {
+            throw new IllegalStateException("ovs-ofctl: " + sw.bridge + ": connection refused");
+        }
+        StringBuilder out = new StringBuilder("OFPST_FLOW reply (OF1.5) (xid=0x2):\n");
+        for (TrafficFixture.Counter c : now.counters) {
+            if (c.at.equals(sw.id) && c.kind != CounterSample.Kind.SMUX) {
+                boolean entry = c.kind == CounterSample.Kind.HMUX_ENTRY;
+                out.append(String.format(" cookie=0x%x, duration=9.1s, table=0, n_packets=%d, n_bytes=%d, priority=%d,"
+                                + "ip,nw_dst=%s actions=%s%n",
+                        f.cookie | (entry ? OvsCounters.KIND_ENTRY : OvsCounters.KIND_ROUTE), c.bytes / 100, c.bytes,
+                        entry ? 3000 : 2000, c.vip, entry ? "group:65537" : "load:0x5->NXM_NX_REG0[],resubmit(,2)"));
+            }
+        }
+        return out.toString();
     }
+
+    /** The SMuxes' {@code GET /stats} counters per VIP now. */
+    final SmuxControl smuxes = TrafficFixture.smuxes(() -> now);
 
     @Test
-    void ratesOverTheWindowWithResetsAndGaps() throws Exception {
-        TrafficStats s = stats(List.of(
-                sample("ok|core-0", 1, "ok|tor-0-0", 1, "ok|smux-0", 1,
-                        "hmux|10.100.0.1|core-0", 1000, "route|10.100.0.1|tor-0-0", 400, "smux|10.100.0.2|smux-0", 5000),
-                // the HMux flow was re-added (counter from zero), the SMux was not readable
-                sample("ok|core-0", 1, "ok|tor-0-0", 1,
-                        "hmux|10.100.0.1|core-0", 300, "route|10.100.0.1|tor-0-0", 600),
-                // the SMux is back: its counter is not "new", so its jump is not counted
-                sample("ok|core-0", 1, "ok|tor-0-0", 1, "ok|smux-0", 1,
-                        "hmux|10.100.0.1|core-0", 800, "route|10.100.0.1|tor-0-0", 700, "smux|10.100.0.2|smux-0", 9000,
-                        "hmux|10.100.0.3|core-0", 50)));
-        s.poll();
-        assertNull(s.lastInterval(), "one sample is no rate");
-        s.poll();
-        s.poll();
-        TrafficInterval t = s.lastInterval();
-        // 10.100.0.1: 300 (from zero) + 500 = 800 bytes over the window
-        VipTraffic v1 = vip(t, "10.100.0.1");
-        VipTraffic v3 = vip(t, "10.100.0.3");
-        double window = 800 / v1.totalBps();
-        assertEquals(50 / window, v3.totalBps(), 1e-6, "a new flow on a switch read last time counts whole");
-        assertEquals(300 / window, v1.sources.get("tor-0-0"), 1e-6, "ToR route growth is the ToR's share");
-        assertEquals(500 / window, v1.sources.get(VipTraffic.INTERNET), 1e-6, "the rest enters from outside");
-        assertNull(vip(t, "10.100.0.2"), "an SMux that came back: its counter jump is not traffic");
-        assertEquals(Map.of("10.100.0.1", 800 / window, "10.100.0.3", 50 / window).keySet(),
-                Set.copyOf(s.lastSplit().keySet()));
+    void theSharedReadingsGiveThePinnedMatrixAndPlacement() throws Exception {
+        Fabric f = fabric();
+        TrafficStats stats = new TrafficStats(f, sw -> dumpFlows(f, sw), smuxes, () -> now.dipRates, Set::of,
+                TrafficFixture.PERIOD);
+        TrafficInterval t = null;
+        List<TrafficFixture.Reading> readings = TrafficFixture.readings();
+        for (int i = 0; i < readings.size(); i++) {
+            now = readings.get(i);
+            t = stats.sample(now.atMillis);
+            if (i < readings.size() - 1) {
+                assertNull(t, "no interval before the window is covered");
+            }
+        }
+        assertNotNull(t);
+        assertEquals(TrafficFixture.resource(TrafficFixture.MATRIX), TrafficFixture.json(t));
+        assertEquals(TrafficFixture.resource(TrafficFixture.PLACEMENT), TrafficFixture.json(TrafficFixture.placement(t)));
+        stats.close();
     }
 }

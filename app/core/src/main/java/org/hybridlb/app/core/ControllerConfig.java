@@ -34,18 +34,21 @@ public final class ControllerConfig {
      */
     public final Duration repairInterval;
 
-    public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
-                            String smuxEncap, Duration requestTimeout, Duration settle) {
-        this(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, Duration.ofMinutes(10),
-                Duration.ofSeconds(30));
-    }
+    /**
+     * A host that just started (ONOS discovering its links by LLDP) reports switches before their
+     * links. A live switch that has never shown a live fabric link is not cut off from the served
+     * part until every live switch has shown one, or this long after the start: otherwise every
+     * start would fail over every HMux but one. Zero: cut off at once.
+     */
+    public final Duration discoveryGrace;
 
-    public ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
-                            String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax,
-                            Duration repairInterval) {
-        if (interval.isNegative()) {
-            throw new IllegalArgumentException("interval must not be negative");
-        }
+    private ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
+                             String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax,
+                             Duration repairInterval, Duration discoveryGrace) {
+        requireNotNegative("interval", interval);
+        requireNotNegative("poolGrowthHoldMax", poolGrowthHoldMax);
+        requireNotNegative("repairInterval", repairInterval);
+        requireNotNegative("discoveryGrace", discoveryGrace);
         if (!"gre".equals(smuxEncap) && !"ipip".equals(smuxEncap)) {
             throw new IllegalArgumentException("smuxEncap must be gre or ipip, got " + smuxEncap);
         }
@@ -56,51 +59,65 @@ public final class ControllerConfig {
         this.smuxEncap = smuxEncap;
         this.requestTimeout = requestTimeout;
         this.settle = settle;
-        if (poolGrowthHoldMax.isNegative()) {
-            throw new IllegalArgumentException("poolGrowthHoldMax must not be negative");
-        }
         this.poolGrowthHoldMax = poolGrowthHoldMax;
-        if (repairInterval.isNegative()) {
-            throw new IllegalArgumentException("repairInterval must not be negative");
-        }
         this.repairInterval = repairInterval;
+        this.discoveryGrace = discoveryGrace;
+    }
+
+    private static void requireNotNegative(String name, Duration d) {
+        if (d.isNegative()) {
+            throw new IllegalArgumentException(name + " must not be negative");
+        }
     }
 
     public static ControllerConfig defaults() {
         return new ControllerConfig(Duration.ofSeconds(10), "sticky", SolverOptions.defaults(),
-                PlannerOptions.defaults(), "gre", Duration.ofSeconds(30), Duration.ofMillis(100));
+                PlannerOptions.defaults(), "gre", Duration.ofSeconds(30), Duration.ofMillis(100),
+                Duration.ofMinutes(10), Duration.ofSeconds(30), Duration.ofSeconds(30));
     }
 
     public ControllerConfig withInterval(Duration d) {
-        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
+        return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, repairInterval, discoveryGrace);
     }
 
     public ControllerConfig withAlgorithm(String a) {
-        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
+        return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, repairInterval, discoveryGrace);
     }
 
     public ControllerConfig withSolver(SolverOptions o) {
-        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
+        return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, repairInterval, discoveryGrace);
     }
 
     public ControllerConfig withPlanner(PlannerOptions o) {
-        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
+        return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, repairInterval, discoveryGrace);
     }
 
     public ControllerConfig withSettle(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d, poolGrowthHoldMax, repairInterval);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d,
+                poolGrowthHoldMax, repairInterval, discoveryGrace);
     }
 
     public ControllerConfig withSmuxEncap(String e) {
-        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle, poolGrowthHoldMax, repairInterval);
+        return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle,
+                poolGrowthHoldMax, repairInterval, discoveryGrace);
     }
 
     public ControllerConfig withPoolGrowthHoldMax(Duration d) {
-        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d, repairInterval);
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d,
+                repairInterval, discoveryGrace);
     }
 
     public ControllerConfig withRepairInterval(Duration d) {
         return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, d);
+                poolGrowthHoldMax, d, discoveryGrace);
+    }
+
+    public ControllerConfig withDiscoveryGrace(Duration d) {
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, repairInterval, d);
     }
 }

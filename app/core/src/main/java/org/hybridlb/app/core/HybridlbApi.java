@@ -1,13 +1,19 @@
 package org.hybridlb.app.core;
 
 import java.util.List;
-import java.util.Map;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.app.core.view.MigrationsView;
+import org.hybridlb.app.core.view.ReassignResult;
+import org.hybridlb.app.core.view.SmuxView;
+import org.hybridlb.app.core.view.StatsView;
+import org.hybridlb.app.core.view.SwitchView;
 import org.hybridlb.solver.model.Vip;
 
 /**
  * What the northbound (REST resources, ONOS CLI, daemon CLI) may ask of the controller. Every
  * call runs on the controller thread and waits; refusals are {@link ApiException}s and change
- * nothing. Bodies are JSON text so that validation can name the field in the caller's document.
+ * nothing. Bodies are JSON text so that validation can name the field in the caller's document;
+ * answers are the immutable views of {@code org.hybridlb.app.core.view}.
  */
 public interface HybridlbApi {
     List<Vip> vips();
@@ -29,26 +35,22 @@ public interface HybridlbApi {
     /** {@code proto}/{@code port} null: the DIP leaves every service of the VIP. */
     Vip removeDip(String vip, String dip, String proto, Integer port);
 
-    Map<String, Object> assignment();
+    AssignmentView assignment();
 
-    Map<String, Object> migrations();
+    MigrationsView migrations();
 
-    List<Map<String, Object>> smuxes();
+    List<SmuxView> smuxes();
 
-    Map<String, Object> stats();
+    StatsView stats();
 
-    Map<String, Object> reassignNow();
+    ReassignResult reassignNow();
 
     /** Every switch: id, role, pod, {@code up}, {@code drained} and the VIPs it serves as HMux. */
-    default List<Map<String, Object>> switches() {
-        throw new ApiException(501, "not implemented", null, "switches are not listed here");
-    }
+    List<SwitchView> switches();
 
     /**
      * Drains {@code switchId} (maintenance): its VIPs migrate away through the SMuxes (Duet §3.4.2,
      * no packet lost) and no VIP lands on it until undrained. Persisted; returns the switch.
      */
-    default Map<String, Object> setDrained(String switchId, boolean drained) {
-        throw new ApiException(501, "not implemented", null, "switches cannot be drained here");
-    }
+    SwitchView setDrained(String switchId, boolean drained);
 }

@@ -17,6 +17,7 @@ import java.util.TreeMap;
 import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.model.VipEntry;
+import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.SwitchRole;
@@ -174,10 +175,9 @@ class ControllerInvariantsTest {
     }
 
     private void check(Controller c, FakeFabric fabric, String where) {
-        Map<String, Object> a = c.assignment();
-        assertEquals(null, a.get("lastError"), where + ": " + a);
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = new TreeMap<>((Map<String, String>) a.get("installed"));
+        AssignmentView a = c.assignment();
+        assertEquals(null, a.lastError, where + ": " + a);
+        Map<String, String> installed = new TreeMap<>(a.installed);
         Map<String, Vip> desired = new TreeMap<>();
         c.vips().forEach(v -> desired.put(v.vip, v));
         assertEquals(desired.keySet(), installed.keySet(), where + ": every desired VIP and only those are installed");

@@ -64,8 +64,7 @@ class ControllerRecoveryTest {
         traffic(List.of("10.100.0.1"));
         c.createVip(vipJson("10.100.0.1", 0, 1));
         c.awaitIdle(20_000);
-        @SuppressWarnings("unchecked")
-        String at = ((Map<String, String>) c.assignment().get("installed")).get("10.100.0.1");
+        String at = c.assignment().installed.get("10.100.0.1");
         assertNotEquals(Assignment.SMUX, at);
         c.close();
         started.clear();
@@ -82,8 +81,7 @@ class ControllerRecoveryTest {
         Controller again = start();
         List<String> log = fabric.takeLog();
         assertEquals(List.of("remove " + other + " 10.100.0.1"), log, "only the half-applied change is undone");
-        @SuppressWarnings("unchecked")
-        List<MigrationRecord> recent = (List<MigrationRecord>) again.migrations().get("recent");
+        List<MigrationRecord> recent = again.migrations().recent;
         assertEquals(MigrationRecord.INTERRUPTED, recent.get(0).state);
     }
 
@@ -94,16 +92,14 @@ class ControllerRecoveryTest {
         c.start();
         c.createVip(vipJson("10.100.0.1", 0, 1));
         c.awaitIdle(20_000);
-        @SuppressWarnings("unchecked")
-        Map<String, String> before = (Map<String, String>) c.assignment().get("installed");
+        Map<String, String> before = c.assignment().installed;
         assertEquals(Assignment.SMUX, before.get("10.100.0.1"), "no traffic: SMuxes only");
         traffic(List.of("10.100.0.1")); // measured, no event: only the timer can notice
         long end = System.currentTimeMillis() + 10_000;
         String at = Assignment.SMUX;
         while (Assignment.SMUX.equals(at) && System.currentTimeMillis() < end) {
             Thread.sleep(20);
-            @SuppressWarnings("unchecked")
-            Map<String, String> now = (Map<String, String>) c.assignment().get("installed");
+            Map<String, String> now = c.assignment().installed;
             at = now.get("10.100.0.1");
         }
         assertNotEquals(Assignment.SMUX, at, "placed on an HMux by the interval reconcile");
@@ -137,8 +133,7 @@ class ControllerRecoveryTest {
         c.awaitIdle(30_000);
         assertEquals(vips.size(), c.vips().size());
         // the devices hold exactly the installed state
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = (Map<String, String>) c.assignment().get("installed");
+        Map<String, String> installed = c.assignment().installed;
         assertEquals(vips.size(), installed.size());
         for (String v : vips) {
             String at = installed.get(v);

@@ -19,6 +19,8 @@ import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.StateStore;
 import org.hybridlb.app.core.store.FileStateStore;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.app.core.view.SwitchView;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.SwitchRole;
 import org.hybridlb.solver.model.Topology;
@@ -92,8 +94,7 @@ class ControllerTest {
     }
 
     static String placement(Controller c, String vip) {
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = (Map<String, String>) c.assignment().get("installed");
+        Map<String, String> installed = c.assignment().installed;
         return installed.get(vip);
     }
 
@@ -104,7 +105,7 @@ class ControllerTest {
         c.awaitIdle(20_000);
         String at = placement(c, vip);
         assertNotEquals(Assignment.SMUX, at, "a VIP with traffic should reach an HMux: " + c.assignment());
-        assertEquals(null, c.assignment().get("lastError"), "no error and no refused plan");
+        assertEquals(null, c.assignment().lastError, "no error and no refused plan");
         return at;
     }
 
@@ -144,8 +145,7 @@ class ControllerTest {
         assertNotEquals(Assignment.SMUX, now, "re-placed on a live HMux: " + log);
         assertTrue(log.stream().noneMatch(l -> l.startsWith("install " + at + " ") || l.startsWith("remove " + at + " ")),
                 "the failed switch is not touched: " + log);
-        @SuppressWarnings("unchecked")
-        List<String> down = (List<String>) c.assignment().get("downSwitches");
+        List<String> down = c.assignment().downSwitches;
         assertEquals(List.of(at), down);
     }
 
@@ -174,9 +174,8 @@ class ControllerTest {
         c.reassignNow();
         c.awaitIdle(20_000);
         assertEquals(Assignment.SMUX, placement(c, "10.100.0.1"));
-        @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> held = (Map<String, Map<String, Object>>) c.assignment().get("heldOnSmuxes");
-        assertEquals(3L, ((Number) held.get("10.100.0.1").get("divergingConnections")).longValue(), held.toString());
+        Map<String, AssignmentView.HeldVip> held = c.assignment().heldOnSmuxes;
+        assertEquals(3L, held.get("10.100.0.1").divergingConnections, held.toString());
         assertTrue(fabric.takeLog().stream().noneMatch(l -> l.startsWith("install ")));
 
         // Those connections ended: back on an HMux, with the grown pool.
@@ -186,8 +185,8 @@ class ControllerTest {
         log = fabric.takeLog();
         assertNotEquals(Assignment.SMUX, placement(c, "10.100.0.1"), log.toString());
         assertTrue(log.stream().anyMatch(l -> l.startsWith("install ") && l.contains(host(2) + "#2")), log.toString());
-        assertEquals(Map.of(), c.assignment().get("heldOnSmuxes"));
-        assertEquals(null, c.assignment().get("lastError"), "the plans passed the PlanChecker");
+        assertEquals(Map.of(), c.assignment().heldOnSmuxes);
+        assertEquals(null, c.assignment().lastError, "the plans passed the PlanChecker");
     }
 
     @Test
@@ -197,8 +196,8 @@ class ControllerTest {
         String at = vipOnHmux(c, "10.100.0.1", 0, 1);
         VipEntry before = fabric.switches.get(at).get("10.100.0.1");
         fabric.takeLog();
-        Map<String, Object> sw = c.setDrained(at, true);
-        assertEquals(true, sw.get("drained"));
+        SwitchView sw = c.setDrained(at, true);
+        assertEquals(true, sw.drained);
         c.awaitIdle(20_000);
         List<String> log = fabric.takeLog();
         String now = placement(c, "10.100.0.1");
@@ -207,24 +206,24 @@ class ControllerTest {
         assertEquals(before.ports, fabric.switches.get(now).get("10.100.0.1").ports, "same buckets: same hash");
         assertTrue(indexOf(log, "remove " + at + " 10.100.0.1") >= 0, log.toString());
         assertTrue(log.stream().noneMatch(l -> l.startsWith("install " + at)), log.toString());
-        assertEquals(null, c.assignment().get("lastError"), "the plan passed the PlanChecker");
+        assertEquals(null, c.assignment().lastError, "the plan passed the PlanChecker");
 
         traffic("10.100.0.1", "10.100.0.2");
         c.createVip(vipJson("10.100.0.2", 2, 3));
         c.awaitIdle(20_000);
         assertNotEquals(at, placement(c, "10.100.0.2"), "nothing lands on a drained switch");
-        Map<String, Object> listed = c.switches().stream().filter(m -> at.equals(m.get("id"))).findFirst().get();
-        assertEquals(true, listed.get("drained"));
-        assertEquals(List.of(), listed.get("vips"));
+        SwitchView listed = c.switches().stream().filter(m -> at.equals(m.id)).findFirst().get();
+        assertEquals(true, listed.drained);
+        assertEquals(List.of(), listed.vips);
 
         c.close();
         c = start(store);
         c.reassignNow();
         c.awaitIdle(20_000);
-        assertEquals(List.of(at), c.assignment().get("drainedSwitches"), "the drain survives a restart");
-        assertEquals(false, c.setDrained(at, false).get("drained"));
+        assertEquals(List.of(at), c.assignment().drainedSwitches, "the drain survives a restart");
+        assertEquals(false, c.setDrained(at, false).drained);
         c.awaitIdle(20_000);
-        assertEquals(List.of(), c.assignment().get("drainedSwitches"));
+        assertEquals(List.of(), c.assignment().drainedSwitches);
     }
 
     @Test
@@ -232,10 +231,10 @@ class ControllerTest {
         Controller c = start(CONFIG.withRepairInterval(Duration.ofHours(1)), new FakeFabric.MemoryStore());
         vipOnHmux(c, "10.100.0.1", 0, 1);
         long before = fabric.reads;
-        c.requestReconcile("interval");
+        c.requestReconcile(Cause.INTERVAL, "interval");
         c.awaitIdle(20_000);
         assertEquals(before, fabric.reads, "a periodic round within the repair interval reads nothing");
-        c.requestReconcile("switch tor-0-0 up");
+        c.requestReconcile(Cause.SWITCH_UP, "switch tor-0-0 up");
         c.awaitIdle(20_000);
         assertTrue(fabric.reads > before, "an event reads every device back");
     }
@@ -287,13 +286,13 @@ class ControllerTest {
         fabric.unhealthy.add(host(0));
         c.dipHealthChanged(host(0), false);
         c.awaitIdle(20_000);
-        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(null, c.assignment().lastError, c.assignment().toString());
         assertTrue(fabric.tables.get("smux-0").vips.get(0).ports.get(0).dips.isEmpty());
         fabric.takeLog();
         fabric.unhealthy.clear();
         c.dipHealthChanged(host(0), true);
         c.awaitIdle(20_000);
-        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(null, c.assignment().lastError, c.assignment().toString());
         List<String> log = fabric.takeLog();
         assertEquals(1, fabric.tables.get("smux-0").vips.get(0).ports.get(0).dips.size(), log.toString());
         String now = placement(c, "10.100.0.1");
@@ -313,8 +312,7 @@ class ControllerTest {
         c.addDip("10.100.0.1", "{\"ip\":\"" + host(2) + "\"}");
         c.awaitIdle(20_000);
         List<String> log = fabric.takeLog();
-        @SuppressWarnings("unchecked")
-        List<MigrationRecord> recent = (List<MigrationRecord>) c.migrations().get("recent");
+        List<MigrationRecord> recent = c.migrations().recent;
         MigrationRecord m = recent.get(0);
         assertEquals(MigrationRecord.ROLLED_BACK, m.state, log + " " + m.error);
         assertTrue(m.error.contains("unreachable"), m.error);
@@ -334,6 +332,27 @@ class ControllerTest {
     }
 
     @Test
+    void aWaveThatDoesNotVerifyRollsTheMigrationBack() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        traffic("10.100.0.1");
+        fabric.lieOn = "*"; // the next install is acknowledged but not done
+        fabric.lies = 1;
+        c.createVip(vipJson("10.100.0.1", 0, 1));
+        c.awaitIdle(20_000);
+        MigrationRecord m = c.migrations().recent.get(0);
+        assertEquals(MigrationRecord.ROLLED_BACK, m.state, m.error);
+        assertTrue(m.error.contains("does not hold VIP 10.100.0.1"), m.error);
+        assertEquals(null, placement(c, "10.100.0.1"), "back to before the migration: not installed yet");
+        assertTrue(fabric.switches.values().stream().noneMatch(e -> e.containsKey("10.100.0.1")));
+        assertTrue(fabric.tables.get("smux-0").vips.isEmpty(), "the SMux wave undone too");
+        c.reassignNow();
+        c.awaitIdle(20_000);
+        String at = placement(c, "10.100.0.1");
+        assertNotEquals(Assignment.SMUX, at, "an honest switch takes it: " + c.assignment());
+        assertTrue(fabric.switches.get(at).containsKey("10.100.0.1"));
+    }
+
+    @Test
     void restartFromTheFileStoreReappliesNothing(@TempDir Path dir) {
         FileStateStore store = new FileStateStore(dir.resolve("state.json"));
         Controller c = start(store);
@@ -341,7 +360,7 @@ class ControllerTest {
         c.createVip(vipJson("10.100.0.1", 0, 1));
         c.createVip(vipJson("10.100.0.2", 2, 3));
         c.awaitIdle(20_000);
-        Map<String, Object> assignment = c.assignment();
+        AssignmentView assignment = c.assignment();
         c.close();
         started.clear();
         fabric.takeLog();
@@ -351,7 +370,7 @@ class ControllerTest {
         assertEquals(List.of(), fabric.takeLog(), "nothing re-applied after a restart");
         assertTrue(fabric.reads > readsBefore, "the restarted controller did read the devices to compare");
         assertEquals(2, again.vips().size());
-        assertEquals(assignment.get("installed"), again.assignment().get("installed"));
+        assertEquals(assignment.installed, again.assignment().installed);
 
         // and a device that lost its state is repaired, nothing else
         String at = placement(again, "10.100.0.1");
@@ -371,7 +390,7 @@ class ControllerTest {
         c.createVip(vipJson("10.100.0.1", 0, 1));
         c.createVip(vipJson("10.100.0.2", 2, 3));
         c.awaitIdle(20_000);
-        Map<String, Object> assignment = c.assignment();
+        AssignmentView assignment = c.assignment();
         assertTrue(!"smux".equals(placement(c, "10.100.0.1")), assignment.toString());
         c.close();
         started.clear();
@@ -384,7 +403,7 @@ class ControllerTest {
         again.reassignNow();
         again.awaitIdle(20_000);
         assertEquals(List.of(), fabric.takeLog(), "no VIP moved to the SMuxes for want of a measurement");
-        assertEquals(assignment.get("installed"), again.assignment().get("installed"));
+        assertEquals(assignment.installed, again.assignment().installed);
 
         // the first measurement shows the same traffic: still nothing to do
         fabric.traffic = measured;
@@ -434,8 +453,7 @@ class ControllerTest {
         c.deleteVip("10.100.0.1");
         c.awaitIdle(20_000);
         List<String> log = fabric.takeLog();
-        @SuppressWarnings("unchecked")
-        List<MigrationRecord> recent = (List<MigrationRecord>) c.migrations().get("recent");
+        List<MigrationRecord> recent = c.migrations().recent;
         assertEquals(MigrationRecord.ROLLED_BACK, recent.get(0).state, log + " " + recent.get(0).error);
         assertTrue(indexOf(log, "remove " + at) < indexOf(log, "put smux-0"), log.toString());
         assertEquals("install " + at + " " + before, log.get(log.size() - 1), "the HMux takes it back last: " + log);
@@ -556,9 +574,9 @@ class ControllerTest {
         return out;
     }
 
-    /** Log records of the controller while {@code body} runs. */
+    /** Log records of the controller (its package) while {@code body} runs. */
     static List<String> logged(Runnable body) {
-        java.util.logging.Logger logger = java.util.logging.Logger.getLogger(Controller.class.getName());
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger(Controller.class.getPackageName());
         List<String> out = java.util.Collections.synchronizedList(new ArrayList<>());
         java.util.logging.Handler h = new java.util.logging.Handler() {
             @Override
@@ -625,14 +643,12 @@ class ControllerTest {
         if (!failed.equals(placement(c, v2)) && !Assignment.SMUX.equals(placement(c, v2))) {
             assertTrue(dipsOf(fabric.switches.get(placement(c, v2)).get(v2)).size() == 2);
         }
-        Map<String, Object> a = c.assignment();
-        assertEquals(null, a.get("lastError"), a.toString());
-        @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
-        assertEquals("unreachable", health.get(lost).get("state"), health.toString());
-        assertEquals("its switch " + failed + " is down", health.get(lost).get("reason"));
-        @SuppressWarnings("unchecked")
-        List<String> unhealthy = (List<String>) a.get("unhealthyDips");
+        AssignmentView a = c.assignment();
+        assertEquals(null, a.lastError, a.toString());
+        Map<String, AssignmentView.DipHealth> health = a.dipHealth;
+        assertEquals("unreachable", health.get(lost).state, a.toString());
+        assertEquals("its switch " + failed + " is down", health.get(lost).reason);
+        List<String> unhealthy = a.unhealthyDips;
         assertTrue(unhealthy.contains(lost), unhealthy.toString());
         assertEquals(List.of(host(0), host(1), host(2)).size(), c.vip(v1).ports.get(0).dips.size() ,
                 "the configuration keeps the DIP");
@@ -650,8 +666,8 @@ class ControllerTest {
         assertNotEquals(Assignment.SMUX, now, "back on an HMux once no connection would move: " + log);
         assertEquals(v1Before, dipsOf(fabric.switches.get(now).get(v1)), "the DIP is back with its bucket id: " + log);
         assertEquals(v1Before, smuxDips(fabric, "smux-0", v1));
-        assertEquals(Map.of(), c.assignment().get("dipHealth"));
-        assertEquals(null, c.assignment().get("lastError"));
+        assertEquals(Map.of(), c.assignment().dipHealth);
+        assertEquals(null, c.assignment().lastError);
     }
 
     @Test
@@ -669,7 +685,7 @@ class ControllerTest {
         c.dipHealthChanged(a, false);
         c.dipHealthChanged(b, false);
         c.awaitIdle(20_000);
-        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(null, c.assignment().lastError, c.assignment().toString());
         String whenFailed = placement(c, v);
         assertEquals(List.of(), smuxDips(fabric, "smux-0", v));
         fabric.unhealthy.clear();
@@ -683,7 +699,7 @@ class ControllerTest {
         fabric.down.add(dipTor);
         c.switchDown(dipTor);
         c.awaitIdle(20_000);
-        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(null, c.assignment().lastError, c.assignment().toString());
         assertEquals(List.of(), smuxDips(fabric, "smux-0", v));
         assertEquals(whenFailed, placement(c, v));
         if (!Assignment.SMUX.equals(whenFailed)) {
@@ -693,7 +709,7 @@ class ControllerTest {
         fabric.down.remove(dipTor);
         c.switchUp(dipTor);
         c.awaitIdle(20_000);
-        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(null, c.assignment().lastError, c.assignment().toString());
         assertEquals(2, smuxDips(fabric, "smux-0", v).size());
         assertEquals(at, placement(c, v), "back where it was");
         assertEquals(2, dipsOf(fabric.switches.get(at).get(v)).size());
@@ -734,6 +750,6 @@ class ControllerTest {
         after.removeIf(d -> d.startsWith(lost + "#"));
         assertEquals(after, dipsOf(fabric.switches.get(now).get(v)), "without the DIP behind the failed ToR: " + log);
         assertEquals(after, smuxDips(fabric, "smux-0", v));
-        assertEquals(null, c.assignment().get("lastError"), c.assignment().toString());
+        assertEquals(null, c.assignment().lastError, c.assignment().toString());
     }
 }

@@ -65,8 +65,7 @@ public final class CoreBench {
             c.reassignNow();
             c.awaitIdle(120_000);
             steady[r] = ms(t0);
-            @SuppressWarnings("unchecked")
-            Map<String, String> installed = (Map<String, String>) c.assignment().get("installed");
+            Map<String, String> installed = c.assignment().installed;
             Map<String, Long> perSwitch = new java.util.TreeMap<>();
             installed.values().stream().filter(p -> !Assignment.SMUX.equals(p)).forEach(p -> perSwitch.merge(p, 1L, Long::sum));
             onHmux = (installed.size() - installed.values().stream().filter(Assignment.SMUX::equals).count())

@@ -32,7 +32,8 @@ import org.hybridlb.solver.model.TrafficInterval;
  */
 final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, RouteSource, StatsSource,
         HealthSource {
-    final Topology topology;
+    /** The fabric as the topology source reports it; tests replace it (links lost, a fabric cut). */
+    volatile Topology topology;
     final List<String> log = new ArrayList<>();
     final Map<String, Map<String, VipEntry>> switches = new TreeMap<>();
     final Map<String, Set<String>> groups = new TreeMap<>();
@@ -41,7 +42,7 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     final Set<String> down = new HashSet<>();
     final Set<String> unhealthy = new HashSet<>();
     TrafficInterval traffic;
-    /** Installs on this switch "succeed" without taking effect, this many times (a lying device). */
+    /** Installs on this switch ({@code *}: any) "succeed" without taking effect, this many times (a lying device). */
     String lieOn;
     int lies;
     int reads;
@@ -79,7 +80,7 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     @Override
     public synchronized void install(String switchId, VipEntry entry) {
         log.add("install " + switchId + " " + entry);
-        if (switchId.equals(lieOn) && lies > 0) {
+        if ((switchId.equals(lieOn) || "*".equals(lieOn)) && lies > 0) {
             lies--;
             return;
         }

@@ -1,6 +1,7 @@
 package org.hybridlb.app.onos;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
@@ -13,17 +14,19 @@ import org.hybridlb.app.core.HybridlbApi;
 import org.hybridlb.app.core.health.AgentHealth;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
-import org.hybridlb.app.core.port.TopologySource;
+import org.hybridlb.app.core.smux.SmuxHttpClient;
+import org.hybridlb.app.core.stats.HostAgentStats;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
-import org.hybridlb.app.onos.fabric.FabricBuilder;
+import org.hybridlb.app.onos.fabric.FabricTracker;
 import org.hybridlb.app.onos.fabric.FabricView;
-import org.hybridlb.app.onos.fabric.HttpSmuxControl;
+import org.hybridlb.app.onos.fabric.HmuxCapability;
 import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
 import org.hybridlb.app.onos.fabric.OnosRouteSource;
 import org.hybridlb.app.onos.fabric.OnosStatsSource;
 import org.hybridlb.app.onos.fabric.OvsDefaultSelection;
 import org.hybridlb.app.core.port.SmuxControl;
-import org.hybridlb.solver.model.Topology;
+import org.hybridlb.app.onos.fabric.GroupConfirmation;
+import org.onosproject.cfg.ComponentConfigService;
 import org.onosproject.cluster.ClusterService;
 import org.onosproject.cluster.Leadership;
 import org.onosproject.cluster.LeadershipEvent;
@@ -39,17 +42,11 @@ import org.onosproject.net.config.NetworkConfigEvent;
 import org.onosproject.net.config.NetworkConfigListener;
 import org.onosproject.net.config.NetworkConfigRegistry;
 import org.onosproject.net.config.basics.SubjectFactories;
-import org.onosproject.net.device.DeviceEvent;
-import org.onosproject.net.device.DeviceListener;
 import org.onosproject.net.device.DeviceService;
 import org.onosproject.net.driver.DriverService;
 import org.onosproject.net.flow.FlowRuleService;
 import org.onosproject.net.group.GroupService;
-import org.onosproject.net.host.HostEvent;
-import org.onosproject.net.host.HostListener;
 import org.onosproject.net.host.HostService;
-import org.onosproject.net.link.LinkEvent;
-import org.onosproject.net.link.LinkListener;
 import org.onosproject.net.link.LinkService;
 import org.onosproject.net.topology.TopologyService;
 import org.onosproject.routeservice.RouteService;
@@ -62,6 +59,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,7 +73,11 @@ public class HybridlbManager implements HybridlbService {
     public static final String APP_NAME = "org.hybridlb.app";
     static final String STATE_MAP = "hybridlb-state";
     static final String RECORDS_MAP = "hybridlb-programmed";
-    /** How long one device write may take before the wave is rolled back. */
+    /**
+     * How long ONOS may take to confirm a flow batch (device barrier) or to hold a group just
+     * written in its store before the wave is rolled back. Never a wait for the group provider's
+     * stats poll: see {@link GroupConfirmation}.
+     */
     static final long DEVICE_TIMEOUT_MILLIS = 5000;
     static final Duration SMUX_TIMEOUT = Duration.ofSeconds(2);
     static final long STATS_PERIOD_SECONDS = 10;
@@ -116,6 +118,9 @@ public class HybridlbManager implements HybridlbService {
     protected LeadershipService leadershipService;
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected ClusterService clusterService;
+    /** Where the OpenFlow group provider's poll interval is read (optional: its default without it). */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    protected volatile ComponentConfigService componentConfig;
 
     /** Tests replace the SMux HTTP client with an in-memory fake. */
     SmuxControl smuxControl;
@@ -124,6 +129,8 @@ public class HybridlbManager implements HybridlbService {
     long statsPeriodSeconds = STATS_PERIOD_SECONDS;
     /** Host agent polling period; zero disables it (tests poll themselves). */
     long healthPeriodMillis = HEALTH_PERIOD_MILLIS;
+    /** Tests replace the host agents' per-DIP rates (VIP -> DIP -> bytes/s). */
+    java.util.function.Supplier<java.util.Map<String, java.util.Map<String, Double>>> agentRates;
     /** Tests replace the HTTP probe of the host agents. */
     java.util.function.Function<java.net.URI, java.util.concurrent.CompletableFuture<Integer>> agentProbe;
 
@@ -135,18 +142,19 @@ public class HybridlbManager implements HybridlbService {
                 }
             };
     private final NetworkConfigListener configListener = new InternalConfigListener();
-    private final DeviceListener deviceListener = new InternalDeviceListener();
-    private final LinkListener linkListener = new InternalLinkListener();
-    private final HostListener hostListener = new InternalHostListener();
     private final LeadershipEventListener leadershipListener = new InternalLeadershipListener();
+    private FabricListeners fabricListeners;
+    /** The app's own threads for everything the listeners receive. */
+    private EventHandoff handoff;
+    /** Set at deactivation: queued leadership changes no longer start the loop. */
+    private volatile boolean stopped;
 
     private ApplicationId appId;
     private volatile HybridlbConfig config;
-    private volatile FabricView fabric = FabricView.EMPTY;
-    private final Object fabricLock = new Object();
+    private FabricTracker fabric;
     private volatile String lastConfigError;
-    private volatile EventSink sink;
     private OnosHmuxProgrammer programmer;
+    private GroupConfirmation groupConfirmation;
     private OnosRouteSource routeSource;
     private OnosStatsSource statsSource;
     private AgentHealth healthSource;
@@ -159,30 +167,41 @@ public class HybridlbManager implements HybridlbService {
 
     @Activate
     protected void activate() {
+        stopped = false;
+        handoff = new EventHandoff();
         appId = coreService.registerApplication(APP_NAME);
         netcfg.registerConfigFactory(configFactory);
         HybridlbConfig initial = netcfg.getConfig(appId, HybridlbConfig.class);
         if (initial != null && accept(initial) == null) {
             config = initial;
         }
-        rebuildFabric();
+        fabric = new FabricTracker(() -> config, deviceService, linkService, hostService,
+                new HmuxCapability(driverService, deviceService));
+        fabric.rebuild();
 
         stateMap = storageService.<String, String>consistentMapBuilder()
                 .withName(STATE_MAP).withSerializer(STRINGS).build();
         ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
                 .withName(RECORDS_MAP).withSerializer(STRINGS).build();
+        groupConfirmation = new GroupConfirmation(appId, GroupConfirmation.pollInterval(() -> componentConfig),
+                System::currentTimeMillis);
+        groupService.addListener(groupConfirmation);
         programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
-                hostService, driverService, () -> fabric, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS,
-                () -> config != null && config.fastFailover());
-        routeSource = new OnosRouteSource(routeService, () -> fabric);
+                hostService, driverService, fabric::view, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS,
+                groupConfirmation, () -> config != null && config.fastFailover());
+        routeSource = new OnosRouteSource(routeService, fabric::view);
         // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
         // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
         OvsDefaultSelection tables = new OvsDefaultSelection(smuxControl != null ? smuxControl
-                : new HttpSmuxControl(id -> controlUrl(id), SMUX_TIMEOUT));
+                : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT));
         smux = tables;
-        statsSource = new OnosStatsSource(appId, flowRuleService, () -> fabric, tables);
+        statsSource = new OnosStatsSource(appId, flowRuleService, deviceService::isAvailable, fabric::view, tables,
+                agentRates != null ? agentRates : new HostAgentStats(this::agentUrls, AGENT_TIMEOUT)::rates,
+                Duration.ofSeconds(statsPeriodSeconds > 0 ? statsPeriodSeconds : STATS_PERIOD_SECONDS));
         healthSource = new AgentHealth(this::agentUrls,
                 agentProbe != null ? agentProbe : AgentHealth.httpProbe(AGENT_TIMEOUT));
+        fabricListeners = new FabricListeners(handoff, fabric, deviceService, routeSource, this::refreshPaths,
+                this::reconcile);
         netcfg.addListener(configListener);
         leadershipService.addListener(leadershipListener);
         Leadership l = leadershipService.runForLeadership(LEADERSHIP_TOPIC);
@@ -192,6 +211,9 @@ public class HybridlbManager implements HybridlbService {
 
     /** Starts the controller loop when this instance becomes the leader, stops it when it no longer is. */
     synchronized void leadershipChanged(NodeId now) {
+        if (stopped) {
+            return;
+        }
         leader = now;
         boolean mine = now != null && now.equals(clusterService.getLocalNode().id());
         if (mine && controller == null) {
@@ -205,13 +227,10 @@ public class HybridlbManager implements HybridlbService {
 
     /** The controller from the shared state (ConsistentMap): a new leader resumes where the last one was. */
     private void startLoop() {
-        Controller c = new Controller(controllerConfig, new Ports(new Topology(),
+        Controller c = new Controller(controllerConfig, new Ports(fabric,
                 programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap)));
         controller = c;
-        deviceService.addListener(deviceListener);
-        linkService.addListener(linkListener);
-        hostService.addListener(hostListener);
-        routeService.addListener(routeSource);
+        fabricListeners.register(deviceService, linkService, hostService, routeService);
         c.start();
         if (config != null && config.hasVips()) {
             applyVips(config);
@@ -241,14 +260,11 @@ public class HybridlbManager implements HybridlbService {
 
     /** Stops the loop without touching the devices (the next leader takes them over as they are). */
     private void stopLoop() {
-        routeService.removeListener(routeSource);
-        hostService.removeListener(hostListener);
-        linkService.removeListener(linkListener);
-        deviceService.removeListener(deviceListener);
+        fabricListeners.unregister(deviceService, linkService, hostService, routeService);
         statsTimer.shutdownNow();
         Controller c = controller;
         controller = null;
-        sink = null;
+        fabric.subscribe(null);
         c.close();
     }
 
@@ -265,8 +281,10 @@ public class HybridlbManager implements HybridlbService {
     }
 
     private void stop() {
+        stopped = true;
         netcfg.removeListener(configListener);
         leadershipService.removeListener(leadershipListener);
+        handoff.shutdown();   // after this no event is handled: the loop can stop for good
         synchronized (this) {
             if (controller != null) {
                 stopLoop();
@@ -274,6 +292,7 @@ public class HybridlbManager implements HybridlbService {
         }
         // after the loop stopped: the next leader must never run alongside this one
         leadershipService.withdraw(LEADERSHIP_TOPIC);
+        groupService.removeListener(groupConfirmation);
         netcfg.unregisterConfigFactory(configFactory);
     }
 
@@ -310,17 +329,27 @@ public class HybridlbManager implements HybridlbService {
 
     @Override
     public Set<String> switchIds() {
-        return new TreeSet<>(fabric.switches().keySet());
+        return new TreeSet<>(fabric.view().switches().keySet());
     }
 
     @Override
     public Set<String> smuxIds() {
-        return new TreeSet<>(fabric.smuxes().keySet());
+        return new TreeSet<>(fabric.view().smuxes().keySet());
+    }
+
+    @Override
+    public Map<String, String> unfitForHmux() {
+        return fabric.unfitForHmux();
     }
 
     @Override
     public String lastConfigError() {
         return lastConfigError;
+    }
+
+    /** Waits until every event received so far has been handled (tests). */
+    void awaitEvents(long timeoutMillis) {
+        handoff.awaitIdle(timeoutMillis);
     }
 
     /** The controller, for tests that wait for it to settle. */
@@ -338,35 +367,11 @@ public class HybridlbManager implements HybridlbService {
 
     /** The fabric as the core sees it now (tests). */
     FabricView fabricView() {
-        return fabric;
+        return fabric.view();
     }
 
     OnosHmuxProgrammer programmer() {
         return programmer;
-    }
-
-    /** The topology source: the fabric snapshot, re-read by the controller on every reconcile. */
-    private final class Topology implements TopologySource {
-        @Override
-        public org.hybridlb.solver.model.Topology topology() {
-            return fabric.topology();
-        }
-
-        @Override
-        public Set<String> downSwitches() {
-            Set<String> down = new TreeSet<>();
-            for (FabricView.SwitchSpec s : fabric.switches().values()) {
-                if (!deviceService.isAvailable(s.device)) {
-                    down.add(s.sw.id);
-                }
-            }
-            return down;
-        }
-
-        @Override
-        public void subscribe(EventSink s) {
-            sink = s;
-        }
     }
 
     private String controlUrl(String smuxId) {
@@ -383,13 +388,12 @@ public class HybridlbManager implements HybridlbService {
     }
 
     private void rebuildFabric() {
-        synchronized (fabricLock) {   // listeners run on several threads; each build starts from the last
-            fabric = FabricBuilder.build(config, deviceService, linkService, hostService, fabric);
-        }
+        fabric.rebuild();
     }
 
     private void sampleStats() {
         try {
+            EventSink sink = fabric.sink();
             if (statsSource.sample(System.currentTimeMillis()) != null && sink != null) {
                 sink.trafficMeasured(statsSource.lastInterval());
             }
@@ -423,12 +427,12 @@ public class HybridlbManager implements HybridlbService {
             return;
         }
         HybridlbConfig previous = config;
-        FabricView previousFabric = fabric;
+        FabricView previousFabric = fabric.view();
         config = c;
         rebuildFabric();
         if (c.hasVips() && controller != null && !applyVips(c)) {
             config = previous;
-            fabric = previousFabric;
+            fabric.restore(previousFabric);
             return;
         }
         lastConfigError = null;
@@ -454,6 +458,8 @@ public class HybridlbManager implements HybridlbService {
         log.error("{}; configuration not applied, the previous one stays", error);
     }
 
+    // ---- ONOS events: each listener hands its event to the app's thread and returns (EventHandoff)
+
     private final class InternalConfigListener implements NetworkConfigListener {
         @Override
         public boolean isRelevant(NetworkConfigEvent event) {
@@ -462,96 +468,32 @@ public class HybridlbManager implements HybridlbService {
 
         @Override
         public void event(NetworkConfigEvent event) {
-            switch (event.type()) {
-                case CONFIG_ADDED:
-                case CONFIG_UPDATED:
-                    event.config().ifPresent(c -> configChanged((HybridlbConfig) c));
-                    break;
-                case CONFIG_REMOVED:
-                    config = null;
-                    rebuildFabric();
-                    reconcile("network configuration removed");
-                    break;
-                default:
-                    break;
-            }
+            handoff.execute("netcfg " + event.type(), () -> configEvent(event));
         }
     }
 
-    private final class InternalDeviceListener implements DeviceListener {
-        @Override
-        public void event(DeviceEvent event) {
-            DeviceId d = event.subject().id();
-            switch (event.type()) {
-                case DEVICE_ADDED:
-                case DEVICE_UPDATED:
-                    rebuildFabric();
-                    deviceAvailability(d);
-                    break;
-                case DEVICE_AVAILABILITY_CHANGED:
-                    rebuildFabric();   // multi-homed hosts hang off an available location
-                    deviceAvailability(d);
-                    break;
-                case DEVICE_REMOVED:
-                    fabric.byDevice(d).ifPresent(s -> notifySink(s.sw.id, false));
-                    break;
-                case PORT_UPDATED:
-                case PORT_ADDED:
-                case PORT_REMOVED:
-                    programmer.refreshPaths();
-                    reconcile("port change on " + d);
-                    break;
-                default:
-                    break;
-            }
-        }
-
-        private void deviceAvailability(DeviceId d) {
-            fabric.byDevice(d).ifPresent(s -> notifySink(s.sw.id, deviceService.isAvailable(d)));
+    private void configEvent(NetworkConfigEvent event) {
+        switch (event.type()) {
+            case CONFIG_ADDED:
+            case CONFIG_UPDATED:
+                event.config().ifPresent(c -> configChanged((HybridlbConfig) c));
+                break;
+            case CONFIG_REMOVED:
+                config = null;
+                rebuildFabric();
+                reconcile("network configuration removed");
+                break;
+            default:
+                break;
         }
     }
 
-    private void notifySink(String switchId, boolean up) {
-        EventSink s = sink;
-        if (s == null) {
-            return;
+    /** Path refreshes write groups: only the leader's, on the path thread (FabricListeners). */
+    private void refreshPaths() {
+        OnosHmuxProgrammer p = programmer;
+        if (controller != null) {
+            p.refreshPaths();
         }
-        if (up) {
-            s.switchUp(switchId);
-        } else {
-            s.switchDown(switchId);
-        }
-    }
-
-    private final class InternalLinkListener implements LinkListener {
-        @Override
-        public void event(LinkEvent event) {
-            rebuildFabric();
-            programmer.refreshPaths();
-            reconcile("link " + event.type() + " " + event.subject().src() + "-"
-                    + event.subject().dst());
-        }
-    }
-
-    /** A host learned, moved or forgotten: DIPs' attachment switches follow it. */
-    private final class InternalHostListener implements HostListener {
-        @Override
-        public void event(HostEvent event) {
-            java.util.List<org.hybridlb.solver.model.Host> before = fabric.topology().hosts;
-            rebuildFabric();
-            if (!sameHosts(before, fabric.topology().hosts)) {
-                reconcile("host " + event.type() + " " + event.subject().id());
-            }
-        }
-    }
-
-    private static boolean sameHosts(java.util.List<org.hybridlb.solver.model.Host> a,
-                                     java.util.List<org.hybridlb.solver.model.Host> b) {
-        java.util.Map<String, String> x = new java.util.HashMap<>();
-        a.forEach(h -> x.put(h.ip, h.tor));
-        java.util.Map<String, String> y = new java.util.HashMap<>();
-        b.forEach(h -> y.put(h.ip, h.tor));
-        return x.equals(y);
     }
 
     private final class InternalLeadershipListener implements LeadershipEventListener {
@@ -562,13 +504,9 @@ public class HybridlbManager implements HybridlbService {
 
         @Override
         public void event(LeadershipEvent event) {
-            switch (event.type()) {
-                case LEADER_CHANGED:
-                case LEADER_AND_CANDIDATES_CHANGED:
-                    leadershipChanged(event.subject().leaderNodeId());
-                    break;
-                default:
-                    break;
+            if (event.type() == LeadershipEvent.Type.LEADER_CHANGED
+                    || event.type() == LeadershipEvent.Type.LEADER_AND_CANDIDATES_CHANGED) {
+                handoff.execute("leadership " + event.type(), () -> leadershipChanged(event.subject().leaderNodeId()));
             }
         }
     }

@@ -1,5 +1,6 @@
 package org.hybridlb.app.onos;
 
+import java.util.Map;
 import java.util.Set;
 import org.hybridlb.app.core.HybridlbApi;
 
@@ -13,6 +14,12 @@ public interface HybridlbService {
 
     /** Configured SMux ids. */
     Set<String> smuxIds();
+
+    /**
+     * Fabric switches meant to be HMuxes whose ONOS device cannot be one (its driver lacks the
+     * Nicira set-tunnel-destination extension), with the reason and the netcfg that fixes it.
+     */
+    Map<String, String> unfitForHmux();
 
     /** Why the last network configuration was refused, or null when it was applied. */
     String lastConfigError();

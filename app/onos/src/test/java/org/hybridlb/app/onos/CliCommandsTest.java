@@ -73,6 +73,21 @@ public class CliCommandsTest {
     }
 
     @Test
+    public void switchesSayWhyOneCannotBeAnHmux() throws Exception {
+        app.onos.driverChanged("tor1", false);   // Open vSwitch 3.x under ONOS 2.7: the "default" driver
+        app.settle();
+        String text = run(CliAccess.switches(), false);
+        assertTrue(text, text.startsWith("tor1       role=tor  up=true  drained=false vips=[]\n"
+                + "  cannot be an HMux: of:tor1 cannot be an HMux: its ONOS driver \"default\""));
+        assertTrue(text, text.contains("set it in the network configuration: "
+                + "{\"devices\": {\"of:tor1\": {\"basic\": {\"driver\": \"ovs\"}}}}\n"));
+        JsonNode j = Json.MAPPER.readTree(run(CliAccess.switches(), true));
+        assertEquals(Json.MAPPER.readTree(Json.write(java.util.Map.of("switches", app.manager.api().switches()))), j);
+        String assignment = run(CliAccess.assignment(), false);
+        assertTrue(assignment, assignment.contains("\ntor1 cannot be an HMux: of:tor1 cannot be an HMux: its ONOS driver"));
+    }
+
+    @Test
     public void anUnknownVipIsAnErrorNamingIt() throws Exception {
         PrintStream err = System.err;
         ByteArrayOutputStream e = new ByteArrayOutputStream();

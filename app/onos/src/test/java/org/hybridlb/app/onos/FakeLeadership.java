@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.onlab.packet.IpAddress;
 import org.onosproject.cluster.ClusterServiceAdapter;
 import org.onosproject.cluster.ControllerNode;
@@ -23,7 +22,7 @@ import org.onosproject.cluster.NodeId;
  */
 final class FakeLeadership {
     private final Map<String, Leadership> topics = new HashMap<>();
-    private final List<LeadershipEventListener> listeners = new CopyOnWriteArrayList<>();
+    final Listeners<LeadershipEvent, LeadershipEventListener> listeners = new Listeners<>();
     private long term;
 
     /** The services one instance (node {@code id}) sees. */
@@ -67,12 +66,12 @@ final class FakeLeadership {
 
         @Override
         public void addListener(LeadershipEventListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(LeadershipEventListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
     }
 
@@ -120,6 +119,11 @@ final class FakeLeadership {
 
     /** Moves the leadership of {@code topic} to {@code id} (a candidate or not), as after a partition. */
     void elect(String topic, String id) {
+        listeners.post(electSilently(topic, id));
+    }
+
+    /** {@link #elect} without telling anyone: returns the event ONOS would post. */
+    LeadershipEvent electSilently(String topic, String id) {
         Leadership l;
         synchronized (this) {
             Leadership old = topics.get(topic);
@@ -130,7 +134,7 @@ final class FakeLeadership {
             l = new Leadership(topic, newLeader(NodeId.nodeId(id)), candidates);
             topics.put(topic, l);
         }
-        post(l);
+        return new LeadershipEvent(LeadershipEvent.Type.LEADER_CHANGED, l);
     }
 
     private Leader newLeader(NodeId id) {
@@ -138,11 +142,6 @@ final class FakeLeadership {
     }
 
     private void post(Leadership l) {
-        LeadershipEvent e = new LeadershipEvent(LeadershipEvent.Type.LEADER_CHANGED, l);
-        for (LeadershipEventListener listener : listeners) {
-            if (listener.isRelevant(e)) {
-                listener.event(e);
-            }
-        }
+        listeners.post(new LeadershipEvent(LeadershipEvent.Type.LEADER_CHANGED, l));
     }
 }

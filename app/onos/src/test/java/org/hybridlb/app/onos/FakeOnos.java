@@ -18,6 +18,7 @@ import java.util.stream.Collectors;
 import org.hybridlb.app.core.Json;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.port.SmuxControl;
+import org.hybridlb.app.onos.fabric.GroupConfirmation;
 import org.onlab.graph.ScalarWeight;
 import org.onlab.packet.Ip4Address;
 import org.onlab.packet.IpAddress;
@@ -57,6 +58,8 @@ import org.onosproject.net.group.Group;
 import org.onosproject.net.group.GroupBuckets;
 import org.onosproject.net.group.GroupDescription;
 import org.onosproject.net.group.GroupKey;
+import org.onosproject.net.group.GroupEvent;
+import org.onosproject.net.group.GroupListener;
 import org.onosproject.net.group.GroupServiceAdapter;
 import org.onosproject.net.host.HostServiceAdapter;
 import org.onosproject.net.link.LinkListener;
@@ -134,6 +137,24 @@ final class FakeOnos {
         };
     }
 
+    /**
+     * Every fabric port of {@code name} goes down while its OpenFlow session stays up: ONOS removes
+     * its links, the device stays available. Returns what puts the links back.
+     */
+    Runnable isolate(String name) {
+        List<Link> gone = links.removeOf(NetTestTools.did(name));
+        return () -> gone.forEach(links::add);
+    }
+
+    /** An operator deletes the device from ONOS: its links go, then DEVICE_REMOVED. */
+    void removeDevice(String name) {
+        DeviceId id = NetTestTools.did(name);
+        Device d = devices.devices.remove(id);
+        devices.up.remove(id);
+        links.removeOf(id);
+        devices.listeners.post(new DeviceEvent(DeviceEvent.Type.DEVICE_REMOVED, d));
+    }
+
     /** Takes a device down (or up) and tells the listeners, as the device subsystem would. */
     void setAvailable(String name, boolean up) {
         DeviceId id = NetTestTools.did(name);
@@ -142,10 +163,21 @@ final class FakeOnos {
         } else {
             devices.up.remove(id);
         }
-        DeviceEvent e = new DeviceEvent(DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED, devices.devices.get(id));
-        for (DeviceListener l : devices.listeners) {
-            l.event(e);
+        devices.listeners.post(new DeviceEvent(DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED, devices.devices.get(id)));
+    }
+
+    /**
+     * The operator gives {@code name} ONOS's {@code ovs} driver in netcfg (or takes it away): ONOS
+     * binds the new driver and posts DEVICE_UPDATED.
+     */
+    void driverChanged(String name, boolean ovs) {
+        DeviceId id = NetTestTools.did(name);
+        if (ovs) {
+            drivers.notOvs.remove(id);
+        } else {
+            drivers.notOvs.add(id);
         }
+        devices.listeners.post(new DeviceEvent(DeviceEvent.Type.DEVICE_UPDATED, devices.devices.get(id)));
     }
 
     // ---- services -------------------------------------------------------------------------------
@@ -154,6 +186,24 @@ final class FakeOnos {
         final Map<FlowId, FlowEntry> entries = new LinkedHashMap<>();
         /** When set, the next batch fails (the device refused it). */
         volatile boolean failNext;
+        /** While set, batches are applied but their confirmation (the barrier reply) waits for {@link #release}. */
+        volatile boolean holdConfirmations;
+        private final List<FlowRuleOperations> held = new ArrayList<>();
+
+        /** Confirms every batch held so far and stops holding. */
+        void release() {
+            List<FlowRuleOperations> done;
+            synchronized (this) {
+                holdConfirmations = false;
+                done = new ArrayList<>(held);
+                held.clear();
+            }
+            done.forEach(o -> o.callback().onSuccess(o));
+        }
+
+        synchronized int held() {
+            return held.size();
+        }
 
         @Override
         public synchronized void apply(FlowRuleOperations ops) {
@@ -181,6 +231,10 @@ final class FakeOnos {
                     }
                 }
             }
+            if (holdConfirmations) {
+                held.add(ops);
+                return;
+            }
             ops.callback().onSuccess(ops);
         }
 
@@ -206,16 +260,32 @@ final class FakeOnos {
         }
     }
 
+    /**
+     * ONOS's group store and OpenFlow group provider. By default a write is confirmed at once
+     * (ADDED). With {@link #confirmOnPoll} it stays PENDING_ADD / PENDING_UPDATE until the
+     * provider's group-stats poll ({@link #poll}, or every {@link #startPolling} period) finds it
+     * on the switch, as ONOS 2.7's OpenFlow group provider does; a key in {@link #refuse} is
+     * refused by the switch: GROUP_ADD_FAILED / GROUP_UPDATE_FAILED, and the store drops it.
+     * Events reach the listeners through ONOS's own {@link ListenerRegistry}.
+     */
     final class Groups extends GroupServiceAdapter {
         final Map<DeviceId, Map<GroupKey, Group>> groups = new HashMap<>();
+        final Listeners<GroupEvent, GroupListener> listeners = new Listeners<>();
+        volatile boolean confirmOnPoll;
+        final Set<String> refuse = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        private java.util.concurrent.ScheduledExecutorService poller;
         private int nextId = 0x1000;
 
         @Override
         public synchronized void addGroup(GroupDescription d) {
             DefaultGroup g = new DefaultGroup(GroupId.valueOf(nextId++), d);
-            g.setState(Group.GroupState.ADDED);
-            groups.computeIfAbsent(d.deviceId(), k -> new LinkedHashMap<>()).put(d.appCookie(), g);
             log.add("group+ " + d.deviceId() + " " + text(d.appCookie()));
+            if (refuse.contains(text(d.appCookie()))) {
+                listeners.process(new GroupEvent(GroupEvent.Type.GROUP_ADD_FAILED, g));
+                return;
+            }
+            g.setState(confirmOnPoll ? Group.GroupState.PENDING_ADD : Group.GroupState.ADDED);
+            groups.computeIfAbsent(d.deviceId(), k -> new LinkedHashMap<>()).put(d.appCookie(), g);
         }
 
         @Override
@@ -229,9 +299,57 @@ final class FakeOnos {
             Group old = getGroup(deviceId, oldCookie);
             DefaultGroup g = new DefaultGroup(old.id(), new DefaultGroupDescription(deviceId, old.type(), buckets,
                     newCookie, old.id().id(), appId));
-            g.setState(Group.GroupState.ADDED);
-            groups.get(deviceId).put(newCookie, g);
             log.add("group* " + deviceId + " " + text(newCookie));
+            if (refuse.contains(text(newCookie))) {
+                groups.get(deviceId).remove(oldCookie);
+                listeners.process(new GroupEvent(GroupEvent.Type.GROUP_UPDATE_FAILED, g));
+                return;
+            }
+            g.setState(confirmOnPoll ? Group.GroupState.PENDING_UPDATE : Group.GroupState.ADDED);
+            groups.get(deviceId).put(newCookie, g);
+        }
+
+        /** The provider's group-stats poll: every pending group is found on its switch. */
+        synchronized void poll() {
+            for (Map<GroupKey, Group> onDevice : groups.values()) {
+                for (Group g : onDevice.values()) {
+                    if (g.state() == Group.GroupState.PENDING_ADD || g.state() == Group.GroupState.PENDING_UPDATE) {
+                        GroupEvent.Type t = g.state() == Group.GroupState.PENDING_ADD
+                                ? GroupEvent.Type.GROUP_ADDED : GroupEvent.Type.GROUP_UPDATED;
+                        ((DefaultGroup) g).setState(Group.GroupState.ADDED);
+                        listeners.process(new GroupEvent(t, g));
+                    }
+                }
+            }
+        }
+
+        /** Groups are confirmed only by a poll every {@code periodMillis}, as groupPollInterval does. */
+        synchronized void startPolling(long periodMillis) {
+            confirmOnPoll = true;
+            poller = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+            poller.scheduleAtFixedRate(this::poll, periodMillis, periodMillis,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        void stopPolling() {
+            if (poller != null) {
+                poller.shutdownNow();
+            }
+        }
+
+        synchronized long pending() {
+            return groups.values().stream().flatMap(m -> m.values().stream())
+                    .filter(g -> g.state() != Group.GroupState.ADDED).count();
+        }
+
+        @Override
+        public void addListener(GroupListener l) {
+            listeners.addListener(l);
+        }
+
+        @Override
+        public void removeListener(GroupListener l) {
+            listeners.removeListener(l);
         }
 
         @Override
@@ -257,10 +375,17 @@ final class FakeOnos {
         }
     }
 
+    /** The app's group rule on these groups, registered as ONOS's would be ({@code pollSeconds}: the provider's). */
+    GroupConfirmation confirmation(int pollSeconds) {
+        GroupConfirmation c = new GroupConfirmation(APP, () -> pollSeconds, System::currentTimeMillis);
+        groups.addListener(c);
+        return c;
+    }
+
     static final class Devices extends DeviceServiceAdapter {
         final Map<DeviceId, Device> devices = new LinkedHashMap<>();
         final Set<DeviceId> up = new HashSet<>();
-        final List<DeviceListener> listeners = new CopyOnWriteArrayList<>();
+        final Listeners<DeviceEvent, DeviceListener> listeners = new Listeners<>();
 
         @Override
         public Iterable<Device> getDevices() {
@@ -286,18 +411,18 @@ final class FakeOnos {
 
         @Override
         public void addListener(DeviceListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(DeviceListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
     }
 
     static final class Links extends LinkServiceAdapter {
         final List<Link> links = new CopyOnWriteArrayList<>();
-        final List<LinkListener> listeners = new CopyOnWriteArrayList<>();
+        final Listeners<org.onosproject.net.link.LinkEvent, LinkListener> listeners = new Listeners<>();
 
         /** Removes the links of {@code device} and tells the listeners, as ONOS does when it goes down. */
         List<Link> removeOf(DeviceId device) {
@@ -319,9 +444,7 @@ final class FakeOnos {
         }
 
         private void fire(org.onosproject.net.link.LinkEvent e) {
-            for (LinkListener l : listeners) {
-                l.event(e);
-            }
+            listeners.post(e);
         }
 
         @Override
@@ -331,27 +454,28 @@ final class FakeOnos {
 
         @Override
         public void addListener(LinkListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(LinkListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
     }
 
     static final class Hosts extends HostServiceAdapter {
         final List<Host> hosts = new CopyOnWriteArrayList<>();
-        final List<org.onosproject.net.host.HostListener> listeners = new CopyOnWriteArrayList<>();
+        final Listeners<org.onosproject.net.host.HostEvent, org.onosproject.net.host.HostListener> listeners =
+                new Listeners<>();
 
         @Override
         public void addListener(org.onosproject.net.host.HostListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(org.onosproject.net.host.HostListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
 
         /**
@@ -377,9 +501,7 @@ final class FakeOnos {
         }
 
         private void fire(org.onosproject.net.host.HostEvent e) {
-            for (org.onosproject.net.host.HostListener l : listeners) {
-                l.event(e);
-            }
+            listeners.post(e);
         }
 
         @Override
@@ -499,16 +621,31 @@ final class FakeOnos {
         }
     }
 
-    /** Drivers: every device is Open vSwitch unless listed in {@link #notOvs}. */
+    /**
+     * Drivers: every device has ONOS's {@code ovs} driver (with the Nicira extensions) unless listed
+     * in {@link #notOvs}: those have the {@code default} one, as ONOS 2.7 gives Open vSwitch 3.x.
+     */
     static final class Drivers extends DriverServiceAdapter {
-        final Set<DeviceId> notOvs = new HashSet<>();
+        final Set<DeviceId> notOvs = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        @Override
+        public Driver getDriver(DeviceId deviceId) {
+            String name = notOvs.contains(deviceId) ? "default" : "ovs";
+            return (Driver) java.lang.reflect.Proxy.newProxyInstance(Driver.class.getClassLoader(),
+                    new Class<?>[] {Driver.class}, (proxy, method, args) -> {
+                        if ("name".equals(method.getName())) {
+                            return name;
+                        }
+                        throw new UnsupportedOperationException(method.getName());
+                    });
+        }
 
         @Override
         public DriverHandler createHandler(DeviceId deviceId, String... credentials) {
             return new DriverHandler() {
                 @Override
                 public Driver driver() {
-                    return null;
+                    return getDriver(deviceId);
                 }
 
                 @Override
@@ -536,7 +673,7 @@ final class FakeOnos {
     /** The route service with the SMux aggregate announcements (FPM/BGP) in it. */
     static final class Routes implements RouteService {
         final Map<String, Set<String>> nextHops = new LinkedHashMap<>();
-        final List<RouteListener> listeners = new CopyOnWriteArrayList<>();
+        final Listeners<RouteEvent, RouteListener> listeners = new Listeners<>();
 
         @Override
         public Collection<RouteInfo> getRoutes(RouteTableId id) {
@@ -555,9 +692,7 @@ final class FakeOnos {
 
         void announce(String prefix, String... via) {
             nextHops.put(prefix, new HashSet<>(Arrays.asList(via)));
-            for (RouteListener l : listeners) {
-                l.event(new RouteEvent(RouteEvent.Type.ROUTE_UPDATED, null));
-            }
+            listeners.post(new RouteEvent(RouteEvent.Type.ROUTE_UPDATED, null));
         }
 
         @Override
@@ -587,17 +722,17 @@ final class FakeOnos {
 
         @Override
         public void addListener(RouteListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(RouteListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
     }
 
     /** SMuxes that keep the last table they were sent (the SMux control API). */
-    final class Smuxes implements SmuxControl, org.hybridlb.app.onos.fabric.SmuxMetrics {
+    final class Smuxes implements SmuxControl {
         final Map<String, SmuxTable> tables = new HashMap<>();
         /** VIP -> pinned connections the HMux hash would move (GET /connections/diverging); none by default. */
         final Map<String, Long> diverging = new HashMap<>();
@@ -607,23 +742,18 @@ final class FakeOnos {
             return new HashMap<>(diverging);
         }
 
-        /** smux id -> "vip proto port" -> hlb_smux_vip_bytes_total; an SMux not in here does not answer. */
+        /** smux id -> "vip proto port" -> bytes forwarded (GET /stats); an SMux not in here does not answer. */
         final Map<String, Map<String, Long>> vipBytes = new HashMap<>();
 
         @Override
-        public synchronized String metrics(String smuxId) {
+        public synchronized Map<String, Long> vipBytes(String smuxId) {
             Map<String, Long> c = vipBytes.get(smuxId);
             if (c == null) {
                 throw new org.hybridlb.app.core.port.SouthboundException(smuxId + " unreachable");
             }
-            StringBuilder out = new StringBuilder("# TYPE hlb_smux_vip_bytes_total counter\n");
-            c.forEach((k, v) -> {
-                String[] f = k.split(" ");
-                out.append("hlb_smux_vip_bytes_total{vip=\"").append(f[0]).append("\",proto=\"").append(f[1])
-                        .append("\",port=\"").append(f[2]).append("\"} ").append(v).append('\n');
-            });
-            out.append("hlb_smux_vip_packets_total{vip=\"10.100.0.1\",proto=\"tcp\",port=\"80\"} 999999\n");
-            return out.toString();
+            Map<String, Long> out = new HashMap<>();
+            c.forEach((service, bytes) -> out.merge(service.split(" ")[0], bytes, Long::sum));
+            return out;
         }
 
         @Override

@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.app.core.view.SwitchView;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.VipTraffic;
 import org.junit.After;
@@ -64,7 +66,7 @@ public class HybridlbManagerTest {
 
     static final class Netcfg extends NetworkConfigRegistryAdapter {
         HybridlbConfig config;
-        final List<NetworkConfigListener> listeners = new ArrayList<>();
+        final Listeners<NetworkConfigEvent, NetworkConfigListener> listeners = new Listeners<>();
 
         @Override
         @SuppressWarnings("unchecked")
@@ -74,12 +76,12 @@ public class HybridlbManagerTest {
 
         @Override
         public void addListener(NetworkConfigListener l) {
-            listeners.add(l);
+            listeners.addListener(l);
         }
 
         @Override
         public void removeListener(NetworkConfigListener l) {
-            listeners.remove(l);
+            listeners.removeListener(l);
         }
 
         void push(HybridlbConfig c) {
@@ -87,11 +89,7 @@ public class HybridlbManagerTest {
             config = c;
             NetworkConfigEvent e = new NetworkConfigEvent(NetworkConfigEvent.Type.CONFIG_UPDATED, FakeOnos.APP, c,
                     before, HybridlbConfig.class);
-            for (NetworkConfigListener l : new ArrayList<>(listeners)) {
-                if (l.isRelevant(e)) {
-                    l.event(e);
-                }
-            }
+            listeners.post(e);
         }
     }
 
@@ -214,6 +212,7 @@ public class HybridlbManagerTest {
     }
 
     static void settle(HybridlbManager m) {
+        m.awaitEvents(10_000);          // the events handed to the app's thread, then the controller
         if (m.controller() != null) {   // a standby instance has no loop
             m.controller().awaitIdle(10_000);
         }
@@ -226,9 +225,7 @@ public class HybridlbManagerTest {
     }
 
     String placement() {
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = (Map<String, String>) manager.api().assignment().get("installed");
-        return installed.get(VIP);
+        return manager.api().assignment().installed.get(VIP);
     }
 
     /** Gives the VIP traffic, re-assigns and returns its HMux (tor1 or tor2). */
@@ -407,6 +404,7 @@ public class HybridlbManagerTest {
         bad.putArray("hosts").addObject().put("id", "h12").put("ip", "10.0.1.2").put("tor", "tor1")
                 .put("agentUrl", "ftp://10.254.1.2");
         netcfg.push(config(bad));
+        settle();
         assertTrue(manager.lastConfigError(), manager.lastConfigError().contains("/hosts/0/agentUrl"));
     }
 
@@ -432,6 +430,78 @@ public class HybridlbManagerTest {
         }
         assertFalse(onos.log.stream().anyMatch(l -> l.startsWith("flow") && l.contains("of:" + hmux + " ")));
         assertTrue(Json.write(manager.api().assignment()).contains("\"downSwitches\":[\"" + hmux + "\"]"));
+    }
+
+    /**
+     * ONOS 2.7's OpenFlow group provider marks groups ADDED only from its group-stats poll, here
+     * every 6 s: longer than the 5 s the app once waited for ADDED before rolling the wave back.
+     */
+    @Test
+    public void wavesCompleteWithoutRollbackWhileGroupsWaitForTheStatsPoll() throws Exception {
+        onos.groups.startPolling(6_000);
+        try {
+            activate(configJson(true));
+            String hmux = placedOnHmux();
+            String other = hmux.equals("tor1") ? "tor2" : "tor1";
+            manager.api().setDrained(hmux, true);   // the VIP moves to the other ToR through the SMuxes
+            waitFor(() -> other.equals(placement()), 30_000);
+            settle();
+            assertEquals(0, manager.api().stats().controller.rollbacks);
+            JsonNode recent = Json.MAPPER.valueToTree(manager.api().migrations()).path("recent");
+            assertTrue(recent.toString(), recent.size() >= 2);
+            for (JsonNode m : recent) {
+                assertEquals(m.toString(), "done", m.path("state").asText());
+            }
+            assertNull(manager.api().assignment().lastError);
+            // the poll confirms every group later; nothing is rewritten because of it
+            waitFor(() -> onos.groups.pending() == 0, 15_000);
+            assertTrue(manager.programmer().installedOn(other).containsKey(VIP));
+        } finally {
+            onos.groups.stopPolling();
+        }
+    }
+
+    static void waitFor(java.util.function.BooleanSupplier condition, long millis) throws InterruptedException {
+        long end = System.currentTimeMillis() + millis;
+        while (!condition.getAsBoolean()) {
+            assertTrue("condition not met within " + millis + " ms", System.currentTimeMillis() < end);
+            Thread.sleep(20);
+        }
+    }
+
+    /**
+     * ONOS 2.7 gives Open vSwitch 3.x its "default" driver, without the Nicira set-tunnel-destination
+     * extension every HMux bucket needs: such a switch gets no VIP (nothing to roll back), and the
+     * app says which device and what to set, in the service (Karaf) and the REST status.
+     */
+    @Test
+    public void aSwitchWhoseDriverLacksTheNiciraExtensionGetsNoVipAndTheFixIsShown() {
+        onos.drivers.notOvs.add(NetTestTools.did("tor1"));
+        activate(configJson(true));
+        manager.api().setDrained("tor2", true);   // tor1 would be the only HMux for the VIP
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        assertEquals("smux", placement());
+        assertEquals(0, manager.api().stats().controller.rollbacks);
+        assertNull(manager.api().assignment().lastError);
+        String why = manager.unfitForHmux().get("tor1");
+        assertNotNull(manager.unfitForHmux().toString(), why);
+        assertTrue(why, why.startsWith("of:tor1 cannot be an HMux: its ONOS driver \"default\" has no Nicira "
+                + "set-tunnel-destination extension"));
+        assertTrue(why, why.endsWith("{\"devices\": {\"of:tor1\": {\"basic\": {\"driver\": \"ovs\"}}}}"));
+        assertEquals(Set.of("tor1"), manager.unfitForHmux().keySet());
+        SwitchView tor1 = manager.api().switches().stream().filter(x -> "tor1".equals(x.id)).findFirst().orElseThrow();
+        assertEquals(why, tor1.hmuxUnfit);
+        assertEquals(Map.of("tor1", why), manager.api().assignment().hmuxUnfit);
+
+        // the operator sets the "ovs" driver in netcfg: ONOS re-binds it, and the switch can serve
+        onos.driverChanged("tor1", true);
+        settle();
+        manager.api().reassignNow();
+        settle();
+        assertEquals("tor1", placement());
+        assertEquals(Map.of(), manager.api().assignment().hmuxUnfit);
     }
 
     @Test
@@ -542,10 +612,12 @@ public class HybridlbManagerTest {
         }
 
         cluster.elect(HybridlbManager.LEADERSHIP_TOPIC, "onos-2");   // and stops when it no longer does
+        settle();
         assertNull(manager.controller());
         onos.log.clear();
         onos.setAvailable("tor1", false);
         netcfg.push(config(configJson(false)));
+        settle();
         assertTrue(onos.log.toString(), onos.log.isEmpty());
         assertEquals(503, apiError(() -> manager.api().assignment()).status);
         assertTrue(onos.devices.listeners.isEmpty());
@@ -567,12 +639,12 @@ public class HybridlbManagerTest {
 
         manager.deactivateKeepingRules();   // the leader's instance goes away: onos-2 leads
         active = false;
+        second.awaitEvents(10_000);
         assertEquals("onos-2", second.leader().id());
         settle(second);
         try {
             assertEquals(1, second.api().vips().size());
-            @SuppressWarnings("unchecked")
-            Map<String, String> installed = (Map<String, String>) second.api().assignment().get("installed");
+            Map<String, String> installed = second.api().assignment().installed;
             assertEquals(hmux, installed.get(VIP));
             // It resumes from the ConsistentMap: the devices already hold that state, nothing is rewritten.
             assertEquals(flows, onos.flows.entries.size());
@@ -647,9 +719,7 @@ public class HybridlbManagerTest {
     }
 
     String placementOf(String vip) {
-        @SuppressWarnings("unchecked")
-        Map<String, String> installed = (Map<String, String>) manager.api().assignment().get("installed");
-        return installed.get(vip);
+        return manager.api().assignment().installed.get(vip);
     }
 
     void trafficFromTor2(String... vips) {
@@ -696,21 +766,21 @@ public class HybridlbManagerTest {
                 onos.log.stream().anyMatch(l -> l.startsWith("group") && l.contains("hlb:vip:" + v2)));
         assertFalse("in place, no detour through the SMux: " + onos.log,
                 onos.log.stream().anyMatch(l -> l.startsWith("flow- ")));
-        Map<String, Object> a = manager.api().assignment();
-        assertNull(Json.write(a), a.get("lastError"));
-        @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> health = (Map<String, Map<String, Object>>) a.get("dipHealth");
-        assertEquals(Json.write(a), "unreachable", health.get("10.0.1.2").get("state"));
-        assertEquals("its switch tor1 is down", health.get("10.0.1.2").get("reason"));
+        AssignmentView a = manager.api().assignment();
+        assertNull(Json.write(a), a.lastError);
+        Map<String, AssignmentView.DipHealth> health = a.dipHealth;
+        assertEquals(Json.write(a), "unreachable", health.get("10.0.1.2").state);
+        assertEquals("its switch tor1 is down", health.get("10.0.1.2").reason);
 
         // tor1 is back and its hosts are learned again: the DIP returns (through the SMux, Duet 3.5.2)
         recover.run();
+        settle();
         manager.api().reassignNow();
         settle();
         assertEquals(Set.of("10.0.1.2", "10.0.2.2"), smuxDips(VIP));
         assertEquals("tor2", placementOf(VIP));
         assertEquals(Set.of("10.0.1.2", "10.0.2.2"), tunnelDsts("tor2", VIP));
-        assertEquals(Map.of(), manager.api().assignment().get("dipHealth"));
+        assertEquals(Map.of(), manager.api().assignment().dipHealth);
     }
 
     @Test
@@ -739,7 +809,88 @@ public class HybridlbManagerTest {
         assertEquals(Set.of("10.0.2.2"), smuxDips(VIP));
         assertEquals("re-placed on the live ToR", "tor2", placement());
         assertEquals(Set.of("10.0.2.2"), tunnelDsts("tor2", VIP));
-        assertNull(manager.api().assignment().get("lastError"));
+        assertNull(manager.api().assignment().lastError);
+    }
+
+    /** No flow points at a group towards {@code sw}, and no such group is left on any device. */
+    void assertNothingTowards(String sw) {
+        for (String d : DEVICES) {
+            for (Group g : onos.groups.getGroups(NetTestTools.did(d))) {
+                String k = FakeOnos.text(g.appCookie());
+                assertFalse(d + " still holds " + k, k.equals("hlb:to:" + sw) || k.startsWith("hlb:ff:" + sw + "|")
+                        || k.equals("hlb:alive:" + sw));
+            }
+        }
+    }
+
+    @Test
+    public void anHmuxWhoseFabricPortsAreAllDownFailsOverAndNoGroupTowardsItIsLeft() throws Exception {
+        ObjectNode json = configJson(false);
+        ((ArrayNode) json.get("vips")).add(vip(VIP, "10.0.1.2", "10.0.2.2"));
+        json.put("fastFailover", true);
+        activate(json);
+        // traffic from the Internet (it enters at the spines), so it still reaches the part left
+        manager.controller().trafficMeasured(new TrafficInterval(0, 0, 10,
+                List.of(new VipTraffic(VIP, Map.of(VipTraffic.INTERNET, 2e8), null))));
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        assertTrue(hmux, hmux.equals("tor1") || hmux.equals("tor2"));
+        String other = hmux.equals("tor1") ? "tor2" : "tor1";
+        String lost = hmux.equals("tor1") ? "10.0.1.2" : "10.0.2.2";
+
+        Runnable back = onos.isolate(hmux);   // ports down, OpenFlow session up: still available in ONOS
+        settle();
+        assertTrue(onos.devices.isAvailable(NetTestTools.did(hmux)));
+        AssignmentView a = manager.api().assignment();
+        assertNull(Json.write(a), a.lastError);
+        assertEquals(Map.of(hmux, "no live fabric link"), a.cutOffSwitches);
+        assertEquals(other, placement());
+        assertNothingTowards(hmux);
+        for (String d : DEVICES) {
+            if (!d.equals(hmux)) {
+                assertFalse(d, onos.flows.on(d).stream().anyMatch(f -> f.priority() == 2000
+                        && f.treatment().allInstructions().toString().contains("hlb:to:" + hmux)));
+            }
+        }
+        assertEquals("the DIP behind it is unreachable", Set.of(other.equals("tor1") ? "10.0.1.2" : "10.0.2.2"),
+                tunnelDsts(other));
+        assertEquals("its switch " + hmux + " counts as down: no live fabric link", a.dipHealth.get(lost).reason);
+
+        back.run();   // the ports come back: the switch serves again
+        settle();
+        assertEquals(Map.of(), manager.api().assignment().cutOffSwitches);
+        manager.api().reassignNow();
+        settle();
+        assertNull(manager.api().assignment().lastError);
+    }
+
+    @Test
+    public void withOneSwitchDeletedAndAnotherIsolatedVipsArePlacedOnTheConnectedPart() throws Exception {
+        onos.device("tor3");
+        onos.link("tor3", 1, "spine1", 3);
+        onos.link("tor3", 2, "spine2", 3);
+        ObjectNode json = configJson(false);
+        ((ObjectNode) json.get("switches")).putObject("of:tor3").put("id", "tor3").put("role", "tor").put("pod", 2)
+                .put("tunnelPort", 100);
+        ((ArrayNode) json.get("vips")).add(vip(VIP, "10.0.1.2", "10.0.2.2"));
+        activate(json);
+        onos.isolate("tor3");          // every fabric port of tor3 down, its OpenFlow session up
+        settle();
+        onos.removeDevice("spine1");   // an operator deletes spine1
+        settle();
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        String hmux = placement();
+        AssignmentView a = manager.api().assignment();
+        assertNull("no 'the fabric is not connected': " + Json.write(a), a.lastError);
+        assertEquals(Json.write(a), Map.of("tor3", "no live fabric link"), a.cutOffSwitches);
+        List<String> down = a.downSwitches;
+        assertEquals(Set.of("spine1", "tor3"), new TreeSet<>(down));
+        assertTrue(hmux + " " + Json.write(a) + Json.write(manager.api().migrations()),
+                hmux.equals("tor1") || hmux.equals("tor2"));
+        assertNothingTowards("spine1");
     }
 
     @Test
@@ -772,8 +923,10 @@ public class HybridlbManagerTest {
         assertTrue(first, "tor1".equals(first) || "tor3".equals(first));
         String other = "tor1".equals(first) ? "tor3" : "tor1";
         onos.setAvailable(first, false);
+        settle();
         assertEquals("one location is down: the other one", other, torOf.get());
         onos.setAvailable(other, false);
+        settle();
         assertTrue(torOf.get(), "tor1".equals(torOf.get()) || "tor3".equals(torOf.get()));
     }
 
@@ -795,6 +948,7 @@ public class HybridlbManagerTest {
         ObjectNode bad = configJson(true);
         bad.put("fastFailover", "yes");
         netcfg.push(config(bad));
+        settle();
         assertTrue(manager.lastConfigError(), manager.lastConfigError().contains("/fastFailover"));
     }
 }

@@ -74,7 +74,7 @@ public class OnosHmuxProgrammerTest {
         view = new FabricView(sw, List.of(), List.of(),
                 List.of(new Smux("smux-1", "10.0.2.9", "tor2", 1e10)));
         programmer = new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
-                onos.hosts, onos.drivers, () -> view, records, 1000);
+                onos.hosts, onos.drivers, () -> view, records, 1000, onos.confirmation(10));
     }
 
     private static FabricView.SwitchSpec spec(String name, SwitchRole role, Integer pod, PortNumber tunnel) {
@@ -235,13 +235,36 @@ public class OnosHmuxProgrammerTest {
                 List.of(new Bucket("10.0.1.2", 1, null, 0))))));
         onos.log.clear();
         programmer.withdrawRoutes("tor1", List.of(VIP));
-        // Three routes toward tor1 gone, nothing on tor1, the other VIP's routes untouched.
-        assertEquals(3, onos.log.size());
-        for (String l : onos.log) {
+        // Three routes toward tor1 gone first, then the groups toward it nothing uses any more;
+        // nothing on tor1, the other VIP's routes untouched.
+        assertEquals(onos.log.toString(), 6, onos.log.size());
+        for (String l : onos.log.subList(0, 3)) {
             assertTrue(l, l.startsWith("flow- ") && l.contains(" p2000 ") && l.contains(VIP + "/32")
                     && !l.startsWith("flow- of:tor1"));
         }
+        assertEquals(Set.of("group- of:tor2 hlb:to:tor1", "group- of:spine1 hlb:to:tor1", "group- of:spine2 hlb:to:tor1"),
+                Set.copyOf(onos.log.subList(3, 6)));
         assertEquals(1, onos.flows.on("tor1").stream().filter(e -> e.priority() == 2000).count());
+    }
+
+    @Test
+    public void routesAndGroupsTowardASwitchOnosNoLongerKnowsAreWithdrawnByItsId() {
+        OnosHmuxProgrammer p = withFastFailover();
+        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
+        p.install("tor1", entry());
+        // tor1 is deleted from ONOS: it leaves the fabric view, its records stay
+        List<FabricView.SwitchSpec> left = new ArrayList<>();
+        view.switches().values().stream().filter(x -> !x.sw.id.equals("tor1")).forEach(left::add);
+        view = new FabricView(left, List.of(), List.of(), List.copyOf(view.smuxes().values()));
+        onos.devices.up.remove(NetTestTools.did("tor1"));
+        p.withdrawRoutes("tor1", List.of(VIP));
+        for (String d : List.of("tor2", "spine1", "spine2")) {
+            assertTrue(d, onos.flows.on(d).stream().noneMatch(f -> f.priority() == 2000));
+            for (String k : List.of("hlb:to:tor1", "hlb:alive:tor1", "hlb:ff:tor1|" + AGG)) {
+                assertNull(d + " " + k, groupOn(d, k));
+            }
+            assertNotNull(d + ": the SMux aggregate stays", groupOn(d, "hlb:agg:" + AGG));
+        }
     }
 
     @Test
@@ -292,6 +315,64 @@ public class OnosHmuxProgrammerTest {
         assertEquals(Map.of(), programmer.installedOn("tor1"));
     }
 
+    // ---- groups confirmed only by the group provider's stats poll (ONOS 2.7 OpenFlow) ---------------
+
+    @Test
+    public void anInstallDoesNotWaitForTheGroupStatsPoll() {
+        onos.groups.confirmOnPoll = true;   // nothing is ADDED until a poll that does not come here
+        long t0 = System.nanoTime();
+        programmer.install("tor1", entry());
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue("the programmer's timeout is 1000 ms; the install took " + ms + " ms", ms < 900);
+        assertTrue(onos.groups.pending() > 0);
+        assertEquals("pending groups are held: read-back finds the entry",
+                Set.of(VIP), programmer.installedOn("tor1").keySet());
+        onos.log.clear();
+        programmer.install("tor1", entry());
+        assertTrue("a pending group is not written again: " + onos.log,
+                onos.log.stream().noneMatch(l -> l.startsWith("group")));
+        onos.groups.poll();
+        assertEquals(0, onos.groups.pending());
+        assertEquals(Set.of(VIP), programmer.installedOn("tor1").keySet());
+    }
+
+    @Test
+    public void aGroupTheSwitchRefusesFailsTheInstallAndNoFlowPointsAtIt() {
+        onos.groups.confirmOnPoll = true;
+        onos.groups.refuse.add("hlb:vip:" + VIP + ":tcp/80");
+        try {
+            programmer.install("tor1", entry());
+            fail("a refused group went unnoticed");
+        } catch (SouthboundException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("hlb:vip:" + VIP + ":tcp/80 refused")
+                    && e.getMessage().contains("GROUP_ADD_FAILED"));
+        }
+        assertEquals(List.of(), onos.flows.on("tor1"));
+        onos.groups.refuse.clear();
+        programmer.install("tor1", entry());   // the core's repair writes it again
+        assertEquals(Set.of(VIP), programmer.installedOn("tor1").keySet());
+    }
+
+    @Test
+    public void aGroupStillPendingTwoPollsAfterItsWriteIsMissingAndWrittenAgain() {
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(0);
+        org.hybridlb.app.onos.fabric.GroupConfirmation rule =
+                new org.hybridlb.app.onos.fabric.GroupConfirmation(FakeOnos.APP, () -> 10, clock::get);
+        onos.groups.addListener(rule);
+        OnosHmuxProgrammer p = new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices,
+                onos.topology, onos.hosts, onos.drivers, () -> view, records, 1000, rule);
+        onos.groups.confirmOnPoll = true;
+        p.install("tor1", entry());
+        clock.addAndGet(rule.overdueAfterMillis() - 1);
+        assertEquals(Set.of(VIP), p.installedOn("tor1").keySet());
+        clock.addAndGet(2);   // two polls came and went: the switch never answered
+        assertEquals(Map.of(), p.installedOn("tor1"));
+        onos.log.clear();
+        p.install("tor1", entry());
+        assertTrue(onos.log.toString(), onos.log.contains("group* of:tor1 hlb:vip:" + VIP + ":tcp/80"));
+        assertEquals(Set.of(VIP), p.installedOn("tor1").keySet());
+    }
+
     @SuppressWarnings("unused")
     private static DeviceId did(String n) {
         return NetTestTools.did(n);
@@ -301,7 +382,7 @@ public class OnosHmuxProgrammerTest {
 
     private OnosHmuxProgrammer withFastFailover() {
         return new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
-                onos.hosts, onos.drivers, () -> view, records, 1000, () -> true);
+                onos.hosts, onos.drivers, () -> view, records, 1000, onos.confirmation(10), () -> true);
     }
 
     private Group groupOn(String device, String key) {

@@ -9,7 +9,6 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.glassfish.jersey.jdkhttp.JdkHttpServerFactory;
@@ -17,7 +16,18 @@ import org.glassfish.jersey.server.ResourceConfig;
 import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.HybridlbApi;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.MigrationRecord;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.app.core.view.ControllerCounters;
+import org.hybridlb.app.core.view.MigrationsView;
+import org.hybridlb.app.core.view.ReassignResult;
+import org.hybridlb.app.core.view.SmuxView;
+import org.hybridlb.app.core.view.StatsView;
+import org.hybridlb.app.core.view.SwitchView;
 import org.hybridlb.app.core.rest.HybridlbRestApplication;
+import org.hybridlb.solver.model.MigrationPlan;
+import org.hybridlb.solver.model.MigrationStep;
+import org.hybridlb.solver.model.MigrationWave;
 import org.hybridlb.solver.model.Vip;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -94,88 +104,65 @@ class HybridlbCliTest {
         }
 
         @Override
-        public Map<String, Object> assignment() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("installed", Map.of("10.100.0.1", "tor-0-1"));
-            m.put("algorithm", "sticky");
-            m.put("target", Map.of("10.100.0.1", "agg-0-0"));
-            m.put("mru", 0.213);
-            m.put("hmuxTrafficShare", 0.93);
-            m.put("smuxCount", 1);
-            m.put("downSwitches", List.of("core-1"));
-            m.put("unhealthyDips", List.of("10.0.1.2"));
-            m.put("dipHealth", Map.of("10.0.1.2", Map.of("state", "unreachable", "reason", "its switch tor-1-0 is down")));
-            m.put("migrating", false);
-            return m;
+        public AssignmentView assignment() {
+            return new AssignmentView(Map.of("10.100.0.1", "tor-0-1"), "sticky", Map.of("10.100.0.1", "agg-0-0"),
+                    0.213, 0.93, 1, null, Map.of(), List.of("core-1"), Map.of(), Map.of(), List.of(), List.of("10.0.1.2"),
+                    Map.of("10.0.1.2", new AssignmentView.DipHealth("unreachable", "its switch tor-1-0 is down",
+                            "tor-1-0")), false, null);
         }
 
         @Override
-        public List<Map<String, Object>> switches() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("id", "agg-0-0");
-            m.put("role", "agg");
-            m.put("pod", 0);
-            m.put("up", true);
-            m.put("drained", true);
-            m.put("vips", List.of("10.100.0.1", "10.100.0.2"));
-            return List.of(m);
+        public List<SwitchView> switches() {
+            return List.of(new SwitchView("agg-0-0", "agg", 0, true, null, true, null, List.of("10.100.0.1", "10.100.0.2")));
         }
 
         @Override
-        public Map<String, Object> setDrained(String switchId, boolean drained) {
+        public SwitchView setDrained(String switchId, boolean drained) {
             calls.add((drained ? "drain " : "undrain ") + switchId);
             if (!switchId.equals("agg-0-0")) {
                 throw ApiException.notFound("switch", "no switch " + switchId);
             }
-            return Map.of("id", switchId, "drained", drained);
+            return new SwitchView(switchId, "agg", 0, true, null, drained, null, List.of());
         }
 
         @Override
-        public Map<String, Object> migrations() {
-            Map<String, Object> rec = new LinkedHashMap<>();
-            rec.put("id", 3);
-            rec.put("trigger", "DIP 10.0.0.4 added to 10.100.0.1");
-            rec.put("state", "done");
-            rec.put("nextWave", 3);
-            rec.put("plan", Map.of("waves", List.of(1, 2, 3)));
-            rec.put("startedMillis", 1763737200000L);
-            rec.put("endedMillis", 1763737200012L);
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("inFlight", null);
-            m.put("recent", List.of(rec));
-            return m;
+        public MigrationsView migrations() {
+            MigrationRecord rec = record(3, "DIP 10.0.0.4 added to 10.100.0.1", MigrationRecord.DONE, 3);
+            rec.nextWave = 3;
+            rec.startedMillis = 1763737200000L;
+            rec.endedMillis = 1763737200012L;
+            return new MigrationsView(null, List.of(rec));
         }
 
         @Override
-        public List<Map<String, Object>> smuxes() {
-            Map<String, Object> s = new LinkedHashMap<>();
-            s.put("id", "smux-0");
-            s.put("ip", "10.0.0.50");
-            s.put("tor", "tor-0-0");
-            s.put("live", false);
-            s.put("tableVersion", 7);
-            s.put("vips", 2);
-            return List.of(s);
+        public List<SmuxView> smuxes() {
+            return List.of(new SmuxView("smux-0", "10.0.0.50", "tor-0-0", 3.6e9, false, 7, 2));
         }
 
         @Override
-        public Map<String, Object> stats() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("hmuxBytesPerSecond", 1.25e8);
-            m.put("smuxBytesPerSecond", 1.25e6);
-            m.put("hmuxShare", 0.990099);
-            m.put("vips", List.of(Map.of("vip", "10.100.0.1", "bytesPerSecond", 1.25e8, "placement", "tor-0-1")));
-            m.put("controller", Map.of("reconciles", 12, "wavesApplied", 4, "rollbacks", 0, "failovers", 1,
-                    "repairs", 0, "lastReconcileMillis", 3.5));
-            return m;
+        public StatsView stats() {
+            return new StatsView(null, 1.25e8, 1.25e6, 0.990099,
+                    List.of(new StatsView.VipRate("10.100.0.1", 1.25e8, "tor-0-1")),
+                    new ControllerCounters(12, 4, 0, 1, 0, 0, 3.5));
         }
 
         @Override
-        public Map<String, Object> reassignNow() {
+        public ReassignResult reassignNow() {
             calls.add("reassign");
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("migration", Map.of("id", 4, "state", "running", "trigger", "reassign now", "plan", Map.of("waves", List.of(1, 2))));
-            m.put("target", Map.of());
+            return new ReassignResult(record(4, "reassign now", MigrationRecord.RUNNING, 2), Map.of(), null);
+        }
+
+        /** A migration record whose plan has {@code waves} waves of one step each. */
+        static MigrationRecord record(long id, String trigger, String state, int waves) {
+            List<MigrationWave> plan = new ArrayList<>();
+            for (int w = 0; w < waves; w++) {
+                plan.add(new MigrationWave(w, List.of(MigrationStep.announceOnSmux("10.100.0.1"))));
+            }
+            MigrationRecord m = new MigrationRecord();
+            m.id = id;
+            m.trigger = trigger;
+            m.state = state;
+            m.plan = new MigrationPlan(plan);
             return m;
         }
     }

@@ -5,7 +5,8 @@ import org.hybridlb.app.core.model.SmuxTable;
 
 /**
  * The SMux control API (smux/src/control.c): {@code PUT /table} replaces the whole versioned VIP
- * table atomically, {@code GET /table} returns the running one.
+ * table atomically, {@code GET /table} returns the running one; its counters and pinned connections
+ * are read for the traffic matrix and for pool-growth holds.
  */
 public interface SmuxControl {
     /** Sends {@code table}; throws when the SMux refuses it (400 invalid, 409 stale version) or is unreachable. */
@@ -21,5 +22,14 @@ public interface SmuxControl {
      */
     default Map<String, Long> divergingConnections(String smuxId) {
         throw new SouthboundException("SMux " + smuxId + ": this SMux client cannot count diverging connections");
+    }
+
+    /**
+     * Per VIP: IP bytes {@code smuxId} forwarded since each of its services' entries appeared (a
+     * counter: it only grows, and starts again from 0 when the VIP leaves the table and comes back;
+     * {@code GET /stats}). The traffic matrix is built from these.
+     */
+    default Map<String, Long> vipBytes(String smuxId) {
+        throw new SouthboundException("SMux " + smuxId + ": this SMux client cannot read counters");
     }
 }

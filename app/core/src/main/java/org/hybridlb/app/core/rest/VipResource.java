@@ -1,6 +1,7 @@
 package org.hybridlb.app.core.rest;
 
 import java.util.Map;
+import java.util.function.Supplier;
 import javax.ws.rs.Consumes;
 import javax.ws.rs.DELETE;
 import javax.ws.rs.GET;
@@ -19,47 +20,48 @@ import org.hybridlb.app.core.HybridlbApi;
 @Path("vips")
 @Produces(MediaType.APPLICATION_JSON)
 public class VipResource {
-    private final HybridlbApi api;
+    /** Asked on every request: it may answer 503 ({@link org.hybridlb.app.core.ApiException}). */
+    private final Supplier<HybridlbApi> api;
 
-    public VipResource(HybridlbApi api) {
+    public VipResource(Supplier<HybridlbApi> api) {
         this.api = api;
     }
 
     @GET
     public Response list() {
-        return Rest.run(() -> Rest.json(200, Map.of("vips", api.vips())));
+        return Rest.run(() -> Rest.json(200, Map.of("vips", api.get().vips())));
     }
 
     @PUT
     @Consumes(MediaType.APPLICATION_JSON)
     public Response replaceAll(String body) {
-        return Rest.run(() -> Rest.json(200, Map.of("vips", api.replaceVips(body))));
+        return Rest.run(() -> Rest.json(200, Map.of("vips", api.get().replaceVips(body))));
     }
 
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     public Response create(String body) {
-        return Rest.run(() -> Rest.json(201, api.createVip(body)));
+        return Rest.run(() -> Rest.json(201, api.get().createVip(body)));
     }
 
     @GET
     @Path("{vip}")
     public Response get(@PathParam("vip") String vip) {
-        return Rest.run(() -> Rest.json(200, api.vip(vip)));
+        return Rest.run(() -> Rest.json(200, api.get().vip(vip)));
     }
 
     @PUT
     @Path("{vip}")
     @Consumes(MediaType.APPLICATION_JSON)
     public Response replace(@PathParam("vip") String vip, String body) {
-        return Rest.run(() -> Rest.json(200, api.replaceVip(vip, body)));
+        return Rest.run(() -> Rest.json(200, api.get().replaceVip(vip, body)));
     }
 
     @DELETE
     @Path("{vip}")
     public Response delete(@PathParam("vip") String vip) {
         return Rest.run(() -> {
-            api.deleteVip(vip);
+            api.get().deleteVip(vip);
             return Response.noContent().build();
         });
     }
@@ -67,21 +69,21 @@ public class VipResource {
     @GET
     @Path("{vip}/dips")
     public Response dips(@PathParam("vip") String vip) {
-        return Rest.run(() -> Rest.json(200, Map.of("vip", vip, "ports", api.vip(vip).ports)));
+        return Rest.run(() -> Rest.json(200, Map.of("vip", vip, "ports", api.get().vip(vip).ports)));
     }
 
     @POST
     @Path("{vip}/dips")
     @Consumes(MediaType.APPLICATION_JSON)
     public Response addDip(@PathParam("vip") String vip, String body) {
-        return Rest.run(() -> Rest.json(201, api.addDip(vip, body)));
+        return Rest.run(() -> Rest.json(201, api.get().addDip(vip, body)));
     }
 
     @DELETE
     @Path("{vip}/dips/{dip}")
     public Response removeDip(@PathParam("vip") String vip, @PathParam("dip") String dip,
                               @QueryParam("proto") String proto, @QueryParam("port") String port) {
-        return Rest.run(() -> Rest.json(200, api.removeDip(vip, dip, proto, port(port))));
+        return Rest.run(() -> Rest.json(200, api.get().removeDip(vip, dip, proto, port(port))));
     }
 
     private static Integer port(String text) {

@@ -1,34 +1,34 @@
 package org.hybridlb.app.onos.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.util.Iterator;
 import java.util.Map;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.view.AssignmentView;
 
 /** Shows where every VIP is installed and where the last assignment wants it. */
 @Service
 @Command(scope = "onos", name = "hybridlb-assignment", description = "Shows the hybridlb VIP assignment")
-public class AssignmentCommand extends HybridlbCommand {
+public class AssignmentCommand extends HybridlbCommand<AssignmentView> {
     @Override
-    protected Object call() {
+    protected AssignmentView call() {
         return api().assignment();
     }
 
     @Override
-    protected void printText(JsonNode r) {
+    protected void printText(AssignmentView r) {
         print("algorithm=%s mru=%s hmuxTrafficShare=%s smuxCount=%s migrating=%s",
-                r.path("algorithm").asText("-"), num(r.get("mru")), num(r.get("hmuxTrafficShare")),
-                r.path("smuxCount").asText("-"), r.path("migrating").asBoolean());
-        print("downSwitches=%s unhealthyDips=%s", r.path("downSwitches"), r.path("unhealthyDips"));
-        if (r.has("lastError")) {
-            print("lastError=%s", r.path("lastError").asText());
+                r.algorithm == null ? "-" : r.algorithm, num(r.mru), num(r.hmuxTrafficShare),
+                r.smuxCount == null ? "-" : r.smuxCount, r.migrating);
+        print("downSwitches=%s unhealthyDips=%s", Json.write(r.downSwitches), Json.write(r.unhealthyDips));
+        r.cutOffSwitches.forEach((sw, why) -> print("%s counts as down: %s", sw, why));
+        r.hmuxUnfit.forEach((sw, why) -> print("%s cannot be an HMux: %s", sw, why));
+        if (r.lastError != null) {
+            print("lastError=%s", r.lastError);
         }
-        Iterator<Map.Entry<String, JsonNode>> it = r.path("installed").fields();
-        while (it.hasNext()) {
-            Map.Entry<String, JsonNode> e = it.next();
-            print("%-16s installed=%-12s target=%s", e.getKey(), e.getValue().asText(),
-                    r.path("target").path(e.getKey()).asText("-"));
+        for (Map.Entry<String, String> e : r.installed.entrySet()) {
+            print("%-16s installed=%-12s target=%s", e.getKey(), e.getValue(),
+                    r.target == null ? "-" : r.target.getOrDefault(e.getKey(), "-"));
         }
     }
 }

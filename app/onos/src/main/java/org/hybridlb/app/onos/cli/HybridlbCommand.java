@@ -1,6 +1,5 @@
 package org.hybridlb.app.onos.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.HybridlbApi;
 import org.hybridlb.app.core.Json;
@@ -8,15 +7,18 @@ import org.hybridlb.app.onos.HybridlbService;
 import org.onosproject.cli.AbstractShellCommand;
 
 /**
- * Base of the hybridlb commands: the controller's API, {@code -j} prints the same JSON as the REST
- * API (the core's encoder), refusals print the field and the reason.
+ * Base of the hybridlb commands: the controller's API, its answer (a view of
+ * {@code org.hybridlb.app.core.view}) printed as text, or with {@code -j} as the JSON of the REST
+ * API (the core's encoder); refusals print the field and the reason.
+ *
+ * @param <T> the type of the answer
  */
-public abstract class HybridlbCommand extends AbstractShellCommand {
+public abstract class HybridlbCommand<T> extends AbstractShellCommand {
     /** Set by tests; in ONOS the service comes from the OSGi registry. */
     HybridlbService service;
 
     protected HybridlbApi api() {
-        return (service != null ? service : get(HybridlbService.class)).api();
+        return hybridlb().api();
     }
 
     protected HybridlbService hybridlb() {
@@ -26,12 +28,11 @@ public abstract class HybridlbCommand extends AbstractShellCommand {
     @Override
     protected final void doExecute() {
         try {
-            Object result = call();
-            JsonNode tree = Json.MAPPER.valueToTree(result);
+            T result = call();
             if (outputJson()) {
-                print("%s", Json.write(result));
+                print("%s", Json.write(json(result)));
             } else {
-                printText(tree);
+                printText(result);
             }
         } catch (ApiException e) {
             error("%s%s", e.field == null ? "" : e.field + ": ", e.reason);
@@ -39,11 +40,16 @@ public abstract class HybridlbCommand extends AbstractShellCommand {
     }
 
     /** The API call; its result is printed as JSON or as text. */
-    protected abstract Object call();
+    protected abstract T call();
 
-    protected abstract void printText(JsonNode result);
+    protected abstract void printText(T result);
 
-    static String num(JsonNode n) {
-        return n == null || n.isNull() ? "-" : String.format("%.3g", n.asDouble());
+    /** What {@code -j} prints: the answer as the REST API sends it. */
+    protected Object json(T result) {
+        return result;
+    }
+
+    static String num(Number n) {
+        return n == null ? "-" : String.format("%.3g", n.doubleValue());
     }
 }

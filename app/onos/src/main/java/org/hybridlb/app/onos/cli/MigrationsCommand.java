@@ -1,38 +1,38 @@
 package org.hybridlb.app.onos.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.hybridlb.app.core.MigrationRecord;
+import org.hybridlb.app.core.view.MigrationsView;
+import org.hybridlb.solver.model.MigrationStep;
+import org.hybridlb.solver.model.MigrationWave;
 
 /** Shows the migration in flight and the recent ones, wave by wave. */
 @Service
 @Command(scope = "onos", name = "hybridlb-migrations", description = "Shows hybridlb migrations")
-public class MigrationsCommand extends HybridlbCommand {
+public class MigrationsCommand extends HybridlbCommand<MigrationsView> {
     @Override
-    protected Object call() {
+    protected MigrationsView call() {
         return api().migrations();
     }
 
     @Override
-    protected void printText(JsonNode r) {
-        JsonNode f = r.path("inFlight");
-        print("in flight: %s", f.isNull() || f.isMissingNode() ? "none" : "#" + f.path("id").asLong());
-        for (JsonNode m : r.path("recent")) {
-            print("#%d %s: %s%s", m.path("id").asLong(), m.path("state").asText(), m.path("trigger").asText(),
-                    m.hasNonNull("error") ? " (" + m.path("error").asText() + ")" : "");
-            for (JsonNode w : m.path("plan").path("waves")) {
+    protected void printText(MigrationsView r) {
+        print("in flight: %s", r.inFlight == null ? "none" : "#" + r.inFlight.id);
+        for (MigrationRecord m : r.recent) {
+            print("#%d %s: %s%s", m.id, m.state, m.trigger, m.error != null ? " (" + m.error + ")" : "");
+            for (MigrationWave w : m.plan == null ? java.util.List.<MigrationWave>of() : m.plan.waves) {
                 StringBuilder steps = new StringBuilder();
-                for (JsonNode s : w.path("steps")) {
-                    steps.append(steps.length() == 0 ? "" : "; ").append(s.path("action").asText()).append(' ')
-                            .append(s.path("vip").asText());
-                    if (s.hasNonNull("switchId")) {
-                        steps.append(" @").append(s.path("switchId").asText());
+                for (MigrationStep s : w.steps) {
+                    steps.append(steps.length() == 0 ? "" : "; ").append(s.action.json()).append(' ').append(s.vip);
+                    if (s.switchId != null) {
+                        steps.append(" @").append(s.switchId);
                     }
-                    if (s.hasNonNull("dip")) {
-                        steps.append(" dip ").append(s.path("dip").asText());
+                    if (s.dip != null) {
+                        steps.append(" dip ").append(s.dip);
                     }
                 }
-                print("  wave %d %s: %s", w.path("wave").asInt(), w.path("phase").asText(), steps);
+                print("  wave %d %s: %s", w.wave, w.phase, steps);
             }
         }
     }

@@ -1,28 +1,28 @@
 package org.hybridlb.app.onos.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.view.ReassignResult;
 
 /** Runs the assignment now and applies the migration it plans. */
 @Service
 @Command(scope = "onos", name = "hybridlb-reassign", description = "Re-assigns hybridlb VIPs now")
-public class ReassignCommand extends HybridlbCommand {
+public class ReassignCommand extends HybridlbCommand<ReassignResult> {
     @Override
-    protected Object call() {
+    protected ReassignResult call() {
         return api().reassignNow();
     }
 
     @Override
-    protected void printText(JsonNode r) {
-        JsonNode m = r.path("migration");
-        if (m.isMissingNode() || m.isNull()) {
-            print("no migration running; target=%s", r.path("target"));
+    protected void printText(ReassignResult r) {
+        if (r.migration == null) {
+            print("no migration running; target=%s", r.target == null ? "" : Json.write(r.target));
         } else {
-            print("migration %d %s: %s", m.path("id").asLong(), m.path("state").asText(), m.path("trigger").asText());
+            print("migration %d %s: %s", r.migration.id, r.migration.state, r.migration.trigger);
         }
-        if (r.has("lastError")) {
-            print("lastError=%s", r.path("lastError").asText());
+        if (r.lastError != null) {
+            print("lastError=%s", r.lastError);
         }
     }
 }

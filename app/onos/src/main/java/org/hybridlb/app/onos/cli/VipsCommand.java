@@ -1,46 +1,48 @@
 package org.hybridlb.app.onos.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Map;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
 
 /** Lists the VIPs (or one) with their services, DIPs and where each is installed. */
 @Service
 @Command(scope = "onos", name = "hybridlb-vips", description = "Lists hybridlb VIPs, their DIPs and placement")
-public class VipsCommand extends HybridlbCommand {
+public class VipsCommand extends HybridlbCommand<List<Vip>> {
     @Argument(name = "vip", description = "Only this VIP")
     @Completion(VipCompleter.class)
     String vip;
 
     @Override
-    protected Object call() {
-        if (vip != null) {
-            return Map.of("vips", List.of(api().vip(vip)));
-        }
-        return Map.of("vips", api().vips());
+    protected List<Vip> call() {
+        return vip != null ? List.of(api().vip(vip)) : api().vips();
     }
 
     @Override
-    @SuppressWarnings("unchecked")
-    protected void printText(JsonNode result) {
-        Map<String, String> installed = (Map<String, String>) api().assignment().get("installed");
-        for (JsonNode v : result.path("vips")) {
-            String at = installed.get(v.path("vip").asText());
-            print("%s aggregate=%s on=%s", v.path("vip").asText(), v.path("aggregate").asText(),
-                    at == null ? "not installed" : at);
-            for (JsonNode p : v.path("ports")) {
+    protected Object json(List<Vip> result) {
+        return Map.of("vips", result);
+    }
+
+    @Override
+    protected void printText(List<Vip> result) {
+        Map<String, String> installed = api().assignment().installed;
+        for (Vip v : result) {
+            String at = installed.get(v.vip);
+            print("%s aggregate=%s on=%s", v.vip, v.aggregate, at == null ? "not installed" : at);
+            for (VipPort p : v.ports) {
                 StringBuilder dips = new StringBuilder();
-                for (JsonNode d : p.path("dips")) {
-                    dips.append(dips.length() == 0 ? "" : " ").append(d.path("ip").asText());
-                    if (d.path("weight").asInt(1) != 1) {
-                        dips.append("(w").append(d.path("weight").asInt()).append(')');
+                for (Dip d : p.dips) {
+                    dips.append(dips.length() == 0 ? "" : " ").append(d.ip);
+                    if (d.weight != 1) {
+                        dips.append("(w").append(d.weight).append(')');
                     }
                 }
-                print("  %s/%d -> %s", p.path("proto").asText(), p.path("port").asInt(), dips);
+                print("  %s/%d -> %s", p.proto, p.port, dips);
             }
         }
     }

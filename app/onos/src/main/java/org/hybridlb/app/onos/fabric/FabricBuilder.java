@@ -48,12 +48,16 @@ public final class FabricBuilder {
     }
 
     public static FabricView build(HybridlbConfig cfg, DeviceService devices, LinkService links, HostService hosts) {
-        return build(cfg, devices, links, hosts, FabricView.EMPTY);
+        return build(cfg, devices, links, hosts, FabricView.EMPTY, null);
     }
 
-    /** As above; hosts of {@code previous} that ONOS no longer lists stay where they were last seen. */
+    /**
+     * As above; hosts of {@code previous} that ONOS no longer lists stay where they were last seen,
+     * and switches with a tunnel port whose device {@code capability} finds unfit get no tunnel
+     * table entries (null: not checked).
+     */
     public static FabricView build(HybridlbConfig cfg, DeviceService devices, LinkService links, HostService hosts,
-                                   FabricView previous) {
+                                   FabricView previous, HmuxCapability capability) {
         Map<DeviceId, FabricView.SwitchSpec> specs = new LinkedHashMap<>();
         if (cfg != null) {
             for (HybridlbConfig.SwitchConfig s : cfg.switches()) {
@@ -68,6 +72,9 @@ public final class FabricBuilder {
                     specs.put(d.id(), s);
                 }
             }
+        }
+        if (capability != null) {
+            specs.replaceAll((id, s) -> checked(s, capability));
         }
         double defaultBps = cfg != null ? cfg.linkCapacityBps() : HybridlbConfig.DEFAULT_LINK_CAPACITY_BPS;
         List<Link> fabricLinks = new ArrayList<>();
@@ -177,6 +184,20 @@ public final class FabricBuilder {
             }
         }
         return null;
+    }
+
+    /** {@code s}, without tunnel table entries and with the reason when its device cannot be an HMux. */
+    private static FabricView.SwitchSpec checked(FabricView.SwitchSpec s, HmuxCapability capability) {
+        if (s.tunnelPort == null) {
+            return s;
+        }
+        String problem = capability.problem(s.device);
+        if (problem == null) {
+            return s;
+        }
+        TableCapacity t = s.sw.tables;
+        return new FabricView.SwitchSpec(s.device, new Switch(s.sw.id, s.sw.role, s.sw.pod,
+                new TableCapacity(t.host, t.ecmp, 0)), s.tunnelPort, problem);
     }
 
     private static FabricView.SwitchSpec fromAnnotations(Device d) {

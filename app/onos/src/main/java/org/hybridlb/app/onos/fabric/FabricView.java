@@ -27,11 +27,21 @@ public final class FabricView {
         public final Switch sw;
         /** Null when the device has no tunnel port: it cannot be an HMux (tunnel table 0). */
         public final PortNumber tunnelPort;
+        /**
+         * Why a device with a tunnel port still cannot be an HMux ({@link HmuxCapability}), then its
+         * tunnel table is 0; null when it can.
+         */
+        public final String hmuxUnfit;
 
         public SwitchSpec(DeviceId device, Switch sw, PortNumber tunnelPort) {
+            this(device, sw, tunnelPort, null);
+        }
+
+        public SwitchSpec(DeviceId device, Switch sw, PortNumber tunnelPort, String hmuxUnfit) {
             this.device = device;
             this.sw = sw;
             this.tunnelPort = tunnelPort;
+            this.hmuxUnfit = hmuxUnfit;
         }
     }
 
@@ -73,5 +83,16 @@ public final class FabricView {
 
     public Map<String, Smux> smuxes() {
         return Collections.unmodifiableMap(smuxes);
+    }
+
+    /** Switches meant to be HMuxes (with a tunnel port) whose device cannot be one, with why. */
+    public Map<String, String> unfitForHmux() {
+        Map<String, String> out = new TreeMap<>();
+        for (SwitchSpec s : bySwitch.values()) {
+            if (s.hmuxUnfit != null) {
+                out.put(s.sw.id, s.hmuxUnfit);
+            }
+        }
+        return out;
     }
 }

@@ -95,9 +95,12 @@ import org.slf4j.LoggerFactory;
  * ONOS, the core or any route withdrawal is involved (the data-path half of Duet 3.5.1, as
  * hybridlbd's OpenFlow fast-failover groups).
  *
- * Groups are written and confirmed before the flows that point at them, flows removed before their
- * groups. Every call waits for ONOS to confirm the flow batch. What was programmed is recorded in a
- * map (a ConsistentMap in ONOS) so that read-back can compare the devices to it after a restart.
+ * Groups are written before the flows that point at them (a group counts as written once ONOS's
+ * group store holds it and ONOS has not reported it refused: {@link GroupConfirmation}; the
+ * group-stats poll that marks it ADDED is not waited for), flows removed before their groups.
+ * Every call waits for ONOS to confirm the flow batch (a device barrier). What was programmed is
+ * recorded in a map (a ConsistentMap in ONOS) so that read-back can compare the devices to it
+ * after a restart.
  */
 public final class OnosHmuxProgrammer implements HmuxProgrammer {
     public static final int PRIORITY_HMUX = 3000;
@@ -123,20 +126,29 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
     /** What was programmed: {@code hmux|switch|vip -> VipEntry}, {@code agg|prefix -> [smux ids]}. */
     private final Map<String, String> records;
     private final long timeoutMillis;
+    private final GroupConfirmation confirmation;
     /** Routes through FAILOVER groups with the SMuxes as backup bucket (see the class comment). */
     private final BooleanSupplier fastFailover;
 
     public OnosHmuxProgrammer(ApplicationId appId, FlowRuleService flows, GroupService groups, DeviceService devices,
                               TopologyService topology, HostService hosts, DriverService drivers,
-                              Supplier<FabricView> fabric, Map<String, String> records, long timeoutMillis) {
-        this(appId, flows, groups, devices, topology, hosts, drivers, fabric, records, timeoutMillis, () -> false);
+                              Supplier<FabricView> fabric, Map<String, String> records, long timeoutMillis,
+                              GroupConfirmation confirmation) {
+        this(appId, flows, groups, devices, topology, hosts, drivers, fabric, records, timeoutMillis, confirmation,
+                () -> false);
     }
 
+    /**
+     * @param timeoutMillis how long ONOS may take to confirm a flow batch, or to hold a group just
+     *     written in its store (never a wait for the device's group-stats poll)
+     * @param confirmation the group rule; registered as a listener of {@code groups} by the caller
+     */
     public OnosHmuxProgrammer(ApplicationId appId, FlowRuleService flows, GroupService groups, DeviceService devices,
                               TopologyService topology, HostService hosts, DriverService drivers,
                               Supplier<FabricView> fabric, Map<String, String> records, long timeoutMillis,
-                              BooleanSupplier fastFailover) {
+                              GroupConfirmation confirmation, BooleanSupplier fastFailover) {
         this.fastFailover = fastFailover;
+        this.confirmation = confirmation;
         this.appId = appId;
         this.flows = flows;
         this.groups = groups;
@@ -157,6 +169,9 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
         FabricView.SwitchSpec hmux = spec(view, switchId);
         if (hmux.tunnelPort == null) {
             throw new SouthboundException(switchId + " has no tunnel port configured: it cannot be an HMux");
+        }
+        if (hmux.hmuxUnfit != null) {
+            throw new SouthboundException(hmux.hmuxUnfit);
         }
         VipEntry target = entry.normalized();
         // 1. The service groups on the HMux, confirmed before any flow points at them.
@@ -204,7 +219,7 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
     public synchronized void remove(String switchId, String vip) {
         FabricView view = fabric.get();
         FabricView.SwitchSpec hmux = spec(view, switchId);
-        withdraw(view, hmux, List.of(vip));
+        withdraw(view, switchId, List.of(vip));
         FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
         int n = 0;
         for (FlowEntry e : ourFlows(hmux.device)) {
@@ -227,10 +242,16 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
         removeUnusedTowardGroups(view);
     }
 
+    /**
+     * Also for a switch that is no longer in the fabric view (a device ONOS removed): routes and
+     * groups towards it are found by its id. The "toward" groups nothing uses any more go too, so
+     * no group towards a failed switch is left on the others.
+     */
     @Override
     public synchronized void withdrawRoutes(String switchId, Collection<String> vips) {
         FabricView view = fabric.get();
-        withdraw(view, spec(view, switchId), vips);
+        withdraw(view, switchId, vips);
+        removeUnusedTowardGroups(view);
     }
 
     @Override
@@ -245,23 +266,22 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             if (!devices.isAvailable(d.device)) {
                 continue;
             }
-            GroupKey key = key(aggregateKey(aggregate));
-            if (sorted.isEmpty()) {
+            List<GroupBucket> buckets = sorted.isEmpty() ? List.of() : smuxBuckets(view, d, sorted);
+            if (buckets.isEmpty()) {
+                if (!sorted.isEmpty()) {
+                    log.warn("no path from {} to any SMux of {}: aggregate not routed there", d.sw.id, aggregate);
+                }
+                // no route rather than one into SMuxes it cannot reach (an empty group would black-hole too)
                 for (FlowEntry e : ourFlows(d.device)) {
                     if (e.priority() == PRIORITY_AGGREGATE && prefix.equals(dstPrefix(e))) {
                         ops.remove(e);
                     }
                 }
-                Group g = groups.getGroup(d.device, key);
+                Group g = groups.getGroup(d.device, key(aggregateKey(aggregate)));
                 if (g != null) {
                     stale.add(g);
                     refreshFailoverGroups(d.device, aggregate, null); // no backup bucket before the group goes
                 }
-                continue;
-            }
-            List<GroupBucket> buckets = smuxBuckets(view, d, sorted);
-            if (buckets.isEmpty()) {
-                log.warn("no path from {} to any SMux of {}: aggregate not routed there", d.sw.id, aggregate);
                 continue;
             }
             Group g = putGroup(d.device, aggregateKey(aggregate), buckets);
@@ -598,9 +618,9 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             return false;
         }
         for (ServiceEntry s : expected.ports) {
-            Group g = groups.getGroup(hmux.device, key(serviceKey(expected.vip, s)));
-            if (g == null || g.state() != Group.GroupState.ADDED
-                    || !g.buckets().buckets().equals(serviceBuckets(hmux, s))) {
+            GroupKey k = key(serviceKey(expected.vip, s));
+            Group g = groups.getGroup(hmux.device, k);
+            if (!confirmation.holds(hmux.device, k, g, serviceBuckets(hmux, s))) {
                 return false;
             }
             if (!hasRule(here, hmuxRule(hmux.device, expected.vip, s, g))) {
@@ -611,28 +631,32 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             if (d == hmux || !devices.isAvailable(d.device)) {
                 continue;
             }
-            Group toward = groups.getGroup(d.device, key("hlb:to:" + hmux.sw.id));
-            if (toward == null) {
-                if (!towardBuckets(d.device, hmux.device).isEmpty()) {
-                    return false;
-                }
-                continue;
-            }
-            Group target = toward;
-            if (fastFailover.getAsBoolean()) {
-                target = groups.getGroup(d.device, key(failoverKey(hmux.sw.id, expected.aggregate)));
-                Group alive = groups.getGroup(d.device, key(ALIVE_PREFIX + hmux.sw.id));
-                Group smuxes = groups.getGroup(d.device, key(aggregateKey(expected.aggregate)));
-                if (target == null || alive == null
-                        || !target.buckets().buckets().equals(failoverBuckets(toward, alive, smuxes))) {
-                    return false;
-                }
-            }
-            if (!hasRule(all.getOrDefault(d.device, List.of()), routeRule(d.device, expected.vip, target))) {
-                return false;
+            if (!routedToward(d, hmux, expected, all.getOrDefault(d.device, List.of()))
+                    && !towardBuckets(d.device, hmux.device).isEmpty()) {
+                return false;   // (a switch with no path to the HMux gets no route: install skips it)
             }
         }
         return true;
+    }
+
+    /** True when {@code d} routes {@code expected}'s VIP/32 toward {@code hmux} as install writes it. */
+    private boolean routedToward(FabricView.SwitchSpec d, FabricView.SwitchSpec hmux, VipEntry expected,
+                                 Collection<FlowEntry> flowsOfD) {
+        Group toward = groups.getGroup(d.device, key("hlb:to:" + hmux.sw.id));
+        if (toward == null) {
+            return false;
+        }
+        Group target = toward;
+        if (fastFailover.getAsBoolean()) {
+            target = groups.getGroup(d.device, key(failoverKey(hmux.sw.id, expected.aggregate)));
+            Group alive = groups.getGroup(d.device, key(ALIVE_PREFIX + hmux.sw.id));
+            Group smuxes = groups.getGroup(d.device, key(aggregateKey(expected.aggregate)));
+            if (target == null || alive == null
+                    || !target.buckets().buckets().equals(failoverBuckets(toward, alive, smuxes))) {
+                return false;
+            }
+        }
+        return hasRule(flowsOfD, routeRule(d.device, expected.vip, target));
     }
 
     private boolean aggregateInPlace(FabricView view, String aggregate, List<Smux> smuxes) {
@@ -649,8 +673,9 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
                     routed = true;
                 }
             }
-            if (!routed || g.buckets().buckets().size() != smuxBucketCount(view, d, smuxes)) {
-                return false;
+            int reachable = smuxBucketCount(view, d, smuxes);
+            if (reachable == 0 ? routed : !routed || g.buckets().buckets().size() != reachable) {
+                return false;   // (no SMux reachable from d: no aggregate route there)
             }
         }
         return true;
@@ -673,17 +698,18 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
 
     // ---- helpers --------------------------------------------------------------------------------
 
-    private void withdraw(FabricView view, FabricView.SwitchSpec hmux, Collection<String> vips) {
+    /** Removes the {@code VIP/32} routes of {@code vips} towards switch {@code hmuxId} on every other switch. */
+    private void withdraw(FabricView view, String hmuxId, Collection<String> vips) {
         FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
         int n = 0;
         for (FabricView.SwitchSpec d : view.switches().values()) {
-            if (d == hmux || !devices.isAvailable(d.device)) {
+            if (d.sw.id.equals(hmuxId) || !devices.isAvailable(d.device)) {
                 continue;
             }
             Set<TrafficTreatment> toHmux = new HashSet<>();
             for (Group g : ourGroups(d.device)) {
                 String k = keyText(g);
-                if (k.equals("hlb:to:" + hmux.sw.id) || k.startsWith(FF_PREFIX + hmux.sw.id + "|")) {
+                if (k.equals("hlb:to:" + hmuxId) || k.startsWith(FF_PREFIX + hmuxId + "|")) {
                     toHmux.add(group(g));
                 }
             }
@@ -698,7 +724,7 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
             }
         }
         if (n > 0) {
-            apply(ops, "withdraw " + vips + " toward " + hmux.sw.id);
+            apply(ops, "withdraw " + vips + " toward " + hmuxId);
         }
     }
 
@@ -747,31 +773,49 @@ public final class OnosHmuxProgrammer implements HmuxProgrammer {
         removeGroups(unused);
     }
 
-    /** Adds or updates a SELECT group and waits until the device holds exactly these buckets. */
+    /** Adds or updates a SELECT group (see {@link #putGroup(DeviceId, String, GroupDescription.Type, List)}). */
     private Group putGroup(DeviceId device, String keyText, List<GroupBucket> buckets) {
         return putGroup(device, keyText, GroupDescription.Type.SELECT, buckets);
     }
 
+    /**
+     * Makes group {@code keyText} on {@code device} hold exactly {@code buckets}: writes it unless it
+     * is confirmed or pending with them, then waits (at most {@code timeoutMillis}) until ONOS's
+     * group store holds it; never for the device's group-stats poll ({@link GroupConfirmation}).
+     */
     private Group putGroup(DeviceId device, String keyText, GroupDescription.Type type, List<GroupBucket> buckets) {
         GroupKey key = key(keyText);
         Group g = groups.getGroup(device, key);
+        GroupConfirmation.State before = confirmation.state(device, key, g, buckets);
+        if (before == GroupConfirmation.State.CONFIRMED || before == GroupConfirmation.State.PENDING) {
+            return g;
+        }
+        if (before == GroupConfirmation.State.OVERDUE) {
+            log.warn("{}: group {} still not confirmed by ONOS {} ms after it was written: writing it again",
+                    device, keyText, confirmation.overdueAfterMillis());
+        }
+        confirmation.writing(device, key);
         GroupBuckets gb = new GroupBuckets(buckets);
         if (g == null) {
             groups.addGroup(new DefaultGroupDescription(device, type, gb, key, null, appId));
-        } else if (!g.buckets().buckets().equals(buckets)) {
+        } else {
             groups.setBucketsForGroup(device, key, gb, key, appId);
-        } else if (g.state() == Group.GroupState.ADDED) {
-            return g;
         }
         long deadline = System.currentTimeMillis() + timeoutMillis;
         while (true) {
             Group now = groups.getGroup(device, key);
-            if (now != null && now.state() == Group.GroupState.ADDED && now.buckets().buckets().equals(buckets)) {
+            GroupConfirmation.State s = confirmation.state(device, key, now, buckets);
+            if (s == GroupConfirmation.State.CONFIRMED || s == GroupConfirmation.State.PENDING) {
                 return now;
             }
+            if (s == GroupConfirmation.State.REFUSED) {
+                throw new SouthboundException(device + ": group " + keyText + " refused: "
+                        + confirmation.refusal(device, key));
+            }
             if (System.currentTimeMillis() > deadline) {
-                throw new SouthboundException(device + ": group " + keyText + " not confirmed within "
-                        + timeoutMillis + " ms" + (now == null ? "" : " (state " + now.state() + ")"));
+                throw new SouthboundException(device + ": ONOS's group store does not hold group " + keyText
+                        + " as written " + timeoutMillis + " ms after the write"
+                        + (now == null ? "" : " (state " + now.state() + ", " + s + ")"));
             }
             sleep();
         }

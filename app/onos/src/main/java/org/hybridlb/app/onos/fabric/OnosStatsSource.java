@@ -1,144 +1,89 @@
 package org.hybridlb.app.onos.fabric;
 
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
+import java.time.Duration;
 import java.util.Map;
-import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.port.StatsSource;
+import org.hybridlb.app.core.stats.CounterSample;
+import org.hybridlb.app.core.stats.TrafficMatrixBuilder;
 import org.hybridlb.solver.model.TrafficInterval;
-import org.hybridlb.solver.model.VipTraffic;
 import org.onosproject.core.ApplicationId;
+import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.net.flow.FlowRuleService;
 
 /**
- * Traffic per VIP from ONOS's flow statistics of the app's own rules: the {@code VIP/32} route on a
- * switch counts what that switch sends toward the HMux (the source is that switch); the HMux entry
- * counts everything the HMux balances, and what is left after the routed share entered at the HMux
- * itself. {@link #sample()} (called every interval by the manager) turns byte counters into
- * bytes/s. What the SMuxes carry comes from their {@code hlb_smux_vip_bytes_total} counters
- * ({@code /metrics}); its source switch is unknown there (the aggregate is ECMP-routed to them), so
- * it counts as {@link VipTraffic#INTERNET}, as in hybridlbd.
+ * The app's traffic matrix: {@link #sample} (called every sampling period by the manager) reads
+ * ONOS's flow statistics of the app's own rules on the available devices (the HMux entries and the
+ * {@code VIP/32} routes, told apart by priority), the SMuxes' per-VIP counters ({@code GET /stats})
+ * and the host agents' per-DIP rates, and hands them to the core's {@link TrafficMatrixBuilder},
+ * which owns windowing and attribution (hybridlbd feeds the same builder).
  */
 public final class OnosStatsSource implements StatsSource {
     private final ApplicationId appId;
     private final FlowRuleService flows;
+    private final Predicate<DeviceId> available;
     private final Supplier<FabricView> fabric;
-    private final SmuxMetrics smuxMetrics;
-    private final Map<String, Long> lastBytes = new HashMap<>();
-    private long lastMillis = -1;
-    private int index;
-    private volatile TrafficInterval last;
+    private final SmuxControl smux;
+    private final Supplier<Map<String, Map<String, Double>>> agentRates;
+    private final TrafficMatrixBuilder matrix;
 
-    public OnosStatsSource(ApplicationId appId, FlowRuleService flows, Supplier<FabricView> fabric) {
-        this(appId, flows, fabric, null);
-    }
-
-    /** {@code smuxMetrics} null: the SMuxes are not read. */
-    public OnosStatsSource(ApplicationId appId, FlowRuleService flows, Supplier<FabricView> fabric,
-                           SmuxMetrics smuxMetrics) {
+    /**
+     * {@code available}: whether a device is up (its flow statistics are current);
+     * {@code agentRates}: VIP -> DIP -> bytes/s from the host agents; {@code period}: how often the
+     * manager samples.
+     */
+    public OnosStatsSource(ApplicationId appId, FlowRuleService flows, Predicate<DeviceId> available,
+                           Supplier<FabricView> fabric, SmuxControl smux,
+                           Supplier<Map<String, Map<String, Double>>> agentRates, Duration period) {
         this.appId = appId;
         this.flows = flows;
+        this.available = available;
         this.fabric = fabric;
-        this.smuxMetrics = smuxMetrics;
-    }
-
-    private static final java.util.regex.Pattern SMUX_VIP_BYTES = java.util.regex.Pattern.compile(
-            "^hlb_smux_vip_bytes_total\\{([^}]*)\\}\\s+(\\d+)", java.util.regex.Pattern.MULTILINE);
-    private static final java.util.regex.Pattern VIP_LABEL = java.util.regex.Pattern.compile("vip=\"([0-9.]+)\"");
-
-    /** Bytes/s per VIP over all SMuxes; counters are kept per SMux and label set in {@code now}. */
-    private Map<String, Double> smuxRates(FabricView view, double seconds, Map<String, Long> now) {
-        Map<String, Double> out = new TreeMap<>();
-        if (smuxMetrics == null) {
-            return out;
-        }
-        for (String id : view.smuxes().keySet()) {
-            String text;
-            try {
-                text = smuxMetrics.metrics(id);
-            } catch (RuntimeException e) {
-                continue;   // an SMux that does not answer counts nothing this interval
-            }
-            java.util.regex.Matcher m = SMUX_VIP_BYTES.matcher(text);
-            while (m.find()) {
-                java.util.regex.Matcher v = VIP_LABEL.matcher(m.group(1));
-                if (!v.find()) {
-                    continue;
-                }
-                String key = "smux|" + id + "|" + m.group(1);
-                long bytes = Long.parseLong(m.group(2));
-                now.put(key, bytes);
-                Long before = lastBytes.get(key);
-                double rate = seconds > 0 && before != null && bytes >= before ? (bytes - before) / seconds : 0;
-                out.merge(v.group(1), rate, Double::sum);
-            }
-        }
-        return out;
+        this.smux = smux;
+        this.agentRates = agentRates;
+        this.matrix = new TrafficMatrixBuilder(() -> fabric.get().topology(), period);
     }
 
     @Override
     public TrafficInterval lastInterval() {
-        return last;
+        return matrix.last();
     }
 
-    /** Reads the counters now; from the second call on, publishes the interval since the last one. */
+    /** Reads the counters now; returns the interval this sample completes, or null. */
     public synchronized TrafficInterval sample(long nowMillis) {
         FabricView view = fabric.get();
-        Map<String, Map<String, Double>> routed = new TreeMap<>();
-        Map<String, Double> balanced = new TreeMap<>();
-        Map<String, String> hmuxOf = new HashMap<>();
-        double seconds = lastMillis < 0 ? 0 : (nowMillis - lastMillis) / 1000.0;
-        Map<String, Long> now = new HashMap<>();
+        CounterSample.Builder s = CounterSample.at(nowMillis);
+        view.switches().forEach((id, spec) -> {
+            if (available.test(spec.device)) {
+                s.read(id);
+            }
+        });
         for (FlowEntry e : flows.getFlowEntriesById(appId)) {
             String vip = OnosHmuxProgrammer.dstHost(e);
-            String sw = view.byDevice(e.deviceId()).map(s -> s.sw.id).orElse(null);
-            if (vip == null || sw == null) {
+            FabricView.SwitchSpec sw = view.byDevice(e.deviceId()).orElse(null);
+            if (vip == null || sw == null || !available.test(e.deviceId())) {
                 continue;
             }
-            String key = e.deviceId() + "|" + e.id();
-            now.put(key, e.bytes());
-            Long before = lastBytes.get(key);
-            double rate = seconds > 0 && before != null && e.bytes() >= before ? (e.bytes() - before) / seconds : 0;
             if (e.priority() == OnosHmuxProgrammer.PRIORITY_ROUTE) {
-                routed.computeIfAbsent(vip, k -> new TreeMap<>()).merge(sw, rate, Double::sum);
+                s.routeBytes(vip, sw.sw.id, e.bytes());
             } else if (e.priority() >= OnosHmuxProgrammer.PRIORITY_HMUX) {
-                balanced.merge(vip, rate, Double::sum);
-                hmuxOf.put(vip, sw);
+                s.hmuxEntryBytes(vip, sw.sw.id, e.bytes());
             }
         }
-        Map<String, Double> smux = smuxRates(view, seconds, now);
-        lastBytes.clear();
-        lastBytes.putAll(now);
-        long start = lastMillis;
-        lastMillis = nowMillis;
-        if (seconds <= 0) {
-            return null;
+        for (String id : view.smuxes().keySet()) {
+            Map<String, Long> bytes;
+            try {
+                bytes = smux.vipBytes(id);
+            } catch (RuntimeException e) {
+                continue; // an SMux that does not answer counts nothing this time
+            }
+            bytes.forEach((vip, n) -> s.smuxBytes(vip, id, n));
+            s.read(id);
         }
-        List<VipTraffic> vips = new ArrayList<>();
-        java.util.Set<String> all = new java.util.TreeSet<>(balanced.keySet());
-        all.addAll(smux.keySet());
-        for (String vip : all) {
-            Map<String, Double> sources = new TreeMap<>();
-            if (balanced.containsKey(vip)) {
-                sources.putAll(routed.getOrDefault(vip, Map.of()));
-                double viaRoutes = sources.values().stream().mapToDouble(Double::doubleValue).sum();
-                double local = balanced.get(vip) - viaRoutes;
-                if (local > 0) {
-                    sources.merge(hmuxOf.get(vip), local, Double::sum);
-                }
-            }
-            double viaSmux = smux.getOrDefault(vip, 0.0);
-            if (viaSmux > 0) {
-                sources.merge(VipTraffic.INTERNET, viaSmux, Double::sum);
-            }
-            if (!sources.isEmpty()) {
-                vips.add(new VipTraffic(vip, sources, null));
-            }
-        }
-        last = new TrafficInterval(index++, start / 1000, Math.round(seconds), vips);
-        return last;
+        agentRates.get().forEach((vip, dips) -> dips.forEach((dip, bps) -> s.dipRate(vip, dip, bps)));
+        return matrix.add(s.build());
     }
 }

@@ -6,7 +6,6 @@ import java.util.Map;
 import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.port.SmuxControl;
-import org.hybridlb.app.core.port.SouthboundException;
 
 /**
  * Tells the SMuxes which Open vSwitch hash the HMuxes use under ONOS. The core asks for
@@ -17,7 +16,7 @@ import org.hybridlb.app.core.port.SouthboundException;
  * OVS would not hash with dp_hash (see {@link #dpHashPossible}) goes as {@code "crc32"}: OVS then
  * hashes Ethernet addresses, which no SMux sees, so nothing could agree with it.
  */
-public final class OvsDefaultSelection implements SmuxControl, SmuxMetrics {
+public final class OvsDefaultSelection implements SmuxControl {
     public static final String SELECTION = "ovs-dphash";
     /** OVS hashes a group without selection method with dp_hash only up to this many slots. */
     static final int OVS_DPHASH_MAX_SLOTS = 64;
@@ -44,11 +43,8 @@ public final class OvsDefaultSelection implements SmuxControl, SmuxMetrics {
     }
 
     @Override
-    public String metrics(String smuxId) {
-        if (!(smux instanceof SmuxMetrics)) {
-            throw new SouthboundException("SMux " + smuxId + ": this client cannot read metrics");
-        }
-        return ((SmuxMetrics) smux).metrics(smuxId);
+    public Map<String, Long> vipBytes(String smuxId) {
+        return smux.vipBytes(smuxId);
     }
 
     /**

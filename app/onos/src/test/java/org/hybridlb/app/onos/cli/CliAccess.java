@@ -43,6 +43,10 @@ public final class CliAccess {
         return new SmuxesCommand();
     }
 
+    public static AbstractShellCommand switches() {
+        return new SwitchesCommand();
+    }
+
     public static AbstractShellCommand stats() {
         return new StatsCommand();
     }

@@ -1,0 +1,110 @@
+package org.hybridlb.app.core;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.logging.Logger;
+import org.hybridlb.app.core.port.SmuxControl;
+import org.hybridlb.app.core.view.AssignmentView.HeldVip;
+import org.hybridlb.solver.model.Vip;
+
+/**
+ * DIP addition (Duet §3.5.2): an HMux only hashes, so a VIP whose pool grows (a DIP added, a
+ * weight or tunnel host changed) is held on the SMuxes, which pin every connection to its DIP. It
+ * goes back to the assignment once its grown pool is installed and no live SMux holds a connection
+ * an HMux would send elsewhere, or after {@code poolGrowthHoldMax}. Holds are persisted
+ * ({@code heldOnSmuxes} of the state). Loop thread only.
+ */
+final class PoolGrowthHolds {
+    private static final Logger LOG = Logger.getLogger(PoolGrowthHolds.class.getName());
+
+    private final SmuxControl smux;
+    private final Duration holdMax;
+    private final StateKeeper keeper;
+    private final FabricInputs inputs;
+    /** Diverging connections last counted per held VIP (-1: an SMux did not answer). */
+    private final Map<String, Long> diverging = new HashMap<>();
+
+    PoolGrowthHolds(SmuxControl smux, Duration holdMax, StateKeeper keeper, FabricInputs inputs) {
+        this.smux = smux;
+        this.holdMax = holdMax;
+        this.keeper = keeper;
+        this.inputs = inputs;
+    }
+
+    boolean isHeld(String vip) {
+        return keeper.state().heldOnSmuxes.containsKey(vip);
+    }
+
+    boolean any() {
+        return !keeper.state().heldOnSmuxes.isEmpty();
+    }
+
+    /** Holds every VIP of {@code target} whose pool grows over what is installed; forgets removed VIPs. */
+    void hold(Map<String, Vip> target) {
+        Map<String, Long> held = keeper.state().heldOnSmuxes;
+        held.keySet().retainAll(target.keySet());
+        for (Map.Entry<String, Vip> e : target.entrySet()) {
+            Vip installed = keeper.state().installedVips.get(e.getKey());
+            if (installed != null && !held.containsKey(e.getKey()) && VipConfigs.grows(installed, e.getValue())) {
+                held.put(e.getKey(), System.currentTimeMillis());
+                LOG.info("VIP " + e.getKey() + ": pool grows; kept on the SMuxes until no pinned connection"
+                        + " would change DIP on an HMux");
+            }
+        }
+    }
+
+    /**
+     * Lets each held VIP whose grown pool is installed go once the live SMuxes count no diverging
+     * connection for it, or after the longest hold. An SMux that cannot answer keeps the hold
+     * (the connections it pins are unknown).
+     */
+    void release(Map<String, Vip> target) {
+        Map<String, Long> held = keeper.state().heldOnSmuxes;
+        if (held.isEmpty()) {
+            diverging.clear();
+            return;
+        }
+        Map<String, Long> counted = new HashMap<>();
+        boolean complete = true;
+        for (String id : inputs.liveIds()) {
+            try {
+                smux.divergingConnections(id).forEach((v, n) -> counted.merge(v, n, Long::sum));
+            } catch (RuntimeException e) {
+                complete = false;
+                LOG.fine("diverging connections of SMux " + id + ": " + e.getMessage());
+            }
+        }
+        long now = System.currentTimeMillis();
+        for (Iterator<Map.Entry<String, Long>> it = held.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Long> h = it.next();
+            String v = h.getKey();
+            Vip installed = keeper.state().installedVips.get(v);
+            if (installed == null || !target.containsKey(v) || VipConfigs.grows(installed, target.get(v))) {
+                continue; // the grown pool is not on the SMuxes yet
+            }
+            long n = counted.getOrDefault(v, 0L);
+            diverging.put(v, complete ? n : -1);
+            if (complete && n == 0) {
+                LOG.info("VIP " + v + ": no pinned connection would change DIP on an HMux; released after "
+                        + (now - h.getValue()) / 1000 + " s on the SMuxes");
+                it.remove();
+            } else if (now - h.getValue() >= holdMax.toMillis()) {
+                LOG.warning("VIP " + v + ": released after the longest hold (" + holdMax.toSeconds() + " s); "
+                        + (complete ? n + " pinned connections" : "connections not counted")
+                        + " may change DIP on an HMux");
+                it.remove();
+            }
+        }
+        diverging.keySet().retainAll(held.keySet());
+    }
+
+    /** {@code heldOnSmuxes} of {@code GET /assignment}. */
+    Map<String, HeldVip> view() {
+        Map<String, HeldVip> out = new LinkedHashMap<>();
+        keeper.state().heldOnSmuxes.forEach((v, since) -> out.put(v, new HeldVip(since, diverging.get(v))));
+        return out;
+    }
+}

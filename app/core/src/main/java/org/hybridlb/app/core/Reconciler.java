@@ -1,0 +1,164 @@
+package org.hybridlb.app.core;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.hybridlb.solver.model.Vip;
+
+/**
+ * One reconcile round and the events that cannot wait for one. A round: read the sources,
+ * withdraw what sits on down switches, repair the devices (the periodic round only every
+ * {@code repairInterval}), remove failed or deleted DIPs' buckets in place, release held VIPs,
+ * persist, then assign, plan and start the migration. Loop thread only.
+ */
+final class Reconciler {
+    private static final Logger LOG = Logger.getLogger(Reconciler.class.getName());
+
+    private final ControllerConfig config;
+    private final StateKeeper keeper;
+    private final FabricInputs inputs;
+    private final DipHealthView health;
+    private final DeviceRepair repair;
+    private final SmuxTablePublisher tables;
+    private final PoolGrowthHolds holds;
+    private final AssignmentPlanner planner;
+    private final MigrationRunner migrations;
+    private final ControllerLoop loop;
+    private final Status status;
+    private long lastRepairNanos = System.nanoTime() - Long.MAX_VALUE / 2;
+
+    Reconciler(ControllerConfig config, StateKeeper keeper, FabricInputs inputs, DipHealthView health,
+               DeviceRepair repair, SmuxTablePublisher tables, PoolGrowthHolds holds, AssignmentPlanner planner,
+               MigrationRunner migrations, ControllerLoop loop, Status status) {
+        this.config = config;
+        this.keeper = keeper;
+        this.inputs = inputs;
+        this.health = health;
+        this.repair = repair;
+        this.tables = tables;
+        this.holds = holds;
+        this.planner = planner;
+        this.migrations = migrations;
+        this.loop = loop;
+        this.status = status;
+    }
+
+    /** The desired VIPs without their unhealthy DIPs: what the data path should serve now. */
+    Map<String, Vip> target() {
+        return health.targetConfig(keeper.state().desired);
+    }
+
+    void reconcile(Reason why) {
+        long t0 = System.nanoTime();
+        status.reconciles++;
+        status.lastError = null; // errors of this round are reported until the next one
+        migrations.abandon(why.text);
+        try {
+            inputs.refresh(health);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "reading the sources", e);
+            status.error("reading the sources: " + e.getMessage());
+        }
+        repair.withdrawFromDownSwitches();
+        refreshReachability();
+        // reading every switch back costs one dump per device: the periodic round does it only
+        // every repairInterval (waves verify what they touch; events always repair)
+        long now = System.nanoTime();
+        if (why.cause.alwaysRepairs() || now - lastRepairNanos >= config.repairInterval.toNanos()) {
+            repair.repair();
+            lastRepairNanos = now;
+        }
+        repair.settleMultiHomed();
+        removeDipsInPlace();
+        holds.release(target());
+        keeper.persist();
+        AssignmentPlanner.Planned p = planner.plan(target());
+        if (p != null) {
+            migrations.start(p.plan, p.target, why);
+        }
+        status.lastReconcileMillis = (System.nanoTime() - t0) / 1e6;
+    }
+
+    /** HMux failure (§3.5.1): withdraw the {@code /32} of its VIPs at once, then re-place them. */
+    void switchDown(String sw) {
+        if (!inputs.switchDown(sw)) {
+            return;
+        }
+        repair.withdrawFromDownSwitches();
+        migrations.abandon("switch " + sw + " down");
+        // the DIPs behind it are unreachable: their buckets go now, like failed DIPs' (§3.5.1)
+        refreshReachability();
+        removeDipsInPlace();
+        keeper.persist();
+        loop.requestReconcile(new Reason(Cause.SWITCH_DOWN, "switch " + sw + " down"));
+    }
+
+    void switchUp(String sw) {
+        if (inputs.switchUp(sw)) {
+            loop.requestReconcile(new Reason(Cause.SWITCH_UP, "switch " + sw + " up"));
+        }
+    }
+
+    /** The last reported SMux set: a lost SMux leaves the aggregate groups before anything else. */
+    void smuxesChanged() {
+        Set<String> now = inputs.reportedSmuxes();
+        Set<String> before = inputs.liveSmuxes();
+        if (now.equals(before)) {
+            return;
+        }
+        inputs.setLiveSmuxes(now);
+        if (!now.containsAll(before)) {
+            repair.dropLostSmuxes();
+        }
+        loop.requestReconcile(new Reason(Cause.SMUXES_CHANGED, "SMuxes " + now));
+    }
+
+    void dipHealthChanged(String dip, boolean healthy) {
+        if (health.report(dip, healthy)) {
+            loop.requestReconcile(new Reason(Cause.DIP_HEALTH, "DIP " + dip + (healthy ? " healthy" : " failed")));
+        }
+    }
+
+    private void refreshReachability() {
+        health.refreshReachability(inputs.down, inputs.topology(), keeper.state().desired);
+    }
+
+    /**
+     * DIP failure and DIP removal (§3.5.1, §3.5.2): the bucket goes in place, on the HMux and the
+     * SMuxes; bucket ids are stable, so only the removed DIP's connections move. (Adding a DIP
+     * goes through the planner: off the HMux, add, back.)
+     */
+    private void removeDipsInPlace() {
+        ControllerState state = keeper.state();
+        Map<String, Vip> target = target();
+        Map<String, Vip> shrunk = new LinkedHashMap<>();
+        for (Map.Entry<String, Vip> e : state.installedVips.entrySet()) {
+            Vip want = target.get(e.getKey());
+            if (want == null) {
+                continue; // a removed VIP: the planner withdraws it
+            }
+            Vip kept = VipConfigs.restrict(e.getValue(), want);
+            if (!VipConfigs.sameConfig(kept, e.getValue())) {
+                shrunk.put(e.getKey(), kept);
+            }
+        }
+        if (shrunk.isEmpty()) {
+            return;
+        }
+        Map<String, Vip> before = new LinkedHashMap<>(state.installedVips);
+        state.installedVips.putAll(shrunk);
+        try {
+            tables.publish();
+            repair.repairSmuxGroups();
+            shrunk.keySet().forEach(repair::reinstall);
+            status.dipsRemovedDirectly += shrunk.size();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "removing DIP buckets", e);
+            status.error("removing DIP buckets: " + e.getMessage());
+            state.installedVips = before;
+            repair.repair();
+        }
+    }
+}

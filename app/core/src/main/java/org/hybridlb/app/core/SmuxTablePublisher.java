@@ -1,0 +1,105 @@
+package org.hybridlb.app.core;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.hybridlb.app.core.model.SmuxTable;
+import org.hybridlb.app.core.model.VipEntry;
+import org.hybridlb.app.core.port.SmuxControl;
+import org.hybridlb.app.core.port.SouthboundException;
+
+/**
+ * Publishes the installed configuration to the live SMuxes as one versioned table (the SMux swaps
+ * it atomically). Versions only grow: the last one is persisted and, when an SMux runs a higher
+ * one (our state is older than the SMux's), the next goes above it. Loop thread only.
+ */
+final class SmuxTablePublisher {
+    private static final Logger LOG = Logger.getLogger(SmuxTablePublisher.class.getName());
+
+    private final SmuxControl smux;
+    private final String encap;
+    private final StateKeeper keeper;
+    private final BucketIds ids;
+    private final FabricInputs inputs;
+    private final Status status;
+
+    SmuxTablePublisher(SmuxControl smux, String encap, StateKeeper keeper, BucketIds ids, FabricInputs inputs,
+                       Status status) {
+        this.smux = smux;
+        this.encap = encap;
+        this.keeper = keeper;
+        this.ids = ids;
+        this.inputs = inputs;
+        this.status = status;
+    }
+
+    /** The installed configuration as the SMux table of {@code version}. */
+    SmuxTable table(long version) {
+        List<VipEntry> entries = new ArrayList<>();
+        keeper.state().installedVips.values().forEach(v -> entries.add(ids.entry(v)));
+        return SmuxTable.of(version, entries, encap);
+    }
+
+    /**
+     * A wave changed the table: sends it to every live SMux with a new version, which it returns
+     * (-1 when no SMux is live). Throws when an SMux refuses it or cannot be reached.
+     */
+    long publish() {
+        long version = -1;
+        for (String id : inputs.liveIds()) {
+            if (version < 0) {
+                version = ++keeper.state().smuxTableVersion;
+            }
+            smux.putTable(id, table(version));
+        }
+        return version;
+    }
+
+    /**
+     * Repair: sends the table only to the live SMuxes whose running table differs (restart, an
+     * SMux back), so that nothing right is re-applied; an SMux that fails is reported and skipped.
+     */
+    void repair() {
+        long version = -1;
+        ControllerState state = keeper.state();
+        for (String id : inputs.liveIds()) {
+            SmuxTable running;
+            try {
+                running = smux.getTable(id);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "reading the table of SMux " + id, e);
+                status.error("reading the table of SMux " + id + ": " + e.getMessage());
+                continue;
+            }
+            if (running != null && running.version > state.smuxTableVersion) {
+                state.smuxTableVersion = running.version; // our state is older than the SMux's: go above it
+            }
+            if (table(0).sameVips(running)) {
+                continue;
+            }
+            if (version < 0) {
+                version = ++state.smuxTableVersion;
+            }
+            try {
+                smux.putTable(id, table(Math.max(version, running == null ? 0 : running.version + 1)));
+                status.repairs++;
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "repairing SMux " + id, e);
+                status.error("repairing SMux " + id + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /** Reads every live SMux back; throws when one does not run exactly {@code version} of the installed table. */
+    void verify(long version) {
+        SmuxTable want = table(version);
+        for (String id : inputs.liveIds()) {
+            SmuxTable have = smux.getTable(id);
+            if (have == null || have.version != version || !want.sameVips(have)) {
+                throw new SouthboundException("SMux " + id + " runs table version "
+                        + (have == null ? "none" : have.version) + ", not the " + version + " just sent");
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package org.hybridlb.app.core;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.app.core.view.MigrationsView;
+import org.hybridlb.app.core.view.ReassignResult;
+import org.hybridlb.app.core.view.SmuxView;
+import org.hybridlb.app.core.view.StatsView;
+import org.hybridlb.app.core.view.SwitchView;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.Smux;
+import org.hybridlb.solver.model.Switch;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.VipTraffic;
+
+/** Builds the northbound's views from the controller's parts. Loop thread only (the views are immutable). */
+final class StatusViews {
+    private final StateKeeper keeper;
+    private final FabricInputs inputs;
+    private final DipHealthView health;
+    private final PoolGrowthHolds holds;
+    private final AssignmentPlanner planner;
+    private final MigrationRunner migrations;
+    private final Status status;
+
+    StatusViews(StateKeeper keeper, FabricInputs inputs, DipHealthView health, PoolGrowthHolds holds,
+                AssignmentPlanner planner, MigrationRunner migrations, Status status) {
+        this.keeper = keeper;
+        this.inputs = inputs;
+        this.health = health;
+        this.holds = holds;
+        this.planner = planner;
+        this.migrations = migrations;
+        this.status = status;
+    }
+
+    private Map<String, String> installed() {
+        ControllerState state = keeper.state();
+        Map<String, String> out = new LinkedHashMap<>();
+        state.installedVips.keySet().forEach(v -> out.put(v, state.placement(v)));
+        return out;
+    }
+
+    AssignmentView assignment() {
+        Assignment a = planner.last();
+        return new AssignmentView(installed(), a == null ? null : a.algorithm, a == null ? null : a.assignment,
+                a == null ? null : a.mru, a == null ? null : a.hmuxTrafficShare, a == null ? null : a.smuxCount,
+                a == null ? null : a.utilisation, holds.view(), new ArrayList<>(inputs.down),
+                new LinkedHashMap<>(inputs.cutOff()), new TreeMap<>(inputs.unfitForHmux()),
+                new ArrayList<>(keeper.state().drained), health.unhealthyDips(), health.view(),
+                migrations.migrating(), status.lastError);
+    }
+
+    MigrationsView migrations() {
+        return new MigrationsView(migrations.inFlight(), migrations.recent());
+    }
+
+    List<SmuxView> smuxes() {
+        ControllerState state = keeper.state();
+        List<SmuxView> out = new ArrayList<>();
+        for (Smux m : inputs.topology().smuxes) {
+            out.add(new SmuxView(m.id, m.ip, m.tor, m.capacityBps, inputs.isLive(m.id), state.smuxTableVersion,
+                    state.installedVips.size()));
+        }
+        return out;
+    }
+
+    StatsView stats() {
+        ControllerState state = keeper.state();
+        TrafficInterval traffic = inputs.traffic();
+        double hmux = 0;
+        double smux = 0;
+        List<StatsView.VipRate> vips = new ArrayList<>();
+        StatsView.Interval interval = null;
+        if (traffic != null) {
+            interval = new StatsView.Interval(traffic.index, traffic.startSeconds, traffic.durationSeconds);
+            for (VipTraffic vt : traffic.vips) {
+                String at = state.installedVips.containsKey(vt.vip) ? state.placement(vt.vip) : null;
+                double bps = vt.totalBps();
+                if (Assignment.SMUX.equals(at)) {
+                    smux += bps;
+                } else if (at != null) {
+                    hmux += bps;
+                }
+                vips.add(new StatsView.VipRate(vt.vip, bps, at == null ? StatsView.VipRate.NOT_INSTALLED : at));
+            }
+        }
+        return new StatsView(interval, hmux, smux, hmux + smux > 0 ? hmux / (hmux + smux) : 0.0, vips,
+                status.counters());
+    }
+
+    List<SwitchView> switches() {
+        List<SwitchView> out = new ArrayList<>();
+        for (Switch s : inputs.topology().switches) {
+            out.add(switchView(s));
+        }
+        return out;
+    }
+
+    SwitchView switchView(Switch s) {
+        List<String> vips = new ArrayList<>();
+        keeper.state().hmuxes.forEach((v, at) -> {
+            if (at.contains(s.id)) {
+                vips.add(v);
+            }
+        });
+        return new SwitchView(s.id, s.role.name().toLowerCase(Locale.ROOT), s.pod, !inputs.down.contains(s.id),
+                inputs.cutOff().get(s.id), keeper.state().drained.contains(s.id), inputs.unfitForHmux().get(s.id),
+                vips);
+    }
+
+    ReassignResult reassigned() {
+        Assignment a = planner.last();
+        return new ReassignResult(migrations.inFlight(), a == null ? null : a.assignment, status.lastError);
+    }
+}

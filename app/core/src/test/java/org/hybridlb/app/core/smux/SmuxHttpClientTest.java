@@ -1,0 +1,114 @@
+package org.hybridlb.app.core.smux;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.model.Bucket;
+import org.hybridlb.app.core.model.ServiceEntry;
+import org.hybridlb.app.core.model.SmuxTable;
+import org.hybridlb.app.core.model.VipEntry;
+import org.hybridlb.app.core.port.SouthboundException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The SMux client against a local HTTP server answering like smux/src/control.c. */
+class SmuxHttpClientTest {
+    HttpServer server;
+    final List<String> requests = new ArrayList<>();
+    volatile String table = "{\"version\":0,\"vips\":[]}";
+    volatile int putStatus = 200;
+    SmuxHttpClient client;
+
+    @BeforeEach
+    void serve() throws IOException {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/", x -> {
+            String body = new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            requests.add(x.getRequestMethod() + " " + x.getRequestURI().getPath());
+            String path = x.getRequestURI().getPath();
+            int status = 200;
+            String out;
+            if (path.equals("/table") && x.getRequestMethod().equals("PUT")) {
+                status = putStatus;
+                if (status == 200) {
+                    table = body;
+                }
+                out = status == 200 ? "{\"version\":1}" : "{\"error\":\"stale version\",\"field\":\"version\"}";
+            } else if (path.equals("/table")) {
+                out = table;
+            } else if (path.equals("/stats")) {
+                out = "{\"version\":3,\"services\":[{\"vip\":\"10.100.0.1\",\"proto\":\"tcp\",\"port\":80,"
+                        + "\"packets\":10,\"bytes\":1500,\"dips\":[]},{\"vip\":\"10.100.0.1\",\"proto\":\"udp\","
+                        + "\"port\":53,\"packets\":1,\"bytes\":80,\"dips\":[]},{\"vip\":\"10.100.0.2\",\"proto\":\"tcp\","
+                        + "\"port\":0,\"packets\":0,\"bytes\":0,\"dips\":[]}]}";
+            } else if (path.equals("/connections/diverging")) {
+                out = "{\"version\":3,\"connTable\":true,\"services\":[{\"vip\":\"10.100.0.1\",\"proto\":\"tcp\","
+                        + "\"port\":80,\"connections\":9,\"diverging\":2},{\"vip\":\"10.100.0.1\",\"proto\":\"udp\","
+                        + "\"port\":53,\"connections\":1,\"diverging\":1}]}";
+            } else {
+                status = 404;
+                out = "{\"error\":\"not found\"}";
+            }
+            byte[] b = out.getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(status, b.length);
+            x.getResponseBody().write(b);
+            x.close();
+        });
+        server.start();
+        String url = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
+        client = new SmuxHttpClient(id -> id.equals("smux-0") ? url : null, Duration.ofSeconds(2));
+    }
+
+    @AfterEach
+    void stop() {
+        server.stop(0);
+    }
+
+    static SmuxTable oneVip(long version) {
+        VipEntry e = new VipEntry("10.100.0.1", "10.100.0.0/16", List.of(new ServiceEntry("tcp", 80,
+                List.of(new Bucket("10.0.0.2", 1, null, 0)))));
+        return SmuxTable.of(version, List.of(e), "gre");
+    }
+
+    @Test
+    void putsAndReadsTheTable() {
+        client.putTable("smux-0", oneVip(1));
+        SmuxTable back = client.getTable("smux-0");
+        assertEquals(1, back.version);
+        assertTrue(oneVip(1).sameVips(back), Json.write(back));
+        assertEquals(List.of("PUT /table", "GET /table"), requests);
+    }
+
+    @Test
+    void aRefusedTableNamesTheStatusAndTheSmuxsReason() {
+        putStatus = 409;
+        SouthboundException e = assertThrows(SouthboundException.class, () -> client.putTable("smux-0", oneVip(1)));
+        assertTrue(e.getMessage().contains("smux-0 refused table version 1: HTTP 409")
+                && e.getMessage().contains("stale version"), e.getMessage());
+    }
+
+    @Test
+    void countersAndDivergingConnectionsAddUpPerVip() {
+        assertEquals(Map.of("10.100.0.1", 1580L, "10.100.0.2", 0L), client.vipBytes("smux-0"));
+        assertEquals(Map.of("10.100.0.1", 3L), client.divergingConnections("smux-0"));
+    }
+
+    @Test
+    void anSmuxWithoutUrlOrThatDoesNotAnswerIsASouthboundError() {
+        assertTrue(assertThrows(SouthboundException.class, () -> client.getTable("smux-9")).getMessage()
+                .contains("smux-9 has no control URL"));
+        server.stop(0);
+        assertThrows(SouthboundException.class, () -> client.vipBytes("smux-0"));
+    }
+}

@@ -1,0 +1,131 @@
+/* The host agent's part of Cheetah on the server side (p4/COOKIE-SPEC.md):
+ *   - tc egress: TSval of TCP segments from a local cookie VIP carries the cookie
+ *     (§2); per-connection state in the LRU map hlb_cookie_conns;
+ *   - sockops: keep-alive <= 25 s on passively opened connections to those VIPs (§6).
+ * The ingress half (TSecr restore) runs in the XDP decapsulator (bpf/cookie.bpf.h). */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <linux/tcp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "cookie.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define SOL_SOCKET 1
+#define SO_KEEPALIVE 9
+#define SOL_TCP 6
+#define AF_INET 2
+
+/* The state of the connection this segment belongs to, with its cookie current, or
+ * NULL when the segment is not to be encoded. */
+static __always_inline struct hlb_cookie_conn *egress_conn(const struct hlb_cookie_tuple *key,
+                                                           const struct tcphdr *th, __u32 tsval)
+{
+    struct hlb_cookie_conn *c = bpf_map_lookup_elem(&hlb_cookie_conns, key);
+    const struct hlb_cookie_host *h = cookie_host();
+    if (!h || !h->server_id) {
+        return NULL;
+    }
+    if (!c || (th->syn && !(c->flags & HLB_CONN_HINTED))) {
+        if (!cookie_vip(key->vip)) {
+            return NULL;
+        }
+        if (!(th->syn && th->ack)) {
+            /* Never start mid-connection: the client's PAWS could drop the jump. */
+            cookie_count(HLB_CK_EGRESS_NO_STATE);
+            return NULL;
+        }
+        struct hlb_cookie_conn init = { .ident = h->server_id };
+        bpf_map_update_elem(&hlb_cookie_conns, key, &init, BPF_ANY);
+        c = bpf_map_lookup_elem(&hlb_cookie_conns, key);
+        if (!c) {
+            return NULL;
+        }
+    }
+    if (c->gen != h->gen) {
+        const struct hlb_cookie_vip *v = cookie_vip(key->vip);
+        if (!v) {
+            return NULL;   /* no longer a cookie VIP */
+        }
+        c->prev_cookie = c->cookie;
+        c->cookie = hlb_cookie_make(v, key, c->ident);
+        c->gen = h->gen;
+    }
+    if (!(c->flags & HLB_CONN_HAS_LAST) || (__s32) (tsval - c->last_tsval) > 0 || th->syn) {
+        c->last_tsval = tsval;
+        c->flags |= HLB_CONN_HAS_LAST;
+    }
+    return c;
+}
+
+SEC("tc")
+int hlb_cookie_egress(struct __sk_buff *skb)
+{
+    void *data = (void *) (long) skb->data;
+    void *end = (void *) (long) skb->data_end;
+    struct ethhdr *eth = data;
+    if ((void *) (eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP)) {
+        return TC_ACT_OK;
+    }
+    struct cookie_seg s;
+    int rc = cookie_parse(skb, 0, data, eth + 1, end, &s);
+    if (rc == CK_SEG_NOT_TCP) {
+        return TC_ACT_OK;
+    }
+    if (rc != CK_SEG_OK) {
+        if (cookie_vip(s.ip->saddr)) {
+            cookie_count(rc == CK_SEG_NO_TS ? HLB_CK_EGRESS_NO_TS : HLB_CK_BAD_OPTIONS);
+        }
+        return TC_ACT_OK;
+    }
+    struct hlb_cookie_tuple key = { .vip = s.ip->saddr, .client = s.ip->daddr,
+                                    .vip_port = s.th->source, .client_port = s.th->dest };
+    __u32 from = s.ts[0];
+    __u32 tsval = bpf_ntohl(from);
+    struct hlb_cookie_conn *c = egress_conn(&key, s.th, tsval);
+    if (!c) {
+        return TC_ACT_OK;
+    }
+    __u32 to = bpf_htonl(hlb_cookie_encode(tsval, c->cookie));
+    __u32 csum_off = (__u32) ((void *) &s.th->check - data);
+    s.ts[0] = to;
+    /* Knows the skb's checksum state: updates a complete checksum, leaves a partial
+     * one (offload, GSO) to be completed over the new bytes. */
+    bpf_l4_csum_replace(skb, csum_off, hlb_csum_word(from, s.odd), hlb_csum_word(to, s.odd),
+                        sizeof(to));
+    cookie_count(s.slow ? HLB_CK_ENCODED_SLOW_PATH : HLB_CK_ENCODED);
+    return TC_ACT_OK;
+}
+
+static __always_inline void keep_at_most(struct bpf_sock_ops *ops, int level, int opt, int bound)
+{
+    int cur = 0;
+    if (bpf_getsockopt(ops, level, opt, &cur, sizeof(cur)) == 0 && cur > 0 && cur <= bound) {
+        return;   /* the application asked for as often or more */
+    }
+    bpf_setsockopt(ops, level, opt, &bound, sizeof(bound));
+}
+
+SEC("sockops")
+int hlb_cookie_sockops(struct bpf_sock_ops *ops)
+{
+    if (ops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB || ops->family != AF_INET) {
+        return 1;
+    }
+    const struct hlb_cookie_host *h = cookie_host();
+    if (!h || !h->keepalive_s || !cookie_vip(ops->local_ip4)) {
+        return 1;
+    }
+    if (h->netns_cookie && bpf_get_netns_cookie(ops) != h->netns_cookie) {
+        return 1;
+    }
+    int one = 1;
+    bpf_setsockopt(ops, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    keep_at_most(ops, SOL_TCP, TCP_KEEPIDLE, h->keepalive_s);
+    keep_at_most(ops, SOL_TCP, TCP_KEEPINTVL, h->keepalive_s);
+    cookie_count(HLB_CK_KEEPALIVE_SET);
+    return 1;
+}

@@ -1,0 +1,173 @@
+"""The host agent's Cheetah cookie configuration (p4/COOKIE-SPEC.md): this host's
+server id and the keys of its VIPs, as the controller distributes them.
+
+JSON, in the --cookie-config file and in PUT /cookie:
+  {"serverId": 17,                      1..16383, this host's id (COOKIE-SPEC §4)
+   "hash": "siphash13",                 default mode for every VIP of this host
+   "key": "<32 hex digits>",            default 128-bit key
+   "vips": [{"prefix": "10.200.0.0/24", "hash": "crc32c", "key": "..."}],   overrides
+   "keepaliveSeconds": 25}              sockops keep-alive bound, 1..25 (§6)
+
+The agent keeps the file as the state that survives a restart, and hands the maps'
+content to the XDP loader as its cookie file (src/cookie_maps.h), reloaded on SIGHUP.
+"""
+import ipaddress
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "p4", "model"))
+import cheetah_cookie as cc  # noqa: E402
+
+FIELDS = {"serverId", "hash", "key", "vips", "keepaliveSeconds"}
+VIP_FIELDS = {"prefix", "hash", "key"}
+
+
+class CookieConfigError(ValueError):
+    pass
+
+
+class CookiesUnavailable(RuntimeError):
+    pass
+
+
+def fingerprint(key):
+    """What APIs show instead of a key: COOKIE-SPEC §8."""
+    return f"{cc.siphash(key, bytes(13)):016x}"[:8]
+
+
+def _mode(field, value):
+    if value not in cc.HASH_MODES:
+        raise CookieConfigError(f"{field}: expected one of {', '.join(cc.HASH_MODES)}, got {value!r}")
+    return value
+
+
+def _key(field, value):
+    try:
+        return cc.parse_key(value)
+    except ValueError:
+        raise CookieConfigError(f"{field}: expected 32 hex digits (a 128-bit key)") from None
+
+
+def parse(doc):
+    """Validates a configuration document -> normalised dict; raises CookieConfigError
+    naming the field."""
+    if not isinstance(doc, dict):
+        raise CookieConfigError("cookie configuration: expected a JSON object")
+    unknown = set(doc) - FIELDS
+    if unknown:
+        raise CookieConfigError(f"{sorted(unknown)[0]}: unknown field")
+    sid = doc.get("serverId")
+    if not isinstance(sid, int) or isinstance(sid, bool) or not 1 <= sid <= cc.SERVER_ID_MAX:
+        raise CookieConfigError(f"serverId: expected an integer 1..{cc.SERVER_ID_MAX}, got {sid!r}")
+    keepalive = doc.get("keepaliveSeconds", 25)
+    if not isinstance(keepalive, int) or isinstance(keepalive, bool) or not 1 <= keepalive <= 25:
+        raise CookieConfigError(f"keepaliveSeconds: expected an integer 1..25, got {keepalive!r}")
+    out = {"serverId": sid, "hash": _mode("hash", doc.get("hash", "siphash13")),
+           "key": _key("key", doc.get("key")).hex(), "keepaliveSeconds": keepalive, "vips": []}
+    vips = doc.get("vips", [])
+    if not isinstance(vips, list):
+        raise CookieConfigError("vips: expected a list")
+    for i, v in enumerate(vips):
+        where = f"vips[{i}]"
+        if not isinstance(v, dict) or set(v) - VIP_FIELDS or "prefix" not in v:
+            raise CookieConfigError(f"{where}: expected an object with prefix, hash, key")
+        try:
+            prefix = str(ipaddress.IPv4Network(v["prefix"]))
+        except (TypeError, ValueError) as e:
+            raise CookieConfigError(f"{where}.prefix: {e}") from None
+        out["vips"].append({"prefix": prefix, "hash": _mode(f"{where}.hash", v.get("hash", out["hash"])),
+                            "key": _key(f"{where}.key", v.get("key", out["key"])).hex()})
+    if len(out["vips"]) > 256:
+        raise CookieConfigError("vips: at most 256")
+    return out
+
+
+def load(path):
+    """The saved configuration, or None when there is none yet."""
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise CookieConfigError(f"--cookie-config: {path}: {e}") from None
+    return parse(doc)
+
+
+def save(path, cfg):
+    """Atomically: a crash leaves the old file or the new one."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(cfg, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def loader_lines(cfg, served_prefixes):
+    """The loader's cookie file: every prefix this host serves gets the default mode
+    and key unless a "vips" entry names it."""
+    lines = [f"server_id {cfg['serverId']}", f"keepalive {cfg['keepaliveSeconds']}"]
+    overrides = {v["prefix"]: v for v in cfg["vips"]}
+    for prefix in served_prefixes:
+        if prefix not in overrides:
+            lines.append(f"vip {prefix} {cfg['hash']} {cfg['key']}")
+    for v in cfg["vips"]:
+        lines.append(f"vip {v['prefix']} {v['hash']} {v['key']}")
+    return "\n".join(lines) + "\n"
+
+
+def describe(cfg):
+    """The configuration as GET /cookie shows it: fingerprints, never keys."""
+    if cfg is None:
+        return None
+    return {"serverId": cfg["serverId"], "hash": cfg["hash"],
+            "keyFingerprint": fingerprint(bytes.fromhex(cfg["key"])),
+            "keepaliveSeconds": cfg["keepaliveSeconds"],
+            "vips": [{"prefix": v["prefix"], "hash": v["hash"],
+                      "keyFingerprint": fingerprint(bytes.fromhex(v["key"]))} for v in cfg["vips"]]}
+
+
+class CookieControl:
+    """Owns the saved configuration and the loader's cookie file; a change is saved
+    first, then written for the loader, which a SIGHUP makes reload its maps."""
+
+    def __init__(self, path, served_prefixes, run_dir):
+        self.path = path
+        self.served = served_prefixes
+        self.loader_file = os.path.join(run_dir, "cookie.conf")
+        self.cfg = load(path)
+        self.proc = None
+        self.unavailable = "the decap backend has not started"
+        self._write_loader_file()
+
+    def _write_loader_file(self):
+        text = loader_lines(self.cfg, self.served) if self.cfg else "server_id 0\nkeepalive 0\n"
+        tmp = f"{self.loader_file}.tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, self.loader_file)
+
+    def attached(self, backend, proc):
+        """Cookies need the XDP backend (its decapsulator restores TSecr)."""
+        if backend == "xdp":
+            self.proc, self.unavailable = proc, None
+        else:
+            self.unavailable = ("cookies need the XDP backend: the user-space fallback cannot "
+                                "restore TSecr, so nothing is encoded either")
+
+    def put(self, doc):
+        cfg = parse(doc)
+        if self.unavailable:
+            raise CookiesUnavailable(f"cookies: {self.unavailable}")
+        save(self.path, cfg)
+        self.cfg = cfg
+        self._write_loader_file()
+        self.proc.send_signal(1)   # SIGHUP: the loader rereads the file
+        return cfg
+
+    def state(self, counters):
+        return {"enabled": bool(self.cfg) and not self.unavailable,
+                "unavailable": self.unavailable, "config": describe(self.cfg),
+                "counters": counters or {}}
