@@ -38,8 +38,8 @@ def emu(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("needs root (namespaces, OVS, DPDK)")
     if not os.path.exists(hlbemu.DAEMON_BIN) or not os.path.exists(
-            os.path.join(REPO, "app", "standalone", "target", "hybridlbd.jar")):
-        pytest.fail("hybridlbd is not built (mvn -B -pl app/standalone -am package)")
+            os.path.join(REPO, "app", "standalone", "target", "hybridlbd.jar")) or not os.path.exists(hlbemu.SOLVER_JAR):
+        pytest.fail("hybridlbd or the solver CLI is not built (mvn -B -pl app/standalone,solver/tools -am package)")
     tag = "it%d" % (os.getpid() % 100000)
     d = tmp_path_factory.mktemp("emu")
     topo_file = str(d / "topology.json")

@@ -3,7 +3,10 @@
 # Builds what is missing first. Last line: pytest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -f app/standalone/target/hybridlbd.jar ]; then mvn -B -q -ntp -pl app/standalone -am package -DskipTests; fi
+# hybridlbd, and the solver CLI that writes the emulation's topology
+if [ ! -f app/standalone/target/hybridlbd.jar ] || [ ! -f solver/tools/target/hybridlb-solver.jar ]; then
+    mvn -B -q -ntp -pl app/standalone,solver/tools -am package -DskipTests
+fi
 if [ ! -x smux/build/hlb-smux ]; then
     [ -f smux/build/build.ninja ] || meson setup smux/build smux >/dev/null
     ninja -C smux/build -j2 >/dev/null

@@ -10,14 +10,14 @@ OUT=${OUT:-out/demo}
 PODS=${PODS:-8}
 VIPS=${VIPS:-3000}
 SEED=${SEED:-1}
-JAR=solver/target/hybridlb-solver.jar
+JAR=solver/tools/target/hybridlb-solver.jar
 
 if ! command -v mvn >/dev/null || ! command -v javac >/dev/null; then
     echo "== installing the Java toolchain"
     bash .ci/install java
 fi
 echo "== building the solver"
-mvn -q -B -ntp -pl solver -am package -DskipTests
+mvn -q -B -ntp -pl solver/tools -am package -DskipTests
 solver() { java -Xmx2g -jar "$JAR" "$@"; }
 
 mkdir -p "$OUT"

@@ -30,7 +30,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "smux", "frr"))
 
 RUN_ROOT = "/run/hlb"
-SOLVER_JAR = os.path.join(REPO, "solver", "target", "hybridlb-solver.jar")
+SOLVER_JAR = os.path.join(REPO, "solver", "tools", "target", "hybridlb-solver.jar")
 SMUX_BIN = os.environ.get("HLB_SMUX_BIN", os.path.join(REPO, "smux", "build", "hlb-smux"))
 AGENT = os.path.join(REPO, "smux", "agent", "hlb_agent.py")
 AGENT_BUILD = os.environ.get("HLB_AGENT_BUILD", os.path.join(REPO, "smux", "build", "agent"))

@@ -11,9 +11,9 @@ if [ "${1:-}" = "--no-install" ]; then shift; else
     echo "== install (apt/pip: Java, DPDK, OVS, FRR, Mininet)"
     bash .ci/install >/dev/null
 fi
-if [ ! -f app/standalone/target/hybridlbd.jar ] || [ ! -f solver/target/hybridlb-solver.jar ]; then
-    echo "== build the Java modules (solver, app/core, app/standalone)"
-    mvn -B -q -ntp -pl app/standalone -am package -DskipTests
+if [ ! -f app/standalone/target/hybridlbd.jar ] || [ ! -f solver/tools/target/hybridlb-solver.jar ]; then
+    echo "== build the Java modules (solver library and tools, app/core, app/standalone)"
+    mvn -B -q -ntp -pl app/standalone,solver/tools -am package -DskipTests
 fi
 if [ ! -x smux/build/hlb-smux ]; then
     echo "== build the SMux and host agent (meson/ninja)"

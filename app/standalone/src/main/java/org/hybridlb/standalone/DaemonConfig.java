@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
+import org.hybridlb.solver.assign.Algorithms;
 
 /** The daemon's config file (app/standalone/README.md "Config file"), validated as a whole. */
 public final class DaemonConfig {
@@ -109,8 +110,9 @@ public final class DaemonConfig {
         }
         InetSocketAddress listen = parseListen(c, c.string(root, "listen", "", "127.0.0.1:8080", false));
         String algorithm = c.string(root, "algorithm", "", "sticky", false);
-        if (algorithm != null && !knownAlgorithm(algorithm)) {
-            c.problem("/algorithm", "unknown algorithm \"" + algorithm + "\" (known: " + String.join(", ", algorithms()) + ")");
+        String unavailable = algorithm == null ? null : Algorithms.unavailable(algorithm);
+        if (unavailable != null) {
+            c.problem("/algorithm", unavailable);
         }
         String encap = c.string(root, "smuxEncap", "", "gre", false);
         if (!"gre".equals(encap) && !"ipip".equals(encap)) {
@@ -166,13 +168,5 @@ public final class DaemonConfig {
             c.repairInterval.toMillis()};
         return new DaemonConfig(c.file, c.fabric, c.vips, c.stateDir, a, c.algorithm, c.smuxEncap, ms,
                 c.commandTimeoutMillis, c.httpTimeoutMillis);
-    }
-
-    static java.util.List<String> algorithms() {
-        return org.hybridlb.solver.assign.Algorithms.names();
-    }
-
-    private static boolean knownAlgorithm(String a) {
-        return algorithms().contains(a);
     }
 }

@@ -54,14 +54,24 @@ class DaemonConfigTest {
         assertTrue(p.contains(f + ": /fabric: missing (required)"), p.toString());
         assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /vips: no readable file at ")), p.toString());
         assertTrue(p.contains(f + ": /listen: must be host:port, got \"localhost\""), p.toString());
-        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /algorithm: unknown algorithm \"magic\" (known: ")
-                && s.contains("sticky")), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /algorithm: unknown algorithm \"magic\""
+                + " (available on this class path: ") && s.contains("sticky")), p.toString());
         assertTrue(p.contains(f + ": /smuxEncap: must be \"gre\" or \"ipip\", got \"vxlan\""), p.toString());
         assertTrue(p.contains(f + ": /intervals/statsMs: must be an integer from 10 to 86400000, got -1"), p.toString());
         assertTrue(p.contains(f + ": /intervals/routesMs: must be an integer from 10 to 86400000, got \"fast\""), p.toString());
         assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /intervals/bogus: unknown field")), p.toString());
         assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /colour: unknown field")), p.toString());
         assertEquals(9, p.size(), p.toString());
+    }
+
+    /** The exact ILP lives in the solver tools, which hybridlbd does not carry: the check says so. */
+    @Test
+    void anAlgorithmOfTheSolverToolsIsNamedAsNotOnThisClassPath() throws IOException {
+        List<String> p = problems("{\"fabric\": \"fabric.json\", \"algorithm\": \"ilp\"}");
+        String f = dir.resolve("hybridlbd.json").toString();
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /algorithm: algorithm \"ilp\" is not available on"
+                + " this class path: it comes with the solver tools (hybridlb-solver-tools")
+                && s.contains("available on this class path: greedy, greedy-skip, random, sticky")), p.toString());
     }
 
     @Test

@@ -71,6 +71,18 @@ public final class Assignments {
         return new Utilisation(maxLink, maxMem, u.hostUtilisation(), uses);
     }
 
+    /** Placement of VIP v in {@code a} as a switch index; {@link Usage#SMUX} when none or unknown. */
+    public static int placementOf(Instance in, Assignment a, int v) {
+        if (a == null) {
+            return Usage.SMUX;
+        }
+        String where = a.assignment.get(in.vipId(v));
+        if (where == null || Assignment.SMUX.equals(where)) {
+            return Usage.SMUX;
+        }
+        return in.switchIndex(where);
+    }
+
     /**
      * The usage of an existing assignment on this instance, placing VIPs as they are (even if
      * that violates a capacity: check with {@link Feasibility}). Unknown switches and VIPs the
@@ -79,7 +91,7 @@ public final class Assignments {
     public static Usage usageOf(Instance in, Assignment a) {
         Usage u = in.resources().newUsage();
         for (int v = 0; v < in.vipCount(); v++) {
-            int s = Algorithms.placementIn(in, a, v);
+            int s = Assignments.placementOf(in, a, v);
             if (s >= 0) {
                 u.place(v, s);
             }

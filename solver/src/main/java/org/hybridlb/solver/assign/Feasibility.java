@@ -27,7 +27,7 @@ public final class Feasibility {
         }
         ResourceModel m = in.resources();
         for (int v = 0; v < in.vipCount(); v++) {
-            int s = Algorithms.placementIn(in, a, v);
+            int s = Assignments.placementOf(in, a, v);
             if (s >= 0 && !m.eligible(v)) {
                 out.add("VIP " + in.vipId(v) + " cannot be on an HMux (" + m.ecmpEntries(v)
                         + " ECMP / " + m.tunnelEntries(v) + " tunnel entries fit no switch)");

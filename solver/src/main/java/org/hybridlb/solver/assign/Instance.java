@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.DipShares;
 import org.hybridlb.solver.model.Host;
 import org.hybridlb.solver.model.SwitchRole;
 import org.hybridlb.solver.model.Topology;
@@ -27,10 +28,9 @@ import org.hybridlb.solver.routing.Fabric;
  *
  * <p>Per VIP it keeps its demand on the fabric, aggregated to switches: what enters from each
  * source switch (a host's traffic enters at its ToR; Internet traffic is kept apart and enters
- * evenly over the core switches) and what leaves towards each DIP's ToR (by the interval's per-DIP rates, else
- * by weight: the VIP's traffic split evenly over its ports, then over each port's DIPs in
- * proportion to their weights). ToR-level entries are sorted by ToR so those of a pod are
- * contiguous.
+ * evenly over the core switches) and what leaves towards each DIP's ToR: the VIP's traffic (the
+ * sum of its sources) split over its DIPs by {@link DipShares} (the interval's per-DIP rates as
+ * shares, else by weight). ToR-level entries are sorted by ToR so those of a pod are contiguous.
  */
 public final class Instance {
     /** Traffic files give bytes/s; links and SMuxes are in bits/s: the instance works in bits/s. */
@@ -212,41 +212,25 @@ public final class Instance {
         return aggs.stream().mapToInt(Integer::intValue).toArray();
     }
 
+    /** What v sends towards its DIPs' ToRs: its traffic split over its DIPs by {@link DipShares}. */
     private void addDipDemand(Vip vip, VipTraffic vt, double vipTotal, Map<String, Integer> torOfHostIp,
                               double[] scratch, Touched touched) {
-        if (vt != null && !vt.dips.isEmpty()) {
-            Map<String, Integer> torOfDip = new HashMap<>();
-            for (VipPort p : vip.ports) {
-                for (Dip d : p.dips) {
-                    torOfDip.putIfAbsent(d.ip, torOf(vip, d, torOfHostIp));
-                }
-            }
-            for (Map.Entry<String, Double> e : vt.dips.entrySet()) {
-                Integer tor = torOfDip.get(e.getKey());
-                if (tor == null) {
-                    throw new IllegalArgumentException("VIP " + vip.vip + ": traffic to unknown DIP " + e.getKey());
-                }
-                addTo(scratch, touched, tor, e.getValue() * BITS_PER_BYTE);
-            }
-            return;
-        }
-        int live = 0;
+        Map<String, Dip> byIp = new HashMap<>();
         for (VipPort p : vip.ports) {
-            if (weightSum(p) > 0) {
-                live++;
-            }
-        }
-        for (VipPort p : vip.ports) {
-            long w = weightSum(p);
-            if (w == 0) {
-                continue;
-            }
-            double portBps = vipTotal / live;
             for (Dip d : p.dips) {
-                if (d.weight > 0) {
-                    addTo(scratch, touched, torOf(vip, d, torOfHostIp), portBps * d.weight / w);
+                byIp.putIfAbsent(d.ip, d);
+            }
+        }
+        Map<String, Double> rates = vt == null ? null : vt.dips;
+        if (rates != null) {
+            for (String ip : rates.keySet()) {
+                if (!byIp.containsKey(ip)) {
+                    throw new IllegalArgumentException("VIP " + vip.vip + ": traffic to unknown DIP " + ip);
                 }
             }
+        }
+        for (Map.Entry<String, Double> e : DipShares.of(vip, rates).entrySet()) {
+            addTo(scratch, touched, torOf(vip, byIp.get(e.getKey()), torOfHostIp), vipTotal * e.getValue());
         }
     }
 
@@ -257,14 +241,6 @@ public final class Instance {
                     + " is on no host of the topology (" + d.tunnelEndpoint() + ")");
         }
         return tor;
-    }
-
-    static long weightSum(VipPort p) {
-        long w = 0;
-        for (Dip d : p.dips) {
-            w += Math.max(0, d.weight);
-        }
-        return w;
     }
 
     private static void addTo(double[] scratch, Touched touched, int node, double bps) {

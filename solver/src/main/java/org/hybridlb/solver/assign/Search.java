@@ -6,16 +6,20 @@ import org.hybridlb.solver.routing.LinkLoads;
 
 /**
  * Finds, for one VIP against a {@link Usage}, the switch with the lowest MRU after placing it
- * (Duet §3.4.1, ties at random), or the first feasible switch in random order (§3.8.4).
+ * (Duet §3.4.1, ties at random), or the first feasible switch in a given order (§3.8.4).
  *
- * <p>Candidates are visited in a fresh random order per VIP (an incremental Fisher–Yates
- * shuffle), and a candidate replaces the best only when strictly lower: the winner is thus the
- * first of the tied minimum in a uniform random order, i.e. a uniform random choice among the
- * ties. With the pod shortcut a pod is drawn with a weight of its ToR count (the order in which
- * pods first show up in a uniform order of all switches), and ties inside a pod are drawn
- * uniformly, so ties are still spread over switches as without the shortcut (exactly so when all
- * ToRs of a tied pod tie, the common case of small VIPs). The search can stop as soon as the best equals the current MRU (no candidate can go
- * below it) and skip candidates whose table utilisation alone is not lower than the best.
+ * <p>Ties at random, the same way every time: each VIP visits the candidates in its own random
+ * order, drawn from (seed, VIP) alone, and a candidate replaces the best only when strictly
+ * lower, so a tie goes to the tied switch that comes first in the VIP's order. Over seeds and
+ * VIPs that is a uniform random choice among the ties, as the paper says; for one VIP it is the
+ * same choice whenever the same switches tie, so a greedy run from scratch (non-sticky) moves a
+ * VIP only when the MRU of its switches changed, not because other VIPs drew a different number
+ * of random numbers before it. With the pod shortcut a pod is drawn with a weight of its ToR
+ * count (the order in which pods first show up in a uniform order of all switches), and tied
+ * ToRs inside it go by a priority hashed from (seed, VIP, ToR), so ties are still spread over
+ * switches as without the shortcut (exactly so when all ToRs of a tied pod tie, the common case
+ * of small VIPs). The search can stop as soon as the best equals the current MRU (no candidate
+ * can go below it) and skip candidates whose table utilisation alone is not lower than the best.
  *
  * <p>Container shortcut (§3.4.2, Fig. 3.5): with it, the ToRs of a symmetric pod are one
  * candidate. Their loads outside the pod's ToR links are the same for every ToR of the pod, so
@@ -23,7 +27,7 @@ import org.hybridlb.solver.routing.LinkLoads;
  * are then computed per ToR from per-ToR demand: the candidate's own links carry everything
  * that enters or leaves it, every other ToR x of the pod carries its own sources' traffic up
  * (in[x] / aggs on each up link) and its DIPs' traffic down (out[x] / aggs). The best ToR of the
- * pod is picked from those and the ToR tables, ties at random. This is exact (same MRU as
+ * pod is picked from those and the ToR tables, ties by priority. This is exact (same MRU as
  * evaluating every ToR in full); pods that are not symmetric have their ToRs evaluated one by one.
  */
 final class Search {
@@ -32,7 +36,11 @@ final class Search {
     private final Usage u;
     private final Fabric f;
     private final LoadCalculator calc;
-    private final SplittableRandom rng;
+    // tie-breaks: per run (seed), per VIP (vipSalt), per switch (a ToR's priority inside a pod)
+    private final long seedSalt;
+    private final long[] switchSalt;
+    private long vipSalt;
+    private final int[] swappedWith;    // the shuffle of the current search, to undo it
     private LinkLoads loads;
     /** Loads of the best switch so far (when it was evaluated in full), to place it without recomputing. */
     private LinkLoads bestLoads;
@@ -72,13 +80,12 @@ final class Search {
     /** Number of full (switch or pod) evaluations made, for the benchmark. */
     long evaluations;
 
-    Search(Instance in, Usage u, boolean podShortcut, SplittableRandom rng) {
+    Search(Instance in, Usage u, boolean podShortcut) {
         this.in = in;
         this.m = in.resources();
         this.u = u;
         this.f = in.fabric();
         this.calc = m.calculator();
-        this.rng = rng;
         this.podShortcut = podShortcut;
         this.loads = m.newLinkLoads();
         this.bestLoads = m.newLinkLoads();
@@ -110,6 +117,12 @@ final class Search {
             w += unitWeight[i];
         }
         totalWeight = w;
+        seedSalt = mix64(in.options().seed * 0x9E3779B97F4A7C15L);
+        switchSalt = new long[n];
+        for (int x = 0; x < n; x++) {
+            switchSalt[x] = mix64(f.id(x).hashCode() * 0xC2B2AE3D27D4EB4FL + 1);
+        }
+        swappedWith = new int[units.length];
         int maxAggs = 1;
         for (int q = 0; q < f.podCount(); q++) {
             maxAggs = Math.max(maxAggs, f.podAggs(q).length);
@@ -119,6 +132,37 @@ final class Search {
         inAt = new double[n];
         outAt = new double[n];
         podDemandTors = new int[n];
+    }
+
+    /** SplitMix64's finaliser: a well-mixed 64-bit value of x. */
+    private static long mix64(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /** A uniform number in (0, 1] for the current VIP and {@code salt}. */
+    private double uniform(long salt) {
+        return ((mix64(vipSalt ^ salt) >>> 11) + 1) * 0x1.0p-53;
+    }
+
+    /** Priority of switch s for the current VIP, uniform in (0, 1]. */
+    private double priority(int s) {
+        return uniform(switchSalt[s]);
+    }
+
+    private void swapUnits(int i, int j) {
+        int unit = units[j];
+        int weight = unitWeight[j];
+        units[j] = units[i];
+        unitWeight[j] = unitWeight[i];
+        units[i] = unit;
+        unitWeight[i] = weight;
+    }
+
+    /** Sets the VIP whose ties are broken next. */
+    private void tieBreakFor(int v) {
+        vipSalt = mix64(seedSalt ^ (in.vipId(v).hashCode() * 0xD6E8FEB86659FD93L));
     }
 
     LinkLoads loads() {
@@ -151,35 +195,43 @@ final class Search {
             return false;
         }
         double g = u.mru();
+        tieBreakFor(v);
+        // the VIP's own order of the candidates: an incremental Fisher-Yates shuffle drawn from
+        // the VIP's seed, a unit picked with a weight of the switches it stands for (the order in
+        // which pods first appear in a uniform order of all switches); undone afterwards
+        SplittableRandom rng = new SplittableRandom(vipSalt);
         int count = units.length;
         int left = totalWeight;
-        for (int i = 0; i < count; i++) {
-            // next unit with probability proportional to the switches it stands for: the order in
-            // which pods first appear in a uniform random order of all switches
-            int j = i;
-            if (left > count - i) {
-                int pickW = rng.nextInt(left);
-                while (pickW >= unitWeight[j]) {
-                    pickW -= unitWeight[j];
-                    j++;
+        int steps = 0;
+        try {
+            for (int i = 0; i < count; i++) {
+                int j = i;
+                if (left > count - i) {
+                    int pickW = rng.nextInt(left);
+                    while (pickW >= unitWeight[j]) {
+                        pickW -= unitWeight[j];
+                        j++;
+                    }
+                } else {
+                    j = i + rng.nextInt(count - i);
                 }
-            } else {
-                j = i + rng.nextInt(count - i);
+                swapUnits(i, j);
+                swappedWith[i] = j;
+                steps = i + 1;
+                left -= unitWeight[i];
+                int unit = units[i];
+                if (unit >= 0) {
+                    evaluateSwitch(v, unit, g);
+                } else {
+                    evaluatePod(v, -unit - 1, g);
+                }
+                if (bestMru <= g) {
+                    break;
+                }
             }
-            int unit = units[j];
-            int weight = unitWeight[j];
-            units[j] = units[i];
-            unitWeight[j] = unitWeight[i];
-            units[i] = unit;
-            unitWeight[i] = weight;
-            left -= weight;
-            if (unit >= 0) {
-                evaluateSwitch(v, unit, g);
-            } else {
-                evaluatePod(v, -unit - 1, g);
-            }
-            if (bestMru <= g) {
-                break;
+        } finally {
+            for (int i = steps - 1; i >= 0; i--) {
+                swapUnits(i, swappedWith[i]);
             }
         }
         return bestSwitch >= 0 && bestMru <= 1 + Usage.EPS;
@@ -381,7 +433,7 @@ final class Search {
      */
     boolean fitsOnEmptyFabric(int v) {
         return m.fitsOnEmptyFabric(v, () -> {
-            Search alone = new Search(in, m.newUsage(), podShortcut, new SplittableRandom(0));
+            Search alone = new Search(in, m.newUsage(), podShortcut);
             return alone.anyFit(v);
         });
     }
@@ -487,7 +539,6 @@ final class Search {
         int top1Tor = scanTop1Tor;
         double podBest = Double.POSITIVE_INFINITY;
         int pick = -1;
-        int ties = 0;
         for (int s : tors) {
             if (!m.fitsAlone(v, s)) {
                 continue;
@@ -505,11 +556,8 @@ final class Search {
                 val = Math.max(val, (u.linkUsedRaw(dl) + extIn[j] + down) / m.linkCapacity(dl));
                 val = Math.max(val, (u.linkUsedRaw(ul) + extOut[j] + up) / m.linkCapacity(ul));
             }
-            if (val < podBest) {
+            if (val < podBest || (val == podBest && priority(s) < priority(pick))) {
                 podBest = val;
-                pick = s;
-                ties = 1;
-            } else if (val == podBest && rng.nextInt(++ties) == 0) {
                 pick = s;
             }
         }

@@ -1,5 +1,7 @@
 package org.hybridlb.solver.io;
 
+import com.fasterxml.jackson.core.JsonPointer;
+
 /**
  * Input that hybridlb refuses: names the source (file or request), the field (a JSON pointer
  * such as {@code /vips/3/ports/0/dips/2/ip}) and the reason.
@@ -16,6 +18,14 @@ public final class InvalidInputException extends RuntimeException {
         this.source = source;
         this.field = field;
         this.reason = reason;
+    }
+
+    /**
+     * The field {@code key} of the object at {@code parent} as a JSON pointer: the key is one
+     * token whatever it holds ({@code /dips/10.9.1.1}, with "~" and "/" escaped as RFC 6901 says).
+     */
+    public static String key(String parent, String key) {
+        return parent + JsonPointer.empty().appendProperty(key);
     }
 
     public String source() {

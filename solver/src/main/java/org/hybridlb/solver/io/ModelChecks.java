@@ -2,13 +2,16 @@ package org.hybridlb.solver.io;
 
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.Host;
 import org.hybridlb.solver.model.Ipv4;
+import org.hybridlb.solver.model.Limits;
 import org.hybridlb.solver.model.Link;
+import org.hybridlb.solver.model.ServiceKey;
 import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.Switch;
 import org.hybridlb.solver.model.SwitchRole;
@@ -113,32 +116,47 @@ public final class ModelChecks {
                 throw new InvalidInputException(source, f + "/aggregate",
                         "VIP " + v.vip + " is not inside its aggregate " + v.aggregate);
             }
-            Set<String> services = new HashSet<>();
+            if (v.ports.size() > Limits.MAX_SERVICES_PER_VIP) {
+                throw new InvalidInputException(source, f + "/ports", v.ports.size()
+                        + " services, over the limit of " + Limits.MAX_SERVICES_PER_VIP + " per VIP");
+            }
+            Set<ServiceKey> services = new HashSet<>();
             boolean wholeVip = false;
             for (int p = 0; p < v.ports.size(); p++) {
                 VipPort port = v.ports.get(p);
                 String pf = f + "/ports/" + p;
-                if ("any".equals(port.proto) != (port.port == 0)) {
-                    throw new InvalidInputException(source, pf + "/port",
-                            "proto 'any' goes with port 0 (the whole VIP), and only it");
+                ServiceKey service;
+                try {
+                    service = port.service();
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidInputException(source, pf + "/port", e.getMessage());
                 }
-                wholeVip |= "any".equals(port.proto);
-                if (!services.add(port.proto + "/" + port.port)) {
-                    throw new InvalidInputException(source, pf, "duplicate service " + port.proto + "/" + port.port);
+                wholeVip |= service.wholeVip();
+                if (!services.add(service)) {
+                    throw new InvalidInputException(source, pf, "duplicate service " + service);
+                }
+                if (port.dips.size() > Limits.MAX_DIPS_PER_SERVICE) {
+                    throw new InvalidInputException(source, pf + "/dips", port.dips.size()
+                            + " DIPs, over the limit of " + Limits.MAX_DIPS_PER_SERVICE + " per service");
                 }
                 Set<String> dips = new HashSet<>();
                 for (int d = 0; d < port.dips.size(); d++) {
                     Dip dip = port.dips.get(d);
+                    String df = pf + "/dips/" + d;
                     if (!dips.add(dip.ip)) {
-                        throw new InvalidInputException(source, pf + "/dips/" + d + "/ip", "duplicate DIP " + dip.ip);
+                        throw new InvalidInputException(source, df + "/ip", "duplicate DIP " + dip.ip);
                     }
-                    requireUnicastHost(dip.ip, source, pf + "/dips/" + d + "/ip");
+                    requireUnicastHost(dip.ip, source, df + "/ip");
                     if (dip.hostIp != null) {
-                        requireUnicastHost(dip.hostIp, source, pf + "/dips/" + d + "/hostIp");
+                        requireUnicastHost(dip.hostIp, source, df + "/hostIp");
                     }
                     if (dip.ip.equals(v.vip)) {
-                        throw new InvalidInputException(source, pf + "/dips/" + d + "/ip",
+                        throw new InvalidInputException(source, df + "/ip",
                                 "is the VIP itself (its packets would come back to the muxes)");
+                    }
+                    if (dip.weight < Limits.MIN_WEIGHT || dip.weight > Limits.MAX_WEIGHT) {
+                        throw new InvalidInputException(source, df + "/weight", "weight " + dip.weight
+                                + " is out of range (" + Limits.MIN_WEIGHT + " to " + Limits.MAX_WEIGHT + ")");
                     }
                 }
             }
@@ -146,6 +164,31 @@ public final class ModelChecks {
                 throw new InvalidInputException(source, f + "/ports",
                         "a VIP balanced as a whole (proto 'any') cannot also have per-port services");
             }
+        }
+        checkTotals(set.vips, source);
+    }
+
+    /**
+     * A whole configuration must fit one SMux table (every VIP is announced on the SMuxes as the
+     * backstop): at most {@link Limits#MAX_SERVICES} services and {@link Limits#MAX_DIP_ENTRIES}
+     * DIP entries in all.
+     */
+    public static void checkTotals(List<Vip> vips, String source) {
+        long services = 0;
+        long dips = 0;
+        for (Vip v : vips) {
+            services += v.ports.size();
+            for (VipPort p : v.ports) {
+                dips += p.dips.size();
+            }
+        }
+        if (services > Limits.MAX_SERVICES) {
+            throw new InvalidInputException(source, "/vips", services + " services in all, over the limit of "
+                    + Limits.MAX_SERVICES + " (one SMux table)");
+        }
+        if (dips > Limits.MAX_DIP_ENTRIES) {
+            throw new InvalidInputException(source, "/vips", dips + " DIP entries in all, over the limit of "
+                    + Limits.MAX_DIP_ENTRIES + " (one SMux table)");
         }
     }
 
@@ -187,8 +230,14 @@ public final class ModelChecks {
         topology.switches.forEach(s -> nodes.add(s.id));
         topology.hosts.forEach(h -> nodes.add(h.id));
         nodes.add(VipTraffic.INTERNET);
+        Map<Integer, Integer> indexes = new HashMap<>();
         for (int i = 0; i < trace.intervals.size(); i++) {
             TrafficInterval in = trace.intervals.get(i);
+            Integer before = indexes.putIfAbsent(in.index, i);
+            if (before != null) {
+                throw new InvalidInputException(source, "/intervals/" + i + "/index", "duplicate interval index "
+                        + in.index + " (also /intervals/" + before + "/index)");
+            }
             Set<String> seen = new HashSet<>();
             for (int j = 0; j < in.vips.size(); j++) {
                 VipTraffic vt = in.vips.get(j);
@@ -202,13 +251,14 @@ public final class ModelChecks {
                 }
                 for (String node : vt.sources.keySet()) {
                     if (!nodes.contains(node)) {
-                        throw new InvalidInputException(source, f + "/sources/" + node,
+                        throw new InvalidInputException(source, InvalidInputException.key(f + "/sources", node),
                                 "unknown source node '" + node + "' (a switch, a host or 'internet')");
                     }
                 }
                 for (String dip : vt.dips.keySet()) {
                     if (!dips.contains(dip)) {
-                        throw new InvalidInputException(source, f + "/dips/" + dip, "not a DIP of VIP " + vt.vip);
+                        throw new InvalidInputException(source, InvalidInputException.key(f + "/dips", dip),
+                            "not a DIP of VIP " + vt.vip);
                     }
                 }
             }
@@ -220,7 +270,7 @@ public final class ModelChecks {
         topology.switches.forEach(s -> switches.add(s.id));
         for (Map.Entry<String, String> e : a.assignment.entrySet()) {
             if (!Assignment.SMUX.equals(e.getValue()) && !switches.contains(e.getValue())) {
-                throw new InvalidInputException(source, "/assignment/" + e.getKey(),
+                throw new InvalidInputException(source, InvalidInputException.key("/assignment", e.getKey()),
                         "unknown switch '" + e.getValue() + "' (a switch id or 'smux')");
             }
         }

@@ -1,7 +1,9 @@
 package org.hybridlb.solver.io;
 
+import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -126,14 +128,13 @@ public final class ModelIo {
     }
 
     private static String where(JsonProcessingException e) {
-        if (e instanceof com.fasterxml.jackson.databind.JsonMappingException) {
-            StringBuilder sb = new StringBuilder();
-            for (com.fasterxml.jackson.databind.JsonMappingException.Reference r
-                    : ((com.fasterxml.jackson.databind.JsonMappingException) e).getPath()) {
-                sb.append('/').append(r.getFieldName() != null ? r.getFieldName() : r.getIndex());
+        if (e instanceof JsonMappingException) {
+            JsonPointer p = JsonPointer.empty();
+            for (JsonMappingException.Reference r : ((JsonMappingException) e).getPath()) {
+                p = r.getFieldName() != null ? p.appendProperty(r.getFieldName()) : p.appendIndex(r.getIndex());
             }
-            if (sb.length() > 0) {
-                return sb.toString();
+            if (!p.toString().isEmpty()) {
+                return p.toString();
             }
         }
         return e.getLocation() == null ? ""

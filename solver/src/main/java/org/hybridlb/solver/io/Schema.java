@@ -1,7 +1,9 @@
 package org.hybridlb.solver.io;
 
+import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.networknt.schema.JsonSchema;
+import com.networknt.schema.JsonNodePath;
 import com.networknt.schema.JsonSchemaFactory;
 import com.networknt.schema.SpecVersion;
 import com.networknt.schema.ValidationMessage;
@@ -34,12 +36,11 @@ public enum Schema {
     /** Throws {@link InvalidInputException} naming the first offending field, in document order. */
     public void validate(JsonNode document, String source) {
         Optional<ValidationMessage> first = compiled().validate(document).stream()
-                .min(Comparator.comparing((ValidationMessage m) -> m.getInstanceLocation().toString())
+                .min(Comparator.comparing((ValidationMessage m) -> pointer(m.getInstanceLocation()))
                         .thenComparing(ValidationMessage::getMessage));
         if (first.isPresent()) {
             ValidationMessage m = first.get();
-            throw new InvalidInputException(source, pointer(m.getInstanceLocation().toString()),
-                    reason(m));
+            throw new InvalidInputException(source, pointer(m.getInstanceLocation()), reason(m));
         }
     }
 
@@ -59,11 +60,18 @@ public enum Schema {
         return s;
     }
 
-    /** "$.vips[3].ports[0]" becomes "/vips/3/ports/0". */
-    static String pointer(String path) {
-        String p = path.startsWith("$") ? path.substring(1) : path;
-        p = p.replace("[", ".").replace("]", "").replace('.', '/');
-        return p.isEmpty() ? "/" : p;
+    /**
+     * The location as a JSON pointer (RFC 6901): {@code /vips/3/ports/0}; a key is one token
+     * whatever it holds ({@code /dips/10.9.1.1}; "~" and "/" escaped as ~0 and ~1).
+     */
+    static String pointer(JsonNodePath path) {
+        JsonPointer p = JsonPointer.empty();
+        for (int i = 0; i < path.getNameCount(); i++) {
+            Object e = path.getElement(i);
+            p = e instanceof Integer ? p.appendIndex((Integer) e) : p.appendProperty(String.valueOf(e));
+        }
+        String s = p.toString();
+        return s.isEmpty() ? "/" : s;
     }
 
     private static String reason(ValidationMessage m) {
@@ -71,13 +79,26 @@ public enum Schema {
         String msg = m.getMessage();
         int colon = msg.indexOf(": ");
         String text = colon >= 0 && msg.startsWith("$") ? msg.substring(colon + 2) : msg;
+        Object[] args = m.getArguments();
+        Object limit = args != null && args.length > 0 ? args[0] : null;
+        JsonNode value = m.getInstanceNode();
+        // the validator formats numbers for the locale ("4,096"); the limits are said plainly
+        if ("maxItems".equals(m.getType()) && value != null && limit != null) {
+            return value.size() + " items, over the limit of " + limit;
+        }
+        if ("maximum".equals(m.getType()) && value != null && limit != null) {
+            return "value " + value + " is above the maximum of " + limit;
+        }
+        if ("minimum".equals(m.getType()) && value != null && limit != null) {
+            return "value " + value + " is below the minimum of " + limit;
+        }
         if ("pattern".equals(m.getType())) {
-            String value = m.getInstanceNode() == null ? "" : " " + m.getInstanceNode();
+            String shown = value == null ? "" : " " + value;
             if (text.contains("/([0-9]")) {
-                return "value" + value + " is not an IPv4 prefix (a.b.c.d/len)";
+                return "value" + shown + " is not an IPv4 prefix (a.b.c.d/len)";
             }
             if (text.contains("25[0-5]")) {
-                return "value" + value + " is not an IPv4 address";
+                return "value" + shown + " is not an IPv4 address";
             }
         }
         return text;

@@ -9,12 +9,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.hybridlb.solver.model.Assignment;
-import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.MigrationPlan;
 import org.hybridlb.solver.model.MigrationStep;
 import org.hybridlb.solver.model.MigrationWave;
 import org.hybridlb.solver.model.StepAction;
 import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipEdits;
 
 /**
  * Plans the move from the installed VIP assignment (and configuration) to a new one, in waves
@@ -355,24 +355,14 @@ public final class MigrationPlanner {
                 if (vs.config.sameDips(goal)) {
                     continue;
                 }
-                // Adds before removes so that no service is left without a DIP on the SMuxes.
-                for (Map.Entry<String, Map<String, Dip>> s : goal.services().entrySet()) {
-                    for (Dip d : s.getValue().values()) {
-                        Dip now = vs.config.dip(s.getKey(), d.ip);
-                        if (now == null) {
-                            addNew.add(MigrationStep.dipStep(StepAction.ADD_DIP, v, s.getKey(), d));
-                        } else if (!VipConfig.sameDip(now, d)) {
-                            addChanged.add(MigrationStep.dipStep(StepAction.ADD_DIP, v, s.getKey(), d));
-                        }
-                    }
+                // Adds before removes so that no service is left without a DIP on the SMuxes;
+                // a changed DIP (weight, endpoint) is removed, then added back.
+                VipEdits edits = VipEdits.between(vs.config.toVip(), goal.toVip());
+                for (VipEdits.DipEdit e : edits.added()) {
+                    (e.changed ? addChanged : addNew).add(MigrationStep.dipStep(StepAction.ADD_DIP, v, e.service, e.dip));
                 }
-                for (Map.Entry<String, Map<String, Dip>> s : vs.config.services().entrySet()) {
-                    for (Dip d : s.getValue().values()) {
-                        Dip wanted = goal.dip(s.getKey(), d.ip);
-                        if (wanted == null || !VipConfig.sameDip(wanted, d)) {
-                            remove.add(MigrationStep.dipStep(StepAction.REMOVE_DIP, v, s.getKey(), d));
-                        }
-                    }
+                for (VipEdits.DipEdit e : edits.removed()) {
+                    remove.add(MigrationStep.dipStep(StepAction.REMOVE_DIP, v, e.service, e.dip));
                 }
             }
             emit("config", addNew);

@@ -11,7 +11,9 @@ import java.util.Set;
 import org.hybridlb.solver.model.Assignment;
 import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.MigrationStep;
+import org.hybridlb.solver.model.ServiceKey;
 import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipEdits;
 import org.hybridlb.solver.model.VipSet;
 
 /**
@@ -222,7 +224,7 @@ final class PlanState {
                     return "VIP " + step.vip + " is on HMux " + vs.hmuxes
                             + ": DIPs change only while the SMuxes alone serve it";
                 }
-                String service = step.serviceOrWhole();
+                ServiceKey service = step.serviceKey();
                 Dip present = vs.config.dip(service, step.dip);
                 if (step.action == org.hybridlb.solver.model.StepAction.ADD_DIP) {
                     if (present != null) {
@@ -233,7 +235,7 @@ final class PlanState {
                     if (present == null) {
                         return "VIP " + step.vip + " " + service + " has no DIP " + step.dip;
                     }
-                    if (!VipConfig.sameDip(present, step.dipValue())) {
+                    if (!VipEdits.sameDip(present, step.dipValue())) {
                         return "VIP " + step.vip + " " + service + " DIP " + step.dip
                                 + " has another weight or host than the step says";
                     }

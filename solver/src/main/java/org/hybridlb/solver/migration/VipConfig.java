@@ -4,23 +4,25 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.ServiceKey;
 import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipEdits;
 import org.hybridlb.solver.model.VipPort;
 
 /**
- * A VIP's DIP pools keyed for diffing: service ("proto/port") to DIP ip to DIP. Immutable; the
- * {@link Vip} it stands for is rebuilt on demand for the resource model.
+ * A VIP's DIP pools keyed for diffing: service to DIP ip to DIP. Immutable; the {@link Vip} it
+ * stands for is rebuilt on demand for the resource model. What makes two DIPs the same is
+ * {@link VipEdits#sameDip}.
  */
 final class VipConfig {
     final String vip;
     final String aggregate;
     /** Built on first use: most VIPs of a large migration never have their pools diffed. */
-    private Map<String, Map<String, Dip>> services;
+    private Map<ServiceKey, Map<String, Dip>> services;
     private Vip asVip;
 
-    private VipConfig(String vip, String aggregate, Map<String, Map<String, Dip>> services) {
+    private VipConfig(String vip, String aggregate, Map<ServiceKey, Map<String, Dip>> services) {
         this.vip = vip;
         this.aggregate = aggregate;
         this.services = services;
@@ -32,36 +34,32 @@ final class VipConfig {
         return c;
     }
 
-    Map<String, Map<String, Dip>> services() {
+    Map<ServiceKey, Map<String, Dip>> services() {
         if (services == null) {
-            Map<String, Map<String, Dip>> m = new LinkedHashMap<>();
+            Map<ServiceKey, Map<String, Dip>> m = new LinkedHashMap<>();
             for (VipPort p : asVip.ports) {
                 Map<String, Dip> dips = new LinkedHashMap<>();
                 p.dips.forEach(d -> dips.put(d.ip, d));
-                m.put(serviceKey(p), dips);
+                m.put(p.service(), dips);
             }
             services = m;
         }
         return services;
     }
 
-    static String serviceKey(VipPort p) {
-        return p.proto + "/" + p.port;
-    }
-
-    Dip dip(String service, String ip) {
+    Dip dip(ServiceKey service, String ip) {
         Map<String, Dip> dips = services().get(service);
         return dips == null ? null : dips.get(ip);
     }
 
-    VipConfig withDip(String service, Dip dip) {
-        Map<String, Map<String, Dip>> copy = deepCopy();
+    VipConfig withDip(ServiceKey service, Dip dip) {
+        Map<ServiceKey, Map<String, Dip>> copy = deepCopy();
         copy.computeIfAbsent(service, k -> new LinkedHashMap<>()).put(dip.ip, dip);
         return new VipConfig(vip, aggregate, copy);
     }
 
-    VipConfig withoutDip(String service, String ip) {
-        Map<String, Map<String, Dip>> copy = deepCopy();
+    VipConfig withoutDip(ServiceKey service, String ip) {
+        Map<ServiceKey, Map<String, Dip>> copy = deepCopy();
         Map<String, Dip> dips = copy.get(service);
         dips.remove(ip);
         if (dips.isEmpty()) {
@@ -74,9 +72,9 @@ final class VipConfig {
     Vip toVip() {
         if (asVip == null) {
             List<VipPort> ports = new ArrayList<>();
-            for (Map.Entry<String, Map<String, Dip>> e : services().entrySet()) {
-                String[] pp = e.getKey().split("/");
-                ports.add(new VipPort(pp[0], Integer.parseInt(pp[1]), new ArrayList<>(e.getValue().values())));
+            for (Map.Entry<ServiceKey, Map<String, Dip>> e : services().entrySet()) {
+                ServiceKey k = e.getKey();
+                ports.add(new VipPort(k.protocol.json(), k.port, new ArrayList<>(e.getValue().values())));
             }
             asVip = new Vip(vip, aggregate, ports);
         }
@@ -91,13 +89,13 @@ final class VipConfig {
         if (!services().keySet().equals(o.services().keySet())) {
             return false;
         }
-        for (Map.Entry<String, Map<String, Dip>> e : services.entrySet()) {
+        for (Map.Entry<ServiceKey, Map<String, Dip>> e : services.entrySet()) {
             Map<String, Dip> other = o.services.get(e.getKey());
             if (!other.keySet().equals(e.getValue().keySet())) {
                 return false;
             }
             for (Dip d : e.getValue().values()) {
-                if (!sameDip(d, other.get(d.ip))) {
+                if (!VipEdits.sameDip(d, other.get(d.ip))) {
                     return false;
                 }
             }
@@ -105,12 +103,8 @@ final class VipConfig {
         return true;
     }
 
-    static boolean sameDip(Dip a, Dip b) {
-        return a.ip.equals(b.ip) && a.weight == b.weight && Objects.equals(a.hostIp, b.hostIp);
-    }
-
-    private Map<String, Map<String, Dip>> deepCopy() {
-        Map<String, Map<String, Dip>> copy = new LinkedHashMap<>();
+    private Map<ServiceKey, Map<String, Dip>> deepCopy() {
+        Map<ServiceKey, Map<String, Dip>> copy = new LinkedHashMap<>();
         services().forEach((k, v) -> copy.put(k, new LinkedHashMap<>(v)));
         return copy;
     }

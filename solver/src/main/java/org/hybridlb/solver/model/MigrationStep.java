@@ -63,18 +63,23 @@ public final class MigrationStep {
         return new MigrationStep(StepAction.WITHDRAW_FROM_HMUX, vip, switchId, null);
     }
 
-    /** An add-dip or remove-dip step for {@code dip} of {@code service} ("proto/port"). */
-    public static MigrationStep dipStep(StepAction action, String vip, String service, Dip dip) {
+    /** An add-dip or remove-dip step for {@code dip} of {@code service}. */
+    public static MigrationStep dipStep(StepAction action, String vip, ServiceKey service, Dip dip) {
         if (action != StepAction.ADD_DIP && action != StepAction.REMOVE_DIP) {
             throw new IllegalArgumentException(action + " is not a DIP step");
         }
-        return new MigrationStep(action, vip, null, dip.ip, "any/0".equals(service) ? null : service,
+        return new MigrationStep(action, vip, null, dip.ip, service.wholeVip() ? null : service.toString(),
                 dip.weight == 1 ? null : dip.weight, dip.hostIp);
     }
 
     /** The service of a DIP step, "any/0" when absent. */
     public String serviceOrWhole() {
-        return service == null ? "any/0" : service;
+        return serviceKey().toString();
+    }
+
+    /** The service of a DIP step, {@link ServiceKey#WHOLE_VIP} when absent. */
+    public ServiceKey serviceKey() {
+        return service == null ? ServiceKey.WHOLE_VIP : ServiceKey.parse(service);
     }
 
     /** The DIP of a DIP step as a model object. */

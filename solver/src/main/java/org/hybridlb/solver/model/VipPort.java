@@ -21,4 +21,9 @@ public final class VipPort {
         this.port = port;
         this.dips = List.copyOf(dips);
     }
+
+    /** The typed service; IllegalArgumentException for a pair the model checks refuse (any/80). */
+    public ServiceKey service() {
+        return ServiceKey.of(proto, port);
+    }
 }

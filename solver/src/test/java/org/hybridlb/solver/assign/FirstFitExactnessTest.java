@@ -23,15 +23,15 @@ class FirstFitExactnessTest {
             Instance in = Instance.build(t, (VipSet) w[0], (TrafficInterval) w[1], SolverOptions.defaults());
             // load the fabric with the greedy's placement of the first half of the VIPs
             Usage u = in.resources().newUsage();
-            Search greedy = new Search(in, u, true, new SplittableRandom(seed));
+            Search greedy = new Search(in, u, true);
             int[] byTraffic = in.vipsByTraffic();
             for (int i = 0; i < byTraffic.length / 2; i++) {
                 if (greedy.findBest(byTraffic[i])) {
                     greedy.placeBest(byTraffic[i]);
                 }
             }
-            Search ff = new Search(in, u, false, new SplittableRandom(seed));
-            Search full = new Search(in, u, false, new SplittableRandom(seed));
+            Search ff = new Search(in, u, false);
+            Search full = new Search(in, u, false);
             int checked = 0;
             int fitting = 0;
             for (int i = byTraffic.length / 2; i < byTraffic.length; i++) {

@@ -17,9 +17,6 @@ class GreedySmokeTest {
         Object[] w = Fixtures.randomWorkload(t, 60, 6, 2e10, 7);
         Instance in = Instance.build(t, (VipSet) w[0], (TrafficInterval) w[1], SolverOptions.defaults());
         for (String name : Algorithms.names()) {
-            if (name.equals("ilp")) {
-                continue; // exact and slow at this size; the ILP has its own tests
-            }
             Assignment a = Algorithms.get(name).assign(in, null);
             assertEquals(name, a.algorithm);
             assertEquals(60, a.assignment.size());

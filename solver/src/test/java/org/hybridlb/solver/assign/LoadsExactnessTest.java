@@ -104,8 +104,8 @@ class LoadsExactnessTest {
         Instance in = Instance.build(t, (VipSet) w[0], (TrafficInterval) w[1], SolverOptions.defaults());
         ResourceModel m = in.resources();
         Usage u = m.newUsage();
-        Search with = new Search(in, u, true, new java.util.SplittableRandom(seed));
-        Search without = new Search(in, u, false, new java.util.SplittableRandom(seed));
+        Search with = new Search(in, u, true);
+        Search without = new Search(in, u, false);
         LinkLoads l = m.newLinkLoads();
         for (int v : in.vipsByTraffic()) {
             boolean a = with.findBest(v);

@@ -4,7 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.List;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Limits;
 import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
 import org.hybridlb.solver.model.VipSet;
 import org.junit.jupiter.api.Test;
 
@@ -89,9 +95,46 @@ class ModelIoTest {
                 () -> vips(String.format(base, "{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.1\"}")));
         assertEquals("/vips/0/ports/0/dips/1/ip", dup.field());
         InvalidInputException weight = assertThrows(InvalidInputException.class,
-                () -> vips(String.format(base, "{\"ip\":\"10.0.0.1\",\"weight\":0}")));
+                () -> vips(String.format(base, "{\"ip\":\"10.0.0.1\",\"weight\":65536}")));
         assertEquals("/vips/0/ports/0/dips/0/weight", weight.field());
         VipSet ok = vips(String.format(base, "{\"ip\":\"10.0.0.1\",\"weight\":3}"));
         assertEquals(3, ok.vips.get(0).ports.get(0).dips.get(0).weight);
+        // weight 0 is a drained DIP (no new flows), not an error
+        VipSet drained = vips(String.format(base, "{\"ip\":\"10.0.0.1\",\"weight\":0},{\"ip\":\"10.0.0.2\"}"));
+        assertEquals(0, drained.vips.get(0).ports.get(0).dips.get(0).weight);
+    }
+
+    /** The limits hold for configurations built in memory too (the controller edits pools one DIP at a time). */
+    @Test
+    void theModelChecksHoldTheLimits() {
+        List<Dip> pool = new ArrayList<>();
+        for (int i = 0; i <= Limits.MAX_DIPS_PER_SERVICE; i++) {
+            pool.add(new Dip("10.1." + (i / 250) + "." + (i % 250 + 1), 1, null));
+        }
+        InvalidInputException big = assertThrows(InvalidInputException.class, () -> ModelChecks.checkVips(
+                new VipSet(List.of(new Vip("100.64.1.1", "100.64.0.0/16", List.of(new VipPort("tcp", 80, pool))))), "m"));
+        assertEquals("/vips/0/ports/0/dips", big.field());
+        assertEquals("4097 DIPs, over the limit of 4096 per service", big.reason());
+
+        List<VipPort> ports = new ArrayList<>();
+        for (int p = 1; p <= Limits.MAX_SERVICES_PER_VIP + 1; p++) {
+            ports.add(new VipPort("tcp", p, List.of(new Dip("10.0.0.1", 1, null))));
+        }
+        InvalidInputException many = assertThrows(InvalidInputException.class, () -> ModelChecks.checkVips(
+                new VipSet(List.of(new Vip("100.64.1.1", "100.64.0.0/16", ports))), "m"));
+        assertEquals("/vips/0/ports", many.field());
+        assertEquals("65 services, over the limit of 64 per VIP", many.reason());
+
+        // 1,025 VIPs of 64 services: each VIP is fine, the whole does not fit one SMux table
+        List<Vip> vips = new ArrayList<>();
+        List<VipPort> full = ports.subList(0, Limits.MAX_SERVICES_PER_VIP);
+        for (int v = 0; v < 1025; v++) {
+            vips.add(new Vip("100.64." + (v / 250) + "." + (v % 250 + 1), "100.64.0.0/16", full));
+        }
+        InvalidInputException total = assertThrows(InvalidInputException.class,
+                () -> ModelChecks.checkVips(new VipSet(vips), "m"));
+        assertEquals("/vips", total.field());
+        assertEquals("65600 services in all, over the limit of 65536 (one SMux table)", total.reason());
+        ModelChecks.checkVips(new VipSet(vips.subList(0, 1024)), "m"); // 65,536: fits
     }
 }

@@ -17,6 +17,7 @@ import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.MigrationPlan;
 import org.hybridlb.solver.model.MigrationStep;
 import org.hybridlb.solver.model.MigrationWave;
+import org.hybridlb.solver.model.ServiceKey;
 import org.hybridlb.solver.model.StepAction;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.Vip;
@@ -139,7 +140,7 @@ class MigrationPlannerTest {
         MigrationProblem p = new MigrationProblem(t, new VipSet(List.of(before)), assignment(1, "s1"),
                 new VipSet(List.of(before)), assignment(1, "s1"), Map.of());
         MigrationPlan bad = new MigrationPlan(List.of(new MigrationWave(0, List.of(
-                MigrationStep.dipStep(StepAction.ADD_DIP, vipIp(1), "any/0", new Dip("10.9.9.9", 1, null))))));
+                MigrationStep.dipStep(StepAction.ADD_DIP, vipIp(1), ServiceKey.WHOLE_VIP, new Dip("10.9.9.9", 1, null))))));
         List<String> v = PlanChecker.violations(p, bad, Fixtures.memory(p), PlannerOptions.defaults());
         assertTrue(v.get(0).contains("DIPs change only while the SMuxes alone serve it"), v.toString());
     }

@@ -76,7 +76,7 @@ class BadFilesTest {
 
     @Test
     void vipFiles() throws IOException {
-        Path weight = broken("weight.json", workload.vips, v -> at(v, "/vips/2/ports/0/dips/0").put("weight", 0));
+        Path weight = broken("weight.json", workload.vips, v -> at(v, "/vips/2/ports/0/dips/0").put("weight", -1));
         assertRejected(assertThrows(InvalidInputException.class, () -> ModelIo.readVips(weight)),
                 weight, "/vips/2/ports/0/dips/0/weight", "");
         Path anyPort = broken("any-port.json", workload.vips, v -> at(v, "/vips/4/ports/0")
@@ -131,6 +131,18 @@ class BadFilesTest {
         assertRejected(assertThrows(InvalidInputException.class,
                 () -> ModelIo.readTraffic(stranger, workload.vips, topology)),
                 stranger, "/intervals/0/vips/5/vip", "unknown VIP");
+        // keys are single JSON-pointer tokens (RFC 6901): a DIP's dots stay, "/" and "~" are escaped
+        String dip = workload.vips.vips.get(0).ports.get(0).dips.get(0).ip;
+        Path dipRate = broken("dip-rate.json", workload.trace, t -> at(t, "/intervals/0/vips/0")
+                .putObject("dips").put(dip, -1.0));
+        assertRejected(assertThrows(InvalidInputException.class,
+                () -> ModelIo.readTraffic(dipRate, workload.vips, topology)),
+                dipRate, "/intervals/0/vips/0/dips/" + dip, "below the minimum of 0");
+        Path oddKey = broken("odd-key.json", workload.trace, t -> at(t, "/intervals/1/vips/0/sources")
+                .put("rack/7~b", 1000.0));
+        assertRejected(assertThrows(InvalidInputException.class,
+                () -> ModelIo.readTraffic(oddKey, workload.vips, topology)),
+                oddKey, "/intervals/1/vips/0/sources/rack~17~0b", "unknown source node");
         Path twice = broken("twice.json", workload.trace, t -> at(t, "/intervals/0/vips/5")
                 .put("vip", workload.trace.intervals.get(0).vips.get(4).vip));
         assertRejected(assertThrows(InvalidInputException.class,

@@ -2,14 +2,13 @@ package org.hybridlb.app.core;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.Predicate;
 import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipEdits;
 import org.hybridlb.solver.model.VipPort;
 
 /** Small immutable edits of VIP configurations; a service is named "proto/port". */
@@ -100,7 +99,7 @@ final class VipConfigs {
             List<Dip> dips = new ArrayList<>();
             for (Dip d : p.dips) {
                 for (Dip x : w.dips) {
-                    if (sameDip(d, x)) {
+                    if (VipEdits.sameDip(d, x)) {
                         dips.add(d);
                     }
                 }
@@ -118,22 +117,8 @@ final class VipConfigs {
         return !sameConfig(restrict(want, installed), want);
     }
 
-    static boolean sameDip(Dip a, Dip b) {
-        return a.ip.equals(b.ip) && a.weight == b.weight && Objects.equals(a.tunnelEndpoint(), b.tunnelEndpoint());
-    }
-
     /** Same services with the same DIPs (order aside). */
     static boolean sameConfig(Vip a, Vip b) {
-        return a.vip.equals(b.vip) && Objects.equals(a.aggregate, b.aggregate) && services(a).equals(services(b));
-    }
-
-    private static Map<String, Set<List<Object>>> services(Vip v) {
-        Map<String, Set<List<Object>>> out = new HashMap<>();
-        for (VipPort p : v.ports) {
-            Set<List<Object>> dips = new HashSet<>();
-            p.dips.forEach(d -> dips.add(List.of(d.ip, d.weight, d.tunnelEndpoint())));
-            out.put(key(p), dips);
-        }
-        return out;
+        return a.vip.equals(b.vip) && Objects.equals(a.aggregate, b.aggregate) && VipEdits.sameDips(a, b);
     }
 }

@@ -17,12 +17,11 @@ import org.hybridlb.solver.model.VipPort;
 import org.hybridlb.solver.model.VipSet;
 
 /**
- * Validates REST bodies with the solver's own schema and {@link ModelChecks}, and reports the
- * offending field as a JSON pointer into the request body (e.g. {@code /ports/0/dips/1/ip}).
+ * Validates REST bodies with the solver's own schema and {@link ModelChecks} (and so its limits,
+ * {@code org.hybridlb.solver.model.Limits}), and reports the offending field as a JSON pointer
+ * into the request body (e.g. {@code /ports/0/dips/1/ip}).
  */
 final class VipValidator {
-    /** The SMux refuses bigger pools (HLB_MAX_DIPS_PER_POOL in smux/src/vip_table.h). */
-    static final int MAX_DIPS_PER_SERVICE = 4096;
     private static final String SOURCE = "request";
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -50,12 +49,6 @@ final class VipValidator {
         } catch (JsonProcessingException e) {
             throw ApiException.invalid("/", e.getOriginalMessage());
         }
-        for (int p = 0; p < v.ports.size(); p++) {
-            if (v.ports.get(p).dips.size() > MAX_DIPS_PER_SERVICE) {
-                throw ApiException.invalid("/ports/" + p + "/dips", v.ports.get(p).dips.size()
-                        + " DIPs, over the limit of " + MAX_DIPS_PER_SERVICE + " per service");
-            }
-        }
         return v;
     }
 
@@ -74,15 +67,6 @@ final class VipValidator {
             ModelChecks.checkVipsAgainstTopology(set, topology, SOURCE);
         } catch (InvalidInputException e) {
             throw ApiException.invalid(e);
-        }
-        for (int i = 0; i < set.vips.size(); i++) {
-            List<VipPort> ports = set.vips.get(i).ports;
-            for (int p = 0; p < ports.size(); p++) {
-                if (ports.get(p).dips.size() > MAX_DIPS_PER_SERVICE) {
-                    throw ApiException.invalid("/vips/" + i + "/ports/" + p + "/dips", ports.get(p).dips.size()
-                            + " DIPs, over the limit of " + MAX_DIPS_PER_SERVICE + " per service");
-                }
-            }
         }
         return set.vips;
     }
@@ -162,13 +146,10 @@ final class VipValidator {
             }
             throw ApiException.conflict("/vip", "the configuration would be invalid at " + f + ": " + e.reason());
         }
-        Vip v = all.get(index);
-        for (int p = 0; p < v.ports.size(); p++) {
-            VipPort port = v.ports.get(p);
-            if (port.dips.size() > MAX_DIPS_PER_SERVICE) {
-                throw ApiException.invalid("/ports/" + p + "/dips", port.dips.size()
-                        + " DIPs, over the limit of " + MAX_DIPS_PER_SERVICE + " per service");
-            }
+        try {
+            ModelChecks.checkTotals(all, SOURCE); // the whole configuration must fit one SMux table
+        } catch (InvalidInputException e) {
+            throw ApiException.conflict("/vip", e.reason());
         }
     }
 

@@ -15,6 +15,7 @@ import org.glassfish.jersey.server.ContainerRequest;
 import org.glassfish.jersey.server.ContainerResponse;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.hybridlb.app.core.rest.HybridlbRestApplication;
+import org.hybridlb.solver.model.Limits;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.topology.FatTree;
 import org.junit.jupiter.api.AfterEach;
@@ -119,11 +120,11 @@ class RestResourcesTest {
 
     @Test
     void dipListOverTheLimitIsRefused() {
-        String[] dips = new String[VipValidator.MAX_DIPS_PER_SERVICE + 1];
+        String[] dips = new String[Limits.MAX_DIPS_PER_SERVICE + 1];
         for (int i = 0; i < dips.length; i++) {
             dips[i] = "10.1." + (i / 250) + "." + (i % 250 + 1);
         }
-        refused(400, "/ports/0/dips", "over the limit of 4096", "POST", "vips", vip("10.100.0.2", dips));
+        refused(400, "/ports/0/dips", "4097 items, over the limit of 4096", "POST", "vips", vip("10.100.0.2", dips));
     }
 
     @Test
@@ -135,7 +136,8 @@ class RestResourcesTest {
         refused(400, "/vip", "not the VIP of the path", "PUT", "vips/10.100.0.1", vip("10.100.0.2", host(1)));
         refused(404, "vip", "no VIP", "POST", "vips/10.100.0.9/dips", "{\"ip\":\"" + host(1) + "\"}");
         refused(409, "/ip", "already has DIP", "POST", "vips/10.100.0.1/dips", "{\"ip\":\"" + host(0) + "\"}");
-        refused(400, "/weight", "", "POST", "vips/10.100.0.1/dips", "{\"ip\":\"" + host(1) + "\",\"weight\":0}");
+        refused(400, "/weight", "above the maximum of 65535", "POST", "vips/10.100.0.1/dips",
+                "{\"ip\":\"" + host(1) + "\",\"weight\":65536}");
         refused(400, "/ip", "not an IPv4 address", "POST", "vips/10.100.0.1/dips", "{\"ip\":\"1.2.3\"}");
         refused(400, "/proto", "", "POST", "vips/10.100.0.1/dips", "{\"ip\":\"" + host(1) + "\",\"proto\":\"sctp\"}");
         refused(404, "dip", "has no DIP", "DELETE", "vips/10.100.0.1/dips/" + host(5), null);

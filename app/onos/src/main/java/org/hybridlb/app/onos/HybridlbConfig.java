@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import org.hybridlb.app.core.Json;
 import org.hybridlb.solver.model.Host;
+import org.hybridlb.solver.model.Limits;
 import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.SwitchRole;
 import org.hybridlb.solver.model.TableCapacity;
@@ -39,8 +40,8 @@ public final class HybridlbConfig extends Config<ApplicationId> {
     static final String VIPS = "vips";
     static final String LINK_CAPACITY = "linkCapacityBps";
     static final String FAST_FAILOVER = "fastFailover";
-    /** SMux DIP pool limit, the same as the core's REST validation. */
-    public static final int MAX_DIPS_PER_SERVICE = 4096;
+    /** SMux DIP pool limit, the same as the core's REST validation (the solver's Limits). */
+    public static final int MAX_DIPS_PER_SERVICE = Limits.MAX_DIPS_PER_SERVICE;
     public static final double DEFAULT_LINK_CAPACITY_BPS = 10e9;
 
     /** One configured fabric switch. */

@@ -69,6 +69,22 @@ class PlanCommandTest {
         write("to.json", "{\"algorithm\":\"y\",\"assignment\":{\"100.64.0.1\":\"agg-1-0\",\"100.64.0.2\":\"tor-0-1\"}}");
     }
 
+    /** --interval N is the interval whose index is N, as in assign (not the N-th one). */
+    @Test
+    void intervalNamesTheIndex() throws Exception {
+        write("traffic.json", "{\"intervals\": [{\"index\": 5, \"vips\": [{\"vip\": \"100.64.0.1\","
+                + " \"sources\": {\"internet\": 1000}}]}, {\"index\": 7, \"vips\": []}]}");
+        String[] base = {"plan", "--topology", dir.resolve("topo.json").toString(), "--vips",
+            dir.resolve("vips.json").toString(), "--from", dir.resolve("from.json").toString(), "--to",
+            dir.resolve("to.json").toString(), "--traffic", dir.resolve("traffic.json").toString()};
+        List<String> args = new ArrayList<>(List.of(base));
+        args.addAll(List.of("--interval", "5"));
+        assertEquals(0, run(args.toArray(new String[0])), err);
+        args.set(args.size() - 1, "1");
+        assertEquals(2, run(args.toArray(new String[0])));
+        assertTrue(err.contains("no interval with index 1 (--interval); the trace has 2 intervals, indices 5..7"), err);
+    }
+
     @Test
     void printsACheckedPlan() throws Exception {
         int rc = run("plan", "--topology", dir.resolve("topo.json").toString(), "--vips", dir.resolve("vips.json").toString(),

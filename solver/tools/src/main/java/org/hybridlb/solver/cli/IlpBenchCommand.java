@@ -81,8 +81,7 @@ public final class IlpBenchCommand implements Callable<Integer> {
     Path trafficFile;
 
     @Option(names = "--interval", paramLabel = "I", defaultValue = "0",
-            description = "Position of the interval to solve in the trace, from 0 (not its \"index\" field; "
-                    + "default ${DEFAULT-VALUE}).")
+            description = "Which interval of the trace to solve (its \"index\" field; default ${DEFAULT-VALUE}).")
     int interval;
 
     @Option(names = "--algorithms", split = ",", defaultValue = "greedy,greedy-skip,random,ilp",
@@ -191,10 +190,7 @@ public final class IlpBenchCommand implements Callable<Integer> {
             trace = w.trace;
             label = scale + " (seed " + seed + ")";
         }
-        if (interval < 0 || interval >= trace.intervals.size()) {
-            throw new IllegalArgumentException("--interval: " + interval + " is not in 0.." + (trace.intervals.size() - 1));
-        }
-        TrafficInterval ti = trace.intervals.get(interval);
+        TrafficInterval ti = Intervals.pick(trace, interval, false, label);
         Instance in = Instance.build(topo, vips, ti, SolverOptions.defaults());
         double genSeconds = (System.nanoTime() - g0) / 1e9;
         out.printf(Locale.ROOT, "instance: %s, %d switches, %d VIPs (%d with traffic), %.3f Tbps, interval %d "

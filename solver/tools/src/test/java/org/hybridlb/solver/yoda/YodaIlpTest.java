@@ -22,6 +22,24 @@ class YodaIlpTest {
     static final MipOptions OPTS = MipOptions.DEFAULTS.withTimeLimit(20).withGap(0);
     static final Path SMALL = Path.of("examples/yoda/small.json");
 
+    /**
+     * The schema's minimal valid problem (the library's SchemaReaderAgreementTest checks that it
+     * is minimal) reads and resolves: no field the schema lets one leave out is one the reader
+     * needs. With neither instances nor a pool the schema refuses it, as the reader would.
+     */
+    @Test
+    void theSchemasMinimalProblemResolves() {
+        String minimal = "{\"instancePool\": {\"count\": 2, \"trafficCapacity\": 10, \"ruleCapacity\": 100},"
+                + " \"vips\": [{\"vip\": \"v1\", \"traffic\": 1, \"rules\": 1}]}";
+        YodaProblem.Resolved p = YodaProblem.parse(minimal, "minimal").resolve("minimal");
+        assertEquals(1, p.vip.length);
+        InvalidInputException none = assertThrows(InvalidInputException.class, () -> YodaProblem.parse(
+                "{\"vips\": [{\"vip\": \"v1\", \"traffic\": 1, \"rules\": 1}]}", "none"));
+        assertEquals("/", none.field());
+        assertThrows(InvalidInputException.class, () -> YodaProblem.parse(
+                "{\"instances\": [], \"vips\": [{\"vip\": \"v1\", \"traffic\": 1, \"rules\": 1}]}", "empty"));
+    }
+
     @Test
     void smallExampleRespectsReplicasFailuresAndTheLimits() {
         YodaProblem.Resolved p = YodaProblem.read(SMALL).resolve("small");

@@ -190,17 +190,6 @@ public final class AssignCommand implements Callable<Integer> {
     }
 
     private TrafficInterval pick(TrafficTrace trace) {
-        if (interval == null) {
-            return trace.intervals.get(0);
-        }
-        for (TrafficInterval i : trace.intervals) {
-            if (i.index == interval) {
-                return i;
-            }
-        }
-        throw new InvalidInputException(traffic.toString(), "/intervals",
-                "no interval with index " + interval + " (--interval); the trace has " + trace.intervals.size()
-                        + " intervals, indices " + trace.intervals.get(0).index + ".."
-                        + trace.intervals.get(trace.intervals.size() - 1).index);
+        return Intervals.pick(trace, interval, false, traffic.toString());
     }
 }

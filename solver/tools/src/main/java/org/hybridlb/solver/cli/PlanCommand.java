@@ -78,7 +78,7 @@ public final class PlanCommand implements Callable<Integer> {
     Path trafficFile;
 
     @Option(names = "--interval", paramLabel = "N",
-            description = "Interval of --traffic to use (default: the last one).")
+            description = "Which interval of --traffic (its \"index\" field); default: the last one.")
     Integer interval;
 
     @Option(names = "--max-transient-smux-gbps", paramLabel = "GBPS",
@@ -171,15 +171,7 @@ public final class PlanCommand implements Callable<Integer> {
         installed.vips.forEach(v -> union.put(v.vip, v));
         target.vips.forEach(v -> union.put(v.vip, v));
         TrafficTrace trace = ModelIo.readTraffic(trafficFile, new VipSet(new ArrayList<>(union.values())), topology);
-        if (trace.intervals.isEmpty()) {
-            throw new InvalidInputException(trafficFile.toString(), "/intervals", "the trace has no interval");
-        }
-        int i = interval == null ? trace.intervals.size() - 1 : interval;
-        if (i < 0 || i >= trace.intervals.size()) {
-            throw new IllegalArgumentException("--interval: must be between 0 and " + (trace.intervals.size() - 1)
-                    + " (intervals in " + trafficFile + "), got " + i);
-        }
-        TrafficInterval in = trace.intervals.get(i);
+        TrafficInterval in = Intervals.pick(trace, interval, true, trafficFile.toString());
         Map<String, Double> out = new HashMap<>();
         for (VipTraffic vt : in.vips) {
             out.put(vt.vip, vt.totalBps() * BITS_PER_BYTE);

@@ -250,7 +250,7 @@ public final class YodaProblem {
             if (pp.connections != null) {
                 for (String y : pp.connections.keySet()) {
                     if (!distinct.contains(y)) {
-                        throw new InvalidInputException(source, at + "/connections/" + y,
+                        throw new InvalidInputException(source, InvalidInputException.key(at + "/connections", y),
                                 "connections for an instance the VIP was not on");
                     }
                 }

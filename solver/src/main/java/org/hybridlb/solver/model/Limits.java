@@ -1,0 +1,33 @@
+package org.hybridlb.solver.model;
+
+/**
+ * The limits of a VIP configuration, in one place: the model checks, the controller's REST
+ * validation and the JSON schemas ({@code maxItems}, {@code minimum}, {@code maximum}) use these
+ * numbers, and tests hold the schemas and the SMux's C limits ({@code smux/src/vip_table.h}) to
+ * them. Every VIP is announced on the SMuxes as the backstop, so a configuration has to fit one
+ * SMux table.
+ */
+public final class Limits {
+    /** DIPs in one service's pool (the SMux's HLB_MAX_DIPS_PER_POOL). */
+    public static final int MAX_DIPS_PER_SERVICE = 4096;
+    /**
+     * Services (proto/port) of one VIP. Each one takes a host-table entry on every switch while
+     * the VIP is on an HMux (ASSIGNMENT.md), so a VIP with hundreds of ports would eat the
+     * fabric-wide budget; a VIP that needs more ports is balanced as a whole ({@code any/0}).
+     */
+    public static final int MAX_SERVICES_PER_VIP = 64;
+    /** Services in a whole configuration: one SMux table (HLB_MAX_SERVICES). */
+    public static final int MAX_SERVICES = 65536;
+    /** VIPs in a whole configuration (and in one traffic interval): each has at least one service. */
+    public static final int MAX_VIPS = MAX_SERVICES;
+    /** DIP entries, summed over every service, in a whole configuration (HLB_MAX_DIPS). */
+    public static final int MAX_DIP_ENTRIES = 1 << 20;
+    /** A DIP's WCMP weight: 0 takes no new flows (a drained DIP), up to HLB_MAX_WEIGHT. */
+    public static final int MIN_WEIGHT = 0;
+    public static final int MAX_WEIGHT = 65535;
+    /** The highest port of a tcp or udp service. */
+    public static final int MAX_PORT = 65535;
+
+    private Limits() {
+    }
+}
