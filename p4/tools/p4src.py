@@ -284,6 +284,7 @@ def parse_program(profile=None, defines=None):
         defines = load_profiles()[profile]
     text, macros = preprocess(TOP_LEVEL, {d: "1" for d in defines})
     prog = Program(profile, list(defines))
+    prog.macros = {k: int(v, 0) for k, v in macros.items() if re.fullmatch(r"\d+|0x[0-9a-fA-F]+", v)}
     ts = Tokens(tokenize(text))
     while ts.peek() is not None:
         _parse_toplevel(prog, ts)

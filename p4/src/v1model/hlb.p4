@@ -20,7 +20,7 @@
 control HlbIngress(inout hlb_headers_t hdr, inout hlb_meta_t meta,
                    inout standard_metadata_t standard_metadata) {
     counter(DROP_REASONS, CounterType.packets) drops;
-    GatewayArp() gateway_arp;
+    GatewayArp() arp;
     HmuxLookup() hmux;
 #ifdef WITH_CHEETAH
     Cheetah() cheetah;
@@ -37,7 +37,7 @@ control HlbIngress(inout hlb_headers_t hdr, inout hlb_meta_t meta,
             meta.drop = 1;
             meta.drop_reason = DROP_PARSER_ERROR;
         } else if (hdr.arp.isValid()) {
-            gateway_arp.apply(hdr, meta, standard_metadata);
+            arp.apply(hdr, meta, standard_metadata);
         } else if (!hdr.ipv4.isValid()) {
             meta.drop = 1;
             meta.drop_reason = DROP_NOT_IPV4;

@@ -8,7 +8,7 @@
 control Routing(inout hlb_headers_t hdr, inout hlb_meta_t meta,
                 inout standard_metadata_t standard_metadata) {
     direct_counter(CounterType.packets_and_bytes) routing_v4_counter;
-    action_selector(HashAlgorithm.crc32, ECMP_SELECTOR_SIZE, 16) ecmp_selector;
+    action_selector(HashAlgorithm.crc32, ECMP_SELECTOR_SIZE, 32) ecmp_selector;
     bit<1> has_next_hop = 0;
 
     action set_next_id(next_id_t next_id) {
