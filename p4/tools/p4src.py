@@ -278,11 +278,11 @@ class Control:
         self.name, self.params, self.body = name, params, body
 
 
-def parse_program(profile=None, defines=None):
+def parse_program(profile=None, defines=None, top_level=TOP_LEVEL):
     """The Program of one profile (name in p4/profiles.json) or of explicit defines."""
     if defines is None:
         defines = load_profiles()[profile]
-    text, macros = preprocess(TOP_LEVEL, {d: "1" for d in defines})
+    text, macros = preprocess(top_level, {d: "1" for d in defines})
     prog = Program(profile, list(defines))
     prog.macros = {k: int(v, 0) for k, v in macros.items() if re.fullmatch(r"\d+|0x[0-9a-fA-F]+", v)}
     ts = Tokens(tokenize(text))
