@@ -117,7 +117,9 @@ def main(argv=None):
     except OSError as e:
         print(f"hlb-p4switch: cannot open a port: {e}", file=sys.stderr)
         return 1
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=[
+        ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+        ("grpc.max_send_message_length", 64 * 1024 * 1024)])
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(p4rt_server.P4RuntimeService(device), server)
     if server.add_insecure_port(args.grpc) == 0 and not args.grpc.startswith("unix:"):
         print(f"hlb-p4switch: cannot listen on {args.grpc}", file=sys.stderr)

@@ -17,11 +17,15 @@ import p4rt_build  # noqa: E402
 from p4rt_server import status_details  # noqa: E402,F401  (re-exported for callers)
 
 ARBITRATION_TIMEOUT = 10.0
+# A failed Write carries one p4.v1.Error per update in its trailing metadata: large
+# batches need more than gRPC's default 16 KiB.
+CHANNEL_OPTIONS = [("grpc.max_metadata_size", 16 * 1024 * 1024),
+                   ("grpc.max_receive_message_length", 64 * 1024 * 1024)]
 
 
 class P4RuntimeClient:
     def __init__(self, address, device_id=1, election_id=1, profile=None):
-        self.channel = grpc.insecure_channel(address)
+        self.channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.device_id = device_id
         self.election_id = election_id
