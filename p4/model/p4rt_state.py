@@ -34,6 +34,15 @@ def _bad(message):
     return P4RuntimeError(INVALID_ARGUMENT, message)
 
 
+def _check_presence(op, old, what):
+    """The spec's rule for every entity: INSERT of an existing one is ALREADY_EXISTS,
+    MODIFY or DELETE of a missing one NOT_FOUND."""
+    if op == INSERT and old is not None:
+        raise P4RuntimeError(ALREADY_EXISTS, f"{what} exists")
+    if op != INSERT and old is None:
+        raise P4RuntimeError(NOT_FOUND, f"no {what}")
+
+
 def decode_bytes(data, bitwidth, what):
     """A P4Runtime bytestring as an int, refused when it does not fit `bitwidth`."""
     if not data:
@@ -215,15 +224,10 @@ class SwitchState:
         key = self._decode_key(t, entry)
         k = (key, entry.priority)
         old = t.entries.get(k)
+        _check_presence(op, old, f"{name}: entry with that match key")
         if op == DELETE:
-            if old is None:
-                raise P4RuntimeError(NOT_FOUND, f"{name}: no entry with that match key")
             self._unlink(t, old)
             return lambda: self._link(t, old)
-        if op == INSERT and old is not None:
-            raise P4RuntimeError(ALREADY_EXISTS, f"{name}: an entry with that match key exists")
-        if op == MODIFY and old is None:
-            raise P4RuntimeError(NOT_FOUND, f"{name}: no entry with that match key")
         if op == INSERT and len(t.entries) >= t.info.size:
             raise P4RuntimeError(RESOURCE_EXHAUSTED, f"{name}: table full ({t.info.size} entries)")
         new = TableEntryState(key, entry.priority, None)
@@ -323,9 +327,8 @@ class SwitchState:
         name = prof.info.preamble.name
         mid = member.member_id
         old = prof.members.get(mid)
+        _check_presence(op, old, f"{name}: member {mid}")
         if op == DELETE:
-            if old is None:
-                raise P4RuntimeError(NOT_FOUND, f"{name}: no member {mid}")
             if any(mid == m for _, ms in prof.groups.values() for m, _ in ms):
                 raise P4RuntimeError(FAILED_PRECONDITION, f"{name}: member {mid} is in a group")
             if any(e.member_id == mid for tid in prof.tables for e in self.tables[tid].entries.values()):
@@ -333,10 +336,6 @@ class SwitchState:
                                      f"{name}: member {mid} is used by a table entry")
             del prof.members[mid]
             return lambda: prof.members.__setitem__(mid, old)
-        if op == INSERT and old is not None:
-            raise P4RuntimeError(ALREADY_EXISTS, f"{name}: member {mid} exists")
-        if op == MODIFY and old is None:
-            raise P4RuntimeError(NOT_FOUND, f"{name}: no member {mid}")
         if op == INSERT and len(prof.members) >= prof.info.size:
             raise P4RuntimeError(RESOURCE_EXHAUSTED, f"{name}: {prof.info.size} members")
         allowed = set()
@@ -354,19 +353,14 @@ class SwitchState:
         name = prof.info.preamble.name
         gid = group.group_id
         old = prof.groups.get(gid)
+        _check_presence(op, old, f"{name}: group {gid}")
         if op == DELETE:
-            if old is None:
-                raise P4RuntimeError(NOT_FOUND, f"{name}: no group {gid}")
             if any(e.group_id == gid for tid in prof.tables for e in self.tables[tid].entries.values()):
                 raise P4RuntimeError(FAILED_PRECONDITION,
                                      f"{name}: group {gid} is used by a table entry")
             del prof.groups[gid]
             self._refresh_slots(prof)
             return lambda: (prof.groups.__setitem__(gid, old), self._refresh_slots(prof))
-        if op == INSERT and old is not None:
-            raise P4RuntimeError(ALREADY_EXISTS, f"{name}: group {gid} exists")
-        if op == MODIFY and old is None:
-            raise P4RuntimeError(NOT_FOUND, f"{name}: no group {gid}")
         if op == MODIFY and group.max_size != old[0]:
             raise _bad(f"{name}: group {gid}: max_size {group.max_size} differs from the "
                        f"inserted {old[0]}")
@@ -490,9 +484,13 @@ class SwitchState:
         for p in info.params:
             msg.params.add(param_id=p.id, value=encode_bytes(action.params[p.name], p.bitwidth))
 
+    def _profiles_read(self, want):
+        if want.action_profile_id:
+            return [self._profile(want.action_profile_id)]
+        return list(self.profiles.values())
+
     def _read_members(self, want):
-        profs = [self._profile(want.action_profile_id)] if want.action_profile_id else list(self.profiles.values())
-        for prof in profs:
+        for prof in self._profiles_read(want):
             for mid, action in sorted(prof.members.items()):
                 if want.member_id and want.member_id != mid:
                     continue
@@ -503,8 +501,7 @@ class SwitchState:
                 yield out
 
     def _read_groups(self, want):
-        profs = [self._profile(want.action_profile_id)] if want.action_profile_id else list(self.profiles.values())
-        for prof in profs:
+        for prof in self._profiles_read(want):
             for gid, (max_size, members) in sorted(prof.groups.items()):
                 if want.group_id and want.group_id != gid:
                     continue

@@ -26,17 +26,9 @@ KINDS = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
 
 
 def p4c_id(prefix, name):
-    """The id p4c gives a name without a collision (written out again here, apart from
-    the generator's probing loop)."""
-    h = 0
-    for b in name.encode():
-        h = (h + b) & 0xFFFFFFFF
-        h = (h + (h << 10)) & 0xFFFFFFFF
-        h ^= h >> 6
-    h = (h + (h << 3)) & 0xFFFFFFFF
-    h ^= h >> 11
-    h = (h + (h << 15)) & 0xFFFFFFFF
-    return prefix << 24 | (h & 0xFFFFFF)
+    """The id p4c gives a name without a collision; the hash itself is checked against
+    p4c's NoAction id below."""
+    return prefix << 24 | (p4info_gen.jenkins_one_at_a_time(name.encode()) & 0xFFFFFF)
 
 
 def compare(prog, info):
