@@ -17,6 +17,7 @@ VECTORS = os.path.join(tb.P4, "vectors")
 VIP = "100.64.0.1"
 DIPS = ["10.0.1.1", "10.0.1.2", "10.0.1.3"]
 CLIENT_MAC = "02:00:00:00:02:01"
+FLOWS = 10000
 
 
 def client_tcp(src="198.51.100.7", dst=VIP, sport=40000, dport=80, flags="A", options=(),
@@ -72,25 +73,37 @@ class HmuxTest(unittest.TestCase):
         self.assertEqual(res.outputs, [(1, expected_encap(pkt, dip, "gre"))])
         self.assertEqual(IP(res.outputs[0][1][14:]).len, 24 + len(raw(pkt[IP])))
 
-    def test_weighted_split_and_every_flow_on_the_spec_dip(self):
-        weights = [1, 2, 1]
-        self.sw.add_service(1, VIP, 6, 80, DIPS, weights)
+    def test_weighted_split_within_2_points_at_10000_flows(self):
+        # Issue 17's bar for every selection mode: the split of new connections within
+        # +-2 percentage points of the weights at 10,000 flows, and every flow on the DIP
+        # the SMux's crc32 selection picks (HASH-SPEC.md).
         rng = random.Random(7)
-        counts = [0, 0, 0]
-        for _ in range(2000):
-            src = f"198.51.{rng.randrange(256)}.{rng.randrange(1, 255)}"
-            sport = rng.randrange(1024, 65536)
-            res = self.sw.process(client_tcp(src=src, sport=sport))
-            got = DIPS.index(IP(res.outputs[0][1][14:]).dst)
-            self.assertEqual(got, spec_pick(src, VIP, 6, sport, 80, weights))
-            counts[got] += 1
-        for c, w in zip(counts, weights):
-            self.assertAlmostEqual(c / 2000, w / 4, delta=0.03)
-        # per-bucket and per-service counters follow the packets
-        total = sum(self.sw.counter("HlbIngress.hmux_encap.bucket_counter", 16 + i)[0]
-                    for i in range(3))
-        self.assertEqual(total, 2000)
-        self.assertEqual(self.sw.counter("HlbIngress.hmux.service_counter", 1)[0], 2000)
+        for sid, weights in ((1, [1, 2, 1]), (2, [1, 3])):
+            vip = f"100.64.0.{sid}"
+            dips = DIPS[:len(weights)]
+            self.sw.add_service(sid, vip, 6, 80, dips, weights)
+            template = bytearray(raw(client_tcp(dst=vip)))
+            counts = [0] * len(weights)
+            for _ in range(FLOWS):
+                src = rng.getrandbits(32)
+                sport = rng.randrange(1024, 65536)
+                frame = bytearray(template)
+                frame[26:30] = src.to_bytes(4, "big")
+                frame[34:36] = sport.to_bytes(2, "big")
+                frame[24:26] = b"\0\0"
+                frame[24:26] = tb.pipeline.csum16(bytes(frame[14:34])).to_bytes(2, "big")
+                res = self.sw.process(frame)
+                got = dips.index(IP(res.outputs[0][1][14:34]).dst)
+                src_ip = ".".join(str(b) for b in src.to_bytes(4, "big"))
+                self.assertEqual(got, spec_pick(src_ip, vip, 6, sport, 80, weights))
+                counts[got] += 1
+            for c, w in zip(counts, weights):
+                self.assertAlmostEqual(c / FLOWS, w / sum(weights), delta=0.02, msg=(weights, counts))
+            # per-bucket and per-service counters follow the packets
+            total = sum(self.sw.counter("HlbIngress.hmux_encap.bucket_counter", sid * 16 + i)[0]
+                        for i in range(len(weights)))
+            self.assertEqual(total, FLOWS)
+            self.assertEqual(self.sw.counter("HlbIngress.hmux.service_counter", sid)[0], FLOWS)
 
     def test_weight_zero_dip_gets_no_member_and_no_flow(self):
         self.sw.add_service(1, VIP, 6, 80, DIPS, [1, 0, 1])

@@ -42,10 +42,13 @@ parser HlbParser(packet_in packet, out hlb_headers_t hdr, inout hlb_meta_t meta,
         packet.extract(hdr.tcp);
         meta.l4_src_port = hdr.tcp.src_port;
         meta.l4_dst_port = hdr.tcp.dst_port;
+        // Fewer than 12 option bytes (data offset < 8): no timestamp layout fits.
         transition select(hdr.tcp.data_offset) {
-            0 .. 7: accept;                 // fewer than 12 option bytes: no timestamp layout fits
             8: parse_tcp_options_12;
-            default: parse_tcp_options_16;
+            9: parse_tcp_options_16;
+            10 &&& 0xe: parse_tcp_options_16;       // 10, 11
+            12 &&& 0xc: parse_tcp_options_16;       // 12 .. 15
+            default: accept;
         }
     }
 
