@@ -6,10 +6,11 @@ state (p4rt_state.SwitchState).  Each step names the P4 control it mirrors; cons
 BMv2 behaviours the model reproduces on purpose:
 - an action-selector table that misses, or whose group is empty, runs no action (not
   the default action); the program marks the packet to drop before, so it is dropped;
-- the selector hash is the whole 32-bit CRC of the selector fields, member = hash %
-  (number of weight units), members in ascending member id order;
-- HashAlgorithm.crc32 is CRC-32 (zlib); crc32_custom is configured as CRC-32C
-  (p4/README.md), the hash of p4/HASH-SPEC.md;
+- a selector's hash is the whole 32-bit value of its algorithm over the selector
+  fields, member = hash % (number of weight units), members in ascending member id
+  order; the DIP selector is `identity` over dip_hash, the ECMP selector CRC-32 (zlib);
+- hash() with crc32_custom is configured as CRC-32C (p4/README.md), the hash of
+  p4/HASH-SPEC.md;
 - a parser error does not drop by itself: the ingress drops on parser_error;
 - Ethernet padding after the IPv4 datagram stays in the payload.
 """
@@ -310,10 +311,10 @@ class HlbPipeline:
             self._drop(meta, "DROP_VIP_UNBALANCED")
             return
         st.count("HlbIngress.hmux.service_counter", meta.service_id, self._len)
+        dip_hash = cheetah_cookie.crc32c(self.tuple_bytes(p))      # hash(crc32_custom = CRC-32C)
         e = self._hit(res, self.t_dip, st.lookup_exact(self.t_dip, (meta.service_id,)))
         if e is not None:
-            h = cheetah_cookie.crc32c(self.tuple_bytes(p))
-            action = st.selector_action(self.t_dip, e, h)
+            action = st.selector_action(self.t_dip, e, dip_hash)     # identity selector
             if action is not None:                     # set_dip
                 meta.has_dip = 1
                 meta.tunnel_dst = action.params["tunnel_dst"]

@@ -103,6 +103,7 @@ struct hlb_meta_t {
     bit<1> is_service;
     bit<2> affinity;
     bit<2> encap;
+    bit<32> dip_hash;           // HASH-SPEC.md crc32 of the 5-tuple
     bit<1> has_dip;
     ipv4_addr_t tunnel_dst;
     bucket_id_t bucket;

@@ -8,8 +8,11 @@
 // service on every port (the SMux's port 0), then the VIP alone (every protocol).
 control HmuxLookup(inout hlb_headers_t hdr, inout hlb_meta_t meta) {
     counter(HMUX_SERVICE_SIZE, CounterType.packets_and_bytes) service_counter;
-    // HASH-SPEC.md section 2: CRC-32C, set on BMv2 with set_crc32_parameters (p4/README.md).
-    action_selector(HashAlgorithm.crc32_custom, HMUX_SELECTOR_SIZE, 32) dip_selector;
+    // The selector takes the hash as it is (identity): the CRC-32C of HASH-SPEC.md is
+    // computed by hash() below, a named calculation BMv2 lets the controller set to
+    // CRC-32C (set_crc32_parameters); an action selector's own crc32_custom cannot be
+    // set at run time on BMv2 and would stay CRC-32.
+    action_selector(HashAlgorithm.identity, HMUX_SELECTOR_SIZE, 32) dip_selector;
 
     action set_service(service_id_t service_id, bit<2> encap) {
         meta.is_service = 1;
@@ -87,16 +90,12 @@ control HmuxLookup(inout hlb_headers_t hdr, inout hlb_meta_t meta) {
         meta.bucket = bucket;
     }
 
-    // Selector fields in HASH-SPEC.md section 1 order.  On a miss or an empty group
-    // BMv2 runs no action (not the default): has_dip stays 0 and the packet is dropped.
+    // member = dip_hash % members.  On a miss or an empty group BMv2 runs no action (not
+    // the default): has_dip stays 0 and the packet is dropped.
     table dip_select {
         key = {
             meta.service_id: exact @name("service_id");
-            hdr.ipv4.dst_addr: selector;
-            hdr.ipv4.protocol: selector;
-            meta.l4_dst_port: selector;
-            hdr.ipv4.src_addr: selector;
-            meta.l4_src_port: selector;
+            meta.dip_hash: selector;
         }
         actions = {
             set_dip;
@@ -118,6 +117,11 @@ control HmuxLookup(inout hlb_headers_t hdr, inout hlb_meta_t meta) {
                 return;
             }
             service_counter.count((bit<32>)meta.service_id);
+            // HASH-SPEC.md: CRC-32C over the 5-tuple, in its section 1 order.
+            hash(meta.dip_hash, HashAlgorithm.crc32_custom, 32w0,
+                 { hdr.ipv4.dst_addr, hdr.ipv4.protocol, meta.l4_dst_port, hdr.ipv4.src_addr,
+                   meta.l4_src_port },
+                 64w0x100000000);
             dip_select.apply();
         }
     }
