@@ -9,6 +9,7 @@ P4 = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(P4, "model"))
 sys.path.insert(0, os.path.join(P4, "tools"))
 
+import hlb_p4info as K  # noqa: E402
 import p4rt_build  # noqa: E402
 import p4rt_state  # noqa: E402
 import pipeline  # noqa: E402
@@ -16,10 +17,11 @@ import pipeline  # noqa: E402
 ROUTER_MAC = "02:00:00:00:00:aa"
 TUNNEL_SRC = "172.31.0.1"
 TUNNEL_TTL = 64
-ENCAP = {"ipip": 0, "gre": 1}
-AFFINITY = {"hash": 0, "cheetah": 1, "cheetah-stateful": 2}
-ECMP = "HlbIngress.routing.ecmp_selector"
-DIPS = "HlbIngress.hmux.dip_selector"
+ENCAP = {"ipip": K.ENCAP_IPIP, "gre": K.ENCAP_GRE}
+AFFINITY = {"hash": K.AFFINITY_HASH, "cheetah": K.AFFINITY_CHEETAH,
+            "cheetah-stateful": K.AFFINITY_CHEETAH_STATEFUL}
+ECMP = K.ROUTING_ECMP_SELECTOR
+DIPS = K.HMUX_DIP_SELECTOR
 
 
 def peer_mac(port):

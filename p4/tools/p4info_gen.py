@@ -231,7 +231,7 @@ def python_constants(infos, consts):
              "(p4/p4info/*.p4info.txtpb).  Written by p4/tools/p4info_gen.py: do not edit.",
              '"""', "", f"PROFILES = {tuple(infos)!r}", ""]
     for kind, cname, value, comment in consts:
-        v = f"0x{value:08x}" if isinstance(value, int) else repr(value)
+        v = (str(value) if kind == "value" else f"0x{value:08x}") if isinstance(value, int) else repr(value)
         lines.append(f"{cname} = {v}" + (f"  # {comment}" if comment else ""))
     return "\n".join(lines) + "\n"
 
@@ -251,7 +251,9 @@ def java_constants(infos, consts):
     for kind, cname, value, comment in consts:
         if comment:
             lines.append(f"    /** {comment}. */")
-        if isinstance(value, int):
+        if isinstance(value, int) and kind == "value":
+            lines.append(f"    public static final long {cname} = {value}L;")
+        elif isinstance(value, int):
             lines.append(f"    public static final int {cname} = 0x{value:08x};")
         else:
             lines.append(f'    public static final String {cname} = "{value}";')
@@ -259,11 +261,28 @@ def java_constants(infos, consts):
     return "\n".join(lines) + "\n"
 
 
+def source_constants(progs):
+    """[(kind, NAME, value, comment)]: the program's `const` values (parameter encodings,
+    counter indexes) and its size macros, which the P4Info does not carry."""
+    out, seen = [], {}
+    for prog in progs:
+        values = dict(prog.constants)
+        values.update({k: v for k, v in prog.macros.items()
+                       if not k.startswith(("HLB_", "WITH_"))})
+        for name, value in values.items():
+            if seen.setdefault(name, value) != value:
+                raise ValueError(f"{name}: {seen[name]} in one profile, {value} in another")
+            if len([1 for _, n, _, _ in out if n == name]) == 0:
+                out.append(("value", name, value, ""))
+    return out
+
+
 def generated_files():
     """{path: text} of every file this script writes."""
-    infos = {p: build_p4info(p4src.parse_program(p)) for p in p4src.load_profiles()}
+    progs = [p4src.parse_program(p) for p in p4src.load_profiles()]
+    infos = {prog.profile: build_p4info(prog) for prog in progs}
     files = {p4info_path(p): p4info_text(info, p) for p, info in infos.items()}
-    consts = constant_entries(infos)
+    consts = constant_entries(infos) + source_constants(progs)
     files[PY_CONSTANTS] = python_constants(infos, consts)
     files[JAVA_CONSTANTS] = java_constants(infos, consts)
     return files

@@ -27,12 +27,9 @@ const bit<8> TCP_FLAG_SYN = 0x02;
 const bit<8> TCP_FLAG_RST = 0x04;
 const bit<8> TCP_FLAG_ACK = 0x10;
 
-// TCP option bytes recognised by the parser (COOKIE-SPEC.md section 10).
+// The NOP, NOP, timestamp lead of COOKIE-SPEC.md section 10 (the parser's other
+// layouts are 64-bit masks in parser.p4).
 const bit<32> TCP_OPT_NOP_NOP_TS = 0x0101080a;   // NOP, NOP, kind 8 length 10
-const bit<16> TCP_OPT_TS_KIND_LEN = 0x080a;
-const bit<16> TCP_OPT_MSS_KIND_LEN = 0x0204;
-const bit<16> TCP_OPT_SACKOK_PAIR = 0x0402;      // SACK permitted (kind 4, length 2)
-const bit<16> TCP_OPT_NOP_PAIR = 0x0101;
 
 // Outer header of the HMux tunnels: the SMux's (smux/README.md, Encapsulate).
 const bit<4>  IPV4_VERSION = 4;
