@@ -580,8 +580,13 @@ class SwitchState:
         return slots[hash_value % len(slots)]
 
     def count(self, name, index, nbytes):
+        """counter.count(index); an index past the counter's size counts nothing (BMv2
+        logs an error and goes on)."""
         cid = self.counter_ids[name]
-        cell = self.counter_data[cid][index]
+        cells = self.counter_data[cid]
+        if index >= len(cells):
+            return
+        cell = cells[index]
         if self.counters[cid].spec.unit != p4info_pb2.CounterSpec.PACKETS:
             cell[0] += nbytes
         cell[1] += 1

@@ -47,7 +47,8 @@ class Dataplane:
             s.setblocking(False)
             self.socks[port] = s
             self.by_fd[s.fileno()] = (port, s)
-        self.stats = {"rx": 0, "tx": 0, "dropped": 0, "no_pipeline": 0, "tx_errors": 0}
+        self.stats = {"rx": 0, "tx": 0, "dropped": 0, "no_pipeline": 0, "tx_errors": 0,
+                      "model_errors": 0}
         self.stop = threading.Event()
 
     def run(self):
@@ -68,7 +69,13 @@ class Dataplane:
 
     def _one(self, frame, port):
         self.stats["rx"] += 1
-        res = self.device.process(frame, port)
+        try:
+            res = self.device.process(frame, port)
+        except Exception as e:          # noqa: BLE001 -- a model bug must not stop the ports
+            self.stats["model_errors"] += 1
+            print(json.dumps({"level": "error", "event": "model_error", "error": repr(e)}),
+                  file=sys.stderr, flush=True)
+            return
         if res is None:
             self.stats["no_pipeline"] += 1
             return

@@ -105,6 +105,14 @@ class HmuxTest(unittest.TestCase):
             self.assertEqual(total, FLOWS)
             self.assertEqual(self.sw.counter("HlbIngress.hmux.service_counter", sid)[0], FLOWS)
 
+    def test_bucket_past_the_counter_counts_nothing(self):
+        self.sw.add_service(1, VIP, 6, 80, [])
+        self.sw.insert(self.sw.b.member(tb.DIPS, 999, "HlbIngress.hmux.set_dip",
+                                        tunnel_dst=DIPS[0], bucket=0xFFFF))
+        self.sw.write("MODIFY", self.sw.b.group(tb.DIPS, 1, [999]))
+        res = self.sw.process(client_tcp())
+        self.assertEqual(IP(res.outputs[0][1][14:34]).dst, DIPS[0])
+
     def test_weight_zero_dip_gets_no_member_and_no_flow(self):
         self.sw.add_service(1, VIP, 6, 80, DIPS, [1, 0, 1])
         for sport in range(40000, 40300):
