@@ -39,6 +39,7 @@ SCOPES = {"TABLE_AND_DEFAULT": p4info_pb2.ActionRef.TABLE_AND_DEFAULT,
           "TABLE_ONLY": p4info_pb2.ActionRef.TABLE_ONLY,
           "DEFAULT_ONLY": p4info_pb2.ActionRef.DEFAULT_ONLY}
 SCOPE_ANNOTATIONS = {"TABLE_ONLY": "@tableonly", "DEFAULT_ONLY": "@defaultonly"}
+PREAMBLE_ANNOTATIONS = ("noWarn",)     # copied into the P4Info as p4c does
 UNITS = {"PACKETS": p4info_pb2.CounterSpec.PACKETS, "BYTES": p4info_pb2.CounterSpec.BYTES,
          "BOTH": p4info_pb2.CounterSpec.BOTH}
 
@@ -108,6 +109,7 @@ def build_p4info(prog):
 
     info = p4info_pb2.P4Info()
     info.pkg_info.arch = p4src.V1MODEL_ARCH
+    info.type_info.SetInParent()            # empty, as p4c writes it
     for t in prog.tables:
         table = info.tables.add()
         preamble(table, P4IDS.TABLE, t.name)
@@ -128,6 +130,9 @@ def build_p4info(prog):
     for a in prog.actions.values():
         action = info.actions.add()
         preamble(action, P4IDS.ACTION, a.name)
+        for key in PREAMBLE_ANNOTATIONS:
+            if key in a.annotations:
+                action.preamble.annotations.append(f"@{key}({a.annotations[key]})")
         for i, (pname, width) in enumerate(a.params, 1):
             action.params.add(id=i, name=pname, bitwidth=width)
     for p in prog.action_profiles:

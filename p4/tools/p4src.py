@@ -202,7 +202,8 @@ class Program:
         self.types = {}         # header/struct name -> {field: type token list}
         self.constants = {}     # const name -> int
         self.controls = {}      # control type name -> Control
-        self.actions_toplevel = {"NoAction": Action("NoAction", [], {})}
+        # core.p4's `@noWarn("unused") action NoAction() {}`
+        self.actions_toplevel = {"NoAction": Action("NoAction", [], {"noWarn": '"unused"'})}
         self.main_args = []
         # results
         self.tables = []        # Table, fully qualified
@@ -401,6 +402,13 @@ def _elaborate_control(prog, control, prefix):
         else:                   # a local variable: type name [= expr];
             while ts.next() != ";":
                 pass
+    # Actions the apply block calls directly are in the P4Info too, as p4c lists them:
+    # without parameters (the call binds them).
+    body = ts.toks[ts.i:]
+    for k, tok in enumerate(body[:-1]):
+        action = local_actions.get(tok)
+        if action is not None and body[k + 1] == "(" and (k == 0 or body[k - 1] != "."):
+            prog.actions.setdefault(action.name, Action(action.name, [], action.annotations))
     for table in prog.tables:
         if table.name.startswith(prefix + ".") and table.name.count(".") == prefix.count(".") + 1:
             _resolve_table_refs(prog, table, prefix)
@@ -509,6 +517,9 @@ def _parse_table(prog, ts, fq_name, scope, local_actions):
         else:
             raise P4SourceError(f"table {fq_name}: property {prop} not understood")
     ts.expect("}")
+    if table.default_action is None and "NoAction" not in [a for a, _ in table.action_refs]:
+        # A table without default_action defaults to NoAction, which p4c adds to it.
+        table.action_refs.append(("NoAction", "DEFAULT_ONLY"))
     prog.tables.append(table)
 
 
@@ -533,10 +544,7 @@ def _resolve_table_refs(prog, table, prefix):
         if action is None:
             raise P4SourceError(f"table {table.name}: unknown action {aname}")
         if action.name not in prog.actions:
-            if action.name == "NoAction" or action in prog.actions_toplevel.values():
-                prog.actions[action.name] = Action(action.name, [], action.annotations)
-            else:
-                prog.actions[action.name] = action
+            prog.actions[action.name] = action
         refs.append((action.name, scope_kind))
     table.action_refs = refs
     for attr in ("default_action", "const_default_action"):

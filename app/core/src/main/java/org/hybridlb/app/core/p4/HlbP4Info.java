@@ -80,12 +80,18 @@ public final class HlbP4Info {
     /** param 2, 16 bits. */
     public static final String HMUX_SET_DIP_BUCKET = "bucket";
     /** action. */
+    public static final String HMUX_ENCAP_PUSH_OUTER_IPV4 = "HlbIngress.hmux_encap.push_outer_ipv4";
+    public static final int HMUX_ENCAP_PUSH_OUTER_IPV4_ID = 0x01f5902d;
+    /** action. */
     public static final String HMUX_ENCAP_SET_TUNNEL_SOURCE = "HlbIngress.hmux_encap.set_tunnel_source";
     public static final int HMUX_ENCAP_SET_TUNNEL_SOURCE_ID = 0x016a5287;
     /** param 1, 32 bits. */
     public static final String HMUX_ENCAP_SET_TUNNEL_SOURCE_SRC_ADDR = "src_addr";
     /** param 2, 8 bits. */
     public static final String HMUX_ENCAP_SET_TUNNEL_SOURCE_TTL = "ttl";
+    /** action. */
+    public static final String ROUTING_DECREMENT_TTL = "HlbIngress.routing.decrement_ttl";
+    public static final int ROUTING_DECREMENT_TTL_ID = 0x01d1d37a;
     /** action. */
     public static final String ROUTING_SET_NEXT_ID = "HlbIngress.routing.set_next_id";
     public static final int ROUTING_SET_NEXT_ID_ID = 0x01cfff72;
@@ -173,6 +179,9 @@ public final class HlbP4Info {
     /** counter. */
     public static final String CHEETAH_CHEETAH_EVENTS = "HlbIngress.cheetah.cheetah_events";
     public static final int CHEETAH_CHEETAH_EVENTS_ID = 0x1224fb74;
+    /** action. */
+    public static final String CHEETAH_REWRITE_TSECR = "HlbIngress.cheetah.rewrite_tsecr";
+    public static final int CHEETAH_REWRITE_TSECR_ID = 0x01dd8850;
     /** register. */
     public static final String CHEETAH_CONN_TABLE_HASH = "HlbIngress.cheetah.conn_table_hash";
     public static final int CHEETAH_CONN_TABLE_HASH_ID = 0x16da09cb;
