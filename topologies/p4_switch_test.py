@@ -31,11 +31,9 @@ def check(ok, what, detail=""):
 def route_packets(fab, sid, ip):
     c = P4RuntimeClient(fab["switches"][sid]["p4"]["grpc"], profile=fab["switches"][sid]["p4"]["profile"])
     try:
-        req = c.b.entity(c.b.table_entry("HlbIngress.routing.routing_v4", {"dst_addr": (ip, 32)}))
-        req.table_entry.counter_data.SetInParent()
-        from p4.v1 import p4runtime_pb2
-        resp = c.stub.Read(p4runtime_pb2.ReadRequest(device_id=1, entities=[req]))
-        return [e for r in resp for e in r.entities][0].table_entry.counter_data.packet_count
+        entry, = c.read_direct_counters(c.b.table_entry("HlbIngress.routing.routing_v4",
+                                                       {"dst_addr": (ip, 32)}))
+        return entry.table_entry.counter_data.packet_count
     finally:
         c.close()
 

@@ -107,6 +107,13 @@ class P4RuntimeClient:
                                         entities=[self.b.entity(m) for m in msgs])
         return [e for resp in self.stub.Read(req) for e in resp.entities]
 
+    def read_direct_counters(self, table_entry):
+        """The table entries matching `table_entry`, with their direct counter data."""
+        ent = self.b.entity(table_entry)
+        ent.table_entry.counter_data.SetInParent()
+        req = p4runtime_pb2.ReadRequest(device_id=self.device_id, entities=[ent])
+        return [e for resp in self.stub.Read(req) for e in resp.entities]
+
     def counter(self, name, index):
         e = self.read(self.b.counter_entry(name, index))[0].counter_entry
         return e.data.packet_count, e.data.byte_count

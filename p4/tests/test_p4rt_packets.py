@@ -44,14 +44,9 @@ class PacketTest(unittest.TestCase):
         cls.lab.close()
 
     def route_packets(self, prefix):
-        b = self.client.b
-        e = self.client.read(b.table_entry("HlbIngress.routing.routing_v4", {"dst_addr": (prefix, 24)}))
-        req = b.entity(b.table_entry("HlbIngress.routing.routing_v4", {"dst_addr": (prefix, 24)}))
-        req.table_entry.counter_data.SetInParent()
-        from p4.v1 import p4runtime_pb2
-        resp = self.client.stub.Read(p4runtime_pb2.ReadRequest(device_id=1, entities=[req]))
-        entries = [x for r in resp for x in r.entities]
-        self.assertEqual(len(e), 1)
+        entries = self.client.read_direct_counters(self.client.b.table_entry(
+            "HlbIngress.routing.routing_v4", {"dst_addr": (prefix, 24)}))
+        self.assertEqual(len(entries), 1)
         return entries[0].table_entry.counter_data.packet_count
 
     def test_1_udp_and_ping_cross_the_routes(self):
