@@ -512,19 +512,23 @@ class SwitchState:
                     g.members.add(member_id=mid, weight=weight)
                 yield out
 
-    def _read_counter(self, want):
-        ids = [want.counter_id] if want.counter_id else list(self.counters)
-        for cid in ids:
-            info = self.counters.get(cid)
+    def _cells(self, want, want_id, infos, kind):
+        """(id, info, index) of every cell an indexed read asks for (id 0: all of them)."""
+        for oid in ([want_id] if want_id else list(infos)):
+            info = infos.get(oid)
             if info is None:
-                raise P4RuntimeError(NOT_FOUND, f"counter id {cid} is not in the P4Info")
+                raise P4RuntimeError(NOT_FOUND, f"{kind} id {oid} is not in the P4Info")
             for i in self._indexes(want, info.size, info.preamble.name):
-                out = p4runtime_pb2.Entity()
-                c = out.counter_entry
-                c.counter_id = cid
-                c.index.index = i
-                c.data.byte_count, c.data.packet_count = self.counter_data[cid][i]
-                yield out
+                yield oid, info, i
+
+    def _read_counter(self, want):
+        for cid, _, i in self._cells(want, want.counter_id, self.counters, "counter"):
+            out = p4runtime_pb2.Entity()
+            c = out.counter_entry
+            c.counter_id = cid
+            c.index.index = i
+            c.data.byte_count, c.data.packet_count = self.counter_data[cid][i]
+            yield out
 
     def _read_direct_counter(self, want):
         t = self._table(want.table_entry.table_id)
@@ -539,19 +543,14 @@ class SwitchState:
             yield out
 
     def _read_register(self, want):
-        ids = [want.register_id] if want.register_id else list(self.registers)
-        for rid in ids:
-            info = self.registers.get(rid)
-            if info is None:
-                raise P4RuntimeError(NOT_FOUND, f"register id {rid} is not in the P4Info")
-            width = info.type_spec.bitstring.bit.bitwidth
-            for i in self._indexes(want, info.size, info.preamble.name):
-                out = p4runtime_pb2.Entity()
-                r = out.register_entry
-                r.register_id = rid
-                r.index.index = i
-                r.data.bitstring = encode_bytes(self.register_data[rid][i], width)
-                yield out
+        for rid, info, i in self._cells(want, want.register_id, self.registers, "register"):
+            out = p4runtime_pb2.Entity()
+            r = out.register_entry
+            r.register_id = rid
+            r.index.index = i
+            r.data.bitstring = encode_bytes(self.register_data[rid][i],
+                                            info.type_spec.bitstring.bit.bitwidth)
+            yield out
 
     # ------------------------------------------------------------ pipeline view
     def table(self, name):
