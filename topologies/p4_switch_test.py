@@ -14,7 +14,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hlbemu  # noqa: E402
-import hlb_p4  # noqa: E402
+import hlb_p4  # noqa: E402,F401  (puts p4/switch on the path)
 import hlb_topo  # noqa: E402
 from p4rt_client import P4RuntimeClient  # noqa: E402
 

@@ -14,7 +14,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "model"))
 import p4rt_build  # noqa: E402
-from p4rt_server import status_details  # noqa: E402,F401  (re-exported for callers)
+from p4rt_server import status_details  # noqa: E402,F401  (re-exported: the tests use it)
 
 ARBITRATION_TIMEOUT = 10.0
 # A failed Write carries one p4.v1.Error per update in its trailing metadata: large

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import unittest
 
-import hlb_testbed  # noqa: F401  (paths)
+import hlb_testbed  # noqa: F401  (sets the paths of p4info_gen and p4src)
 import p4info_gen
 import p4src
 from p4.config.v1 import p4info_pb2

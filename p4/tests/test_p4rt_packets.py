@@ -6,10 +6,8 @@ VIP leaves the switch IP-in-IP encapsulated towards the DIP, and the switch's co
 (read over P4Runtime) account for every packet.  Needs root (namespaces, AF_PACKET)."""
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import unittest
 
 from scapy.all import IP, TCP, Ether

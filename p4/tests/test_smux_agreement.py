@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
-from scapy.all import ICMP, IP, TCP, UDP, Ether, raw
+from scapy.all import ICMP, IP, TCP, UDP, Ether
 
 import hlb_testbed as tb
 
