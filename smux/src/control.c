@@ -75,10 +75,12 @@ static void retire(struct hlb_control *c, struct hlb_vip_table *old, const struc
     for (uint32_t s = 0; s < old->n_services; s++) {
         const struct hlb_service *sv = &old->services[s];
         svc_key(sv, key, sizeof(key));
-        retired_add(c->retired, key, &old->svc_counters[s]);
+        struct hlb_counter sum = hlb_counter_total(old, 0, s);
+        retired_add(c->retired, key, &sum);
         for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
             dip_key(sv, &old->dips[d], key, sizeof(key));
-            retired_add(c->retired, key, &old->dip_counters[d]);
+            sum = hlb_counter_total(old, 1, d);
+            retired_add(c->retired, key, &sum);
         }
     }
     hlb_table_free(old);
@@ -161,7 +163,9 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     FILE *f = open_memstream(&buf, &size);
     if (!f)
         return NULL;
-    const struct hlb_dp_stats *st = &c->cfg.worker->st;
+    struct hlb_workers_total tot;
+    hlb_workers_total(c->cfg.workers, c->cfg.slot->n_readers, &tot);
+    const struct hlb_dp_stats *st = &tot.st;
     pthread_mutex_lock(&c->lock);
     struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
 
@@ -199,8 +203,8 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
             svc_key(sv, key, sizeof(key));
             retired_get(c->retired, key, &rp, &rb);
             hlb_ip_str(sv->vip, vip);
-            uint64_t n = bytes ? rb + RD(t->svc_counters[s].bytes)
-                               : rp + RD(t->svc_counters[s].packets);
+            struct hlb_counter now = hlb_counter_total(t, 0, s);
+            uint64_t n = bytes ? rb + now.bytes : rp + now.packets;
             fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", name, vip,
                     hlb_proto_name(sv->proto), ntohs(sv->port), (unsigned long long)n);
         }
@@ -216,8 +220,8 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
                 dip_key(sv, &t->dips[d], key, sizeof(key));
                 retired_get(c->retired, key, &rp, &rb);
                 hlb_ip_str(t->dips[d].ip, dip);
-                uint64_t n = bytes ? rb + RD(t->dip_counters[d].bytes)
-                                   : rp + RD(t->dip_counters[d].packets);
+                struct hlb_counter now = hlb_counter_total(t, 1, d);
+                uint64_t n = bytes ? rb + now.bytes : rp + now.packets;
                 fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n", name,
                         vip, hlb_proto_name(sv->proto), ntohs(sv->port), dip,
                         (unsigned long long)n);
@@ -241,32 +245,37 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     fprintf(f, "hlb_smux_icmp_echo_replies_total %llu\n",
             (unsigned long long)RD(st->icmp_echo_replies));
     metric_head(f, "hlb_smux_gateway_resolved", "gauge", "1 when the gateway MAC is known.");
-    fprintf(f, "hlb_smux_gateway_resolved %d\n", (int)RD(c->cfg.worker->cfg.gw_known));
+    fprintf(f, "hlb_smux_gateway_resolved %d\n", tot.gw_known);
+    metric_head(f, "hlb_smux_worker_rx_packets_total", "counter",
+                "Frames received per worker (one per lcore given to the SMux).");
+    for (unsigned k = 0; k < c->cfg.slot->n_readers; k++)
+        fprintf(f, "hlb_smux_worker_rx_packets_total{worker=\"%u\"} %llu\n", k,
+                (unsigned long long)RD(c->cfg.workers[k]->st.rx_packets));
 
-    const struct hlb_conn_table *ct = c->cfg.worker->ct;
-    if (ct) {
+    const struct hlb_conn_stats *ct = &tot.ct;
+    if (tot.have_ct) {
         metric_head(f, "hlb_smux_conn_table_entries", "gauge",
                     "Connection-table slots in use (expired ones until reclaimed).");
-        fprintf(f, "hlb_smux_conn_table_entries %llu\n", (unsigned long long)RD(ct->st.entries));
+        fprintf(f, "hlb_smux_conn_table_entries %llu\n", (unsigned long long)ct->entries);
         metric_head(f, "hlb_smux_conn_table_capacity", "gauge", "Connection-table slots.");
-        fprintf(f, "hlb_smux_conn_table_capacity %llu\n", (unsigned long long)ct->capacity);
+        fprintf(f, "hlb_smux_conn_table_capacity %llu\n", (unsigned long long)tot.ct_capacity);
         metric_head(f, "hlb_smux_conn_table_inserts_total", "counter", "Connections pinned.");
         fprintf(f, "hlb_smux_conn_table_inserts_total %llu\n",
-                (unsigned long long)RD(ct->st.inserts));
+                (unsigned long long)ct->inserts);
         metric_head(f, "hlb_smux_conn_table_evictions_total", "counter",
                     "Entries removed: idle timeout, displaced by a new entry (half-open, "
                     "closing, or one packet seen), or RST.");
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"timeout\"} %llu\n",
-                (unsigned long long)RD(ct->st.evict_timeout));
+                (unsigned long long)ct->evict_timeout);
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"displaced\"} %llu\n",
-                (unsigned long long)RD(ct->st.evict_displaced));
+                (unsigned long long)ct->evict_displaced);
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"rst\"} %llu\n",
-                (unsigned long long)RD(ct->st.closed));
+                (unsigned long long)ct->closed);
         metric_head(f, "hlb_smux_conn_table_insert_failures_total", "counter",
                     "New connections not pinned: their bucket held only established "
                     "connections and confirmed UDP flows.");
         fprintf(f, "hlb_smux_conn_table_insert_failures_total %llu\n",
-                (unsigned long long)RD(ct->st.insert_failures));
+                (unsigned long long)ct->insert_failures);
         metric_head(f, "hlb_smux_conn_lookups_total", "counter", "Connection-table lookups.");
         fprintf(f, "hlb_smux_conn_lookups_total{result=\"hit\"} %llu\n",
                 (unsigned long long)RD(st->conn_hits));
@@ -338,12 +347,15 @@ static json_t *diverging_report(struct hlb_control *c)
 {
     pthread_mutex_lock(&c->lock);
     const struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
-    const struct hlb_conn_table *ct = c->cfg.worker->ct;
     struct diverging_scan d = {t, calloc(t->n_services + 1, 8), calloc(t->n_services + 1, 8)};
     json_t *services = json_array();
+    int have_ct = 0;
     if (d.live && d.diverging) {
-        if (ct)
-            hlb_conn_for_each_live(ct, count_diverging, &d);
+        for (unsigned k = 0; k < c->cfg.slot->n_readers; k++)
+            if (c->cfg.workers[k]->ct) {
+                hlb_conn_for_each_live(c->cfg.workers[k]->ct, count_diverging, &d);
+                have_ct = 1;
+            }
         for (uint32_t i = 0; i < t->n_services; i++) {
             const struct hlb_service *s = &t->services[i];
             char vip[16];
@@ -354,7 +366,7 @@ static json_t *diverging_report(struct hlb_control *c)
         }
     }
     json_t *out = json_pack("{s:I,s:b,s:o}", "version", (json_int_t)t->version,
-                            "connTable", ct != NULL, "services", services);
+                            "connTable", have_ct, "services", services);
     pthread_mutex_unlock(&c->lock);
     free(d.live);
     free(d.diverging);
@@ -482,15 +494,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             return send_json(conn, 200, diverging_report(c));
     } else if (strcmp(url, "/health") == 0) {
         if (strcmp(method, "GET") == 0) {
-            /* The heartbeat first: read after the clock, a beat the worker stores in
-             * between would be newer than "now" and the difference wrap around. */
-            uint64_t hb = atomic_load(c->cfg.heartbeat_ms), now = c->cfg.now_ms();
+            /* The heartbeats first: read after the clock, a beat a worker stores in
+             * between would be newer than "now" and the difference wrap around.  The
+             * oldest one counts: a stalled worker's flows go nowhere. */
+            struct hlb_workers_total tot;
+            hlb_workers_total(c->cfg.workers, c->cfg.slot->n_readers, &tot);
+            uint64_t hb = tot.oldest_heartbeat_ms, now = c->cfg.now_ms();
             int alive = now - hb <= c->cfg.health_timeout_ms;
             uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
             return send_json(conn, alive ? 200 : 503,
                              json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
                                        "version", (json_int_t)v, "gatewayResolved",
-                                       (int)RD(c->cfg.worker->cfg.gw_known), "lastLoopMsAgo",
+                                       tot.gw_known, "lastLoopMsAgo",
                                        (json_int_t)(now - hb)));
         }
     } else {
@@ -523,6 +538,7 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
     if (!c)
         return NULL;
     c->cfg = *cfg;
+    c->cfg.table_opt.n_workers = cfg->slot ? cfg->slot->n_readers : 1;  /* counter slices */
     c->retired = json_object();
     pthread_mutex_init(&c->lock, NULL);
     const struct hlb_vip_table *t0 = cfg->slot ? hlb_table_acquire(cfg->slot) : NULL;

@@ -161,12 +161,19 @@ struct burst_acc {
     const struct hlb_service *svc;    /* service of the current run, or NULL */
     uint32_t svc_packets;
     uint64_t svc_bytes;
+    struct hlb_counter *sctr, *dctr;  /* this worker's service and DIP counters */
 };
+
+static inline struct burst_acc acc_init(const struct hlb_worker *w, const struct hlb_vip_table *t)
+{
+    return (struct burst_acc){.svc = NULL, .sctr = hlb_svc_counters(t, w->id),
+                              .dctr = hlb_dip_counters(t, w->id)};
+}
 
 static inline void acc_flush_svc(struct burst_acc *a, struct hlb_vip_table *t)
 {
     if (a->svc_packets) {
-        struct hlb_counter *c = &t->svc_counters[a->svc - t->services];
+        struct hlb_counter *c = &a->sctr[a->svc - t->services];
         c->packets += a->svc_packets;
         c->bytes += a->svc_bytes;
     }
@@ -220,8 +227,8 @@ acc_count(struct burst_acc *acc, struct hlb_vip_table *t, const struct hlb_servi
     }
     acc->svc_packets++;
     acc->svc_bytes += inner_len;
-    t->dip_counters[dip].packets++;
-    t->dip_counters[dip].bytes += inner_len;
+    acc->dctr[dip].packets++;
+    acc->dctr[dip].bytes += inner_len;
     acc->fwd_packets++;
     acc->fwd_bytes += frame_len;
 }

@@ -34,7 +34,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         n = HLB_MAX_BURST;
     struct encap_ctx ec;
     encap_ctx_init(&ec, &w->cfg);
-    struct burst_acc acc = {.svc = NULL};
+    struct burst_acc acc = acc_init(w, t);
     struct hlb_conn_table *ct = w->ct;
     /* The last (dst, proto, dst port) and its service: consecutive packets of one
      * service skip the index probe.  The key of a real service is never 0 (proto 0
@@ -353,11 +353,11 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
     const int two_port = single ? 0 : p->two_port;
     const struct hlb_service *const svc0 = p->svc[0];
     const struct hlb_dip *dips = t->dips;
-    struct hlb_counter *dctr = t->dip_counters;
+    struct burst_acc acc = acc_init(w, t);
+    struct hlb_counter *dctr = acc.dctr;
     uint64_t fwd_bytes = 0;
     unsigned fwd = 0;
     (void)burst_port;
-    struct burst_acc acc = {.svc = NULL};
     struct hlb_conn_table *ct = w->ct;
     /* The common case decided here: an established TCP segment (no FIN, no RST)
      * whose live entry sits in its home line, pinned under the running table,
@@ -485,6 +485,7 @@ struct lean_prun {
     /* deciding here (see above) */
     int decide;
     const struct hlb_vip_table *t;
+    struct hlb_counter *dctr;         /* this worker's DIP counters */
     __m128i eth0, eth1, ip;
     uint32_t gre, bsum, gen, now;
     int two_port;
@@ -509,7 +510,7 @@ HLB_PASTE(HLB_PRUN_FN, _impl)(struct lean_prun *r, struct lean_pend *pend, unsig
     uint64_t rx_bytes = 0;
     int decide = r->decide;
     const struct hlb_dip *dips = r->t->dips;
-    struct hlb_counter *dctr = r->t->dip_counters;
+    struct hlb_counter *dctr = r->dctr;
     const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
     const uint32_t bsum = r->bsum, gen = r->gen, now = r->now;
     const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
@@ -666,7 +667,8 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     const struct hlb_slot *sv_slot = NULL;
     uint32_t run_packets = 0;
     uint64_t run_bytes = 0;
-    struct hlb_counter *dctr = t->dip_counters;
+    struct hlb_counter *sctr = hlb_svc_counters(t, w->id);
+    struct hlb_counter *dctr = hlb_dip_counters(t, w->id);
     const struct hlb_dip *dips = t->dips;
     /* Frames of pinned services, looked up after the loop (their bucket lines are
      * prefetched meanwhile).  The connection table must see them in arrival order
@@ -730,7 +732,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         uint64_t key = hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port);
         if (HLB_UNLIKELY(key != last_key)) {
             if (run_packets) {
-                struct hlb_counter *sc = &t->svc_counters[s - t->services];
+                struct hlb_counter *sc = &sctr[s - t->services];
                 sc->packets += run_packets;
                 sc->bytes += run_bytes;
                 run_packets = 0;
@@ -766,7 +768,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                  * cache where it can (HLB_PRUN_FN), the rest pending. */
                 struct lean_prun r = {.ct = w->ct, .s = s, .pre_hash = pre_hash,
                                       .key = last_key, .mtu = mtu, .overhead = sv_overhead,
-                                      .prefetched = prefetched, .decide = 1, .t = t,
+                                      .prefetched = prefetched, .decide = 1, .t = t, .dctr = dctr,
                                       .eth0 = eth0, .eth1 = eth1, .ip = sv_ip, .gre = sv_gre,
                                       .bsum = sv_bsum, .gen = t->gen, .now = now,
                                       .two_port = two_port};
@@ -775,7 +777,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                     n_pend = r.np;
                     pend_rx_bytes += r.rx_bytes;
                     if (r.decided) {
-                        struct hlb_counter *sc = &t->svc_counters[s - t->services];
+                        struct hlb_counter *sc = &sctr[s - t->services];
                         sc->packets += r.decided;
                         sc->bytes += r.inner_bytes;
                         decided += r.decided;
@@ -878,7 +880,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         }
     }
     if (run_packets) {
-        struct hlb_counter *sc = &t->svc_counters[s - t->services];
+        struct hlb_counter *sc = &sctr[s - t->services];
         sc->packets += run_packets;
         sc->bytes += run_bytes;
     }

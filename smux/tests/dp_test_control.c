@@ -20,8 +20,8 @@ static const char *BAD =
 
 struct fixture {
     struct hlb_worker w;
+    struct hlb_worker *wp[1];
     struct hlb_table_slot slot;
-    _Atomic uint64_t hb;
     struct hlb_control *c;
 };
 
@@ -29,8 +29,9 @@ static int setup(void **state)
 {
     struct fixture *fx = calloc(1, sizeof(*fx));
     worker_init(&fx->w, hlb_conn_table_create(1024, NULL));
-    hlb_table_slot_init(&fx->slot, hlb_table_empty());
-    struct hlb_control_config cc = {.slot = &fx->slot, .worker = &fx->w, .heartbeat_ms = &fx->hb,
+    fx->wp[0] = &fx->w;
+    hlb_table_slot_init(&fx->slot, hlb_table_empty(), 1);
+    struct hlb_control_config cc = {.slot = &fx->slot, .workers = fx->wp,
                                      .now_ms = fake_now, .health_timeout_ms = 1000,
                                      .table_opt = {.default_pin = 1}};
     fx->c = hlb_control_start(&cc);
@@ -57,7 +58,7 @@ static uint32_t send_one(struct fixture *fx, int i)
     build_tcp(&f, src, "100.64.0.1", (uint16_t)(5000 + i), 80, HLB_TCP_SYN);
     struct hlb_vip_table *t = hlb_table_acquire(&fx->slot);
     uint8_t v = run1(&fx->w, t, &f, 0);
-    hlb_table_quiesce(&fx->slot, t);
+    hlb_table_quiesce(&fx->slot, 0, t);
     return v == HLB_V_TX ? outer_dst(&f) : 0;
 }
 

@@ -76,7 +76,7 @@ static int setup(void **state)
         rte_eth_macaddr_get(port[i], &mac);
         memcpy(w.cfg.port_mac[i], mac.addr_bytes, 6);
     }
-    hlb_table_slot_init(&slot, hlb_table_empty());
+    hlb_table_slot_init(&slot, hlb_table_empty(), 1);
     publish(1, "10.0.1.1");
     return 0;
 }
@@ -125,7 +125,7 @@ static unsigned poll_once(struct hlb_io *io)
 {
     struct hlb_vip_table *t = hlb_table_acquire(&slot);
     unsigned n = hlb_io_poll(io, t, 0);
-    hlb_table_quiesce(&slot, t);
+    hlb_table_quiesce(&slot, 0, t);
     return n;
 }
 

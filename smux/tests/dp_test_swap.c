@@ -30,7 +30,7 @@ static void *worker_main(void *arg)
     static struct tframe f[32];
     struct hlb_pkt pk[32];
     uint8_t v[32];
-    atomic_store(&slot.worker_running, 1);
+    hlb_table_reader_online(&slot, 0);
     while (!atomic_load(&stop)) {
         struct hlb_vip_table *t = hlb_table_acquire(&slot);
         for (int i = 0; i < 32; i++) {
@@ -62,9 +62,9 @@ static void *worker_main(void *arg)
         from_b += b;
         packets += 32;
         bursts++;
-        hlb_table_quiesce(&slot, t);
+        hlb_table_quiesce(&slot, 0, t);
     }
-    atomic_store(&slot.worker_running, 0);
+    hlb_table_reader_offline(&slot, 0);
     return NULL;
 }
 
@@ -73,7 +73,7 @@ static void test_swap_under_traffic(void **state)
     (void)state;
     static struct hlb_worker w;
     worker_init(&w, NULL);
-    hlb_table_slot_init(&slot, hlb_table_empty());
+    hlb_table_slot_init(&slot, hlb_table_empty(), 1);
     char buf[1024];
     snprintf(buf, sizeof(buf), TA, 1);
     struct hlb_vip_table *first = table_ok(buf, 0);
@@ -84,7 +84,7 @@ static void test_swap_under_traffic(void **state)
     /* Swap only once the worker runs: from then on each publish waits for it to finish
      * a burst with the new table, so both tables serve traffic however the threads are
      * scheduled (on a loaded machine all the swaps could otherwise end before it starts). */
-    while (!atomic_load(&slot.worker_running))
+    while (!atomic_load(&slot.reader[0].running))
         sched_yield();
     for (int i = 2; i < SWAPS + 2; i++) {
         snprintf(buf, sizeof(buf), i % 2 ? TA : TB, i);
