@@ -373,6 +373,22 @@ static json_t *diverging_report(struct hlb_control *c)
     return out;
 }
 
+json_t *hlb_control_health(struct hlb_control *c, unsigned *status)
+{
+    /* The heartbeats first: read after the clock, a beat a worker stores in between
+     * would be newer than "now" and the difference wrap around.  The oldest one
+     * counts: a stalled worker's flows go nowhere. */
+    struct hlb_workers_total tot;
+    hlb_workers_total(c->cfg.workers, c->cfg.slot->n_readers, &tot);
+    uint64_t hb = tot.oldest_heartbeat_ms, now = c->cfg.now_ms();
+    int alive = now - hb <= c->cfg.health_timeout_ms;
+    uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
+    *status = alive ? 200 : 503;
+    return json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled", "version",
+                     (json_int_t)v, "gatewayResolved", tot.gw_known, "lastLoopMsAgo",
+                     (json_int_t)(now - hb));
+}
+
 /* allow: the methods of the path, sent as "Allow" (with 405), or NULL. */
 static enum MHD_Result send_text_allow(struct MHD_Connection *conn, unsigned status, char *text,
                                        size_t len, const char *ctype, const char *allow)
@@ -494,19 +510,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             return send_json(conn, 200, diverging_report(c));
     } else if (strcmp(url, "/health") == 0) {
         if (strcmp(method, "GET") == 0) {
-            /* The heartbeats first: read after the clock, a beat a worker stores in
-             * between would be newer than "now" and the difference wrap around.  The
-             * oldest one counts: a stalled worker's flows go nowhere. */
-            struct hlb_workers_total tot;
-            hlb_workers_total(c->cfg.workers, c->cfg.slot->n_readers, &tot);
-            uint64_t hb = tot.oldest_heartbeat_ms, now = c->cfg.now_ms();
-            int alive = now - hb <= c->cfg.health_timeout_ms;
-            uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
-            return send_json(conn, alive ? 200 : 503,
-                             json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
-                                       "version", (json_int_t)v, "gatewayResolved",
-                                       tot.gw_known, "lastLoopMsAgo",
-                                       (json_int_t)(now - hb)));
+            unsigned status;
+            json_t *j = hlb_control_health(c, &status);
+            return send_json(conn, status, j);
         }
     } else {
         return send_json(conn, 404, json_pack("{s:s,s:s}", "error", "not found", "path", url));

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "datapath.h"
 #include "table_swap.h"
 #include "workers.h"
@@ -48,5 +49,8 @@ int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
 int hlb_control_apply_initial(struct hlb_control *c, const char *body, size_t len,
                               struct hlb_table_error *err);
 char *hlb_control_metrics(struct hlb_control *c, size_t *len);   /* caller frees */
+/* GET /health: the body, and 200 while every worker's loop turned within
+ * health_timeout_ms, else 503 ("stalled"). */
+json_t *hlb_control_health(struct hlb_control *c, unsigned *status);
 
 #endif
