@@ -51,6 +51,8 @@ for vip, dport, flags in (("100.64.0.1", 80, "A"), ("100.64.0.2", 22, "PA"), ("1
            for k in range(24)]
     seeds.append(bytes([0]) + b"".join(record(f, ends_burst=(k == 23), swap=(rep == 0))
                                        for rep in range(2) for k, f in enumerate(run)))
+# The same with three workers (configuration bits 2-3: workers less one).
+seeds += [bytes([seed[0] | 8]) + seed[1:] for seed in list(seeds)]
 for i, seed in enumerate(seeds):
     with open(os.path.join(pkt_dir, f"seed{i}"), "wb") as fh:
         fh.write(seed)
