@@ -873,6 +873,11 @@ int main(int argc, char **argv)
     }
     int software = o.rx_distribution ? strcmp(o.rx_distribution, "software") == 0
                                      : ports_need_software(n);
+    if (!software && ports_need_software(n)) {
+        HLB_LOG_ERR("--rx-distribution queues: a port has fewer rx queues than the %u workers "
+                    "(give the PMD more, e.g. af_packet qpairs=%u, or use software)", n, n);
+        return eal_exit(1);
+    }
     /* Every queue's descriptors, every lcore's mempool cache, the inboxes, with room
      * to spare; a power of two minus one, as the mempool prefers. */
     unsigned want = (unsigned)run.ports.n * n * (NB_RXD + NB_TXD) + n * (256 + 2 * HLB_RX_BURST) +
