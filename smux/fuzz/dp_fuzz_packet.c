@@ -28,7 +28,8 @@
 
 #include "datapath.h"
 
-/* The VIPs both tables share: unpinned crc32 and ovs + GRE, and an empty pool. */
+/* The VIPs both tables share: unpinned crc32, ovs + GRE and ovs + IP-in-IP, and an
+ * empty pool. */
 #define TABLE_HEAD(version)                                                              \
     "{\"version\":" #version ",\"vips\":["                                                \
     "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80," \
@@ -36,7 +37,10 @@
     "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.1.3\"}]}]},"                                 \
     "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"                   \
     "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.2.1\"},{\"ip\":\"10.0.2.2\","           \
-    "\"weight\":0}]}]},"
+    "\"weight\":0}]}]},"                                                                 \
+    "{\"vip\":\"100.64.0.6\",\"selection\":\"ovs\",\"hashBasis\":9,\"connTable\":false,"           \
+    "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":2},"           \
+    "{\"ip\":\"10.0.6.2\",\"weight\":0},{\"ip\":\"10.0.6.3\",\"hostIp\":\"172.16.6.3\"}]}]},"
 #define TABLE_TAIL "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}"
 
 static const char *TABLE =

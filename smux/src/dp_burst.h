@@ -15,6 +15,7 @@
 #include "datapath.h"
 #include "hlb_pkt.h"
 #include "hlb_ovs_dphash.h"
+#include "ovs_select.h"
 
 #define HLB_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HLB_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -84,7 +85,6 @@ static inline __attribute__((always_inline)) int
 select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
            const struct hlb_5tuple *tuple)
 {
-    int rel;
     if (s->selection == HLB_SEL_CRC32) {
         if (s->weight_total == 0)      /* empty pool or all weights 0 */
             return -1;
@@ -99,13 +99,8 @@ select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
     if (s->selection == HLB_SEL_OVS_DPHASH)   /* slot map from vip_table.c */
         return s->slot_first == HLB_NO_SLOTS ? -1 :
                (int)t->slots[s->slot_first + (hlb_ovs_dphash_sym_l4(tuple) & s->dphash_mask)].dip;
-    if (s->dip_count == 0)
-        return -1;
-    struct hlb_5tuple copy = *tuple;   /* the caller's tuple stays in registers */
-    rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(&copy, s->basis),
-                                &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
-                                (int)s->dip_count);
-    return rel < 0 ? -1 : (int)s->dip_first + rel;
+    return hlb_ovs_pick(t, s, hlb_ovs_flow_hash(s, tuple->src_ip, tuple->src_port,
+                                                 tuple->dst_port));
 }
 
 /* Finds a pinned DIP in the current table's pool (after a swap). */

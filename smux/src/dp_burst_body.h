@@ -193,6 +193,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_RUN_FN HLB_PASTE(HLB_FAST_FN, _run)
 #define HLB_PEND_FN HLB_PASTE(HLB_FAST_FN, _pend)
 #define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
+#define HLB_ORUN_FN HLB_PASTE(HLB_FAST_FN, _orun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation) to the DIP
  * of index dip, whose tunnel destination is outer: expects two_port, burst_port,
@@ -311,6 +312,86 @@ HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
         return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0, 0);
     return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, r->port0,
                                         (int)r->two_port);
+}
+
+/* What a run of frames to one unpinned ovs service needs, and what it adds up
+ * (HLB_ORUN_FN). */
+struct lean_orun {
+    const struct hlb_vip_table *t;
+    const struct hlb_service *s;
+    struct hlb_counter *dctr;
+    uint64_t key;
+    __m128i eth0, eth1, ip;
+    uint32_t gre, bsum, mtu, two_port;
+    /* out */
+    uint64_t rx_bytes, fwd_bytes, inner_bytes;
+    unsigned fwd;
+};
+
+/* The lean pass's loop for a run of frames to an unpinned ovs service with a live
+ * bucket: frames i, i+1, ... as long as each is a frame the lean pass accepts for
+ * that service (frame i is), returns the index of the first it did not take.  The
+ * frames are taken first, their DIPs then picked all together (hlb_ovs_pick_burst:
+ * the flow hashes and the bucket scores in vector lanes, a packet a lane), and the
+ * outer headers written last. */
+static inline __attribute__((always_inline)) unsigned
+HLB_PASTE(HLB_ORUN_FN, _impl)(struct lean_orun *r, HLB_BURST_FRAME *frames, unsigned i,
+                              unsigned n, uint16_t burst_port, const uint32_t gre,
+                              const int two_port)
+{
+    struct hlb_counter *dctr = r->dctr;
+    const struct hlb_dip *dips = r->t->dips;
+    const uint64_t key = r->key;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
+    uint32_t src[HLB_MAX_BURST], inner[HLB_MAX_BURST], dip[HLB_MAX_BURST];
+    uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
+    src[0] = sport[0] = dport[0] = 0;     /* (frame i is always taken: for the compiler) */
+    const unsigned first = i;
+    uint64_t rx_bytes = 0, inner_bytes = 0;
+    uint64_t fwd_bytes = 0;               /* unused: derived below */
+    unsigned fwd = 0;                     /* unused: i - first */
+    (void)burst_port;
+    for (; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+            break;
+        struct hlb_parsed pl;
+        if (HLB_UNLIKELY(!hlb_parse_fast(HLB_F_DATA(f), HLB_F_LEN(f), &pl)))
+            break;
+        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
+            break;
+        if (HLB_UNLIKELY(pl.ip_tot_len + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
+            break;
+        src[i - first] = pl.t.src_ip;
+        sport[i - first] = pl.t.src_port;
+        dport[i - first] = pl.t.dst_port;
+        inner[i - first] = pl.ip_tot_len;
+        rx_bytes += HLB_F_LEN(f);
+    }
+    hlb_ovs_pick_burst(r->t, r->s, src, sport, dport, i - first, dip);
+    for (unsigned k = 0; k < i - first; k++) {
+        HLB_BURST_FRAME f = frames[first + k];
+        uint8_t *d = HLB_F_DATA(f);
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip[k], dips[dip[k]].outer, inner[k]);
+        inner_bytes += inner[k];
+    }
+    (void)fwd;
+    (void)fwd_bytes;
+    r->fwd = i - first;
+    r->rx_bytes = rx_bytes;
+    r->inner_bytes = inner_bytes;
+    r->fwd_bytes = inner_bytes + (uint64_t)(i - first) * (HLB_ETH_HLEN + overhead);
+    return i;
+}
+
+static __attribute__((noinline)) unsigned
+HLB_ORUN_FN(struct lean_orun *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
+            uint16_t burst_port)
+{
+    if (HLB_LIKELY(!r->gre && !r->two_port))
+        return HLB_PASTE(HLB_ORUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0);
+    return HLB_PASTE(HLB_ORUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, (int)r->two_port);
 }
 
 /* The frames of pinned services kept by the lean pass, in arrival order, and what
@@ -662,6 +743,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     uint32_t sv_gre = 0, sv_overhead = 20, sv_bsum = base_sum[0];
     __m128i sv_ip = ip_ipip;
     int sv_slots = 0;                     /* crc32 with a slot array: the short path */
+    int sv_ovs = 0;                       /* ovs with a live bucket: its run loop */
     uint32_t sv_crc = 0, sv_port0 = 0, sv_total = 1;
     uint64_t sv_m = 0;
     const struct hlb_slot *sv_slot = NULL;
@@ -753,6 +835,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 sv_total = s->weight_total;
                 sv_m = s->weight_mod_m;
                 sv_slot = sv_slots ? &t->slots[s->slot_first] : NULL;
+                sv_ovs = s->selection == HLB_SEL_OVS && s->ovs_live != 0;
             }
         }
         if (HLB_UNLIKELY(!s))
@@ -814,6 +897,20 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 pend_rx_bytes += r.rx_bytes;
                 i = next - 1;
             }
+            continue;
+        }
+        if (sv_ovs) {                     /* this frame and those behind it to s */
+            struct lean_orun r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
+                                  .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
+                                  .mtu = mtu, .two_port = (uint32_t)two_port};
+            unsigned next = HLB_ORUN_FN(&r, frames, i, n, burst_port);
+            rx_bytes += r.rx_bytes;
+            fwd_bytes += r.fwd_bytes;
+            fwd += r.fwd;
+            handled += r.fwd;
+            run_packets += r.fwd;
+            run_bytes += r.inner_bytes;
+            i = next - 1;
             continue;
         }
         int dip;
@@ -947,6 +1044,7 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
 #undef HLB_RUN_FN
 #undef HLB_PEND_FN
 #undef HLB_PRUN_FN
+#undef HLB_ORUN_FN
 #undef HLB_PASTE
 #undef HLB_PASTE2
 #undef HLB_BURST_FN

@@ -61,11 +61,10 @@ static inline void gw_push(struct hlb_io *io)
     }
 }
 
-uint16_t hlb_io_tx(struct hlb_io *io, int pi, struct rte_mbuf **m, uint16_t n)
+/* Several workers: tx queue k, or k % n under its lock where the port has fewer. */
+uint16_t hlb_io_tx_shared(struct hlb_io *io, int pi, struct rte_mbuf **m, uint16_t n)
 {
     struct hlb_io_shared *sh = io->sh;
-    if (HLB_LIKELY(!sh))
-        return rte_eth_tx_burst(io->port_ids[pi], 0, m, n);
     uint16_t q = (uint16_t)(io->w->id % sh->n_txq[pi]);
     if (HLB_LIKELY(sh->n_txq[pi] >= sh->n_workers))
         return rte_eth_tx_burst(io->port_ids[pi], q, m, n);

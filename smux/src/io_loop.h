@@ -14,6 +14,7 @@
 #ifndef HLB_IO_LOOP_H
 #define HLB_IO_LOOP_H
 
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 #include <rte_spinlock.h>
@@ -48,8 +49,15 @@ struct hlb_io {
  * number of frames received. */
 unsigned hlb_io_poll(struct hlb_io *io, struct hlb_vip_table *t, uint32_t now_ms);
 
+uint16_t hlb_io_tx_shared(struct hlb_io *io, int pi, struct rte_mbuf **m, uint16_t n);
+
 /* Sends n frames out of port index pi on this worker's tx queue; returns how many the
  * PMD took (the caller frees the rest). */
-uint16_t hlb_io_tx(struct hlb_io *io, int pi, struct rte_mbuf **m, uint16_t n);
+static inline uint16_t hlb_io_tx(struct hlb_io *io, int pi, struct rte_mbuf **m, uint16_t n)
+{
+    if (__builtin_expect(io->sh == NULL, 1))    /* one worker: queue 0 */
+        return rte_eth_tx_burst(io->port_ids[pi], 0, m, n);
+    return hlb_io_tx_shared(io, pi, m, n);
+}
 
 #endif

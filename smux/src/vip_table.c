@@ -1,6 +1,7 @@
 /* VIP table: JSON document -> validated, immutable lookup structure. */
 #include "vip_table.h"
 #include "hlb_ovs_dphash.h"
+#include "ovs_select.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -342,6 +343,9 @@ static void table_release_arrays(struct hlb_vip_table *t)
     free(t->index);
     free(t->svc_counters);
     free(t->dip_counters);
+    free(t->ovs_a);
+    free(t->ovs_w);
+    free(t->ovs_dip);
 }
 
 void hlb_table_free(struct hlb_vip_table *t)
@@ -657,7 +661,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             t->n_services++;
         }
     }
-    if (build_slots(t) != 0) {
+    if (build_slots(t) != 0 || hlb_ovs_select_build(t) != 0) {
         set_err(err, "vips", "out of memory");
         goto fail;
     }

@@ -40,6 +40,11 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint32_t weight_total;      /* sum of the pool's weights */
     uint32_t crc_fixed;         /* crc32: register after vip, proto (and port when not 0) */
     uint32_t slot_first;        /* crc32: its slots in t->slots, or HLB_NO_SLOTS */
+    /* ovs, precomputed (ovs_select.h): the flow hash's constant parts, and the live
+     * buckets in t->ovs_a/ovs_w/ovs_dip from ovs_first on */
+    uint32_t ovs_h0;            /* hash of the basis */
+    uint32_t ovs_dst, ovs_proto, ovs_dport;   /* mixed words of the fixed fields */
+    uint32_t ovs_first, ovs_live;
 };
 
 /* crc32 pools with a total weight up to this have a slot -> DIP array (one load
@@ -84,6 +89,9 @@ struct hlb_vip_table {
     uint16_t *weights;          /* per dip */
     uint32_t *cum;              /* per dip: cumulative weight within its pool (crc32) */
     struct hlb_slot *slots;     /* crc32, ovs-dphash: every slot's DIP (see slot_first) */
+    /* ovs: each pool's live buckets, per bucket: the first step of hash_int(bucket_id),
+     * the weight, the DIP; padded per pool to a whole vector block (ovs_select.h) */
+    uint32_t *ovs_a, *ovs_w, *ovs_dip;
     struct hlb_index_slot *index;
     /* Per-service and per-DIP counters, one slice per worker (each written by its
      * worker only, each starting on its own cache line): hlb_svc_counters(),

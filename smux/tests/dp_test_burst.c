@@ -410,6 +410,77 @@ static void test_clean_burst_is_lean(void **state)
     world_free(&a);
 }
 
+/* Runs of frames to unpinned ovs services (the lean pass's ovs run loop, which picks
+ * a whole run's DIPs at once): IP-in-IP and GRE, a fixed port and every port, weights
+ * with zeros, one live bucket, a pool of 40 buckets; one-armed and two-port; runs
+ * broken by other frames.  Against the general code, frame by frame and counter by
+ * counter. */
+static const char *OVS_TABLE =
+    "{\"version\":1,\"vips\":["
+    "{\"vip\":\"100.64.1.1\",\"selection\":\"ovs\",\"hashBasis\":\"18446744073709551615\","
+    "\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
+    "{\"ip\":\"10.1.1.1\",\"weight\":3,\"bucketId\":70000},{\"ip\":\"10.1.1.2\",\"weight\":0},"
+    "{\"ip\":\"10.1.1.3\",\"weight\":65535,\"hostIp\":\"172.16.1.3\"},{\"ip\":\"10.1.1.4\"}]},"
+    "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.1.2.1\"},{\"ip\":\"10.1.2.2\"}]}]},"
+    "{\"vip\":\"100.64.1.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"
+    "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.1.3.1\",\"weight\":0},"
+    "{\"ip\":\"10.1.3.2\",\"weight\":9}]}]},"
+    "{\"vip\":\"100.64.1.3\",\"selection\":\"ovs\",\"connTable\":false,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":443,\"dips\":[%s]}]}]}";
+
+static void test_ovs_runs_equal_reference(void **state)
+{
+    (void)state;
+    char big[4096] = "", doc[8192];
+    for (int i = 0; i < 40; i++)                  /* 40 weight-1 buckets, ids not positions */
+        snprintf(big + strlen(big), sizeof(big) - strlen(big),
+                 "%s{\"ip\":\"10.1.4.%d\",\"bucketId\":%d}", i ? "," : "", i + 1, 1000 - 7 * i);
+    snprintf(doc, sizeof(doc), OVS_TABLE, big);
+    struct world a, b;
+    world_init(&a);
+    world_init(&b);
+    hlb_table_free(a.t);
+    hlb_table_free(b.t);
+    a.t = table_ok(doc, 0);
+    b.t = table_ok(doc, 0);
+    a.t->gen = b.t->gen = 1;
+    static const char *vips[] = {"100.64.1.1", "100.64.1.1", "100.64.1.2", "100.64.1.3"};
+    static const uint16_t ports[] = {80, 0, 0, 443};
+    rng_state = 2024;
+    for (int r = 0; r < ROUNDS; r++) {
+        unsigned n = 1 + rnd() % HLB_MAX_BURST;
+        unsigned v = rnd() % 4;
+        for (unsigned i = 0; i < n; i++) {
+            char src[32];
+            snprintf(src, sizeof(src), "198.51.%u.%u", rnd() % 4, 1 + rnd() % 250);
+            if (rnd() % 8 == 0)                       /* a run ends, another begins */
+                v = rnd() % 4;
+            uint16_t dport = ports[v] ? ports[v] : (uint16_t)(1 + rnd() % 65535);
+            build_ip(&fa[i], src, vips[v], v == 1 ? HLB_IPPROTO_UDP : HLB_IPPROTO_TCP,
+                     (uint16_t)rnd(), dport, HLB_TCP_ACK, rnd() % 64, 0x4000);
+            if (rnd() % 16 == 0)                      /* over the MTU: leaves the run */
+                build_ip(&fa[i], src, vips[v], HLB_IPPROTO_TCP, 1, ports[v] ? ports[v] : 7,
+                         HLB_TCP_ACK, 1480, 0x4000);
+            fa[i].p.in_port = (uint16_t)(rnd() % 2);
+            fb[i] = fa[i];
+            fb[i].p.data = fb[i].buf + (fa[i].p.data - fa[i].buf);
+        }
+        if (r == ROUNDS / 2)
+            a.w.cfg.two_port = b.w.cfg.two_port = 1;
+        burst_both_and_compare(&a, &b, n, 1000);
+    }
+    print_message("lean pass finished %llu of %llu frames\n",
+                  (unsigned long long)a.w.st.lean_packets, (unsigned long long)a.w.st.rx_packets);
+    assert_true(a.w.st.lean_packets > a.w.st.rx_packets * 3 / 4);
+    unsigned used = 0;
+    for (uint32_t d = 0; d < a.t->n_dips; d++)
+        used += a.t->dip_counters[d].packets > 0;
+    assert_true(used > 40);                           /* the pools' live buckets were picked */
+    assert_int_equal(a.t->dip_counters[1].packets, 0);   /* weight 0: never */
+    world_free(&a);
+    world_free(&b);
+}
+
 /* ---- several workers ---------------------------------------------------------------
  * NW workers share one table (a counter slice each) and own a connection table each;
  * every burst is split by hlb_flow_worker() into one sub-burst per worker, in arrival
@@ -600,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_burst_equals_reference_cache_coherence),
         cmocka_unit_test(test_burst_equals_one_at_a_time),
         cmocka_unit_test(test_clean_burst_is_lean),
+        cmocka_unit_test(test_ovs_runs_equal_reference),
         cmocka_unit_test(test_workers_equal_reference),
         cmocka_unit_test(test_workers_equal_one_worker),
     };

@@ -456,7 +456,7 @@ static void put(struct rte_ring *r, const struct tframe *f)
 static int holds(int k, int c)
 {
     struct tframe f;
-    struct hlb_parsed pp;
+    struct hlb_parsed pp = {.t = {0}};
     struct hlb_conn_ref ref;
     uint64_t k0, k1;
     conn_frame(&f, c, HLB_TCP_ACK);
