@@ -21,11 +21,9 @@
 
 /* Every received frame is accounted exactly once (datapath invariant, tested):
  *   rx_packets = fwd_packets + arp_replies + icmp_echo_replies + gw_learned
- *                + sum(drops except multi_segment, tx_full, inbox_full)
+ *                + sum(drops except multi_segment, tx_full)
  * A frag_needed drop is answered by one ICMP message (icmp_frag_needed).
- * multi_segment, tx_full and inbox_full are counted by the I/O loop around the
- * datapath (inbox_full: frames the receiving worker could not hand to their owner,
- * never seen by a packet core). */
+ * multi_segment and tx_full are counted by the I/O loop around the datapath. */
 enum hlb_drop_reason {
     HLB_DROP_TRUNCATED = 0,
     HLB_DROP_NOT_IPV4,
@@ -40,8 +38,7 @@ enum hlb_drop_reason {
     HLB_DROP_FRAG_NEEDED,      /* over MTU after encap: ICMP sent back instead */
     HLB_DROP_NO_HEADROOM,
     HLB_DROP_MULTISEG,         /* chained mbuf (I/O loop) */
-    HLB_DROP_TX_FULL,          /* TX queue full (I/O loop) */
-    HLB_DROP_INBOX_FULL,       /* software distribution: the owner's inbox full (I/O loop) */
+    HLB_DROP_TX_FULL,          /* TX queue (or a worker's inbox) full (I/O loop) */
     HLB_DROP_MAX
 };
 

@@ -117,7 +117,8 @@ static void process(struct hlb_io *io, struct hlb_vip_table *t, struct rte_mbuf 
 }
 
 /* Software distribution: keeps this worker's frames in rx[] (returns how many) and
- * hands each other frame to its owner's inbox for port index pi. */
+ * hands each other frame to its owner's inbox for port index pi.  Every inbox had
+ * room for the whole burst (rx_room): they have one producer, this worker. */
 static uint16_t distribute(struct hlb_io *io, struct rte_mbuf **rx, uint16_t n, int pi)
 {
     struct hlb_io_shared *sh = io->sh;
@@ -138,12 +139,27 @@ static uint16_t distribute(struct hlb_io *io, struct rte_mbuf **rx, uint16_t n, 
             continue;
         unsigned in = rte_ring_sp_enqueue_burst(sh->inbox[k][pi], (void **)theirs[k], count[k],
                                                 NULL);
-        if (unlikely(in < count[k])) {
-            io->w->st.drops[HLB_DROP_INBOX_FULL] += count[k] - in;
+        if (unlikely(in < count[k])) {              /* (not expected: see rx_room) */
+            io->w->st.drops[HLB_DROP_TX_FULL] += count[k] - in;
             rte_pktmbuf_free_bulk(&theirs[k][in], count[k] - in);
         }
     }
     return mine;
+}
+
+/* Software distribution: how many frames worker 0 may take from port index pi, the
+ * room left in the fullest inbox.  When a worker falls behind, worker 0 stops
+ * receiving rather than drop what it cannot hand on: frames wait in the port's rx
+ * queue, and overflow there (counted by the port, rx_missed) as they would with a
+ * queue per worker. */
+static uint16_t rx_room(const struct hlb_io_shared *sh, int pi)
+{
+    unsigned room = HLB_RX_BURST;
+    for (unsigned k = 1; k < sh->n_workers; k++) {
+        unsigned free = rte_ring_free_count(sh->inbox[k][pi]);
+        room = free < room ? free : room;
+    }
+    return (uint16_t)room;
 }
 
 unsigned hlb_io_poll(struct hlb_io *io, struct hlb_vip_table *t, uint32_t now)
@@ -162,8 +178,9 @@ unsigned hlb_io_poll(struct hlb_io *io, struct hlb_vip_table *t, uint32_t now)
                                                     HLB_RX_BURST, NULL);
             total += n;
         } else {
-            n = rte_eth_rx_burst(io->port_ids[pi], sh && !sh->software_rx ? w->id : 0, rx,
-                                 HLB_RX_BURST);
+            uint16_t room = sh && sh->software_rx ? rx_room(sh, pi) : HLB_RX_BURST;
+            n = room ? rte_eth_rx_burst(io->port_ids[pi], sh && !sh->software_rx ? w->id : 0,
+                                        rx, room) : 0;
             total += n;
             if (n && pi == 0 && io->rx_hook)
                 io->rx_hook(io->rx_hook_arg, rx, n);

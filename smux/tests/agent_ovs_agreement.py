@@ -341,9 +341,11 @@ def test_replica_agrees_with_ovs(traced):
     check_spread(per_bucket)
 
 
-def test_smux_agrees_with_ovs(traced):
+@pytest.mark.parametrize("lcores", ["0", "0,1"], ids=["one-worker", "two-workers"])
+def test_smux_agrees_with_ovs(traced, lcores):
     """Every TCP/UDP tuple through the real hlb-smux: its outer destination must be
-    the DIP of the bucket ofproto/trace chose."""
+    the DIP of the bucket ofproto/trace chose.  With one worker, and with two (net_pcap
+    has one queue: worker 0 hands worker 1 its flows)."""
     cases, traces = traced
     assert os.path.exists(dtl.SMUX_BIN), \
         f"{dtl.SMUX_BIN} is missing: build smux/ first (README, Build) or set HLB_DP_BUILD"
@@ -366,8 +368,10 @@ def test_smux_agrees_with_ovs(traced):
         args = ["--ip", dtl.SMUX_IP, "--gateway-mac", dtl.GW_MAC, "--mgmt", "127.0.0.1:0",
                 "--table", tfile, "--exit-when-idle", "300", "--run-seconds", "120",
                 "--idle-sleep-us", "100"]
-        _, done, _ = dtl.run_smux(f"{NAME}{os.getpid()}",
-                                  [f"net_pcap0,rx_pcap={inp},tx_pcap={out}"], args, timeout=150)
+        ready, done, _ = dtl.run_smux(f"{NAME}{os.getpid()}",
+                                      [f"net_pcap0,rx_pcap={inp},tx_pcap={out}"], args,
+                                      timeout=150, lcores=lcores)
+        assert ready["workers"] == len(lcores.split(","))
         smux_dip = {}
         for data, _ in RawPcapReader(out):   # scapy's dissection would take seconds
             # Ethernet, outer IPv4 without options (the SMux writes none), IP-in-IP
@@ -389,7 +393,8 @@ def test_smux_agrees_with_ovs(traced):
     n_tcp = sum(1 for _, c, _ in l4 if c["proto"] == 6)
     print(f"\nOVS agreement (hlb-smux): {len(l4)} tuples ({n_tcp} TCP, {len(l4) - n_tcp} UDP) "
           f"over {len(GROUPS)} groups, {VIPS_PER_GROUP * len(GROUPS)} VIPs; "
-          f"mismatches {len(mismatches)}; SMux rx {done['rx']}, drops {done['dropReasons']}; "
+          f"mismatches {len(mismatches)}; SMux rx {done['rx']} (per worker {done['workerRx']}), "
+          f"drops {done['dropReasons']}; "
           f"{time.monotonic() - t0:.1f}s")
     assert len(l4) >= N_TUPLES
     assert done["rx"] == len(l4)
