@@ -194,6 +194,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_PEND_FN HLB_PASTE(HLB_FAST_FN, _pend)
 #define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
 #define HLB_ORUN_FN HLB_PASTE(HLB_FAST_FN, _orun)
+#define HLB_TAKES_FN HLB_PASTE(HLB_FAST_FN, _takes)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation) to the DIP
  * of index dip, whose tunnel destination is outer: expects two_port, burst_port,
@@ -237,12 +238,30 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         dctr[dip].bytes += (inner);                                                     \
     } while (0)
 
-/* What a run of frames to one unpinned crc32 service with a slot array needs, and
- * what the run adds up (HLB_RUN_FN). */
+/* Frame f goes on a run of frames to the service of `key`: one contiguous buffer, a
+ * common frame (hlb_parse_fast() accepts it, into *pl) to that service, within the
+ * MTU and its headroom once encapsulated.  The run loops take frames while this
+ * holds. */
+static inline __attribute__((always_inline)) int
+HLB_TAKES_FN(HLB_BURST_FRAME f, uint64_t key, uint32_t overhead, uint32_t mtu,
+             struct hlb_parsed *pl)
+{
+    if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+        return 0;
+    if (HLB_UNLIKELY(!hlb_parse_fast(HLB_F_DATA(f), HLB_F_LEN(f), pl)))
+        return 0;
+    if (HLB_UNLIKELY(hlb_service_key(pl->t.dst_ip, pl->t.proto, pl->t.dst_port) != key))
+        return 0;
+    return HLB_LIKELY(pl->ip_tot_len + overhead <= mtu && HLB_F_HEADROOM(f) >= overhead);
+}
+
+/* What a run of frames to one unpinned service needs (crc32 with a slot array:
+ * HLB_RUN_FN; ovs: HLB_ORUN_FN), and what the run adds up. */
 struct lean_run {
     const struct hlb_vip_table *t;
+    const struct hlb_service *s;
     struct hlb_counter *dctr;
-    const struct hlb_slot *slot;
+    const struct hlb_slot *slot;          /* crc32 */
     uint64_t key, m;
     __m128i eth0, eth1, ip;
     uint32_t crc, port0, total, gre, bsum, mtu, two_port;
@@ -250,6 +269,16 @@ struct lean_run {
     uint64_t rx_bytes, fwd_bytes, inner_bytes;
     unsigned fwd;
 };
+
+/* The outputs of a run of frames first..i-1. */
+static inline void lean_run_done(struct lean_run *r, unsigned first, unsigned i,
+                                 uint64_t rx_bytes, uint64_t inner_bytes, uint32_t overhead)
+{
+    r->fwd = i - first;
+    r->rx_bytes = rx_bytes;
+    r->inner_bytes = inner_bytes;
+    r->fwd_bytes = inner_bytes + (uint64_t)(i - first) * (HLB_ETH_HLEN + overhead);
+}
 
 /* The lean pass's inner loop for such a run: frames i, i+1, ... as long as each is
  * a frame the lean pass accepts for that same service; returns the index of the
@@ -275,18 +304,12 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
-        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+        struct hlb_parsed pl;
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
             break;
         uint8_t *d = HLB_F_DATA(f);
         uint32_t len = HLB_F_LEN(f);
-        struct hlb_parsed pl;
-        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
-            break;
-        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
-            break;
         uint32_t inner = pl.ip_tot_len;
-        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
-            break;
         uint32_t c = port0 ? hlb_crc32c_u16(crc, pl.t.dst_port) : crc;
         uint32_t h = hlb_crc32_finish(c, pl.t.src_ip, pl.t.src_port);
         const struct hlb_slot *sl = &slot[hlb_fastmod(h, m, total)];
@@ -297,10 +320,7 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
     }
     (void)fwd;
     (void)fwd_bytes;
-    r->fwd = i - first;
-    r->rx_bytes = rx_bytes;
-    r->inner_bytes = inner_bytes;
-    r->fwd_bytes = inner_bytes + (uint64_t)(i - first) * (HLB_ETH_HLEN + overhead);
+    lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
     return i;
 }
 
@@ -314,20 +334,6 @@ HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
                                         (int)r->two_port);
 }
 
-/* What a run of frames to one unpinned ovs service needs, and what it adds up
- * (HLB_ORUN_FN). */
-struct lean_orun {
-    const struct hlb_vip_table *t;
-    const struct hlb_service *s;
-    struct hlb_counter *dctr;
-    uint64_t key;
-    __m128i eth0, eth1, ip;
-    uint32_t gre, bsum, mtu, two_port;
-    /* out */
-    uint64_t rx_bytes, fwd_bytes, inner_bytes;
-    unsigned fwd;
-};
-
 /* The lean pass's loop for a run of frames to an unpinned ovs service with a live
  * bucket: frames i, i+1, ... as long as each is a frame the lean pass accepts for
  * that service (frame i is), returns the index of the first it did not take.  The
@@ -335,7 +341,7 @@ struct lean_orun {
  * the flow hashes and the bucket scores in vector lanes, a packet a lane), and the
  * outer headers written last. */
 static inline __attribute__((always_inline)) unsigned
-HLB_PASTE(HLB_ORUN_FN, _impl)(struct lean_orun *r, HLB_BURST_FRAME *frames, unsigned i,
+HLB_PASTE(HLB_ORUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
                               unsigned n, uint16_t burst_port, const uint32_t gre,
                               const int two_port)
 {
@@ -354,14 +360,8 @@ HLB_PASTE(HLB_ORUN_FN, _impl)(struct lean_orun *r, HLB_BURST_FRAME *frames, unsi
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
-        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
-            break;
         struct hlb_parsed pl;
-        if (HLB_UNLIKELY(!hlb_parse_fast(HLB_F_DATA(f), HLB_F_LEN(f), &pl)))
-            break;
-        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
-            break;
-        if (HLB_UNLIKELY(pl.ip_tot_len + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
             break;
         src[i - first] = pl.t.src_ip;
         sport[i - first] = pl.t.src_port;
@@ -378,15 +378,12 @@ HLB_PASTE(HLB_ORUN_FN, _impl)(struct lean_orun *r, HLB_BURST_FRAME *frames, unsi
     }
     (void)fwd;
     (void)fwd_bytes;
-    r->fwd = i - first;
-    r->rx_bytes = rx_bytes;
-    r->inner_bytes = inner_bytes;
-    r->fwd_bytes = inner_bytes + (uint64_t)(i - first) * (HLB_ETH_HLEN + overhead);
+    lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
     return i;
 }
 
 static __attribute__((noinline)) unsigned
-HLB_ORUN_FN(struct lean_orun *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
+HLB_ORUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
             uint16_t burst_port)
 {
     if (HLB_LIKELY(!r->gre && !r->two_port))
@@ -601,18 +598,12 @@ HLB_PASTE(HLB_PRUN_FN, _impl)(struct lean_prun *r, struct lean_pend *pend, unsig
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
-        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+        struct hlb_parsed pl;
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
             break;
         uint8_t *d = HLB_F_DATA(f);
         uint32_t len = HLB_F_LEN(f);
-        struct hlb_parsed pl;
-        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
-            break;
-        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
-            break;
         uint32_t inner = pl.ip_tot_len;
-        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
-            break;
         uint32_t h = prefetched ? pre_hash[i] : hlb_conn_hash(&pl.t);
         uint8_t tcp_flags = pl.t.proto == HLB_IPPROTO_TCP ? d[HLB_ETH_HLEN + 20 + 13] : 0;
         if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
@@ -899,18 +890,23 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }
             continue;
         }
+/* A run loop's frames into the lean pass's totals, and on after them. */
+#define HLB_RUN_ADD(r, next)                                                            \
+        do {                                                                            \
+            rx_bytes += (r).rx_bytes;                                                   \
+            fwd_bytes += (r).fwd_bytes;                                                 \
+            fwd += (r).fwd;                                                             \
+            handled += (r).fwd;                                                         \
+            run_packets += (r).fwd;                                                     \
+            run_bytes += (r).inner_bytes;                                               \
+            i = (next) - 1;                                                             \
+        } while (0)
         if (sv_ovs) {                     /* this frame and those behind it to s */
-            struct lean_orun r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
-                                  .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
-                                  .mtu = mtu, .two_port = (uint32_t)two_port};
+            struct lean_run r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
+                                 .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
+                                 .mtu = mtu, .two_port = (uint32_t)two_port};
             unsigned next = HLB_ORUN_FN(&r, frames, i, n, burst_port);
-            rx_bytes += r.rx_bytes;
-            fwd_bytes += r.fwd_bytes;
-            fwd += r.fwd;
-            handled += r.fwd;
-            run_packets += r.fwd;
-            run_bytes += r.inner_bytes;
-            i = next - 1;
+            HLB_RUN_ADD(r, next);
             continue;
         }
         int dip;
@@ -940,14 +936,9 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                                  .gre = sv_gre, .bsum = sv_bsum, .mtu = mtu,
                                  .two_port = (uint32_t)two_port};
             unsigned next = HLB_RUN_FN(&r, frames, i + 1, n, burst_port);
-            rx_bytes += r.rx_bytes;
-            fwd_bytes += r.fwd_bytes;
-            fwd += r.fwd;
-            handled += r.fwd;
-            run_packets += r.fwd;
-            run_bytes += r.inner_bytes;
-            i = next - 1;
+            HLB_RUN_ADD(r, next);
         }
+#undef HLB_RUN_ADD
         continue;
     slow_frame:
         slow[n_slow++] = (uint8_t)i;
@@ -1045,6 +1036,7 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
 #undef HLB_PEND_FN
 #undef HLB_PRUN_FN
 #undef HLB_ORUN_FN
+#undef HLB_TAKES_FN
 #undef HLB_PASTE
 #undef HLB_PASTE2
 #undef HLB_BURST_FN

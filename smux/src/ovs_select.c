@@ -18,7 +18,6 @@ static void *aligned_zero(size_t n)
 }
 
 typedef uint32_t vec __attribute__((vector_size(4 * HLB_OVS_LANES)));
-typedef int32_t vmask __attribute__((vector_size(4 * HLB_OVS_LANES)));
 
 static inline vec v_rotl(vec x, int k)
 {
@@ -94,7 +93,7 @@ int hlb_ovs_select_build(struct hlb_vip_table *t)
         uint32_t live = 0;
         for (uint32_t d = s->dip_first; d < s->dip_first + s->dip_count; d++)
             live += t->weights[d] != 0;
-        total += (live + HLB_OVS_LANES - 1) / HLB_OVS_LANES * HLB_OVS_LANES;
+        total += (live + HLB_OVS_BLOCK - 1) / HLB_OVS_BLOCK * HLB_OVS_BLOCK;
     }
     t->ovs_a = aligned_zero(total * sizeof(uint32_t));
     t->ovs_w = aligned_zero(total * sizeof(uint32_t));
@@ -125,7 +124,7 @@ int hlb_ovs_select_build(struct hlb_vip_table *t)
             t->ovs_dip[at + s->ovs_live] = d;
             s->ovs_live++;
         }
-        at += (s->ovs_live + HLB_OVS_LANES - 1) / HLB_OVS_LANES * HLB_OVS_LANES;
+        at += (s->ovs_live + HLB_OVS_BLOCK - 1) / HLB_OVS_BLOCK * HLB_OVS_BLOCK;
     }
     return 0;
 }

@@ -14,7 +14,7 @@
  * where hash_int's first step depends on the bucket id alone (a per-bucket constant)
  * and its data word on the flow hash alone (mixed once per packet, not per bucket).
  * The live buckets (weight > 0) of a pool are stored side by side, padded to a block
- * of HLB_OVS_LANES, and scored a block at a time in vector registers; the best score
+ * of HLB_OVS_BLOCK, and scored a vector at a time; the best score
  * wins, a later bucket on ties (OVS's ">=").  A pool with a single live bucket needs
  * no hash at all.  Nothing here assumes anything of the bucket ids or the weights:
  * a pool whose weights are realised by repeated weight-1 buckets is the same code.
@@ -26,7 +26,17 @@
 #include "hlb_murmur.h"
 #include "vip_table.h"
 
+/* Each pool's live buckets are padded to a block of HLB_OVS_BLOCK; the code works
+ * on vectors of HLB_OVS_LANES 32-bit lanes, the widest the target has (a divisor of
+ * the block, so every unit that includes this agrees on the layout). */
+#define HLB_OVS_BLOCK 16
+#if defined(__AVX512F__)
 #define HLB_OVS_LANES 16
+#elif defined(__AVX2__)
+#define HLB_OVS_LANES 8
+#else
+#define HLB_OVS_LANES 4
+#endif
 
 /* The data word of a murmur step (OVS mhash_add's multiply-rotate-multiply). */
 static inline uint32_t hlb_ovs_mix_word(uint32_t data)

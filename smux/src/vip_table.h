@@ -90,7 +90,7 @@ struct hlb_vip_table {
     uint32_t *cum;              /* per dip: cumulative weight within its pool (crc32) */
     struct hlb_slot *slots;     /* crc32, ovs-dphash: every slot's DIP (see slot_first) */
     /* ovs: each pool's live buckets, per bucket: the first step of hash_int(bucket_id),
-     * the weight, the DIP; padded per pool to a whole vector block (ovs_select.h) */
+     * the weight, the DIP; padded per pool to a whole block (ovs_select.h) */
     uint32_t *ovs_a, *ovs_w, *ovs_dip;
     struct hlb_index_slot *index;
     /* Per-service and per-DIP counters, one slice per worker (each written by its

@@ -65,7 +65,7 @@ static void test_random_pools_match_replica(void **state)
         uint32_t vip = hlb_htonl(0x64400000u + (uint32_t)(rnd64() % 65536));
         struct hlb_vip_table *t = pool_table(vip, proto, port, basis, ids, w, n);
         const struct hlb_service *s = &t->services[0];
-        blocks += s->ovs_live > HLB_OVS_LANES;
+        blocks += s->ovs_live > HLB_OVS_BLOCK;
         static uint32_t srcs[FLOWS], wants[FLOWS];
         static uint16_t sps[FLOWS], dps[FLOWS];
         for (int f = 0; f < FLOWS; f++) {
@@ -113,7 +113,7 @@ static void test_random_pools_match_replica(void **state)
         }
         hlb_table_free(t);
     }
-    print_message("%u flows checked, %u pools over one vector block, %u ties\n", checked,
+    print_message("%u flows checked, %u pools over one block, %u ties\n", checked,
                   blocks, ties);
     assert_true(blocks > 10);
 }
