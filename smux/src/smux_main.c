@@ -695,9 +695,13 @@ static void worker0_duties(struct worker_ctx *x, uint32_t now, uint32_t *next_ar
         *next_arp = now + (w->cfg.gw_known ? 30000 : 1000);
     }
     if (o->exit_when_idle_ms) {
+        /* Idle: no worker took a frame for that long, and no inbox holds one (a
+         * worker that has not run for a while must still get its frames). */
         int seen = 0, idle = 1;
         for (unsigned k = 0; k < run.n_workers; k++) {
             struct worker_ctx *y = &run.ctx[k];
+            for (int pi = 0; run.sh.software_rx && k > 0 && pi < run.ports.n; pi++)
+                idle &= rte_ring_empty(run.sh.inbox[k][pi]);
             if (!atomic_load_explicit(&y->seen_traffic, memory_order_relaxed))
                 continue;
             seen = 1;
