@@ -1,65 +1,37 @@
-/* hlb-smux: the DPDK software mux.  EAL setup, ports, the worker loop (rx -> packet
- * core -> tx), gateway ARP, idle backoff, and the control API thread.
+/* hlb-smux: the DPDK software mux.  EAL setup, ports and their queues, the workers
+ * (one per lcore: rx -> packet core -> tx, idle backoff), gateway ARP, and the
+ * control API thread.  Options: options.c; the benchmark generator: bench_gen.c.
  *
  *   hlb-smux <EAL args> -- --ip A.B.C.D --gateway G.H.I.J [options]
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
-#include <smmintrin.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "bench_gen.h"
 #include "control.h"
 #include "io_loop.h"
 #include "datapath.h"
 #include "log.h"
+#include "options.h"
 #include "table_swap.h"
 
 #define NB_MBUF 16383
 #define NB_RXD 1024
 #define NB_TXD 1024
-
-struct options {
-    const char *mode;                 /* one-arm | two-port */
-    uint32_t self_ip, gw_ip;
-    uint8_t gw_mac[6];
-    int gw_mac_set;
-    uint16_t mtu;
-    uint8_t ttl;
-    const char *mgmt_addr;
-    uint16_t mgmt_port;
-    const char *table_file;
-    int conn_table;
-    uint64_t conn_capacity;
-    struct hlb_conn_timeouts timeouts;
-    const char *rx_distribution;      /* NULL (by the ports), "queues" or "software" */
-    uint32_t idle_sleep_us;           /* 0: busy poll */
-    uint32_t exit_when_idle_ms;       /* tests: exit once traffic stopped this long */
-    double run_seconds;               /* stop after this long (0 = until signal) */
-    /* benchmark generator (fills rx mbufs of a net_null port with real packets) */
-    uint32_t bench_flows;
-    int bench_new_flows;
-    int bench_raw_forward;
-    uint32_t bench_prefill;
-    uint32_t bench_vip;
-    uint16_t bench_port;
-};
 
 static volatile sig_atomic_t stop_flag;
 static uint64_t tsc_hz;
@@ -86,285 +58,6 @@ static uint64_t mono_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: hlb-smux <EAL args> -- --ip ADDR [options]\n"
-            "  --ip ADDR             SMux address (outer source, ARP, ICMP)\n"
-            "  --gateway ADDR        next hop for encapsulated packets (ARP-resolved)\n"
-            "  --gateway-mac MAC     static gateway MAC (no ARP), as 02:00:00:00:00:01\n"
-            "  --mode one-arm|two-port   (default one-arm; two-port sends out of port 1)\n"
-            "  --mtu N               egress IP MTU, 576..65535 (default 1500)\n"
-            "  --ttl N               outer TTL, 1..255 (default 64)\n"
-            "  --mgmt ADDR:PORT      control API address (default 127.0.0.1:9180; port 0 = any)\n"
-            "  --table FILE          initial VIP table (JSON, same schema as PUT /table)\n"
-            "  --conn-table on|off   default connection pinning for VIPs (default on)\n"
-            "  --conn-capacity N     connection-table slots, 1..2147483648 (default 1048576),\n"
-            "                        shared out among the workers\n"
-            "  --rx-distribution queues|software\n"
-            "                        how flows reach the workers (one per EAL lcore): rx queue k\n"
-            "                        of every port for worker k, or worker 0 hands them out\n"
-            "                        (default: queues when every port has one per worker)\n"
-            "  --tcp-syn-timeout S --tcp-timeout S --tcp-fin-timeout S --udp-timeout S\n"
-            "                        idle timeouts in seconds, 0.001..1000000\n"
-            "  --idle-sleep-us N     sleep up to N us when polls come back empty, 0..100000\n"
-            "                        (default 200, 0 = busy poll)\n"
-            "  --exit-when-idle MS   exit MS after the last packet, 0..86400000 (tests)\n"
-            "  --run-seconds S       exit after S seconds, 0..1000000 (0 = until a signal)\n"
-            "  --bench-flows N       benchmark: overwrite rx frames with TCP packets of N flows\n"
-            "  --bench-new-flows     benchmark: every packet a new connection (SYN)\n"
-            "  --bench-prefill N     benchmark: pin N connections before starting\n"
-            "  --bench-vip ADDR:PORT benchmark: destination of generated packets\n"
-            "  --bench-raw-forward   benchmark baseline: rx/tx (and the generator, with\n"
-            "                        --bench-flows) only, no packet core\n"
-            "  -h, --help            this text\n");
-}
-
-static int parse_ip(const char *s, uint32_t *out)
-{
-    struct in_addr a;
-    if (inet_pton(AF_INET, s, &a) != 1)
-        return -1;
-    *out = a.s_addr;
-    return 0;
-}
-
-/* Unicast host address: not 0.0.0.0 (which also means "unset"), not multicast or
- * broadcast. */
-static int parse_host_ip(const char *s, uint32_t *out)
-{
-    uint32_t a;
-    if (parse_ip(s, &a))
-        return -1;
-    uint32_t h = ntohl(a);
-    if (h == 0 || h >= 0xe0000000u)
-        return -1;
-    *out = a;
-    return 0;
-}
-
-/* A whole string of decimal digits (strtoull alone takes signs, spaces and trailing
- * text, and turns "-1" into its largest value). */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    if (*s < '0' || *s > '9')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* Exactly six bytes of two hex digits each, unicast. */
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-    if (strlen(s) != 17)
-        return -1;
-    for (int k = 0; k < 6; k++) {
-        const char *p = s + 3 * k;
-        if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]) ||
-            (k < 5 && p[2] != ':'))
-            return -1;
-        mac[k] = (uint8_t)strtoul((char[3]){p[0], p[1], 0}, NULL, 16);
-    }
-    return 0;
-}
-
-static int parse_addr_port(const char *s, char *addr, size_t n, uint16_t *port)
-{
-    const char *colon = strrchr(s, ':');
-    uint64_t p;
-    if (!colon || colon == s || (size_t)(colon - s) >= n || parse_u64(colon + 1, &p) ||
-        p > 65535)
-        return -1;
-    memcpy(addr, s, (size_t)(colon - s));
-    addr[colon - s] = 0;
-    *port = (uint16_t)p;
-    return 0;
-}
-
-/* Prints "invalid value for --NAME: VALUE (reason)" for the option being parsed. */
-static int bad_value(const struct option *opt, const char *value, const char *fmt, ...)
-{
-    char why[128];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof(why), fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "invalid value for --%s: %s (%s)\n", opt->name, value, why);
-    return -1;
-}
-
-/* An integer option in lo..hi. */
-static int opt_uint(const struct option *opt, const char *s, uint64_t lo, uint64_t hi,
-                    uint64_t *out)
-{
-    uint64_t v;
-    if (parse_u64(s, &v) || v < lo || v > hi)
-        return bad_value(opt, s, "must be an integer %" PRIu64 "..%" PRIu64, lo, hi);
-    *out = v;
-    return 0;
-}
-
-/* A number option in lo..hi (strtod alone takes "nan", "inf" and trailing text). */
-static int opt_double(const struct option *opt, const char *s, double lo, double hi,
-                      double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= lo && v <= hi))
-        return bad_value(opt, s, "must be a number %g..%g", lo, hi);
-    *out = v;
-    return 0;
-}
-
-/* A timeout in seconds, kept in ms: at least 1 ms, and at most 1e6 s so that the
- * wrap-safe ms clock compares of the connection table (2^31 ms) hold. */
-static int opt_timeout(const struct option *opt, const char *s, uint32_t *ms)
-{
-    double v = 0;
-    if (opt_double(opt, s, 0.001, 1e6, &v))
-        return -1;
-    *ms = (uint32_t)(v * 1000 + 0.5);
-    return 0;
-}
-
-/* Returns 0 to run, 1 after --help, -1 on an error (message printed). */
-static int parse_options(int argc, char **argv, struct options *o)
-{
-    static char mgmt_addr[64] = "127.0.0.1";
-    static const struct option lo[] = {
-        {"ip", 1, 0, 'i'}, {"gateway", 1, 0, 'g'}, {"gateway-mac", 1, 0, 'G'},
-        {"mode", 1, 0, 'm'}, {"mtu", 1, 0, 'M'}, {"ttl", 1, 0, 'T'}, {"mgmt", 1, 0, 'a'},
-        {"table", 1, 0, 't'}, {"conn-table", 1, 0, 'c'}, {"conn-capacity", 1, 0, 'C'},
-        {"tcp-syn-timeout", 1, 0, 1}, {"tcp-timeout", 1, 0, 2}, {"tcp-fin-timeout", 1, 0, 3},
-        {"udp-timeout", 1, 0, 4}, {"idle-sleep-us", 1, 0, 5}, {"exit-when-idle", 1, 0, 6},
-        {"run-seconds", 1, 0, 7}, {"bench-flows", 1, 0, 8}, {"bench-new-flows", 0, 0, 9},
-        {"bench-prefill", 1, 0, 10}, {"bench-vip", 1, 0, 11}, {"bench-raw-forward", 0, 0, 12},
-        {"rx-distribution", 1, 0, 13}, {"help", 0, 0, 'h'},
-        {0, 0, 0, 0}};
-    *o = (struct options){.mode = "one-arm", .mtu = 1500, .ttl = 64, .mgmt_addr = mgmt_addr,
-                          .mgmt_port = 9180, .conn_table = 1, .conn_capacity = 1u << 20,
-                          .timeouts = {HLB_CONN_DEFAULT_SYN_MS, HLB_CONN_DEFAULT_EST_MS,
-                                       HLB_CONN_DEFAULT_FIN_MS, HLB_CONN_DEFAULT_UDP_MS},
-                          .idle_sleep_us = 200};
-    int c, li = -1;
-    char addr[64];
-    uint64_t v;
-    while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
-        /* The option's name from the table: right for "--opt v" and "--opt=v". */
-        const struct option *opt = li >= 0 ? &lo[li] : NULL;
-        const char *arg = optarg;
-        li = -1;
-        int bad = 0;
-        switch (c) {
-        case 'i':
-            if (parse_host_ip(arg, &o->self_ip))
-                bad = bad_value(opt, arg, "must be a unicast IPv4 address");
-            break;
-        case 'g':
-            if (parse_host_ip(arg, &o->gw_ip))
-                bad = bad_value(opt, arg, "must be a unicast IPv4 address");
-            break;
-        case 'G':
-            if (parse_mac(arg, o->gw_mac) || (o->gw_mac[0] & 1))
-                bad = bad_value(opt, arg, "must be a unicast MAC of six hex bytes, "
-                                          "as 02:00:00:00:00:01");
-            o->gw_mac_set = 1;
-            break;
-        case 'm':
-            if (strcmp(arg, "one-arm") && strcmp(arg, "two-port"))
-                bad = bad_value(opt, arg, "must be one-arm or two-port");
-            o->mode = arg;
-            break;
-        case 'M':
-            if (!(bad = opt_uint(opt, arg, 576, 65535, &v)))
-                o->mtu = (uint16_t)v;
-            break;
-        case 'T':
-            if (!(bad = opt_uint(opt, arg, 1, 255, &v)))
-                o->ttl = (uint8_t)v;
-            break;
-        case 'a':
-            if (parse_addr_port(arg, mgmt_addr, sizeof(mgmt_addr), &o->mgmt_port))
-                bad = bad_value(opt, arg, "must be ADDR:PORT, PORT 0..65535");
-            break;
-        case 't': o->table_file = arg; break;
-        case 'c':
-            if (strcmp(arg, "on") && strcmp(arg, "off"))
-                bad = bad_value(opt, arg, "must be on or off");
-            o->conn_table = strcmp(arg, "on") == 0;
-            break;
-        case 'C':
-            bad = opt_uint(opt, arg, 1, HLB_CONN_MAX_CAPACITY, &o->conn_capacity);
-            break;
-        case 1: bad = opt_timeout(opt, arg, &o->timeouts.syn_ms); break;
-        case 2: bad = opt_timeout(opt, arg, &o->timeouts.est_ms); break;
-        case 3: bad = opt_timeout(opt, arg, &o->timeouts.fin_ms); break;
-        case 4: bad = opt_timeout(opt, arg, &o->timeouts.udp_ms); break;
-        case 5:
-            /* At most 0.1 s: the backoff doubles up to it and sleeps that long, and
-             * /health calls the loop stalled after 1 s without a turn. */
-            if (!(bad = opt_uint(opt, arg, 0, 100000, &v)))
-                o->idle_sleep_us = (uint32_t)v;
-            break;
-        case 6:
-            /* At most a day: compared with a wrapping 32-bit ms clock. */
-            if (!(bad = opt_uint(opt, arg, 0, 86400000, &v)))
-                o->exit_when_idle_ms = (uint32_t)v;
-            break;
-        case 7: bad = opt_double(opt, arg, 0, 1e6, &o->run_seconds); break;
-        case 8:
-            if (!(bad = opt_uint(opt, arg, 0, UINT32_MAX, &v)))
-                o->bench_flows = (uint32_t)v;
-            break;
-        case 9: o->bench_new_flows = 1; break;
-        case 10:
-            if (!(bad = opt_uint(opt, arg, 0, UINT32_MAX, &v)))
-                o->bench_prefill = (uint32_t)v;
-            break;
-        case 12: o->bench_raw_forward = 1; break;
-        case 13:
-            if (strcmp(arg, "queues") && strcmp(arg, "software"))
-                bad = bad_value(opt, arg, "must be queues or software");
-            o->rx_distribution = arg;
-            break;
-        case 11:
-            if (parse_addr_port(arg, addr, sizeof(addr), &o->bench_port) ||
-                parse_host_ip(addr, &o->bench_vip))
-                bad = bad_value(opt, arg, "must be a unicast IPv4 ADDR:PORT");
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:                        /* getopt has said what was wrong */
-            usage(stderr);
-            return -1;
-        }
-        if (bad)
-            return -1;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "unexpected argument: %s\n", argv[optind]);
-        return -1;
-    }
-    if (!o->self_ip) {
-        fprintf(stderr, "--ip is required\n");
-        usage(stderr);
-        return -1;
-    }
-    if ((o->bench_flows || o->bench_new_flows) && !o->bench_vip) {
-        fprintf(stderr, "%s needs --bench-vip\n",
-                o->bench_flows ? "--bench-flows" : "--bench-new-flows");
-        return -1;
-    }
-    return 0;
 }
 
 /* Queues of port `port`: nrxq rx queues, spread by the flow hash when the device
@@ -402,152 +95,6 @@ static int port_init(uint16_t port, struct rte_mempool *pool, uint16_t nrxq, uin
      * (af_packet/af_xdp on a veth see every frame either way; the packet core does
      * not check the destination MAC: README "Status and limits".) */
     return 0;
-}
-
-/* ---- benchmark generator ------------------------------------------------------------
- * net_null hands out mbufs without writing their data, as a NIC's DMA would have.  The
- * generator stands in for that DMA: bench_gen_fill_one() writes a 64-byte TCP frame
- * into every mbuf of the pool once, before the worker loop, and bench_gen_hook()
- * then rewrites per received frame only what differs from it: bytes 0-15, which the
- * previous trip through the SMux overwrote with its outer header (net_null never
- * touches data, and the packet core writes nothing past byte 13 of the inner frame),
- * and bytes 16-31, which hold the flow's source address and the IP checksum.  Those
- * are precomputed per flow (16 bytes each, read in sequence); with every packet a
- * new flow they are computed per packet, with the source port (bytes 32-47).  The
- * generator's cost is part of every measured figure (the baseline mode shows it). */
-#define BENCH_GEN_TABLE_MAX (1u << 20)    /* flows with a precomputed chunk (16 MiB) */
-
-struct bench_gen {
-    uint8_t tmpl[64];
-    uint32_t base_sum;              /* IP header sum with src-ip low half = 0 */
-    uint32_t flows;                 /* this worker's */
-    uint32_t next;
-    uint32_t first, step;           /* this worker's flows: first, first + step, ... */
-    int new_flows;
-    __m128i *chunk1;                /* bytes 16-31 of this worker's flow i's frame, or NULL */
-};
-
-/* Bytes 16-31 of flow f's frame.  Flow f: source 10.<f bits 16-23>.<f bits 8-15>.<f
- * bits 0-7>, source port 1024 + f >> 24 (bytes 32-47, see bench_gen_hook). */
-static inline __m128i bench_gen_chunk1(__m128i c1, uint32_t base_sum, uint32_t f)
-{
-    uint16_t hi = hlb_htons((uint16_t)(0x0a00 | ((f >> 16) & 0xff)));
-    uint16_t lo = hlb_htons((uint16_t)(f & 0xffff));
-    uint16_t cs = hlb_csum_fold(base_sum - hlb_htons(0x0a00) + hi + lo);
-    __m128i x1 = _mm_insert_epi16(c1, cs, 4);                  /* bytes 24-25 */
-    x1 = _mm_insert_epi16(x1, hi, 5);                           /* 26-27 */
-    return _mm_insert_epi16(x1, lo, 6);                         /* 28-29 */
-}
-
-/* Worker k of n generates flows k, k + n, k + 2n, ... (of --bench-flows in all). */
-static void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t *dst_mac,
-                           unsigned k, unsigned n)
-{
-    memset(g, 0, sizeof(*g));
-    struct hlb_eth_hdr eth = {.type = hlb_htons(HLB_ETHERTYPE_IPV4)};
-    memcpy(eth.dst, dst_mac, 6);
-    memcpy(eth.src, (uint8_t[]){0x02, 0, 0, 0, 0, 0x01}, 6);
-    struct hlb_ipv4_hdr ip = {.ver_ihl = 0x45, .tot_len = hlb_htons(50), .ttl = 64,
-                              .proto = HLB_IPPROTO_TCP, .src = hlb_htonl(0x0a000000),
-                              .dst = o->bench_vip};
-    memcpy(g->tmpl, &eth, 14);
-    memcpy(g->tmpl + 14, &ip, 20);
-    uint8_t *tcp = g->tmpl + 34;
-    uint16_t dport = hlb_htons(o->bench_port);
-    uint16_t sport = hlb_htons(1024);
-    memcpy(tcp, &sport, 2);
-    memcpy(tcp + 2, &dport, 2);
-    tcp[12] = 5 << 4;
-    tcp[13] = o->bench_new_flows ? HLB_TCP_SYN : HLB_TCP_ACK;
-    g->base_sum = hlb_csum_partial(g->tmpl + 14, 20, 0);
-    uint32_t all = o->bench_flows ? o->bench_flows : 1;
-    g->flows = all > k ? (all - k + n - 1) / n : 1;
-    g->first = k;
-    g->step = n;
-    g->new_flows = o->bench_new_flows;
-    if (!g->new_flows && g->flows <= BENCH_GEN_TABLE_MAX) {
-        g->chunk1 = aligned_alloc(16, (size_t)g->flows * sizeof(__m128i));
-        __m128i c1 = _mm_loadu_si128((const __m128i *)(g->tmpl + 16));
-        for (uint32_t f = 0; g->chunk1 && f < g->flows; f++)
-            g->chunk1[f] = bench_gen_chunk1(c1, g->base_sum, k + f * n);
-    }
-}
-
-/* The template in one mbuf's data room, where net_null's frames start
- * (rte_mempool_obj_iter callback). */
-static void bench_gen_fill_one(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
-{
-    (void)mp;
-    (void)idx;
-    const struct bench_gen *g = arg;
-    struct rte_mbuf *m = obj;
-    memcpy((uint8_t *)m->buf_addr + RTE_PKTMBUF_HEADROOM, g->tmpl, sizeof(g->tmpl));
-}
-
-static void bench_gen_hook(void *arg, struct rte_mbuf **ms, uint16_t n)
-{
-    struct bench_gen *g = arg;
-    /* State and template in registers for the burst: stores into the frames may
-     * alias anything, so reading them through g would reload them per packet. */
-    uint32_t next = g->next, flows = g->flows;
-    const __m128i *chunk1 = g->chunk1;
-    __m128i c0 = _mm_loadu_si128((const __m128i *)g->tmpl);
-    if (likely(chunk1 != NULL)) {
-        for (uint16_t i = 0; i < n; i++) {
-            uint8_t *d = rte_pktmbuf_mtod(ms[i], uint8_t *);
-            _mm_storeu_si128((__m128i *)d, c0);
-            _mm_storeu_si128((__m128i *)(d + 16), chunk1[next]);
-            if (++next == flows)
-                next = 0;
-        }
-        g->next = next;
-        return;
-    }
-    uint32_t base_sum = g->base_sum, first = g->first, step = g->step;
-    int new_flows = g->new_flows;
-    __m128i c1 = _mm_loadu_si128((const __m128i *)(g->tmpl + 16));
-    __m128i c2 = _mm_loadu_si128((const __m128i *)(g->tmpl + 32));
-    for (uint16_t i = 0; i < n; i++) {
-        uint8_t *d = rte_pktmbuf_mtod(ms[i], uint8_t *);
-        uint32_t f = first + next++ * step;
-        if (!new_flows && next == flows)
-            next = 0;
-        uint16_t sport = hlb_htons((uint16_t)(1024 + (f >> 24)));
-        _mm_storeu_si128((__m128i *)d, c0);
-        _mm_storeu_si128((__m128i *)(d + 16), bench_gen_chunk1(c1, base_sum, f));
-        _mm_storeu_si128((__m128i *)(d + 32), _mm_insert_epi16(c2, sport, 1));  /* 34-35 */
-    }
-    g->next = next;
-}
-
-/* Pins n synthetic established connections (source 172.16/12 range, distinct from the
- * generator's flows) so the tables hold a realistic live population: connection i in
- * worker i % n's table. */
-static void bench_prefill(struct hlb_worker *const *w, unsigned n, struct hlb_vip_table *t,
-                          const struct options *o)
-{
-    const struct hlb_service *s = hlb_table_lookup(t, o->bench_vip, HLB_IPPROTO_TCP,
-                                                   hlb_htons(o->bench_port));
-    if (!s)
-        return;
-    for (uint32_t i = 0; i < o->bench_prefill; i++) {
-        struct hlb_conn_table *ct = w[i % n]->ct;
-        struct hlb_5tuple tp = {.src_ip = hlb_htonl(0xac100000u + (i & 0xfffff)),
-                                .dst_ip = o->bench_vip,
-                                .src_port = hlb_htons((uint16_t)(1024 + (i >> 20))),
-                                .dst_port = hlb_htons(o->bench_port),
-                                .proto = HLB_IPPROTO_TCP};
-        uint64_t k0, k1;
-        struct hlb_conn_ref ref;
-        hlb_conn_key(&tp, &k0, &k1);
-        int dip = hlb_select_dip(t, s, &tp);
-        if (dip >= 0 && hlb_conn_insert(ct, hlb_conn_hash(&tp), k0, k1, HLB_CONN_EST, 0,
-                                        &ref) == 0) {
-            ref.b->e[ref.i].dip_ip = t->dips[dip].ip;
-            ref.b->e[ref.i].table_gen = t->gen;
-            ref.b->e[ref.i].dip_index = (uint32_t)dip;
-        }
-    }
 }
 
 /* ---- metrics from the ethdev layer --------------------------------------------------- */
@@ -645,7 +192,6 @@ struct worker_ctx {
     struct hlb_io io;
     struct bench_gen gen;
     unsigned lcore;
-    int bench;
     double cpu_seconds;               /* CPU time of the loop, set when it ends */
     /* For --exit-when-idle (worker 0 reads them all): ms of the last frame, and
      * whether any came. */
@@ -845,7 +391,7 @@ int main(int argc, char **argv)
     argc -= eal_args;
     argv += eal_args;
     static struct options o;
-    int prc = parse_options(argc, argv, &o);
+    int prc = hlb_parse_options(argc, argv, &o);
     if (prc != 0)
         return eal_exit(prc > 0 ? 0 : 2);
     signal(SIGINT, on_signal);
