@@ -304,8 +304,10 @@ static int worker_loop(void *arg)
         }
         /* Elapsed time, not "now & 63 == 0": a worker descheduled during that
          * one millisecond would skip a whole period, and a few skips in a row
-         * would read as a stall under HEALTH_TIMEOUT_MS. */
-        if (!total_rx || now - last_beat >= HEARTBEAT_PERIOD_MS) {
+         * would read as a stall under HEALTH_TIMEOUT_MS.  Not on every empty poll
+         * either: a worker waiting on its inbox polls empty at full speed, and the
+         * clock read (a system clock, for /health to compare) would be most of it. */
+        if (now - last_beat >= HEARTBEAT_PERIOD_MS) {
             atomic_store_explicit(&w->heartbeat_ms, mono_ms(), memory_order_relaxed);
             last_beat = now;
         }

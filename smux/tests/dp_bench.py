@@ -142,6 +142,11 @@ MODES = [
      "args": ["--bench-flows", "10000", "--bench-prefill", "1000000"]},
     {"name": "conn table, every packet new", "key": "new", "selection": "crc32", "conn": True,
      "args": ["--bench-new-flows"]},
+    # Several workers only: worker 0 reads queue 0 and hands the other workers their
+    # flows through their inboxes (the stage of ports with one rx queue).
+    {"name": "crc32, software distribution", "key": "crc32sw", "selection": "crc32",
+     "conn": False, "multi": True, "base": "crc32",
+     "args": ["--bench-flows", "10000", "--rx-distribution", "software"]},
 ]
 
 
@@ -175,6 +180,8 @@ def main():
         for w in configs:
             res[("testpmd", w)].append(run_testpmd(a.seconds, a.core, w))
             for m in MODES:
+                if m.get("multi") and w == 1:
+                    continue
                 r = run_smux(m, a.seconds, a.core, workers=w)
                 tsc = r["tsc"]
                 if not m.get("baseline") and r["fwd"] != r["pkts"]:
@@ -207,6 +214,8 @@ def main():
         print(f"\n{w} worker{'s' if w > 1 else ''} (cpu{'s 0-' + str(w - 1) if w > 1 else ' ' + str(a.core)})")
         print(f"{'mode':34} {'Mpps/core':>10} {'Mpps wall':>10} {'cycles/pkt':>11} {'x testpmd':>10}")
         for name, key in rows:
+            if not res[(key, w)]:
+                continue
             core, wall = med(key, w, "core"), med(key, w, "wall")
             cpp = tsc / (core * 1e6) if core else 0
             ratio = core / tp_core if tp_core else 0
@@ -239,8 +248,9 @@ def main():
         print(f"\nscaling, {w} workers against 1 (wall packet rate; per-core rate kept):")
         scaling = {}
         for name, key in rows:
-            sw = one[key][w]["mppsWall"] / one[key][1]["mppsWall"]
-            sc = one[key][w]["mppsPerCore"] / one[key][1]["mppsPerCore"]
+            base = next((m.get("base", key) for m in MODES if m["key"] == key), key)
+            sw = one[key][w]["mppsWall"] / one[base][1]["mppsWall"]
+            sc = one[key][w]["mppsPerCore"] / one[base][1]["mppsPerCore"]
             scaling[key] = round(sw, 3)
             print(f"  {name:34} {sw:5.2f}x wall, {sc:5.2f} per core")
         summary["scaling"] = scaling
