@@ -171,11 +171,10 @@ def main():
     ap.add_argument("--modes", default=",".join(m["key"] for m in MODES),
                     help="the modes to run (the table's keys; rxtx, raw, crc32 and conn at least)")
     a = ap.parse_args()
-    global MODES
-    MODES = [m for m in MODES if m["key"] in a.modes.split(",")]
+    modes = [m for m in MODES if m["key"] in a.modes.split(",")]
     configs = [1] + ([a.workers] if a.workers > 1 else [])
 
-    res = {(key, w): [] for w in configs for key in ["testpmd"] + [m["key"] for m in MODES]}
+    res = {(key, w): [] for w in configs for key in ["testpmd"] + [m["key"] for m in modes]}
     tsc = None
     loads = [loadavg()]
     print(f"# CPU {cpu_model()}, {os.cpu_count()} cpus; load average {loads[0]} at the start",
@@ -183,7 +182,7 @@ def main():
     for rep in range(a.reps):
         for w in configs:
             res[("testpmd", w)].append(run_testpmd(a.seconds, a.core, w))
-            for m in MODES:
+            for m in modes:
                 if m.get("multi") and w == 1:
                     continue
                 r = run_smux(m, a.seconds, a.core, workers=w)
@@ -210,7 +209,7 @@ def main():
                 vals.append(r["inserts"] / r["wall"] / 1e6)
         return statistics.median(vals)
 
-    rows = [("dpdk-testpmd io-forward", "testpmd")] + [(m["name"], m["key"]) for m in MODES]
+    rows = [("dpdk-testpmd io-forward", "testpmd")] + [(m["name"], m["key"]) for m in modes]
     summary = {"tscHz": tsc, "cpu": cpu_model(), "loadAverages": loads, "workers": configs,
                "modes": {}}
     for w in configs:
@@ -258,7 +257,7 @@ def main():
         for name, key in rows:
             if w not in one.get(key, {}):
                 continue
-            base = next((m.get("base", key) for m in MODES if m["key"] == key), key)
+            base = next((m.get("base", key) for m in modes if m["key"] == key), key)
             sw = one[key][w]["mppsWall"] / one[base][1]["mppsWall"]
             sc = one[key][w]["mppsPerCore"] / one[base][1]["mppsPerCore"]
             scaling[key] = round(sw, 3)
