@@ -7,8 +7,13 @@
  * harness aborts when their verdicts, output frames, counters or connection tables
  * differ, or a verdict is not sane.
  *
- * Input: one configuration byte (bit 0 two-port mode, bit 1 gateway MAC unknown),
- * then records of [control byte][length, 2 bytes little endian][frame bytes].  Control
+ * Several workers: each burst is split by hlb_flow_worker() into one sub-burst per
+ * worker (in arrival order, as the software distribution stage does), each worker
+ * with its own connection table and counter slice; between bursts the gateway MAC one
+ * worker learned reaches the others, as io_loop.c passes it on.
+ *
+ * Input: one configuration byte (bit 0 two-port mode, bit 1 gateway MAC unknown,
+ * bits 2-3 the number of workers less one), then records of [control byte][length, 2 bytes little endian][frame bytes].  Control
  * bit 0: input port; bit 1: the burst ends after this frame; bit 2: 8 bytes of
  * headroom instead of 64; after the burst, bit 3: the idle sweep runs over the whole
  * connection table, bit 4: the other table is published (pools changed: pinned
@@ -23,7 +28,8 @@
 
 #include "datapath.h"
 
-/* The VIPs both tables share: unpinned crc32 and ovs + GRE, and an empty pool. */
+/* The VIPs both tables share: unpinned crc32, ovs + GRE and ovs + IP-in-IP, and an
+ * empty pool. */
 #define TABLE_HEAD(version)                                                              \
     "{\"version\":" #version ",\"vips\":["                                                \
     "{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80," \
@@ -31,7 +37,10 @@
     "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.1.3\"}]}]},"                                 \
     "{\"vip\":\"100.64.0.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"                   \
     "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.0.2.1\"},{\"ip\":\"10.0.2.2\","           \
-    "\"weight\":0}]}]},"
+    "\"weight\":0}]}]},"                                                                 \
+    "{\"vip\":\"100.64.0.6\",\"selection\":\"ovs\",\"hashBasis\":9,\"connTable\":false,"           \
+    "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":2},"           \
+    "{\"ip\":\"10.0.6.2\",\"weight\":0},{\"ip\":\"10.0.6.3\",\"hostIp\":\"172.16.6.3\"}]}]},"
 #define TABLE_TAIL "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}"
 
 static const char *TABLE =
@@ -56,8 +65,12 @@ static const char *TABLE2 =
 
 enum { BIG_HEADROOM = 64, SMALL_HEADROOM = 8, MAX_FRAME = 9000 };
 
+#define MAX_WORKERS 4
+
 struct world {
-    struct hlb_worker w;
+    struct hlb_worker w[MAX_WORKERS];
+    unsigned n;            /* workers */
+    uint64_t fwd_at_swap[MAX_WORKERS];   /* each worker's forwarded count when t came */
     struct hlb_vip_table *t;
     int table2;            /* running TABLE2 rather than TABLE */
 };
@@ -76,10 +89,10 @@ struct frame {
         }                                                                               \
     } while (0)
 
-static struct hlb_vip_table *table_of(const char *doc, uint32_t gen)
+static struct hlb_vip_table *table_of(const char *doc, uint32_t gen, unsigned n)
 {
     struct hlb_table_error err;
-    struct hlb_table_options opt = {.default_pin = 1};
+    struct hlb_table_options opt = {.default_pin = 1, .n_workers = n};
     struct hlb_vip_table *t = hlb_table_from_json(doc, strlen(doc), &opt, &err);
     CHECK(t, "harness table rejected: %s: %s", err.field, err.reason);
     t->gen = gen;
@@ -92,34 +105,85 @@ static void world_swap(struct world *x)
 {
     uint32_t gen = x->t->gen + 1;
     hlb_table_free(x->t);
+    for (unsigned k = 0; k < x->n; k++)
+        x->fwd_at_swap[k] = x->w[k].st.fwd_packets;
     x->table2 = !x->table2;
-    x->t = table_of(x->table2 ? TABLE2 : TABLE, gen);
+    x->t = table_of(x->table2 ? TABLE2 : TABLE, gen, x->n);
 }
 
 static void world_init(struct world *x, uint8_t config)
 {
-    memset(&x->w, 0, sizeof(x->w));
+    memset(x->w, 0, sizeof(x->w));
+    memset(x->fwd_at_swap, 0, sizeof(x->fwd_at_swap));
+    x->n = 1 + (config >> 2 & 3);
     x->table2 = 0;
-    x->t = table_of(TABLE, 1);
-    x->w.ct = hlb_conn_table_create(256, NULL);   /* small: full buckets happen */
-    CHECK(x->w.ct, "no connection table");
-    x->w.cfg.self_ip = hlb_htonl(0xc000020a);     /* 192.0.2.10 */
-    x->w.cfg.gw_ip = hlb_htonl(0xc0000201);       /* 192.0.2.1 */
-    x->w.cfg.gw_known = !(config & 2);
-    x->w.cfg.two_port = config & 1;
-    x->w.cfg.outer_ttl = 64;
-    x->w.cfg.mtu = 1500;
-    static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x0a}, gw[6] = {0x02, 0, 0, 0, 0, 0x01};
-    memcpy(x->w.cfg.port_mac[0], mac, 6);
-    memcpy(x->w.cfg.port_mac[1], mac, 6);
-    x->w.cfg.port_mac[1][5] = 0x0b;
-    memcpy(x->w.cfg.gw_mac, gw, 6);
+    x->t = table_of(TABLE, 1, x->n);
+    for (unsigned k = 0; k < x->n; k++) {
+        struct hlb_worker *w = &x->w[k];
+        w->id = (uint16_t)k;
+        w->ct = hlb_conn_table_create(256, NULL);   /* small: full buckets happen */
+        CHECK(w->ct, "no connection table");
+        w->cfg.self_ip = hlb_htonl(0xc000020a);     /* 192.0.2.10 */
+        w->cfg.gw_ip = hlb_htonl(0xc0000201);       /* 192.0.2.1 */
+        w->cfg.gw_known = !(config & 2);
+        w->cfg.two_port = config & 1;
+        w->cfg.outer_ttl = 64;
+        w->cfg.mtu = 1500;
+        static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x0a}, gw[6] = {0x02, 0, 0, 0, 0, 0x01};
+        memcpy(w->cfg.port_mac[0], mac, 6);
+        memcpy(w->cfg.port_mac[1], mac, 6);
+        w->cfg.port_mac[1][5] = 0x0b;
+        memcpy(w->cfg.gw_mac, gw, 6);
+    }
+}
+
+/* The gateway one worker learned, to all (io_loop.c's shared word, between polls). */
+static void world_share_gateway(struct world *x, const uint8_t *before_mac, int before_known)
+{
+    for (unsigned k = 0; k < x->n; k++) {
+        const struct hlb_dp_config *c = &x->w[k].cfg;
+        if (c->gw_known != before_known || memcmp(c->gw_mac, before_mac, 6) != 0) {
+            for (unsigned j = 0; j < x->n; j++) {
+                memcpy(x->w[j].cfg.gw_mac, c->gw_mac, 6);
+                x->w[j].cfg.gw_known = c->gw_known;
+            }
+            return;
+        }
+    }
 }
 
 static void world_free(struct world *x)
 {
-    hlb_conn_table_free(x->w.ct);
+    for (unsigned k = 0; k < x->n; k++)
+        hlb_conn_table_free(x->w[k].ct);
     hlb_table_free(x->t);
+}
+
+/* Frames p[0..n) through the workers that own them; owner[] computed beforehand. */
+static void world_burst(struct world *x, struct hlb_pkt *p, uint8_t *v, const unsigned *owner,
+                        unsigned n, uint32_t now, int lean)
+{
+    for (unsigned k = 0; k < x->n; k++) {
+        struct hlb_pkt q[HLB_MAX_BURST];
+        uint8_t vq[HLB_MAX_BURST];
+        unsigned idx[HLB_MAX_BURST], c = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (owner[i] == k) {
+                idx[c] = i;
+                q[c++] = p[i];
+            }
+        if (!c)
+            continue;
+        memset(vq, 0xee, sizeof(vq));
+        if (lean)
+            hlb_dp_burst(&x->w[k], x->t, q, vq, c, now);
+        else
+            hlb_dp_burst_reference(&x->w[k], x->t, q, vq, c, now);
+        for (unsigned j = 0; j < c; j++) {
+            p[idx[j]] = q[j];
+            v[idx[j]] = vq[j];
+        }
+    }
 }
 
 static void frame_init(struct frame *f, const uint8_t *data, uint32_t len, uint32_t headroom,
@@ -154,21 +218,29 @@ static void check_frames(const struct frame *a, const uint8_t *va, const struct 
 
 static void check_worlds(const struct world *a, const struct world *b)
 {
-    struct hlb_dp_stats sa = a->w.st, sb = b->w.st;
-    sa.lean_packets = sb.lean_packets = 0;        /* the one counter that differs */
-    CHECK(memcmp(&sa, &sb, sizeof(sa)) == 0, "worker counters differ from the reference");
-    CHECK(memcmp(a->w.cfg.gw_mac, b->w.cfg.gw_mac, 6) == 0 &&
-              a->w.cfg.gw_known == b->w.cfg.gw_known,
-          "gateway state differs from the reference");
-    CHECK(memcmp(&a->w.ct->st, &b->w.ct->st, sizeof(a->w.ct->st)) == 0,
-          "connection-table counters differ from the reference");
-    CHECK(memcmp(a->w.ct->b, b->w.ct->b, ((size_t)a->w.ct->mask + 1) * sizeof(*a->w.ct->b)) == 0,
-          "connection table differs from the reference");
-    CHECK(memcmp(a->t->svc_counters, b->t->svc_counters,
-                 a->t->n_services * sizeof(*a->t->svc_counters)) == 0 &&
-              memcmp(a->t->dip_counters, b->t->dip_counters,
-                     a->t->n_dips * sizeof(*a->t->dip_counters)) == 0,
-          "service or DIP counters differ from the reference");
+    for (unsigned k = 0; k < a->n; k++) {
+        const struct hlb_worker *wa = &a->w[k], *wb = &b->w[k];
+        struct hlb_dp_stats sa = wa->st, sb = wb->st;
+        sa.lean_packets = sb.lean_packets = 0;    /* the one counter that differs */
+        CHECK(memcmp(&sa, &sb, sizeof(sa)) == 0, "worker %u counters differ from the reference", k);
+        CHECK(memcmp(wa->cfg.gw_mac, wb->cfg.gw_mac, 6) == 0 &&
+                  wa->cfg.gw_known == wb->cfg.gw_known,
+              "worker %u gateway state differs from the reference", k);
+        CHECK(memcmp(&wa->ct->st, &wb->ct->st, sizeof(wa->ct->st)) == 0,
+              "worker %u connection-table counters differ from the reference", k);
+        CHECK(memcmp(wa->ct->b, wb->ct->b, ((size_t)wa->ct->mask + 1) * sizeof(*wa->ct->b)) == 0,
+              "worker %u connection table differs from the reference", k);
+        CHECK(memcmp(hlb_svc_counters(a->t, k), hlb_svc_counters(b->t, k),
+                     a->t->n_services * sizeof(struct hlb_counter)) == 0 &&
+                  memcmp(hlb_dip_counters(a->t, k), hlb_dip_counters(b->t, k),
+                         a->t->n_dips * sizeof(struct hlb_counter)) == 0,
+              "worker %u service or DIP counters differ from the reference", k);
+        uint64_t in_slice = 0;
+        for (uint32_t s = 0; s < a->t->n_services; s++)
+            in_slice += hlb_svc_counters(a->t, k)[s].packets;
+        CHECK(in_slice == wa->st.fwd_packets - a->fwd_at_swap[k],
+              "worker %u counted outside its own slice", k);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -208,8 +280,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         memset(va, 0xee, sizeof(va));
         memset(vb, 0xee, sizeof(vb));
-        hlb_dp_burst(&a.w, a.t, pa, va, n, now);
-        hlb_dp_burst_reference(&b.w, b.t, pb, vb, n, now);
+        unsigned owner[HLB_MAX_BURST];
+        for (unsigned i = 0; i < n; i++)
+            owner[i] = hlb_flow_worker(pa[i].data, pa[i].len, a.n);
+        uint8_t gw_mac[6];
+        int gw_known = a.w[0].cfg.gw_known;
+        memcpy(gw_mac, a.w[0].cfg.gw_mac, 6);
+        world_burst(&a, pa, va, owner, n, now, 1);
+        world_burst(&b, pb, vb, owner, n, now, 0);
+        world_share_gateway(&a, gw_mac, gw_known);
+        world_share_gateway(&b, gw_mac, gw_known);
         for (unsigned i = 0; i < n; i++) {
             fa[i].p = pa[i];
             fb[i].p = pb[i];
@@ -222,8 +302,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         now += 1 + (uint32_t)(ctl >> 5) * 50000;
         if (ctl & 8) {
-            hlb_conn_sweep(a.w.ct, now, a.w.ct->mask + 1);
-            hlb_conn_sweep(b.w.ct, now, b.w.ct->mask + 1);
+            for (unsigned k = 0; k < a.n; k++) {
+                hlb_conn_sweep(a.w[k].ct, now, a.w[k].ct->mask + 1);
+                hlb_conn_sweep(b.w[k].ct, now, b.w[k].ct->mask + 1);
+            }
             check_worlds(&a, &b);
         }
         if (ctl & 16) {

@@ -44,13 +44,17 @@ seeds.append(bytes([1]) + b"".join(record(f, ends_burst=(i == len(pinned) - 1), 
                                           swap=(rep == 1), clock_fifties=7)
                                    for rep in range(3) for i, f in enumerate(pinned)))
 # Runs of frames to one service, as real bursts are (the lean pass's run loops only
-# start at a few frames in a row): unpinned crc32, unpinned ovs + GRE, pinned crc32.
-for vip, dport, flags in (("100.64.0.1", 80, "A"), ("100.64.0.2", 22, "PA"), ("100.64.0.3", 80, "S")):
+# start at a few frames in a row): unpinned crc32, unpinned ovs + GRE, pinned crc32,
+# unpinned ovs + IP-in-IP.
+for vip, dport, flags in (("100.64.0.1", 80, "A"), ("100.64.0.2", 22, "PA"), ("100.64.0.3", 80, "S"),
+                          ("100.64.0.6", 80, "A")):
     run = [Ether() / IP(src=f"198.51.100.{k + 1}", dst=vip) / TCP(sport=5000 + k, dport=dport,
                                                                    flags=flags) / Raw(b"r" * k)
            for k in range(24)]
     seeds.append(bytes([0]) + b"".join(record(f, ends_burst=(k == 23), swap=(rep == 0))
                                        for rep in range(2) for k, f in enumerate(run)))
+# The same with three workers (configuration bits 2-3: workers less one).
+seeds += [bytes([seed[0] | 8]) + seed[1:] for seed in list(seeds)]
 for i, seed in enumerate(seeds):
     with open(os.path.join(pkt_dir, f"seed{i}"), "wb") as fh:
         fh.write(seed)

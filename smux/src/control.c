@@ -66,12 +66,13 @@ static void retired_get(json_t *retired, const char *key, uint64_t *p, uint64_t 
 
 /* A service's or DIP's counts since its entry appeared: the replaced tables' plus the
  * running one's.  /metrics and /stats both report these. */
-static void totals(struct hlb_control *c, const char *key, const struct hlb_counter *live,
-                   uint64_t *p, uint64_t *b)
+static void totals(struct hlb_control *c, const char *key, const struct hlb_vip_table *t,
+                   int dip, uint32_t i, uint64_t *p, uint64_t *b)
 {
+    struct hlb_counter live = hlb_counter_total(t, dip, i);
     retired_get(c->retired, key, p, b);
-    *p += RD(live->packets);
-    *b += RD(live->bytes);
+    *p += live.packets;
+    *b += live.bytes;
 }
 
 /* The old table's counters into the retired totals, then the totals of the entries the
@@ -85,10 +86,12 @@ static void retire(struct hlb_control *c, struct hlb_vip_table *old, const struc
     for (uint32_t s = 0; s < old->n_services; s++) {
         const struct hlb_service *sv = &old->services[s];
         svc_key(sv, key, sizeof(key));
-        retired_add(c->retired, key, &old->svc_counters[s]);
+        struct hlb_counter sum = hlb_counter_total(old, 0, s);
+        retired_add(c->retired, key, &sum);
         for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
             dip_key(sv, &old->dips[d], key, sizeof(key));
-            retired_add(c->retired, key, &old->dip_counters[d]);
+            sum = hlb_counter_total(old, 1, d);
+            retired_add(c->retired, key, &sum);
         }
     }
     hlb_table_free(old);
@@ -171,7 +174,9 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     FILE *f = open_memstream(&buf, &size);
     if (!f)
         return NULL;
-    const struct hlb_dp_stats *st = &c->cfg.worker->st;
+    struct hlb_workers_total tot;
+    hlb_workers_total(c->cfg.workers, c->cfg.slot->n_readers, &tot);
+    const struct hlb_dp_stats *st = &tot.st;
     pthread_mutex_lock(&c->lock);
     struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
 
@@ -207,7 +212,7 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
         for (uint32_t s = 0; s < t->n_services; s++) {
             const struct hlb_service *sv = &t->services[s];
             svc_key(sv, key, sizeof(key));
-            totals(c, key, &t->svc_counters[s], &rp, &rb);
+            totals(c, key, t, 0, s, &rp, &rb);
             hlb_ip_str(sv->vip, vip);
             uint64_t n = bytes ? rb : rp;
             fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", name, vip,
@@ -223,7 +228,7 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
             hlb_ip_str(sv->vip, vip);
             for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
                 dip_key(sv, &t->dips[d], key, sizeof(key));
-                totals(c, key, &t->dip_counters[d], &rp, &rb);
+                totals(c, key, t, 1, d, &rp, &rb);
                 hlb_ip_str(t->dips[d].ip, dip);
                 uint64_t n = bytes ? rb : rp;
                 fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n", name,
@@ -249,32 +254,37 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     fprintf(f, "hlb_smux_icmp_echo_replies_total %llu\n",
             (unsigned long long)RD(st->icmp_echo_replies));
     metric_head(f, "hlb_smux_gateway_resolved", "gauge", "1 when the gateway MAC is known.");
-    fprintf(f, "hlb_smux_gateway_resolved %d\n", (int)RD(c->cfg.worker->cfg.gw_known));
+    fprintf(f, "hlb_smux_gateway_resolved %d\n", tot.gw_known);
+    metric_head(f, "hlb_smux_worker_rx_packets_total", "counter",
+                "Frames received per worker (one per lcore given to the SMux).");
+    for (unsigned k = 0; k < c->cfg.slot->n_readers; k++)
+        fprintf(f, "hlb_smux_worker_rx_packets_total{worker=\"%u\"} %llu\n", k,
+                (unsigned long long)RD(c->cfg.workers[k]->st.rx_packets));
 
-    const struct hlb_conn_table *ct = c->cfg.worker->ct;
-    if (ct) {
+    const struct hlb_conn_stats *ct = &tot.ct;
+    if (tot.have_ct) {
         metric_head(f, "hlb_smux_conn_table_entries", "gauge",
                     "Connection-table slots in use (expired ones until reclaimed).");
-        fprintf(f, "hlb_smux_conn_table_entries %llu\n", (unsigned long long)RD(ct->st.entries));
+        fprintf(f, "hlb_smux_conn_table_entries %llu\n", (unsigned long long)ct->entries);
         metric_head(f, "hlb_smux_conn_table_capacity", "gauge", "Connection-table slots.");
-        fprintf(f, "hlb_smux_conn_table_capacity %llu\n", (unsigned long long)ct->capacity);
+        fprintf(f, "hlb_smux_conn_table_capacity %llu\n", (unsigned long long)tot.ct_capacity);
         metric_head(f, "hlb_smux_conn_table_inserts_total", "counter", "Connections pinned.");
         fprintf(f, "hlb_smux_conn_table_inserts_total %llu\n",
-                (unsigned long long)RD(ct->st.inserts));
+                (unsigned long long)ct->inserts);
         metric_head(f, "hlb_smux_conn_table_evictions_total", "counter",
                     "Entries removed: idle timeout, displaced by a new entry (half-open, "
                     "closing, or one packet seen), or RST.");
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"timeout\"} %llu\n",
-                (unsigned long long)RD(ct->st.evict_timeout));
+                (unsigned long long)ct->evict_timeout);
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"displaced\"} %llu\n",
-                (unsigned long long)RD(ct->st.evict_displaced));
+                (unsigned long long)ct->evict_displaced);
         fprintf(f, "hlb_smux_conn_table_evictions_total{reason=\"rst\"} %llu\n",
-                (unsigned long long)RD(ct->st.closed));
+                (unsigned long long)ct->closed);
         metric_head(f, "hlb_smux_conn_table_insert_failures_total", "counter",
                     "New connections not pinned: their bucket held only established "
                     "connections and confirmed UDP flows.");
         fprintf(f, "hlb_smux_conn_table_insert_failures_total %llu\n",
-                (unsigned long long)RD(ct->st.insert_failures));
+                (unsigned long long)ct->insert_failures);
         metric_head(f, "hlb_smux_conn_lookups_total", "counter", "Connection-table lookups.");
         fprintf(f, "hlb_smux_conn_lookups_total{result=\"hit\"} %llu\n",
                 (unsigned long long)RD(st->conn_hits));
@@ -346,12 +356,15 @@ static json_t *diverging_report(struct hlb_control *c)
 {
     pthread_mutex_lock(&c->lock);
     const struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
-    const struct hlb_conn_table *ct = c->cfg.worker->ct;
     struct diverging_scan d = {t, calloc(t->n_services + 1, 8), calloc(t->n_services + 1, 8)};
     json_t *services = json_array();
+    int have_ct = 0;
     if (d.live && d.diverging) {
-        if (ct)
-            hlb_conn_for_each_live(ct, count_diverging, &d);
+        for (unsigned k = 0; k < c->cfg.slot->n_readers; k++)
+            if (c->cfg.workers[k]->ct) {
+                hlb_conn_for_each_live(c->cfg.workers[k]->ct, count_diverging, &d);
+                have_ct = 1;
+            }
         for (uint32_t i = 0; i < t->n_services; i++) {
             const struct hlb_service *s = &t->services[i];
             char vip[16];
@@ -362,7 +375,7 @@ static json_t *diverging_report(struct hlb_control *c)
         }
     }
     json_t *out = json_pack("{s:I,s:b,s:o}", "version", (json_int_t)t->version,
-                            "connTable", ct != NULL, "services", services);
+                            "connTable", have_ct, "services", services);
     pthread_mutex_unlock(&c->lock);
     free(d.live);
     free(d.diverging);
@@ -384,13 +397,13 @@ static json_t *stats_report(struct hlb_control *c)
         json_t *dips = json_array();
         for (uint32_t d = sv->dip_first; dips && d < sv->dip_first + sv->dip_count; d++) {
             dip_key(sv, &t->dips[d], key, sizeof(key));
-            totals(c, key, &t->dip_counters[d], &p, &b);
+            totals(c, key, t, 1, d, &p, &b);
             hlb_ip_str(t->dips[d].ip, dip);
             json_array_append_new(dips, json_pack("{s:s,s:I,s:I}", "ip", dip, "packets", (json_int_t)p,
                                                   "bytes", (json_int_t)b));
         }
         svc_key(sv, key, sizeof(key));
-        totals(c, key, &t->svc_counters[s], &p, &b);
+        totals(c, key, t, 0, s, &p, &b);
         hlb_ip_str(sv->vip, vip);
         json_array_append_new(services, json_pack("{s:s,s:s,s:i,s:I,s:I,s:o*}", "vip", vip,
             "proto", hlb_proto_name(sv->proto), "port", ntohs(sv->port), "packets", (json_int_t)p,
@@ -399,6 +412,22 @@ static json_t *stats_report(struct hlb_control *c)
     json_t *out = json_pack("{s:I,s:o*}", "version", (json_int_t)t->version, "services", services);
     pthread_mutex_unlock(&c->lock);
     return out;
+}
+
+json_t *hlb_control_health(struct hlb_control *c, unsigned *status)
+{
+    /* The heartbeats first: read after the clock, a beat a worker stores in between
+     * would be newer than "now" and the difference wrap around.  The oldest one
+     * counts: a stalled worker's flows go nowhere. */
+    struct hlb_workers_total tot;
+    hlb_workers_total(c->cfg.workers, c->cfg.slot->n_readers, &tot);
+    uint64_t hb = tot.oldest_heartbeat_ms, now = c->cfg.now_ms();
+    int alive = now - hb <= c->cfg.health_timeout_ms;
+    uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
+    *status = alive ? 200 : 503;
+    return json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled", "version",
+                     (json_int_t)v, "gatewayResolved", tot.gw_known, "lastLoopMsAgo",
+                     (json_int_t)(now - hb));
 }
 
 /* allow: the methods of the path, sent as "Allow" (with 405), or NULL. */
@@ -525,16 +554,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             return send_json(conn, 200, diverging_report(c));
     } else if (strcmp(url, "/health") == 0) {
         if (strcmp(method, "GET") == 0) {
-            /* The heartbeat first: read after the clock, a beat the worker stores in
-             * between would be newer than "now" and the difference wrap around. */
-            uint64_t hb = atomic_load(c->cfg.heartbeat_ms), now = c->cfg.now_ms();
-            int alive = now - hb <= c->cfg.health_timeout_ms;
-            uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
-            return send_json(conn, alive ? 200 : 503,
-                             json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled",
-                                       "version", (json_int_t)v, "gatewayResolved",
-                                       (int)RD(c->cfg.worker->cfg.gw_known), "lastLoopMsAgo",
-                                       (json_int_t)(now - hb)));
+            unsigned status;
+            json_t *j = hlb_control_health(c, &status);
+            return send_json(conn, status, j);
         }
     } else {
         return send_json(conn, 404, json_pack("{s:s,s:s}", "error", "not found", "path", url));
@@ -566,6 +588,7 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
     if (!c)
         return NULL;
     c->cfg = *cfg;
+    c->cfg.table_opt.n_workers = cfg->slot ? cfg->slot->n_readers : 1;  /* counter slices */
     c->retired = json_object();
     pthread_mutex_init(&c->lock, NULL);
     const struct hlb_vip_table *t0 = cfg->slot ? hlb_table_acquire(cfg->slot) : NULL;

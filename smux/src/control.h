@@ -3,7 +3,7 @@
  *   PUT /table    whole versioned VIP table -> 200 | 400 (field, reason) | 409 (version)
  *   GET /table    running table document and version
  *   GET /metrics  Prometheus text exposition
- *   GET /health   200 while the worker loop is alive, 503 otherwise
+ *   GET /health   200 while every worker loop is alive, 503 otherwise
  */
 #ifndef HLB_CONTROL_H
 #define HLB_CONTROL_H
@@ -11,8 +11,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "datapath.h"
 #include "table_swap.h"
+#include "workers.h"
 
 struct hlb_control;
 
@@ -22,9 +24,10 @@ typedef void (*hlb_metrics_fn)(FILE *out, void *arg);
 struct hlb_control_config {
     const char *listen_addr;       /* IPv4 address, e.g. 127.0.0.1 */
     uint16_t listen_port;          /* 0: any free port (see hlb_control_port) */
-    struct hlb_table_slot *slot;
-    struct hlb_worker *worker;     /* stats are read racily (64-bit loads) */
-    _Atomic uint64_t *heartbeat_ms;/* worker loop's last pass, monotonic ms */
+    struct hlb_table_slot *slot;   /* its reader count is the number of workers */
+    struct hlb_worker *const *workers;  /* slot->n_readers of them, by id; read racily
+                                           (workers.h); heartbeat_ms: their loops' last
+                                           turns, monotonic ms */
     uint64_t (*now_ms)(void);
     uint32_t health_timeout_ms;
     struct hlb_table_options table_opt;
@@ -46,5 +49,8 @@ int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
 int hlb_control_apply_initial(struct hlb_control *c, const char *body, size_t len,
                               struct hlb_table_error *err);
 char *hlb_control_metrics(struct hlb_control *c, size_t *len);   /* caller frees */
+/* GET /health: the body, and 200 while every worker's loop turned within
+ * health_timeout_ms, else 503 ("stalled"). */
+json_t *hlb_control_health(struct hlb_control *c, unsigned *status);
 
 #endif

@@ -1,4 +1,5 @@
 #include "dp_burst.h"
+#include "hlb_murmur.h"
 
 #include <string.h>
 
@@ -18,6 +19,30 @@ const char *const hlb_drop_names[HLB_DROP_MAX] = {
     [HLB_DROP_MULTISEG] = "multi_segment",
     [HLB_DROP_TX_FULL] = "tx_full",
 };
+
+unsigned hlb_flow_worker(const uint8_t *frame, uint32_t len, unsigned n_workers)
+{
+    if (n_workers <= 1 || len < HLB_ETH_HLEN + 20)
+        return 0;
+    const uint8_t *ip = frame + HLB_ETH_HLEN;
+    uint16_t type, frag;
+    memcpy(&type, frame + 12, 2);
+    memcpy(&frag, ip + 6, 2);
+    uint32_t ihl = (ip[0] & 15u) * 4;
+    if (type != hlb_htons(HLB_ETHERTYPE_IPV4) || (ip[0] >> 4) != 4 || ihl < 20 ||
+        (frag & hlb_htons(0x3fff)) != 0)           /* MF or an offset: a fragment */
+        return 0;
+    uint8_t proto = ip[9];
+    uint64_t k0, k1;
+    uint32_t ports = 0;
+    memcpy(&k0, ip + 12, 8);                     /* source and destination */
+    if ((proto == HLB_IPPROTO_TCP || proto == HLB_IPPROTO_UDP) &&
+        len >= HLB_ETH_HLEN + ihl + 4)
+        memcpy(&ports, ip + ihl, 4);
+    k1 = ports | (uint64_t)proto << 32;          /* hlb_conn_key_at()'s words */
+    uint32_t mixed = hlb_mix_finish(hlb_conn_hash_words(k0, k1), 0);
+    return (unsigned)(((uint64_t)mixed * n_workers) >> 32);
+}
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "outer headers are stored as little-endian words");

@@ -7,6 +7,7 @@
 #ifndef HLB_DATAPATH_H
 #define HLB_DATAPATH_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include "conn_table.h"
 #include "vip_table.h"
@@ -37,7 +38,7 @@ enum hlb_drop_reason {
     HLB_DROP_FRAG_NEEDED,      /* over MTU after encap: ICMP sent back instead */
     HLB_DROP_NO_HEADROOM,
     HLB_DROP_MULTISEG,         /* chained mbuf (I/O loop) */
-    HLB_DROP_TX_FULL,          /* TX queue full (I/O loop) */
+    HLB_DROP_TX_FULL,          /* TX queue (or a worker's inbox) full (I/O loop) */
     HLB_DROP_MAX
 };
 
@@ -73,12 +74,22 @@ struct hlb_dp_stats {
     uint64_t drops[HLB_DROP_MAX];
 };
 
+/* One worker: the state one lcore owns and writes alone.  Flows are partitioned
+ * among the workers (each flow always reaches the same worker: README "Workers"),
+ * so per-flow state lives here, one copy per worker; the VIP table is shared
+ * (read-only but for its per-worker counter slices). */
 struct hlb_worker {
-    struct hlb_dp_config cfg;
+    struct hlb_dp_config cfg;  /* a copy per worker: the gateway MAC is learned into
+                                  it and shared through io_loop's gateway word */
     struct hlb_conn_table *ct; /* NULL: no VIP is pinned whatever the table says */
     struct hlb_dp_stats st;
+    uint16_t id;               /* 0..n-1: its counter slice in every VIP table, its
+                                  table-swap reader slot */
     uint8_t pinned_recently;   /* the last burst had pinned frames: prefetch ahead */
-};
+    /* The loop's last turn (monotonic ms), for /health: on a line of its own, as the
+     * control thread reads it. */
+    _Alignas(64) _Atomic uint64_t heartbeat_ms;
+} __attribute__((aligned(64)));
 
 struct hlb_pkt {
     uint8_t *data;             /* frame start; moved back by encapsulation */
@@ -109,6 +120,16 @@ int hlb_select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
 
 /* Writes an ARP request for cfg->gw_ip out of port; returns the frame length (60). */
 uint32_t hlb_build_arp_request(const struct hlb_dp_config *cfg, uint16_t port, uint8_t *buf);
+
+/* The worker (0..n-1) that owns the flow of a received frame: a function of its
+ * 5-tuple alone, so every frame of a connection (SYN or not, with IP options or not)
+ * has the same owner; frames without a tuple (ARP, not IPv4, truncated) and IP
+ * fragments (dropped wherever they land) have worker 0.  The software distribution
+ * stage (io_loop.c) and the tests use it; with multi-queue PMDs the NIC's or the
+ * kernel's flow hash partitions instead.  Its bits are independent of the connection
+ * table's (a mix of the connection hash), so a worker's flows still spread over its
+ * whole table. */
+unsigned hlb_flow_worker(const uint8_t *frame, uint32_t len, unsigned n_workers);
 
 #define HLB_IPIP_OVERHEAD 20u
 #define HLB_GRE_OVERHEAD  24u

@@ -15,6 +15,7 @@
 #include "datapath.h"
 #include "hlb_pkt.h"
 #include "hlb_ovs_dphash.h"
+#include "ovs_select.h"
 
 #define HLB_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HLB_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -84,7 +85,6 @@ static inline __attribute__((always_inline)) int
 select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
            const struct hlb_5tuple *tuple)
 {
-    int rel;
     if (s->selection == HLB_SEL_CRC32) {
         if (s->weight_total == 0)      /* empty pool or all weights 0 */
             return -1;
@@ -99,13 +99,8 @@ select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
     if (s->selection == HLB_SEL_OVS_DPHASH)   /* slot map from vip_table.c */
         return s->slot_first == HLB_NO_SLOTS ? -1 :
                (int)t->slots[s->slot_first + (hlb_ovs_dphash_sym_l4(tuple) & s->dphash_mask)].dip;
-    if (s->dip_count == 0)
-        return -1;
-    struct hlb_5tuple copy = *tuple;   /* the caller's tuple stays in registers */
-    rel = hlb_ovs_select_bucket(hlb_ovs_select_hash(&copy, s->basis),
-                                &t->bucket_ids[s->dip_first], &t->weights[s->dip_first],
-                                (int)s->dip_count);
-    return rel < 0 ? -1 : (int)s->dip_first + rel;
+    return hlb_ovs_pick(t, s, hlb_ovs_flow_hash(s, tuple->src_ip, tuple->src_port,
+                                                 tuple->dst_port));
 }
 
 /* Finds a pinned DIP in the current table's pool (after a swap). */
@@ -161,12 +156,19 @@ struct burst_acc {
     const struct hlb_service *svc;    /* service of the current run, or NULL */
     uint32_t svc_packets;
     uint64_t svc_bytes;
+    struct hlb_counter *sctr, *dctr;  /* this worker's service and DIP counters */
 };
+
+static inline struct burst_acc acc_init(const struct hlb_worker *w, const struct hlb_vip_table *t)
+{
+    return (struct burst_acc){.svc = NULL, .sctr = hlb_svc_counters(t, w->id),
+                              .dctr = hlb_dip_counters(t, w->id)};
+}
 
 static inline void acc_flush_svc(struct burst_acc *a, struct hlb_vip_table *t)
 {
     if (a->svc_packets) {
-        struct hlb_counter *c = &t->svc_counters[a->svc - t->services];
+        struct hlb_counter *c = &a->sctr[a->svc - t->services];
         c->packets += a->svc_packets;
         c->bytes += a->svc_bytes;
     }
@@ -220,8 +222,8 @@ acc_count(struct burst_acc *acc, struct hlb_vip_table *t, const struct hlb_servi
     }
     acc->svc_packets++;
     acc->svc_bytes += inner_len;
-    t->dip_counters[dip].packets++;
-    t->dip_counters[dip].bytes += inner_len;
+    acc->dctr[dip].packets++;
+    acc->dctr[dip].bytes += inner_len;
     acc->fwd_packets++;
     acc->fwd_bytes += frame_len;
 }

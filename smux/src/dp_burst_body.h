@@ -34,7 +34,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         n = HLB_MAX_BURST;
     struct encap_ctx ec;
     encap_ctx_init(&ec, &w->cfg);
-    struct burst_acc acc = {.svc = NULL};
+    struct burst_acc acc = acc_init(w, t);
     struct hlb_conn_table *ct = w->ct;
     /* The last (dst, proto, dst port) and its service: consecutive packets of one
      * service skip the index probe.  The key of a real service is never 0 (proto 0
@@ -193,6 +193,8 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_RUN_FN HLB_PASTE(HLB_FAST_FN, _run)
 #define HLB_PEND_FN HLB_PASTE(HLB_FAST_FN, _pend)
 #define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
+#define HLB_ORUN_FN HLB_PASTE(HLB_FAST_FN, _orun)
+#define HLB_TAKES_FN HLB_PASTE(HLB_FAST_FN, _takes)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation) to the DIP
  * of index dip, whose tunnel destination is outer: expects two_port, burst_port,
@@ -236,12 +238,30 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         dctr[dip].bytes += (inner);                                                     \
     } while (0)
 
-/* What a run of frames to one unpinned crc32 service with a slot array needs, and
- * what the run adds up (HLB_RUN_FN). */
+/* Frame f goes on a run of frames to the service of `key`: one contiguous buffer, a
+ * common frame (hlb_parse_fast() accepts it, into *pl) to that service, within the
+ * MTU and its headroom once encapsulated.  The run loops take frames while this
+ * holds. */
+static inline __attribute__((always_inline)) int
+HLB_TAKES_FN(HLB_BURST_FRAME f, uint64_t key, uint32_t overhead, uint32_t mtu,
+             struct hlb_parsed *pl)
+{
+    if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+        return 0;
+    if (HLB_UNLIKELY(!hlb_parse_fast(HLB_F_DATA(f), HLB_F_LEN(f), pl)))
+        return 0;
+    if (HLB_UNLIKELY(hlb_service_key(pl->t.dst_ip, pl->t.proto, pl->t.dst_port) != key))
+        return 0;
+    return HLB_LIKELY(pl->ip_tot_len + overhead <= mtu && HLB_F_HEADROOM(f) >= overhead);
+}
+
+/* What a run of frames to one unpinned service needs (crc32 with a slot array:
+ * HLB_RUN_FN; ovs: HLB_ORUN_FN), and what the run adds up. */
 struct lean_run {
     const struct hlb_vip_table *t;
+    const struct hlb_service *s;
     struct hlb_counter *dctr;
-    const struct hlb_slot *slot;
+    const struct hlb_slot *slot;          /* crc32 */
     uint64_t key, m;
     __m128i eth0, eth1, ip;
     uint32_t crc, port0, total, gre, bsum, mtu, two_port;
@@ -249,6 +269,16 @@ struct lean_run {
     uint64_t rx_bytes, fwd_bytes, inner_bytes;
     unsigned fwd;
 };
+
+/* The outputs of a run of frames first..i-1. */
+static inline void lean_run_done(struct lean_run *r, unsigned first, unsigned i,
+                                 uint64_t rx_bytes, uint64_t inner_bytes, uint32_t overhead)
+{
+    r->fwd = i - first;
+    r->rx_bytes = rx_bytes;
+    r->inner_bytes = inner_bytes;
+    r->fwd_bytes = inner_bytes + (uint64_t)(i - first) * (HLB_ETH_HLEN + overhead);
+}
 
 /* The lean pass's inner loop for such a run: frames i, i+1, ... as long as each is
  * a frame the lean pass accepts for that same service; returns the index of the
@@ -274,18 +304,12 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
-        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+        struct hlb_parsed pl;
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
             break;
         uint8_t *d = HLB_F_DATA(f);
         uint32_t len = HLB_F_LEN(f);
-        struct hlb_parsed pl;
-        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
-            break;
-        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
-            break;
         uint32_t inner = pl.ip_tot_len;
-        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
-            break;
         uint32_t c = port0 ? hlb_crc32c_u16(crc, pl.t.dst_port) : crc;
         uint32_t h = hlb_crc32_finish(c, pl.t.src_ip, pl.t.src_port);
         const struct hlb_slot *sl = &slot[hlb_fastmod(h, m, total)];
@@ -296,10 +320,7 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
     }
     (void)fwd;
     (void)fwd_bytes;
-    r->fwd = i - first;
-    r->rx_bytes = rx_bytes;
-    r->inner_bytes = inner_bytes;
-    r->fwd_bytes = inner_bytes + (uint64_t)(i - first) * (HLB_ETH_HLEN + overhead);
+    lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
     return i;
 }
 
@@ -311,6 +332,63 @@ HLB_RUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
         return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0, 0);
     return HLB_PASTE(HLB_RUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, r->port0,
                                         (int)r->two_port);
+}
+
+/* The lean pass's loop for a run of frames to an unpinned ovs service with a live
+ * bucket: frames i, i+1, ... as long as each is a frame the lean pass accepts for
+ * that service (frame i is), returns the index of the first it did not take.  The
+ * frames are taken first, their DIPs then picked all together (hlb_ovs_pick_burst:
+ * the flow hashes and the bucket scores in vector lanes, a packet a lane), and the
+ * outer headers written last. */
+static inline __attribute__((always_inline)) unsigned
+HLB_PASTE(HLB_ORUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
+                              unsigned n, uint16_t burst_port, const uint32_t gre,
+                              const int two_port)
+{
+    struct hlb_counter *dctr = r->dctr;
+    const struct hlb_dip *dips = r->t->dips;
+    const uint64_t key = r->key;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
+    uint32_t src[HLB_MAX_BURST], inner[HLB_MAX_BURST], dip[HLB_MAX_BURST];
+    uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
+    src[0] = sport[0] = dport[0] = 0;     /* (frame i is always taken: for the compiler) */
+    const unsigned first = i;
+    uint64_t rx_bytes = 0, inner_bytes = 0;
+    uint64_t fwd_bytes = 0;               /* unused: derived below */
+    unsigned fwd = 0;                     /* unused: i - first */
+    (void)burst_port;
+    for (; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        struct hlb_parsed pl;
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
+            break;
+        src[i - first] = pl.t.src_ip;
+        sport[i - first] = pl.t.src_port;
+        dport[i - first] = pl.t.dst_port;
+        inner[i - first] = pl.ip_tot_len;
+        rx_bytes += HLB_F_LEN(f);
+    }
+    hlb_ovs_pick_burst(r->t, r->s, src, sport, dport, i - first, dip);
+    for (unsigned k = 0; k < i - first; k++) {
+        HLB_BURST_FRAME f = frames[first + k];
+        uint8_t *d = HLB_F_DATA(f);
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip[k], dips[dip[k]].outer, inner[k]);
+        inner_bytes += inner[k];
+    }
+    (void)fwd;
+    (void)fwd_bytes;
+    lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
+    return i;
+}
+
+static __attribute__((noinline)) unsigned
+HLB_ORUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
+            uint16_t burst_port)
+{
+    if (HLB_LIKELY(!r->gre && !r->two_port))
+        return HLB_PASTE(HLB_ORUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0);
+    return HLB_PASTE(HLB_ORUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, (int)r->two_port);
 }
 
 /* The frames of pinned services kept by the lean pass, in arrival order, and what
@@ -353,11 +431,11 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
     const int two_port = single ? 0 : p->two_port;
     const struct hlb_service *const svc0 = p->svc[0];
     const struct hlb_dip *dips = t->dips;
-    struct hlb_counter *dctr = t->dip_counters;
+    struct burst_acc acc = acc_init(w, t);
+    struct hlb_counter *dctr = acc.dctr;
     uint64_t fwd_bytes = 0;
     unsigned fwd = 0;
     (void)burst_port;
-    struct burst_acc acc = {.svc = NULL};
     struct hlb_conn_table *ct = w->ct;
     /* The common case decided here: an established TCP segment (no FIN, no RST)
      * whose live entry sits in its home line, pinned under the running table,
@@ -485,6 +563,7 @@ struct lean_prun {
     /* deciding here (see above) */
     int decide;
     const struct hlb_vip_table *t;
+    struct hlb_counter *dctr;         /* this worker's DIP counters */
     __m128i eth0, eth1, ip;
     uint32_t gre, bsum, gen, now;
     int two_port;
@@ -509,7 +588,7 @@ HLB_PASTE(HLB_PRUN_FN, _impl)(struct lean_prun *r, struct lean_pend *pend, unsig
     uint64_t rx_bytes = 0;
     int decide = r->decide;
     const struct hlb_dip *dips = r->t->dips;
-    struct hlb_counter *dctr = r->t->dip_counters;
+    struct hlb_counter *dctr = r->dctr;
     const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
     const uint32_t bsum = r->bsum, gen = r->gen, now = r->now;
     const uint32_t est_to = hlb_conn_timeout_of(ct, HLB_CONN_EST);
@@ -519,18 +598,12 @@ HLB_PASTE(HLB_PRUN_FN, _impl)(struct lean_prun *r, struct lean_pend *pend, unsig
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
-        if (HLB_UNLIKELY(HLB_F_MULTISEG(f)))
+        struct hlb_parsed pl;
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
             break;
         uint8_t *d = HLB_F_DATA(f);
         uint32_t len = HLB_F_LEN(f);
-        struct hlb_parsed pl;
-        if (HLB_UNLIKELY(!hlb_parse_fast(d, len, &pl)))
-            break;
-        if (HLB_UNLIKELY(hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port) != key))
-            break;
         uint32_t inner = pl.ip_tot_len;
-        if (HLB_UNLIKELY(inner + overhead > mtu || HLB_F_HEADROOM(f) < overhead))
-            break;
         uint32_t h = prefetched ? pre_hash[i] : hlb_conn_hash(&pl.t);
         uint8_t tcp_flags = pl.t.proto == HLB_IPPROTO_TCP ? d[HLB_ETH_HLEN + 20 + 13] : 0;
         if ((tcp_flags & (HLB_TCP_SYN | HLB_TCP_ACK)) == HLB_TCP_SYN)
@@ -661,12 +734,14 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     uint32_t sv_gre = 0, sv_overhead = 20, sv_bsum = base_sum[0];
     __m128i sv_ip = ip_ipip;
     int sv_slots = 0;                     /* crc32 with a slot array: the short path */
+    int sv_ovs = 0;                       /* ovs with a live bucket: its run loop */
     uint32_t sv_crc = 0, sv_port0 = 0, sv_total = 1;
     uint64_t sv_m = 0;
     const struct hlb_slot *sv_slot = NULL;
     uint32_t run_packets = 0;
     uint64_t run_bytes = 0;
-    struct hlb_counter *dctr = t->dip_counters;
+    struct hlb_counter *sctr = hlb_svc_counters(t, w->id);
+    struct hlb_counter *dctr = hlb_dip_counters(t, w->id);
     const struct hlb_dip *dips = t->dips;
     /* Frames of pinned services, looked up after the loop (their bucket lines are
      * prefetched meanwhile).  The connection table must see them in arrival order
@@ -730,7 +805,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         uint64_t key = hlb_service_key(pl.t.dst_ip, pl.t.proto, pl.t.dst_port);
         if (HLB_UNLIKELY(key != last_key)) {
             if (run_packets) {
-                struct hlb_counter *sc = &t->svc_counters[s - t->services];
+                struct hlb_counter *sc = &sctr[s - t->services];
                 sc->packets += run_packets;
                 sc->bytes += run_bytes;
                 run_packets = 0;
@@ -751,6 +826,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 sv_total = s->weight_total;
                 sv_m = s->weight_mod_m;
                 sv_slot = sv_slots ? &t->slots[s->slot_first] : NULL;
+                sv_ovs = s->selection == HLB_SEL_OVS && s->ovs_live != 0;
             }
         }
         if (HLB_UNLIKELY(!s))
@@ -766,7 +842,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                  * cache where it can (HLB_PRUN_FN), the rest pending. */
                 struct lean_prun r = {.ct = w->ct, .s = s, .pre_hash = pre_hash,
                                       .key = last_key, .mtu = mtu, .overhead = sv_overhead,
-                                      .prefetched = prefetched, .decide = 1, .t = t,
+                                      .prefetched = prefetched, .decide = 1, .t = t, .dctr = dctr,
                                       .eth0 = eth0, .eth1 = eth1, .ip = sv_ip, .gre = sv_gre,
                                       .bsum = sv_bsum, .gen = t->gen, .now = now,
                                       .two_port = two_port};
@@ -775,7 +851,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                     n_pend = r.np;
                     pend_rx_bytes += r.rx_bytes;
                     if (r.decided) {
-                        struct hlb_counter *sc = &t->svc_counters[s - t->services];
+                        struct hlb_counter *sc = &sctr[s - t->services];
                         sc->packets += r.decided;
                         sc->bytes += r.inner_bytes;
                         decided += r.decided;
@@ -814,6 +890,25 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }
             continue;
         }
+/* A run loop's frames into the lean pass's totals, and on after them. */
+#define HLB_RUN_ADD(r, next)                                                            \
+        do {                                                                            \
+            rx_bytes += (r).rx_bytes;                                                   \
+            fwd_bytes += (r).fwd_bytes;                                                 \
+            fwd += (r).fwd;                                                             \
+            handled += (r).fwd;                                                         \
+            run_packets += (r).fwd;                                                     \
+            run_bytes += (r).inner_bytes;                                               \
+            i = (next) - 1;                                                             \
+        } while (0)
+        if (sv_ovs) {                     /* this frame and those behind it to s */
+            struct lean_run r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
+                                 .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
+                                 .mtu = mtu, .two_port = (uint32_t)two_port};
+            unsigned next = HLB_ORUN_FN(&r, frames, i, n, burst_port);
+            HLB_RUN_ADD(r, next);
+            continue;
+        }
         int dip;
         uint32_t outer;
         if (HLB_LIKELY(sv_slots)) {       /* select_dip() with the service's fields at hand */
@@ -841,14 +936,9 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                                  .gre = sv_gre, .bsum = sv_bsum, .mtu = mtu,
                                  .two_port = (uint32_t)two_port};
             unsigned next = HLB_RUN_FN(&r, frames, i + 1, n, burst_port);
-            rx_bytes += r.rx_bytes;
-            fwd_bytes += r.fwd_bytes;
-            fwd += r.fwd;
-            handled += r.fwd;
-            run_packets += r.fwd;
-            run_bytes += r.inner_bytes;
-            i = next - 1;
+            HLB_RUN_ADD(r, next);
         }
+#undef HLB_RUN_ADD
         continue;
     slow_frame:
         slow[n_slow++] = (uint8_t)i;
@@ -878,7 +968,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         }
     }
     if (run_packets) {
-        struct hlb_counter *sc = &t->svc_counters[s - t->services];
+        struct hlb_counter *sc = &sctr[s - t->services];
         sc->packets += run_packets;
         sc->bytes += run_bytes;
     }
@@ -945,6 +1035,8 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
 #undef HLB_RUN_FN
 #undef HLB_PEND_FN
 #undef HLB_PRUN_FN
+#undef HLB_ORUN_FN
+#undef HLB_TAKES_FN
 #undef HLB_PASTE
 #undef HLB_PASTE2
 #undef HLB_BURST_FN

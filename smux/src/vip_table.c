@@ -1,6 +1,7 @@
 /* VIP table: JSON document -> validated, immutable lookup structure. */
 #include "vip_table.h"
 #include "hlb_ovs_dphash.h"
+#include "ovs_select.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -303,6 +304,34 @@ static int build_slots(struct hlb_vip_table *t)
     return 0;
 }
 
+/* Counters per worker slice: a whole number of cache lines, so that two workers never
+ * write the same line. */
+static uint32_t counter_stride(uint32_t n)
+{
+    const uint32_t per_line = 64 / sizeof(struct hlb_counter);
+    return (n + per_line - 1) / per_line * per_line;
+}
+
+static struct hlb_counter *counter_slices(uint32_t n_workers, uint32_t stride)
+{
+    size_t bytes = (size_t)n_workers * (stride ? stride : 1) * sizeof(struct hlb_counter);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes) != 0)
+        return NULL;
+    return memset(p, 0, bytes);
+}
+
+struct hlb_counter hlb_counter_total(const struct hlb_vip_table *t, int dip, uint32_t i)
+{
+    struct hlb_counter sum = {0, 0};
+    for (uint32_t w = 0; w < t->n_workers; w++) {
+        const struct hlb_counter *c = dip ? &hlb_dip_counters(t, w)[i] : &hlb_svc_counters(t, w)[i];
+        sum.packets += __atomic_load_n(&c->packets, __ATOMIC_RELAXED);
+        sum.bytes += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
+    }
+    return sum;
+}
+
 static void table_release_arrays(struct hlb_vip_table *t)
 {
     free(t->services);
@@ -314,6 +343,9 @@ static void table_release_arrays(struct hlb_vip_table *t)
     free(t->index);
     free(t->svc_counters);
     free(t->dip_counters);
+    free(t->ovs_a);
+    free(t->ovs_w);
+    free(t->ovs_dip);
 }
 
 void hlb_table_free(struct hlb_vip_table *t)
@@ -365,6 +397,7 @@ struct hlb_vip_table *hlb_table_empty(void)
         return NULL;
     t->index = calloc(16, sizeof(*t->index));
     t->index_mask = 15;
+    t->n_workers = 1;
     t->doc = json_pack("{s:i,s:[]}", "version", 0, "vips");
     return t;
 }
@@ -527,13 +560,16 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
     }
 
     t->services = calloc(n_svc ? n_svc : 1, sizeof(*t->services));
-    t->svc_counters = calloc(n_svc ? n_svc : 1, sizeof(*t->svc_counters));
+    t->n_workers = opt && opt->n_workers ? opt->n_workers : 1;
+    t->svc_stride = counter_stride(n_svc);
+    t->dip_stride = counter_stride(n_dip);
+    t->svc_counters = counter_slices(t->n_workers, t->svc_stride);
     t->dips = calloc(n_dip ? n_dip : 1, sizeof(*t->dips));
     t->bucket_ids = calloc(n_dip ? n_dip : 1, sizeof(*t->bucket_ids));
     t->weights = calloc(n_dip ? n_dip : 1, sizeof(*t->weights));
     /* 8 entries of slack: the weighted choice reads a pool's cum[] 8 at a time. */
     t->cum = calloc(n_dip + 8, sizeof(*t->cum));
-    t->dip_counters = calloc(n_dip ? n_dip : 1, sizeof(*t->dip_counters));
+    t->dip_counters = counter_slices(t->n_workers, t->dip_stride);
     if (!t->services || !t->svc_counters || !t->dips || !t->bucket_ids || !t->weights ||
         !t->cum || !t->dip_counters) {
         set_err(err, "vips", "out of memory");
@@ -625,7 +661,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             t->n_services++;
         }
     }
-    if (build_slots(t) != 0) {
+    if (build_slots(t) != 0 || hlb_ovs_select_build(t) != 0) {
         set_err(err, "vips", "out of memory");
         goto fail;
     }

@@ -40,6 +40,11 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint32_t weight_total;      /* sum of the pool's weights */
     uint32_t crc_fixed;         /* crc32: register after vip, proto (and port when not 0) */
     uint32_t slot_first;        /* crc32: its slots in t->slots, or HLB_NO_SLOTS */
+    /* ovs, precomputed (ovs_select.h): the flow hash's constant parts, and the live
+     * buckets in t->ovs_a/ovs_w/ovs_dip from ovs_first on */
+    uint32_t ovs_h0;            /* hash of the basis */
+    uint32_t ovs_dst, ovs_proto, ovs_dport;   /* mixed words of the fixed fields */
+    uint32_t ovs_first, ovs_live;
 };
 
 /* crc32 pools with a total weight up to this have a slot -> DIP array (one load
@@ -84,11 +89,34 @@ struct hlb_vip_table {
     uint16_t *weights;          /* per dip */
     uint32_t *cum;              /* per dip: cumulative weight within its pool (crc32) */
     struct hlb_slot *slots;     /* crc32, ovs-dphash: every slot's DIP (see slot_first) */
+    /* ovs: each pool's live buckets, per bucket: the first step of hash_int(bucket_id),
+     * the weight, the DIP; padded per pool to a whole block (ovs_select.h) */
+    uint32_t *ovs_a, *ovs_w, *ovs_dip;
     struct hlb_index_slot *index;
-    struct hlb_counter *svc_counters;   /* written by the worker only */
+    /* Per-service and per-DIP counters, one slice per worker (each written by its
+     * worker only, each starting on its own cache line): hlb_svc_counters(),
+     * hlb_dip_counters(); the control thread adds the slices up. */
+    uint32_t n_workers;
+    uint32_t svc_stride, dip_stride;    /* counters per slice */
+    struct hlb_counter *svc_counters;
     struct hlb_counter *dip_counters;
     void *doc;                  /* json_t of the accepted document (GET /table) */
 };
+
+/* Worker w's counters (w < t->n_workers), indexed like t->services and t->dips. */
+static inline struct hlb_counter *hlb_svc_counters(const struct hlb_vip_table *t, unsigned w)
+{
+    return t->svc_counters + (size_t)w * t->svc_stride;
+}
+
+static inline struct hlb_counter *hlb_dip_counters(const struct hlb_vip_table *t, unsigned w)
+{
+    return t->dip_counters + (size_t)w * t->dip_stride;
+}
+
+/* The sum over the workers of service (dip = 0) or DIP (dip = 1) counter i, read
+ * while the workers write (64-bit loads: each value is one the worker stored). */
+struct hlb_counter hlb_counter_total(const struct hlb_vip_table *t, int dip, uint32_t i);
 
 struct hlb_table_error {
     char field[200];            /* JSON path, e.g. vips[1].ports[0].dips[2].weight */
@@ -97,6 +125,8 @@ struct hlb_table_error {
 
 struct hlb_table_options {
     int default_pin;            /* connTable when a VIP does not say */
+    unsigned n_workers;         /* counter slices (0 counts as 1): the workers that
+                                   will run the table */
 };
 
 static inline uint64_t hlb_service_key(uint32_t vip, uint8_t proto, uint16_t port)

@@ -151,7 +151,7 @@ def hash_basis_json(gid, param):
     return hex(param) if gid % 2 else str(param)
 
 
-def smux_table():
+def smux_table(pinned=False):
     vips = []
     for gid, protos, _, param, buckets in GROUPS:
         dips = [{"ip": dip_of(gid, k), "weight": w, "bucketId": bid}
@@ -161,7 +161,7 @@ def smux_table():
         for v in range(VIPS_PER_GROUP):
             vips.append({"vip": vip_of(gid, v), "selection": "ovs",
                          "hashBasis": hash_basis_json(gid, param), "encap": "ipip",
-                         "connTable": False, "ports": ports})
+                         "connTable": pinned, "ports": ports})
     return {"version": 1, "vips": vips}
 
 
@@ -341,9 +341,14 @@ def test_replica_agrees_with_ovs(traced):
     check_spread(per_bucket)
 
 
-def test_smux_agrees_with_ovs(traced):
+@pytest.mark.parametrize("lcores,pinned", [("0", False), ("0,1", False), ("0,1", True)],
+                         ids=["one-worker", "two-workers", "two-workers-pinned"])
+def test_smux_agrees_with_ovs(traced, lcores, pinned):
     """Every TCP/UDP tuple through the real hlb-smux: its outer destination must be
-    the DIP of the bucket ofproto/trace chose."""
+    the DIP of the bucket ofproto/trace chose.  With one worker, and with two (net_pcap
+    has one queue: worker 0 hands worker 1 its flows); unpinned (the lean pass picks a
+    run of frames' buckets at once) and pinned (each SYN's bucket picked on its own
+    as it opens a connection)."""
     cases, traces = traced
     assert os.path.exists(dtl.SMUX_BIN), \
         f"{dtl.SMUX_BIN} is missing: build smux/ first (README, Build) or set HLB_DP_BUILD"
@@ -362,12 +367,14 @@ def test_smux_agrees_with_ovs(traced):
                                 IP(src=c["src"], dst=c["dst"], id=ip_id) / l4hdr))
         wrpcap(inp, frames, linktype=1)
         with open(tfile, "w") as f:
-            json.dump(smux_table(), f)
+            json.dump(smux_table(pinned), f)
         args = ["--ip", dtl.SMUX_IP, "--gateway-mac", dtl.GW_MAC, "--mgmt", "127.0.0.1:0",
                 "--table", tfile, "--exit-when-idle", "300", "--run-seconds", "120",
                 "--idle-sleep-us", "100"]
-        _, done, _ = dtl.run_smux(f"{NAME}{os.getpid()}",
-                                  [f"net_pcap0,rx_pcap={inp},tx_pcap={out}"], args, timeout=150)
+        ready, done, _ = dtl.run_smux(f"{NAME}{os.getpid()}",
+                                      [f"net_pcap0,rx_pcap={inp},tx_pcap={out}"], args,
+                                      timeout=150, lcores=lcores)
+        assert ready["workers"] == len(lcores.split(","))
         smux_dip = {}
         for data, _ in RawPcapReader(out):   # scapy's dissection would take seconds
             # Ethernet, outer IPv4 without options (the SMux writes none), IP-in-IP
@@ -389,7 +396,8 @@ def test_smux_agrees_with_ovs(traced):
     n_tcp = sum(1 for _, c, _ in l4 if c["proto"] == 6)
     print(f"\nOVS agreement (hlb-smux): {len(l4)} tuples ({n_tcp} TCP, {len(l4) - n_tcp} UDP) "
           f"over {len(GROUPS)} groups, {VIPS_PER_GROUP * len(GROUPS)} VIPs; "
-          f"mismatches {len(mismatches)}; SMux rx {done['rx']}, drops {done['dropReasons']}; "
+          f"mismatches {len(mismatches)}; SMux rx {done['rx']} (per worker {done['workerRx']}), "
+          f"drops {done['dropReasons']}; "
           f"{time.monotonic() - t0:.1f}s")
     assert len(l4) >= N_TUPLES
     assert done["rx"] == len(l4)

@@ -6,7 +6,10 @@ frames (scapy-built, sent and received on raw AF_PACKET sockets).
 Covers: GET /health, /table, /metrics (also through prometheus_client's parser), /stats (JSON, the same counters); PUT valid, invalid (400 naming the field),
 malformed and stale (409) tables with the old table still forwarding; whole-table
 swaps under traffic with no loss; connection pinning across a DIP addition through
-the API; an idle SMux not spinning its core.
+the API; an idle SMux not spinning its core.  Every test runs twice: against an SMux
+with one worker, and with two (lcores 0 and 1, af_packet's fanout giving each a
+queue); the packet-in/packet-out fixture also with two workers on single-queue ports
+(software distribution, a shared tx queue).
 
 Run as root. Creates namespace hlbdpapi<id> and removes it at the end."""
 import json
@@ -105,8 +108,48 @@ def outer_dst(frame):
     return socket.inet_ntoa(frame[30:34])
 
 
+def dst_by_flow(frames):
+    """Flow index (from the inner TCP source port, as flow() numbers them) -> outer
+    destination: with several workers, frames of different flows may leave in another
+    order than they came (each flow's own order is kept)."""
+    return {int.from_bytes(f[54:56], "big") - 30000: outer_dst(f) for f in frames}
+
+
+def lcores(workers):
+    return ",".join(str(k) for k in range(workers))
+
+
 class ControlApi(unittest.TestCase):
+    """Against an SMux of WORKERS workers (its own process, started for the class)."""
+    WORKERS = 1
+    DISTRIBUTION = "none"
     version = 100
+
+    @classmethod
+    def setUpClass(cls):
+        global PORT, SMUX, WIRE
+        cls.prefix = f"hlbdpapi{os.getpid()}w{cls.WORKERS}"
+        vdev = f"net_af_packet0,iface={SMUX_IF}"
+        if cls.WORKERS > 1:
+            vdev += f",qpairs={cls.WORKERS}"      # fanout: a socket (rx queue) per worker
+        cmd = [tl.SMUX_BIN] + tl.eal_args(cls.prefix, [vdev], core=lcores(cls.WORKERS)) + [
+            "--", "--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0",
+            "--idle-sleep-us", "500"]
+        SMUX = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        cls.ready = json.loads(SMUX.stdout.readline())
+        PORT = cls.ready["mgmtPort"]
+        WIRE = Wire(TEST_IF, cls.ready["macs"][0])
+
+    @classmethod
+    def tearDownClass(cls):
+        SMUX.terminate()
+        try:
+            SMUX.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            SMUX.kill()
+        SMUX.stdout.close()
+        tl.cleanup_prefix(cls.prefix)
+        WIRE.s.close()
 
     @classmethod
     def next_version(cls):
@@ -259,8 +302,8 @@ class ControlApi(unittest.TestCase):
         # uploads at once get 503 (test_uploads_at_once_are_bounded): a client
         # retries those, as a controller would.
         m0 = metrics()
-        base = ControlApi.version
-        ControlApi.version += 10
+        base = type(self).version
+        type(self).version += 10
         results = [None] * 10
 
         def put(i):
@@ -409,16 +452,16 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(self.put(table(self.next_version(), ["10.0.4.1", "10.0.4.2"],
                                         conn=True))[0], 200)
         flows = range(1000, 1150)
-        first = [outer_dst(f) for f in self.send_and_collect([flow(i, "S") for i in flows])]
-        self.assertEqual(len(first), len(flows))
+        first = dst_by_flow(self.send_and_collect([flow(i, "S") for i in flows]))
+        self.assertEqual(sorted(first), list(flows))
         self.assertEqual(self.put(table(self.next_version(),
                                         ["10.0.4.1", "10.0.4.2", "10.0.4.3"], conn=True))[0], 200)
-        again = [outer_dst(f) for f in self.send_and_collect([flow(i, "A") for i in flows])]
+        again = dst_by_flow(self.send_and_collect([flow(i, "A") for i in flows]))
         self.assertEqual(again, first, "a live connection moved when a DIP was added")
         # The connections a stateless mux would now move (what keeps the VIP off the HMux).
         grown = ["10.0.4.1", "10.0.4.2", "10.0.4.3"]
         expect = sum(grown[tl.crc32_pick(f"198.51.{i // 250}.{i % 250 + 1}", V1, 6, 30000 + i, 80,
-                                         [1, 1, 1])] != first[k] for k, i in enumerate(flows))
+                                         [1, 1, 1])] != first[i] for i in flows)
         self.assertGreater(expect, 0)
         status, body = http("GET", "/connections/diverging")
         self.assertEqual(status, 200, body)
@@ -430,11 +473,34 @@ class ControlApi(unittest.TestCase):
         self.assertIn("10.0.4.3", fresh)
         # Without the connection table the same addition does move flows.
         self.assertEqual(self.put(table(self.next_version(), ["10.0.4.1", "10.0.4.2"]))[0], 200)
-        base = [outer_dst(f) for f in self.send_and_collect([flow(i, "A") for i in flows])]
+        base = dst_by_flow(self.send_and_collect([flow(i, "A") for i in flows]))
         self.assertEqual(self.put(table(self.next_version(),
                                         ["10.0.4.1", "10.0.4.2", "10.0.4.3"]))[0], 200)
-        moved = [outer_dst(f) for f in self.send_and_collect([flow(i, "A") for i in flows])]
+        moved = dst_by_flow(self.send_and_collect([flow(i, "A") for i in flows]))
+        self.assertEqual(sorted(base), sorted(moved))
         self.assertNotEqual(base, moved)
+
+    def test_workers_share_traffic(self):
+        """Each worker takes a share of the flows (af_packet's fanout hash), counted in
+        its own series; the totals add up, each connection pinned once."""
+        self.assertEqual((self.ready["workers"], self.ready["rxDistribution"]),
+                         (self.WORKERS, self.DISTRIBUTION))
+        self.assertEqual(self.put(table(self.next_version(), ["10.0.6.1", "10.0.6.2"],
+                                        conn=True))[0], 200)
+        m0 = metrics()
+        out = self.send_and_collect([flow(i, "S") for i in range(3000, 3200)])
+        self.assertEqual(len(out), 200)
+        m1 = metrics()
+        per = [m1[f'hlb_smux_worker_rx_packets_total{{worker="{k}"}}']
+               - m0[f'hlb_smux_worker_rx_packets_total{{worker="{k}"}}']
+               for k in range(self.WORKERS)]
+        self.assertNotIn(f'hlb_smux_worker_rx_packets_total{{worker="{self.WORKERS}"}}', m1)
+        self.assertEqual(sum(per), m1["hlb_smux_rx_packets_total"]
+                         - m0["hlb_smux_rx_packets_total"])
+        for k, n in enumerate(per):
+            self.assertGreater(n, 200 // self.WORKERS // 3, f"worker {k} took {per}")
+        self.assertEqual(m1["hlb_smux_conn_table_inserts_total"]
+                         - m0["hlb_smux_conn_table_inserts_total"], 200)
 
     def test_port_not_promiscuous(self):
         """A NIC of a non-promiscuous port drops frames for other hosts' MACs (on a
@@ -458,6 +524,11 @@ class ControlApi(unittest.TestCase):
         self.assertLess(share, 0.3, f"idle SMux used {share:.0%} of a core")
 
 
+class ControlApiTwoWorkers(ControlApi):
+    WORKERS = 2
+    DISTRIBUTION = "queues"
+
+
 class PcapSwapFixture(unittest.TestCase):
     """Table swaps under traffic and pinning across a DIP addition as a packet-in /
     packet-out fixture: frames crafted with scapy go in on a veth (af_packet), every
@@ -465,6 +536,8 @@ class PcapSwapFixture(unittest.TestCase):
     compared field by field with the frame expected from the spec for the table that
     was running (crc32 via the `crc32c` package).  (net_pcap's own rx_iface capture was tried first:
     libpcap lost frames now and then, af_packet never did.)"""
+    LCORES = "1"
+    DISTRIBUTION = "none"
 
     def test_swap_and_pinning_fixture(self):
         import tempfile
@@ -480,12 +553,14 @@ class PcapSwapFixture(unittest.TestCase):
             # leave by port 1, a net_pcap port writing every frame to out.pcap.
             vdevs = [f"net_af_packet0,iface={PCAP_IF}",
                      f"net_pcap1,rx_pcap={empty},tx_pcap={out}"]
-            cmd = [tl.SMUX_BIN] + tl.eal_args(prefix, vdevs, core=1) + [
+            cmd = [tl.SMUX_BIN] + tl.eal_args(prefix, vdevs, core=self.LCORES) + [
                 "--", "--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0",
                 "--idle-sleep-us", "200", "--mode", "two-port"]
             p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
             try:
-                port = json.loads(p.stdout.readline())["mgmtPort"]
+                ready = json.loads(p.stdout.readline())
+                self.assertEqual(ready["rxDistribution"], self.DISTRIBUTION)
+                port = ready["mgmtPort"]
 
                 def put(doc):
                     req = urllib.request.Request(f"http://127.0.0.1:{port}/table",
@@ -564,29 +639,20 @@ class PcapSwapFixture(unittest.TestCase):
                 self.assertEqual(got[ident], pick(i, b if phase == "B" else a))
         moved_by_hash = sum(pick(i, b) != first[i] for i in pinned)
         self.assertGreater(moved_by_hash, 10)      # without pinning they would move
+        self.assertEqual(len(done["workerRx"]), len(self.LCORES.split(",")))
+        self.assertTrue(all(n > 0 for n in done["workerRx"]), done["workerRx"])
+
+
+class PcapSwapFixtureTwoWorkers(PcapSwapFixture):
+    """Both ports have one queue: worker 0 receives and hands worker 1 its flows;
+    both send on net_pcap's one tx queue."""
+    LCORES = "0,1"
+    DISTRIBUTION = "software"
 
 
 def in_namespace_main():
-    global PORT, SMUX, WIRE
-    prefix = f"hlbdpapi{os.getpid()}"
-    cmd = [tl.SMUX_BIN] + tl.eal_args(prefix, [f"net_af_packet0,iface={SMUX_IF}"]) + [
-        "--", "--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0",
-        "--idle-sleep-us", "500"]
-    SMUX = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    try:
-        ready = json.loads(SMUX.stdout.readline())
-        PORT = ready["mgmtPort"]
-        WIRE = Wire(TEST_IF, ready["macs"][0])
-        prog = unittest.main(exit=False, verbosity=2)
-        ok = prog.result.wasSuccessful()
-    finally:
-        SMUX.terminate()
-        try:
-            SMUX.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            SMUX.kill()
-        tl.cleanup_prefix(prefix)
-    return 0 if ok else 1
+    prog = unittest.main(exit=False, verbosity=2)
+    return 0 if prog.result.wasSuccessful() else 1
 
 
 def main():

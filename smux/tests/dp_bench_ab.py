@@ -8,7 +8,7 @@ cycles/packet and the ratio to that repetition's testpmd, and the medians.  Uses
 dp_bench.py's runners.
 
   python3 smux/tests/dp_bench_ab.py OLD_BIN NEW_BIN [MORE_BINS...] [--reps 5]
-      [--seconds 2] [--modes crc32,conn]
+      [--seconds 2] [--modes crc32,conn] [--workers 1]
 """
 import argparse
 import statistics
@@ -27,6 +27,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--core", type=int, default=1)
     ap.add_argument("--modes", default="crc32,conn")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="workers of every run (cpus 0..N-1 when over 1; testpmd the same)")
     o = ap.parse_args()
     if len(o.bins) < 2:
         ap.error("give at least two binaries to compare")
@@ -36,7 +38,7 @@ def main():
     ratio = {(m["key"], v): [] for m in modes for v in names}
     cycles = {(m["key"], v): [] for m in modes for v in names}
     for rep in range(o.reps):
-        tp = b.run_testpmd(o.seconds, o.core)
+        tp = b.run_testpmd(o.seconds, o.core, o.workers)
         tp_rate = tp["pkts"] / tp["cpu"]
         k = rep % len(names)
         order = names[k:] + names[:k]
@@ -44,7 +46,7 @@ def main():
         for m in modes:
             for v in order:
                 tl.SMUX_BIN = binary[v]
-                r = b.run_smux(m, o.seconds, o.core)
+                r = b.run_smux(m, o.seconds, o.core, workers=o.workers)
                 if r["fwd"] != r["pkts"] and not m.get("baseline"):
                     raise SystemExit(f"{v} {m['key']}: not every packet forwarded")
                 rate = r["pkts"] / r["cpu"]

@@ -26,15 +26,26 @@ static double thread_cpu(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* One VIP of the given selection: 4 DIPs of weights 1, 2, 1, 1, or, with
+ * HLB_BENCH_CORE_DIPS=N, N DIPs of weight 1 (a pool whose weights are realised by
+ * repeating weight-1 buckets, as WCMP tables do). */
 static const char *table_json(const char *sel, int pin)
 {
-    static char buf[1024];
-    snprintf(buf, sizeof(buf),
-             "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"%s\","
-             "\"connTable\":%s,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
-             "{\"ip\":\"10.10.0.1\",\"weight\":1},{\"ip\":\"10.10.0.2\",\"weight\":2},"
-             "{\"ip\":\"10.10.0.3\",\"weight\":1},{\"ip\":\"10.10.0.4\",\"weight\":1}]}]}]}",
-             sel, pin ? "true" : "false");
+    static char buf[1 << 16];
+    const char *env = getenv("HLB_BENCH_CORE_DIPS");
+    int n = env ? atoi(env) : 0;
+    int at = snprintf(buf, sizeof(buf),
+                      "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"%s\","
+                      "\"connTable\":%s,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[",
+                      sel, pin ? "true" : "false");
+    if (n < 1 || n > 4096)
+        at += snprintf(buf + at, sizeof(buf) - (size_t)at,
+                       "{\"ip\":\"10.10.0.1\",\"weight\":1},{\"ip\":\"10.10.0.2\",\"weight\":2},"
+                       "{\"ip\":\"10.10.0.3\",\"weight\":1},{\"ip\":\"10.10.0.4\",\"weight\":1}");
+    for (int i = 0; n >= 1 && n <= 4096 && i < n; i++)
+        at += snprintf(buf + at, sizeof(buf) - (size_t)at, "%s{\"ip\":\"10.10.%d.%d\"}",
+                       i ? "," : "", i / 250, i % 250 + 1);
+    snprintf(buf + at, sizeof(buf) - (size_t)at, "]}]}]}");
     return buf;
 }
 

@@ -7,6 +7,7 @@ a long --idle-sleep-us really sleeps.
 Run as root (DPDK EAL without hugepages)."""
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -19,9 +20,9 @@ PREFIX = f"hlbdpopt{os.getpid()}"
 BASE = ["--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0"]
 
 
-def run(args, base=BASE, timeout=30):
+def run(args, base=BASE, timeout=30, lcores=None, vdevs=("net_ring0",)):
     """Runs hlb-smux to completion: (returncode, stdout, stderr).  A hang fails."""
-    cmd = [tl.SMUX_BIN] + tl.eal_args(PREFIX, ["net_ring0"]) + ["--"] + base + args
+    cmd = [tl.SMUX_BIN] + tl.eal_args(PREFIX, list(vdevs), core=lcores) + ["--"] + base + args
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     finally:
@@ -73,7 +74,8 @@ class Options(unittest.TestCase):
                            ("gateway-mac", "01:00:5e:00:00:01"), ("mgmt", "127.0.0.1:"),
                            ("mgmt", ":9180"), ("mgmt", "127.0.0.1:+80"), ("bench-vip", "1.2.3.4:"),
                            ("ip", "0.0.0.0"), ("ip", "1.2.3"), ("gateway", "0.0.0.0"),
-                           ("mode", "three-port"), ("conn-table", "maybe")]:
+                           ("mode", "three-port"), ("conn-table", "maybe"),
+                           ("rx-distribution", "rss")]:
             with self.subTest(opt=opt, value=value):
                 self.assert_rejected(opt, value)
 
@@ -140,6 +142,42 @@ class Options(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         done = events(out)["exit"]
         self.assertLess(done["cpuSeconds"], 0.5, done)
+
+    def test_workers_from_lcores(self):
+        # Two lcores, two workers: net_ring0 has queues to spare, so each worker gets
+        # one; software distribution when asked for.
+        rc, out, err = run(["--run-seconds", "0.3"], lcores="0,1")
+        self.assertEqual(rc, 0, err)
+        ready, done = events(out)["ready"], events(out)["exit"]
+        self.assertEqual((ready["workers"], ready["rxDistribution"]), (2, "queues"))
+        self.assertEqual(len(done["workerRx"]), 2)
+        rc, out, err = run(["--run-seconds", "0.3", "--rx-distribution", "software"],
+                           lcores="0,1")
+        self.assertEqual(events(out)["ready"]["rxDistribution"], "software", err)
+        rc, out, err = run(["--run-seconds", "0.3"], lcores="0")
+        self.assertEqual(events(out)["ready"]["rxDistribution"], "none")
+        # A port of one rx queue (net_pcap with one file): software distribution by
+        # default, and queues, asked for, is an error naming the cure.
+        with tempfile.TemporaryDirectory() as d:
+            empty = os.path.join(d, "empty.pcap")
+            with open(empty, "wb") as f:     # pcap global header only, Ethernet
+                f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+            pcap = [f"net_pcap0,rx_pcap={empty},tx_pcap={os.path.join(d, 'out.pcap')}"]
+            rc, out, err = run(["--run-seconds", "0.3"], lcores="0,1", vdevs=pcap)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(events(out)["ready"]["rxDistribution"], "software")
+            rc, out, err = run(["--run-seconds", "0.3", "--rx-distribution", "queues"],
+                               lcores="0,1", vdevs=pcap)
+            self.assertEqual(rc, 1)
+            self.assertIn("fewer rx queues than the 2 workers", err)
+            self.assertNotIn("ready", out)
+
+    def test_long_idle_sleep_does_not_spin_two_workers(self):
+        rc, out, err = run(["--idle-sleep-us", "100000", "--run-seconds", "3.5"], lcores="0,1")
+        self.assertEqual(rc, 0, err)
+        done = events(out)["exit"]
+        self.assertLess(done["cpuSeconds"], 1.0, done)
+        self.assertTrue(all(c < 0.5 for c in done["workerCpuSeconds"]), done)
 
 
 if __name__ == "__main__":

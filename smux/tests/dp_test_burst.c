@@ -410,6 +410,260 @@ static void test_clean_burst_is_lean(void **state)
     world_free(&a);
 }
 
+/* Runs of frames to unpinned ovs services (the lean pass's ovs run loop, which picks
+ * a whole run's DIPs at once): IP-in-IP and GRE, a fixed port and every port, weights
+ * with zeros, one live bucket, a pool of 40 buckets; one-armed and two-port; runs
+ * broken by other frames.  Against the general code, frame by frame and counter by
+ * counter. */
+static const char *OVS_TABLE =
+    "{\"version\":1,\"vips\":["
+    "{\"vip\":\"100.64.1.1\",\"selection\":\"ovs\",\"hashBasis\":\"18446744073709551615\","
+    "\"connTable\":false,\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
+    "{\"ip\":\"10.1.1.1\",\"weight\":3,\"bucketId\":70000},{\"ip\":\"10.1.1.2\",\"weight\":0},"
+    "{\"ip\":\"10.1.1.3\",\"weight\":65535,\"hostIp\":\"172.16.1.3\"},{\"ip\":\"10.1.1.4\"}]},"
+    "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.1.2.1\"},{\"ip\":\"10.1.2.2\"}]}]},"
+    "{\"vip\":\"100.64.1.2\",\"selection\":\"ovs\",\"encap\":\"gre\",\"connTable\":false,"
+    "\"ports\":[{\"proto\":\"tcp\",\"port\":0,\"dips\":[{\"ip\":\"10.1.3.1\",\"weight\":0},"
+    "{\"ip\":\"10.1.3.2\",\"weight\":9}]}]},"
+    "{\"vip\":\"100.64.1.3\",\"selection\":\"ovs\",\"connTable\":false,\"ports\":["
+    "{\"proto\":\"tcp\",\"port\":443,\"dips\":[%s]}]}]}";
+
+static void test_ovs_runs_equal_reference(void **state)
+{
+    (void)state;
+    char big[4096] = "", doc[8192];
+    for (int i = 0; i < 40; i++)                  /* 40 weight-1 buckets, ids not positions */
+        snprintf(big + strlen(big), sizeof(big) - strlen(big),
+                 "%s{\"ip\":\"10.1.4.%d\",\"bucketId\":%d}", i ? "," : "", i + 1, 1000 - 7 * i);
+    snprintf(doc, sizeof(doc), OVS_TABLE, big);
+    struct world a, b;
+    world_init(&a);
+    world_init(&b);
+    hlb_table_free(a.t);
+    hlb_table_free(b.t);
+    a.t = table_ok(doc, 0);
+    b.t = table_ok(doc, 0);
+    a.t->gen = b.t->gen = 1;
+    static const char *vips[] = {"100.64.1.1", "100.64.1.1", "100.64.1.2", "100.64.1.3"};
+    static const uint16_t ports[] = {80, 0, 0, 443};
+    rng_state = 2024;
+    for (int r = 0; r < ROUNDS; r++) {
+        unsigned n = 1 + rnd() % HLB_MAX_BURST;
+        unsigned v = rnd() % 4;
+        for (unsigned i = 0; i < n; i++) {
+            char src[32];
+            snprintf(src, sizeof(src), "198.51.%u.%u", rnd() % 4, 1 + rnd() % 250);
+            if (rnd() % 8 == 0)                       /* a run ends, another begins */
+                v = rnd() % 4;
+            uint16_t dport = ports[v] ? ports[v] : (uint16_t)(1 + rnd() % 65535);
+            build_ip(&fa[i], src, vips[v], v == 1 ? HLB_IPPROTO_UDP : HLB_IPPROTO_TCP,
+                     (uint16_t)rnd(), dport, HLB_TCP_ACK, rnd() % 64, 0x4000);
+            if (rnd() % 16 == 0)                      /* over the MTU: leaves the run */
+                build_ip(&fa[i], src, vips[v], HLB_IPPROTO_TCP, 1, ports[v] ? ports[v] : 7,
+                         HLB_TCP_ACK, 1480, 0x4000);
+            fa[i].p.in_port = (uint16_t)(rnd() % 2);
+            fb[i] = fa[i];
+            fb[i].p.data = fb[i].buf + (fa[i].p.data - fa[i].buf);
+        }
+        if (r == ROUNDS / 2)
+            a.w.cfg.two_port = b.w.cfg.two_port = 1;
+        burst_both_and_compare(&a, &b, n, 1000);
+    }
+    print_message("lean pass finished %llu of %llu frames\n",
+                  (unsigned long long)a.w.st.lean_packets, (unsigned long long)a.w.st.rx_packets);
+    assert_true(a.w.st.lean_packets > a.w.st.rx_packets * 3 / 4);
+    unsigned used = 0;
+    for (uint32_t d = 0; d < a.t->n_dips; d++)
+        used += a.t->dip_counters[d].packets > 0;
+    assert_true(used > 40);                           /* the pools' live buckets were picked */
+    assert_int_equal(a.t->dip_counters[1].packets, 0);   /* weight 0: never */
+    world_free(&a);
+    world_free(&b);
+}
+
+/* ---- several workers ---------------------------------------------------------------
+ * NW workers share one table (a counter slice each) and own a connection table each;
+ * every burst is split by hlb_flow_worker() into one sub-burst per worker, in arrival
+ * order, as the software distribution stage (or a NIC hashing flows) does. */
+#define NW 3
+
+struct multi {
+    struct hlb_worker w[NW];
+    struct hlb_vip_table *t;
+};
+
+static void multi_init(struct multi *m, uint64_t slots_per_worker)
+{
+    m->t = table_ok_n(TABLE, 1, NW);
+    m->t->gen = 1;
+    for (unsigned k = 0; k < NW; k++) {
+        worker_init(&m->w[k], hlb_conn_table_create(slots_per_worker, NULL));
+        m->w[k].id = (uint16_t)k;
+    }
+}
+
+static void multi_free(struct multi *m)
+{
+    for (unsigned k = 0; k < NW; k++)
+        hlb_conn_table_free(m->w[k].ct);
+    hlb_table_free(m->t);
+}
+
+/* Frames fr[0..n) through the workers that own them (lean: hlb_dp_burst, else the
+ * reference); verdicts in v[]. */
+static void multi_burst(struct multi *m, struct tframe *fr, uint8_t *v, unsigned n, int lean,
+                        uint32_t now)
+{
+    unsigned owner[HLB_MAX_BURST];               /* before any worker rewrites a frame */
+    for (unsigned i = 0; i < n; i++)
+        owner[i] = hlb_flow_worker(fr[i].p.data, fr[i].p.len, NW);
+    for (unsigned k = 0; k < NW; k++) {
+        struct hlb_pkt p[HLB_MAX_BURST];
+        uint8_t vk[HLB_MAX_BURST];
+        unsigned idx[HLB_MAX_BURST], c = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (owner[i] == k) {
+                idx[c] = i;
+                p[c++] = fr[i].p;
+            }
+        if (!c)
+            continue;
+        if (lean)
+            hlb_dp_burst(&m->w[k], m->t, p, vk, c, now);
+        else
+            hlb_dp_burst_reference(&m->w[k], m->t, p, vk, c, now);
+        for (unsigned j = 0; j < c; j++) {
+            fr[idx[j]].p = p[j];
+            v[idx[j]] = vk[j];
+        }
+    }
+}
+
+static struct tframe fc[HLB_MAX_BURST];
+
+/* N workers, lean pass, against N workers, general code: the same frames, and each
+ * worker's counters, counter slice and connection table the same. */
+static void test_workers_equal_reference(void **state)
+{
+    (void)state;
+    struct multi a, b;
+    multi_init(&a, 2048);
+    multi_init(&b, 2048);
+    uint32_t now = 1000;
+    uint8_t va[HLB_MAX_BURST], vb[HLB_MAX_BURST];
+    unsigned busy[NW] = {0};
+    rng_state = 999;
+    for (int r = 0; r < ROUNDS; r++) {
+        unsigned n = 1 + rnd() % HLB_MAX_BURST;
+        for (unsigned i = 0; i < n; i++) {
+            random_frame(&fa[i], 1);
+            fa[i].p.in_port = (uint16_t)(rnd() % 2);
+            fb[i] = fa[i];
+            fb[i].p.data = fb[i].buf + (fa[i].p.data - fa[i].buf);
+            busy[hlb_flow_worker(fa[i].p.data, fa[i].p.len, NW)]++;
+        }
+        if (r == ROUNDS / 2)
+            for (unsigned k = 0; k < NW; k++)
+                a.w[k].cfg.two_port = b.w[k].cfg.two_port = 1;
+        multi_burst(&a, fa, va, n, 1, now);
+        multi_burst(&b, fb, vb, n, 0, now);
+        for (unsigned i = 0; i < n; i++)
+            assert_same_frame(&fa[i], va[i], &fb[i], vb[i], (int)i);
+        for (unsigned k = 0; k < NW; k++) {
+            struct hlb_dp_stats sa = a.w[k].st, sb = b.w[k].st;
+            sa.lean_packets = sb.lean_packets = 0;
+            assert_memory_equal(&sa, &sb, sizeof(sa));
+            assert_memory_equal(&a.w[k].ct->st, &b.w[k].ct->st, sizeof(a.w[k].ct->st));
+            assert_memory_equal(a.w[k].ct->b, b.w[k].ct->b,
+                                ((size_t)a.w[k].ct->mask + 1) * sizeof(*a.w[k].ct->b));
+            assert_memory_equal(hlb_svc_counters(a.t, k), hlb_svc_counters(b.t, k),
+                                a.t->n_services * sizeof(struct hlb_counter));
+            assert_memory_equal(hlb_dip_counters(a.t, k), hlb_dip_counters(b.t, k),
+                                a.t->n_dips * sizeof(struct hlb_counter));
+            /* Each worker counts in its own slice only. */
+            uint64_t in_slice = 0;
+            for (uint32_t s = 0; s < a.t->n_services; s++)
+                in_slice += hlb_svc_counters(a.t, k)[s].packets;
+            assert_int_equal(in_slice, a.w[k].st.fwd_packets);
+        }
+        now += rnd() % 3000;
+    }
+    for (unsigned k = 0; k < NW; k++) {
+        print_message("worker %u: %u frames, %llu forwarded, %llu by the lean pass\n", k,
+                      busy[k], (unsigned long long)a.w[k].st.fwd_packets,
+                      (unsigned long long)a.w[k].st.lean_packets);
+        assert_true(a.w[k].st.fwd_packets > 100);     /* every worker had real work */
+        assert_true(a.w[k].st.conn_hits > 20);
+    }
+    multi_free(&a);
+    multi_free(&b);
+}
+
+/* N workers against one: a partition by flow changes nothing a flow can see.  Every
+ * frame comes out the same, and the workers' counters and counter slices add up to
+ * the single worker's.  (No gateway ARP: one arriving mid-burst changes the MAC of
+ * the frames behind it in its own worker's burst only.) */
+static void test_workers_equal_one_worker(void **state)
+{
+    (void)state;
+    struct multi a;
+    multi_init(&a, 1 << 14);                      /* roomy: no bucket ever fills */
+    struct world one;
+    world_init(&one);
+    hlb_conn_table_free(one.ct);
+    one.ct = one.w.ct = hlb_conn_table_create(1 << 15, NULL);
+    uint32_t now = 1000;
+    uint8_t va[HLB_MAX_BURST], vc[HLB_MAX_BURST];
+    rng_state = 31337;
+    for (int r = 0; r < ROUNDS; r++) {
+        unsigned n = 1 + rnd() % HLB_MAX_BURST;
+        struct hlb_pkt pc[HLB_MAX_BURST];
+        for (unsigned i = 0; i < n; i++) {
+            random_frame(&fa[i], 0);
+            fc[i] = fa[i];
+            fc[i].p.data = fc[i].buf + (fa[i].p.data - fa[i].buf);
+            pc[i] = fc[i].p;
+        }
+        multi_burst(&a, fa, va, n, 1, now);
+        hlb_dp_burst(&one.w, one.t, pc, vc, n, now);
+        for (unsigned i = 0; i < n; i++) {
+            fc[i].p = pc[i];
+            assert_same_frame(&fa[i], va[i], &fc[i], vc[i], (int)i);
+        }
+        struct hlb_dp_stats sum;
+        memset(&sum, 0, sizeof(sum));
+        uint64_t inserts = 0, failures = 0;
+        for (unsigned k = 0; k < NW; k++) {
+            const uint64_t *v = (const uint64_t *)&a.w[k].st;
+            for (size_t j = 0; j < sizeof(sum) / 8; j++)
+                ((uint64_t *)&sum)[j] += v[j];
+            inserts += a.w[k].ct->st.inserts;
+            failures += a.w[k].ct->st.insert_failures;
+        }
+        struct hlb_dp_stats s1 = one.w.st;
+        sum.lean_packets = s1.lean_packets = 0;
+        assert_memory_equal(&sum, &s1, sizeof(sum));
+        assert_int_equal(inserts, one.ct->st.inserts);
+        assert_int_equal(failures, 0);
+        for (uint32_t i = 0; i < one.t->n_services; i++) {
+            struct hlb_counter c = hlb_counter_total(a.t, 0, i);
+            assert_memory_equal(&c, &one.t->svc_counters[i], sizeof(c));
+        }
+        for (uint32_t i = 0; i < one.t->n_dips; i++) {
+            struct hlb_counter c = hlb_counter_total(a.t, 1, i);
+            assert_memory_equal(&c, &one.t->dip_counters[i], sizeof(c));
+        }
+        now += rnd() % 3000;
+    }
+    unsigned busy = 0;
+    for (unsigned k = 0; k < NW; k++)
+        busy += a.w[k].st.fwd_packets > 100;
+    assert_int_equal(busy, NW);
+    assert_true(one.w.st.conn_hits > 100 && one.w.st.fwd_packets > 1000);
+    multi_free(&a);
+    world_free(&one);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,6 +671,9 @@ int main(void)
         cmocka_unit_test(test_burst_equals_reference_cache_coherence),
         cmocka_unit_test(test_burst_equals_one_at_a_time),
         cmocka_unit_test(test_clean_burst_is_lean),
+        cmocka_unit_test(test_ovs_runs_equal_reference),
+        cmocka_unit_test(test_workers_equal_reference),
+        cmocka_unit_test(test_workers_equal_one_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

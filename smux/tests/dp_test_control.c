@@ -3,9 +3,11 @@
 #include "control.h"
 #include "dp_testutil.h"
 
+static uint64_t now_ms = 1000;
+
 static uint64_t fake_now(void)
 {
-    return 1000;
+    return now_ms;
 }
 
 static const char *T1 =
@@ -18,19 +20,32 @@ static const char *BAD =
     "{\"version\":3,\"vips\":[{\"vip\":\"100.64.0.1\",\"ports\":["
     "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.9\",\"weight\":-2}]}]}]}";
 
+#define NW 2
+
 struct fixture {
-    struct hlb_worker w;
+    struct hlb_worker w;                  /* worker 0 */
+    struct hlb_worker more[NW - 1];
+    struct hlb_worker *wp[NW];
+    unsigned n;
     struct hlb_table_slot slot;
-    _Atomic uint64_t hb;
     struct hlb_control *c;
 };
 
-static int setup(void **state)
+static int setup_n(void **state, unsigned n)
 {
-    struct fixture *fx = calloc(1, sizeof(*fx));
-    worker_init(&fx->w, hlb_conn_table_create(1024, NULL));
-    hlb_table_slot_init(&fx->slot, hlb_table_empty());
-    struct hlb_control_config cc = {.slot = &fx->slot, .worker = &fx->w, .heartbeat_ms = &fx->hb,
+    struct fixture *fx = aligned_alloc(64, sizeof(*fx));
+    memset(fx, 0, sizeof(*fx));
+    fx->n = n;
+    fx->wp[0] = &fx->w;
+    for (unsigned k = 1; k < n; k++)
+        fx->wp[k] = &fx->more[k - 1];
+    for (unsigned k = 0; k < n; k++) {
+        worker_init(fx->wp[k], hlb_conn_table_create(1024, NULL));
+        fx->wp[k]->id = (uint16_t)k;
+    }
+    now_ms = 1000;
+    hlb_table_slot_init(&fx->slot, hlb_table_empty(), n);
+    struct hlb_control_config cc = {.slot = &fx->slot, .workers = fx->wp,
                                      .now_ms = fake_now, .health_timeout_ms = 1000,
                                      .table_opt = {.default_pin = 1}};
     fx->c = hlb_control_start(&cc);
@@ -39,26 +54,43 @@ static int setup(void **state)
     return 0;
 }
 
+static int setup(void **state)
+{
+    return setup_n(state, 1);
+}
+
+static int setup_workers(void **state)
+{
+    return setup_n(state, NW);
+}
+
 static int teardown(void **state)
 {
     struct fixture *fx = *state;
     hlb_control_stop(fx->c);
     hlb_table_free(hlb_table_acquire(&fx->slot));
-    hlb_conn_table_free(fx->w.ct);
+    for (unsigned k = 0; k < fx->n; k++)
+        hlb_conn_table_free(fx->wp[k]->ct);
     free(fx);
     return 0;
 }
 
-static uint32_t send_one(struct fixture *fx, int i)
+/* Flow i's SYN through worker k. */
+static uint32_t send_on(struct fixture *fx, unsigned k, int i)
 {
     struct tframe f;
     char src[32];
     snprintf(src, sizeof(src), "198.51.100.%d", i + 1);
     build_tcp(&f, src, "100.64.0.1", (uint16_t)(5000 + i), 80, HLB_TCP_SYN);
     struct hlb_vip_table *t = hlb_table_acquire(&fx->slot);
-    uint8_t v = run1(&fx->w, t, &f, 0);
-    hlb_table_quiesce(&fx->slot, t);
+    uint8_t v = run1(fx->wp[k], t, &f, 0);
+    hlb_table_quiesce(&fx->slot, k, t);
     return v == HLB_V_TX ? outer_dst(&f) : 0;
+}
+
+static uint32_t send_one(struct fixture *fx, int i)
+{
+    return send_on(fx, 0, i);
 }
 
 static char *metrics(struct fixture *fx)
@@ -176,11 +208,74 @@ static void test_metrics(void **state)
     free(m);
 }
 
+/* Two workers: the metrics add up both workers' counters (their slices of the VIP
+ * table, their connection tables), before and after a swap; each worker's own rx
+ * count is there too; /health is stalled as soon as either worker is. */
+static void test_workers(void **state)
+{
+    struct fixture *fx = *state;
+    struct hlb_table_error err;
+    assert_int_equal(hlb_control_apply(fx->c, T1, strlen(T1), &err), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(send_on(fx, 0, i), ip4("10.0.1.1"));
+    for (int i = 10; i < 14; i++)
+        assert_int_equal(send_on(fx, 1, i), ip4("10.0.1.1"));
+    char *m = metrics(fx);
+    const char *vip = "hlb_smux_vip_packets_total{vip=\"100.64.0.1\",proto=\"tcp\",port=\"80\"}";
+    const char *dip1 = "hlb_smux_dip_packets_total{vip=\"100.64.0.1\",proto=\"tcp\",port=\"80\","
+                       "dip=\"10.0.1.1\"}";
+    assert_int_equal(metric_value(m, vip), 7);
+    assert_int_equal(metric_value(m, dip1), 7);
+    assert_int_equal(metric_value(m, "hlb_smux_rx_packets_total"), 7);
+    assert_int_equal(metric_value(m, "hlb_smux_worker_rx_packets_total{worker=\"0\"}"), 3);
+    assert_int_equal(metric_value(m, "hlb_smux_worker_rx_packets_total{worker=\"1\"}"), 4);
+    assert_int_equal(metric_value(m, "hlb_smux_conn_table_entries"), 7);
+    assert_int_equal(metric_value(m, "hlb_smux_conn_table_capacity"), 2048);
+    assert_int_equal(metric_value(m, "hlb_smux_conn_table_inserts_total"), 7);
+    free(m);
+
+    /* The old table's slices are retired together; pinned flows stay on their DIP. */
+    assert_int_equal(hlb_control_apply(fx->c, T2, strlen(T2), &err), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(send_on(fx, 0, i), ip4("10.0.1.1"));
+    for (int i = 10; i < 14; i++)
+        assert_int_equal(send_on(fx, 1, i), ip4("10.0.1.1"));
+    m = metrics(fx);
+    assert_int_equal(metric_value(m, vip), 14);
+    assert_int_equal(metric_value(m, dip1), 14);
+    assert_int_equal(metric_value(m, "hlb_smux_conn_lookups_total{result=\"hit\"}"), 7);
+    assert_int_equal(metric_value(m, "hlb_smux_conn_lookups_total{result=\"miss\"}"), 7);
+    free(m);
+
+    /* /health: the oldest heartbeat counts. */
+    unsigned status;
+    now_ms = 5000;
+    atomic_store(&fx->wp[0]->heartbeat_ms, 4900);
+    atomic_store(&fx->wp[1]->heartbeat_ms, 4990);
+    json_t *h = hlb_control_health(fx->c, &status);
+    assert_int_equal(status, 200);
+    assert_string_equal(json_string_value(json_object_get(h, "status")), "ok");
+    assert_int_equal(json_integer_value(json_object_get(h, "lastLoopMsAgo")), 100);
+    json_decref(h);
+    atomic_store(&fx->wp[1]->heartbeat_ms, 3999);        /* 1001 ms: over the 1000 ms limit */
+    h = hlb_control_health(fx->c, &status);
+    assert_int_equal(status, 503);
+    assert_string_equal(json_string_value(json_object_get(h, "status")), "stalled");
+    assert_int_equal(json_integer_value(json_object_get(h, "lastLoopMsAgo")), 1001);
+    json_decref(h);
+    atomic_store(&fx->wp[1]->heartbeat_ms, 5000);
+    atomic_store(&fx->wp[0]->heartbeat_ms, 3000);
+    h = hlb_control_health(fx->c, &status);
+    assert_int_equal(status, 503);
+    json_decref(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_apply_and_reject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_workers, setup_workers, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

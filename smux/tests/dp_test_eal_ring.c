@@ -1,7 +1,11 @@
 /* EAL tests on net_ring: the DPDK glue (hlb_io_poll) moves real mbufs from an rx ring
  * through the packet core to the tx ring of the right port, rewrites data_off and
  * lengths, frees what it drops (no mbuf leak), drops chained mbufs, and follows a
- * table swap between two polls. */
+ * table swap between two polls.  With two workers: on a port with a queue per worker
+ * (frames put on the queue of their flow's owner, as a NIC's flow hash would), and on
+ * a port with one rx and one tx queue (software distribution through the inboxes, a
+ * tx queue shared under its lock), sequentially and with the second worker on its
+ * own lcore while tables are swapped. */
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -14,13 +18,21 @@
 #include "io_loop.h"
 #include "table_swap.h"
 
-#define NB_MBUF 1023
+#define NB_MBUF 2047
 
 static struct rte_mempool *pool;
 static struct rte_ring *rxr[2], *txr[2];
 static uint16_t port[2];
 static struct hlb_worker w;
 static struct hlb_table_slot slot;
+
+/* Two workers: port mq has a queue pair per worker, port sq one queue pair. */
+#define NW 2
+static struct rte_ring *mq_rx[NW], *mq_tx[NW], *sq_rx, *sq_tx;
+static uint16_t mq_port, sq_port;
+static struct hlb_worker mw[NW];
+static struct hlb_table_slot mslot;
+static struct hlb_io_shared msh;
 
 static const char *TABLE =
     "{\"version\":%d,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"ports\":["
@@ -33,15 +45,60 @@ static void publish(int version, const char *dip)
     hlb_table_free(hlb_table_publish(&slot, table_ok(buf, 1)));
 }
 
-static int port_setup(uint16_t p)
+static int port_setup_q(uint16_t p, uint16_t nq)
 {
     struct rte_eth_conf conf;
     memset(&conf, 0, sizeof(conf));
-    if (rte_eth_dev_configure(p, 1, 1, &conf) < 0 ||
-        rte_eth_rx_queue_setup(p, 0, 256, (unsigned)rte_socket_id(), NULL, pool) < 0 ||
-        rte_eth_tx_queue_setup(p, 0, 256, (unsigned)rte_socket_id(), NULL) < 0 ||
-        rte_eth_dev_start(p) < 0)
+    if (rte_eth_dev_configure(p, nq, nq, &conf) < 0)
         return -1;
+    for (uint16_t q = 0; q < nq; q++)
+        if (rte_eth_rx_queue_setup(p, q, 256, (unsigned)rte_socket_id(), NULL, pool) < 0 ||
+            rte_eth_tx_queue_setup(p, q, 256, (unsigned)rte_socket_id(), NULL) < 0)
+            return -1;
+    return rte_eth_dev_start(p) < 0 ? -1 : 0;
+}
+
+static int port_setup(uint16_t p)
+{
+    return port_setup_q(p, 1);
+}
+
+static struct rte_ring *ring_of(const char *name, int k, unsigned size)
+{
+    char n[32];
+    snprintf(n, sizeof(n), "%s%d", name, k);
+    return rte_ring_create(n, size, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+}
+
+static struct rte_ring *ring(const char *name, int k)
+{
+    return ring_of(name, k, 1024);
+}
+
+/* The two-worker ports, workers and table slot. */
+static int setup_workers(void)
+{
+    for (int k = 0; k < NW; k++) {
+        mq_rx[k] = ring("hlb_mqrx", k);
+        mq_tx[k] = ring("hlb_mqtx", k);
+    }
+    sq_rx = ring("hlb_sqrx", 0);
+    sq_tx = ring("hlb_sqtx", 0);
+    int mp = rte_eth_from_rings("hlb_mq", mq_rx, NW, mq_tx, NW, (unsigned)rte_socket_id());
+    int sp = rte_eth_from_rings("hlb_sq", &sq_rx, 1, &sq_tx, 1, (unsigned)rte_socket_id());
+    if (mp < 0 || sp < 0 || port_setup_q((uint16_t)mp, NW) != 0 || port_setup((uint16_t)sp) != 0)
+        return -1;
+    mq_port = (uint16_t)mp;
+    sq_port = (uint16_t)sp;
+    for (int k = 0; k < NW; k++) {
+        worker_init(&mw[k], hlb_conn_table_create(4096, NULL));
+        mw[k].id = (uint16_t)k;
+        msh.inbox[k][0] = ring_of("hlb_inbox", k, 64);  /* (worker 0's is never used) */
+    }
+    for (int q = 0; q < NW; q++)
+        rte_spinlock_init(&msh.tx_lock[0][q]);
+    msh.n_workers = NW;
+    hlb_table_slot_init(&mslot, hlb_table_empty(), NW);
     return 0;
 }
 
@@ -50,8 +107,9 @@ static int setup(void **state)
     (void)state;
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "--file-prefix=hlbdpring%d", (int)getpid());
+    /* Two lcores: the second worker's thread runs on lcore 1 in one test. */
     char *argv[] = {"test", "--no-huge", "--no-pci", "-m", "64", "--no-shconf",
-                    "--no-telemetry", prefix, "-l", "0", "--log-level=warning", NULL};
+                    "--no-telemetry", prefix, "-l", "0,1", "--log-level=warning", NULL};
     if (rte_eal_init(11, argv) < 0)
         return -1;
     pool = rte_pktmbuf_pool_create("hlb_test_pool", NB_MBUF, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -76,19 +134,23 @@ static int setup(void **state)
         rte_eth_macaddr_get(port[i], &mac);
         memcpy(w.cfg.port_mac[i], mac.addr_bytes, 6);
     }
-    hlb_table_slot_init(&slot, hlb_table_empty());
+    hlb_table_slot_init(&slot, hlb_table_empty(), 1);
     publish(1, "10.0.1.1");
-    return 0;
+    return setup_workers();
 }
 
 static int teardown(void **state)
 {
     (void)state;
     hlb_table_free(hlb_table_acquire(&slot));
+    hlb_table_free(hlb_table_acquire(&mslot));
     hlb_conn_table_free(w.ct);
-    for (int i = 0; i < 2; i++) {
-        rte_eth_dev_stop(port[i]);
-        rte_eth_dev_close(port[i]);
+    for (int k = 0; k < NW; k++)
+        hlb_conn_table_free(mw[k].ct);
+    uint16_t all[] = {port[0], port[1], mq_port, sq_port};
+    for (int i = 0; i < 4; i++) {
+        rte_eth_dev_stop(all[i]);
+        rte_eth_dev_close(all[i]);
     }
     rte_eal_cleanup();
     char cmd[128];
@@ -125,7 +187,7 @@ static unsigned poll_once(struct hlb_io *io)
 {
     struct hlb_vip_table *t = hlb_table_acquire(&slot);
     unsigned n = hlb_io_poll(io, t, 0);
-    hlb_table_quiesce(&slot, t);
+    hlb_table_quiesce(&slot, 0, t);
     return n;
 }
 
@@ -343,6 +405,314 @@ static void test_lean_drop_not_sent(void **state)
     publish(4, "10.0.1.1");
 }
 
+/* ---- two workers --------------------------------------------------------------- */
+
+static void mpublish(int version, const char *dips)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{\"version\":%d,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\","
+             "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[%s]}]}]}", version, dips);
+    hlb_table_free(hlb_table_publish(&mslot, table_ok_n(buf, 1, NW)));
+}
+
+static struct hlb_io mio(int k, uint16_t p)
+{
+    struct hlb_io io = {.w = &mw[k], .n_ports = 1, .sh = &msh};
+    io.port_ids[0] = p;
+    return io;
+}
+
+static unsigned mpoll(struct hlb_io *io)
+{
+    struct hlb_vip_table *t = hlb_table_acquire(&mslot);
+    unsigned n = hlb_io_poll(io, t, 0);
+    hlb_table_quiesce(&mslot, io->w->id, t);
+    return n;
+}
+
+/* Connection c's segment with these flags. */
+static void conn_frame(struct tframe *f, int c, uint8_t flags)
+{
+    char src[32];
+    snprintf(src, sizeof(src), "203.0.113.%d", 1 + c % 200);
+    build_tcp(f, src, "100.64.0.1", (uint16_t)(6000 + c), 80, flags);
+}
+
+static unsigned owner(const struct tframe *f)
+{
+    return hlb_flow_worker(f->p.data, f->p.len, NW);
+}
+
+static void put(struct rte_ring *r, const struct tframe *f)
+{
+    struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+    assert_non_null(m);
+    memcpy(rte_pktmbuf_append(m, (uint16_t)f->p.len), f->p.data, f->p.len);
+    assert_int_equal(rte_ring_enqueue(r, m), 0);
+}
+
+/* Worker k's connection table holds connection c. */
+static int holds(int k, int c)
+{
+    struct tframe f;
+    struct hlb_parsed pp = {.t = {0}};
+    struct hlb_conn_ref ref;
+    uint64_t k0, k1;
+    conn_frame(&f, c, HLB_TCP_ACK);
+    assert_int_equal(hlb_parse(f.p.data, f.p.len, &pp), HLB_PARSE_IPV4);
+    hlb_conn_key(&pp.t, &k0, &k1);
+    return hlb_conn_find(mw[k].ct, hlb_conn_hash(&pp.t), k0, k1, 0, &ref);
+}
+
+/* An encapsulated frame's connection (from its inner source port) and outer
+ * destination; frees it. */
+static int conn_of(struct rte_mbuf *m, uint32_t *dst, uint8_t *gw_mac)
+{
+    const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+    uint16_t sport;
+    memcpy(dst, d + 30, 4);
+    memcpy(&sport, d + 34 + 20, 2);
+    if (gw_mac)
+        memcpy(gw_mac, d, 6);
+    rte_pktmbuf_free(m);
+    return hlb_ntohs(sport) - 6000;
+}
+
+static struct rte_mbuf *take_ring(struct rte_ring *r)
+{
+    void *m = NULL;
+    return rte_ring_dequeue(r, &m) == 0 ? m : NULL;
+}
+
+/* A queue per worker: each leaves by its own worker's tx queue, each connection is in
+ * its owner's table only, a gateway MAC learned by worker 1 is used by worker 0 from
+ * its next poll, and connections stay on their DIPs across a swap. */
+static void test_workers_queues(void **state)
+{
+    (void)state;
+    enum { C = 40 };
+    msh.software_rx = 0;
+    msh.n_txq[0] = NW;
+    mpublish(1, "{\"ip\":\"10.0.1.1\"},{\"ip\":\"10.0.1.2\"}");
+    unsigned avail = rte_mempool_avail_count(pool);
+    struct hlb_io io[NW] = {mio(0, mq_port), mio(1, mq_port)};
+    unsigned per[NW] = {0};
+    uint32_t dip_of[C];
+    struct tframe f;
+    for (int c = 0; c < C; c++) {
+        conn_frame(&f, c, HLB_TCP_SYN);
+        per[owner(&f)]++;
+        put(mq_rx[owner(&f)], &f);
+    }
+    assert_true(per[0] > 5 && per[1] > 5);
+    for (int k = 0; k < NW; k++)
+        assert_int_equal(mpoll(&io[k]), per[k]);
+    for (int k = 0; k < NW; k++) {
+        unsigned got = 0;
+        struct rte_mbuf *m;
+        while ((m = take_ring(mq_tx[k])) != NULL) {
+            uint32_t dst;
+            int c = conn_of(m, &dst, NULL);
+            assert_true(c >= 0 && c < C);
+            conn_frame(&f, c, HLB_TCP_SYN);
+            assert_int_equal(owner(&f), k);
+            dip_of[c] = dst;
+            got++;
+        }
+        assert_int_equal(got, per[k]);
+    }
+    for (int c = 0; c < C; c++) {
+        conn_frame(&f, c, HLB_TCP_SYN);
+        assert_true(holds((int)owner(&f), c));
+        assert_false(holds(1 - (int)owner(&f), c));
+    }
+
+    /* The gateway answers with a new MAC, on worker 1's queue. */
+    static const uint8_t new_mac[6] = {0x02, 0x47, 0x57, 0, 0, 0x99};
+    build_arp(&f, HLB_ARP_REPLY, new_mac, "192.0.2.1", "192.0.2.10");
+    put(mq_rx[1], &f);
+    assert_int_equal(mpoll(&io[1]), 1);
+    assert_int_equal(mw[1].st.gw_learned, 1);
+
+    mpublish(2, "{\"ip\":\"10.0.1.1\"},{\"ip\":\"10.0.1.2\"},{\"ip\":\"10.0.1.3\"}");
+    for (int c = 0; c < C; c++) {
+        conn_frame(&f, c, HLB_TCP_ACK);
+        put(mq_rx[owner(&f)], &f);
+    }
+    for (int k = 0; k < NW; k++)
+        assert_int_equal(mpoll(&io[k]), per[k]);
+    for (int k = 0; k < NW; k++) {
+        struct rte_mbuf *m;
+        while ((m = take_ring(mq_tx[k])) != NULL) {
+            uint32_t dst;
+            uint8_t mac[6];
+            int c = conn_of(m, &dst, mac);
+            assert_int_equal(dst, dip_of[c]);
+            assert_memory_equal(mac, new_mac, 6);
+        }
+        assert_int_equal(mw[k].st.conn_hits, per[k]);
+    }
+    assert_int_equal(rte_mempool_avail_count(pool), avail);
+}
+
+/* One queue pair: worker 0 receives everything and hands worker 1's flows to its
+ * inbox; both send on the one tx queue; a full inbox holds worker 0's reception
+ * back (no drop). */
+static void test_workers_software(void **state)
+{
+    (void)state;
+    enum { C = 40, FLOOD = 200 };
+    msh.software_rx = 1;
+    msh.n_txq[0] = 1;
+    mpublish(3, "{\"ip\":\"10.0.2.1\"},{\"ip\":\"10.0.2.2\"}");
+    unsigned avail = rte_mempool_avail_count(pool);
+    struct hlb_io io[NW] = {mio(0, sq_port), mio(1, sq_port)};
+    uint64_t rx0 = mw[0].st.rx_packets, rx1 = mw[1].st.rx_packets;
+    unsigned per[NW] = {0};
+    struct tframe f;
+    for (int c = 100; c < 100 + C; c++) {
+        conn_frame(&f, c, HLB_TCP_SYN);
+        per[owner(&f)]++;
+        put(sq_rx, &f);
+    }
+    assert_int_equal(mpoll(&io[0]) + mpoll(&io[0]), C);   /* received: all of them */
+    assert_int_equal(mpoll(&io[1]), per[1]);              /* from its inbox */
+    assert_int_equal(mw[0].st.rx_packets - rx0, per[0]);
+    assert_int_equal(mw[1].st.rx_packets - rx1, per[1]);
+    unsigned got = 0;
+    struct rte_mbuf *m;
+    while ((m = take_ring(sq_tx)) != NULL) {
+        uint32_t dst;
+        conn_of(m, &dst, NULL);
+        got++;
+    }
+    assert_int_equal(got, C);
+    for (int c = 100; c < 100 + C; c++) {
+        conn_frame(&f, c, HLB_TCP_SYN);
+        assert_true(holds((int)owner(&f), c));
+        assert_false(holds(1 - (int)owner(&f), c));
+    }
+
+    /* Worker 1 does not poll: once its inbox (63 frames) is full, worker 0 stops
+     * receiving; the rest waits in the port's rx queue, and nothing is dropped. */
+    unsigned sent1 = 0;
+    for (int c = 1000; sent1 < FLOOD; c++) {
+        conn_frame(&f, c, HLB_TCP_SYN);
+        if (owner(&f) != 1)
+            continue;
+        put(sq_rx, &f);
+        sent1++;
+    }
+    unsigned took = 0;
+    for (int i = 0; i < 10; i++)
+        took += mpoll(&io[0]);
+    assert_int_equal(took, 63);
+    assert_int_equal(rte_ring_count(sq_rx), FLOOD - 63);
+    unsigned fwd = 0;
+    for (int i = 0; i < 50 && fwd < FLOOD; i++) {
+        mpoll(&io[0]);
+        fwd += mpoll(&io[1]);
+    }
+    assert_int_equal(fwd, FLOOD);
+    assert_int_equal(mw[0].st.drops[HLB_DROP_TX_FULL] + mw[1].st.drops[HLB_DROP_TX_FULL], 0);
+    unsigned out = 0;
+    while ((m = take_ring(sq_tx)) != NULL) {
+        rte_pktmbuf_free(m);
+        out++;
+    }
+    assert_int_equal(out, FLOOD);
+    assert_int_equal(rte_mempool_avail_count(pool), avail);
+}
+
+static atomic_int mstop;
+
+static int worker1_loop(void *arg)
+{
+    struct hlb_io *io = arg;
+    hlb_table_reader_online(&mslot, 1);
+    while (!atomic_load(&mstop))
+        mpoll(io);
+    hlb_table_reader_offline(&mslot, 1);
+    return 0;
+}
+
+/* Software distribution with worker 1 on its own lcore, both sending on the shared tx
+ * queue, while tables (each adding a DIP) are swapped: every frame leaves exactly
+ * once, every connection keeps its DIP, nothing leaks. */
+static void test_workers_threads(void **state)
+{
+    (void)state;
+    enum { C = 300, FRAMES = 30000, INFLIGHT = 48, BASE = 2000 };  /* connections no other
+                                                                      test has opened */
+    msh.software_rx = 1;
+    msh.n_txq[0] = 1;
+    int version = 10;
+    char dips[4096] = "{\"ip\":\"10.0.3.1\"}";
+    mpublish(version++, dips);
+    unsigned avail = rte_mempool_avail_count(pool);
+    static struct hlb_io io[NW];
+    io[0] = mio(0, sq_port);
+    io[1] = mio(1, sq_port);
+    static uint32_t dip_of[C];
+    static uint8_t seen[C];
+    memset(seen, 0, sizeof(seen));
+    uint64_t rx1 = mw[1].st.rx_packets;
+    atomic_store(&mstop, 0);
+    unsigned lcore1 = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
+    assert_int_equal(rte_eal_remote_launch(worker1_loop, &io[1], lcore1), 0);
+    unsigned injected = 0, out = 0, swaps = 0;
+    uint32_t rnd = 7;
+    struct tframe f;
+    unsigned idle = 0;                           /* polls without a frame out */
+    while (out < FRAMES && idle < 2000000) {
+        unsigned out_before = out;
+        for (int b = 0; injected < FRAMES && injected - out < INFLIGHT && b < 16; b++) {
+            rnd = rnd * 1103515245u + 12345u;
+            int c = (int)((rnd >> 8) % C);
+            conn_frame(&f, BASE + c, seen[c] ? HLB_TCP_ACK : HLB_TCP_SYN);
+            seen[c] = 1;
+            put(sq_rx, &f);
+            injected++;
+        }
+        hlb_table_reader_online(&mslot, 0);
+        mpoll(&io[0]);
+        hlb_table_reader_offline(&mslot, 0);      /* publish below waits for worker 1 only */
+        struct rte_mbuf *m;
+        while ((m = take_ring(sq_tx)) != NULL) {
+            uint32_t dst;
+            int c = conn_of(m, &dst, NULL) - BASE;
+            assert_true(c >= 0 && c < C);
+            if (seen[c] == 1) {
+                dip_of[c] = dst;
+                seen[c] = 2;
+            }
+            assert_int_equal(dst, dip_of[c]);
+            out++;
+        }
+        if (swaps < 40 && injected / 700 > swaps) {
+            char more[32];
+            snprintf(more, sizeof(more), ",{\"ip\":\"10.0.3.%u\"}", 2 + swaps++);
+            strcat(dips, more);
+            mpublish(version++, dips);
+        }
+        idle = out == out_before ? idle + 1 : 0;
+    }
+    atomic_store(&mstop, 1);
+    rte_eal_mp_wait_lcore();
+    print_message("%u frames, %u swaps, worker 1 took %llu\n", out, swaps,
+                  (unsigned long long)(mw[1].st.rx_packets - rx1));
+    assert_int_equal(out, FRAMES);
+    assert_true(swaps >= 20);
+    assert_true(mw[1].st.rx_packets - rx1 > FRAMES / 4);
+    for (int k = 0; k < NW; k++) {
+        assert_int_equal(mw[k].st.conn_repinned, 0);
+        assert_int_equal(mw[k].st.drops[HLB_DROP_TX_FULL], 0);
+    }
+    assert_null(take_ring(sq_tx));
+    assert_int_equal(rte_mempool_avail_count(pool), avail);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +721,9 @@ int main(void)
         cmocka_unit_test(test_two_port_and_swap),
         cmocka_unit_test(test_mixed_burst_matches_reference),
         cmocka_unit_test(test_lean_drop_not_sent),
+        cmocka_unit_test(test_workers_queues),
+        cmocka_unit_test(test_workers_software),
+        cmocka_unit_test(test_workers_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -305,6 +305,48 @@ static void test_fastmod_matches_division(void **state)
     }
 }
 
+/* The owner of a flow among n workers: every frame of the connection gets the same
+ * one, whatever its flags, length or IP options; the flows spread evenly; frames
+ * without a 5-tuple go to worker 0. */
+static void test_flow_worker(void **state)
+{
+    (void)state;
+    enum { N = 3, FLOWS = 30000 };
+    unsigned count[N] = {0};
+    struct tframe f;
+    for (unsigned i = 0; i < FLOWS; i++) {
+        char src[32];
+        snprintf(src, sizeof(src), "10.%u.%u.%u", (i >> 16) & 255, (i >> 8) & 255, i & 255);
+        uint16_t sport = (uint16_t)(1024 + i % 50000);
+        build_tcp(&f, src, "100.64.0.1", sport, 443, HLB_TCP_SYN);
+        unsigned k = hlb_flow_worker(f.p.data, f.p.len, N);
+        assert_true(k < N);
+        count[k]++;
+        assert_int_equal(hlb_flow_worker(f.p.data, f.p.len, 1), 0);
+        if (i % 100)
+            continue;
+        /* the same connection: data with the ACK and FIN flags, a TOS, an IP option */
+        build_ip(&f, src, "100.64.0.1", HLB_IPPROTO_TCP, sport, 443, HLB_TCP_ACK | HLB_TCP_FIN,
+                 700, 0x4000);
+        assert_int_equal(hlb_flow_worker(f.p.data, f.p.len, N), k);
+        uint8_t *d = f.p.data;
+        memmove(d + 38, d + 34, f.p.len - 34);
+        memset(d + 34, 1, 4);                     /* four NOP options: IHL 6 */
+        d[14] = 0x46;
+        f.p.len += 4;
+        assert_int_equal(hlb_flow_worker(f.p.data, f.p.len, N), k);
+        /* a fragment of it, and an ARP: worker 0 */
+        build_ip(&f, src, "100.64.0.1", HLB_IPPROTO_TCP, sport, 443, HLB_TCP_ACK, 40, 0x2000);
+        assert_int_equal(hlb_flow_worker(f.p.data, f.p.len, N), 0);
+    }
+    build_arp(&f, HLB_ARP_REQUEST, T_CLIENT_MAC, "192.0.2.77", "192.0.2.10");
+    assert_int_equal(hlb_flow_worker(f.p.data, f.p.len, N), 0);
+    for (unsigned k = 0; k < N; k++) {
+        print_message("worker %u: %u of %u flows\n", k, count[k], FLOWS);
+        assert_true(count[k] > FLOWS / N * 95 / 100 && count[k] < FLOWS / N * 105 / 100);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_crc32_shared_vectors),
         cmocka_unit_test(test_weighted_pick),
         cmocka_unit_test(test_fastmod_matches_division),
+        cmocka_unit_test(test_flow_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

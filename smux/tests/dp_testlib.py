@@ -34,9 +34,10 @@ def cleanup_prefix(prefix):
     shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
 
 
-def run_smux(prefix, vdevs, smux_args, timeout=60):
-    """Runs hlb-smux to completion; returns (ready_event, exit_event, stderr)."""
-    cmd = [SMUX_BIN] + eal_args(prefix, vdevs) + ["--"] + smux_args
+def run_smux(prefix, vdevs, smux_args, timeout=60, lcores=None):
+    """Runs hlb-smux to completion (on EAL lcores `lcores`, "0" by default: one worker
+    per lcore); returns (ready_event, exit_event, stderr)."""
+    cmd = [SMUX_BIN] + eal_args(prefix, vdevs, core=lcores) + ["--"] + smux_args
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     finally:

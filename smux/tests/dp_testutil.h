@@ -105,6 +105,18 @@ static inline void build_arp(struct tframe *f, uint16_t op, const uint8_t *sha, 
     f->p.in_port = 0;
 }
 
+/* A table for n_workers workers (counter slices). */
+static inline struct hlb_vip_table *table_ok_n(const char *json, int default_pin,
+                                               unsigned n_workers)
+{
+    struct hlb_table_error err = {{0}, {0}};
+    struct hlb_table_options opt = {.default_pin = default_pin, .n_workers = n_workers};
+    struct hlb_vip_table *t = hlb_table_from_json(json, strlen(json), &opt, &err);
+    if (!t)
+        fail_msg("table rejected: %s: %s", err.field, err.reason);
+    return t;
+}
+
 static inline struct hlb_vip_table *table_ok(const char *json, int default_pin)
 {
     struct hlb_table_error err = {{0}, {0}};
