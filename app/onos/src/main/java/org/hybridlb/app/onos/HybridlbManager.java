@@ -20,10 +20,9 @@ import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
 import org.hybridlb.app.onos.fabric.FabricTracker;
 import org.hybridlb.app.onos.fabric.FabricView;
 import org.hybridlb.app.onos.fabric.HmuxCapability;
-import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
+import org.hybridlb.app.onos.fabric.OnosHmuxSouthbound;
 import org.hybridlb.app.onos.fabric.OnosRouteSource;
 import org.hybridlb.app.onos.fabric.OnosStatsSource;
-import org.hybridlb.app.onos.fabric.OvsDefaultSelection;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.onos.fabric.GroupConfirmation;
 import org.onosproject.cfg.ComponentConfigService;
@@ -72,7 +71,6 @@ import org.slf4j.LoggerFactory;
 public class HybridlbManager implements HybridlbService {
     public static final String APP_NAME = "org.hybridlb.app";
     static final String STATE_MAP = "hybridlb-state";
-    static final String RECORDS_MAP = "hybridlb-programmed";
     /**
      * How long ONOS may take to confirm a flow batch (device barrier) or to hold a group just
      * written in its store before the wave is rolled back. Never a wait for the group provider's
@@ -86,7 +84,7 @@ public class HybridlbManager implements HybridlbService {
     /** Only the leader of this topic runs the controller loop and programs the fabric. */
     static final String LEADERSHIP_TOPIC = APP_NAME;
 
-    /** Both maps hold JSON text only. */
+    /** The state map holds JSON text only. */
     private static final Serializer STRINGS =
             Serializer.using(KryoNamespace.newBuilder().register(String.class).build("hybridlb"));
 
@@ -153,7 +151,7 @@ public class HybridlbManager implements HybridlbService {
     private volatile HybridlbConfig config;
     private FabricTracker fabric;
     private volatile String lastConfigError;
-    private OnosHmuxProgrammer programmer;
+    private OnosHmuxSouthbound programmer;
     private GroupConfirmation groupConfirmation;
     private OnosRouteSource routeSource;
     private OnosStatsSource statsSource;
@@ -181,21 +179,16 @@ public class HybridlbManager implements HybridlbService {
 
         stateMap = storageService.<String, String>consistentMapBuilder()
                 .withName(STATE_MAP).withSerializer(STRINGS).build();
-        ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
-                .withName(RECORDS_MAP).withSerializer(STRINGS).build();
         groupConfirmation = new GroupConfirmation(appId, GroupConfirmation.pollInterval(() -> componentConfig),
                 System::currentTimeMillis);
         groupService.addListener(groupConfirmation);
-        programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
-                hostService, driverService, fabric::view, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS,
-                groupConfirmation, () -> config != null && config.fastFailover());
+        programmer = new OnosHmuxSouthbound(appId, flowRuleService, groupService, deviceService, topologyService,
+                hostService, driverService, fabric::view, DEVICE_TIMEOUT_MILLIS, groupConfirmation,
+                () -> config != null && config.fastFailover());
         routeSource = new OnosRouteSource(routeService, fabric::view);
-        // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
-        // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
-        OvsDefaultSelection tables = new OvsDefaultSelection(smuxControl != null ? smuxControl
-                : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT));
-        smux = tables;
-        statsSource = new OnosStatsSource(appId, flowRuleService, deviceService::isAvailable, fabric::view, tables,
+        // the SMuxes hash each VIP as its HMux does: the core asks the southbound (its hash contract)
+        smux = smuxControl != null ? smuxControl : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT);
+        statsSource = new OnosStatsSource(appId, flowRuleService, deviceService::isAvailable, fabric::view, smux,
                 agentRates != null ? agentRates : new HostAgentStats(this::agentUrls, AGENT_TIMEOUT)::rates,
                 Duration.ofSeconds(statsPeriodSeconds > 0 ? statsPeriodSeconds : STATS_PERIOD_SECONDS));
         healthSource = new AgentHealth(this::agentUrls,
@@ -370,7 +363,7 @@ public class HybridlbManager implements HybridlbService {
         return fabric.view();
     }
 
-    OnosHmuxProgrammer programmer() {
+    OnosHmuxSouthbound programmer() {
         return programmer;
     }
 
@@ -490,7 +483,7 @@ public class HybridlbManager implements HybridlbService {
 
     /** Path refreshes write groups: only the leader's, on the path thread (FabricListeners). */
     private void refreshPaths() {
-        OnosHmuxProgrammer p = programmer;
+        OnosHmuxSouthbound p = programmer;
         if (controller != null) {
             p.refreshPaths();
         }
