@@ -23,7 +23,7 @@ final class WaveExecutor {
         final Set<List<String>> removes = new LinkedHashSet<>();
         final Set<List<String>> installs = new LinkedHashSet<>();
         long smuxVersion = -1;
-        /** The switches the wave sent a delta to. */
+        /** The switches whose HMux entries the wave changed: read back after it. */
         final Set<String> touched = new LinkedHashSet<>();
     }
 
@@ -117,9 +117,13 @@ final class WaveExecutor {
         ops.installs.forEach(i -> ops.touched.add(i.get(0)));
         if (ops.smux) {
             ops.smuxVersion = tables.publish();
-            ops.touched.addAll(switches.push(SwitchSync.Part.AGGREGATES).keySet());
+            switches.push(SwitchSync.Part.AGGREGATES);
         }
-        ops.touched.addAll(switches.push(SwitchSync.Part.ENTRIES_AND_ROUTES).keySet());
+        switches.push(SwitchSync.Part.ENTRIES_AND_ROUTES).forEach((sw, d) -> {
+            if (!d.entryVips().isEmpty()) {
+                ops.touched.add(sw);
+            }
+        });
         if (!ops.installs.isEmpty() || !ops.removes.isEmpty()) {
             long v = tables.publishIfChanged(); // a VIP's hash contract follows its HMux
             ops.smuxVersion = v >= 0 ? v : ops.smuxVersion;
@@ -127,7 +131,11 @@ final class WaveExecutor {
         }
     }
 
-    /** Reads the touched devices back; throws when one disagrees with the installed state. */
+    /**
+     * Reads the touched devices back (the SMuxes, and the switches whose HMux entries changed: a
+     * route or an aggregate a switch acknowledged is checked by the next repair); throws when one
+     * disagrees with the installed state.
+     */
     void verify(Ops ops) {
         if (ops.smux && ops.smuxVersion >= 0) {
             tables.verify(ops.smuxVersion);

@@ -124,7 +124,9 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
             b.routes.putAll(routes.getOrDefault(sw, Map.of()));
             aggregatesOn.getOrDefault(sw, Map.of()).forEach(b::aggregate);
             b.fallback(fallbackOn.contains(sw));
-            out.put(sw, SwitchReading.of(b.build()));
+            // what the switch keeps of a bucket (ids, DIPs) is what it gives back
+            out.put(sw, SwitchReading.of(capability(sw).holdable(b.build()).toBuilder().fallback(fallbackOn.contains(sw))
+                    .build()));
         }
         return out;
     }
