@@ -28,6 +28,7 @@ import org.hybridlb.solver.model.Vip;
  * take one to the other. Down switches hold no intent and are neither read nor written. Loop thread only.
  */
 final class SwitchSync {
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(SwitchSync.class.getName());
     /** Which items of the intents a push brings in line. */
     enum Part {
         /** Aggregates and the fallback: the SMux side, written once the SMuxes know the VIPs. */
@@ -151,6 +152,9 @@ final class SwitchSync {
             if (k != null) {
                 known.put(sw, k.after(d));
             }
+            if (d.withdrawTowards.isEmpty()) {
+                LOG.info("programmed " + sw + ": " + d.summary());
+            }
         });
     }
 
@@ -228,7 +232,11 @@ final class SwitchSync {
             }
         }
         known.remove(failed);
+        long t0 = System.nanoTime();
         apply(deltas);
+        LOG.info(String.format(java.util.Locale.ROOT,
+                "withdrew the VIP routes towards failed switch %s (%d VIPs) on %d switches in %.1f ms",
+                failed, vips.size(), deltas.size(), (System.nanoTime() - t0) / 1e6));
     }
 
     /** What a verify found first, in the words of the installed state. */

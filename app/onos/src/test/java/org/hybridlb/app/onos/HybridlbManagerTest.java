@@ -284,6 +284,28 @@ public class HybridlbManagerTest {
     }
 
     @Test
+    public void aVipDpHashCannotTakeStaysOnTheSmuxesAndSaysWhy() throws Exception {
+        ObjectNode json = configJson(false);
+        ObjectNode v = vip(VIP, "10.0.1.2", "10.0.1.3");
+        ((ObjectNode) v.at("/ports/0/dips").get(1)).put("weight", 64);   // ceil(65 / 1) = 65 dp_hash slots
+        ((ArrayNode) json.get("vips")).add(v);
+        activate(json);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        AssignmentView a = manager.api().assignment();
+        assertEquals(Json.write(a), "smux", a.installed.get(VIP));
+        assertTrue(Json.write(a), a.hashUnmatched.get(VIP).reason.contains("65 dp_hash slots"));
+        assertTrue(a.hashUnmatched.get(VIP).switches.containsAll(List.of("tor1", "tor2")));
+        assertNull(a.lastError);
+        org.hybridlb.app.core.model.SmuxTable.Entry e = onos.smuxes.tables.get("smux-1").vips.stream()
+                .filter(x -> x.vip.equals(VIP)).findFirst().orElseThrow();
+        assertEquals("no HMux to agree with: a hash any pool takes", "crc32", e.selection);
+        assertEquals("gre", e.encap);
+        assertEquals("ovs-dphash", manager.api().switches().get(0).hash.selection);
+    }
+
+    @Test
     public void smuxPoolsHashLikeTheHmuxGroup() throws Exception {
         ObjectNode json = configJson(false);
         ObjectNode v = vip(VIP, "10.0.1.2", "10.0.1.3", "10.0.2.2");

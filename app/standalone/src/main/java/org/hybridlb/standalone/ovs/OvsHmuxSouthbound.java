@@ -34,7 +34,7 @@ import org.hybridlb.standalone.Fabric;
 public final class OvsHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(OvsHmuxSouthbound.class.getName());
     static final long SNAPSHOT_TTL_MS = 1000;
-    static final HashContract CONTRACT = HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.GRE);
+    public static final HashContract CONTRACT = HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.GRE);
 
     private final Fabric fabric;
     private final Supplier<Set<String>> downSwitches;

@@ -137,6 +137,40 @@ public final class SwitchDelta {
         return out;
     }
 
+    /** One line for logs: the VIPs whose entries come and go (the first few), and counts of the rest. */
+    public String summary() {
+        List<String> parts = new ArrayList<>();
+        SortedSet<String> put = new java.util.TreeSet<>();
+        putEntries.keySet().forEach(m -> put.add(m.vip));
+        SortedSet<String> gone = new java.util.TreeSet<>();
+        removeEntries.forEach(m -> gone.add(m.vip));
+        gone.removeAll(put);
+        if (!put.isEmpty()) {
+            parts.add("HMux entries of " + few(put));
+        }
+        if (!gone.isEmpty()) {
+            parts.add("HMux entries of " + few(gone) + " removed");
+        }
+        if (!putRoutes.isEmpty() || !removeRoutes.isEmpty()) {
+            parts.add(putRoutes.size() + " VIP routes set, " + removeRoutes.size() + " removed");
+        }
+        withdrawTowards.forEach(t -> parts.add("every VIP route towards " + t + " withdrawn"));
+        putAggregates.forEach((a, m) -> parts.add("aggregate " + a + " to SMuxes " + m));
+        removeAggregates.forEach(a -> parts.add("aggregate " + a + " removed"));
+        if (fallback != null) {
+            parts.add(fallback ? "fallback set up" : "fallback taken down");
+        }
+        if (!rewrite.isEmpty() || !foreign.isEmpty()) {
+            parts.add(rewrite.size() + " inconsistent items rewritten, " + foreign.size() + " foreign objects removed");
+        }
+        return String.join("; ", parts);
+    }
+
+    private static String few(SortedSet<String> vips) {
+        List<String> first = new ArrayList<>(vips).subList(0, Math.min(3, vips.size()));
+        return String.join(", ", first) + (vips.size() > 3 ? " and " + (vips.size() - 3) + " more" : "");
+    }
+
     @Override
     public String toString() {
         List<String> parts = new ArrayList<>();
