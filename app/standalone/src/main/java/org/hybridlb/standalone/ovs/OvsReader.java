@@ -168,11 +168,7 @@ final class OvsReader {
             }
         }
         if (why != null || intent.entries.containsKey(m)) {
-            bad.put(key, why != null ? why : "held twice");
-            foreign.add(flowName(f));
-            if (g != null) {
-                foreign.add(groupName(g.id));
-            }
+            inconsistent(key, why, f, g, bad, foreign);
             return;
         }
         intent.entry(m, buckets);
@@ -229,15 +225,21 @@ final class OvsReader {
             }
         }
         if (why != null || intent.aggregates.containsKey(prefix)) {
-            bad.put(ItemKey.aggregate(prefix), why != null ? why : "held twice");
-            foreign.add(flowName(f));
-            if (g != null) {
-                foreign.add(groupName(g.id));
-            }
+            inconsistent(ItemKey.aggregate(prefix), why, f, g, bad, foreign);
             return;
         }
         intent.aggregate(prefix, members);
         handles.aggregates.put(prefix, g.id);
+    }
+
+    /** {@code key} is held otherwise than the layout writes it: its flow and group are deleted before it is written again. */
+    private static void inconsistent(ItemKey key, String why, OvsDump.Flow f, OvsDump.Group g, Map<ItemKey, String> bad,
+                                     Set<String> foreign) {
+        bad.put(key, why != null ? why : "held twice");
+        foreign.add(flowName(f));
+        if (g != null) {
+            foreign.add(groupName(g.id));
+        }
     }
 
     /** With the fallback, every aggregate is in the fallback table too, towards the same group. */

@@ -127,12 +127,8 @@ final class OvsRenderer {
             throw new SouthboundException("switch " + sw.id + " has no tunnel port in " + fabric.file
                     + " and cannot be an HMux");
         }
-        Long gid = groups.entries.get(m);
-        boolean created = gid == null;
-        if (created) {
-            gid = groups.allocate();
-            groups.entries.put(m, gid);
-        }
+        boolean created = !groups.entries.containsKey(m);
+        long gid = groups.entries.computeIfAbsent(m, k -> groups.allocate());
         StringBuilder g = new StringBuilder("group add_or_mod group_id=" + gid + ",type=select," + OvsRules.HASH);
         for (DipBucket b : buckets) {
             g.append(",bucket=bucket_id:").append(b.id).append(",weight:").append(b.weight).append(",actions=");
@@ -154,12 +150,8 @@ final class OvsRenderer {
     private void putAggregate(String a, SortedSet<String> smuxes, OvsGroups groups, Lines out, boolean fallback,
                               boolean rewrite) {
         List<String> ids = new ArrayList<>(fabric.smuxes.keySet());
-        Long gid = groups.aggregates.get(a);
-        boolean created = gid == null;
-        if (created) {
-            gid = groups.allocate();
-            groups.aggregates.put(a, gid);
-        }
+        boolean created = !groups.aggregates.containsKey(a);
+        long gid = groups.aggregates.computeIfAbsent(a, k -> groups.allocate());
         StringBuilder g = new StringBuilder("group add_or_mod group_id=" + gid + ",type=select," + OvsRules.HASH);
         for (String m : smuxes) {
             int idx = ids.indexOf(m);

@@ -119,11 +119,7 @@ final class OnosReader {
             }
         }
         if (why != null || intent.entries.containsKey(m)) {
-            bad.put(ItemKey.entry(m), why != null ? why : "held twice");
-            foreign.add(flowName(e));
-            if (g != null) {
-                foreign.add(groupName(g));
-            }
+            inconsistent(ItemKey.entry(m), why, e, g, bad, foreign);
             return;
         }
         intent.entry(m, buckets);
@@ -189,13 +185,19 @@ final class OnosReader {
             }
         }
         if (why != null || intent.aggregates.containsKey(prefix)) {
-            bad.put(ItemKey.aggregate(prefix), why != null ? why : "held twice");
-            foreign.add(flowName(e));
-            if (g != null) {
-                foreign.add(groupName(g));
-            }
+            inconsistent(ItemKey.aggregate(prefix), why, e, g, bad, foreign);
             return;
         }
         intent.aggregate(prefix, members);
+    }
+
+    /** {@code key} is held otherwise than the layout writes it: its flow and group are removed before it is written again. */
+    private static void inconsistent(ItemKey key, String why, FlowEntry e, Group g, Map<ItemKey, String> bad,
+                                     Set<String> foreign) {
+        bad.put(key, why != null ? why : "held twice");
+        foreign.add(flowName(e));
+        if (g != null) {
+            foreign.add(groupName(g));
+        }
     }
 }
