@@ -9,8 +9,9 @@ import time
 
 from conftest import (applied_steps, between_migrations, hmux_vip, hmux_vip_under_traffic, migration_of, placement,
                       wait_for, wait_quiet)
+import hmux_layout as layout
 
-COOKIE = "0x4c420000/0xffff0000"
+COOKIE = layout.cookie_match()
 
 
 def bridge(emu, sid):
@@ -80,7 +81,7 @@ def test_vip_that_does_not_fit_is_served_by_smuxes(emu, placed):
         vip = min(sorted(on_smux), key=lambda v: rate.get(v, 0.0))
         for sid in emu.fab["switches"]:
             flows = emu.ofctl(bridge(emu, sid), "dump-flows", "cookie=%s,ip,nw_dst=%s" % (COOKIE, vip))
-            assert "priority=3000" not in flows and "priority=3100" not in flows, (sid, flows)
+            assert not any("priority=%d," % p in flows for p in layout.ENTRY_PRIORITIES), (sid, flows)
         s0 = smux_vip_packets(emu, vip)
         r = run_probe(emu, client(emu, 2), "udp", "--vip", vip, "--rate", 50, "--flows", 4, "--duration", 2)
         return vip, s0, smux_vip_packets(emu, vip), r
@@ -152,7 +153,7 @@ def test_daemon_restart_mid_traffic_loses_nothing_and_reinstalls_nothing(emu, pl
     reinstalled = [k for k, d in after.items() if k in flows_before and d + 1 < flows_before[k] + elapsed - 5
                    and not any("nw_dst=%s " % v in k[1] for v in moved)]
     assert not reinstalled, "reinstalled after restart: %s" % reinstalled[:3]
-    kept = {k for k in flows_before if "priority=2000" not in k[1]
+    kept = {k for k in flows_before if "priority=%d," % layout.PRIORITY["route"] not in k[1]
             and not any("nw_dst=%s " % v in k[1] for v in moved)}
     assert set(after) >= kept, "flows lost: %s" % sorted(kept - set(after))[:3]
 

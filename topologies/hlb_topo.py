@@ -15,6 +15,8 @@ from collections import deque
 
 from mininet.topo import Topo
 
+import hmux_layout
+
 FABRIC_COOKIE = "0x1"
 GATEWAY_IP = "169.254.0.1"          # every host's default gateway, answered by its ToR
 GATEWAY_MAC = "02:fe:00:00:00:01"
@@ -270,8 +272,8 @@ class FabricPlan:
             "tables": {"vip": 0, "underlay": 1, "location": 2, "fallback": FALLBACK_TABLE},
             "locationWatchGroup": "{location}",
             "fabricCookie": FABRIC_COOKIE,
-            "controllerCookie": "0x4c420000/0xffff0000",
-            "controllerGroupIdBase": 65536,
+            "controllerCookie": hmux_layout.CONTROLLER_COOKIE,
+            "controllerGroupIdBase": hmux_layout.CONTROLLER_GROUP_ID_BASE,
             "locationRoute": LOCATION_ROUTE,
             "gateway": {"ip": GATEWAY_IP, "mac": GATEWAY_MAC},
             "border": {"bridge": self.switches[BORDER_ID]["bridge"],

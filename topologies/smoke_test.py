@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hlbemu  # noqa: E402
 import hlb_topo  # noqa: E402
+import hmux_layout as layout  # noqa: E402
 
 VIP_H, VIP_S = "10.100.7.1", "10.100.7.2"
 AGG = "10.100.0.0/16"
@@ -51,21 +52,24 @@ def main():
             out = curl(emu, c, "http://%s/" % hosts[d1]["ip"])[0]
             check(out == d1, "underlay %s -> %s" % (c, d1), out)
 
-        # HMux on core-1, by hand, with the contract's strings.
+        # HMux on core-1, by hand, in the layout the daemon writes (hmux-layout.json).
         sw = fab["switches"]["core-1"]
-        group = ("group_id=65536,type=select,selection_method=hash,"
-                 "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst)")
+        hmux_group = layout.CONTROLLER_GROUP_ID_BASE
+        agg_group = hmux_group + 1
+        group = "group_id=%d,%s" % (hmux_group, layout.SELECT_GROUP)
         for i, d in enumerate((d1, d2)):
             group += ",bucket=bucket_id:%d,weight:1,actions=set_field:%s->tun_dst,output:%d" % (
                 i, hosts[d]["ip"], sw["tunnel"]["ofport"])
         emu.ofctl(sw["bridge"], "add-group", group)
-        emu.ofctl(sw["bridge"], "add-flow", "cookie=0x4c420001,table=0,priority=3000,ip,nw_dst=%s,actions=%s,group:65536"
-                  % (VIP_H, sw["tunnel"]["actionsPrefix"]))
+        emu.ofctl(sw["bridge"], "add-flow", "cookie=0x%x,table=%d,priority=%d,ip,nw_dst=%s,actions=%s,group:%d"
+                  % (layout.cookie("entry"), fab["tables"]["vip"], layout.entry_priority("any", 0), VIP_H,
+                     sw["tunnel"]["actionsPrefix"], hmux_group))
         route = fab["locationRoute"].replace("{location}", str(sw["location"]))
         for sid, s in fab["switches"].items():
             if sid != "core-1":
-                emu.ofctl(s["bridge"], "add-flow", "cookie=0x4c420001,table=0,priority=2000,ip,nw_dst=%s,actions=%s"
-                          % (VIP_H, route))
+                emu.ofctl(s["bridge"], "add-flow", "cookie=0x%x,table=%d,priority=%d,ip,nw_dst=%s,actions=%s"
+                          % (layout.cookie("route", sw["location"]), fab["tables"]["vip"], layout.PRIORITY["route"],
+                             VIP_H, route))
         served = (curl(emu, "client-0-1", "http://%s/" % VIP_H, 6) + curl(emu, "client-3-0", "http://%s/" % VIP_H, 3)
                   + curl(emu, "internet", "http://%s/" % VIP_H, 6))
         check(set(served) <= {d1, d2} and len(set(served)) == 2, "HMux VIP served by both DIPs via core-1", served)
@@ -78,23 +82,23 @@ def main():
         check(by_mux == {sw["tunnel"]["localIp"]}, "agents decapsulated GRE from core-1 only", by_mux)
 
         # SMux path.
-        table = {"version": 1, "vips": [{"vip": vip, "aggregate": AGG, "selection": "ovs", "encap": "gre",
+        table = {"version": 1, "vips": [{"vip": vip, "aggregate": AGG, "selection": layout.OVS["smuxSelection"],
+                                         "encap": layout.OVS["smuxEncap"],
                                          "ports": [{"proto": "tcp", "port": 0, "dips": [
                                              {"ip": hosts[d1]["ip"], "bucketId": 0},
                                              {"ip": hosts[d2]["ip"], "bucketId": 1}]}]} for vip in (VIP_S, VIP_H)]}
         for s in fab["smuxes"]:
             r = emu.ns_run(["curl", "-s", "-m", "3", "-X", "PUT", "--data", json.dumps(table), s["controlUrl"] + "/table"])
             check('"version":1' in r.stdout, "SMux %s took the table" % s["id"], r.stdout)
-        agg_group = ("group_id=65537,type=select,selection_method=hash,"
-                     "fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst,udp_src,udp_dst)")
+        agg = "group_id=%d,%s" % (agg_group, layout.SELECT_GROUP)
         for i, s in enumerate(fab["smuxes"]):
-            agg_group += ",bucket=bucket_id:%d,actions=%s" % (
+            agg += ",bucket=bucket_id:%d,actions=%s" % (
                 i, fab["locationRoute"].replace("{location}", str(hosts[s["host"]]["location"])))
         for sid, s in fab["switches"].items():
-            emu.ofctl(s["bridge"], "add-group", agg_group)
-            emu.ofctl(s["bridge"], "add-flow", "cookie=0x4c420002,table=0,priority=1000,ip,nw_dst=%s,actions=group:65537" % AGG)
-            emu.ofctl(s["bridge"], "add-flow", "cookie=0x4c420002,table=%d,priority=1000,ip,nw_dst=%s,actions=group:65537"
-                      % (fab["tables"]["fallback"], AGG))
+            emu.ofctl(s["bridge"], "add-group", agg)
+            for table in (fab["tables"]["vip"], fab["tables"]["fallback"]):
+                emu.ofctl(s["bridge"], "add-flow", "cookie=0x%x,table=%d,priority=%d,ip,nw_dst=%s,actions=group:%d"
+                          % (layout.cookie("aggregate"), table, layout.PRIORITY["aggregate"], AGG, agg_group))
         served = curl(emu, "client-3-1", "http://%s/" % VIP_S, 12)
         check(set(served) <= {d1, d2} and len(set(served)) == 2, "aggregate -> SMuxes -> both DIPs", served)
         per_smux = []
@@ -112,7 +116,8 @@ def main():
         trace = emu.ns_run(["env", "OVS_RUNDIR=" + fab["ovs"]["rundir"], "ovs-appctl", "ofproto/trace", agg["bridge"],
                             "in_port=%d,tcp,dl_dst=%s,nw_src=10.253.0.10,nw_dst=%s,tp_src=40000,tp_dst=80"
                             % (agg["ports"]["tor-0-0"], hlb_topo.location_mac(sw["location"]), VIP_H)]).stdout
-        check("group:65537" in trace, "core-1 failed: agg-0-0 hands core-1's VIP packets to the SMuxes itself", trace[-1500:])
+        check("group:%d" % agg_group in trace, "core-1 failed: agg-0-0 hands core-1's VIP packets to the SMuxes itself",
+              trace[-1500:])
         served = curl(emu, "client-0-1", "http://%s/" % VIP_H, 6) + curl(emu, "internet", "http://%s/" % VIP_H, 6)
         check(set(served) <= {d1, d2} and len(set(served)) == 2, "core-1 failed: its VIP served by the SMuxes", served)
         emu.recover_switch("core-1")

@@ -8,7 +8,7 @@
 #
 # Usage: failover_groups_on_ovs.sh COMMANDS "HOP_PORTS" BACKUP_PORT VIP
 #   COMMANDS: lines "group <ovs-ofctl group spec>" and "flow <ovs-ofctl flow spec>", in order
-#   (OnosHmuxProgrammerTest renders them from the programmer's GroupDescriptions and flow rules).
+#   (OnosHmuxSouthboundTest renders them from the groups and flow rules the southbound wrote).
 # SELECT groups come with OpenFlow 1.5 selection_method=hash only so that ofproto/trace can show
 # the chosen bucket (ONOS's OpenFlow 1.3 groups use dp_hash, which trace cannot follow); the
 # FAILOVER groups are as ONOS writes them. Root and openvswitch-switch; exit 0 = every check passed.

@@ -24,7 +24,7 @@ import org.hybridlb.app.core.store.FileStateStore;
 import org.hybridlb.standalone.frr.FrrRouteSource;
 import org.hybridlb.standalone.http.AgentHealthSource;
 import org.hybridlb.standalone.ovs.Ovs;
-import org.hybridlb.standalone.ovs.OvsHmuxProgrammer;
+import org.hybridlb.standalone.ovs.OvsHmuxSouthbound;
 import org.hybridlb.standalone.ovs.OvsTopologySource;
 
 /** hybridlbd: the controller core wired to OVS, the SMuxes, FRR and the host agents, with its REST API on HTTP. */
@@ -42,7 +42,7 @@ public final class Daemon implements AutoCloseable {
     public final Fabric fabric;
     public final Ovs ovs;
     public final OvsTopologySource topology;
-    public final OvsHmuxProgrammer hmux;
+    public final OvsHmuxSouthbound hmux;
     public final SmuxHttpClient smux;
     public final Controller controller;
     private final FrrRouteSource frr;
@@ -56,7 +56,7 @@ public final class Daemon implements AutoCloseable {
         this.fabric = Fabric.load(config.fabric);
         this.ovs = new Ovs(fabric.ovsRundir, config.commandTimeoutMillis);
         this.topology = new OvsTopologySource(fabric, ovs);
-        this.hmux = new OvsHmuxProgrammer(fabric, ovs, topology::downSwitches);
+        this.hmux = new OvsHmuxSouthbound(fabric, ovs, topology::downSwitches);
         topology.onSwitchDown(hmux::fastWithdraw);
         this.smux = new SmuxHttpClient(id -> fabric.smuxes.containsKey(id) ? fabric.smuxes.get(id).controlUrl : null,
                 java.time.Duration.ofMillis(config.httpTimeoutMillis));

@@ -18,8 +18,8 @@ import org.hybridlb.solver.model.Switch;
 import org.hybridlb.solver.model.Topology;
 
 /**
- * The emulated (or real) fabric as the daemon drives it: fabric.json (the EMULATION contract,
- * /work/notes/E2E-CONTRACT.md) plus the solver topology it names. Unknown fields are ignored
+ * The emulated (or real) fabric as the daemon drives it: fabric.json (its format: app/standalone/README.md)
+ * plus the solver topology it names. Unknown fields are ignored
  * (the file grows); the fields the daemon uses are checked.
  */
 public final class Fabric {
@@ -75,6 +75,11 @@ public final class Fabric {
             this.bgpPeer = bgpPeer;
         }
     }
+
+    /** The controller's flows carry this cookie (value/mask) unless fabric.json says otherwise. */
+    public static final String DEFAULT_CONTROLLER_COOKIE = "0x4c420000/0xffff0000";
+    /** The controller's groups take ids from here up unless fabric.json says otherwise. */
+    public static final long DEFAULT_GROUP_ID_BASE = 65536;
 
     public final Path file;
     public final String name;
@@ -180,7 +185,7 @@ public final class Fabric {
         String rundir = c.string(ovs, "rundir", "/ovs", null, true);
         JsonNode tables = c.object(root, "tables", "", false);
         int vipTable = (int) c.integer(tables, "vip", "/tables", 0, 0, 253);
-        String cookieText = c.string(root, "controllerCookie", "", "0x4c420000/0xffff0000", false);
+        String cookieText = c.string(root, "controllerCookie", "", DEFAULT_CONTROLLER_COOKIE, false);
         long cookie = 0x4c420000L;
         long mask = 0xffff0000L;
         try {
@@ -194,7 +199,7 @@ public final class Fabric {
             c.problem("/controllerCookie", "must be value/mask within the low 32 bits, value inside the mask, got \""
                     + cookieText + "\"");
         }
-        long groupBase = c.integer(root, "controllerGroupIdBase", "", 65536, 1, 0xf0000000L);
+        long groupBase = c.integer(root, "controllerGroupIdBase", "", DEFAULT_GROUP_ID_BASE, 1, 0xf0000000L);
         String locationRoute = c.string(root, "locationRoute", "", "load:{location}->NXM_NX_REG0[],resubmit(,2)", false);
         if (!locationRoute.contains("{location}")) {
             c.problem("/locationRoute", "must contain {location}");

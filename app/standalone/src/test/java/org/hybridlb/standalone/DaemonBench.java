@@ -21,6 +21,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.hybridlb.app.core.hmux.HmuxLayout;
 import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.SwitchRole;
 import org.hybridlb.solver.model.Topology;
@@ -45,7 +46,7 @@ public final class DaemonBench {
 
     // strong references: java.util.logging forgets configured loggers nobody holds
     private static final Logger TOPO_LOG = Logger.getLogger("org.hybridlb.standalone.ovs.OvsTopologySource");
-    private static final Logger OVS_LOG = Logger.getLogger("org.hybridlb.standalone.ovs.OvsHmuxProgrammer");
+    private static final Logger OVS_LOG = Logger.getLogger("org.hybridlb.app.core.SwitchSync");
 
     public static void main(String[] args) throws Exception {
         int vips = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
@@ -88,6 +89,9 @@ public final class DaemonBench {
         HttpClient http = HttpClient.newHttpClient();
         try (PrivateOvs ovs = PrivateOvs.start()) {
             TestFabric tf = TestFabric.write(dir, topo, ovs, "hlbb", urls);
+            Fabric fabric = Fabric.load(tf.file);
+            String routeCookies = String.format("cookie=0x%x/0x%x", HmuxLayout.cookie(fabric.cookie, HmuxLayout.Kind.ROUTE, 0),
+                    fabric.cookieMask | HmuxLayout.KIND_MASK);
             int port = 1;
             for (String br : tf.bridges.values()) {
                 ovs.addBridge(br, TestFabric.GRE_OFPORT);
@@ -149,7 +153,7 @@ public final class DaemonBench {
                     System.out.println(java.time.LocalTime.now() + " failing " + busiest);
                     ovs.ovs.ofctl("mod-port", "unix:" + ovs.dir.resolve(br + ".mgmt"), br + "l", "down");
                     while (ovs.ovs.ofctl("--no-stats", "dump-flows", "unix:" + ovs.dir.resolve(tf.bridges.get(watch) + ".mgmt"),
-                            "cookie=0x4c420002/0xffff000f").contains(towards)) {
+                            routeCookies).contains(towards)) {
                         Thread.sleep(1);
                     }
                     withdraw[r] = ms(t0);

@@ -33,8 +33,8 @@ final class TestFabric {
         f.put("topology", "topology.json");
         f.putObject("ovs").put("rundir", ovs.dir.toString());
         f.putObject("tables").put("vip", 0).put("underlay", 1).put("location", 2);
-        f.put("controllerCookie", "0x4c420000/0xffff0000");
-        f.put("controllerGroupIdBase", 65536);
+        f.put("controllerCookie", Fabric.DEFAULT_CONTROLLER_COOKIE);
+        f.put("controllerGroupIdBase", Fabric.DEFAULT_GROUP_ID_BASE);
         f.put("locationRoute", "load:{location}->NXM_NX_REG0[],resubmit(,2)");
         TestFabric tf = new TestFabric(dir.resolve("fabric.json"));
         ObjectNode sw = f.putObject("switches");

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.solver.assign.Algorithms;
 import org.hybridlb.solver.assign.Instance;
 import org.hybridlb.solver.migration.MigrationPlanner;
@@ -29,8 +30,10 @@ import org.hybridlb.solver.routing.Fabric;
  * Where the VIPs should be and how to get there: the solver's algorithm (default sticky, Duet
  * §3.4.2) on the measured traffic, then its migration planner from the installed state (the SMux
  * as stepping stone, §3.4.2), and its independent plan checker, on the served part of the fabric
- * ({@link FabricInputs#serving}). Failed, drained and held places are taken out here; a target that cannot be planned keeps every placement and applies only the
- * configuration changes. Loop thread only.
+ * ({@link FabricInputs#serving}). Failed, drained and held places are taken out here, and a VIP
+ * whose pools the SMuxes could not hash as its HMux would stays on the SMuxes ({@link HashContracts});
+ * a target that cannot be planned keeps every placement and applies only the configuration changes.
+ * Loop thread only.
  */
 final class AssignmentPlanner {
     private static final Logger LOG = Logger.getLogger(AssignmentPlanner.class.getName());
@@ -50,18 +53,27 @@ final class AssignmentPlanner {
     private final StateKeeper keeper;
     private final FabricInputs inputs;
     private final PoolGrowthHolds holds;
+    private final HashContracts contracts;
     private final Status status;
     private Assignment last;
+    /** Per VIP of the last plan: the switches the SMuxes could not agree with for its pools, and why. */
+    private Map<String, AssignmentView.HashUnmatched> unmatched = Map.of();
     private Topology fabricOf;
     private Fabric fabric;
 
     AssignmentPlanner(ControllerConfig config, StateKeeper keeper, FabricInputs inputs, PoolGrowthHolds holds,
-                      Status status) {
+                      HashContracts contracts, Status status) {
         this.config = config;
         this.keeper = keeper;
         this.inputs = inputs;
         this.holds = holds;
+        this.contracts = contracts;
         this.status = status;
+    }
+
+    /** VIPs kept off switches whose hash the SMuxes cannot follow for their pools (last plan). */
+    Map<String, AssignmentView.HashUnmatched> hashUnmatched() {
+        return unmatched;
     }
 
     /** The last assignment computed (placements as planned), or null before the first. */
@@ -104,10 +116,13 @@ final class AssignmentPlanner {
             return null;
         }
         holds.hold(target);
+        unmatched = contracts.unmatched(target, topo);
         Map<String, String> to = new LinkedHashMap<>();
         for (String v : target.keySet()) {
             String at = next.placementOf(v);
-            to.put(v, inputs.down.contains(at) || holds.isHeld(v) ? Assignment.SMUX : at);
+            AssignmentView.HashUnmatched off = unmatched.get(v);
+            boolean unmatchable = off != null && off.switches.contains(at);
+            to.put(v, inputs.down.contains(at) || holds.isHeld(v) || unmatchable ? Assignment.SMUX : at);
         }
         last = new Assignment(next.algorithm, to, next.hmuxTrafficShare, next.mru, next.smuxCount,
                 next.utilisation, next.provisioning);

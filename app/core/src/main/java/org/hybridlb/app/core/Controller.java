@@ -20,7 +20,10 @@ import org.hybridlb.solver.model.Vip;
  * <ul>
  * <li>{@link ControllerLoop}: the one thread and its queue (every part runs on it; no lock);</li>
  * <li>{@link Reconciler}: a round for each {@link Cause}, and the failovers that cannot wait;</li>
- * <li>{@link DeviceRepair}, {@link SmuxTablePublisher}: devices back to the installed state;</li>
+ * <li>{@link SwitchSync}: the HMux intent of every switch (core package {@code hmux}), what each
+ *     holds, the deltas between;</li>
+ * <li>{@link DeviceRepair}, {@link SmuxTablePublisher}: devices back to the installed state;
+ *     {@link HashContracts}: how the SMuxes hash each VIP to agree with its HMux;</li>
  * <li>{@link DipHealthView}, {@link PoolGrowthHolds}: which DIPs are out, which VIPs stay on the SMuxes;</li>
  * <li>{@link AssignmentPlanner}, {@link MigrationRunner}, {@link WaveExecutor}: where VIPs go, and
  *     the waves that take them there (verified, rolled back on failure);</li>
@@ -52,17 +55,20 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         this.health = new DipHealthView(inputs::downReason);
         this.loop = new ControllerLoop(config.requestTimeout, config.settle, this::reconcile,
                 e -> status.error(String.valueOf(e.getMessage())));
-        SmuxTablePublisher tables = new SmuxTablePublisher(ports.smux, config.smuxEncap, keeper, ids, inputs, status);
-        DeviceRepair repair = new DeviceRepair(ports.hmux, keeper, ids, inputs, tables, status);
+        HashContracts contracts = new HashContracts(ports.hmux, keeper, ids, inputs, config.smuxEncap);
+        inputs.useContracts(contracts);
+        SwitchSync switches = new SwitchSync(ports.hmux, keeper, ids, inputs);
+        SmuxTablePublisher tables = new SmuxTablePublisher(ports.smux, contracts, keeper, ids, inputs, status);
+        DeviceRepair repair = new DeviceRepair(switches, keeper, inputs, tables, status);
         PoolGrowthHolds holds = new PoolGrowthHolds(ports.smux, config.poolGrowthHoldMax, keeper, inputs);
-        AssignmentPlanner planner = new AssignmentPlanner(config, keeper, inputs, holds, status);
-        WaveExecutor waves = new WaveExecutor(ports.hmux, keeper, ids, inputs, tables, repair);
+        AssignmentPlanner planner = new AssignmentPlanner(config, keeper, inputs, holds, contracts, status);
+        WaveExecutor waves = new WaveExecutor(switches, keeper, tables);
         this.migrations = new MigrationRunner(keeper, waves, repair, this::target, loop::enqueue,
                 () -> loop.requestReconcile(new Reason(Cause.GROWN_POOL, "grown pool installed")), status);
         this.reconciler = new Reconciler(config, keeper, inputs, health, repair, tables, holds, planner, migrations,
                 loop, status);
         this.desired = new DesiredConfig(keeper, validator, ports.topology, loop::reconcileSoon);
-        this.views = new StatusViews(keeper, inputs, health, holds, planner, migrations, status);
+        this.views = new StatusViews(keeper, inputs, health, holds, planner, migrations, ports.hmux, status);
     }
 
     /** Loads the persisted state, subscribes to the sources and starts the loop, whose first round repairs the data path. */

@@ -48,6 +48,8 @@ final class FabricInputs {
     /** The live SMux set last reported by the route source (any thread), applied by the loop. */
     private final AtomicReference<Set<String>> reportedSmuxes = new AtomicReference<>(Set.of());
     private TrafficInterval traffic;
+    /** Switches no SMux can agree with; null until {@link #useContracts}. */
+    private HashContracts contracts;
 
     FabricInputs(Ports ports, StateKeeper keeper, Duration discoveryGrace) {
         this.ports = ports;
@@ -57,6 +59,11 @@ final class FabricInputs {
 
     Topology topology() {
         return ports.topology.topology();
+    }
+
+    /** Switches no SMux can hash as serve as no HMux (they offer the solver no entries). */
+    void useContracts(HashContracts c) {
+        contracts = c;
     }
 
     /** Reads the down switches, live SMuxes and last traffic interval; the DIP health goes to {@code health}. */
@@ -116,12 +123,16 @@ final class FabricInputs {
 
     /**
      * The served part of the fabric, recomputed only when the topology, the reported-down or the
-     * drained switches changed. Its topology is what the solver sees: drained and failed switches
-     * offer no table entries and cut-off ones are absent, so no VIP is placed on them.
+     * drained switches changed. Its topology is what the solver sees: drained and failed switches,
+     * and those no SMux can agree with, offer no table entries and cut-off ones are absent, so no
+     * VIP is placed on them.
      */
     ServingFabric serving() {
         Topology t = topology();
-        Set<String> drained = keeper.state().drained;
+        Set<String> drained = new HashSet<>(keeper.state().drained);
+        if (contracts != null) {
+            drained.addAll(contracts.noAgreement(t).keySet());
+        }
         boolean discovering = discovering(t);
         if (serving == null || servingOf != t || !reportedDown.equals(servingDown) || !drained.equals(servingDrained)
                 || discovering != servingDiscovering) {
@@ -163,9 +174,13 @@ final class FabricInputs {
         return !unlinked.isEmpty();
     }
 
-    /** Switches that cannot serve as HMux, with why (the topology source says so). */
+    /** Switches that cannot serve as HMux, with why (the topology source says so, or no SMux can hash as they do). */
     Map<String, String> unfitForHmux() {
-        return ports.topology.unfitForHmux();
+        Map<String, String> out = new java.util.TreeMap<>(ports.topology.unfitForHmux());
+        if (contracts != null) {
+            contracts.noAgreement(topology()).forEach(out::putIfAbsent);
+        }
+        return out;
     }
 
     /** Live switches cut off from the served part, with why. */

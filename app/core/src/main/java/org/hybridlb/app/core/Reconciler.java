@@ -152,7 +152,7 @@ final class Reconciler {
         try {
             tables.publish();
             repair.repairSmuxGroups();
-            shrunk.keySet().forEach(repair::reinstall);
+            repair.reinstall();
             status.dipsRemovedDirectly += shrunk.size();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "removing DIP buckets", e);

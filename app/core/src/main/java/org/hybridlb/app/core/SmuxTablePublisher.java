@@ -18,27 +18,37 @@ final class SmuxTablePublisher {
     private static final Logger LOG = Logger.getLogger(SmuxTablePublisher.class.getName());
 
     private final SmuxControl smux;
-    private final String encap;
+    private final HashContracts contracts;
     private final StateKeeper keeper;
     private final BucketIds ids;
     private final FabricInputs inputs;
     private final Status status;
+    /** The table last sent (any version), to see whether a wave changed it. */
+    private SmuxTable sent;
 
-    SmuxTablePublisher(SmuxControl smux, String encap, StateKeeper keeper, BucketIds ids, FabricInputs inputs,
-                       Status status) {
+    SmuxTablePublisher(SmuxControl smux, HashContracts contracts, StateKeeper keeper, BucketIds ids,
+                       FabricInputs inputs, Status status) {
         this.smux = smux;
-        this.encap = encap;
+        this.contracts = contracts;
         this.keeper = keeper;
         this.ids = ids;
         this.inputs = inputs;
         this.status = status;
     }
 
-    /** The installed configuration as the SMux table of {@code version}. */
+    /** The installed configuration as the SMux table of {@code version}, each VIP hashed as its HMux does. */
     SmuxTable table(long version) {
         List<VipEntry> entries = new ArrayList<>();
         keeper.state().installedVips.values().forEach(v -> entries.add(ids.entry(v)));
-        return SmuxTable.of(version, entries, encap);
+        return SmuxTable.of(version, entries, contracts.forEntries(entries));
+    }
+
+    /**
+     * Sends the table again when it changed since it was last sent (a VIP that moved to an HMux with
+     * another hash contract); returns its version, or -1 when nothing was sent.
+     */
+    long publishIfChanged() {
+        return sent != null && table(0).sameVips(sent) ? -1 : publish();
     }
 
     /**
@@ -50,8 +60,9 @@ final class SmuxTablePublisher {
         for (String id : inputs.liveIds()) {
             if (version < 0) {
                 version = ++keeper.state().smuxTableVersion;
+                sent = table(version);
             }
-            smux.putTable(id, table(version));
+            smux.putTable(id, sent);
         }
         return version;
     }
@@ -76,13 +87,15 @@ final class SmuxTablePublisher {
                 state.smuxTableVersion = running.version; // our state is older than the SMux's: go above it
             }
             if (table(0).sameVips(running)) {
+                sent = running;
                 continue;
             }
             if (version < 0) {
                 version = ++state.smuxTableVersion;
             }
             try {
-                smux.putTable(id, table(Math.max(version, running == null ? 0 : running.version + 1)));
+                sent = table(Math.max(version, running == null ? 0 : running.version + 1));
+                smux.putTable(id, sent);
                 status.repairs++;
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "repairing SMux " + id, e);

@@ -6,6 +6,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.app.core.hmux.SwitchCapability;
+import org.hybridlb.app.core.port.HmuxProgrammer;
 import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.app.core.view.MigrationsView;
 import org.hybridlb.app.core.view.ReassignResult;
@@ -26,10 +29,12 @@ final class StatusViews {
     private final PoolGrowthHolds holds;
     private final AssignmentPlanner planner;
     private final MigrationRunner migrations;
+    private final HmuxProgrammer hmux;
     private final Status status;
 
     StatusViews(StateKeeper keeper, FabricInputs inputs, DipHealthView health, PoolGrowthHolds holds,
-                AssignmentPlanner planner, MigrationRunner migrations, Status status) {
+                AssignmentPlanner planner, MigrationRunner migrations, HmuxProgrammer hmux, Status status) {
+        this.hmux = hmux;
         this.keeper = keeper;
         this.inputs = inputs;
         this.health = health;
@@ -51,7 +56,7 @@ final class StatusViews {
         return new AssignmentView(installed(), a == null ? null : a.algorithm, a == null ? null : a.assignment,
                 a == null ? null : a.mru, a == null ? null : a.hmuxTrafficShare, a == null ? null : a.smuxCount,
                 a == null ? null : a.utilisation, holds.view(), new ArrayList<>(inputs.down),
-                new LinkedHashMap<>(inputs.cutOff()), new TreeMap<>(inputs.unfitForHmux()),
+                new LinkedHashMap<>(inputs.cutOff()), new TreeMap<>(inputs.unfitForHmux()), planner.hashUnmatched(),
                 new ArrayList<>(keeper.state().drained), health.unhealthyDips(), health.view(),
                 migrations.migrating(), status.lastError);
     }
@@ -109,9 +114,23 @@ final class StatusViews {
                 vips.add(v);
             }
         });
+        SwitchCapability c;
+        try {
+            c = hmux.capability(s.id);
+        } catch (RuntimeException e) {
+            c = null; // a switch the southbound does not know (yet): no contract to show
+        }
         return new SwitchView(s.id, s.role.name().toLowerCase(Locale.ROOT), s.pod, !inputs.down.contains(s.id),
                 inputs.cutOff().get(s.id), keeper.state().drained.contains(s.id), inputs.unfitForHmux().get(s.id),
-                vips);
+                c == null ? null : hash(c.hash), c != null && c.decodesCookies, vips);
+    }
+
+    static SwitchView.Hash hash(HashContract c) {
+        if (!c.agrees()) {
+            return new SwitchView.Hash(null, null, null, c.noAgreement);
+        }
+        return new SwitchView.Hash(c.selection.smuxName, c.basis == 0 ? null : Long.toUnsignedString(c.basis),
+                c.encap.smuxName(), null);
     }
 
     ReassignResult reassigned() {

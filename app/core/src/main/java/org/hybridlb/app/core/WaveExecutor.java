@@ -1,22 +1,18 @@
 package org.hybridlb.app.core;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.hybridlb.app.core.model.VipEntry;
-import org.hybridlb.app.core.port.HmuxProgrammer;
-import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.solver.model.MigrationStep;
 import org.hybridlb.solver.model.StepAction;
 import org.hybridlb.solver.model.Vip;
 
 /**
  * Applies one migration wave: its steps change the installed state in memory, then the devices
- * follow (SMux tables first, they are the backstop of everything after; then HMux removals, then
- * installs), then the touched devices are read back. Any error or difference throws; undoing is
+ * follow (SMux tables first, they are the backstop of everything after; then the aggregates; then
+ * the switches' entries and routes, one batch for every switch), then the touched devices are read back. Any error or difference throws; undoing is
  * the {@link MigrationRunner}'s job. Loop thread only.
  */
 final class WaveExecutor {
@@ -27,23 +23,18 @@ final class WaveExecutor {
         final Set<List<String>> removes = new LinkedHashSet<>();
         final Set<List<String>> installs = new LinkedHashSet<>();
         long smuxVersion = -1;
+        /** The switches whose HMux entries the wave changed: read back after it. */
+        final Set<String> touched = new LinkedHashSet<>();
     }
 
-    private final HmuxProgrammer hmux;
+    private final SwitchSync switches;
     private final StateKeeper keeper;
-    private final BucketIds ids;
-    private final FabricInputs inputs;
     private final SmuxTablePublisher tables;
-    private final DeviceRepair repair;
 
-    WaveExecutor(HmuxProgrammer hmux, StateKeeper keeper, BucketIds ids, FabricInputs inputs,
-                 SmuxTablePublisher tables, DeviceRepair repair) {
-        this.hmux = hmux;
+    WaveExecutor(SwitchSync switches, StateKeeper keeper, SmuxTablePublisher tables) {
+        this.switches = switches;
         this.keeper = keeper;
-        this.ids = ids;
-        this.inputs = inputs;
         this.tables = tables;
-        this.repair = repair;
     }
 
     /**
@@ -115,46 +106,40 @@ final class WaveExecutor {
         return ops;
     }
 
-    /** SMuxes first (they are the backstop of everything that follows), then HMux removals, then installs. */
+    /**
+     * SMuxes first (they are the backstop of everything that follows), then the aggregates, then
+     * every switch's entries and routes in one batch. The planner never moves a VIP from one HMux
+     * to another within a wave (the SMuxes are the stepping stone), so whatever order the switches
+     * take their deltas in, a packet of a VIP in motion meets either its HMux or the aggregate.
+     */
     void execute(Ops ops) {
+        ops.removes.forEach(r -> ops.touched.add(r.get(0)));
+        ops.installs.forEach(i -> ops.touched.add(i.get(0)));
         if (ops.smux) {
             ops.smuxVersion = tables.publish();
-            repair.repairSmuxGroups(); // a new aggregate routes to the SMuxes once they know its VIPs
+            switches.push(SwitchSync.Part.AGGREGATES);
         }
-        for (List<String> r : ops.removes) {
-            if (!inputs.down.contains(r.get(0))) {
-                hmux.remove(r.get(0), r.get(1));
+        switches.push(SwitchSync.Part.ENTRIES_AND_ROUTES).forEach((sw, d) -> {
+            if (!d.entryVips().isEmpty()) {
+                ops.touched.add(sw);
             }
-        }
-        for (List<String> i : ops.installs) {
-            hmux.install(i.get(0), ids.entry(keeper.state().installedVips.get(i.get(1))));
+        });
+        if (!ops.installs.isEmpty() || !ops.removes.isEmpty()) {
+            long v = tables.publishIfChanged(); // a VIP's hash contract follows its HMux
+            ops.smuxVersion = v >= 0 ? v : ops.smuxVersion;
+            ops.smux |= v >= 0;
         }
     }
 
-    /** Reads the touched devices back; throws when one disagrees with the installed state. */
+    /**
+     * Reads the touched devices back (the SMuxes, and the switches whose HMux entries changed: a
+     * route or an aggregate a switch acknowledged is checked by the next repair); throws when one
+     * disagrees with the installed state.
+     */
     void verify(Ops ops) {
         if (ops.smux && ops.smuxVersion >= 0) {
             tables.verify(ops.smuxVersion);
         }
-        ControllerState state = keeper.state();
-        Map<String, Map<String, VipEntry>> read = new HashMap<>();
-        Set<List<String>> touched = new LinkedHashSet<>(ops.removes);
-        touched.addAll(ops.installs);
-        for (List<String> t : touched) {
-            String sw = t.get(0);
-            String v = t.get(1);
-            if (inputs.down.contains(sw)) {
-                continue;
-            }
-            Map<String, VipEntry> on = read.computeIfAbsent(sw, hmux::installedOn);
-            boolean should = state.hmuxes.getOrDefault(v, List.of()).contains(sw);
-            VipEntry have = on.get(v);
-            if (should && (have == null || !ids.entry(state.installedVips.get(v)).equals(have.normalized()))) {
-                throw new SouthboundException("switch " + sw + " does not hold VIP " + v + " as installed");
-            }
-            if (!should && have != null) {
-                throw new SouthboundException("switch " + sw + " still holds VIP " + v);
-            }
-        }
+        switches.verify(ops.touched);
     }
 }

@@ -438,8 +438,12 @@ class ControllerTest {
         List<String> log = fabric.takeLog();
         assertEquals(-1, indexOf(log, "remove "), "no detour through the SMuxes: " + log);
         assertEquals("10.100.0.0/24", fabric.tables.get("smux-0").vips.get(0).aggregate);
-        assertEquals("10.100.0.0/24", fabric.switches.get(at).get("10.100.0.1").aggregate);
+        assertTrue(fabric.switches.get(at).containsKey("10.100.0.1"), "the HMux entry stays: " + log);
         assertEquals(java.util.Set.of("10.100.0.0/24"), fabric.groups.keySet(), log.toString());
+        for (String sw : fabric.aggregatesOn.keySet()) {
+            assertEquals(java.util.Set.of("10.100.0.0/24"), fabric.aggregatesOn.get(sw).keySet(), sw);
+            assertEquals(sw.equals(at) ? null : at, fabric.routes.get(sw).get("10.100.0.1"), sw + ": the VIP's route");
+        }
     }
 
     @Test

@@ -11,6 +11,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import org.hybridlb.app.core.hmux.DipBucket;
+import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.app.core.hmux.ServiceMatch;
+import org.hybridlb.app.core.hmux.SwitchCapability;
+import org.hybridlb.app.core.hmux.SwitchDelta;
+import org.hybridlb.app.core.hmux.SwitchIntent;
+import org.hybridlb.app.core.hmux.SwitchReading;
+import org.hybridlb.app.core.model.Bucket;
+import org.hybridlb.app.core.model.ServiceEntry;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.HealthSource;
@@ -22,7 +31,6 @@ import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.app.core.port.StateStore;
 import org.hybridlb.app.core.port.StatsSource;
 import org.hybridlb.app.core.port.TopologySource;
-import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
 
@@ -46,7 +54,7 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     String lieOn;
     int lies;
     int reads;
-    /** Called with the switch before each {@code installedOn} answers (what a test sees at read-back time). */
+    /** Called with each switch before a read answers (what a test sees at read-back time). */
     java.util.function.Consumer<String> onInstalledOn = sw -> { };
     /** The next puts fail as if the SMux were unreachable. */
     int failPuts;
@@ -76,56 +84,132 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
         return new HashSet<>(down);
     }
 
-    // HMux
+    // HMux: the switches as devices holding their intent (entries by VIP, for tests to read and spoil)
+    /** Per switch: VIP/32 -> the switch it routes towards. */
+    final Map<String, Map<String, String>> routes = new TreeMap<>();
+    /** Per switch: aggregate -> SMux ids. */
+    final Map<String, Map<String, Set<String>>> aggregatesOn = new TreeMap<>();
+    final Set<String> fallbackOn = new HashSet<>();
+    /** Per switch, what it says of itself (default: Open vSwitch's hash, GRE, ids and DIPs kept). */
+    final Map<String, SwitchCapability> capabilities = new HashMap<>();
+    static final SwitchCapability OVS = new SwitchCapability(
+            HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.GRE), true, true, false, false);
+
     @Override
-    public synchronized void install(String switchId, VipEntry entry) {
-        log.add("install " + switchId + " " + entry);
-        if ((switchId.equals(lieOn) || "*".equals(lieOn)) && lies > 0) {
-            lies--;
-            return;
+    public synchronized SwitchCapability capability(String switchId) {
+        return capabilities.getOrDefault(switchId, OVS);
+    }
+
+    @Override
+    public synchronized Map<String, SwitchReading> read(Collection<String> switchIds) {
+        Map<String, SwitchReading> out = new LinkedHashMap<>();
+        for (String sw : switchIds) {
+            reads++;
+            try {
+                onInstalledOn.accept(sw);
+            } catch (RuntimeException e) {
+                out.put(sw, SwitchReading.failed(e.getMessage()));
+                continue;
+            }
+            if (down.contains(sw)) {
+                out.put(sw, SwitchReading.failed("switch " + sw + " unreachable"));
+                continue;
+            }
+            SwitchIntent.Builder b = SwitchIntent.builder();
+            switches.getOrDefault(sw, Map.of()).values().forEach(e -> e.ports.forEach(p -> {
+                List<DipBucket> buckets = new ArrayList<>();
+                p.dips.forEach(d -> buckets.add(new DipBucket(d.bucketId, d.ip, d.tunnelEndpoint(), d.weight)));
+                b.entry(new ServiceMatch(e.vip, p.proto, p.port), buckets);
+            }));
+            b.routes.putAll(routes.getOrDefault(sw, Map.of()));
+            aggregatesOn.getOrDefault(sw, Map.of()).forEach(b::aggregate);
+            b.fallback(fallbackOn.contains(sw));
+            // what the switch keeps of a bucket (ids, DIPs) is what it gives back
+            out.put(sw, SwitchReading.of(capability(sw).holdable(b.build()).toBuilder().fallback(fallbackOn.contains(sw))
+                    .build()));
         }
-        switches.computeIfAbsent(switchId, k -> new LinkedHashMap<>()).put(entry.vip, entry);
-    }
-
-    @Override
-    public synchronized void remove(String switchId, String vip) {
-        log.add("remove " + switchId + " " + vip);
-        switches.getOrDefault(switchId, new LinkedHashMap<>()).remove(vip);
-    }
-
-    @Override
-    public synchronized void withdrawRoutes(String switchId, Collection<String> vips) {
-        log.add("withdrawRoutes " + switchId + " " + new ArrayList<>(vips));
-    }
-
-    @Override
-    public synchronized void setSmuxGroup(String aggregate, List<Smux> smuxes) {
-        Set<String> ids = new LinkedHashSet<>();
-        smuxes.forEach(m -> ids.add(m.id));
-        log.add("setSmuxGroup " + aggregate + " " + ids);
-        if (ids.isEmpty()) {
-            groups.remove(aggregate);
-        } else {
-            groups.put(aggregate, ids);
-        }
-    }
-
-    @Override
-    public synchronized Map<String, VipEntry> installedOn(String switchId) {
-        reads++;
-        onInstalledOn.accept(switchId);
-        if (down.contains(switchId)) {
-            throw new SouthboundException("switch " + switchId + " unreachable");
-        }
-        return new LinkedHashMap<>(switches.getOrDefault(switchId, Map.of()));
-    }
-
-    @Override
-    public synchronized Map<String, Set<String>> smuxGroups() {
-        reads++;
-        Map<String, Set<String>> out = new TreeMap<>();
-        groups.forEach((k, v) -> out.put(k, new LinkedHashSet<>(v)));
         return out;
+    }
+
+    @Override
+    public synchronized void apply(Map<String, SwitchDelta> deltas) {
+        Set<String> withdrawn = new LinkedHashSet<>();
+        Set<String> withdrawnVips = new LinkedHashSet<>();
+        Map<String, Set<String>> aggregateChanges = new LinkedHashMap<>();
+        List<String> entryLog = new ArrayList<>();
+        for (Map.Entry<String, SwitchDelta> x : deltas.entrySet()) {
+            String sw = x.getKey();
+            SwitchDelta d = x.getValue();
+            withdrawn.addAll(d.withdrawTowards);
+            if (!d.withdrawTowards.isEmpty()) {
+                withdrawnVips.addAll(d.removeRoutes);
+            }
+            Map<String, String> r = routes.computeIfAbsent(sw, k -> new TreeMap<>());
+            d.removeRoutes.forEach(r::remove);
+            r.values().removeIf(d.withdrawTowards::contains);
+            r.putAll(d.putRoutes);
+            Map<String, Set<String>> a = aggregatesOn.computeIfAbsent(sw, k -> new TreeMap<>());
+            d.removeAggregates.forEach(agg -> {
+                a.remove(agg);
+                aggregateChanges.put(agg, Set.of());
+            });
+            d.putAggregates.forEach((agg, ids) -> {
+                a.put(agg, new LinkedHashSet<>(ids));
+                aggregateChanges.put(agg, ids);
+            });
+            if (d.fallback != null) {
+                if (d.fallback) {
+                    fallbackOn.add(sw);
+                } else {
+                    fallbackOn.remove(sw);
+                }
+            }
+            if (d.putEntries.isEmpty() && d.removeEntries.isEmpty()) {
+                continue;
+            }
+            boolean lie = (sw.equals(lieOn) || "*".equals(lieOn)) && lies > 0 && !d.putEntries.isEmpty();
+            Map<String, VipEntry> on = switches.computeIfAbsent(sw, k -> new LinkedHashMap<>());
+            for (String vip : d.entryVips()) {
+                Map<String, ServiceEntry> services = new TreeMap<>();
+                VipEntry was = on.get(vip);
+                if (was != null) {
+                    was.ports.forEach(p -> services.put(p.key(), p));
+                }
+                d.removeEntries.stream().filter(m -> m.vip.equals(vip)).forEach(m -> services.remove(m.service()));
+                d.putEntries.forEach((m, buckets) -> {
+                    if (m.vip.equals(vip)) {
+                        List<Bucket> b = new ArrayList<>();
+                        buckets.forEach(x2 -> b.add(new Bucket(x2.dip == null ? x2.endpoint : x2.dip, x2.weight,
+                                x2.dip == null || x2.dip.equals(x2.endpoint) ? null : x2.endpoint, x2.id)));
+                        services.put(m.service(), new ServiceEntry(m.proto, m.port, b));
+                    }
+                });
+                VipEntry now = services.isEmpty() ? null
+                        : new VipEntry(vip, null, new ArrayList<>(services.values())).normalized();
+                if (now == null) {
+                    entryLog.add("remove " + sw + " " + vip);
+                    on.remove(vip);
+                } else {
+                    entryLog.add("install " + sw + " " + now);
+                    if (!lie) {
+                        on.put(vip, now);
+                    }
+                }
+            }
+            if (lie) {
+                lies--;
+            }
+        }
+        aggregateChanges.forEach((agg, ids) -> {
+            log.add("setSmuxGroup " + agg + " " + ids);
+            if (ids.isEmpty()) {
+                groups.remove(agg);
+            } else {
+                groups.put(agg, new LinkedHashSet<>(ids));
+            }
+        });
+        withdrawn.forEach(sw -> log.add("withdrawRoutes " + sw + " " + new ArrayList<>(withdrawnVips)));
+        log.addAll(entryLog);
     }
 
     // SMux

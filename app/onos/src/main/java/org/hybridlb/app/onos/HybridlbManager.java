@@ -20,10 +20,9 @@ import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
 import org.hybridlb.app.onos.fabric.FabricTracker;
 import org.hybridlb.app.onos.fabric.FabricView;
 import org.hybridlb.app.onos.fabric.HmuxCapability;
-import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
+import org.hybridlb.app.onos.fabric.OnosHmuxSouthbound;
 import org.hybridlb.app.onos.fabric.OnosRouteSource;
 import org.hybridlb.app.onos.fabric.OnosStatsSource;
-import org.hybridlb.app.onos.fabric.OvsDefaultSelection;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.onos.fabric.GroupConfirmation;
 import org.onosproject.cfg.ComponentConfigService;
@@ -35,9 +34,7 @@ import org.onosproject.cluster.LeadershipService;
 import org.onosproject.cluster.NodeId;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
-import org.onosproject.net.DeviceId;
 import org.onosproject.net.config.ConfigFactory;
-import org.onosproject.net.config.InvalidFieldException;
 import org.onosproject.net.config.NetworkConfigEvent;
 import org.onosproject.net.config.NetworkConfigListener;
 import org.onosproject.net.config.NetworkConfigRegistry;
@@ -72,7 +69,6 @@ import org.slf4j.LoggerFactory;
 public class HybridlbManager implements HybridlbService {
     public static final String APP_NAME = "org.hybridlb.app";
     static final String STATE_MAP = "hybridlb-state";
-    static final String RECORDS_MAP = "hybridlb-programmed";
     /**
      * How long ONOS may take to confirm a flow batch (device barrier) or to hold a group just
      * written in its store before the wave is rolled back. Never a wait for the group provider's
@@ -86,7 +82,7 @@ public class HybridlbManager implements HybridlbService {
     /** Only the leader of this topic runs the controller loop and programs the fabric. */
     static final String LEADERSHIP_TOPIC = APP_NAME;
 
-    /** Both maps hold JSON text only. */
+    /** The state map holds JSON text only. */
     private static final Serializer STRINGS =
             Serializer.using(KryoNamespace.newBuilder().register(String.class).build("hybridlb"));
 
@@ -150,10 +146,9 @@ public class HybridlbManager implements HybridlbService {
     private volatile boolean stopped;
 
     private ApplicationId appId;
-    private volatile HybridlbConfig config;
+    private NetworkConfig config;
     private FabricTracker fabric;
-    private volatile String lastConfigError;
-    private OnosHmuxProgrammer programmer;
+    private OnosHmuxSouthbound programmer;
     private GroupConfirmation groupConfirmation;
     private OnosRouteSource routeSource;
     private OnosStatsSource statsSource;
@@ -171,31 +166,24 @@ public class HybridlbManager implements HybridlbService {
         handoff = new EventHandoff();
         appId = coreService.registerApplication(APP_NAME);
         netcfg.registerConfigFactory(configFactory);
-        HybridlbConfig initial = netcfg.getConfig(appId, HybridlbConfig.class);
-        if (initial != null && accept(initial) == null) {
-            config = initial;
-        }
-        fabric = new FabricTracker(() -> config, deviceService, linkService, hostService,
+        config = new NetworkConfig(deviceService, () -> fabric, () -> controller, this::reconcile);
+        config.initial(netcfg.getConfig(appId, HybridlbConfig.class));
+        fabric = new FabricTracker(config::get, deviceService, linkService, hostService,
                 new HmuxCapability(driverService, deviceService));
         fabric.rebuild();
 
         stateMap = storageService.<String, String>consistentMapBuilder()
                 .withName(STATE_MAP).withSerializer(STRINGS).build();
-        ConsistentMap<String, String> records = storageService.<String, String>consistentMapBuilder()
-                .withName(RECORDS_MAP).withSerializer(STRINGS).build();
         groupConfirmation = new GroupConfirmation(appId, GroupConfirmation.pollInterval(() -> componentConfig),
                 System::currentTimeMillis);
         groupService.addListener(groupConfirmation);
-        programmer = new OnosHmuxProgrammer(appId, flowRuleService, groupService, deviceService, topologyService,
-                hostService, driverService, fabric::view, records.asJavaMap(), DEVICE_TIMEOUT_MILLIS,
-                groupConfirmation, () -> config != null && config.fastFailover());
+        programmer = new OnosHmuxSouthbound(appId, flowRuleService, groupService, deviceService, topologyService,
+                hostService, driverService, fabric::view, DEVICE_TIMEOUT_MILLIS, groupConfirmation,
+                () -> config.get() != null && config.get().fastFailover());
         routeSource = new OnosRouteSource(routeService, fabric::view);
-        // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
-        // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
-        OvsDefaultSelection tables = new OvsDefaultSelection(smuxControl != null ? smuxControl
-                : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT));
-        smux = tables;
-        statsSource = new OnosStatsSource(appId, flowRuleService, deviceService::isAvailable, fabric::view, tables,
+        // the SMuxes hash each VIP as its HMux does: the core asks the southbound (its hash contract)
+        smux = smuxControl != null ? smuxControl : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT);
+        statsSource = new OnosStatsSource(appId, flowRuleService, deviceService::isAvailable, fabric::view, smux,
                 agentRates != null ? agentRates : new HostAgentStats(this::agentUrls, AGENT_TIMEOUT)::rates,
                 Duration.ofSeconds(statsPeriodSeconds > 0 ? statsPeriodSeconds : STATS_PERIOD_SECONDS));
         healthSource = new AgentHealth(this::agentUrls,
@@ -232,9 +220,7 @@ public class HybridlbManager implements HybridlbService {
         controller = c;
         fabricListeners.register(deviceService, linkService, hostService, routeService);
         c.start();
-        if (config != null && config.hasVips()) {
-            applyVips(config);
-        }
+        config.applyVips(c);
         statsTimer = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "hybridlb-stats"));
         if (statsPeriodSeconds > 0) {
             statsTimer.scheduleAtFixedRate(this::sampleStats, 0, statsPeriodSeconds, TimeUnit.SECONDS);
@@ -254,7 +240,7 @@ public class HybridlbManager implements HybridlbService {
 
     /** DIP -> host agent URL, from the network configuration (hosts with {@code agentUrl}). */
     private java.util.Map<String, String> agentUrls() {
-        HybridlbConfig c = config;
+        HybridlbConfig c = config.get();
         return c == null ? java.util.Map.of() : c.agentUrls();
     }
 
@@ -344,7 +330,7 @@ public class HybridlbManager implements HybridlbService {
 
     @Override
     public String lastConfigError() {
-        return lastConfigError;
+        return config.lastError();
     }
 
     /** Waits until every event received so far has been handled (tests). */
@@ -370,12 +356,12 @@ public class HybridlbManager implements HybridlbService {
         return fabric.view();
     }
 
-    OnosHmuxProgrammer programmer() {
+    OnosHmuxSouthbound programmer() {
         return programmer;
     }
 
     private String controlUrl(String smuxId) {
-        HybridlbConfig c = config;
+        HybridlbConfig c = config.get();
         if (c == null) {
             return null;
         }
@@ -385,10 +371,6 @@ public class HybridlbManager implements HybridlbService {
             }
         }
         return null;
-    }
-
-    private void rebuildFabric() {
-        fabric.rebuild();
     }
 
     private void sampleStats() {
@@ -402,62 +384,6 @@ public class HybridlbManager implements HybridlbService {
         }
     }
 
-    /** Checks a configuration: its own fields, then that every configured device exists. Null: fine. */
-    private String accept(HybridlbConfig c) {
-        try {
-            c.isValid();
-        } catch (InvalidFieldException e) {
-            return "invalid hybridlb config: field " + e.field() + ": " + e.reason();
-        } catch (RuntimeException e) {
-            return "invalid hybridlb config: " + e.getMessage();
-        }
-        for (DeviceId d : c.devices().keySet()) {
-            if (deviceService.getDevice(d) == null) {
-                return "invalid hybridlb config: field /switches/" + d + ": unknown device";
-            }
-        }
-        return null;
-    }
-
-    /** A new configuration: validated, then applied through the controller (which plans the migration). */
-    void configChanged(HybridlbConfig c) {
-        String error = accept(c);
-        if (error != null) {
-            refuse(error);
-            return;
-        }
-        HybridlbConfig previous = config;
-        FabricView previousFabric = fabric.view();
-        config = c;
-        rebuildFabric();
-        if (c.hasVips() && controller != null && !applyVips(c)) {
-            config = previous;
-            fabric.restore(previousFabric);
-            return;
-        }
-        lastConfigError = null;
-        reconcile("network configuration changed");
-    }
-
-    private boolean applyVips(HybridlbConfig c) {
-        try {
-            controller.replaceVips(c.vipsBody());   // the leader only (callers check)
-            return true;
-        } catch (ApiException e) {
-            refuse("invalid hybridlb config: field /vips" + (e.field == null || "/".equals(e.field) ? "" : e.field)
-                    + ": " + e.reason);
-            return false;
-        } catch (InvalidFieldException e) {
-            refuse("invalid hybridlb config: field " + e.field() + ": " + e.reason());
-            return false;
-        }
-    }
-
-    private void refuse(String error) {
-        lastConfigError = error;
-        log.error("{}; configuration not applied, the previous one stays", error);
-    }
-
     // ---- ONOS events: each listener hands its event to the app's thread and returns (EventHandoff)
 
     private final class InternalConfigListener implements NetworkConfigListener {
@@ -468,29 +394,13 @@ public class HybridlbManager implements HybridlbService {
 
         @Override
         public void event(NetworkConfigEvent event) {
-            handoff.execute("netcfg " + event.type(), () -> configEvent(event));
-        }
-    }
-
-    private void configEvent(NetworkConfigEvent event) {
-        switch (event.type()) {
-            case CONFIG_ADDED:
-            case CONFIG_UPDATED:
-                event.config().ifPresent(c -> configChanged((HybridlbConfig) c));
-                break;
-            case CONFIG_REMOVED:
-                config = null;
-                rebuildFabric();
-                reconcile("network configuration removed");
-                break;
-            default:
-                break;
+            handoff.execute("netcfg " + event.type(), () -> config.event(event));
         }
     }
 
     /** Path refreshes write groups: only the leader's, on the path thread (FabricListeners). */
     private void refreshPaths() {
-        OnosHmuxProgrammer p = programmer;
+        OnosHmuxSouthbound p = programmer;
         if (controller != null) {
             p.refreshPaths();
         }

@@ -238,6 +238,11 @@ public class HybridlbManagerTest {
         return hmux;
     }
 
+    /** Whether {@code sw}, read back through the southbound, holds an HMux entry of {@code vip}. */
+    boolean holds(String sw, String vip) {
+        return manager.programmer().read(List.of(sw)).get(sw).intent.entryVips().contains(vip);
+    }
+
     Set<String> tunnelDsts(String device) throws Exception {
         Group g = onos.groups.getGroup(NetTestTools.did(device),
                 new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()));
@@ -275,7 +280,29 @@ public class HybridlbManagerTest {
             assertEquals(d, d.equals(hmux) ? List.of(1000, 3100) : List.of(1000, 2000), priorities(d));
         }
         assertEquals(Set.of("10.0.1.2", "10.0.1.3"), tunnelDsts(hmux));
-        assertTrue(manager.programmer().installedOn(hmux).containsKey(VIP));
+        assertTrue(holds(hmux, VIP));
+    }
+
+    @Test
+    public void aVipDpHashCannotTakeStaysOnTheSmuxesAndSaysWhy() throws Exception {
+        ObjectNode json = configJson(false);
+        ObjectNode v = vip(VIP, "10.0.1.2", "10.0.1.3");
+        ((ObjectNode) v.at("/ports/0/dips").get(1)).put("weight", 64);   // ceil(65 / 1) = 65 dp_hash slots
+        ((ArrayNode) json.get("vips")).add(v);
+        activate(json);
+        traffic();
+        manager.api().reassignNow();
+        settle();
+        AssignmentView a = manager.api().assignment();
+        assertEquals(Json.write(a), "smux", a.installed.get(VIP));
+        assertTrue(Json.write(a), a.hashUnmatched.get(VIP).reason.contains("65 dp_hash slots"));
+        assertTrue(a.hashUnmatched.get(VIP).switches.containsAll(List.of("tor1", "tor2")));
+        assertNull(a.lastError);
+        org.hybridlb.app.core.model.SmuxTable.Entry e = onos.smuxes.tables.get("smux-1").vips.stream()
+                .filter(x -> x.vip.equals(VIP)).findFirst().orElseThrow();
+        assertEquals("no HMux to agree with: a hash any pool takes", "crc32", e.selection);
+        assertEquals("gre", e.encap);
+        assertEquals("ovs-dphash", manager.api().switches().get(0).hash.selection);
     }
 
     @Test
@@ -455,7 +482,7 @@ public class HybridlbManagerTest {
             assertNull(manager.api().assignment().lastError);
             // the poll confirms every group later; nothing is rewritten because of it
             waitFor(() -> onos.groups.pending() == 0, 15_000);
-            assertTrue(manager.programmer().installedOn(other).containsKey(VIP));
+            assertTrue(holds(other, VIP));
         } finally {
             onos.groups.stopPolling();
         }

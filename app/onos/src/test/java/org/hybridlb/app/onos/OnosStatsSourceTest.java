@@ -12,7 +12,7 @@ import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.stats.CounterSample;
 import org.hybridlb.app.core.stats.TrafficFixture;
 import org.hybridlb.app.onos.fabric.FabricView;
-import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
+import org.hybridlb.app.core.hmux.HmuxLayout;
 import org.hybridlb.app.onos.fabric.OnosStatsSource;
 import org.hybridlb.solver.model.Switch;
 import org.hybridlb.solver.model.Topology;
@@ -68,8 +68,8 @@ public class OnosStatsSourceTest {
                         .withSelector(DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_IPV4)
                                 .matchIPDst(IpPrefix.valueOf(c.vip + "/32")).build())
                         .withTreatment(DefaultTrafficTreatment.emptyTreatment())
-                        .withPriority(c.kind == CounterSample.Kind.HMUX_ENTRY ? OnosHmuxProgrammer.PRIORITY_HMUX
-                                : OnosHmuxProgrammer.PRIORITY_ROUTE)
+                        .withPriority(c.kind == CounterSample.Kind.HMUX_ENTRY ? HmuxLayout.PRIORITY_ENTRY_PORT
+                                : HmuxLayout.PRIORITY_ROUTE)
                         .fromApp(APP).makePermanent().build();
                 out.add(new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED, 9, c.bytes / 100, c.bytes));
             }

@@ -1,17 +1,18 @@
 package org.hybridlb.standalone.ovs;
 
+import org.hybridlb.app.core.hmux.HmuxLayout;
 import org.hybridlb.app.core.stats.CounterSample;
 
 /**
  * Reads the traffic counters of one switch from its controller flows (the cookie layout of
- * {@link OvsHmuxProgrammer}): the bytes of each VIP's HMux entries and of its {@code VIP/32}
- * routes towards the HMux.
+ * {@link HmuxLayout}): the bytes of each VIP's HMux entries and of its {@code VIP/32} routes
+ * towards the HMux.
  */
 public final class OvsCounters {
-    /** Cookie kind (low 4 bits) of an HMux entry. */
-    public static final int KIND_ENTRY = OvsHmuxProgrammer.KIND_ENTRY;
+    /** Cookie kind (low bits) of an HMux entry. */
+    public static final int KIND_ENTRY = HmuxLayout.Kind.ENTRY.code;
     /** Cookie kind of a {@code VIP/32} route towards the HMux. */
-    public static final int KIND_ROUTE = OvsHmuxProgrammer.KIND_ROUTE;
+    public static final int KIND_ROUTE = HmuxLayout.Kind.ROUTE.code;
 
     private OvsCounters() {
     }
@@ -23,7 +24,7 @@ public final class OvsCounters {
             if (vip == null) {
                 continue;
             }
-            int kind = (int) (f.cookie & 0xf);
+            int kind = (int) (f.cookie & HmuxLayout.KIND_MASK);
             if (kind == KIND_ENTRY) {
                 sample.hmuxEntryBytes(vip, switchId, f.bytes);
             } else if (kind == KIND_ROUTE) {

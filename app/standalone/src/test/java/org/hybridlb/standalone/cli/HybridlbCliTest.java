@@ -106,14 +106,15 @@ class HybridlbCliTest {
         @Override
         public AssignmentView assignment() {
             return new AssignmentView(Map.of("10.100.0.1", "tor-0-1"), "sticky", Map.of("10.100.0.1", "agg-0-0"),
-                    0.213, 0.93, 1, null, Map.of(), List.of("core-1"), Map.of(), Map.of(), List.of(), List.of("10.0.1.2"),
+                    0.213, 0.93, 1, null, Map.of(), List.of("core-1"), Map.of(), Map.of(), Map.of(), List.of(), List.of("10.0.1.2"),
                     Map.of("10.0.1.2", new AssignmentView.DipHealth("unreachable", "its switch tor-1-0 is down",
                             "tor-1-0")), false, null);
         }
 
         @Override
         public List<SwitchView> switches() {
-            return List.of(new SwitchView("agg-0-0", "agg", 0, true, null, true, null, List.of("10.100.0.1", "10.100.0.2")));
+            return List.of(new SwitchView("agg-0-0", "agg", 0, true, null, true, null,
+                    new SwitchView.Hash("ovs", null, "gre", null), false, List.of("10.100.0.1", "10.100.0.2")));
         }
 
         @Override
@@ -122,7 +123,7 @@ class HybridlbCliTest {
             if (!switchId.equals("agg-0-0")) {
                 throw ApiException.notFound("switch", "no switch " + switchId);
             }
-            return new SwitchView(switchId, "agg", 0, true, null, drained, null, List.of());
+            return new SwitchView(switchId, "agg", 0, true, null, drained, null, null, false, List.of());
         }
 
         @Override

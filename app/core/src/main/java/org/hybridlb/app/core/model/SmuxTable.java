@@ -4,11 +4,15 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import org.hybridlb.app.core.hmux.HashContract;
 
 /**
  * The whole VIP table of an SMux, exactly the JSON document of the SMux control API
@@ -29,8 +33,23 @@ public final class SmuxTable {
 
     /** The table for {@code entries}, selecting DIPs with the OVS hash and encapsulating with {@code encap}. */
     public static SmuxTable of(long version, Collection<VipEntry> entries, String encap) {
+        Map<String, HashContract> contracts = new HashMap<>();
+        HashContract c = HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.of(encap));
+        entries.forEach(e -> contracts.put(e.vip, c));
+        return of(version, entries, contracts);
+    }
+
+    /**
+     * The table for {@code entries}, each VIP hashed and encapsulated as its contract says (the
+     * contract of its HMux: {@code contracts} by VIP), so that the SMuxes pick the DIP its HMux picks.
+     */
+    public static SmuxTable of(long version, Collection<VipEntry> entries, Map<String, HashContract> contracts) {
         List<Entry> out = new ArrayList<>();
         for (VipEntry v : entries) {
+            HashContract c = contracts.get(v.vip);
+            if (c == null || !c.agrees()) {
+                throw new IllegalArgumentException("VIP " + v.vip + ": no hash contract the SMuxes can follow: " + c);
+            }
             List<Port> ports = new ArrayList<>();
             for (ServiceEntry s : v.ports) {
                 if ("any".equals(s.proto)) {
@@ -40,7 +59,7 @@ public final class SmuxTable {
                     ports.add(new Port(s.proto, s.port, s.dips));
                 }
             }
-            out.add(new Entry(v.vip, v.aggregate, "ovs", encap, ports));
+            out.add(new Entry(v.vip, v.aggregate, c.selection.smuxName, c.encap.smuxName(), c.basis, ports));
         }
         return new SmuxTable(version, out);
     }
@@ -53,6 +72,7 @@ public final class SmuxTable {
 
     /** One VIP of the table. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"vip", "aggregate", "selection", "encap", "hashBasis", "ports"})
     public static final class Entry {
         public final String vip;
         public final String aggregate;
@@ -60,9 +80,9 @@ public final class SmuxTable {
         public final String encap;
         public final List<Port> ports;
         /**
-         * The SMux's hash basis (OVS's {@code selection_method_param}, 64 unsigned bits), 0 when absent. The
-         * controller never writes one: the HMux select groups its tables mirror carry no param. Compared, so
-         * that an SMux hashing with another basis than its HMux (a table PUT by hand) is rewritten.
+         * The SMux's hash basis (OVS's {@code selection_method_param}, 64 unsigned bits), 0 when absent: that
+         * of the VIP's hash contract. Compared, so that an SMux hashing with another basis than its HMux (a
+         * table PUT by hand) is rewritten.
          */
         @JsonIgnore
         public final long hashBasisBits;
@@ -71,14 +91,20 @@ public final class SmuxTable {
             this(vip, aggregate, selection, encap, 0, ports);
         }
 
-        private Entry(String vip, String aggregate, String selection, String encap, long hashBasisBits,
-                      List<Port> ports) {
+        public Entry(String vip, String aggregate, String selection, String encap, long hashBasisBits,
+                     List<Port> ports) {
             this.vip = vip;
             this.aggregate = aggregate;
             this.selection = selection;
             this.encap = encap;
             this.hashBasisBits = hashBasisBits;
             this.ports = List.copyOf(ports);
+        }
+
+        /** {@code hashBasis} as written: unsigned decimal text, absent when 0. */
+        @JsonProperty("hashBasis")
+        String hashBasisText() {
+            return hashBasisBits == 0 ? null : Long.toUnsignedString(hashBasisBits);
         }
 
         /** An entry as the SMux returns it: {@code hashBasis} a JSON integer, or a decimal or 0x-hex string. */

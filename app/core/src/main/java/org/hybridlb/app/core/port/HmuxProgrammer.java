@@ -1,50 +1,31 @@
 package org.hybridlb.app.core.port;
 
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import org.hybridlb.app.core.model.VipEntry;
-import org.hybridlb.solver.model.Smux;
+import org.hybridlb.app.core.hmux.SwitchCapability;
+import org.hybridlb.app.core.hmux.SwitchDelta;
+import org.hybridlb.app.core.hmux.SwitchReading;
 
 /**
- * Programs the fabric switches: the HMux entry of a VIP (match VIP[,port] -> hash select group
- * whose buckets encapsulate to the DIPs, bucket ids as given), the {@code VIP/32} routes towards
- * the HMux on the other switches, and the aggregate route to the live SMuxes at lower priority.
- * Each call is atomic per switch (the daemon uses {@code ovs-ofctl --bundle}; ONOS a flow-rule
- * batch). Implementations must be idempotent: installing what is already there changes nothing.
+ * The fabric switches as HMuxes (package {@code org.hybridlb.app.core.hmux}): the core decides what
+ * each switch holds (its {@code SwitchIntent}) and hands over deltas; the southbound renders them
+ * into device operations and sends them, reads switches back into readings, and says what each
+ * switch can do. It decides no layout.
  */
 public interface HmuxProgrammer {
-    /**
-     * Installs or replaces {@code entry} on {@code switchId} and points {@code VIP/32} at it on the
-     * other switches (replacing a route to another HMux: make-before-break).
-     */
-    void install(String switchId, VipEntry entry);
-
-    /** Withdraws {@code VIP/32} where it points at {@code switchId}, then removes the entry there. */
-    void remove(String switchId, String vip);
+    /** What {@code switchId} can do as an HMux and how the SMuxes must hash to agree with it. */
+    SwitchCapability capability(String switchId);
 
     /**
-     * {@code switchId} has failed: withdraw the {@code VIP/32} routes of {@code vips} towards it on
-     * every other switch at once, so the aggregate (the SMuxes) takes their traffic. The failed
-     * switch itself is not touched.
+     * What each switch holds now, read from the devices (in parallel where they allow it). A switch
+     * that cannot be read gets a failed reading naming why; it never reads as empty.
      */
-    void withdrawRoutes(String switchId, Collection<String> vips);
-
-    /** Routes {@code aggregate} to a select group over {@code smuxes} (empty: remove the route). */
-    void setSmuxGroup(String aggregate, List<Smux> smuxes);
+    Map<String, SwitchReading> read(Collection<String> switchIds);
 
     /**
-     * {@link #setSmuxGroup} for each aggregate of {@code groups}, sent together where the devices
-     * allow it (a lost SMux leaves every group in one change per switch).
+     * Applies each switch's delta, atomically per switch (a bundle, a batch) where the device
+     * allows it, the switches in parallel. Throws a {@link SouthboundException} naming every switch
+     * that refused or could not be reached, once the others are done.
      */
-    default void setSmuxGroups(Map<String, List<Smux>> groups) {
-        groups.forEach(this::setSmuxGroup);
-    }
-
-    /** The VIP entries installed on {@code switchId} right now, by VIP. */
-    Map<String, VipEntry> installedOn(String switchId);
-
-    /** The aggregates routed to SMuxes right now, with the SMux ids of each group. */
-    Map<String, Set<String>> smuxGroups();
+    void apply(Map<String, SwitchDelta> deltas);
 }

@@ -14,8 +14,8 @@ import org.hybridlb.solver.model.Utilisation;
  * {@code lastError} while the last round had none.
  */
 @JsonPropertyOrder({"installed", "algorithm", "target", "mru", "hmuxTrafficShare", "smuxCount", "utilisation",
-        "heldOnSmuxes", "downSwitches", "cutOffSwitches", "hmuxUnfit", "drainedSwitches", "unhealthyDips", "dipHealth",
-        "migrating", "lastError"})
+        "heldOnSmuxes", "downSwitches", "cutOffSwitches", "hmuxUnfit", "hashUnmatched", "drainedSwitches", "unhealthyDips",
+        "dipHealth", "migrating", "lastError"})
 public final class AssignmentView {
     /** VIP -> switch id, or {@code smux}. */
     public final Map<String, String> installed;
@@ -32,6 +32,11 @@ public final class AssignmentView {
     public final Map<String, String> cutOffSwitches;
     /** Switches that cannot be an HMux although meant to, with why and what to change. */
     public final Map<String, String> hmuxUnfit;
+    /**
+     * VIPs the SMuxes could not hash as some switches would as their HMux (their pools, those
+     * switches' hash contract): the VIP stays off those switches.
+     */
+    public final Map<String, HashUnmatched> hashUnmatched;
     public final List<String> drainedSwitches;
     /** Failed and unreachable DIPs, sorted. */
     public final List<String> unhealthyDips;
@@ -51,6 +56,7 @@ public final class AssignmentView {
                           @JsonProperty("downSwitches") List<String> downSwitches,
                           @JsonProperty("cutOffSwitches") Map<String, String> cutOffSwitches,
                           @JsonProperty("hmuxUnfit") Map<String, String> hmuxUnfit,
+                          @JsonProperty("hashUnmatched") Map<String, HashUnmatched> hashUnmatched,
                           @JsonProperty("drainedSwitches") List<String> drainedSwitches,
                           @JsonProperty("unhealthyDips") List<String> unhealthyDips,
                           @JsonProperty("dipHealth") Map<String, DipHealth> dipHealth,
@@ -67,6 +73,7 @@ public final class AssignmentView {
         this.downSwitches = Views.list(downSwitches);
         this.cutOffSwitches = Views.map(cutOffSwitches);
         this.hmuxUnfit = Views.map(hmuxUnfit);
+        this.hashUnmatched = Views.map(hashUnmatched);
         this.drainedSwitches = Views.list(drainedSwitches);
         this.unhealthyDips = Views.list(unhealthyDips);
         this.dipHealth = Views.map(dipHealth);
@@ -90,6 +97,19 @@ public final class AssignmentView {
                        @JsonProperty("divergingConnections") Long divergingConnections) {
             this.sinceMillis = sinceMillis;
             this.divergingConnections = divergingConnections;
+        }
+    }
+
+    /** Switches a VIP stays off because the SMuxes could not hash its pools as they do, and why. */
+    @JsonPropertyOrder({"switches", "reason"})
+    public static final class HashUnmatched {
+        public final List<String> switches;
+        public final String reason;
+
+        @JsonCreator
+        public HashUnmatched(@JsonProperty("switches") List<String> switches, @JsonProperty("reason") String reason) {
+            this.switches = Views.list(switches);
+            this.reason = reason;
         }
     }
 

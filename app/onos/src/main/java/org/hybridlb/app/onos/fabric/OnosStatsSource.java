@@ -6,6 +6,7 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.port.StatsSource;
+import org.hybridlb.app.core.hmux.HmuxLayout;
 import org.hybridlb.app.core.stats.CounterSample;
 import org.hybridlb.app.core.stats.TrafficMatrixBuilder;
 import org.hybridlb.solver.model.TrafficInterval;
@@ -62,14 +63,15 @@ public final class OnosStatsSource implements StatsSource {
             }
         });
         for (FlowEntry e : flows.getFlowEntriesById(appId)) {
-            String vip = OnosHmuxProgrammer.dstHost(e);
+            String vip = OnosRules.dstHost(e);
             FabricView.SwitchSpec sw = view.byDevice(e.deviceId()).orElse(null);
             if (vip == null || sw == null || !available.test(e.deviceId())) {
                 continue;
             }
-            if (e.priority() == OnosHmuxProgrammer.PRIORITY_ROUTE) {
+            HmuxLayout.Kind kind = HmuxLayout.kindAt(e.priority());
+            if (kind == HmuxLayout.Kind.ROUTE) {
                 s.routeBytes(vip, sw.sw.id, e.bytes());
-            } else if (e.priority() >= OnosHmuxProgrammer.PRIORITY_HMUX) {
+            } else if (kind == HmuxLayout.Kind.ENTRY) {
                 s.hmuxEntryBytes(vip, sw.sw.id, e.bytes());
             }
         }

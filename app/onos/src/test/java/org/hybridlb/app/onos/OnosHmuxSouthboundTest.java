@@ -1,22 +1,29 @@
 package org.hybridlb.app.onos;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.hybridlb.app.core.model.Bucket;
-import org.hybridlb.app.core.model.ServiceEntry;
-import org.hybridlb.app.core.model.VipEntry;
+import org.hybridlb.app.core.hmux.DipBucket;
+import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.app.core.hmux.IntentDiff;
+import org.hybridlb.app.core.hmux.ItemKey;
+import org.hybridlb.app.core.hmux.ServiceMatch;
+import org.hybridlb.app.core.hmux.SwitchDelta;
+import org.hybridlb.app.core.hmux.SwitchIntent;
+import org.hybridlb.app.core.hmux.SwitchReading;
 import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.app.onos.fabric.FabricView;
-import org.hybridlb.app.onos.fabric.OnosHmuxProgrammer;
+import org.hybridlb.app.onos.fabric.GroupConfirmation;
+import org.hybridlb.app.onos.fabric.OnosHmuxSouthbound;
 import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.Switch;
 import org.hybridlb.solver.model.SwitchRole;
@@ -43,22 +50,29 @@ import org.onosproject.net.group.Group;
 import org.onosproject.net.group.GroupBucket;
 import org.onosproject.net.group.GroupDescription;
 
-/** The HMux programmer against ONOS's flow rule and group services (adapters overridden). */
-public class OnosHmuxProgrammerTest {
+/**
+ * The ONOS southbound against ONOS's flow rule and group services (adapters overridden): what the
+ * renderer writes reads back as the same intent (as an OpenFlow 1.3 device can hold it), what the
+ * layout would not write reads as inconsistent or foreign, and the group rules of the ONOS issue
+ * (held by the store, never a wait for the stats poll) hold.
+ */
+public class OnosHmuxSouthboundTest {
     static final String VIP = "10.100.0.1";
     static final String AGG = "10.100.0.0/16";
     static final PortNumber GRE = PortNumber.portNumber(100);
+    static final List<String> DEVICES = List.of("tor1", "tor2", "spine1", "spine2");
 
     private FakeOnos onos;
     private FabricView view;
-    private OnosHmuxProgrammer programmer;
-    private final Map<String, String> records = new HashMap<>();
+    private GroupConfirmation confirmation;
+    private OnosHmuxSouthbound southbound;
+    private boolean fastFailover;
 
-    /** Leaf-spine: tor1, tor2 under spine1 and spine2 (two equal paths between the ToRs). */
+    /** Leaf-spine: tor1, tor2 under spine1 and spine2 (two equal paths between the ToRs); the SMux on tor2. */
     @Before
     public void setUp() {
         onos = new FakeOnos();
-        for (String d : List.of("tor1", "tor2", "spine1", "spine2")) {
+        for (String d : DEVICES) {
             onos.device(d);
         }
         onos.link("tor1", 1, "spine1", 1);
@@ -73,26 +87,74 @@ public class OnosHmuxProgrammerTest {
         sw.add(spec("spine2", SwitchRole.CORE, null, null));
         view = new FabricView(sw, List.of(), List.of(),
                 List.of(new Smux("smux-1", "10.0.2.9", "tor2", 1e10)));
-        programmer = new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
-                onos.hosts, onos.drivers, () -> view, records, 1000, onos.confirmation(10));
+        confirmation = onos.confirmation(10);
+        southbound = southbound(confirmation);
+    }
+
+    private OnosHmuxSouthbound southbound(GroupConfirmation rule) {
+        return new OnosHmuxSouthbound(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
+                onos.hosts, onos.drivers, () -> view, 1000, rule, () -> fastFailover);
     }
 
     private static FabricView.SwitchSpec spec(String name, SwitchRole role, Integer pod, PortNumber tunnel) {
         return new FabricView.SwitchSpec(NetTestTools.did(name), new Switch(name, role, pod, null), tunnel);
     }
 
-    static VipEntry entry() {
-        return new VipEntry(VIP, AGG, List.of(new ServiceEntry("tcp", 80, List.of(
-                new Bucket("10.0.1.3", 2, null, 1),
-                new Bucket("10.0.1.2", 1, null, 0),
-                new Bucket("10.9.9.9", 1, "10.0.2.2", 2)))));
+    static final ServiceMatch TCP80 = new ServiceMatch(VIP, "tcp", 80);
+
+    static List<DipBucket> buckets() {
+        return List.of(new DipBucket(0, "10.0.1.2", "10.0.1.2", 1), new DipBucket(1, "10.0.1.3", "10.0.1.3", 2),
+                new DipBucket(2, "10.9.9.9", "10.0.2.2", 1));
+    }
+
+    /** What the core wants for VIP on {@code hmux}: its entry there, routes elsewhere, the aggregate if {@code smuxes}. */
+    Map<String, SwitchIntent> placed(String hmux, boolean smuxes) {
+        Map<String, SwitchIntent> out = new LinkedHashMap<>();
+        for (String d : DEVICES) {
+            SwitchIntent.Builder b = SwitchIntent.builder();
+            if (d.equals(hmux)) {
+                b.entry(TCP80, buckets());
+            } else if (hmux != null) {
+                b.route(VIP, hmux);
+            }
+            if (smuxes) {
+                b.aggregate(AGG, Set.of("smux-1"));
+            }
+            out.put(d, southbound.capability(d).holdable(b.build()));
+        }
+        return out;
+    }
+
+    /** Reads every device, diffs with {@code want}, applies: what the core's repair does. */
+    Map<String, SwitchDelta> converge(Map<String, SwitchIntent> want) {
+        Map<String, SwitchReading> read = southbound.read(want.keySet());
+        Map<String, SwitchDelta> deltas = new LinkedHashMap<>();
+        want.forEach((d, w) -> {
+            SwitchDelta x = IntentDiff.diff(w, read.get(d));
+            if (!x.isEmpty()) {
+                deltas.put(d, x);
+            }
+        });
+        southbound.apply(deltas);
+        return deltas;
+    }
+
+    SwitchReading read(String d) {
+        return southbound.read(List.of(d)).get(d);
+    }
+
+    void assertHolds(Map<String, SwitchIntent> want) {
+        for (Map.Entry<String, SwitchIntent> e : want.entrySet()) {
+            assertEquals(e.getKey(), SwitchReading.of(e.getValue()), read(e.getKey()).equals(SwitchReading.of(e.getValue()))
+                    ? SwitchReading.of(e.getValue()) : read(e.getKey()));
+        }
     }
 
     @Test
-    public void installProgramsSelectGroupWithTunnelBucketsAndRoutesEverywhereElse() throws Exception {
-        programmer.install("tor1", entry());
+    public void theEntryIsASelectGroupOfTunnelBucketsAndEveryOtherDeviceRoutesToIt() throws Exception {
+        converge(placed("tor1", false));
 
-        // On the HMux: exactly one VIP flow, tcp/80 at 3000 + 100, pointing at the service group.
+        // On the HMux: exactly one VIP flow, tcp/80 at the port priority, pointing at the service group.
         List<FlowEntry> hmux = onos.flows.on("tor1");
         assertEquals(1, hmux.size());
         FlowEntry f = hmux.get(0);
@@ -102,8 +164,7 @@ public class OnosHmuxProgrammerTest {
                 .matchTcpDst(TpPort.tpPort(80)).build();
         assertEquals(expectedMatch, f.selector());
         assertEquals(FakeOnos.APP.id(), f.appId());
-        Group g = onos.groups.getGroup(NetTestTools.did("tor1"),
-                new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()));
+        Group g = groupOn("tor1", "hlb:vip:" + VIP + ":tcp/80");
         assertNotNull(g);
         assertEquals(GroupDescription.Type.SELECT, g.type());
         assertEquals(DefaultTrafficTreatment.builder().group(g.id()).build(), f.treatment());
@@ -132,20 +193,20 @@ public class OnosHmuxProgrammerTest {
             assertEquals(2000, fl.get(0).priority());
             assertEquals(DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_IPV4)
                     .matchIPDst(IpPrefix.valueOf(VIP + "/32")).build(), fl.get(0).selector());
-            Group toward = onos.groups.getGroup(NetTestTools.did(d), new DefaultGroupKey("hlb:to:tor1".getBytes()));
-            assertEquals(DefaultTrafficTreatment.builder().group(toward.id()).build(), fl.get(0).treatment());
+            assertEquals(DefaultTrafficTreatment.builder().group(groupOn(d, "hlb:to:tor1").id()).build(),
+                    fl.get(0).treatment());
         }
         // tor2 reaches tor1 over both spines (ECMP), a spine over its one link.
-        assertEquals(List.of(out(1), out(2)), onos.groups.getGroup(NetTestTools.did("tor2"),
-                new DefaultGroupKey("hlb:to:tor1".getBytes())).buckets().buckets());
-        assertEquals(List.of(out(1)), onos.groups.getGroup(NetTestTools.did("spine1"),
-                new DefaultGroupKey("hlb:to:tor1".getBytes())).buckets().buckets());
-        // The group is confirmed before the flow that points at it.
-        assertTrue(onos.log.indexOf("group+ of:tor1 hlb:vip:" + VIP + ":tcp/80")
-                < indexOf("flow+ of:tor1 p3100"));
+        assertEquals(List.of(out(1), out(2)), groupOn("tor2", "hlb:to:tor1").buckets().buckets());
+        assertEquals(List.of(out(1)), groupOn("spine1", "hlb:to:tor1").buckets().buckets());
+        // The group is held before the flow that points at it.
+        assertTrue(onos.log.indexOf("group+ of:tor1 hlb:vip:" + VIP + ":tcp/80") < indexOf("flow+ of:tor1 p3100"));
 
-        assertEquals(Map.of(VIP, entry().normalized()), programmer.installedOn("tor1"));
-        assertEquals(Map.of(), programmer.installedOn("tor2"));
+        // Read back as the core wants it, as an OpenFlow 1.3 device holds buckets: by position and endpoint.
+        assertHolds(placed("tor1", false));
+        assertEquals(List.of(new DipBucket(0, null, "10.0.1.2", 1), new DipBucket(1, null, "10.0.1.3", 2),
+                new DipBucket(2, null, "10.0.2.2", 1)), read("tor1").intent.entries.get(TCP80));
+        assertTrue("nothing more to do", converge(placed("tor1", false)).isEmpty());
     }
 
     private static GroupBucket out(long port) {
@@ -163,54 +224,54 @@ public class OnosHmuxProgrammerTest {
     }
 
     @Test
-    public void aDrainingDipHasNoBucket() throws Exception {
-        programmer.install("tor1", new VipEntry(VIP, AGG, List.of(new ServiceEntry("tcp", 80, List.of(
-                new Bucket("10.0.1.2", 1, null, 0),
-                new Bucket("10.0.1.3", 0, null, 1),
-                new Bucket("10.0.2.2", 3, null, 2))))));
-        Group g = onos.groups.getGroup(NetTestTools.did("tor1"),
-                new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()));
-        List<GroupBucket> b = g.buckets().buckets();
-        assertEquals(2, b.size());
-        assertEquals(1, b.get(0).weight());
-        assertEquals(3, b.get(1).weight());
-        assertEquals(Ip4Address.valueOf("10.0.2.2"), ((Instructions.ExtensionInstructionWrapper) b.get(1).treatment()
-                .allInstructions().get(0)).extensionInstruction().getPropertyValue("tunnelDst"));
-    }
-
-    @Test
-    public void wholeVipServiceMatchesIpOnlyAtBasePriority() {
-        programmer.install("tor1", new VipEntry(VIP, AGG, List.of(new ServiceEntry("any", 0,
-                List.of(new Bucket("10.0.1.2", 1, null, 0))))));
-        FlowEntry f = onos.flows.on("tor1").get(0);
-        assertEquals(3000, f.priority());
+    public void moreSpecificServicesSitHigherOnTheOneLadder() {
+        SwitchIntent want = southbound.capability("tor1").holdable(SwitchIntent.builder()
+                .entry(new ServiceMatch(VIP, "any", 0), List.of(new DipBucket(0, "10.0.1.2", "10.0.1.2", 1)))
+                .entry(new ServiceMatch("10.100.0.2", "udp", 0), List.of(new DipBucket(0, "10.0.1.2", "10.0.1.2", 1)))
+                .entry(new ServiceMatch("10.100.0.2", "udp", 53), List.of(new DipBucket(0, "10.0.1.3", "10.0.1.3", 1)))
+                .build());
+        converge(Map.of("tor1", want));
+        Map<String, Integer> prio = new java.util.TreeMap<>();
+        for (FlowEntry f : onos.flows.on("tor1")) {
+            prio.put(f.selector().toString().contains("UDP_DST") ? "udp/53"
+                    : f.selector().toString().contains("IP_PROTO") ? "udp/0" : "any", f.priority());
+        }
+        assertEquals(Map.of("any", 3000, "udp/0", 3050, "udp/53", 3100), prio);
         assertEquals(DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_IPV4)
-                .matchIPDst(IpPrefix.valueOf(VIP + "/32")).build(), f.selector());
+                .matchIPDst(IpPrefix.valueOf(VIP + "/32")).build(), onos.flows.on("tor1").stream()
+                .filter(f -> f.priority() == 3000).findFirst().orElseThrow().selector());
+        assertEquals(SwitchReading.of(want), read("tor1"));
     }
 
     @Test
-    public void readBackReportsAMissingFlowAndAStrayEntry() {
-        programmer.install("tor1", entry());
-        // Someone deletes the route on spine1: the entry no longer counts as installed.
-        FlowEntry route = onos.flows.on("spine1").get(0);
+    public void whatTheLayoutWouldNotWriteIsReadInconsistentAndRewritten() {
+        converge(placed("tor1", true));
+        // someone deletes the route on spine1, and the entry's group on tor1 (its flow stays)
+        FlowEntry route = onos.flows.on("spine1").stream().filter(f -> f.priority() == 2000).findFirst().orElseThrow();
         onos.flows.entries.remove(route.id());
-        assertEquals(Map.of(), programmer.installedOn("tor1"));
-        // Re-install repairs it (idempotent) and read-back agrees again.
-        programmer.install("tor1", entry());
-        assertEquals(Set.of(VIP), programmer.installedOn("tor1").keySet());
-        // A record lost (restart without the map): the device's entry is reported so it gets removed.
-        records.clear();
-        assertEquals(new VipEntry(VIP, null, List.of()), programmer.installedOn("tor1").get(VIP));
-        programmer.remove("tor1", VIP);
-        assertEquals(0, onos.flows.entries.size());
-        assertEquals(0, onos.groups.count());
+        onos.groups.removeGroup(NetTestTools.did("tor1"), new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()),
+                FakeOnos.APP);
+        // and leaves a group of the app no flow points at
+        onos.groups.addGroup(new org.onosproject.net.group.DefaultGroupDescription(NetTestTools.did("tor2"),
+                GroupDescription.Type.SELECT, new org.onosproject.net.group.GroupBuckets(List.of(out(5))),
+                new DefaultGroupKey("hlb:vip:10.100.0.9:udp/0".getBytes()), null, FakeOnos.APP));
+        assertEquals(Map.of(), read("spine1").intent.routes);
+        SwitchReading tor1 = read("tor1");
+        assertTrue(tor1.toString(), tor1.inconsistent.get(ItemKey.entry(TCP80)).contains("points at no group"));
+        assertFalse(tor1.intent.entries.containsKey(TCP80));
+        assertTrue(read("tor2").inconsistent.containsKey(ItemKey.foreign("group hlb:vip:10.100.0.9:udp/0")));
+
+        Map<String, SwitchDelta> d = converge(placed("tor1", true));
+        assertEquals(Set.of("tor1", "spine1", "tor2"), d.keySet());
+        assertHolds(placed("tor1", true));
+        assertNull("the foreign group is gone", groupOn("tor2", "hlb:vip:10.100.0.9:udp/0"));
     }
 
     @Test
-    public void removeWithdrawsRoutesBeforeTheEntryAndLeavesNothing() {
-        programmer.install("tor1", entry());
+    public void leavingAnHmuxWithdrawsRoutesBeforeTheEntryAndLeavesNothing() {
+        converge(placed("tor1", false));
         onos.log.clear();
-        programmer.remove("tor1", VIP);
+        converge(placed(null, false));
         int lastRoute = -1;
         int firstHmux = Integer.MAX_VALUE;
         for (int i = 0; i < onos.log.size(); i++) {
@@ -225,16 +286,32 @@ public class OnosHmuxProgrammerTest {
         assertTrue(onos.log.toString(), lastRoute >= 0 && lastRoute < firstHmux);
         assertEquals(0, onos.flows.entries.size());
         assertEquals(0, onos.groups.count());
-        assertEquals(Map.of(), programmer.installedOn("tor1"));
     }
 
     @Test
-    public void withdrawRoutesTouchesOnlyRoutesTowardTheFailedSwitch() {
-        programmer.install("tor1", entry());
-        programmer.install("tor2", new VipEntry("10.100.0.2", AGG, List.of(new ServiceEntry("tcp", 80,
-                List.of(new Bucket("10.0.1.2", 1, null, 0))))));
+    public void aWithdrawalTouchesOnlyRoutesTowardTheFailedSwitch() {
+        Map<String, SwitchIntent> want = new LinkedHashMap<>();
+        for (String d : DEVICES) {
+            SwitchIntent.Builder b = SwitchIntent.builder();
+            if (d.equals("tor1")) {
+                b.entry(TCP80, buckets());
+            } else {
+                b.route(VIP, "tor1");
+            }
+            if (d.equals("tor2")) {
+                b.entry(new ServiceMatch("10.100.0.2", "tcp", 80), buckets());
+            } else {
+                b.route("10.100.0.2", "tor2");
+            }
+            want.put(d, southbound.capability(d).holdable(b.build()));
+        }
+        converge(want);
         onos.log.clear();
-        programmer.withdrawRoutes("tor1", List.of(VIP));
+        Map<String, SwitchDelta> w = new LinkedHashMap<>();
+        for (String d : List.of("tor2", "spine1", "spine2")) {
+            w.put(d, SwitchDelta.withdraw("tor1", List.of(VIP)));
+        }
+        southbound.apply(w);
         // Three routes toward tor1 gone first, then the groups toward it nothing uses any more;
         // nothing on tor1, the other VIP's routes untouched.
         assertEquals(onos.log.toString(), 6, onos.log.size());
@@ -249,15 +326,18 @@ public class OnosHmuxProgrammerTest {
 
     @Test
     public void routesAndGroupsTowardASwitchOnosNoLongerKnowsAreWithdrawnByItsId() {
-        OnosHmuxProgrammer p = withFastFailover();
-        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
-        p.install("tor1", entry());
-        // tor1 is deleted from ONOS: it leaves the fabric view, its records stay
+        fastFailover = true;
+        converge(placed("tor1", true));
+        // tor1 is deleted from ONOS: it leaves the fabric view
         List<FabricView.SwitchSpec> left = new ArrayList<>();
         view.switches().values().stream().filter(x -> !x.sw.id.equals("tor1")).forEach(left::add);
         view = new FabricView(left, List.of(), List.of(), List.copyOf(view.smuxes().values()));
         onos.devices.up.remove(NetTestTools.did("tor1"));
-        p.withdrawRoutes("tor1", List.of(VIP));
+        Map<String, SwitchDelta> w = new LinkedHashMap<>();
+        for (String d : List.of("tor2", "spine1", "spine2")) {
+            w.put(d, SwitchDelta.withdraw("tor1", List.of(VIP)));
+        }
+        southbound.apply(w);
         for (String d : List.of("tor2", "spine1", "spine2")) {
             assertTrue(d, onos.flows.on(d).stream().noneMatch(f -> f.priority() == 2000));
             for (String k : List.of("hlb:to:tor1", "hlb:alive:tor1", "hlb:ff:tor1|" + AGG)) {
@@ -265,83 +345,106 @@ public class OnosHmuxProgrammerTest {
             }
             assertNotNull(d + ": the SMux aggregate stays", groupOn(d, "hlb:agg:" + AGG));
         }
+        assertTrue(read("tor1").failure, !read("tor1").ok());
     }
 
     @Test
-    public void smuxAggregateGroupOnEveryDevice() {
-        programmer.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
+    public void theAggregateChainsToOneGroupPerSmuxOnEveryDevice() {
+        Map<String, SwitchIntent> want = placed(null, true);
+        converge(want);
         // On the SMux's ToR: its MAC and port; elsewhere the group toward that ToR.
         FlowEntry atTor = onos.flows.on("tor2").get(0);
         assertEquals(1000, atTor.priority());
         assertEquals(DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_IPV4)
                 .matchIPDst(IpPrefix.valueOf(AGG)).build(), atTor.selector());
-        Group agg = onos.groups.getGroup(NetTestTools.did("tor2"), new DefaultGroupKey(("hlb:agg:" + AGG).getBytes()));
-        assertEquals(List.of(DefaultGroupBucket.createSelectGroupBucket(DefaultTrafficTreatment.builder()
+        Group smuxAtTor = groupOn("tor2", "hlb:smux:smux-1");
+        assertEquals(List.of(DefaultGroupBucket.createIndirectGroupBucket(DefaultTrafficTreatment.builder()
                 .setEthDst(MacAddress.valueOf("00:00:00:00:00:09")).setOutput(PortNumber.portNumber(9)).build())),
-                agg.buckets().buckets());
-        Group remote = onos.groups.getGroup(NetTestTools.did("tor1"), new DefaultGroupKey(("hlb:agg:" + AGG).getBytes()));
-        Group toward = onos.groups.getGroup(NetTestTools.did("tor1"), new DefaultGroupKey("hlb:to:tor2".getBytes()));
+                smuxAtTor.buckets().buckets());
         assertEquals(List.of(DefaultGroupBucket.createSelectGroupBucket(DefaultTrafficTreatment.builder()
-                .group(toward.id()).build())), remote.buckets().buckets());
-        assertEquals(Map.of(AGG, Set.of("smux-1")), programmer.smuxGroups());
+                .group(smuxAtTor.id()).build())), groupOn("tor2", "hlb:agg:" + AGG).buckets().buckets());
+        Group remote = groupOn("tor1", "hlb:smux:smux-1");
+        assertEquals(List.of(DefaultGroupBucket.createIndirectGroupBucket(DefaultTrafficTreatment.builder()
+                .group(groupOn("tor1", "hlb:to:tor2").id()).build())), remote.buckets().buckets());
+        assertHolds(want);
 
-        programmer.setSmuxGroup(AGG, List.of());
+        converge(placed(null, false));
         assertEquals(0, onos.flows.entries.size());
         assertEquals(0, onos.groups.count());
-        assertEquals(Map.of(), programmer.smuxGroups());
+    }
+
+    @Test
+    public void anSmuxTheDeviceCannotReachIsReportedAndNotWritten() {
+        onos.hosts.hosts.clear(); // ONOS has not located the SMux host (yet)
+        SwitchReading tor2 = read("tor2");
+        assertTrue(tor2.toString(), tor2.unreachable.get("smux-1").contains("has not seen it"));
+        SwitchDelta d = IntentDiff.diff(placed(null, true).get("tor2"), tor2);
+        assertTrue(d.toString(), d.isEmpty());
+        assertTrue(d.blocked.containsKey(ItemKey.aggregate(AGG)));
     }
 
     @Test
     public void aDeviceWithoutTheNiciraExtensionIsRefusedWithAReason() {
         onos.drivers.notOvs.add(NetTestTools.did("tor1"));
         try {
-            programmer.install("tor1", entry());
+            converge(placed("tor1", false));
             fail("installed on a device without the extension");
         } catch (SouthboundException e) {
             assertTrue(e.getMessage(), e.getMessage().contains("Nicira set-tunnel-destination"));
         }
-        assertEquals(0, onos.flows.entries.size());
+        assertTrue(onos.flows.on("tor1").isEmpty());
+    }
+
+    @Test
+    public void anUnfitDeviceOffersNoHashAgreement() {
+        List<FabricView.SwitchSpec> sw = new ArrayList<>(view.switches().values());
+        sw.set(0, new FabricView.SwitchSpec(NetTestTools.did("tor1"), sw.get(0).sw, GRE, "tor1 cannot be an HMux: ..."));
+        view = new FabricView(sw, List.of(), List.of(), List.copyOf(view.smuxes().values()));
+        assertFalse(southbound.capability("tor1").hash.agrees());
+        assertEquals(HashContract.of(HashContract.Selection.OVS_DP_HASH, 0, HashContract.Encap.GRE),
+                southbound.capability("tor2").hash);
+        assertFalse("OpenFlow 1.3 buckets carry no ids", southbound.capability("tor2").keepsBucketIds);
+        assertFalse("Open vSwitch cannot decode Cheetah cookies", southbound.capability("tor2").decodesCookies);
     }
 
     @Test
     public void aRefusedFlowBatchIsASouthboundError() {
         onos.flows.failNext = true;
         try {
-            programmer.install("tor1", entry());
+            converge(placed("tor1", false));
             fail("a failed batch went unnoticed");
         } catch (SouthboundException e) {
             assertTrue(e.getMessage(), e.getMessage().contains("flow rule batch failed"));
         }
-        assertEquals(Map.of(), programmer.installedOn("tor1"));
+        assertFalse(read("tor1").intent.entries.containsKey(TCP80));
     }
 
     // ---- groups confirmed only by the group provider's stats poll (ONOS 2.7 OpenFlow) ---------------
 
     @Test
-    public void anInstallDoesNotWaitForTheGroupStatsPoll() {
+    public void aChangeDoesNotWaitForTheGroupStatsPoll() {
         onos.groups.confirmOnPoll = true;   // nothing is ADDED until a poll that does not come here
         long t0 = System.nanoTime();
-        programmer.install("tor1", entry());
+        converge(placed("tor1", false));
         long ms = (System.nanoTime() - t0) / 1_000_000;
-        assertTrue("the programmer's timeout is 1000 ms; the install took " + ms + " ms", ms < 900);
+        assertTrue("the southbound's timeout is 1000 ms; the change took " + ms + " ms", ms < 900);
         assertTrue(onos.groups.pending() > 0);
-        assertEquals("pending groups are held: read-back finds the entry",
-                Set.of(VIP), programmer.installedOn("tor1").keySet());
+        assertHolds(placed("tor1", false)); // pending groups are held: read-back finds the entry
         onos.log.clear();
-        programmer.install("tor1", entry());
+        assertTrue(converge(placed("tor1", false)).isEmpty());
         assertTrue("a pending group is not written again: " + onos.log,
                 onos.log.stream().noneMatch(l -> l.startsWith("group")));
         onos.groups.poll();
         assertEquals(0, onos.groups.pending());
-        assertEquals(Set.of(VIP), programmer.installedOn("tor1").keySet());
+        assertHolds(placed("tor1", false));
     }
 
     @Test
-    public void aGroupTheSwitchRefusesFailsTheInstallAndNoFlowPointsAtIt() {
+    public void aGroupTheSwitchRefusesFailsTheChangeAndNoFlowPointsAtIt() {
         onos.groups.confirmOnPoll = true;
         onos.groups.refuse.add("hlb:vip:" + VIP + ":tcp/80");
         try {
-            programmer.install("tor1", entry());
+            converge(placed("tor1", false));
             fail("a refused group went unnoticed");
         } catch (SouthboundException e) {
             assertTrue(e.getMessage(), e.getMessage().contains("hlb:vip:" + VIP + ":tcp/80 refused")
@@ -349,28 +452,27 @@ public class OnosHmuxProgrammerTest {
         }
         assertEquals(List.of(), onos.flows.on("tor1"));
         onos.groups.refuse.clear();
-        programmer.install("tor1", entry());   // the core's repair writes it again
-        assertEquals(Set.of(VIP), programmer.installedOn("tor1").keySet());
+        converge(placed("tor1", false));   // the core's repair writes it again
+        assertHolds(placed("tor1", false));
     }
 
     @Test
-    public void aGroupStillPendingTwoPollsAfterItsWriteIsMissingAndWrittenAgain() {
+    public void aGroupStillPendingTwoPollsAfterItsWriteIsInconsistentAndWrittenAgain() {
         java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(0);
-        org.hybridlb.app.onos.fabric.GroupConfirmation rule =
-                new org.hybridlb.app.onos.fabric.GroupConfirmation(FakeOnos.APP, () -> 10, clock::get);
+        GroupConfirmation rule = new GroupConfirmation(FakeOnos.APP, () -> 10, clock::get);
         onos.groups.addListener(rule);
-        OnosHmuxProgrammer p = new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices,
-                onos.topology, onos.hosts, onos.drivers, () -> view, records, 1000, rule);
+        southbound = southbound(rule);
         onos.groups.confirmOnPoll = true;
-        p.install("tor1", entry());
+        converge(placed("tor1", false));
         clock.addAndGet(rule.overdueAfterMillis() - 1);
-        assertEquals(Set.of(VIP), p.installedOn("tor1").keySet());
+        assertTrue(read("tor1").intent.entries.containsKey(TCP80));
         clock.addAndGet(2);   // two polls came and went: the switch never answered
-        assertEquals(Map.of(), p.installedOn("tor1"));
+        SwitchReading r = read("tor1");
+        assertTrue(r.toString(), r.inconsistent.get(ItemKey.entry(TCP80)).contains("OVERDUE"));
         onos.log.clear();
-        p.install("tor1", entry());
+        converge(placed("tor1", false));
         assertTrue(onos.log.toString(), onos.log.contains("group* of:tor1 hlb:vip:" + VIP + ":tcp/80"));
-        assertEquals(Set.of(VIP), p.installedOn("tor1").keySet());
+        assertHolds(placed("tor1", false));
     }
 
     @SuppressWarnings("unused")
@@ -379,11 +481,6 @@ public class OnosHmuxProgrammerTest {
     }
 
     // ---- fast failover (netcfg fastFailover) ----------------------------------------------------
-
-    private OnosHmuxProgrammer withFastFailover() {
-        return new OnosHmuxProgrammer(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
-                onos.hosts, onos.drivers, () -> view, records, 1000, onos.confirmation(10), () -> true);
-    }
 
     private Group groupOn(String device, String key) {
         return onos.groups.getGroup(NetTestTools.did(device), new DefaultGroupKey(key.getBytes()));
@@ -395,9 +492,8 @@ public class OnosHmuxProgrammerTest {
 
     @Test
     public void fastFailoverRoutesThroughAFailoverGroupWithTheSmuxesAsBackup() {
-        OnosHmuxProgrammer p = withFastFailover();
-        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
-        p.install("tor1", entry());
+        fastFailover = true;
+        converge(placed("tor1", true));
         for (String d : List.of("tor2", "spine1", "spine2")) {
             Group toward = groupOn(d, "hlb:to:tor1");
             Group alive = groupOn(d, "hlb:alive:tor1");
@@ -432,53 +528,58 @@ public class OnosHmuxProgrammerTest {
         }
         assertEquals("tor2 reaches tor1 over both spines", 2, groupOn("tor2", "hlb:alive:tor1").buckets().buckets().size());
         assertNull("nothing of the kind on the HMux itself", groupOn("tor1", "hlb:ff:tor1|" + AGG));
-        assertTrue("read-back sees the entry as programmed", p.installedOn("tor1").containsKey(VIP));
+        assertHolds(placed("tor1", true));
 
         // the failed-HMux withdrawal finds the routes through the failover groups
-        p.withdrawRoutes("tor1", List.of(VIP));
+        Map<String, SwitchDelta> w = new LinkedHashMap<>();
+        for (String d : List.of("tor2", "spine1", "spine2")) {
+            w.put(d, SwitchDelta.withdraw("tor1", List.of(VIP)));
+        }
+        southbound.apply(w);
         for (String d : List.of("tor2", "spine1", "spine2")) {
             assertTrue(d, onos.flows.on(d).stream().noneMatch(f -> f.priority() == 2000));
         }
-        // removed with the VIP: no failover, liveness or toward-tor1 group left anywhere (the aggregate's
-        // groups stay, with the toward-tor2 groups they chain to reach the SMux)
-        p.install("tor1", entry());
-        p.remove("tor1", VIP);
-        for (String d : List.of("tor1", "tor2", "spine1", "spine2")) {
+        // the VIP leaves: no failover, liveness or toward-tor1 group left anywhere (the aggregate's
+        // groups stay, with the SMux and toward-tor2 groups they chain to reach the SMux)
+        converge(placed("tor1", true));
+        converge(placed(null, true));
+        for (String d : DEVICES) {
             for (Group g : onos.groups.getGroups(NetTestTools.did(d), FakeOnos.APP)) {
                 String k = new String(g.appCookie().key());
-                assertTrue(d + " still holds " + k, k.startsWith("hlb:agg:") || k.equals("hlb:to:tor2"));
+                assertTrue(d + " still holds " + k, k.startsWith("hlb:agg:") || k.equals("hlb:to:tor2")
+                        || k.equals("hlb:smux:smux-1"));
             }
             assertNotNull(d, groupOn(d, "hlb:agg:" + AGG));
         }
     }
 
     @Test
-    public void theBackupBucketFollowsTheSmuxGroup() {
-        OnosHmuxProgrammer p = withFastFailover();
-        p.install("tor1", entry());   // the aggregate is not routed to SMuxes yet: no backup bucket
-        assertEquals(1, groupOn("spine1", "hlb:ff:tor1|" + AGG).buckets().buckets().size());
-        assertTrue(p.installedOn("tor1").containsKey(VIP));
+    public void theFallbackFollowsTheAggregate() {
+        fastFailover = true;
+        converge(placed("tor1", false));   // the aggregate is not routed to SMuxes yet: no backup bucket
+        assertEquals(1, groupOn("spine1", "hlb:ff:tor1|-").buckets().buckets().size());
+        assertHolds(placed("tor1", false));
 
-        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
+        converge(placed("tor1", true));
         List<GroupBucket> b = groupOn("spine1", "hlb:ff:tor1|" + AGG).buckets().buckets();
         assertEquals(2, b.size());
         assertEquals(groupOn("spine1", "hlb:agg:" + AGG).id(), b.get(1).watchGroup());
-        assertTrue(p.installedOn("tor1").containsKey(VIP));
+        assertNull("the route moved to the new failover group", groupOn("spine1", "hlb:ff:tor1|-"));
+        assertHolds(placed("tor1", true));
 
         onos.log.clear();
-        p.setSmuxGroup(AGG, List.of());   // no live SMux: the backup bucket goes before its group
-        assertEquals(1, groupOn("spine1", "hlb:ff:tor1|" + AGG).buckets().buckets().size());
+        converge(placed("tor1", false));   // no live SMux: the route falls back to nothing before the group goes
+        assertEquals(1, groupOn("spine1", "hlb:ff:tor1|-").buckets().buckets().size());
         assertNull(groupOn("spine1", "hlb:agg:" + AGG));
-        int rewritten = onos.log.indexOf("group* of:spine1 hlb:ff:tor1|" + AGG);
+        int failoverGone = onos.log.indexOf("group- of:spine1 hlb:ff:tor1|" + AGG);
         int gone = onos.log.indexOf("group- of:spine1 hlb:agg:" + AGG);
-        assertTrue(onos.log.toString(), rewritten >= 0 && gone > rewritten);
-        assertTrue(p.installedOn("tor1").containsKey(VIP));
+        assertTrue(onos.log.toString(), failoverGone >= 0 && gone > failoverGone);
+        assertHolds(placed("tor1", false));
     }
 
     @Test
     public void withoutFastFailoverTheRouteUsesTheTowardGroup() {
-        programmer.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
-        programmer.install("tor1", entry());
+        converge(placed("tor1", true));
         FlowEntry route = onos.flows.on("spine1").stream().filter(f -> f.priority() == 2000).findFirst().orElseThrow();
         assertEquals(DefaultTrafficTreatment.builder().group(groupOn("spine1", "hlb:to:tor1").id()).build(),
                 route.treatment());
@@ -489,7 +590,7 @@ public class OnosHmuxProgrammerTest {
     /** {@code ovs-ofctl} text of a group as the programmer wrote it (SELECT with a traceable hash). */
     private static String ofctl(Group g) {
         StringBuilder b = new StringBuilder("group_id=" + g.id().id() + ",type=");
-        b.append(g.type() == GroupDescription.Type.FAILOVER ? "ff"
+        b.append(g.type() == GroupDescription.Type.FAILOVER ? "ff" : g.type() == GroupDescription.Type.INDIRECT ? "indirect"
                 : "select,selection_method=hash,fields(ip_src,ip_dst,nw_proto,tcp_src,tcp_dst)");
         for (GroupBucket x : g.buckets().buckets()) {
             b.append(",bucket=");
@@ -528,15 +629,15 @@ public class OnosHmuxProgrammerTest {
                 new java.io.File("/usr/sbin/ovs-vswitchd").canExecute());
         org.junit.Assume.assumeTrue("needs root (private OVS in its own network namespace)",
                 "root".equals(System.getProperty("user.name")));
-        OnosHmuxProgrammer p = withFastFailover();
-        p.setSmuxGroup(AGG, List.of(view.smuxes().get("smux-1")));
-        p.install("tor1", entry());
+        fastFailover = true;
+        converge(placed("tor1", true));
         DeviceId tor2 = NetTestTools.did("tor2");
         List<Group> all = new ArrayList<>();
         onos.groups.getGroups(tor2, FakeOnos.APP).forEach(all::add);
-        // referenced groups first: SELECT, then the liveness groups, then the failover groups
-        all.sort(java.util.Comparator.comparingInt(g -> g.type() == GroupDescription.Type.SELECT ? 0
-                : new String(g.appCookie().key()).startsWith("hlb:alive:") ? 1 : 2));
+        // referenced groups first: the SMux's, the aggregate's and the toward groups, then liveness, then failover
+        all.sort(java.util.Comparator.comparingInt(g -> new String(g.appCookie().key()).startsWith("hlb:smux:") ? 0
+                : g.type() == GroupDescription.Type.SELECT ? 1
+                : new String(g.appCookie().key()).startsWith("hlb:alive:") ? 2 : 3));
         List<String> lines = new ArrayList<>();
         all.forEach(g -> lines.add("group " + ofctl(g)));
         FlowEntry route = onos.flows.on("tor2").stream().filter(f -> f.priority() == 2000).findFirst().orElseThrow();

@@ -1,0 +1,144 @@
+package org.hybridlb.app.core;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.app.core.model.Bucket;
+import org.hybridlb.app.core.model.ServiceEntry;
+import org.hybridlb.app.core.model.VipEntry;
+import org.hybridlb.app.core.port.HmuxProgrammer;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.Switch;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.model.Vip;
+
+/**
+ * How the SMuxes hash and encapsulate each VIP so that they pick what its HMux picks (the
+ * southbound's {@link HashContract} of that switch), and where no SMux could: switches that offer
+ * no agreement at all (they serve as no HMux, like a switch without tunnels) and, per VIP, the
+ * switches whose selection cannot pick from its pools (it stays off them). Loop thread only.
+ */
+final class HashContracts {
+    private final HmuxProgrammer hmux;
+    private final StateKeeper keeper;
+    private final BucketIds ids;
+    private final FabricInputs inputs;
+    /** For a fabric where no switch can be an HMux: the configured encapsulation, Open vSwitch's hash. */
+    private final HashContract none;
+
+    HashContracts(HmuxProgrammer hmux, StateKeeper keeper, BucketIds ids, FabricInputs inputs, String smuxEncap) {
+        this.hmux = hmux;
+        this.keeper = keeper;
+        this.ids = ids;
+        this.inputs = inputs;
+        this.none = HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.of(smuxEncap));
+    }
+
+    /** Switches of {@code t} meant to be HMuxes (they have tunnel entries) whose contract is "no agreement", with why. */
+    Map<String, String> noAgreement(Topology t) {
+        Map<String, String> out = new TreeMap<>();
+        for (Switch s : t.switches) {
+            if (s.tables.tunnel > 0) {
+                HashContract c = hmux.capability(s.id).hash;
+                if (!c.agrees()) {
+                    out.put(s.id, "no SMux can hash as it does: " + c.noAgreement);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The contract the SMuxes follow for each of {@code entries}: that of its HMux, or for a VIP
+     * on the SMuxes only, the fabric's (the one most switches that can be HMuxes offer); CRC32 with
+     * that encapsulation for a VIP whose pools the contract's selection cannot pick from.
+     */
+    Map<String, HashContract> forEntries(Collection<VipEntry> entries) {
+        ControllerState state = keeper.state();
+        Map<String, HashContract> bySwitch = new HashMap<>();
+        HashContract fabric = fabricContract(bySwitch);
+        Map<String, HashContract> out = new LinkedHashMap<>();
+        for (VipEntry e : entries) {
+            String at = state.placement(e.vip);
+            HashContract c = Assignment.SMUX.equals(at) || inputs.down.contains(at) ? fabric
+                    : bySwitch.computeIfAbsent(at, sw -> hmux.capability(sw).hash);
+            if (!c.agrees()) {
+                c = fabric;
+            }
+            if (c.refuses(pools(e)) != null) {
+                c = HashContract.of(HashContract.Selection.CRC32, 0, c.encap);
+            }
+            out.put(e.vip, c);
+        }
+        return out;
+    }
+
+    /**
+     * Per VIP of {@code target}: the switches of {@code t} that could be its HMux but whose
+     * contract the SMuxes cannot follow for its pools, and why. The planner keeps it off them.
+     */
+    Map<String, AssignmentView.HashUnmatched> unmatched(Map<String, Vip> target, Topology t) {
+        Map<HashContract, List<String>> byContract = new LinkedHashMap<>();
+        for (Switch s : t.switches) {
+            if (s.tables.tunnel > 0) {
+                HashContract c = hmux.capability(s.id).hash;
+                if (c.agrees()) {
+                    byContract.computeIfAbsent(c, k -> new ArrayList<>()).add(s.id);
+                }
+            }
+        }
+        Map<String, AssignmentView.HashUnmatched> out = new TreeMap<>();
+        for (Vip v : target.values()) {
+            List<List<Bucket>> pools = pools(ids.entry(v));
+            List<String> switches = new ArrayList<>();
+            String why = null;
+            for (Map.Entry<HashContract, List<String>> c : byContract.entrySet()) {
+                String refused = c.getKey().refuses(pools);
+                if (refused != null) {
+                    switches.addAll(c.getValue());
+                    why = why == null ? refused : why;
+                }
+            }
+            if (!switches.isEmpty()) {
+                out.put(v.vip, new AssignmentView.HashUnmatched(switches, why
+                        + ": the SMuxes could not pick the DIPs such an HMux picks, so the VIP stays off it"));
+            }
+        }
+        return out;
+    }
+
+    private HashContract fabricContract(Map<String, HashContract> bySwitch) {
+        Map<HashContract, Integer> count = new LinkedHashMap<>();
+        for (Switch s : inputs.topology().switches) {
+            if (s.tables.tunnel > 0) {
+                HashContract c = bySwitch.computeIfAbsent(s.id, sw -> hmux.capability(sw).hash);
+                if (c.agrees()) {
+                    count.merge(c, 1, Integer::sum);
+                }
+            }
+        }
+        HashContract best = none;
+        int most = 0;
+        for (Map.Entry<HashContract, Integer> e : count.entrySet()) {
+            if (e.getValue() > most) {
+                best = e.getKey();
+                most = e.getValue();
+            }
+        }
+        return best;
+    }
+
+    private static List<List<Bucket>> pools(VipEntry e) {
+        List<List<Bucket>> out = new ArrayList<>();
+        for (ServiceEntry s : e.ports) {
+            out.add(s.dips);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,77 @@
+package org.hybridlb.app.core.hmux;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * What a switch's southbound says about the switch as an HMux: the hash contract the SMuxes must
+ * follow to agree with it, whether it keeps bucket ids and DIPs in its select groups (OpenFlow 1.5
+ * buckets carry ids; OpenFlow 1.3 buckets through ONOS carry neither, so a bucket is known by its
+ * position and tunnel endpoint), whether its routes fall back to the aggregates in the data path,
+ * and whether it can decode Cheetah cookies (it must read TCP options: P4, not Open vSwitch).
+ */
+public final class SwitchCapability {
+    public final HashContract hash;
+    public final boolean keepsBucketIds;
+    public final boolean keepsDips;
+    public final boolean fastFailover;
+    public final boolean decodesCookies;
+
+    public SwitchCapability(HashContract hash, boolean keepsBucketIds, boolean keepsDips, boolean fastFailover,
+                            boolean decodesCookies) {
+        this.hash = Objects.requireNonNull(hash);
+        this.keepsBucketIds = keepsBucketIds;
+        this.keepsDips = keepsDips;
+        this.fastFailover = fastFailover;
+        this.decodesCookies = decodesCookies;
+    }
+
+    /**
+     * {@code intent} as this switch can hold it: buckets renumbered by position where it keeps no
+     * ids, without DIPs where it keeps none, the fallback only where it fails over in the data path.
+     */
+    public SwitchIntent holdable(SwitchIntent intent) {
+        if (keepsBucketIds && keepsDips && intent.fallback == fastFailover) {
+            return intent;
+        }
+        SwitchIntent.Builder b = intent.toBuilder();
+        b.fallback = fastFailover;
+        if (!keepsBucketIds || !keepsDips) {
+            Map<ServiceMatch, List<DipBucket>> entries = new TreeMap<>();
+            intent.entries.forEach((m, buckets) -> {
+                List<DipBucket> out = new ArrayList<>();
+                for (DipBucket x : buckets) {
+                    out.add(x.as(keepsBucketIds ? x.id : out.size(), keepsDips ? x.dip : null));
+                }
+                entries.put(m, out);
+            });
+            b.entries.clear();
+            b.entries.putAll(entries);
+        }
+        return b.build();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof SwitchCapability)) {
+            return false;
+        }
+        SwitchCapability c = (SwitchCapability) o;
+        return hash.equals(c.hash) && keepsBucketIds == c.keepsBucketIds && keepsDips == c.keepsDips
+                && fastFailover == c.fastFailover && decodesCookies == c.decodesCookies;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(hash, keepsBucketIds, keepsDips, fastFailover, decodesCookies);
+    }
+
+    @Override
+    public String toString() {
+        return "hash " + hash + (keepsBucketIds ? "" : ", positional buckets") + (keepsDips ? "" : ", no DIPs")
+                + (fastFailover ? ", fast failover" : "") + (decodesCookies ? ", decodes cookies" : "");
+    }
+}

@@ -1,0 +1,180 @@
+package org.hybridlb.app.onos.fabric;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.app.core.hmux.SwitchCapability;
+import org.hybridlb.app.core.hmux.SwitchDelta;
+import org.hybridlb.app.core.hmux.SwitchReading;
+import org.hybridlb.app.core.port.HmuxProgrammer;
+import org.hybridlb.app.core.port.SouthboundException;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.device.DeviceService;
+import org.onosproject.net.driver.DriverService;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowRuleService;
+import org.onosproject.net.group.Group;
+import org.onosproject.net.group.GroupBucket;
+import org.onosproject.net.group.GroupDescription;
+import org.onosproject.net.group.GroupService;
+import org.onosproject.net.host.HostService;
+import org.onosproject.net.topology.TopologyService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HMux southbound of the ONOS app: the core's deltas rendered into FlowRuleService and
+ * GroupService operations ({@link OnosRenderer}, one flow batch in stages for every device of a
+ * delta, groups held by ONOS before a flow points at them: {@link OnosSender}), devices read back
+ * from what ONOS holds ({@link OnosReader}, no record of its own).
+ *
+ * <p>The hash contract: ONOS programs OpenFlow 1.3 select groups, which carry no selection method,
+ * so Open vSwitch picks their buckets with its default dp_hash method, which the SMux's
+ * {@code ovs-dphash} selection replicates (GRE: Open vSwitch has no IP-in-IP port). OpenFlow 1.3
+ * buckets carry no ids and the select bucket has no DIP: a bucket is its position and tunnel
+ * endpoint, which is what the hash depends on. A device whose driver lacks the Nicira tunnel
+ * extension cannot be an HMux and no SMux could agree with it.
+ */
+public final class OnosHmuxSouthbound implements HmuxProgrammer {
+    private static final Logger log = LoggerFactory.getLogger(OnosHmuxSouthbound.class);
+    static final HashContract OVS_DEFAULT =
+            HashContract.of(HashContract.Selection.OVS_DP_HASH, 0, HashContract.Encap.GRE);
+
+    private final DeviceService devices;
+    private final Supplier<FabricView> fabric;
+    private final BooleanSupplier fastFailover;
+    private final OnosSender sender;
+    private final OnosPaths paths;
+    private final OnosReader reader;
+    private final OnosRenderer renderer;
+
+    /**
+     * @param timeoutMillis how long ONOS may take to confirm a flow batch, or to hold a group just
+     *     written in its store (never a wait for the device's group-stats poll)
+     * @param confirmation the group rule; registered as a listener of {@code groups} by the caller
+     * @param fastFailover routes through FAILOVER groups with the SMuxes as backup bucket (netcfg)
+     */
+    public OnosHmuxSouthbound(ApplicationId appId, FlowRuleService flows, GroupService groups, DeviceService devices,
+                              TopologyService topology, HostService hosts, DriverService drivers,
+                              Supplier<FabricView> fabric, long timeoutMillis, GroupConfirmation confirmation,
+                              BooleanSupplier fastFailover) {
+        this.devices = devices;
+        this.fabric = fabric;
+        this.fastFailover = fastFailover;
+        this.sender = new OnosSender(appId, flows, groups, confirmation, timeoutMillis);
+        this.paths = new OnosPaths(topology, hosts, fabric);
+        this.reader = new OnosReader(sender, paths);
+        this.renderer = new OnosRenderer(sender, new OnosRules(appId, drivers), paths, fabric);
+    }
+
+    @Override
+    public SwitchCapability capability(String switchId) {
+        FabricView.SwitchSpec sw = spec(switchId);
+        HashContract hash = sw.hmuxUnfit != null ? HashContract.none(sw.hmuxUnfit) : OVS_DEFAULT;
+        return new SwitchCapability(hash, false, false, fastFailover.getAsBoolean(), false);
+    }
+
+    @Override
+    public synchronized Map<String, SwitchReading> read(Collection<String> switchIds) {
+        Map<DeviceId, List<FlowEntry>> flows = sender.flowsByDevice();
+        Map<String, SwitchReading> out = new LinkedHashMap<>();
+        for (String id : switchIds) {
+            FabricView.SwitchSpec sw = fabric.get().bySwitch(id).orElse(null);
+            if (sw == null) {
+                out.put(id, SwitchReading.failed("unknown switch " + id));
+            } else if (!devices.isAvailable(sw.device)) {
+                out.put(id, SwitchReading.failed(sw.device + " is not available"));
+            } else {
+                out.put(id, reader.read(sw, flows.getOrDefault(sw.device, List.of()), fastFailover.getAsBoolean()));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Every device's groups first (a device whose groups fail is left out of the batch and named),
+     * then one flow batch for all of them, then each device's unused groups.
+     */
+    @Override
+    public synchronized void apply(Map<String, SwitchDelta> deltas) {
+        Map<DeviceId, List<FlowEntry>> flows = sender.flowsByDevice();
+        OnosRenderer.Stages stages = new OnosRenderer.Stages();
+        List<String> failed = new ArrayList<>();
+        Set<DeviceId> touched = new HashSet<>();
+        for (Map.Entry<String, SwitchDelta> e : deltas.entrySet()) {
+            FabricView.SwitchSpec sw = fabric.get().bySwitch(e.getKey()).orElse(null);
+            if (sw == null || !devices.isAvailable(sw.device)) {
+                continue; // a device ONOS no longer has holds nothing to change
+            }
+            OnosRenderer.Stages own = new OnosRenderer.Stages();
+            try {
+                renderer.render(sw, e.getValue(), flows.getOrDefault(sw.device, List.of()), own);
+            } catch (SouthboundException ex) {
+                failed.add(e.getKey() + ": " + ex.getMessage());
+                continue;
+            }
+            stages.addAll(own);
+            touched.add(sw.device);
+        }
+        if (!stages.isEmpty()) {
+            try {
+                sender.apply(stages.build(), "HMux changes on " + touched.size() + " devices");
+            } catch (SouthboundException ex) {
+                failed.add(ex.getMessage());
+            }
+        }
+        Map<DeviceId, List<FlowEntry>> now = sender.flowsByDevice();
+        for (DeviceId d : touched) {
+            renderer.cleanUp(d, now.getOrDefault(d, List.of()));
+        }
+        if (!failed.isEmpty()) {
+            throw new SouthboundException(String.join("; ", failed));
+        }
+    }
+
+    /** Removes every flow and group of the app (deactivation). */
+    public synchronized void removeAll() {
+        Set<DeviceId> known = new HashSet<>(sender.flowsByDevice().keySet());
+        fabric.get().switches().values().forEach(s -> known.add(s.device));
+        sender.removeAll(known);
+    }
+
+    /** Recomputes every path group (a link or port changed: ECMP first hops moved). */
+    public synchronized void refreshPaths() {
+        FabricView view = fabric.get();
+        for (FabricView.SwitchSpec d : view.switches().values()) {
+            if (!devices.isAvailable(d.device)) {
+                continue;
+            }
+            for (Group g : sender.groups(d.device)) {
+                String k = OnosGroups.keyText(g);
+                FabricView.SwitchSpec t = OnosGroups.targetOf(k) == null ? null
+                        : view.bySwitch(OnosGroups.targetOf(k)).orElse(null);
+                if (t == null || k.startsWith(OnosGroups.FAILOVER)) {
+                    continue;
+                }
+                boolean toward = k.startsWith(OnosGroups.TOWARD);
+                List<GroupBucket> b = toward ? paths.towardBuckets(d.device, t.device) : paths.aliveBuckets(d.device, t.device);
+                if (!b.isEmpty() && !b.equals(g.buckets().buckets())) {
+                    try {
+                        sender.putGroup(d.device, k, toward ? GroupDescription.Type.SELECT : GroupDescription.Type.FAILOVER, b);
+                    } catch (SouthboundException e) {
+                        log.warn("refreshing path group {} on {}: {}", k, d.device, e.getMessage());
+                    }
+                }
+            }
+        }
+    }
+
+    private FabricView.SwitchSpec spec(String switchId) {
+        return fabric.get().bySwitch(switchId).orElseThrow(() -> new SouthboundException("unknown switch " + switchId));
+    }
+}
