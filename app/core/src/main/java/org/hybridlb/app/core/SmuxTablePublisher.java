@@ -37,7 +37,7 @@ final class SmuxTablePublisher {
     /** The installed configuration as the SMux table of {@code version}. */
     SmuxTable table(long version) {
         List<VipEntry> entries = new ArrayList<>();
-        keeper.state().installedVips.values().forEach(v -> entries.add(ids.entry(v)));
+        keeper.state().installedVips.values().forEach(v -> entries.add(ids.smuxEntry(v)));
         return SmuxTable.of(version, entries, encap);
     }
 
