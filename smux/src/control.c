@@ -45,6 +45,19 @@ static void dip_key(const struct hlb_service *s, const struct hlb_dip *d, char *
     snprintf(buf, n, "%s|%s", svc, ip);
 }
 
+/* Each DIP's counters in the running table, summed over its entries in the pool (a DIP
+ * repeats as its WCMP units, dip_first_of) at its first entry; NULL when out of memory.
+ * /metrics and /stats report one series per DIP from these. */
+static struct hlb_counter *dip_sums(const struct hlb_vip_table *t)
+{
+    struct hlb_counter *sum = calloc(t->n_dips ? t->n_dips : 1, sizeof(*sum));
+    for (uint32_t d = 0; sum && d < t->n_dips; d++) {
+        sum[t->dip_first_of[d]].packets += RD(t->dip_counters[d].packets);
+        sum[t->dip_first_of[d]].bytes += RD(t->dip_counters[d].bytes);
+    }
+    return sum;
+}
+
 static void retired_add(json_t *retired, const char *key, const struct hlb_counter *c)
 {
     json_t *v = json_object_get(retired, key);
@@ -214,7 +227,8 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
                     hlb_proto_name(sv->proto), ntohs(sv->port), (unsigned long long)n);
         }
     }
-    for (int bytes = 0; bytes < 2; bytes++) {
+    struct hlb_counter *sums = dip_sums(t);
+    for (int bytes = 0; sums && bytes < 2; bytes++) {
         const char *name = bytes ? "hlb_smux_dip_bytes_total" : "hlb_smux_dip_packets_total";
         metric_head(f, name, "counter",
                     bytes ? "IP bytes forwarded per DIP." : "Packets forwarded per DIP.");
@@ -222,8 +236,10 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
             const struct hlb_service *sv = &t->services[s];
             hlb_ip_str(sv->vip, vip);
             for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
+                if (t->dip_first_of[d] != d)
+                    continue;                   /* one more unit of a DIP already counted */
                 dip_key(sv, &t->dips[d], key, sizeof(key));
-                totals(c, key, &t->dip_counters[d], &rp, &rb);
+                totals(c, key, &sums[d], &rp, &rb);
                 hlb_ip_str(t->dips[d].ip, dip);
                 uint64_t n = bytes ? rb : rp;
                 fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n", name,
@@ -232,6 +248,7 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
             }
         }
     }
+    free(sums);
 
     metric_head(f, "hlb_smux_drops_total", "counter", "Frames not forwarded, by reason.");
     for (int r = 0; r < HLB_DROP_MAX; r++)
@@ -378,13 +395,16 @@ static json_t *stats_report(struct hlb_control *c)
     uint64_t p, b;
     pthread_mutex_lock(&c->lock);
     const struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
-    json_t *services = json_array();
+    struct hlb_counter *sums = dip_sums(t);
+    json_t *services = sums ? json_array() : NULL;
     for (uint32_t s = 0; services && s < t->n_services; s++) {
         const struct hlb_service *sv = &t->services[s];
         json_t *dips = json_array();
         for (uint32_t d = sv->dip_first; dips && d < sv->dip_first + sv->dip_count; d++) {
+            if (t->dip_first_of[d] != d)
+                continue;                       /* one more unit of a DIP already counted */
             dip_key(sv, &t->dips[d], key, sizeof(key));
-            totals(c, key, &t->dip_counters[d], &p, &b);
+            totals(c, key, &sums[d], &p, &b);
             hlb_ip_str(t->dips[d].ip, dip);
             json_array_append_new(dips, json_pack("{s:s,s:I,s:I}", "ip", dip, "packets", (json_int_t)p,
                                                   "bytes", (json_int_t)b));
@@ -398,6 +418,7 @@ static json_t *stats_report(struct hlb_control *c)
     }
     json_t *out = json_pack("{s:I,s:o*}", "version", (json_int_t)t->version, "services", services);
     pthread_mutex_unlock(&c->lock);
+    free(sums);
     return out;
 }
 
