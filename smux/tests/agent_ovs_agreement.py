@@ -77,13 +77,13 @@ GROUPS = [
     (8, (6, 17), "udp_dst,tcp_dst,udp_src,tcp_src,nw_proto,ip_dst,ip_src", 1 << 63,
      [(9, 1), (8, 1), (7, 2), (300, 2)]),
     # WCMP pools as the controller replicates them: weight-1 units of a DIP (UNITS), and on
-    # the SMuxes a drained DIP first at weight 0, which the HMux's group does not have
+    # the SMuxes a drained DIP at weight 0 (amid the units), which the HMux's group does not have
     (9, (6, 17), BOTH, 0, [(0, 1), (1, 1), (2, 1), (3, 1)]),
     (10, (6,), "ip_src,ip_dst,nw_proto,tcp_src,tcp_dst", 12345, [(0, 1), (5, 1), (2, 1), (7, 1)]),
 ]
 # group id -> the DIP (position) of each bucket, for groups whose DIPs repeat: 1:2:1 and 1:3
 UNITS = {9: [0, 1, 1, 2], 10: [0, 1, 1, 1]}
-# group id -> DIP (position) the SMux pool holds at weight 0, first, and the HMux has no bucket for
+# group id -> DIP (position) the SMux pool holds at weight 0, and the HMux has no bucket for
 DRAINED = {9: 3}
 VIPS_PER_GROUP = 4
 
@@ -169,8 +169,9 @@ def smux_table():
     vips = []
     for group in GROUPS:
         gid, protos, _, param, buckets = group
-        dips = [{"ip": dip_of(gid, DRAINED[gid]), "weight": 0, "bucketId": 999}] if gid in DRAINED else []
-        dips += [{"ip": dip_of_bucket(group, bid), "weight": w, "bucketId": bid} for bid, w in buckets]
+        dips = [{"ip": dip_of_bucket(group, bid), "weight": w, "bucketId": bid} for bid, w in buckets]
+        if gid in DRAINED:
+            dips.insert(1, {"ip": dip_of(gid, DRAINED[gid]), "weight": 0, "bucketId": 999})
         ports = [{"proto": {6: "tcp", 17: "udp"}[p], "port": 0, "dips": dips}
                  for p in protos if p in (6, 17)]
         for v in range(VIPS_PER_GROUP):

@@ -57,7 +57,8 @@ GROUPS = {
 REMOVED = (2, 1)   # group 2 loses its bucket 1 (weight 3) in the second round
 # Group 5 is a WCMP pool as the controller builds it: 1:2:1 as weight-1 units of DIPs
 # 0, 1, 1, 2 (bucket -> DIP position), and the SMux pool also holds DIP 3 drained at
-# weight 0, first; OVS's group has no bucket for it.
+# weight 0 (here first: a weight-0 bucket gets no slot wherever it is); OVS's group has no
+# bucket for it.
 UNITS = {5: [0, 1, 1, 2]}
 DRAINED = {5: 3}
 

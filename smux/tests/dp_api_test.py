@@ -468,9 +468,9 @@ class ControlApi(unittest.TestCase):
         status, body = http("GET", "/connections/diverging")
         self.assertEqual(json.loads(body)["services"][0]["diverging"], 0)
 
-        # b drained (weight 0, first in the pool as the controller sends it): its pinned
-        # connections stay on it, new ones never reach it, and every one of them diverges
-        drained = [(b, 0, 1), (a, 1, 0), (c, 1, 3)]
+        # b drained (weight 0, one bucket with its first unit's id, as the controller sends it):
+        # its pinned connections stay on it, new ones never reach it, and every one of them diverges
+        drained = [(a, 1, 0), (b, 0, 1), (c, 1, 3)]
         self.assertEqual(self.put(doc(drained))[0], 200)
         again = [outer_dst(f) for f in self.send_and_collect([flow(i, "A") for i in flows])]
         self.assertEqual(again, first, "pinned connections stay, on the drained DIP too")

@@ -183,8 +183,8 @@ class WcmpControllerTest {
         assertTrue(ControllerTest.indexOf(log, "remove " + at + " " + VIP) >= 0,
                 "an HMux pins nothing: the VIP leaves it before the DIP is drained: " + log);
         assertEquals(Assignment.SMUX, c.assignment().installed.get(VIP));
-        // first in the pool, weight 0: no new flow (OVS keeps the last of the best scores), pinned ones stay
-        assertEquals(List.of(new Bucket(host(1), 0, null, 1), unit(0, 0), unit(2, 2)), onSmux("smux-0"));
+        // weight 0 on the SMuxes: no new flow (OVS: a bucket of weight 0 is not live), pinned ones stay
+        assertEquals(List.of(unit(0, 0), new Bucket(host(1), 0, null, 1), unit(2, 2)), onSmux("smux-0"));
         assertEquals(5L, c.assignment().heldOnSmuxes.get(VIP).divergingConnections);
 
         fabric.diverging.clear(); // its connections ended
@@ -193,7 +193,7 @@ class WcmpControllerTest {
         String back = c.assignment().installed.get(VIP);
         assertNotEquals(Assignment.SMUX, back);
         assertEquals(List.of(unit(0, 0), unit(2, 2)), onSwitch(back), "no bucket for a drained DIP on an HMux");
-        assertEquals(List.of(new Bucket(host(1), 0, null, 1), unit(0, 0), unit(2, 2)), onSmux("smux-0"));
+        assertEquals(List.of(unit(0, 0), new Bucket(host(1), 0, null, 1), unit(2, 2)), onSmux("smux-0"));
 
         // back in service: through the SMuxes again, with its old id
         c.replaceVip(VIP, vipJson(1, 1, 1));

@@ -29,35 +29,25 @@ public final class SmuxTable {
 
     /**
      * The table for {@code entries}, selecting DIPs with the OVS hash and encapsulating with {@code encap}.
-     * A drained DIP's bucket (weight 0: no new flow, its pinned connections stay) comes first in
-     * its pool: OVS's select group keeps, of the buckets with the best score, the last one (a
-     * weight-0 bucket scores 0), so a weight-0 bucket before every live one is never chosen and the
-     * SMux picks exactly what the HMux, which has no such bucket, picks. The other modes give a
-     * weight-0 bucket no slot and leave the others' order as it is.
+     * A drained DIP's bucket (weight 0: no new flow, the connections pinned to it stay) changes no
+     * choice: OVS's select group treats a weight-0 bucket as not live, and the SMux's other modes
+     * give it no slot, so the SMux picks what the HMux, which has no such bucket, picks.
      */
     public static SmuxTable of(long version, Collection<VipEntry> entries, String encap) {
         List<Entry> out = new ArrayList<>();
         for (VipEntry v : entries) {
             List<Port> ports = new ArrayList<>();
             for (ServiceEntry s : v.ports) {
-                List<Bucket> pool = drainedFirst(s.dips);
                 if ("any".equals(s.proto)) {
-                    ports.add(new Port("tcp", 0, pool));
-                    ports.add(new Port("udp", 0, pool));
+                    ports.add(new Port("tcp", 0, s.dips));
+                    ports.add(new Port("udp", 0, s.dips));
                 } else {
-                    ports.add(new Port(s.proto, s.port, pool));
+                    ports.add(new Port(s.proto, s.port, s.dips));
                 }
             }
             out.add(new Entry(v.vip, v.aggregate, "ovs", encap, ports));
         }
         return new SmuxTable(version, out);
-    }
-
-    private static List<Bucket> drainedFirst(List<Bucket> dips) {
-        List<Bucket> out = new ArrayList<>(dips.size());
-        dips.stream().filter(b -> b.weight == 0).forEach(out::add);
-        dips.stream().filter(b -> b.weight != 0).forEach(out::add);
-        return out;
     }
 
     /** Same VIPs, pools and buckets, whatever the version. */

@@ -34,8 +34,8 @@ public final class VipEntry {
 
     /**
      * What an HMux holds of this entry: its buckets without the drained DIPs' (weight 0). An HMux
-     * pins nothing, so a drained DIP needs no bucket there; the SMuxes keep it for the connections
-     * they pinned to it ({@link SmuxTable#of}).
+     * pins nothing, so a drained DIP needs no bucket there (and costs no ECMP entry); the SMuxes
+     * keep it for the connections they pinned to it ({@link SmuxTable#of}).
      */
     public VipEntry hmuxForm() {
         List<ServiceEntry> out = new java.util.ArrayList<>();
