@@ -178,15 +178,16 @@ static void test_metrics(void **state)
 
 /* WCMP units: one series per DIP, however many units it has, counting the packets of all
  * of them, and going on across a swap that changes its units. */
+#define UNITS_TABLE(version, units) \
+    "{\"version\":" version ",\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"ports\":[" \
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"bucketId\":0}" units "]}]}]}"
+#define UNIT2(id) ",{\"ip\":\"10.0.1.2\",\"bucketId\":" #id "}"
+
 static void test_metrics_of_wcmp_units(void **state)
 {
     struct fixture *fx = *state;
     struct hlb_table_error err;
-    const char *units =
-        "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"ports\":["
-        "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"bucketId\":0},"
-        "{\"ip\":\"10.0.1.2\",\"bucketId\":1},{\"ip\":\"10.0.1.2\",\"bucketId\":2},"
-        "{\"ip\":\"10.0.1.2\",\"bucketId\":3}]}]}]}";
+    const char *units = UNITS_TABLE("1", UNIT2(1) UNIT2(2) UNIT2(3));
     assert_int_equal(hlb_control_apply(fx->c, units, strlen(units), &err), 0);
     int to2 = 0;
     for (int i = 0; i < 200; i++)
@@ -203,10 +204,7 @@ static void test_metrics_of_wcmp_units(void **state)
     free(m);
 
     /* one unit fewer: the series goes on (its pinned connections stay, as does the count) */
-    const char *fewer =
-        "{\"version\":2,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"ports\":["
-        "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"bucketId\":0},"
-        "{\"ip\":\"10.0.1.2\",\"bucketId\":1},{\"ip\":\"10.0.1.2\",\"bucketId\":3}]}]}]}";
+    const char *fewer = UNITS_TABLE("2", UNIT2(1) UNIT2(3));
     assert_int_equal(hlb_control_apply(fx->c, fewer, strlen(fewer), &err), 0);
     int again = 0;
     for (int i = 0; i < 200; i++)

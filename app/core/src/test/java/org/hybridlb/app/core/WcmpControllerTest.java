@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +19,6 @@ import org.hybridlb.solver.model.StepAction;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.VipTraffic;
-import org.hybridlb.solver.topology.FatTree;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -33,25 +31,22 @@ import org.junit.jupiter.api.Test;
 class WcmpControllerTest {
     static final String VIP = "10.100.0.1";
 
-    final Topology topo = FatTree.generate(4);
-    final FakeFabric fabric = new FakeFabric(topo);
-    final List<Controller> started = new ArrayList<>();
+    /** ControllerTest's fabric and controllers (its tests do not run from here). */
+    final ControllerTest harness = new ControllerTest();
+    final Topology topo = harness.topo;
+    final FakeFabric fabric = harness.fabric;
 
     @AfterEach
     void stop() {
-        started.forEach(Controller::close);
+        harness.stop();
     }
 
     Controller start(FakeFabric.MemoryStore store) {
-        Controller c = new Controller(ControllerConfig.defaults().withInterval(Duration.ZERO), fabric.ports(store));
-        started.add(c);
-        c.start();
-        c.awaitIdle(20_000);
-        return c;
+        return harness.start(store);
     }
 
     String host(int i) {
-        return topo.hosts.get(i).ip;
+        return harness.host(i);
     }
 
     /** The VIP with hosts 0, 1, 2... of these weights. */
@@ -211,7 +206,7 @@ class WcmpControllerTest {
         Controller c = start(store);
         String at = onHmux(c, 2, 4);
         c.close();
-        started.clear();
+        harness.started.clear();
         // as a controller that kept one bucket per DIP wrote it: weights as configured, an id per DIP
         ObjectNode state = (ObjectNode) Json.MAPPER.readTree(store.json);
         ObjectNode dips = (ObjectNode) state.at("/installedVips/" + VIP.replace("/", "~1") + "/ports/0");
