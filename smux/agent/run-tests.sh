@@ -5,7 +5,8 @@
 #      the Cheetah cookie programs on the shared vectors (p4/vectors) plus 10,000
 #      random rows the reference model draws, and on scapy fixtures
 #   2. OVS agreement test against a private ovs-vswitchd (>= 10,000 5-tuples):
-#      the replica and the real hlb-smux (from smux/build or $HLB_DP_BUILD)
+#      the replica and the real hlb-smux (from smux/build or $HLB_DP_BUILD); the WCMP
+#      split of the controller's pools in every selection mode (10,000 flows a pool)
 #   3. host agent: XDP and user-space decap, DSR, health, counters (namespaces),
 #      and end to end behind a real OVS HMux (GRE), flows predicted by the replica
 #   4. FRR supervisor: announce / withdraw within 1 s (two FRR in namespaces)
@@ -63,7 +64,7 @@ run_cmocka "Cheetah cookie: tc egress + XDP restore on the shared vectors and fi
 echo "== agent: OVS agreement, host agent, FRR, cookies (pytest)"
 junit="$(mktemp /tmp/hlb-agent-junit-XXXXXX.xml)"
 (cd "$SMUX" && python3 -m pytest -q -s -p no:cacheprovider --junitxml="$junit" \
-    tests/agent_ovs_agreement.py tests/agent_host_agent.py tests/agent_ovs_gre_e2e.py \
+    tests/agent_ovs_agreement.py tests/agent_wcmp_split.py tests/agent_host_agent.py tests/agent_ovs_gre_e2e.py \
     tests/frr_supervisor_test.py ../p4/model/test_cheetah_cookie.py tests/agent_cookie_e2e.py)
 read -r py_passed py_failed < <(python3 - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET

@@ -45,6 +45,20 @@ static void dip_key(const struct hlb_service *s, const struct hlb_dip *d, char *
     snprintf(buf, n, "%s|%s", svc, ip);
 }
 
+/* Each DIP's counters in the running table, summed over its entries in the pool (a DIP
+ * repeats as its WCMP units, dip_first_of) at its first entry; NULL when out of memory.
+ * /metrics and /stats report one series per DIP from these. */
+static struct hlb_counter *dip_sums(const struct hlb_vip_table *t)
+{
+    struct hlb_counter *sum = calloc(t->n_dips ? t->n_dips : 1, sizeof(*sum));
+    for (uint32_t d = 0; sum && d < t->n_dips; d++) {
+        struct hlb_counter unit = hlb_counter_total(t, 1, d);   /* over the workers */
+        sum[t->dip_first_of[d]].packets += unit.packets;
+        sum[t->dip_first_of[d]].bytes += unit.bytes;
+    }
+    return sum;
+}
+
 static void retired_add(json_t *retired, const char *key, const struct hlb_counter *c)
 {
     json_t *v = json_object_get(retired, key);
@@ -66,10 +80,9 @@ static void retired_get(json_t *retired, const char *key, uint64_t *p, uint64_t 
 
 /* A service's or DIP's counts since its entry appeared: the replaced tables' plus the
  * running one's.  /metrics and /stats both report these. */
-static void totals(struct hlb_control *c, const char *key, const struct hlb_vip_table *t,
-                   int dip, uint32_t i, uint64_t *p, uint64_t *b)
+static void totals(struct hlb_control *c, const char *key, struct hlb_counter live,
+                   uint64_t *p, uint64_t *b)
 {
-    struct hlb_counter live = hlb_counter_total(t, dip, i);
     retired_get(c->retired, key, p, b);
     *p += live.packets;
     *b += live.bytes;
@@ -212,14 +225,15 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
         for (uint32_t s = 0; s < t->n_services; s++) {
             const struct hlb_service *sv = &t->services[s];
             svc_key(sv, key, sizeof(key));
-            totals(c, key, t, 0, s, &rp, &rb);
+            totals(c, key, hlb_counter_total(t, 0, s), &rp, &rb);
             hlb_ip_str(sv->vip, vip);
             uint64_t n = bytes ? rb : rp;
             fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\"} %llu\n", name, vip,
                     hlb_proto_name(sv->proto), ntohs(sv->port), (unsigned long long)n);
         }
     }
-    for (int bytes = 0; bytes < 2; bytes++) {
+    struct hlb_counter *sums = dip_sums(t);
+    for (int bytes = 0; sums && bytes < 2; bytes++) {
         const char *name = bytes ? "hlb_smux_dip_bytes_total" : "hlb_smux_dip_packets_total";
         metric_head(f, name, "counter",
                     bytes ? "IP bytes forwarded per DIP." : "Packets forwarded per DIP.");
@@ -227,8 +241,10 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
             const struct hlb_service *sv = &t->services[s];
             hlb_ip_str(sv->vip, vip);
             for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
+                if (t->dip_first_of[d] != d)
+                    continue;                   /* one more unit of a DIP already counted */
                 dip_key(sv, &t->dips[d], key, sizeof(key));
-                totals(c, key, t, 1, d, &rp, &rb);
+                totals(c, key, sums[d], &rp, &rb);
                 hlb_ip_str(t->dips[d].ip, dip);
                 uint64_t n = bytes ? rb : rp;
                 fprintf(f, "%s{vip=\"%s\",proto=\"%s\",port=\"%u\",dip=\"%s\"} %llu\n", name,
@@ -237,6 +253,7 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
             }
         }
     }
+    free(sums);
 
     metric_head(f, "hlb_smux_drops_total", "counter", "Frames not forwarded, by reason.");
     for (int r = 0; r < HLB_DROP_MAX; r++)
@@ -391,19 +408,22 @@ static json_t *stats_report(struct hlb_control *c)
     uint64_t p, b;
     pthread_mutex_lock(&c->lock);
     const struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
-    json_t *services = json_array();
+    struct hlb_counter *sums = dip_sums(t);
+    json_t *services = sums ? json_array() : NULL;
     for (uint32_t s = 0; services && s < t->n_services; s++) {
         const struct hlb_service *sv = &t->services[s];
         json_t *dips = json_array();
         for (uint32_t d = sv->dip_first; dips && d < sv->dip_first + sv->dip_count; d++) {
+            if (t->dip_first_of[d] != d)
+                continue;                       /* one more unit of a DIP already counted */
             dip_key(sv, &t->dips[d], key, sizeof(key));
-            totals(c, key, t, 1, d, &p, &b);
+            totals(c, key, sums[d], &p, &b);
             hlb_ip_str(t->dips[d].ip, dip);
             json_array_append_new(dips, json_pack("{s:s,s:I,s:I}", "ip", dip, "packets", (json_int_t)p,
                                                   "bytes", (json_int_t)b));
         }
         svc_key(sv, key, sizeof(key));
-        totals(c, key, t, 0, s, &p, &b);
+        totals(c, key, hlb_counter_total(t, 0, s), &p, &b);
         hlb_ip_str(sv->vip, vip);
         json_array_append_new(services, json_pack("{s:s,s:s,s:i,s:I,s:I,s:o*}", "vip", vip,
             "proto", hlb_proto_name(sv->proto), "port", ntohs(sv->port), "packets", (json_int_t)p,
@@ -411,6 +431,7 @@ static json_t *stats_report(struct hlb_control *c)
     }
     json_t *out = json_pack("{s:I,s:o*}", "version", (json_int_t)t->version, "services", services);
     pthread_mutex_unlock(&c->lock);
+    free(sums);
     return out;
 }
 

@@ -337,6 +337,7 @@ static void table_release_arrays(struct hlb_vip_table *t)
     free(t->services);
     free(t->dips);
     free(t->bucket_ids);
+    free(t->dip_first_of);
     free(t->weights);
     free(t->cum);
     free(t->slots);
@@ -566,11 +567,12 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
     t->svc_counters = counter_slices(t->n_workers, t->svc_stride);
     t->dips = calloc(n_dip ? n_dip : 1, sizeof(*t->dips));
     t->bucket_ids = calloc(n_dip ? n_dip : 1, sizeof(*t->bucket_ids));
+    t->dip_first_of = calloc(n_dip ? n_dip : 1, sizeof(*t->dip_first_of));
     t->weights = calloc(n_dip ? n_dip : 1, sizeof(*t->weights));
     /* 8 entries of slack: the weighted choice reads a pool's cum[] 8 at a time. */
     t->cum = calloc(n_dip + 8, sizeof(*t->cum));
     t->dip_counters = counter_slices(t->n_workers, t->dip_stride);
-    if (!t->services || !t->svc_counters || !t->dips || !t->bucket_ids || !t->weights ||
+    if (!t->services || !t->svc_counters || !t->dips || !t->bucket_ids || !t->dip_first_of || !t->weights ||
         !t->cum || !t->dip_counters) {
         set_err(err, "vips", "out of memory");
         goto fail;
@@ -612,12 +614,18 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 t->dips[d].outer_sum = (o >> 16) + (o & 0xffff);
                 get_int(dobj, "weight", "", 0, 0, HLB_MAX_WEIGHT, 1, &w, NULL);
                 get_int(dobj, "bucketId", "", 0, 0, 0xfffffeffLL, (long long)k, &bid, NULL);
+                t->dip_first_of[d] = d;
                 for (uint32_t o = sv->dip_first; o < d; o++) {
                     char f[200];
-                    if (t->dips[o].ip == t->dips[d].ip) {
-                        snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips[%zu].ip", i, j, k);
-                        set_err(err, f, "duplicate DIP in this pool");
-                        goto fail;
+                    /* A repeated DIP is one more WCMP unit of it: same tunnel destination. */
+                    if (t->dips[o].ip == t->dips[d].ip && t->dip_first_of[d] == d) {
+                        if (t->dips[o].outer != t->dips[d].outer) {
+                            snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips[%zu].hostIp", i, j, k);
+                            set_err(err, f, "the DIP is also dips[%u] of this pool, with another "
+                                    "tunnel destination", o - sv->dip_first);
+                            goto fail;
+                        }
+                        t->dip_first_of[d] = o;
                     }
                     if (t->bucket_ids[o] == (uint32_t)bid) {
                         snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips[%zu].bucketId", i,

@@ -86,6 +86,10 @@ struct hlb_vip_table {
     struct hlb_service *services;
     struct hlb_dip *dips;
     uint32_t *bucket_ids;       /* per dip: OpenFlow bucket_id (ovs) */
+    /* per dip: the pool's first entry with the same DIP address, itself when none comes
+     * before.  A DIP repeats in its pool as its WCMP units (buckets of weight 1 with ids of
+     * their own); connections, statistics and metrics count its entries as one DIP. */
+    uint32_t *dip_first_of;
     uint16_t *weights;          /* per dip */
     uint32_t *cum;              /* per dip: cumulative weight within its pool (crc32) */
     struct hlb_slot *slots;     /* crc32, ovs-dphash: every slot's DIP (see slot_first) */

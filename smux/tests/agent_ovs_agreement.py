@@ -12,9 +12,11 @@ not forward.
    bucket ids that are not list positions (up to 0xfffffeff), unequal weights
    (1 to 65535) and weight 0, and selection_method_param values from 0 to
    2^64-1 (0xFEDCBA9876543210 and 2^63 among them). Their field lists are
-   TCP-only, UDP-only or both, in shuffled orders. Each group serves the VIPs
-   of a /29. Every tuple is traced with ofproto/trace over one pipelined unixctl
-   connection.
+   TCP-only, UDP-only or both, in shuffled orders. Two groups are WCMP pools as
+   the controller builds them: a DIP repeated as weight-1 units (1:2:1, 1:3),
+   and on the SMux side a drained DIP at weight 0 that the group does not have.
+   Each group serves the VIPs of a /29. Every tuple is traced with
+   ofproto/trace over one pipelined unixctl connection.
 2. The same tuples go through hlb-smux as frames (net_pcap in -> out), each with
    a unique IP id. Its table has `ovs` VIPs that mirror the groups: the same DIPs
    with the same bucketId and weight, and hashBasis = selection_method_param
@@ -74,7 +76,15 @@ GROUPS = [
      [(0xfffffeff, 3), (1000, 0), (77, 5), (4000000000, 1)]),
     (8, (6, 17), "udp_dst,tcp_dst,udp_src,tcp_src,nw_proto,ip_dst,ip_src", 1 << 63,
      [(9, 1), (8, 1), (7, 2), (300, 2)]),
+    # WCMP pools as the controller replicates them: weight-1 units of a DIP (UNITS), and on
+    # the SMuxes a drained DIP at weight 0 (amid the units), which the HMux's group does not have
+    (9, (6, 17), BOTH, 0, [(0, 1), (1, 1), (2, 1), (3, 1)]),
+    (10, (6,), "ip_src,ip_dst,nw_proto,tcp_src,tcp_dst", 12345, [(0, 1), (5, 1), (2, 1), (7, 1)]),
 ]
+# group id -> the DIP (position) of each bucket, for groups whose DIPs repeat: 1:2:1 and 1:3
+UNITS = {9: [0, 1, 1, 2], 10: [0, 1, 1, 1]}
+# group id -> DIP (position) the SMux pool holds at weight 0, and the HMux has no bucket for
+DRAINED = {9: 3}
 VIPS_PER_GROUP = 4
 
 
@@ -120,7 +130,10 @@ def dip_of(gid, position):
 
 def dip_of_bucket(group, bucket_id):
     ids = [b for b, _ in group[4]]
-    return dip_of(group[0], ids.index(bucket_id)) if bucket_id in ids else None
+    if bucket_id not in ids:
+        return None
+    k = ids.index(bucket_id)
+    return dip_of(group[0], UNITS[group[0]][k] if group[0] in UNITS else k)
 
 
 def ovs_match(protos):
@@ -133,12 +146,13 @@ def install_groups(ovs, bridge):
               "--", "add-port", bridge, "gre0", "--", "set", "interface", "gre0", "type=gre",
               "options:remote_ip=flow", "options:packet_type=legacy_l3",
               "--", "add-port", bridge, "p1", "--", "set", "interface", "p1", "type=internal")
-    for gid, protos, fields, param, buckets in GROUPS:
+    for group in GROUPS:
+        gid, protos, fields, param, buckets = group
         spec = (f"group_id={gid},type=select,selection_method=hash,"
                 f"selection_method_param={param},fields({fields})")
-        for k, (bid, weight) in enumerate(buckets):
+        for bid, weight in buckets:
             spec += (f",bucket=bucket_id:{bid},weight:{weight},"
-                     f"actions=set_field:{dip_of(gid, k)}->tun_dst,output:gre0")
+                     f"actions=set_field:{dip_of_bucket(group, bid)}->tun_dst,output:gre0")
         ovs.ofctl("add-group", bridge, spec)
         ovs.ofctl("add-flow", bridge, f"{ovs_match(protos)},nw_dst={vip_net(gid)},actions=group:{gid}")
 
@@ -153,9 +167,11 @@ def hash_basis_json(gid, param):
 
 def smux_table(pinned=False):
     vips = []
-    for gid, protos, _, param, buckets in GROUPS:
-        dips = [{"ip": dip_of(gid, k), "weight": w, "bucketId": bid}
-                for k, (bid, w) in enumerate(buckets)]
+    for group in GROUPS:
+        gid, protos, _, param, buckets = group
+        dips = [{"ip": dip_of_bucket(group, bid), "weight": w, "bucketId": bid} for bid, w in buckets]
+        if gid in DRAINED:
+            dips.insert(1, {"ip": dip_of(gid, DRAINED[gid]), "weight": 0, "bucketId": 999})
         ports = [{"proto": {6: "tcp", 17: "udp"}[p], "port": 0, "dips": dips}
                  for p in protos if p in (6, 17)]
         for v in range(VIPS_PER_GROUP):

@@ -16,7 +16,9 @@ The same frames go
 Each frame carries a unique IP id, so the two answers are matched per frame.
 
 Groups: equal weights, unequal weights, a weight-0 bucket, 40 buckets (64
-hash slots), and then one group after a bucket is removed (OpenFlow 1.3
+hash slots), a WCMP pool as the controller builds it (1:2:1 as weight-1 units of
+repeated DIPs; the SMux pool also holds a drained DIP at weight 0, which the group
+does not), and then one group after a bucket is removed (OpenFlow 1.3
 modify with the remaining buckets, as ONOS sends it), against the SMux's next
 table without that DIP. Also: a pool OVS would not hash with dp_hash (weights
 1:100) is refused by the SMux with the field named.
@@ -27,7 +29,6 @@ Run: sudo python3 smux/tests/agent_ovs_dphash_agreement.py
 import json
 import os
 import random
-import re
 import socket
 import struct
 import subprocess
@@ -51,8 +52,15 @@ GROUPS = {
     2: [1, 3, 2],
     3: [5, 1, 0, 7, 2],
     4: [3] * 40,
+    5: [1, 1, 1, 1],
 }
 REMOVED = (2, 1)   # group 2 loses its bucket 1 (weight 3) in the second round
+# Group 5 is a WCMP pool as the controller builds it: 1:2:1 as weight-1 units of DIPs
+# 0, 1, 1, 2 (bucket -> DIP position), and the SMux pool also holds DIP 3 drained at
+# weight 0 (here first: a weight-0 bucket gets no slot wherever it is); OVS's group has no
+# bucket for it.
+UNITS = {5: [0, 1, 1, 2]}
+DRAINED = {5: 3}
 
 
 def vip_of(gid):
@@ -60,7 +68,8 @@ def vip_of(gid):
 
 
 def dip_of(gid, k):
-    return f"10.{gid}.0.{k + 1}"
+    """The DIP of bucket k of group gid (its units share one)."""
+    return f"10.{gid}.0.{UNITS[gid][k] + 1 if gid in UNITS else k + 1}"
 
 
 def port_of(gid, k):
@@ -189,8 +198,9 @@ class OvsDphashAgreement(unittest.TestCase):
     def smux_table(self, version, removed=None):
         vips = []
         for gid, weights in GROUPS.items():
-            dips = [{"ip": dip_of(gid, k), "weight": w} for k, w in enumerate(weights)
-                    if (gid, k) != removed]
+            dips = [{"ip": f"10.{gid}.0.{DRAINED[gid] + 1}", "weight": 0}] if gid in DRAINED else []
+            dips += [{"ip": dip_of(gid, k), "weight": w} for k, w in enumerate(weights)
+                     if (gid, k) != removed]
             vips.append({"vip": vip_of(gid), "selection": "ovs-dphash", "connTable": False,
                          "encap": "ipip",
                          "ports": [{"proto": "tcp", "port": 0, "dips": dips},
@@ -198,7 +208,7 @@ class OvsDphashAgreement(unittest.TestCase):
         return {"version": version, "vips": vips}
 
     def smux_round(self, name, table):
-        """Sends every frame through hlb-smux; returns {ip id: (gid, bucket index)}."""
+        """Sends every frame through hlb-smux; returns {ip id: the DIP it chose}."""
         inp = os.path.join(self.tmp, f"{name}-smux-in.pcap")
         out = os.path.join(self.tmp, f"{name}-smux-out.pcap")
         tfile = os.path.join(self.tmp, f"{name}-table.json")
@@ -209,13 +219,7 @@ class OvsDphashAgreement(unittest.TestCase):
                 "--table", tfile, "--exit-when-idle", "300", "--run-seconds", "60",
                 "--idle-sleep-us", "100"]
         dtl.run_smux(f"hlbdph{os.getpid()}", [f"net_pcap0,rx_pcap={inp},tx_pcap={out}"], args)
-        got = {}
-        dip_re = re.compile(r"10\.(\d+)\.0\.(\d+)$")
-        for p in rdpcap(out):
-            m = dip_re.match(p[IP].dst)
-            self.assertIsNotNone(m, p[IP].dst)
-            got[p[IP].payload.id] = (int(m.group(1)), int(m.group(2)) - 1)
-        return got
+        return {p[IP].payload.id: p[IP].dst for p in rdpcap(out)}
 
     # ---- the comparisons -----------------------------------------------------------
 
@@ -223,7 +227,8 @@ class OvsDphashAgreement(unittest.TestCase):
         ids = {i: gid for i, gid, _ in self.frames}
         self.assertEqual(len(ovs_picks), len(self.frames), "OVS lost frames")
         self.assertEqual(len(smux_picks), len(self.frames), "the SMux lost frames")
-        mismatches = [(i, ovs_picks[i], smux_picks[i]) for i in ids if ovs_picks[i] != smux_picks[i]]
+        # OVS names the bucket, the SMux the DIP (a WCMP pool's units share one)
+        mismatches = [(i, ovs_picks[i], smux_picks[i]) for i in ids if dip_of(*ovs_picks[i]) != smux_picks[i]]
         per_bucket = {}
         for i, (gid, k) in ovs_picks.items():
             self.assertEqual(gid, ids[i])

@@ -502,6 +502,70 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(m1["hlb_smux_conn_table_inserts_total"]
                          - m0["hlb_smux_conn_table_inserts_total"], 200)
 
+    def test_wcmp_units_are_one_dip_for_pins_diverging_and_stats(self):
+        """The controller repeats a DIP as its WCMP units (weight 1, an id each) and keeps a
+        drained DIP at weight 0: connections stay pinned to their DIP whichever unit picked it,
+        /connections/diverging counts a connection only when the stateless choice is another
+        DIP, and /stats and /metrics give one DIP one entry."""
+        a, b, c = "10.0.7.1", "10.0.7.2", "10.0.7.3"
+
+        def doc(pool):
+            d = table(self.next_version(), [], conn=True, selection="ovs")
+            d["vips"][0]["ports"][0]["dips"] = [{"ip": ip, "weight": w, "bucketId": bid} for ip, w, bid in pool]
+            return d
+
+        def sent(idx, flags):
+            got = dst_by_flow(self.send_and_collect([flow(i, flags) for i in idx]))
+            return [got.get(i) for i in idx]
+
+        def pick(i, pool):
+            k = tl.ovs_pick(f"198.51.{i // 250}.{i % 250 + 1}", V1, 6, 30000 + i, 80,
+                            [w for _, w, _ in pool], [bid for _, _, bid in pool])
+            return pool[k][0]
+
+        one_two_one = [(a, 1, 0), (b, 1, 1), (b, 1, 2), (c, 1, 3)]
+        self.assertEqual(self.put(doc(one_two_one))[0], 200)
+        flows = range(3000, 3400)
+        first = sent(flows, "S")
+        self.assertEqual(first, [pick(i, one_two_one) for i in flows], "the SMux picks what OVS would")
+        n_b = first.count(b)
+        self.assertTrue(150 < n_b < 250, n_b)   # 2 of 4 units
+        status, body = http("GET", "/stats")
+        svc = json.loads(body)["services"][0]
+        self.assertEqual([d["ip"] for d in svc["dips"]], [a, b, c], "one entry per DIP")
+        self.assertEqual({d["ip"]: d["packets"] for d in svc["dips"]},
+                         {ip: first.count(ip) for ip in (a, b, c)})
+        status, body = http("GET", "/connections/diverging")
+        self.assertEqual(json.loads(body)["services"][0]["diverging"], 0)
+
+        # b drained (weight 0, one bucket with its first unit's id, as the controller sends it):
+        # its pinned connections stay on it, new ones never reach it, and every one of them diverges
+        drained = [(a, 1, 0), (b, 0, 1), (c, 1, 3)]
+        self.assertEqual(self.put(doc(drained))[0], 200)
+        again = sent(flows, "A")
+        self.assertEqual(again, first, "pinned connections stay, on the drained DIP too")
+        status, body = http("GET", "/connections/diverging")
+        self.assertEqual(json.loads(body)["services"][0]["diverging"], n_b)
+        later = range(4000, 4200)
+        fresh = sent(later, "S")
+        self.assertNotIn(b, fresh)
+        self.assertEqual(fresh, [pick(i, drained) for i in later])
+
+        # b back with three units (ids 1, 2 and a new one): nothing pinned moves; diverging counts
+        # only the connections whose stateless choice is now another DIP, not another unit of theirs
+        grown = [(a, 1, 0), (b, 1, 1), (b, 1, 2), (c, 1, 3), (b, 1, 4)]
+        self.assertEqual(self.put(doc(grown))[0], 200)
+        again = sent(flows, "A")
+        self.assertEqual(again, first)
+        expect = (sum(pick(i, grown) != first[k] for k, i in enumerate(flows))
+                  + sum(pick(i, grown) != fresh[k] for k, i in enumerate(later)))
+        self.assertGreater(expect, 0)
+        status, body = http("GET", "/connections/diverging")
+        self.assertEqual(json.loads(body)["services"][0]["diverging"], expect)
+        m = metrics()
+        series = [k for k in m if k.startswith("hlb_smux_dip_packets_total{") and 'dip="%s"' % b in k]
+        self.assertEqual(len(series), 1, series)
+
     def test_port_not_promiscuous(self):
         """A NIC of a non-promiscuous port drops frames for other hosts' MACs (on a
         shared segment, every SMux would otherwise encapsulate a flooded frame).

@@ -270,12 +270,52 @@ static void test_workers(void **state)
     json_decref(h);
 }
 
+/* WCMP units: one series per DIP, however many units it has, counting the packets of all
+ * of them, and going on across a swap that changes its units. */
+#define UNITS_TABLE(version, units) \
+    "{\"version\":" version ",\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\",\"ports\":[" \
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.1.1\",\"bucketId\":0}" units "]}]}]}"
+#define UNIT2(id) ",{\"ip\":\"10.0.1.2\",\"bucketId\":" #id "}"
+
+static void test_metrics_of_wcmp_units(void **state)
+{
+    struct fixture *fx = *state;
+    struct hlb_table_error err;
+    const char *units = UNITS_TABLE("1", UNIT2(1) UNIT2(2) UNIT2(3));
+    assert_int_equal(hlb_control_apply(fx->c, units, strlen(units), &err), 0);
+    int to2 = 0;
+    for (int i = 0; i < 200; i++)
+        to2 += send_one(fx, i) == ip4("10.0.1.2");
+    assert_true(to2 > 100 && to2 < 200);                        /* 3 units of 4 */
+    char *m = metrics(fx);
+    const char *series = "hlb_smux_dip_packets_total{vip=\"100.64.0.1\",proto=\"tcp\",port=\"80\","
+                         "dip=\"10.0.1.2\"}";
+    assert_int_equal(metric_value(m, series), to2);
+    assert_int_equal(metric_value(m, "hlb_smux_dip_packets_total{vip=\"100.64.0.1\",proto=\"tcp\","
+                                     "port=\"80\",dip=\"10.0.1.1\"}"), 200 - to2);
+    const char *first = strstr(m, series);
+    assert_null(strstr(first + 1, series));                    /* one series, not one per unit */
+    free(m);
+
+    /* one unit fewer: the series goes on (its pinned connections stay, as does the count) */
+    const char *fewer = UNITS_TABLE("2", UNIT2(1) UNIT2(3));
+    assert_int_equal(hlb_control_apply(fx->c, fewer, strlen(fewer), &err), 0);
+    int again = 0;
+    for (int i = 0; i < 200; i++)
+        again += send_one(fx, i) == ip4("10.0.1.2");
+    assert_int_equal(again, to2);                               /* pinned: nothing moved */
+    m = metrics(fx);
+    assert_int_equal(metric_value(m, series), 2 * to2);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_apply_and_reject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_workers, setup_workers, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_of_wcmp_units, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,8 +102,11 @@ static const struct bad_case BAD[] = {
      "between"},
     {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.2\",\"weigth\":3}"))),
      "vips[0].ports[0].dips[1].weigth", "unknown field"},
-    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.1\"}"))),
-     "vips[0].ports[0].dips[1].ip", "duplicate"},
+    /* a DIP repeated (one more WCMP unit) keeps its tunnel destination and takes an id of its own */
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.2\"},{\"ip\":\"10.0.0.1\",\"hostIp\":\"172.16.0.9\"}"))),
+     "vips[0].ports[0].dips[2].hostIp", "also dips[0] of this pool, with another tunnel destination"},
+    {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\",\"bucketId\":3},{\"ip\":\"10.0.0.1\",\"bucketId\":3}"))),
+     "vips[0].ports[0].dips[1].bucketId", "duplicate"},
     {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\",\"bucketId\":3},{\"ip\":\"10.0.0.2\",\"bucketId\":3}"))),
      "vips[0].ports[0].dips[1].bucketId", "duplicate"},
     {V1(VIP("", TCP80("{\"ip\":\"10.0.0.1\",\"hostIp\":\"300.1.1.1\"}"))),
@@ -177,6 +180,51 @@ static void check_bases(const struct hlb_vip_table *t)
     }
 }
 
+/* WCMP units: a DIP repeated in its pool, weight 1 and an id per unit, in every selection
+ * mode; a drained DIP (weight 0) once.  dip_first_of ties every unit to the DIP's first
+ * entry (one DIP for connections and statistics). */
+#define UNITS_POOL(sel) "{\"vip\":\"100.64.0." sel ",\"ports\":[" TCP80( \
+    "{\"ip\":\"10.0.0.9\",\"weight\":0,\"bucketId\":7}," \
+    "{\"ip\":\"10.0.0.1\",\"bucketId\":0},{\"ip\":\"10.0.0.2\",\"bucketId\":1}," \
+    "{\"ip\":\"10.0.0.2\",\"bucketId\":2},{\"ip\":\"10.0.0.3\",\"bucketId\":3}") "]}"
+static const char *UNITS = V1(UNITS_POOL("1\",\"selection\":\"ovs\"") ","
+                              UNITS_POOL("2\",\"selection\":\"crc32\"") ","
+                              UNITS_POOL("3\",\"selection\":\"ovs-dphash\""));
+
+static void test_wcmp_units_repeat_a_dip(void **state)
+{
+    (void)state;
+    struct hlb_vip_table *t = table_ok(UNITS, 1);
+    assert_int_equal(t->n_services, 3);
+    for (int v = 1; v <= 3; v++) {
+        char vip[16];
+        snprintf(vip, sizeof(vip), "100.64.0.%d", v);
+        const struct hlb_service *s = hlb_table_lookup(t, ip4(vip), 6, hlb_htons(80));
+        assert_non_null(s);
+        uint32_t f = s->dip_first;
+        assert_int_equal(s->dip_count, 5);
+        assert_int_equal(s->weight_total, 4);
+        uint32_t want_first[] = {0, 1, 2, 2, 4};
+        for (int k = 0; k < 5; k++)
+            assert_int_equal(t->dip_first_of[f + k], f + want_first[k]);
+        /* every flow goes to a unit of weight 1: never to the drained DIP */
+        int per_dip[4] = {0};
+        for (int i = 0; i < 4000; i++) {
+            struct hlb_5tuple tp = {.src_ip = hlb_htonl(0xc6336400u + (uint32_t)i), .dst_ip = ip4(vip),
+                                    .src_port = hlb_htons((uint16_t)(1024 + i * 7)),
+                                    .dst_port = hlb_htons(80), .proto = 6};
+            int d = hlb_select_dip(t, s, &tp);
+            assert_true(d > (int)f && d < (int)(f + 5));
+            per_dip[ntohl(t->dips[d].ip) & 0xff]++;
+        }
+        /* 1:2:1 over 4,000 flows: about 1000 / 2000 / 1000 */
+        assert_true(per_dip[1] > 800 && per_dip[1] < 1200);
+        assert_true(per_dip[2] > 1800 && per_dip[2] < 2200);
+        assert_true(per_dip[3] > 800 && per_dip[3] < 1200);
+    }
+    hlb_table_free(t);
+}
+
 static void test_hash_basis_full_range(void **state)
 {
     (void)state;
@@ -209,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_valid_table),
         cmocka_unit_test(test_invalid_tables),
         cmocka_unit_test(test_hash_basis_full_range),
+        cmocka_unit_test(test_wcmp_units_repeat_a_dip),
         cmocka_unit_test(test_empty_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,10 +2,10 @@ package org.hybridlb.solver.assign;
 
 import java.util.HashSet;
 import java.util.Set;
-import org.hybridlb.solver.model.Dip;
 import org.hybridlb.solver.model.Switch;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipPort;
+import org.hybridlb.solver.model.Wcmp;
 import org.hybridlb.solver.routing.Fabric;
 import org.hybridlb.solver.routing.LinkLoads;
 
@@ -114,26 +114,11 @@ public final class ResourceModel {
     }
 
     /**
-     * ECMP entries of one port under the WCMP rule: weights divided by their gcd, one entry per
-     * remaining unit (weights 2,2,4 cost 1+1+2 = 4 entries; 1,1,1 cost 3).
+     * ECMP entries of one port under the WCMP rule ({@link Wcmp}): weights divided by their gcd,
+     * one entry per remaining unit (weights 2,2,4 cost 1+1+2 = 4 entries; 1,1,1 cost 3).
      */
     public static long wcmpEntries(VipPort p) {
-        long g = 0;
-        for (Dip d : p.dips) {
-            if (d.weight > 0) {
-                g = gcd(g, d.weight);
-            }
-        }
-        if (g == 0) {
-            return 0;
-        }
-        long sum = 0;
-        for (Dip d : p.dips) {
-            if (d.weight > 0) {
-                sum += d.weight / g;
-            }
-        }
-        return sum;
+        return Wcmp.totalUnits(p.dips);
     }
 
     /**
@@ -146,15 +131,6 @@ public final class ResourceModel {
             ecmp += wcmpEntries(p);
         }
         return new long[] {ecmp, Instance.tunnelEndpoints(vip).size(), vip.ports.size()};
-    }
-
-    private static long gcd(long a, long b) {
-        while (b != 0) {
-            long t = a % b;
-            a = b;
-            b = t;
-        }
-        return a;
     }
 
     public Instance instance() {

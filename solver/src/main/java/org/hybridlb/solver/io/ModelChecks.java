@@ -22,6 +22,7 @@ import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipPort;
 import org.hybridlb.solver.model.VipSet;
 import org.hybridlb.solver.model.VipTraffic;
+import org.hybridlb.solver.model.Wcmp;
 
 /** The rules of the data model that a JSON schema cannot express. */
 public final class ModelChecks {
@@ -159,6 +160,13 @@ public final class ModelChecks {
                                 + " is out of range (" + Limits.MIN_WEIGHT + " to " + Limits.MAX_WEIGHT + ")");
                     }
                 }
+                long buckets = Wcmp.smuxBuckets(port.dips);
+                if (buckets > Limits.MAX_WCMP_UNITS_PER_SERVICE) {
+                    throw new InvalidInputException(source, pf + "/dips", "the weights make " + buckets
+                            + " WCMP units (each DIP weight / the weights' greatest common divisor, one more per"
+                            + " DIP of weight 0), over the limit of " + Limits.MAX_WCMP_UNITS_PER_SERVICE
+                            + " per service: use smaller weights");
+                }
             }
             if (wholeVip && v.ports.size() > 1) {
                 throw new InvalidInputException(source, f + "/ports",
@@ -171,7 +179,7 @@ public final class ModelChecks {
     /**
      * A whole configuration must fit one SMux table (every VIP is announced on the SMuxes as the
      * backstop): at most {@link Limits#MAX_SERVICES} services and {@link Limits#MAX_DIP_ENTRIES}
-     * DIP entries in all.
+     * DIP entries in all (its buckets: WCMP units and drained DIPs, {@link Wcmp#smuxBuckets}).
      */
     public static void checkTotals(List<Vip> vips, String source) {
         long services = 0;
@@ -179,7 +187,7 @@ public final class ModelChecks {
         for (Vip v : vips) {
             services += v.ports.size();
             for (VipPort p : v.ports) {
-                dips += p.dips.size();
+                dips += Wcmp.smuxBuckets(p.dips);
             }
         }
         if (services > Limits.MAX_SERVICES) {
@@ -187,7 +195,7 @@ public final class ModelChecks {
                     + Limits.MAX_SERVICES + " (one SMux table)");
         }
         if (dips > Limits.MAX_DIP_ENTRIES) {
-            throw new InvalidInputException(source, "/vips", dips + " DIP entries in all, over the limit of "
+            throw new InvalidInputException(source, "/vips", dips + " DIP entries (WCMP units) in all, over the limit of "
                     + Limits.MAX_DIP_ENTRIES + " (one SMux table)");
         }
     }

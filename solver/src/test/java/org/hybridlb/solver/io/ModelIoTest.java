@@ -116,6 +116,19 @@ class ModelIoTest {
         assertEquals("/vips/0/ports/0/dips", big.field());
         assertEquals("4097 DIPs, over the limit of 4096 per service", big.reason());
 
+        // WCMP units: weights 1 and 4096 are 4097 equal buckets; 4096 and 8192 reduce to 1 and 2
+        InvalidInputException units = assertThrows(InvalidInputException.class, () -> ModelChecks.checkVips(
+                new VipSet(List.of(wcmpVip(1, 4096))), "m"));
+        assertEquals("/vips/0/ports/0/dips", units.field());
+        assertEquals("the weights make 4097 WCMP units (each DIP weight / the weights' greatest common divisor,"
+                + " one more per DIP of weight 0), over the limit of 4096 per service: use smaller weights", units.reason());
+        ModelChecks.checkVips(new VipSet(List.of(wcmpVip(4096, 8192))), "m");
+        ModelChecks.checkVips(new VipSet(List.of(wcmpVip(1, 4095))), "m"); // 4096: fits
+        // a drained DIP keeps a bucket on the SMuxes
+        InvalidInputException drained = assertThrows(InvalidInputException.class, () -> ModelChecks.checkVips(
+                new VipSet(List.of(wcmpVip(1, 4095, 0))), "m"));
+        assertEquals("/vips/0/ports/0/dips", drained.field());
+
         List<VipPort> ports = new ArrayList<>();
         for (int p = 1; p <= Limits.MAX_SERVICES_PER_VIP + 1; p++) {
             ports.add(new VipPort("tcp", p, List.of(new Dip("10.0.0.1", 1, null))));
@@ -136,5 +149,24 @@ class ModelIoTest {
         assertEquals("/vips", total.field());
         assertEquals("65600 services in all, over the limit of 65536 (one SMux table)", total.reason());
         ModelChecks.checkVips(new VipSet(vips.subList(0, 1024)), "m"); // 65,536: fits
+
+        // the whole table counts buckets: 257 services of 4,096 units each are more than 2^20 entries
+        List<Vip> heavy = new ArrayList<>();
+        for (int v = 0; v < 257; v++) {
+            heavy.add(new Vip("100.65." + (v / 250) + "." + (v % 250 + 1), "100.65.0.0/16",
+                    wcmpVip(1, 4095).ports));
+        }
+        InvalidInputException entries = assertThrows(InvalidInputException.class,
+                () -> ModelChecks.checkVips(new VipSet(heavy), "m"));
+        assertEquals("/vips", entries.field());
+        assertEquals("1052672 DIP entries (WCMP units) in all, over the limit of 1048576 (one SMux table)", entries.reason());
+    }
+
+    private static Vip wcmpVip(int... weights) {
+        List<Dip> dips = new ArrayList<>();
+        for (int i = 0; i < weights.length; i++) {
+            dips.add(new Dip("10.2.0." + (i + 1), weights[i], null));
+        }
+        return new Vip("100.64.1.1", "100.64.0.0/16", List.of(new VipPort("tcp", 80, dips)));
     }
 }

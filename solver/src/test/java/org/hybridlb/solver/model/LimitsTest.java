@@ -31,6 +31,7 @@ class LimitsTest {
         SCHEMA_LIMITS.put("vips.schema.json#/$defs/vip/properties/ports/maxItems", Limits.MAX_SERVICES_PER_VIP);
         SCHEMA_LIMITS.put("vips.schema.json#/$defs/port/properties/port/maximum", Limits.MAX_PORT);
         SCHEMA_LIMITS.put("vips.schema.json#/$defs/port/properties/dips/maxItems", Limits.MAX_DIPS_PER_SERVICE);
+        SCHEMA_LIMITS.put("vips.schema.json#/$defs/port/properties/dips/x-maxWcmpUnits", Limits.MAX_WCMP_UNITS_PER_SERVICE);
         SCHEMA_LIMITS.put("vips.schema.json#/$defs/dip/properties/weight/minimum", Limits.MIN_WEIGHT);
         SCHEMA_LIMITS.put("vips.schema.json#/$defs/dip/properties/weight/maximum", Limits.MAX_WEIGHT);
         SCHEMA_LIMITS.put("traffic.schema.json#/$defs/interval/properties/vips/maxItems", Limits.MAX_VIPS);
@@ -69,7 +70,8 @@ class LimitsTest {
         Path header = Path.of("..", "smux", "src", "vip_table.h");
         assertTrue(Files.isReadable(header), "the SMux sources are next to the solver: " + header.toAbsolutePath());
         String text = Files.readString(header);
-        assertEquals(Limits.MAX_DIPS_PER_SERVICE, define(text, "HLB_MAX_DIPS_PER_POOL"));
+        assertEquals(Limits.MAX_WCMP_UNITS_PER_SERVICE, define(text, "HLB_MAX_DIPS_PER_POOL"),
+                "a service's buckets (WCMP units and drained DIPs) are the entries of one SMux pool");
         assertEquals(Limits.MAX_SERVICES, define(text, "HLB_MAX_SERVICES"));
         assertEquals(Limits.MAX_DIP_ENTRIES, define(text, "HLB_MAX_DIPS"));
         assertEquals(Limits.MAX_WEIGHT, define(text, "HLB_MAX_WEIGHT"));
@@ -87,7 +89,7 @@ class LimitsTest {
             for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> f = it.next();
                 String p = pointer + "/" + f.getKey();
-                boolean limit = f.getKey().equals("maxItems") || f.getKey().equals("maximum")
+                boolean limit = f.getKey().equals("maxItems") || f.getKey().equals("maximum") || f.getKey().startsWith("x-max")
                         || (f.getKey().equals("minimum") && pointer.endsWith("/weight"));
                 if (limit && f.getValue().isNumber()) {
                     out.add(p);

@@ -130,13 +130,22 @@ final class AssignmentPlanner {
         if (interval != null) {
             interval.vips.forEach(vt -> bps.put(vt.vip, vt.totalBps()));
         }
+        // the planner adds DIPs; the DIPs installed already change their units in place (PoolChanges)
+        List<Vip> planned = new ArrayList<>();
+        boolean asTarget = true;
+        for (Vip v : targetSet.vips) {
+            Vip p = PoolChanges.planned(state.installedVips.get(v.vip), v);
+            planned.add(p);
+            asTarget &= p == v;
+        }
+        VipSet plannedSet = asTarget ? targetSet : new VipSet(planned);
         MigrationPlanner planner = new MigrationPlanner(config.planner);
         SharedMemoryModel memory;
         MigrationProblem problem;
         MigrationPlan plan;
         try {
-            memory = SharedMemoryModel.of(instance, installedSet, targetSet);
-            problem = new MigrationProblem(topo, installedSet, current, targetSet,
+            memory = SharedMemoryModel.of(instance, installedSet, plannedSet);
+            problem = new MigrationProblem(topo, installedSet, current, plannedSet,
                     new Assignment(next.algorithm, to, 0, 0, 0, null), bps);
             plan = planner.plan(problem, memory);
         } catch (PlanningException e) {
@@ -148,8 +157,8 @@ final class AssignmentPlanner {
                 to.put(v, holds.isHeld(v) ? Assignment.SMUX : from.getOrDefault(v, Assignment.SMUX));
             }
             try {
-                memory = SharedMemoryModel.of(instance, installedSet, targetSet);
-                problem = new MigrationProblem(topo, installedSet, current, targetSet,
+                memory = SharedMemoryModel.of(instance, installedSet, plannedSet);
+                problem = new MigrationProblem(topo, installedSet, current, plannedSet,
                         new Assignment("installed", to, 0, 0, 0, null), bps);
                 plan = planner.plan(problem, memory);
             } catch (RuntimeException again) {

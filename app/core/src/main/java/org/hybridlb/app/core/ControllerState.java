@@ -17,9 +17,15 @@ public final class ControllerState {
     public long smuxTableVersion;
     /** The operator's VIPs, in creation order. */
     public List<Vip> desired = new ArrayList<>();
-    /** "vip|proto/port|dip" -> bucket id, stable while the DIP stays in the pool. */
+    /**
+     * Bucket id of every WCMP unit ({@code "vip|proto/port|dip"} for a DIP's first unit or its
+     * drained bucket, {@code "vip|proto/port|dip#k"} for unit k), stable while it stays in the pool.
+     */
     public Map<String, Integer> bucketIds = new LinkedHashMap<>();
-    /** Configuration installed on the SMuxes (every installed VIP is on the SMuxes: the backstop). */
+    /**
+     * Configuration installed on the SMuxes (every installed VIP is on the SMuxes: the backstop),
+     * its weights in WCMP units (reduced by their gcd, {@code Wcmp.reduced}).
+     */
     public Map<String, Vip> installedVips = new LinkedHashMap<>();
     /** HMux switches each installed VIP is announced on (two only during make-before-break). */
     public Map<String, List<String>> hmuxes = new LinkedHashMap<>();

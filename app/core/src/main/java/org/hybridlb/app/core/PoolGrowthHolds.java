@@ -11,11 +11,12 @@ import org.hybridlb.app.core.view.AssignmentView.HeldVip;
 import org.hybridlb.solver.model.Vip;
 
 /**
- * DIP addition (Duet §3.5.2): an HMux only hashes, so a VIP whose pool grows (a DIP added, a
- * weight or tunnel host changed) is held on the SMuxes, which pin every connection to its DIP. It
- * goes back to the assignment once its grown pool is installed and no live SMux holds a connection
- * an HMux would send elsewhere, or after {@code poolGrowthHoldMax}. Holds are persisted
- * ({@code heldOnSmuxes} of the state). Loop thread only.
+ * DIP addition (Duet §3.5.2): an HMux only hashes, so a VIP whose pool grows (a DIP added or moved
+ * to another tunnel host, WCMP units added) or drains a DIP is held on the SMuxes, which pin every
+ * connection to its DIP ({@link PoolChanges#needsSmuxes}). It goes back to the assignment once its
+ * changed pool is installed and no live SMux holds a connection an HMux would send elsewhere, or
+ * after {@code poolGrowthHoldMax}. Holds are persisted ({@code heldOnSmuxes} of the state). Loop
+ * thread only.
  */
 final class PoolGrowthHolds {
     private static final Logger LOG = Logger.getLogger(PoolGrowthHolds.class.getName());
@@ -42,16 +43,16 @@ final class PoolGrowthHolds {
         return !keeper.state().heldOnSmuxes.isEmpty();
     }
 
-    /** Holds every VIP of {@code target} whose pool grows over what is installed; forgets removed VIPs. */
+    /** Holds every VIP of {@code target} whose pool change needs the SMuxes; forgets removed VIPs. */
     void hold(Map<String, Vip> target) {
         Map<String, Long> held = keeper.state().heldOnSmuxes;
         held.keySet().retainAll(target.keySet());
         for (Map.Entry<String, Vip> e : target.entrySet()) {
             Vip installed = keeper.state().installedVips.get(e.getKey());
-            if (installed != null && !held.containsKey(e.getKey()) && VipConfigs.grows(installed, e.getValue())) {
+            if (installed != null && !held.containsKey(e.getKey()) && PoolChanges.needsSmuxes(installed, e.getValue())) {
                 held.put(e.getKey(), System.currentTimeMillis());
-                LOG.info("VIP " + e.getKey() + ": pool grows; kept on the SMuxes until no pinned connection"
-                        + " would change DIP on an HMux");
+                LOG.info("VIP " + e.getKey() + ": pool grows or drains a DIP; kept on the SMuxes until no pinned"
+                        + " connection would change DIP on an HMux");
             }
         }
     }
@@ -82,8 +83,8 @@ final class PoolGrowthHolds {
             Map.Entry<String, Long> h = it.next();
             String v = h.getKey();
             Vip installed = keeper.state().installedVips.get(v);
-            if (installed == null || !target.containsKey(v) || VipConfigs.grows(installed, target.get(v))) {
-                continue; // the grown pool is not on the SMuxes yet
+            if (installed == null || !target.containsKey(v) || PoolChanges.needsSmuxes(installed, target.get(v))) {
+                continue; // the changed pool is not on the SMuxes yet
             }
             long n = counted.getOrDefault(v, 0L);
             diverging.put(v, complete ? n : -1);

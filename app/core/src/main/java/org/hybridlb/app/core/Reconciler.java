@@ -6,11 +6,12 @@ import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.Wcmp;
 
 /**
  * One reconcile round and the events that cannot wait for one. A round: read the sources,
  * withdraw what sits on down switches, repair the devices (the periodic round only every
- * {@code repairInterval}), remove failed or deleted DIPs' buckets in place, release held VIPs,
+ * {@code repairInterval}), change pools in place (failed or deleted DIPs, WCMP units), release held VIPs,
  * persist, then assign, plan and start the migration. Loop thread only.
  */
 final class Reconciler {
@@ -45,9 +46,11 @@ final class Reconciler {
         this.status = status;
     }
 
-    /** The desired VIPs without their unhealthy DIPs: what the data path should serve now. */
+    /** The desired VIPs without their unhealthy DIPs, weights in WCMP units: what the data path should serve now. */
     Map<String, Vip> target() {
-        return health.targetConfig(keeper.state().desired);
+        Map<String, Vip> t = health.targetConfig(keeper.state().desired);
+        t.replaceAll((vip, v) -> Wcmp.reduced(v));
+        return t;
     }
 
     void reconcile(Reason why) {
@@ -71,7 +74,7 @@ final class Reconciler {
             lastRepairNanos = now;
         }
         repair.settleMultiHomed();
-        removeDipsInPlace();
+        changePoolsInPlace();
         holds.release(target());
         keeper.persist();
         AssignmentPlanner.Planned p = planner.plan(target());
@@ -90,7 +93,7 @@ final class Reconciler {
         migrations.abandon("switch " + sw + " down");
         // the DIPs behind it are unreachable: their buckets go now, like failed DIPs' (§3.5.1)
         refreshReachability();
-        removeDipsInPlace();
+        changePoolsInPlace();
         keeper.persist();
         loop.requestReconcile(new Reason(Cause.SWITCH_DOWN, "switch " + sw + " down"));
     }
@@ -126,37 +129,41 @@ final class Reconciler {
     }
 
     /**
-     * DIP failure and DIP removal (§3.5.1, §3.5.2): the bucket goes in place, on the HMux and the
-     * SMuxes; bucket ids are stable, so only the removed DIP's connections move. (Adding a DIP
-     * goes through the planner: off the HMux, add, back.)
+     * Pool changes made in place, on the HMux and the SMuxes ({@link PoolChanges#inPlace}): DIP
+     * failure and removal, and WCMP units removed (§3.5.1, §3.5.2): bucket ids are stable, so only
+     * their connections move. A VIP no HMux holds also takes its added units and drained DIPs here
+     * (the SMuxes pin its connections); it is held first, so that it reaches an HMux only once no
+     * pinned connection would move. (Adding a DIP goes through the planner: off the HMux, add, back.)
      */
-    private void removeDipsInPlace() {
+    private void changePoolsInPlace() {
         ControllerState state = keeper.state();
         Map<String, Vip> target = target();
-        Map<String, Vip> shrunk = new LinkedHashMap<>();
+        holds.hold(target);
+        Map<String, Vip> changed = new LinkedHashMap<>();
         for (Map.Entry<String, Vip> e : state.installedVips.entrySet()) {
             Vip want = target.get(e.getKey());
             if (want == null) {
                 continue; // a removed VIP: the planner withdraws it
             }
-            Vip kept = VipConfigs.restrict(e.getValue(), want);
+            boolean onHmux = !state.hmuxes.getOrDefault(e.getKey(), java.util.List.of()).isEmpty();
+            Vip kept = PoolChanges.inPlace(e.getValue(), want, onHmux);
             if (!VipConfigs.sameConfig(kept, e.getValue())) {
-                shrunk.put(e.getKey(), kept);
+                changed.put(e.getKey(), kept);
             }
         }
-        if (shrunk.isEmpty()) {
+        if (changed.isEmpty()) {
             return;
         }
         Map<String, Vip> before = new LinkedHashMap<>(state.installedVips);
-        state.installedVips.putAll(shrunk);
+        state.installedVips.putAll(changed);
         try {
             tables.publish();
             repair.repairSmuxGroups();
             repair.reinstall();
-            status.dipsRemovedDirectly += shrunk.size();
+            status.dipsRemovedDirectly += changed.size();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "removing DIP buckets", e);
-            status.error("removing DIP buckets: " + e.getMessage());
+            LOG.log(Level.WARNING, "changing DIP buckets in place", e);
+            status.error("changing DIP buckets in place: " + e.getMessage());
             state.installedVips = before;
             repair.repair();
         }

@@ -39,7 +39,7 @@ final class SmuxTablePublisher {
     /** The installed configuration as the SMux table of {@code version}, each VIP hashed as its HMux does. */
     SmuxTable table(long version) {
         List<VipEntry> entries = new ArrayList<>();
-        keeper.state().installedVips.values().forEach(v -> entries.add(ids.entry(v)));
+        keeper.state().installedVips.values().forEach(v -> entries.add(ids.smuxEntry(v)));
         return SmuxTable.of(version, entries, contracts.forEntries(entries));
     }
 

@@ -1,6 +1,7 @@
 package org.hybridlb.app.core;
 
 import org.hybridlb.app.core.port.StateStore;
+import org.hybridlb.solver.model.Wcmp;
 
 /**
  * The persisted document ({@link ControllerState}) and its store: loaded at start, saved after
@@ -28,6 +29,8 @@ final class StateKeeper {
             return null;
         }
         state = Json.read(json, ControllerState.class);
+        // weights in WCMP units (a state written before the data path used units has raw weights)
+        state.installedVips.replaceAll((vip, v) -> Wcmp.reduced(v));
         MigrationRecord m = state.migration;
         if (m == null || !MigrationRecord.RUNNING.equals(m.state)) {
             return null;

@@ -1,9 +1,7 @@
 package org.hybridlb.app.core;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Predicate;
 import org.hybridlb.solver.model.Dip;
@@ -80,41 +78,6 @@ final class VipConfigs {
             ports.add(new VipPort(p.proto, p.port, dips));
         }
         return any ? new Vip(v.vip, v.aggregate, ports) : v;
-    }
-
-    /**
-     * What of {@code installed} may stay when the goal is {@code want}: its services that
-     * {@code want} has, each with the DIPs {@code want} has unchanged (same weight and host),
-     * under {@code want}'s aggregate.
-     */
-    static Vip restrict(Vip installed, Vip want) {
-        Map<String, VipPort> wanted = new HashMap<>();
-        want.ports.forEach(p -> wanted.put(key(p), p));
-        List<VipPort> ports = new ArrayList<>();
-        for (VipPort p : installed.ports) {
-            VipPort w = wanted.get(key(p));
-            if (w == null) {
-                continue;
-            }
-            List<Dip> dips = new ArrayList<>();
-            for (Dip d : p.dips) {
-                for (Dip x : w.dips) {
-                    if (VipEdits.sameDip(d, x)) {
-                        dips.add(d);
-                    }
-                }
-            }
-            ports.add(new VipPort(p.proto, p.port, dips));
-        }
-        return new Vip(installed.vip, want.aggregate, ports); // an aggregate change needs no detour
-    }
-
-    /**
-     * Whether going from {@code installed} to {@code want} adds to a pool (a DIP, a new weight or
-     * tunnel endpoint): a stateless hash would then move connections, a removal would not.
-     */
-    static boolean grows(Vip installed, Vip want) {
-        return !sameConfig(restrict(want, installed), want);
     }
 
     /** Same services with the same DIPs (order aside). */

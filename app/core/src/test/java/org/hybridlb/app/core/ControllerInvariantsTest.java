@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import org.hybridlb.app.core.model.Bucket;
+import org.hybridlb.app.core.model.ServiceEntry;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.view.AssignmentView;
@@ -26,6 +27,7 @@ import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipPort;
 import org.hybridlb.solver.model.VipTraffic;
+import org.hybridlb.solver.model.Wcmp;
 import org.hybridlb.solver.topology.FatTree;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -84,7 +86,7 @@ class ControllerInvariantsTest {
                          List<String> tors) {
         String vip = "10.100.0." + (1 + rng.nextInt(8));
         String dip = topo.hosts.get(rng.nextInt(topo.hosts.size())).ip;
-        int kind = rng.nextInt(11);
+        int kind = rng.nextInt(12);
         try {
             switch (kind) {
                 case 0:
@@ -96,7 +98,7 @@ class ControllerInvariantsTest {
                         chosen.add(topo.hosts.get(rng.nextInt(topo.hosts.size())).ip);
                     }
                     for (String d : chosen) {
-                        dips.append(dips.length() == 0 ? "" : ",").append("{\"ip\":\"").append(d).append("\"}");
+                        dips.append(dips.length() == 0 ? "" : ",").append(dip(d, rng));
                     }
                     c.createVip("{\"vip\":\"" + vip + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\","
                             + "\"port\":80,\"dips\":[" + dips + "]}]}");
@@ -108,8 +110,19 @@ class ControllerInvariantsTest {
                     c.deleteVip(vip);
                     return "delete VIP " + vip;
                 case 3:
-                    c.addDip(vip, "{\"ip\":\"" + dip + "\"}");
+                    c.addDip(vip, dip(dip, rng));
                     return "add DIP " + dip + " to " + vip;
+                case 10: {
+                    // new weights for the DIPs of a VIP (WCMP units added, removed, drained, back)
+                    Vip now = c.vip(vip);
+                    StringBuilder dips = new StringBuilder();
+                    for (Dip d : now.ports.get(0).dips) {
+                        dips.append(dips.length() == 0 ? "" : ",").append(dip(d.ip, rng));
+                    }
+                    c.replaceVip(vip, "{\"vip\":\"" + vip + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\","
+                            + "\"port\":80,\"dips\":[" + dips + "]}]}");
+                    return "new weights " + dips + " for " + vip;
+                }
                 case 4:
                     c.removeDip(vip, dip, null, null);
                     return "remove DIP " + dip + " from " + vip;
@@ -165,6 +178,12 @@ class ControllerInvariantsTest {
         }
     }
 
+    /** A DIP of weight 0 to 3 (absent: 1); weight 0 is a drained DIP. */
+    private static String dip(String ip, SplittableRandom rng) {
+        int w = rng.nextInt(5) - 1;
+        return "{\"ip\":\"" + ip + "\"" + (w < 0 ? "" : ",\"weight\":" + w) + "}";
+    }
+
     private static void setTraffic(FakeFabric fabric, Map<String, Double> load, List<String> tors,
                                    SplittableRandom rng) {
         List<VipTraffic> vt = new ArrayList<>();
@@ -184,18 +203,26 @@ class ControllerInvariantsTest {
 
         Map<String, String> torOf = new HashMap<>();
         fabric.topology.hosts.forEach(h -> torOf.put(h.ip, h.tor));
-        Map<String, Map<String, Set<String>>> healthyPools = new HashMap<>();
+        // the healthy DIPs of every service, each with its WCMP units (0: drained)
+        Map<String, Map<String, Map<String, Integer>>> healthyPools = new HashMap<>();
         for (Vip v : desired.values()) {
-            Map<String, Set<String>> pools = new TreeMap<>();
+            Map<String, Map<String, Integer>> pools = new TreeMap<>();
             for (VipPort p : v.ports) {
-                Set<String> ips = new HashSet<>();
+                List<Dip> healthy = new ArrayList<>();
                 for (Dip d : p.dips) {
-                    // healthy: its agent says so and its ToR is up (else the fabric cannot reach it)
-                    if (!fabric.unhealthy.contains(d.ip) && !fabric.down.contains(torOf.get(d.tunnelEndpoint()))) {
-                        ips.add(d.ip);
+                    // healthy: its agent says so and its ToR is up and not cut off from the served
+                    // part of the fabric (else the fabric cannot reach it)
+                    if (!fabric.unhealthy.contains(d.ip) && !fabric.down.contains(torOf.get(d.tunnelEndpoint()))
+                            && !a.downSwitches.contains(torOf.get(d.tunnelEndpoint()))) {
+                        healthy.add(d);
                     }
                 }
-                pools.put(p.proto + "/" + p.port, ips);
+                int[] units = Wcmp.units(healthy);
+                Map<String, Integer> pool = new TreeMap<>();
+                for (int i = 0; i < units.length; i++) {
+                    pool.put(healthy.get(i).ip, units[i]);
+                }
+                pools.put(p.proto + "/" + p.port, pool);
             }
             healthyPools.put(v.vip, pools);
         }
@@ -205,14 +232,18 @@ class ControllerInvariantsTest {
             Set<String> vips = new HashSet<>();
             for (SmuxTable.Entry e : t.vips) {
                 vips.add(e.vip);
-                Map<String, Set<String>> pools = new TreeMap<>();
+                Map<String, Map<String, Integer>> pools = new TreeMap<>();
                 e.ports.forEach(p -> {
-                    Set<String> ips = new HashSet<>();
-                    p.dips.forEach(d -> ips.add(d.ip));
-                    pools.put(p.proto + "/" + p.port, ips);
+                    Map<String, Integer> units = new TreeMap<>();
+                    p.dips.forEach(d -> units.merge(d.ip, d.weight, Integer::sum));
+                    pools.put(p.proto + "/" + p.port, units);
+                    Set<Integer> ids = new HashSet<>();
+                    p.dips.forEach(d -> assertTrue(ids.add(d.bucketId), where + ": bucket ids of " + e.vip + " " + p.dips));
+                    p.dips.forEach(d -> assertTrue(d.weight <= 1, where + ": a bucket is a WCMP unit " + p.dips));
                 });
                 assertEquals(healthyPools.get(e.vip), pools, where + ": SMux " + m + " pool of " + e.vip);
-                smuxBuckets.put(e.vip, e.ports.get(0).dips);
+                smuxBuckets.put(e.vip, new VipEntry(e.vip, e.aggregate, List.of(new ServiceEntry("tcp", 80,
+                        e.ports.get(0).dips))).hmuxForm().normalized().ports.get(0).dips);
             }
             assertEquals(desired.keySet(), vips, where + ": SMux " + m + " holds every VIP");
         }
@@ -230,7 +261,7 @@ class ControllerInvariantsTest {
             }
         }
         for (Map.Entry<String, Map<String, VipEntry>> sw : fabric.switches.entrySet()) {
-            if (fabric.down.contains(sw.getKey())) {
+            if (fabric.down.contains(sw.getKey()) || a.downSwitches.contains(sw.getKey())) { // down or cut off
                 continue;
             }
             for (String v : sw.getValue().keySet()) {

@@ -31,7 +31,12 @@ public final class SmuxTable {
         this.vips = vips == null ? List.of() : List.copyOf(vips);
     }
 
-    /** The table for {@code entries}, selecting DIPs with the OVS hash and encapsulating with {@code encap}. */
+    /**
+     * The table for {@code entries}, selecting DIPs with the OVS hash and encapsulating with {@code encap}.
+     * A drained DIP's bucket (weight 0: no new flow, the connections pinned to it stay) changes no
+     * choice: OVS's select group treats a weight-0 bucket as not live, and the SMux's other modes
+     * give it no slot, so the SMux picks what the HMux, which has no such bucket, picks.
+     */
     public static SmuxTable of(long version, Collection<VipEntry> entries, String encap) {
         Map<String, HashContract> contracts = new HashMap<>();
         HashContract c = HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.of(encap));

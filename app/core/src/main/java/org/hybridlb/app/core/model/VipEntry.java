@@ -23,13 +23,34 @@ public final class VipEntry {
         this.ports = List.copyOf(ports);
     }
 
-    /** Table entries this VIP takes on an HMux: buckets (ECMP) and distinct tunnel targets. */
+    /** Buckets of every service (on an HMux, its ECMP entries: one per WCMP unit). */
     public int bucketCount() {
         int n = 0;
         for (ServiceEntry s : ports) {
             n += s.dips.size();
         }
         return n;
+    }
+
+    /**
+     * What an HMux holds of this entry: its buckets without the drained DIPs' (weight 0). An HMux
+     * pins nothing, so a drained DIP needs no bucket there (and costs no ECMP entry); the SMuxes
+     * keep it for the connections they pinned to it ({@link SmuxTable#of}).
+     */
+    public VipEntry hmuxForm() {
+        List<ServiceEntry> out = new java.util.ArrayList<>();
+        boolean same = true;
+        for (ServiceEntry s : ports) {
+            List<Bucket> live = new java.util.ArrayList<>();
+            for (Bucket b : s.dips) {
+                if (b.weight > 0) {
+                    live.add(b);
+                }
+            }
+            same &= live.size() == s.dips.size();
+            out.add(new ServiceEntry(s.proto, s.port, live));
+        }
+        return same ? this : new VipEntry(vip, aggregate, out);
     }
 
     /** The same entry with services sorted by protocol and port and buckets by id (for diffs). */

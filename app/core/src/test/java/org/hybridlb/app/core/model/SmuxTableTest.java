@@ -56,6 +56,18 @@ class SmuxTableTest {
         assertFalse(doc.at("/vips/0/ports/0/dips/1").has("hostIp"));
     }
 
+    /** WCMP units repeat a DIP under ids of their own; a drained DIP's weight-0 bucket is on the SMuxes alone. */
+    @Test
+    void unitsRepeatTheirDipAndADrainedBucketIsOnTheSmuxesOnly() {
+        List<Bucket> b = List.of(new Bucket("10.0.1.1", 1, null, 0), new Bucket("10.0.1.2", 1, null, 1),
+                new Bucket("10.0.1.3", 0, null, 2), new Bucket("10.0.1.2", 1, null, 3));
+        SmuxTable t = SmuxTable.of(1, List.of(new VipEntry("100.64.0.1", "100.64.0.0/24",
+                List.of(new ServiceEntry("tcp", 80, b)))), "gre");
+        assertEquals(b, t.vips.get(0).ports.get(0).dips);
+        VipEntry hmux = new VipEntry("100.64.0.1", "100.64.0.0/24", List.of(new ServiceEntry("tcp", 80, b))).hmuxForm();
+        assertEquals(List.of(b.get(0), b.get(1), b.get(3)), hmux.ports.get(0).dips, "an HMux has no drained bucket");
+    }
+
     @Test
     void runningTableAsTheSmuxReturnsItComparesEqualWhateverTheVersion() {
         String running = "{\"version\":9,\"vips\":[{\"vip\":\"100.64.0.1\",\"aggregate\":\"100.64.0.0/24\","
