@@ -1,5 +1,8 @@
 package org.hybridlb.app.core.rest;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -19,6 +22,24 @@ final class Rest {
     private static final Logger LOG = Logger.getLogger(Rest.class.getName());
 
     private Rest() {
+    }
+
+    /**
+     * A request body read up to {@code max} bytes; a longer one is refused with 413 before it is
+     * parsed (the whole body never sits in memory). Invalid UTF-8 becomes U+FFFD, which the JSON
+     * parser then refuses naming the place.
+     */
+    static String body(InputStream in, long max) {
+        byte[] b;
+        try {
+            b = in.readNBytes((int) Math.min(max + 1, Integer.MAX_VALUE - 16));
+        } catch (IOException e) {
+            throw ApiException.invalid("/", "the request body could not be read: " + e.getMessage());
+        }
+        if (b.length > max) {
+            throw ApiException.tooLarge(max);
+        }
+        return new String(b, StandardCharsets.UTF_8);
     }
 
     static Response json(int status, Object body) {
