@@ -120,6 +120,8 @@ class Emulation:
         from hlb_topo import FabricPlan
         self.plan = FabricPlan.load(os.path.join(self.dir, "topology.json"))
         self.aggregates = args.aggregate
+        self.p4_switches = args.p4_switches or []      # run by hlb-p4switch (hlb_p4.py)
+        self.p4_profile = args.p4_profile
 
     # ---- processes ----
     def spawn(self, what, cmd, node=None, log_name=None, **kw):
@@ -169,7 +171,11 @@ class Emulation:
                 params.update(datapath="user", protocols="OpenFlow13,OpenFlow15", failMode="secure")
                 super().__init__(name, **params)
 
-        self.net = Mininet(topo=FabricTopo(plan=self.plan), switch=HlbSwitch, link=Link, controller=None,
+        switch = HlbSwitch
+        if self.p4_switches:
+            import hlb_p4
+            switch = hlb_p4.switch_factory(self, self.p4_switches, HlbSwitch)
+        self.net = Mininet(topo=FabricTopo(plan=self.plan), switch=switch, link=Link, controller=None,
                            autoSetMacs=False, autoStaticArp=False, build=True, waitConnected=False)
         self.net.start()
         # Room for the GRE header (24 bytes) on every link; hosts still send 1500-byte packets
@@ -232,6 +238,10 @@ class Emulation:
         tmp = os.path.join(self.dir, "flows")
         os.makedirs(tmp, exist_ok=True)
         for sid, s in self.plan.switches.items():
+            if sid in self.p4_switches:
+                import hlb_p4
+                hlb_p4.program_fabric(self, sid, self.p4_profile)
+                continue
             br = s["bridge"]
             gre = "gre%d" % s["location"]
             sh(["ovs-vsctl", "add-port", br, gre, "--", "set", "interface", gre, "type=gre",
@@ -333,6 +343,10 @@ class Emulation:
                                     SMUX_CONTROL_PORT, AGENT_PORT)
         fab["netns"] = netns(self.tag)
         fab["aggregates"] = self.aggregates
+        if self.p4_switches:
+            import hlb_p4
+            for sid in self.p4_switches:
+                fab["switches"][sid]["p4"] = hlb_p4.fabric_json_entry(self, sid, self.p4_profile)
         for nid, h in fab["hosts"].items():
             h["pid"] = self.node(nid).pid
             h["iface"] = self.iface(nid)
@@ -494,6 +508,13 @@ def cmd_start(args):
     generate_topology(args, os.path.join(d, "topology.json"))
     if args.vips:
         shutil.copyfile(args.vips, os.path.join(d, "vips.json"))
+    if args.p4_switches:
+        import hlb_p4
+        with open(os.path.join(d, "topology.json")) as f:
+            unknown = hlb_p4.check_names(json.load(f), args.p4_switches)
+        if unknown:
+            shutil.rmtree(d, ignore_errors=True)
+            sys.exit("hlbemu: --p4-switches: %s not a switch of the topology" % ", ".join(unknown))
     sh(["ip", "netns", "add", netns(tag)])
     argv = [PY, os.path.abspath(__file__), "_run", "--tag", tag, "--smux-idle-sleep-us", str(args.smux_idle_sleep_us)]
     if args.smux_udp_timeout is not None:
@@ -506,6 +527,8 @@ def cmd_start(args):
         argv.append("--no-services")
     if args.no_agents:
         argv.append("--no-agents")
+    if args.p4_switches:
+        argv += ["--p4-switches", ",".join(args.p4_switches), "--p4-profile", args.p4_profile]
     out = open(os.path.join(d, "logs", "emulation.log"), "w")
     p = subprocess.Popen(["ip", "netns", "exec", netns(tag)] + argv, stdout=out, stderr=subprocess.STDOUT,
                          start_new_session=True)
@@ -590,11 +613,14 @@ def set_switch(tag, sid, up):
     it, and the daemon sees all its ports down."""
     fab = load_fabric(tag)
     own, _facing = switch_ports(tag, fab, sid)
+    p4 = {s_id for s_id, s in fab["switches"].items() if "p4" in s}
     listing = sh(["ip", "netns", "exec", netns(tag), "ovs-vsctl", "--db=unix:%s/db.sock" % fab["ovs"]["rundir"],
                   "--format=csv", "--no-headings", "--columns=name,ofport", "list", "Interface"])
     ofport_of = dict(line.rsplit(",", 1) for line in listing.split())
     names = [n for n, p in ofport_of.items() if n.startswith(own[0][0] + "-") and int(p) in {q for _, q in own}] \
         if own else []
+    if sid in p4:                       # not an OVS bridge: Mininet's interface names
+        names = ["%s-eth%d" % (b, q) for b, q in own]
     batch = "".join("link set dev %s %s\n" % (n, "up" if up else "down") for n in names)
     sh(["ip", "netns", "exec", netns(tag), "ip", "-batch", "-"], input=batch)
     # Then the fabric's own routing reconverges around the failed switches (what BGP/ECMP
@@ -609,6 +635,8 @@ def set_switch(tag, sid, up):
     plan = FabricPlan.load(os.path.join(rundir(tag), "topology.json"), down=down)
     cmds = []
     for s_id, s in plan.switches.items():
+        if s_id in p4:                  # P4 switches keep their ECMP members (hlb_p4.py)
+            continue
         # only the groups whose next hops changed: rewriting all of them makes every bridge
         # revalidate its datapath flows at once, which stalls forwarding in the shared vswitchd
         old = set(before.fabric_groups(s_id))
@@ -815,6 +843,14 @@ def main(argv=None):
                    help="seconds an idle established TCP connection stays pinned (SMux default 300)")
     s.add_argument("--timeout", type=float, default=180)
     r = sub.add_parser("_run")
+    with open(os.path.join(REPO, "p4", "profiles.json")) as f:
+        p4_profiles = sorted(json.load(f)["profiles"])
+    for x in (s, r):
+        x.add_argument("--p4-switches", type=lambda v: [n for n in v.split(",") if n],
+                       help="switches run by the P4 model switch hlb-p4switch, e.g. tor-1-0,agg-1-0 "
+                            "(topologies/hlb_p4.py)")
+        x.add_argument("--p4-profile", default="hlb_cheetah", choices=p4_profiles,
+                       help="P4 program of those switches (p4/profiles.json)")
     r.add_argument("--tag", required=True)
     r.add_argument("--aggregate", action="append")
     r.add_argument("--no-services", action="store_true")
