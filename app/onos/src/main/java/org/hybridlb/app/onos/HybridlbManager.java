@@ -16,6 +16,7 @@ import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.smux.SmuxHttpClient;
 import org.hybridlb.app.core.stats.HostAgentStats;
+import org.hybridlb.app.core.tls.TlsFiles;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
 import org.hybridlb.app.onos.fabric.FabricTracker;
 import org.hybridlb.app.onos.fabric.FabricView;
@@ -151,6 +152,8 @@ public class HybridlbManager implements HybridlbService {
 
     private ApplicationId appId;
     private volatile HybridlbConfig config;
+    /** TLS of the SMux and host-agent clients, from the configuration ({@code mgmtTls}); null: plain. */
+    private volatile javax.net.ssl.SSLContext mgmtTls;
     private FabricTracker fabric;
     private volatile String lastConfigError;
     private OnosHmuxProgrammer programmer;
@@ -174,7 +177,9 @@ public class HybridlbManager implements HybridlbService {
         HybridlbConfig initial = netcfg.getConfig(appId, HybridlbConfig.class);
         if (initial != null && accept(initial) == null) {
             config = initial;
+            mgmtTls = initial.mgmtTls();
         }
+        java.util.function.Supplier<java.net.http.HttpClient> mgmt = TlsFiles.following(() -> mgmtTls, SMUX_TIMEOUT);
         fabric = new FabricTracker(() -> config, deviceService, linkService, hostService,
                 new HmuxCapability(driverService, deviceService));
         fabric.rebuild();
@@ -193,13 +198,13 @@ public class HybridlbManager implements HybridlbService {
         // The SMuxes pick DIPs as OVS does for the OpenFlow 1.3 select groups ONOS programs (dp_hash),
         // so an HMux's connections keep their DIP when its VIPs fall back to the SMuxes.
         OvsDefaultSelection tables = new OvsDefaultSelection(smuxControl != null ? smuxControl
-                : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT));
+                : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT, mgmt));
         smux = tables;
         statsSource = new OnosStatsSource(appId, flowRuleService, deviceService::isAvailable, fabric::view, tables,
-                agentRates != null ? agentRates : new HostAgentStats(this::agentUrls, AGENT_TIMEOUT)::rates,
+                agentRates != null ? agentRates : new HostAgentStats(this::agentUrls, AGENT_TIMEOUT, mgmt)::rates,
                 Duration.ofSeconds(statsPeriodSeconds > 0 ? statsPeriodSeconds : STATS_PERIOD_SECONDS));
         healthSource = new AgentHealth(this::agentUrls,
-                agentProbe != null ? agentProbe : AgentHealth.httpProbe(AGENT_TIMEOUT));
+                agentProbe != null ? agentProbe : AgentHealth.httpProbe(AGENT_TIMEOUT, mgmt));
         fabricListeners = new FabricListeners(handoff, fabric, deviceService, routeSource, this::refreshPaths,
                 this::reconcile);
         netcfg.addListener(configListener);
@@ -429,9 +434,11 @@ public class HybridlbManager implements HybridlbService {
         HybridlbConfig previous = config;
         FabricView previousFabric = fabric.view();
         config = c;
+        mgmtTls = c.mgmtTls();
         rebuildFabric();
         if (c.hasVips() && controller != null && !applyVips(c)) {
             config = previous;
+            mgmtTls = previous == null ? null : previous.mgmtTls();
             fabric.restore(previousFabric);
             return;
         }
@@ -480,6 +487,7 @@ public class HybridlbManager implements HybridlbService {
                 break;
             case CONFIG_REMOVED:
                 config = null;
+                mgmtTls = null;
                 rebuildFabric();
                 reconcile("network configuration removed");
                 break;

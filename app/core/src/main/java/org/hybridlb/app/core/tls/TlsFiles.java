@@ -110,6 +110,27 @@ public final class TlsFiles {
         return () -> c;
     }
 
+    /**
+     * A client that follows {@code tls} (asked on every call; null: plain), rebuilt only when the
+     * context changes: the ONOS app's TLS files come from its network configuration.
+     */
+    public static Supplier<HttpClient> following(Supplier<SSLContext> tls, Duration connectTimeout) {
+        return new Supplier<>() {
+            private SSLContext last;
+            private HttpClient client;
+
+            @Override
+            public synchronized HttpClient get() {
+                SSLContext now = tls.get();
+                if (client == null || now != last) {
+                    last = now;
+                    client = client(now, connectTimeout);
+                }
+                return client;
+            }
+        };
+    }
+
     private static char[] password(Path passwordFile) {
         try {
             String s = Files.readString(passwordFile, StandardCharsets.UTF_8);
