@@ -48,10 +48,12 @@ class RestResourcesTest {
     static final class Reply {
         final int status;
         final JsonNode body;
+        final String retryAfter;
 
-        Reply(int status, JsonNode body) {
+        Reply(int status, JsonNode body, String retryAfter) {
             this.status = status;
             this.body = body;
+            this.retryAfter = retryAfter;
         }
     }
 
@@ -69,7 +71,8 @@ class RestResourcesTest {
         try {
             ContainerResponse r = app.apply(req).get();
             Object entity = r.getEntity();
-            return new Reply(r.getStatus(), entity == null ? null : Json.MAPPER.readTree(entity.toString()));
+            return new Reply(r.getStatus(), entity == null ? null : Json.MAPPER.readTree(entity.toString()),
+                    r.getHeaderString("Retry-After"));
         } catch (Exception e) {
             throw new AssertionError(e);
         }
@@ -203,6 +206,7 @@ class RestResourcesTest {
     @Test
     void aChangeThatCannotBePersistedIsRefusedAndForgotten() {
         store.broken = true;
+        assertEquals("1", call("POST", "vips", vip("10.100.0.2", host(1))).retryAfter, "a 503 says when to retry");
         refused(503, null, "No space left", "POST", "vips", vip("10.100.0.2", host(1)));
         refused(503, null, "No space left", "DELETE", "vips/10.100.0.1", null);
         store.broken = false;

@@ -53,8 +53,13 @@ final class Rest {
             body.put("field", e.field);
         }
         body.put("reason", e.reason);
-        return json(e.status, body);
+        Response r = json(e.status, body);
+        // unavailable for now (busy, starting, not the leader, the disk): a client may try again
+        return e.status == 503 ? Response.fromResponse(r).header("Retry-After", RETRY_AFTER_SECONDS).build() : r;
     }
+
+    /** What a 503 tells the client to wait before trying again. */
+    static final String RETRY_AFTER_SECONDS = "1";
 
     /** Runs a call; refusals become 4xx/503 JSON errors, anything else a 500 JSON error. */
     static Response run(Supplier<Response> call) {
