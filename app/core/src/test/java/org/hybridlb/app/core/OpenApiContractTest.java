@@ -38,7 +38,6 @@ import org.junit.jupiter.api.Test;
  * against the described schema. The VIP schemas in the document are the solver's.
  */
 class OpenApiContractTest {
-    static final String AGG = "10.100.0.0/16";
     final Topology topo = FatTree.generate(4);
     final FakeFabric fabric = new FakeFabric(topo);
     final OpenApiContract contract = new OpenApiContract();
@@ -85,45 +84,53 @@ class OpenApiContractTest {
         controller = new Controller(ControllerConfig.defaults().withInterval(Duration.ZERO),
                 fabric.ports(new FakeFabric.MemoryStore()));
         controller.start();
-        app = new ApplicationHandler(ResourceConfig.forApplication(new HybridlbRestApplication(() -> controller, 64_000)));
+        app = new ApplicationHandler(ResourceConfig.forApplication(
+                new HybridlbRestApplication(() -> controller, 64_000)));
         String v1 = "10.100.0.1";
         String v2 = "10.100.0.2";
-        fabric.traffic = new TrafficInterval(7, 1_700_000_000L, 10, List.of(new VipTraffic(v1, Map.of(tor(0), 2e8), null)));
-        send("PUT", "/vips", "{\"vips\":[" + vip(v1, hostOn(tor(1), 0), hostOn(tor(2), 0)) + "]}", 200);
-        send("POST", "/vips", vip(v2, hostOn(tor(4), 0), hostOn(tor(4), 1)), 201);
-        send("PUT", "/vips/" + v2, vip(v2, hostOn(tor(4), 0), hostOn(tor(4), 1), hostOn(tor(5), 0)), 200);
+        String a = fabric.hostOn(fabric.tor(1), 0);
+        String b = fabric.hostOn(fabric.tor(2), 0);
+        String c = fabric.hostOn(fabric.tor(3), 0);
+        String d = fabric.hostOn(fabric.tor(4), 0);
+        String e = fabric.hostOn(fabric.tor(4), 1);
+        String f = fabric.hostOn(fabric.tor(5), 0);
+        fabric.traffic = new TrafficInterval(7, 1_700_000_000L, 10,
+                List.of(new VipTraffic(v1, Map.of(fabric.tor(0), 2e8), null)));
+        send("PUT", "/vips", "{\"vips\":[" + FakeFabric.vipJson(v1, a, b) + "]}", 200);
+        send("POST", "/vips", FakeFabric.vipJson(v2, d, e), 201);
+        send("PUT", "/vips/" + v2, FakeFabric.vipJson(v2, d, e, f), 200);
         String core = topo.switches.stream().filter(s -> s.role == SwitchRole.CORE).findFirst().get().id;
         send("POST", "/switches/" + core + "/drain", null, 200);
-        fabric.unhealthy.add(hostOn(tor(2), 0));
-        controller.dipHealthChanged(hostOn(tor(2), 0), false);
+        fabric.unhealthy.add(b);
+        controller.dipHealthChanged(b, false);
         controller.awaitIdle(20_000);
-        fabric.down.add(tor(4));
-        controller.switchDown(tor(4));
+        fabric.down.add(fabric.tor(4));
+        controller.switchDown(fabric.tor(4));
         controller.awaitIdle(20_000);
         fabric.diverging.put("smux-0", Map.of(v1, 3L));
-        send("POST", "/vips/" + v1 + "/dips", "{\"ip\":\"" + hostOn(tor(3), 0) + "\",\"weight\":2,\"proto\":\"tcp\",\"port\":80}", 201);
+        send("POST", "/vips/" + v1 + "/dips", "{\"ip\":\"" + c + "\",\"weight\":2,\"proto\":\"tcp\",\"port\":80}", 201);
         send("POST", "/reassign", null, 200);
         for (String get : List.of("/vips", "/vips/" + v1, "/vips/" + v1 + "/dips", "/assignment", "/migrations",
                 "/smuxes", "/stats", "/switches", "/openapi.json")) {
             send("GET", get, null, 200);
         }
-        send("DELETE", "/vips/" + v2 + "/dips/" + hostOn(tor(5), 0) + "?proto=tcp&port=80", null, 200);
+        send("DELETE", "/vips/" + v2 + "/dips/" + f + "?proto=tcp&port=80", null, 200);
         send("DELETE", "/switches/" + core + "/drain", null, 200);
         send("DELETE", "/vips/" + v2, null, 204);
 
         // refusals: every kind the resources give
         send("POST", "/vips", "{\"vip\":\"10.100.0.300\"}", 400);
-        send("PUT", "/vips", "{\"vips\":[" + vip(v1, "10.0.0.x") + "]}", 400);
-        send("POST", "/vips", vip(v1, hostOn(tor(1), 0)), 409);
-        send("PUT", "/vips/" + v1, vip(v2, hostOn(tor(1), 0)), 400);
-        send("PUT", "/vips/10.100.0.9", vip("10.100.0.9", hostOn(tor(1), 0)), 404);
+        send("PUT", "/vips", "{\"vips\":[" + FakeFabric.vipJson(v1, "10.0.0.x") + "]}", 400);
+        send("POST", "/vips", FakeFabric.vipJson(v1, a), 409);
+        send("PUT", "/vips/" + v1, FakeFabric.vipJson(v2, a), 400);
+        send("PUT", "/vips/10.100.0.9", FakeFabric.vipJson("10.100.0.9", a), 404);
         send("GET", "/vips/10.100.0.9", null, 404);
         send("GET", "/vips/10.100.0.9/dips", null, 404);
         send("DELETE", "/vips/10.100.0.9", null, 404);
-        send("POST", "/vips/10.100.0.9/dips", "{\"ip\":\"" + hostOn(tor(1), 0) + "\"}", 404);
-        send("POST", "/vips/" + v1 + "/dips", "{\"ip\":\"" + hostOn(tor(1), 0) + "\"}", 409);
+        send("POST", "/vips/10.100.0.9/dips", "{\"ip\":\"" + a + "\"}", 404);
+        send("POST", "/vips/" + v1 + "/dips", "{\"ip\":\"" + a + "\"}", 409);
         send("POST", "/vips/" + v1 + "/dips", "{\"ip\":\"1.2.3\"}", 400);
-        send("DELETE", "/vips/" + v1 + "/dips/" + hostOn(tor(1), 0) + "?port=http", null, 400);
+        send("DELETE", "/vips/" + v1 + "/dips/" + a + "?port=http", null, 400);
         send("DELETE", "/vips/" + v1 + "/dips/192.0.2.1", null, 404);
         send("POST", "/switches/tor-9-9/drain", null, 404);
         send("DELETE", "/switches/tor-9-9/drain", null, 404);
@@ -132,11 +139,11 @@ class OpenApiContractTest {
         send("POST", "/vips", big, 413);
         send("PUT", "/vips/" + v1, big, 413);
         send("POST", "/vips/" + v1 + "/dips", big, 413);
-        sendTyped("POST", "/vips", vip("10.100.0.3", hostOn(tor(1), 0)), "text/plain", 415);
+        sendTyped("POST", "/vips", FakeFabric.vipJson("10.100.0.3", a), "text/plain", 415);
 
         assertEquals(List.of(), problems, "answers that do not match the OpenAPI document");
         Set<String> uncheckedOps = new TreeSet<>(contract.operations());
-        contract.checked.forEach(c -> uncheckedOps.remove(c.substring(0, c.lastIndexOf(' '))));
+        contract.checked.forEach(k -> uncheckedOps.remove(k.substring(0, k.lastIndexOf(" "))));
         assertEquals(Set.of(), uncheckedOps, "operations the scenario never called");
         assertTrue(contract.checked.containsAll(Set.of("GET /assignment 200", "POST /vips 413", "POST /vips 415",
                 "DELETE /vips/{vip}/dips/{dip} 400")), contract.checked.toString());
@@ -149,8 +156,8 @@ class OpenApiContractTest {
     }
 
     void sendTyped(String method, String path, String body, String type, int status) {
-        ContainerRequest req = new ContainerRequest(URI.create("http://localhost/"), URI.create("http://localhost" + path),
-                method, null, new MapPropertiesDelegate(), null);
+        ContainerRequest req = new ContainerRequest(URI.create("http://localhost/"),
+                URI.create("http://localhost" + path), method, null, new MapPropertiesDelegate(), null);
         if (body != null) {
             req.setEntityStream(new ByteArrayInputStream(body.getBytes(StandardCharsets.UTF_8)));
             req.getHeaders().putSingle("Content-Type", type);
@@ -167,22 +174,6 @@ class OpenApiContractTest {
         controller.awaitIdle(20_000);
     }
 
-    String tor(int i) {
-        List<String> tors = new ArrayList<>();
-        topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).forEach(s -> tors.add(s.id));
-        return tors.get(i);
-    }
 
-    String hostOn(String tor, int n) {
-        return topo.hosts.stream().filter(h -> h.tor.equals(tor)).skip(n).findFirst().orElseThrow().ip;
-    }
 
-    static String vip(String vip, String... dips) {
-        StringBuilder d = new StringBuilder();
-        for (String ip : dips) {
-            d.append(d.length() == 0 ? "" : ",").append("{\"ip\":\"").append(ip).append("\"}");
-        }
-        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"" + AGG + "\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
-                + "\"dips\":[" + d + "]}]}";
-    }
 }

@@ -52,17 +52,20 @@ final class ApiGate extends Filter {
             if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
                 ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"hybridlbd\"");
                 refuse(ex, 401, "unauthorized", "Authorization", "a token is required (Authorization: Bearer <token>)");
+                audit(ex, write, "no token");
                 return;
             }
             Tokens.Entry e = tokens.check(auth.substring(7).trim());
             if (e == null) {
                 ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"hybridlbd\", error=\"invalid_token\"");
                 refuse(ex, 401, "unauthorized", "Authorization", "unknown or revoked token");
+                audit(ex, true, "an unknown token");
                 return;
             }
             if (write && e.role != Tokens.Role.ADMIN) {
                 refuse(ex, 403, "forbidden", "Authorization", "token '" + e.name + "' is a " + e.role.json()
                         + " token: it may only read; writes need an admin token");
+                audit(ex, true, e.name + " (" + e.role.json() + ")");
                 return;
             }
             who = e.name + " (" + e.role.json() + ")";
@@ -83,10 +86,15 @@ final class ApiGate extends Filter {
             chain.doFilter(ex);
         } finally {
             inProgress.release();
-            if (write) {
-                LOG.info(method + " " + ex.getRequestURI() + " by " + who + " from "
-                        + ex.getRemoteAddress().getAddress().getHostAddress() + ": " + ex.getResponseCode());
-            }
+            audit(ex, write, who);
+        }
+    }
+
+    /** One line per write (and per refused token): who, from where, the answer. */
+    private static void audit(HttpExchange ex, boolean log, String who) {
+        if (log) {
+            LOG.info(ex.getRequestMethod() + " " + ex.getRequestURI() + " by " + who + " from "
+                    + ex.getRemoteAddress().getAddress().getHostAddress() + ": " + ex.getResponseCode());
         }
     }
 
