@@ -69,7 +69,8 @@ def test_fuzzing_the_live_api_finds_no_fault(emu, placed, tmp_path):
     config.write_text(schemathesis_config(emu, [v["vip"] for v in before["vips"]]))
     env = {"HLB_FUZZ_TOKEN": token, "HLB_FUZZ_URL": hlbemu.DAEMON_URL, "HLB_FUZZ_CA": os.path.join(t, "ca.pem"),
            "SCHEMATHESIS_HOOKS": "api_fuzz_hooks", "PYTHONPATH": HERE}
-    cmd = ["env"] + ["%s=%s" % kv for kv in env.items()] + [
+    # in the test's own directory: Schemathesis keeps a cache beside where it runs
+    cmd = ["env", "-C", str(tmp_path)] + ["%s=%s" % kv for kv in env.items()] + [
         ST, "--no-color", "--config-file", str(config), "run", hlbemu.DAEMON_URL + "/openapi.json",
         "--url", hlbemu.DAEMON_URL, "--tls-verify", env["HLB_FUZZ_CA"], "--workers", "1",
         "--phases", "coverage,fuzzing", "--max-time", str(seconds), "--checks", ",".join(CHECKS),
