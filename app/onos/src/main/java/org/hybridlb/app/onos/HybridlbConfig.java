@@ -231,8 +231,18 @@ public final class HybridlbConfig extends Config<ApplicationId> {
      * TLS towards {@code https://} SMuxes and host agents: {@code mgmtTls: {keystore, passwordFile,
      * ca}}, files on every ONOS host (app/standalone/deploy/hlb-certs makes them): the app's client
      * identity (PKCS#12) and the CA of their certificates (PEM). Null when absent: plain clients.
+     * Read once per configuration (the first call, {@link #isValid}).
      */
-    public SSLContext mgmtTls() {
+    public synchronized SSLContext mgmtTls() {
+        if (mgmtTls == null) {
+            mgmtTls = java.util.Optional.ofNullable(readMgmtTls());
+        }
+        return mgmtTls.orElse(null);
+    }
+
+    private java.util.Optional<SSLContext> mgmtTls;
+
+    private SSLContext readMgmtTls() {
         JsonNode t = json().path(MGMT_TLS);
         if (t.isMissingNode()) {
             return null;

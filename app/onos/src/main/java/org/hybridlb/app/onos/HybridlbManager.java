@@ -152,8 +152,6 @@ public class HybridlbManager implements HybridlbService {
 
     private ApplicationId appId;
     private volatile HybridlbConfig config;
-    /** TLS of the SMux and host-agent clients, from the configuration ({@code mgmtTls}); null: plain. */
-    private volatile javax.net.ssl.SSLContext mgmtTls;
     private FabricTracker fabric;
     private volatile String lastConfigError;
     private OnosHmuxProgrammer programmer;
@@ -177,9 +175,10 @@ public class HybridlbManager implements HybridlbService {
         HybridlbConfig initial = netcfg.getConfig(appId, HybridlbConfig.class);
         if (initial != null && accept(initial) == null) {
             config = initial;
-            mgmtTls = initial.mgmtTls();
         }
-        java.util.function.Supplier<java.net.http.HttpClient> mgmt = TlsFiles.following(() -> mgmtTls, SMUX_TIMEOUT);
+        // the SMux and host-agent clients follow the configuration's mgmtTls (null: plain)
+        java.util.function.Supplier<java.net.http.HttpClient> mgmt = TlsFiles.following(
+                () -> java.util.Optional.ofNullable(config).map(HybridlbConfig::mgmtTls).orElse(null), SMUX_TIMEOUT);
         fabric = new FabricTracker(() -> config, deviceService, linkService, hostService,
                 new HmuxCapability(driverService, deviceService));
         fabric.rebuild();
@@ -434,11 +433,9 @@ public class HybridlbManager implements HybridlbService {
         HybridlbConfig previous = config;
         FabricView previousFabric = fabric.view();
         config = c;
-        mgmtTls = c.mgmtTls();
         rebuildFabric();
         if (c.hasVips() && controller != null && !applyVips(c)) {
             config = previous;
-            mgmtTls = previous == null ? null : previous.mgmtTls();
             fabric.restore(previousFabric);
             return;
         }
@@ -487,7 +484,6 @@ public class HybridlbManager implements HybridlbService {
                 break;
             case CONFIG_REMOVED:
                 config = null;
-                mgmtTls = null;
                 rebuildFabric();
                 reconcile("network configuration removed");
                 break;
