@@ -87,6 +87,12 @@ def emu(tmp_path_factory):
         hlbemu.stop(tag, quiet=True)
 
 
+def pytest_collection_modifyitems(items):
+    """The API fuzzing (test_api_fuzz.py) runs last: it sends the live daemon everything the
+    OpenAPI document allows, and the other tests expect the fabric as the fixtures left it."""
+    items.sort(key=lambda item: item.module.__name__ == "test_api_fuzz")
+
+
 def wait_for(cond, timeout, step=0.25):
     deadline = time.monotonic() + timeout
     while True:

@@ -21,5 +21,9 @@ PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-chec
 "${APT_INSTALL[@]}" libhttp-parser-dev nghttp2-client tcpdump tshark haproxy nginx-light wrk gcc libc6-dev libbpf-dev clang iproute2 ethtool python3 python3-pip
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check -r "$SMUX/prism/requirements.txt"
 
+# SECURITY: GnuTLS for the control API's mutual TLS (libmicrohttpd's TLS, client-certificate
+# checks), openssl for deploy/hlb-certs (the tests' certificates).
+"${APT_INSTALL[@]}" libgnutls28-dev openssl
+
 # DATAPATH: DPDK 22.11 (libs, PMDs, dpdk-testpmd), meson/ninja, jansson, libmicrohttpd, cmocka, clang (libFuzzer), valgrind (tests/dp_instr_count.py).
 "${APT_INSTALL[@]}" libdpdk-dev dpdk-dev meson ninja-build pkg-config gcc libc6-dev libjansson-dev libmicrohttpd-dev libcmocka-dev libpcap-dev clang libclang-rt-14-dev iproute2 python3 python3-pip valgrind

@@ -240,7 +240,9 @@ class FabricPlan:
 
     # ---- files for the daemon ----
 
-    def fabric_json(self, topology_file, ovs_rundir, frr_rs_dir, smux_control_port=8000, agent_port=9100):
+    def fabric_json(self, topology_file, ovs_rundir, frr_rs_dir, smux_control_port=8000, agent_port=9100,
+                    scheme="http"):
+        """scheme: of the SMuxes' control APIs and the host agents (https: mutual TLS)."""
         switches = {}
         for sid, s in self.switches.items():
             if sid == BORDER_ID:
@@ -256,12 +258,12 @@ class FabricPlan:
             if n["mgmtIp"]:
                 h["mgmtIp"] = n["mgmtIp"]
             if n["role"] == "dip":
-                h["agentUrl"] = "http://%s:%d" % (n["mgmtIp"], agent_port)
+                h["agentUrl"] = "%s://%s:%d" % (scheme, n["mgmtIp"], agent_port)
             hosts[nid] = h
         smuxes = []
         for i, (nid, n) in enumerate(self.by_role("smux").items()):
             smuxes.append({"id": nid, "host": nid, "ip": n["ip"], "tor": n["tor"],
-                           "controlUrl": "http://%s:%d" % (n["mgmtIp"], smux_control_port),
+                           "controlUrl": "%s://%s:%d" % (scheme, n["mgmtIp"], smux_control_port),
                            "bgpPeer": n["mgmtIp"], "asn": SMUX_ASN_BASE + i})
         return {
             "name": self.name,

@@ -7,6 +7,11 @@ child namespaces), a management Linux bridge, the route-server FRR, and whatever
 caller starts there (the daemon). `stop` kills exactly the PIDs recorded there,
 deletes the namespace and the run directory.
 
+It runs as a deployment should (docs/operating.md): /run/hlb/<tag>/tls holds a CA and the
+certificates of every SMux and host agent (mutual TLS on their management APIs) and of
+hybridlbd (HTTPS, and the client the SMuxes and agents accept writes from); hybridlbd takes
+tokens (tls/admin.token, tls/viewer.token). Emu.api and Emu.cli use them.
+
     hlbemu.py start --tag demo [--kind fat-tree --k 4 | --kind testbed | --topology FILE]
     hlbemu.py exec  --tag demo host-0-0-0 -- curl -s http://10.100.0.1/
     hlbemu.py fail-switch --tag demo tor-0-1      (and recover-switch)
@@ -42,6 +47,9 @@ SMUX_CONTROL_PORT = 8000
 AGENT_PORT = 9100
 DAEMON_HOST, DAEMON_PORT = "127.0.0.1", 8080
 DAEMON_BIN = os.path.join(REPO, "app", "standalone", "bin", "hybridlbd")
+CLI_BIN = os.path.join(REPO, "app", "standalone", "bin", "hybridlb")
+HLB_CERTS = os.path.join(REPO, "app", "standalone", "deploy", "hlb-certs")
+DAEMON_URL = "https://%s:%d" % (DAEMON_HOST, DAEMON_PORT)
 
 
 def netns(tag):
@@ -50,6 +58,11 @@ def netns(tag):
 
 def rundir(tag):
     return os.path.join(RUN_ROOT, tag)
+
+
+def tlsdir(tag):
+    """The emulation's CA, certificates and API tokens."""
+    return os.path.join(rundir(tag), "tls")
 
 
 def log(msg):
@@ -110,6 +123,7 @@ class Emulation:
         self.tag = args.tag
         self.dir = rundir(self.tag)
         self.ovsdir = os.path.join(self.dir, "ovs")
+        self.tls = tlsdir(self.tag)
         self.pids = PidLog(os.path.join(self.dir, "pids.jsonl"))
         self.procs = []          # Popen objects we own, stopped in reverse order
         self.net = None
@@ -291,7 +305,8 @@ class Emulation:
                                         "--check", "http://%s:80/" % n["ip"], "--check-interval", "0.2",
                                         "--fall", "2", "--rise", "2",
                                         "--listen", "%s:%d" % (n["mgmtIp"], AGENT_PORT),
-                                        "--build-dir", AGENT_BUILD] + allow, node=h, log_name="agent-" + nid)
+                                        "--build-dir", AGENT_BUILD] + allow + self.tls_args("agent-" + nid),
+                       node=h, log_name="agent-" + nid)
 
     def start_route_server(self):
         from hlb_frr_supervisor import FrrInstance, bgpd_config
@@ -317,7 +332,7 @@ class Emulation:
                    "--file-prefix=" + prefix, "-l", str(i % os.cpu_count()),
                    "--vdev", "net_af_packet0,iface=" + self.iface(nid), "--",
                    "--ip", n["ip"], "--gateway", GATEWAY_IP, "--mgmt", "%s:%d" % (n["mgmtIp"], SMUX_CONTROL_PORT),
-                   "--idle-sleep-us", str(self.args.smux_idle_sleep_us), "--mtu", "1600"]
+                   "--idle-sleep-us", str(self.args.smux_idle_sleep_us), "--mtu", "1600"] + self.tls_args("smux-" + nid)
             if self.args.smux_udp_timeout is not None:
                 cmd += ["--udp-timeout", str(self.args.smux_udp_timeout)]
             if self.args.smux_tcp_timeout is not None:
@@ -332,15 +347,15 @@ class Emulation:
             sup = [PY, FRR_SUPERVISOR, "--name", ("hlbs%s%d" % (self.tag, i))[:30], "--run-dir", frrdir,
                    "--asn", str(SMUX_ASN_BASE + i), "--router-id", n["mgmtIp"],
                    "--neighbor", "%s:%d" % (MGMT_HOST_IP, ROUTE_SERVER_ASN),
-                   "--health-url", "http://%s:%d/health" % (n["mgmtIp"], SMUX_CONTROL_PORT),
-                   "--pidfile", pidfile]
+                   "--health-url", "https://%s:%d/health" % (n["mgmtIp"], SMUX_CONTROL_PORT),
+                   "--health-ca", os.path.join(self.tls, "ca.pem"), "--pidfile", pidfile]
             for agg in self.aggregates:
                 sup += ["--prefix", agg]
             self.spawn("frr-supervisor " + nid, sup, node=h, log_name="frr-" + nid)
 
     def write_files(self):
         fab = self.plan.fabric_json("topology.json", self.ovsdir, os.path.join(self.dir, "frr", "rs"),
-                                    SMUX_CONTROL_PORT, AGENT_PORT)
+                                    SMUX_CONTROL_PORT, AGENT_PORT, scheme="https")
         fab["netns"] = netns(self.tag)
         fab["aggregates"] = self.aggregates
         if self.p4_switches:
@@ -354,25 +369,29 @@ class Emulation:
             json.dump(fab, f, indent=2)
         # The daemon's config (app/standalone/README.md); the VIP file is loaded on first start only.
         conf = {"fabric": "fabric.json", "stateDir": os.path.join(self.dir, "hybridlbd"),
-                "listen": "%s:%d" % (DAEMON_HOST, DAEMON_PORT)}
+                "listen": "%s:%d" % (DAEMON_HOST, DAEMON_PORT),
+                "tls": {"keystore": "tls/hybridlbd.p12", "passwordFile": "tls/hybridlbd.p12.pass", "ca": "tls/ca.pem"},
+                "tokens": "tls/tokens.json"}
         if os.path.exists(os.path.join(self.dir, "vips.json")):
             conf["vips"] = "vips.json"
         with open(os.path.join(self.dir, "hybridlbd.json"), "w") as f:
             json.dump(conf, f, indent=2)
 
     def wait_services(self, timeout=60):
+        import ssl
         import urllib.request
+        ctx = ssl.create_default_context(cafile=os.path.join(self.tls, "ca.pem"))
         deadline = time.monotonic() + timeout
         pending = {}
         for nid, n in self.plan.by_role("smux").items():
-            pending[nid] = "http://%s:%d/health" % (n["mgmtIp"], SMUX_CONTROL_PORT)
+            pending[nid] = "https://%s:%d/health" % (n["mgmtIp"], SMUX_CONTROL_PORT)
         if not self.args.no_agents:
             for nid, n in self.plan.by_role("dip").items():
-                pending[nid] = "http://%s:%d/health" % (n["mgmtIp"], AGENT_PORT)
+                pending[nid] = "https://%s:%d/health" % (n["mgmtIp"], AGENT_PORT)
         while pending and time.monotonic() < deadline:
             for nid, url in list(pending.items()):
                 try:
-                    urllib.request.urlopen(url, timeout=1).read()
+                    urllib.request.urlopen(url, timeout=1, context=ctx).read()
                     del pending[nid]
                 except Exception:
                     pass
@@ -380,6 +399,24 @@ class Emulation:
             time.sleep(0.3)
         if pending:
             raise RuntimeError("not ready after %ds: %s" % (timeout, sorted(pending)))
+
+    def make_tls(self):
+        """A CA, a server certificate for each SMux's and host agent's management address,
+        and hybridlbd's identity (HTTPS on loopback, and the client the SMuxes and agents take
+        writes from): app/standalone/deploy/hlb-certs, as an operator would."""
+        sh(["bash", HLB_CERTS, self.tls, "ca"])
+        jobs = [["controller", "hybridlbd", "--ip", DAEMON_HOST, "--dns", "localhost"]]
+        for nid, n in self.plan.by_role("smux").items():
+            jobs.append(["server", "smux-" + nid, "--ip", n["mgmtIp"]])
+        for nid, n in self.plan.by_role("dip").items():
+            if n["mgmtIp"]:
+                jobs.append(["server", "agent-" + nid, "--ip", n["mgmtIp"]])
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda j: sh(["bash", HLB_CERTS, self.tls] + j), jobs))
+
+    def tls_args(self, name):
+        return ["--tls-cert", os.path.join(self.tls, name + ".pem"), "--tls-key", os.path.join(self.tls, name + ".key"),
+                "--tls-ca", os.path.join(self.tls, "ca.pem")]
 
     def check_children(self):
         for what, p in self.procs:
@@ -394,6 +431,7 @@ class Emulation:
         log("fabric up: %d switches, %d hosts (%.1fs)" % (len(self.net.switches), len(self.net.hosts),
                                                           time.monotonic() - t0))
         self.configure_hosts()
+        self.make_tls()
         self.start_mgmt()
         self.program_fabric()
         log("fabric routing + GRE plumbing installed (%.1fs)" % (time.monotonic() - t0))
@@ -658,11 +696,43 @@ def set_switch(tag, sid, up):
                 sys.exit("hlbemu: %s failed: %s" % (" ".join(c), r.stderr.strip()))
 
 
+def ensure_tokens(tag):
+    """hybridlbd's token file with an admin and a viewer token (made once, with the CLI as an
+    operator would); the tokens themselves in tls/<role>.token and as a curl header file."""
+    t = tlsdir(tag)
+    tokens = os.path.join(t, "tokens.json")
+    for role in ("admin", "viewer"):
+        path = os.path.join(t, role + ".token")
+        if os.path.exists(path):
+            continue
+        token = sh([CLI_BIN, "token", "create", "--tokens", tokens, "--name", "hlbemu-" + role, "--role", role]).strip()
+        for name, text in ((path, token + "\n"), (os.path.join(t, role + ".header"), "Authorization: Bearer %s\n" % token)):
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+
+
+def api_curl(tag, role="admin"):
+    """curl's options for hybridlbd's API: trust the emulation's CA, send the role's token."""
+    t = tlsdir(tag)
+    return ["--cacert", os.path.join(t, "ca.pem"), "-H", "@" + os.path.join(t, role + ".header")]
+
+
+def mgmt_curl(tag, write=False):
+    """curl's options for an SMux's or host agent's management API (writes: hybridlbd's client certificate)."""
+    t = tlsdir(tag)
+    opts = ["--cacert", os.path.join(t, "ca.pem")]
+    if write:
+        opts += ["--cert", os.path.join(t, "hybridlbd.pem"), "--key", os.path.join(t, "hybridlbd.key")]
+    return opts
+
+
 def daemon_start(tag, extra_args=(), timeout=180):
     """Start hybridlbd inside the emulation's namespace; returns its PID once the REST API answers."""
     d = rundir(tag)
     if not os.path.exists(DAEMON_BIN):
         raise RuntimeError("%s missing: build app/standalone (mvn -B -q -pl app/standalone -am package)" % DAEMON_BIN)
+    ensure_tokens(tag)
     out = open(os.path.join(d, "logs", "hybridlbd.log"), "a")
     p = subprocess.Popen(["ip", "netns", "exec", netns(tag), DAEMON_BIN, "--config", os.path.join(d, "hybridlbd.json")]
                          + list(extra_args), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -675,7 +745,7 @@ def daemon_start(tag, extra_args=(), timeout=180):
         if p.poll() is not None:
             raise RuntimeError("hybridlbd exited with %s; see %s/logs/hybridlbd.log" % (p.returncode, d))
         r = subprocess.run(["ip", "netns", "exec", netns(tag), "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                            "-m", "1", "http://%s:%d/vips" % (DAEMON_HOST, DAEMON_PORT)], capture_output=True, text=True)
+                            "-m", "1"] + api_curl(tag, "viewer") + [DAEMON_URL + "/vips"], capture_output=True, text=True)
         if r.stdout.strip() == "200":
             return p
         if time.monotonic() > deadline:
@@ -739,10 +809,11 @@ class Emu:
         return subprocess.run(["ip", "netns", "exec", self.ns] + list(cmd), capture_output=True, text=True,
                               timeout=timeout, check=check, input=stdin_text)
 
-    def api(self, method, path, body=None, timeout=30):
-        """REST call to hybridlbd (it listens inside the namespace): (status, parsed JSON or text)."""
-        cmd = ["curl", "-s", "-m", str(timeout), "-X", method, "-w", "\n%{http_code}",
-               "http://%s:%d%s" % (DAEMON_HOST, DAEMON_PORT, path)]
+    def api(self, method, path, body=None, timeout=30, role="admin"):
+        """REST call to hybridlbd (it listens inside the namespace, HTTPS with the emulation's
+        CA, the role's token; role None: no token): (status, parsed JSON or text)."""
+        auth = api_curl(self.tag, role) if role else ["--cacert", os.path.join(tlsdir(self.tag), "ca.pem")]
+        cmd = ["curl", "-s", "-m", str(timeout), "-X", method, "-w", "\n%{http_code}"] + auth + [DAEMON_URL + path]
         data = None
         if body is not None:
             # on stdin, not argv: a 1,000-VIP document exceeds the argument-size limit
@@ -756,8 +827,9 @@ class Emu:
             return int(code or 0), text
 
     def cli(self, *args):
-        return self.ns_run([os.path.join(REPO, "app", "standalone", "bin", "hybridlb"),
-                            "--url", "http://%s:%d" % (DAEMON_HOST, DAEMON_PORT)] + list(args)).stdout
+        t = tlsdir(self.tag)
+        return self.ns_run([CLI_BIN, "--url", DAEMON_URL, "--ca", os.path.join(t, "ca.pem"),
+                            "--token-file", os.path.join(t, "admin.token")] + list(args)).stdout
 
     def ofctl(self, bridge, *args):
         return self.ns_run(["ovs-ofctl", "-O", "OpenFlow15"] + [args[0], "unix:%s/%s.mgmt" % (
@@ -765,10 +837,11 @@ class Emu:
 
     def smux_metrics(self, smux_id):
         url = [s for s in self.fab["smuxes"] if s["id"] == smux_id][0]["controlUrl"]
-        return self.ns_run(["curl", "-s", "-m", "3", url + "/metrics"]).stdout
+        return self.ns_run(["curl", "-s", "-m", "3"] + mgmt_curl(self.tag) + [url + "/metrics"]).stdout
 
     def agent_stats(self, host):
-        return json.loads(self.ns_run(["curl", "-s", "-m", "3", self.fab["hosts"][host]["agentUrl"] + "/stats"]).stdout)
+        return json.loads(self.ns_run(["curl", "-s", "-m", "3"] + mgmt_curl(self.tag) + [self.fab["hosts"][host]["agentUrl"]
+                                                                                     + "/stats"]).stdout)
 
     def smux_pid(self, smux_id):
         with open(os.path.join(self.dir, "smux-%s.pid" % smux_id)) as f:

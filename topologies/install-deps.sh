@@ -13,3 +13,12 @@ apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 \
     mininet openvswitch-switch openvswitch-common frr iproute2 ethtool util-linux \
     iperf3 wrk curl iputils-ping netcat-openbsd \
     python3 python3-pytest python3-requests python3-prometheus-client
+# The emulation's certificates (app/standalone/deploy/hlb-certs).
+apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 openssl python3-venv
+# Schemathesis 4 fuzzes the live daemon (integration-tests/test_api_fuzz.py). It needs a newer
+# pytest than Debian's, so it lives in a virtualenv of its own, away from /usr/bin/python3.
+fuzz=/opt/hybridlb-fuzz
+if [ ! -x "$fuzz/bin/st" ]; then
+    python3 -m venv "$fuzz"
+    "$fuzz/bin/pip" install -q --disable-pip-version-check 'schemathesis>=4,<5'
+fi

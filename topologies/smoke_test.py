@@ -88,7 +88,11 @@ def main():
                                              {"ip": hosts[d1]["ip"], "bucketId": 0},
                                              {"ip": hosts[d2]["ip"], "bucketId": 1}]}]} for vip in (VIP_S, VIP_H)]}
         for s in fab["smuxes"]:
-            r = emu.ns_run(["curl", "-s", "-m", "3", "-X", "PUT", "--data", json.dumps(table), s["controlUrl"] + "/table"])
+            put = ["-X", "PUT", "--data", json.dumps(table), s["controlUrl"] + "/table"]
+            code = emu.ns_run(["curl", "-s", "-m", "3", "-o", "/dev/null", "-w", "%{http_code}"]
+                              + hlbemu.mgmt_curl(emu.tag) + put).stdout
+            check(code == "401", "SMux %s refused the table without a client certificate" % s["id"], code)
+            r = emu.ns_run(["curl", "-s", "-m", "3"] + hlbemu.mgmt_curl(emu.tag, write=True) + put)
             check('"version":1' in r.stdout, "SMux %s took the table" % s["id"], r.stdout)
         agg = "group_id=%d,%s" % (agg_group, layout.SELECT_GROUP)
         for i, s in enumerate(fab["smuxes"]):

@@ -15,7 +15,9 @@
   XDP backend's programs write the cookie into TSval and restore TSecr; this host's
   server id and keys come from that file and from PUT /cookie (cookie_config.py).
 
-Management endpoints (HTTP on --listen):
+Management endpoints (HTTP on --listen; HTTPS with --tls-cert/--tls-key/--tls-ca, where
+writes need a client certificate issued by that CA for client use, and only then may
+--listen be another address than loopback):
   GET /health      agent + decap backend + DIP health (JSON, always 200)
   GET /dip-health  200 when the local service is healthy, 503 otherwise
   GET /stats       counters and rates per VIP (JSON)
@@ -30,6 +32,7 @@ import os
 import select
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -50,6 +53,8 @@ DEFAULT_BUILD = os.environ.get("HLB_AGENT_BUILD",
                                os.path.join(os.path.dirname(AGENT_DIR), "build-agent"))
 BACKEND_START_TIMEOUT = 5.0
 MAX_ALLOWED = 256   # HLB_MAX_ALLOWED in include/hlb_decap.h: prefixes per allow-list
+MAX_BODY = 1 << 20  # bytes of a PUT body (413 beyond)
+CONN_TIMEOUT = 10.0  # seconds a management connection may stall (TLS handshake, request)
 
 
 def log(level, msg, **fields):
@@ -121,7 +126,11 @@ def build_config(argv):
     p.add_argument("--check-timeout", type=float, default=0.5)
     p.add_argument("--rise", type=int, default=2, help="successes before healthy")
     p.add_argument("--fall", type=int, default=2, help="failures before unhealthy")
-    p.add_argument("--listen", default="127.0.0.1:9100", help="management HOST:PORT")
+    p.add_argument("--listen", default="127.0.0.1:9100",
+                   help="management HOST:PORT (another address than loopback needs the --tls-* options)")
+    p.add_argument("--tls-cert", help="this agent's server certificate (PEM; app/standalone/deploy/hlb-certs)")
+    p.add_argument("--tls-key", help="its private key (PEM)")
+    p.add_argument("--tls-ca", help="CA (PEM) of the controllers' client certificates: only they may write")
     p.add_argument("--stats-interval-ms", type=int, default=1000)
     p.add_argument("--build-dir", default=DEFAULT_BUILD, help="where the C binaries are")
     p.add_argument("--no-vip-setup", action="store_true",
@@ -147,6 +156,10 @@ def build_config(argv):
         a.dip = ipv4("--dip", a.dip) if a.dip else a.local_ip[0]
         a.check = [parse_check(c) for c in a.check]
         a.listen = parse_listen(a.listen)
+        a.tls = tls_context(a.tls_cert, a.tls_key, a.tls_ca)
+        if a.tls is None and not is_loopback(a.listen[0]):
+            raise ConfigError(f"--listen: {a.listen[0]} is not a loopback address: the agent serves other "
+                              "hosts only with mutual TLS (--tls-cert, --tls-key, --tls-ca)")
         if a.decap in ("auto", "xdp") and not a.iface:
             raise ConfigError(f"--iface: required for --decap {a.decap}")
         if a.iface and not os.path.exists(f"/sys/class/net/{a.iface}"):
@@ -170,6 +183,58 @@ def build_config(argv):
     except (ConfigError, cookie_config.CookieConfigError) as e:
         p.error(str(e))
     return a
+
+
+def is_loopback(host):
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def tls_context(cert, key, ca):
+    """The management API's TLS: our certificate, and the CA whose client certificates may
+    write (asked for, not required: reads need none). None without TLS options."""
+    given = [o for o, v in (("--tls-cert", cert), ("--tls-key", key), ("--tls-ca", ca)) if v]
+    if not given:
+        return None
+    if len(given) != 3:
+        missing = sorted({"--tls-cert", "--tls-key", "--tls-ca"} - set(given))
+        raise ConfigError(f"{missing[0]}: required with {', '.join(given)}")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"--tls-cert/--tls-key: cannot load {cert} with {key}: {e}") from None
+    try:
+        ctx.load_verify_locations(cafile=ca)
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"--tls-ca: cannot load {ca}: {e}") from None
+    # OpenSSL checks a client certificate for the client purpose: a server certificate of
+    # the same CA (another agent's, an SMux's) cannot write.
+    ctx.verify_mode = ssl.CERT_OPTIONAL
+    return ctx
+
+
+class ManagementServer(ThreadingHTTPServer):
+    """The management API; with a TLS context, each connection's handshake runs in its
+    own thread (a slow client cannot stall the accept loop) and stalls time out."""
+    daemon_threads = True
+
+    def __init__(self, addr, handler, tls):
+        self.tls = tls
+        super().__init__(addr, handler)
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        sock.settimeout(CONN_TIMEOUT)
+        if self.tls:
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, addr
+
+    def handle_error(self, request, client_address):
+        log("warn", "management connection failed", peer=client_address[0], error=str(sys.exc_info()[1]))
 
 
 class VipSetup:
@@ -455,6 +520,13 @@ def make_handler(agent, registry):
             self.end_headers()
             self.wfile.write(data)
 
+        def do_POST(self):
+            if self.authorized_writer():
+                self._send(405, {"error": "method: not allowed (PUT /cookie is the only write)"})
+
+        do_DELETE = do_POST
+        do_PATCH = do_POST
+
         def do_GET(self):
             path = urllib.parse.urlsplit(self.path).path
             if path == "/health":
@@ -471,14 +543,34 @@ def make_handler(agent, registry):
             else:
                 self._send(404, {"error": f"path: no such endpoint {path!r}"})
 
+        def authorized_writer(self):
+            """Plain HTTP (loopback only): anyone local. TLS: a verified client certificate."""
+            if not isinstance(self.connection, ssl.SSLSocket):
+                return True
+            if self.connection.getpeercert():
+                return True
+            self._send(401, {"error": "unauthorized", "field": "client certificate",
+                             "reason": "writes need a client certificate issued by this agent's --tls-ca"})
+            return False
+
         def do_PUT(self):
             path = urllib.parse.urlsplit(self.path).path
+            if not self.authorized_writer():
+                return
+            try:
+                length = int(self.headers.get("Content-Length", 0))
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_BODY:
+                self._send(413 if length > MAX_BODY else 400,
+                           {"error": "Content-Length: a body of 0 to %d bytes is required" % MAX_BODY})
+                return
             if path != "/cookie" or not agent.cookies:
                 self._send(404, {"error": f"path: no such endpoint {path!r} (cookies need "
                                           "--cookie-config)"})
                 return
             try:
-                doc = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                doc = json.loads(self.rfile.read(length))
                 agent.cookies.put(doc)
             except ValueError as e:   # bad JSON or a CookieConfigError naming the field
                 self._send(400, {"error": str(e)})
@@ -519,7 +611,7 @@ def main(argv=None):
     registry = CollectorRegistry()
     registry.register(agent)
     try:
-        server = ThreadingHTTPServer(cfg.listen, make_handler(agent, registry))
+        server = ManagementServer(cfg.listen, make_handler(agent, registry), cfg.tls)
     except OSError as e:
         agent.stop()
         log("error", "cannot listen", listen=f"{cfg.listen[0]}:{cfg.listen[1]}", error=str(e))
@@ -532,7 +624,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    log("info", "agent ready", listen=f"{cfg.listen[0]}:{cfg.listen[1]}", **agent.decap.info)
+    log("info", "agent ready", listen=f"{cfg.listen[0]}:{cfg.listen[1]}", tls=bool(cfg.tls), **agent.decap.info)
     rc = 0
     while not stopping.wait(0.2):
         if not agent.decap.alive():

@@ -34,6 +34,7 @@ import select
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -266,7 +267,10 @@ def parse_args(argv):
                    help="route server as IP:ASN (repeatable)")
     p.add_argument("--prefix", action="append", default=[], required=True,
                    help="VIP aggregate to announce, e.g. 10.100.0.0/16 (repeatable)")
-    p.add_argument("--health-url", required=True, help="the SMux's GET /health URL")
+    p.add_argument("--health-url", required=True, help="the SMux's GET /health URL (http:// on loopback, "
+                   "or https:// when the SMux's control API runs TLS)")
+    p.add_argument("--health-ca", help="CA (PEM) of the SMux's certificate, for an https:// --health-url "
+                   "(default: the system's CAs)")
     p.add_argument("--pid", type=int, help="SMux process to watch")
     p.add_argument("--pidfile", help="file holding the SMux PID (re-read, survives restarts)")
     p.add_argument("--interval", type=float, default=0.1, help="seconds between probes")
@@ -302,6 +306,14 @@ def parse_args(argv):
         a.prefix = prefixes
         if not a.health_url.startswith(("http://", "https://")):
             raise ConfigError(f"--health-url: expected an http(s) URL, got {a.health_url!r}")
+        a.tls = None
+        if a.health_url.startswith("https://"):
+            try:
+                a.tls = ssl.create_default_context(cafile=a.health_ca)
+            except (OSError, ssl.SSLError) as e:
+                raise ConfigError(f"--health-ca: cannot load {a.health_ca}: {e}") from None
+        elif a.health_ca:
+            raise ConfigError("--health-ca: only with an https:// --health-url")
         if a.interval <= 0 or a.timeout <= 0:
             raise ConfigError("--interval/--timeout: must be > 0")
         if a.rise < 1 or a.fall < 1:
@@ -350,9 +362,9 @@ class ProcessWatch:
         return [self.fd] if self.fd is not None else []
 
 
-def probe(url, timeout):
+def probe(url, timeout, tls=None):
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
+        with urllib.request.urlopen(url, timeout=timeout, context=tls) as r:
             return 200 <= r.status < 300, None
     except (OSError, urllib.error.URLError) as e:
         return False, str(e)
@@ -383,7 +395,7 @@ class Supervisor:
     def step(self):
         alive = self.watch.alive()
         if alive:
-            ok, err = probe(self.cfg.health_url, self.cfg.timeout)
+            ok, err = probe(self.cfg.health_url, self.cfg.timeout, self.cfg.tls)
         else:
             ok, err = False, "SMux process not running"
         if ok:

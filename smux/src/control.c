@@ -1,6 +1,8 @@
 #include "control.h"
 
 #include <arpa/inet.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -24,6 +26,7 @@ struct hlb_control {
      * wait for a swap, nor read a table a concurrent swap may free). */
     uint64_t running_version;
     unsigned uploads;              /* atomic: bodies being buffered (MAX_UPLOADS) */
+    char *pem[3];                  /* TLS: certificate, key, CA (NULL: plain HTTP) */
 };
 
 #define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -494,6 +497,31 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
     return send_json_allow(conn, status, j, NULL);
 }
 
+/* Whether the connection may write: 0, or 401 (no client certificate) / 403 (one that is not
+ * from the configured CA for client use, e.g. another SMux's server certificate). */
+static unsigned writer_refusal(const struct hlb_control *c, struct MHD_Connection *conn,
+                               const char **why)
+{
+    if (!c->pem[0])
+        return 0;                       /* plain HTTP: loopback only (hlb_control_start) */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t s = ci ? (gnutls_session_t)ci->tls_session : NULL;
+    unsigned n = 0;
+    if (!s || !gnutls_certificate_get_peers(s, &n) || n == 0) {
+        *why = "writes need a client certificate issued by this SMux's --tls-ca";
+        return 401;
+    }
+    gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+                                     .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT};
+    unsigned status = 0;
+    if (gnutls_certificate_verify_peers(s, &purpose, 1, &status) < 0 || status != 0) {
+        *why = "the client certificate is not one of this SMux's --tls-ca for client use";
+        return 403;
+    }
+    return 0;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls)
@@ -506,6 +534,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (is_put) {
         struct upload *u = *con_cls;
         if (!u) {
+            const char *why = NULL;
+            unsigned refused = writer_refusal(c, conn, &why);
+            if (refused)                /* answered before the body is read: nothing changes */
+                return send_json(conn, refused, json_pack("{s:s,s:s,s:s}", "error",
+                                 refused == 401 ? "unauthorized" : "forbidden",
+                                 "field", "client certificate", "reason", why));
             if (!(u = calloc(1, sizeof(*u))))
                 return MHD_NO;
             if (__atomic_add_fetch(&c->uploads, 1, __ATOMIC_RELAXED) > MAX_UPLOADS) {
@@ -603,6 +637,64 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
 }
 
+static char *read_pem(const char *option, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = NULL;
+    size_t len = 0;
+    if (f) {
+        FILE *m = open_memstream(&buf, &len);
+        char chunk[4096];
+        size_t n;
+        while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+            fwrite(chunk, 1, n, m);
+        if (m)
+            fclose(m);
+        fclose(f);
+    }
+    if (!buf || len == 0) {
+        fprintf(stderr, "control: %s: cannot read %s\n", option, path);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int hlb_control_check_listen(const char *addr, int tls, char *why, size_t n)
+{
+    struct in_addr a;
+    why[0] = 0;
+    if (inet_pton(AF_INET, addr, &a) != 1) {
+        snprintf(why, n, "bad listen address %s", addr);
+        return -1;
+    }
+    if (!tls && (ntohl(a.s_addr) >> 24) != 127) {
+        snprintf(why, n, "%s is not a loopback address: the control API serves other hosts only "
+                         "with mutual TLS (--tls-cert, --tls-key, --tls-ca)", addr);
+        return -1;
+    }
+    return 0;
+}
+
+/* The TLS files of the config into memory (libmicrohttpd takes PEM text): 0, or -1 said. */
+static int load_tls(struct hlb_control *c)
+{
+    const char *files[3] = {c->cfg.tls_cert, c->cfg.tls_key, c->cfg.tls_ca};
+    static const char *const names[3] = {"--tls-cert", "--tls-key", "--tls-ca"};
+    int given = !!files[0] + !!files[1] + !!files[2];
+    if (given == 0)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (!files[i]) {
+            fprintf(stderr, "control: %s: required with the other --tls-* options\n", names[i]);
+            return -1;
+        }
+    for (int i = 0; i < 3; i++)
+        if (!(c->pem[i] = read_pem(names[i], files[i])))
+            return -1;
+    return 0;
+}
+
 struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
 {
     struct hlb_control *c = calloc(1, sizeof(*c));
@@ -617,17 +709,31 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
     if (!cfg->listen_addr)
         return c;                      /* no HTTP server (tests, one-shot tools) */
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->listen_port)};
-    if (inet_pton(AF_INET, cfg->listen_addr, &sa.sin_addr) != 1) {
-        fprintf(stderr, "control: bad listen address %s\n", cfg->listen_addr);
+    char why[160];
+    if (load_tls(c) != 0) {                /* it said why */
         hlb_control_stop(c);
         return NULL;
     }
+    if (hlb_control_check_listen(cfg->listen_addr, c->pem[0] != NULL, why, sizeof(why)) != 0) {
+        fprintf(stderr, "control: %s\n", why);
+        hlb_control_stop(c);
+        return NULL;
+    }
+    inet_pton(AF_INET, cfg->listen_addr, &sa.sin_addr);
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, c->pem[0]},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, c->pem[1]},
+        {MHD_OPTION_HTTPS_MEM_TRUST, 0, c->pem[2]},   /* asks for a client certificate */
+        {MHD_OPTION_END, 0, NULL},
+    };
     /* A thread per connection: a large PUT /table is parsed for seconds, and
      * /health (the FRR supervisor's probe, 250 ms timeout) must answer meanwhile.
      * Swaps stay serialised by c->lock. */
     c->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-                                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
+                                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG |
+                                     (c->pem[0] ? MHD_USE_TLS : 0),
                                  cfg->listen_port, NULL, NULL, handle, c,
+                                 MHD_OPTION_ARRAY, c->pem[0] ? tls : tls + 3,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                                  MHD_OPTION_CONNECTION_LIMIT, 64u,
                                  MHD_OPTION_NOTIFY_COMPLETED, request_done, c,
@@ -654,6 +760,8 @@ void hlb_control_stop(struct hlb_control *c)
         return;
     if (c->daemon)
         MHD_stop_daemon(c->daemon);
+    for (int i = 0; i < 3; i++)
+        free(c->pem[i]);
     json_decref(c->retired);
     pthread_mutex_destroy(&c->lock);
     free(c);

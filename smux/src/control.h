@@ -1,4 +1,7 @@
-/* Control API: HTTP+JSON on a local management address (libmicrohttpd + jansson).
+/* Control API: HTTP+JSON on a local management address (libmicrohttpd + jansson), HTTPS
+ * with mutual TLS (GnuTLS) when given a certificate, its key and a CA: then anyone who trusts
+ * the certificate may read, and only a client certificate of that CA for client use may write
+ * (401 without one, 403 with another); without TLS it listens on loopback only.
  *
  *   PUT /table    whole versioned VIP table -> 200 | 400 (field, reason) | 409 (version)
  *   GET /table    running table document and version
@@ -33,7 +36,14 @@ struct hlb_control_config {
     struct hlb_table_options table_opt;
     hlb_metrics_fn extra_metrics;
     void *extra_metrics_arg;
+    /* PEM files, all three or none: the server's certificate and key, and the CA whose
+     * client certificates may write (docs/operating.md, app/standalone/deploy/hlb-certs). */
+    const char *tls_cert, *tls_key, *tls_ca;
 };
+
+/* Whether the control API may listen on addr (IPv4) with or without TLS: 0, or -1 with the
+ * reason in why (not an address; another address than loopback without mutual TLS). */
+int hlb_control_check_listen(const char *addr, int tls, char *why, size_t n);
 
 /* Starts the HTTP server thread. NULL on failure (message on stderr). */
 struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg);

@@ -1,4 +1,5 @@
 #include "options.h"
+#include "control.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -20,7 +21,11 @@ static void usage(FILE *f)
             "  --mode one-arm|two-port   (default one-arm; two-port sends out of port 1)\n"
             "  --mtu N               egress IP MTU, 576..65535 (default 1500)\n"
             "  --ttl N               outer TTL, 1..255 (default 64)\n"
-            "  --mgmt ADDR:PORT      control API address (default 127.0.0.1:9180; port 0 = any)\n"
+            "  --mgmt ADDR:PORT      control API address (default 127.0.0.1:9180; port 0 = any);\n"
+            "                        another address than loopback needs the --tls-* options\n"
+            "  --tls-cert FILE --tls-key FILE --tls-ca FILE\n"
+            "                        HTTPS with mutual TLS (PEM): only client certificates of\n"
+            "                        that CA may write (app/standalone/deploy/hlb-certs)\n"
             "  --table FILE          initial VIP table (JSON, same schema as PUT /table)\n"
             "  --conn-table on|off   default connection pinning for VIPs (default on)\n"
             "  --conn-capacity N     connection-table slots, 1..2147483648 (default 1048576),\n"
@@ -169,7 +174,8 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
         {"udp-timeout", 1, 0, 4}, {"idle-sleep-us", 1, 0, 5}, {"exit-when-idle", 1, 0, 6},
         {"run-seconds", 1, 0, 7}, {"bench-flows", 1, 0, 8}, {"bench-new-flows", 0, 0, 9},
         {"bench-prefill", 1, 0, 10}, {"bench-vip", 1, 0, 11}, {"bench-raw-forward", 0, 0, 12},
-        {"rx-distribution", 1, 0, 13}, {"help", 0, 0, 'h'},
+        {"rx-distribution", 1, 0, 13}, {"tls-cert", 1, 0, 14}, {"tls-key", 1, 0, 15},
+        {"tls-ca", 1, 0, 16}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     *o = (struct options){.mode = "one-arm", .mtu = 1500, .ttl = 64, .mgmt_addr = mgmt_addr,
                           .mgmt_port = 9180, .conn_table = 1, .conn_capacity = 1u << 20,
@@ -218,6 +224,9 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
                 bad = bad_value(opt, arg, "must be ADDR:PORT, PORT 0..65535");
             break;
         case 't': o->table_file = arg; break;
+        case 14: o->tls_cert = arg; break;
+        case 15: o->tls_key = arg; break;
+        case 16: o->tls_ca = arg; break;
         case 'c':
             if (strcmp(arg, "on") && strcmp(arg, "off"))
                 bad = bad_value(opt, arg, "must be on or off");
@@ -284,6 +293,16 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
     if ((o->bench_flows || o->bench_new_flows) && !o->bench_vip) {
         fprintf(stderr, "%s needs --bench-vip\n",
                 o->bench_flows ? "--bench-flows" : "--bench-new-flows");
+        return -1;
+    }
+    int tls = !!o->tls_cert + !!o->tls_key + !!o->tls_ca;
+    if (tls != 0 && tls != 3) {
+        fprintf(stderr, "--tls-cert, --tls-key and --tls-ca go together\n");
+        return -1;
+    }
+    char why[160];
+    if (hlb_control_check_listen(o->mgmt_addr, tls == 3, why, sizeof(why)) != 0) {
+        fprintf(stderr, "--mgmt: %s\n", why);
         return -1;
     }
     return 0;

@@ -15,6 +15,7 @@ struct options {
     uint8_t ttl;
     const char *mgmt_addr;
     uint16_t mgmt_port;
+    const char *tls_cert, *tls_key, *tls_ca;   /* the control API's mutual TLS */
     const char *table_file;
     int conn_table;
     uint64_t conn_capacity;

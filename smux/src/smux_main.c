@@ -501,7 +501,8 @@ int main(int argc, char **argv)
         .listen_addr = o.mgmt_addr, .listen_port = o.mgmt_port, .slot = &run.slot,
         .workers = wp, .now_ms = mono_ms, .health_timeout_ms = HEALTH_TIMEOUT_MS,
         .table_opt = {.default_pin = o.conn_table}, .extra_metrics = port_metrics,
-        .extra_metrics_arg = &run.ports};
+        .extra_metrics_arg = &run.ports, .tls_cert = o.tls_cert, .tls_key = o.tls_key,
+        .tls_ca = o.tls_ca};
     struct hlb_control *ctl = hlb_control_start(&cc);
     if (!ctl)
         return eal_exit(1);

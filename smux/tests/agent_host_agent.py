@@ -346,3 +346,60 @@ def test_bad_arguments_name_the_field(topo):
             r = topo.host.run([os.path.join(tl.BUILD_DIR, binary), "--local-ip", HOST_IP,
                                option, value], check=False)
             assert r.returncode == 2 and option in r.stderr and value in r.stderr, (binary, r.stderr)
+
+
+def https(ns, method, url, ca, cert=None, body=None):
+    """(status, parsed body) of an HTTPS request from inside ns, with Python's ssl;
+    (0, error text) when the connection or the handshake fails."""
+    code = ("import json,ssl,sys,urllib.request,urllib.error\n"
+            "url,ca,cert,method,body=sys.argv[1:6]\n"
+            "ctx=ssl.create_default_context(cafile=ca)\n"
+            "if cert: ctx.load_cert_chain(cert+'.pem', cert+'.key')\n"
+            "req=urllib.request.Request(url,method=method,data=body.encode() if body else None)\n"
+            "try:\n r=urllib.request.urlopen(req,context=ctx,timeout=5); print(r.status); print(r.read().decode())\n"
+            "except urllib.error.HTTPError as e:\n print(e.code); print(e.read().decode())\n"
+            "except Exception as e:\n print(0); print(json.dumps(str(e)))\n")
+    out = ns.run([sys.executable, "-c", code, url, ca, cert or "", method,
+                  json.dumps(body) if body is not None else ""]).stdout
+    status, _, text = out.partition("\n")
+    return int(status), json.loads(text) if text.strip() else None
+
+
+def test_management_api_over_mutual_tls(topo, tmp_path):
+    """On another address than loopback the agent runs TLS: anyone with the CA may read,
+    only a client certificate of that CA (client purpose) may write; a refused write
+    changes nothing. Without TLS it refuses to listen there."""
+    certs = tl.make_certs(str(tmp_path / "tls"), ("server", "agent", "--ip", HOST_IP),
+                          ("server", "other-agent", "--ip", "10.77.0.3"), ("controller", "ctl", "--ip", "127.0.0.1"))
+    cookie = tmp_path / "cookie.json"
+    cookie.write_text(json.dumps({"serverId": 5, "key": "0f1e2d3c4b5a69788796a5b4c3d2e1f0"}))
+    base = [sys.executable, AGENT, "--local-ip", HOST_IP, "--decap", "userspace", "--no-vip-setup",
+            "--tun-name", "hlbttls", "--cookie-config", str(cookie), "--listen", f"{HOST_IP}:{MGMT_PORT}"]
+    r = topo.host.run(base, check=False)
+    assert r.returncode == 2 and f"--listen: {HOST_IP} is not a loopback address" in r.stderr, r.stderr
+    r = topo.host.run(base + ["--tls-cert", f"{certs}/agent.pem", "--tls-key", f"{certs}/agent.key"], check=False)
+    assert r.returncode == 2 and "--tls-ca: required with --tls-cert, --tls-key" in r.stderr, r.stderr
+    agent = topo.start(topo.host, base + ["--tls-cert", f"{certs}/agent.pem", "--tls-key", f"{certs}/agent.key",
+                                          "--tls-ca", f"{certs}/ca.pem"], stderr=subprocess.PIPE, text=True)
+    url = f"https://{HOST_IP}:{MGMT_PORT}"
+    ca = f"{certs}/ca.pem"
+    try:
+        assert wait_until(lambda: https(topo.host, "GET", url + "/health", ca)[0] == 200, 10), \
+            agent.stderr.read() if agent.poll() is not None else "agent not up"
+        before = https(topo.host, "GET", url + "/cookie", ca)
+        assert before[0] == 200 and before[1]["config"]["serverId"] == 5, before
+        new = {"serverId": 9, "key": "0f1e2d3c4b5a69788796a5b4c3d2e1f0"}
+        status, body = https(topo.host, "PUT", url + "/cookie", ca, body=new)
+        assert status == 401 and body["field"] == "client certificate", (status, body)
+        status, body = https(topo.host, "PUT", url + "/cookie", ca, cert=f"{certs}/other-agent", body=new)
+        assert status == 0 and "certificate" in body.lower(), (status, body)   # a server certificate cannot write
+        assert https(topo.host, "GET", url + "/cookie", ca) == before, "refused writes changed nothing"
+        status, body = https(topo.host, "PUT", url + "/cookie", ca, cert=f"{certs}/ctl", body={"serverId": 0})
+        assert status == 400 and "serverId" in body["error"], (status, body)   # the controller reaches the handler
+        status, body = https(topo.host, "PUT", url + "/cookie", ca, cert=f"{certs}/ctl", body=new)
+        assert status == 409 and "XDP backend" in body["error"], (status, body)
+        plain = topo.host.run([sys.executable, "-c", "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], "
+                               "timeout=3)", f"http://{HOST_IP}:{MGMT_PORT}/health"], check=False)
+        assert plain.returncode != 0, "plain HTTP is not served"
+    finally:
+        tl.stop_pid(agent.pid)

@@ -18,6 +18,18 @@ SMUX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD_DIR = os.environ.get("HLB_AGENT_BUILD", os.path.join(SMUX_DIR, "build-agent"))
 
 
+HLB_CERTS = os.path.join(os.path.dirname(SMUX_DIR), "app", "standalone", "deploy", "hlb-certs")
+
+
+def make_certs(directory, *identities):
+    """A CA in directory and each identity (kind, name, *options) of the documented
+    script (app/standalone/deploy/hlb-certs, openssl); returns directory."""
+    run(["bash", HLB_CERTS, directory, "ca"])
+    for kind, name, *opts in identities:
+        run(["bash", HLB_CERTS, directory, kind, name] + list(opts))
+    return directory
+
+
 def unique(prefix):
     """A short unique name (interface names are limited to 15 characters)."""
     return f"{prefix}{uuid.uuid4().hex[:6]}"

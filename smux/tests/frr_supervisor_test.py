@@ -264,7 +264,7 @@ def test_one_late_probe_does_not_withdraw_two_in_a_row_do(monkeypatch):
     monkeypatch.setattr(sup, "set_announced", lambda on, reason: (calls.append(on), setattr(sup, "announced", on)))
     answers = iter([(True, None), (True, None), (False, "timed out"), (True, None),
                     (False, "timed out"), (False, "timed out")])
-    monkeypatch.setattr(frr, "probe", lambda url, timeout: next(answers))
+    monkeypatch.setattr(frr, "probe", lambda url, timeout, tls=None: next(answers))
     for _ in range(4):
         sup.step()
     assert calls == [True], "announced after --rise 2, kept through one late probe"
@@ -358,3 +358,45 @@ def test_vty_session_speaks_vtysh_protocol(tmp_path):
     finally:
         vty.close()
         daemon.close()
+
+
+def test_https_health_probe_checks_the_smux_certificate(tmp_path):
+    """An SMux whose control API runs TLS is probed over HTTPS: its certificate must be
+    issued by --health-ca for the probed address, else the probe fails (and the
+    aggregates would be withdrawn)."""
+    import http.server
+    import ssl
+    certs = tl.make_certs(str(tmp_path / "tls"), ("server", "smux", "--ip", "127.0.0.1"))
+    other = tl.make_certs(str(tmp_path / "other"))
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(f"{certs}/smux.pem", f"{certs}/smux.key")
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = f"https://127.0.0.1:{srv.server_address[1]}/health"
+        args = ["--name", "hlbtls", "--asn", "65001", "--router-id", "10.0.0.1", "--neighbor", "10.0.0.2:65000",
+                "--prefix", "10.100.0.0/16", "--health-url", url]
+        good = frr.parse_args(args + ["--health-ca", f"{certs}/ca.pem"])
+        assert frr.probe(good.health_url, 2, good.tls) == (True, None)
+        bad = frr.parse_args(args + ["--health-ca", f"{other}/ca.pem"])
+        ok, err = frr.probe(bad.health_url, 2, bad.tls)
+        assert not ok and "CERTIFICATE_VERIFY_FAILED" in err, err
+        by_name = frr.parse_args(args[:-1] + [url.replace("127.0.0.1", "localhost"), "--health-ca", f"{certs}/ca.pem"])
+        ok, err = frr.probe(by_name.health_url, 2, by_name.tls)
+        assert not ok and "localhost" in err, "the certificate names 127.0.0.1 only: " + str(err)
+    finally:
+        srv.shutdown()
+    r = subprocess.run([sys.executable, SUPERVISOR] + args[:-1] + ["http://127.0.0.1:1/health", "--health-ca",
+                                                                    f"{certs}/ca.pem"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--health-ca: only with an https:// --health-url" in r.stderr, r.stderr

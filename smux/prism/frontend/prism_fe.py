@@ -13,6 +13,7 @@ request.  Steering (steering.py) keeps the client's packets on the owner.
 Admin HTTP (--admin): GET /rules, PUT /rules (400 naming the field; nothing
 changes), GET /stats, GET /connections.  Logs: JSON lines on stderr."""
 import argparse
+import ipaddress
 import collections
 import json
 import os
@@ -471,6 +472,9 @@ def build_config(argv):
     p.add_argument("--max-request-bytes", type=int, default=1 << 20)
     p.add_argument("--build-dir", default=handoff.DEFAULT_BUILD)
     a = p.parse_args(argv)
+    if not ipaddress.ip_address(a.admin[0]).is_loopback:
+        p.error(f"--admin: {a.admin[0]} is not a loopback address: the admin API has no authentication "
+                "(docs/operating.md); keep it on loopback")
     for name in ("handoff_timeout", "idle_timeout", "closed_linger"):
         if getattr(a, name) <= 0:
             p.error(f"--{name.replace('_', '-')}: must be > 0")

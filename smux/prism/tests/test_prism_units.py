@@ -241,3 +241,15 @@ def test_xdp_steering_through_bpf_prog_test_run():
                         "--rounds", "3"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["checks_failed"] == 0
+
+
+def test_the_admin_api_stays_on_loopback(tmp_path):
+    """The admin API (PUT /rules) has no authentication: another address is refused."""
+    import subprocess
+    rules_file = tmp_path / "rules.json"
+    rules_file.write_text('{"backends": {"b1": {"address": "127.0.0.1", "controlPort": 9500}}, '
+                          '"rules": [{"name": "all", "match": {}, "split": {"b1": 1}}]}')
+    fe = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "frontend", "prism_fe.py")
+    r = subprocess.run([sys.executable, fe, "--listen", "127.0.0.1:8080", "--rules", str(rules_file),
+                        "--prism-pin-dir", str(tmp_path), "--admin", "0.0.0.0:9400"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--admin: 0.0.0.0 is not a loopback address" in r.stderr, r.stderr

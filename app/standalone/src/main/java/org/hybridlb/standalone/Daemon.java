@@ -1,16 +1,12 @@
 package org.hybridlb.standalone;
 
-import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.URI;
+import java.net.http.HttpClient;
 import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.logging.Logger;
-import org.glassfish.jersey.jdkhttp.JdkHttpServerFactory;
-import org.glassfish.jersey.CommonProperties;
-import org.glassfish.jersey.server.ResourceConfig;
-import org.glassfish.jersey.server.ServerProperties;
 import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.Controller;
 import org.hybridlb.app.core.ControllerConfig;
@@ -21,13 +17,15 @@ import org.hybridlb.app.core.port.StatsSource;
 import org.hybridlb.app.core.rest.HybridlbRestApplication;
 import org.hybridlb.app.core.smux.SmuxHttpClient;
 import org.hybridlb.app.core.store.FileStateStore;
+import org.hybridlb.app.core.tls.TlsFiles;
+import org.hybridlb.standalone.api.ApiServer;
 import org.hybridlb.standalone.frr.FrrRouteSource;
 import org.hybridlb.standalone.http.AgentHealthSource;
 import org.hybridlb.standalone.ovs.Ovs;
 import org.hybridlb.standalone.ovs.OvsHmuxSouthbound;
 import org.hybridlb.standalone.ovs.OvsTopologySource;
 
-/** hybridlbd: the controller core wired to OVS, the SMuxes, FRR and the host agents, with its REST API on HTTP. */
+/** hybridlbd: the controller core wired to OVS, the SMuxes, FRR and the host agents, with its REST API on HTTP(S). */
 public final class Daemon implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Daemon.class.getName());
 
@@ -48,23 +46,28 @@ public final class Daemon implements AutoCloseable {
     private final FrrRouteSource frr;
     private final AgentHealthSource agents;
     private final TrafficStats stats;
-    private HttpServer server;
-    private java.util.concurrent.Future<HttpServer> pendingHttp;
+    private ApiServer server;
+    private java.util.concurrent.Future<ApiServer> pendingHttp;
+    /** The server once built (on the start-up thread), and what {@link #serve} was given before. */
+    private ApiServer built;
+    private final List<java.util.Map.Entry<String, com.sun.net.httpserver.HttpHandler>> extraPaths = new ArrayList<>();
 
     public Daemon(DaemonConfig config, Overrides overrides) {
         this.config = config;
         this.fabric = Fabric.load(config.fabric);
+        checkTlsFor(fabric, config);
+        HttpClient mgmt = TlsFiles.client(config.access.clientTls, java.time.Duration.ofMillis(config.httpTimeoutMillis));
         this.ovs = new Ovs(fabric.ovsRundir, config.commandTimeoutMillis);
         this.topology = new OvsTopologySource(fabric, ovs);
         this.hmux = new OvsHmuxSouthbound(fabric, ovs, topology::downSwitches);
         topology.onSwitchDown(hmux::fastWithdraw);
         this.smux = new SmuxHttpClient(id -> fabric.smuxes.containsKey(id) ? fabric.smuxes.get(id).controlUrl : null,
-                java.time.Duration.ofMillis(config.httpTimeoutMillis));
+                java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt);
         this.frr = overrides.routes == null ? new FrrRouteSource(fabric, config.commandTimeoutMillis) : null;
-        this.agents = overrides.health == null ? new AgentHealthSource(fabric, config.httpTimeoutMillis) : null;
+        this.agents = overrides.health == null ? new AgentHealthSource(fabric, config.httpTimeoutMillis, mgmt) : null;
         this.stats = overrides.stats == null
                 ? TrafficStats.of(fabric, ovs, smux, topology::downSwitches, config.statsInterval,
-                        java.time.Duration.ofMillis(config.httpTimeoutMillis)) : null;
+                        java.time.Duration.ofMillis(config.httpTimeoutMillis), mgmt) : null;
         Ports ports = new Ports(topology, hmux, smux, frr != null ? frr : overrides.routes,
                 stats != null ? stats : overrides.stats, agents != null ? agents : overrides.health,
                 new FileStateStore(config.stateDir.resolve("state.json")));
@@ -78,7 +81,7 @@ public final class Daemon implements AutoCloseable {
     public Daemon start() {
         // Jersey's start-up is seconds of CPU on a busy machine: do it while the controller starts.
         // The socket is bound now but answers only once the controller runs (and the VIP file is loaded).
-        java.util.concurrent.FutureTask<HttpServer> http = new java.util.concurrent.FutureTask<>(this::createServer);
+        java.util.concurrent.FutureTask<ApiServer> http = new java.util.concurrent.FutureTask<>(this::createServer);
         pendingHttp = http;
         Thread t = new Thread(http, "hybridlbd-http-init");
         t.setDaemon(true);
@@ -118,7 +121,8 @@ public final class Daemon implements AutoCloseable {
             throw c instanceof RuntimeException ? (RuntimeException) c : new IllegalStateException(c);
         }
         server.start();
-        LOG.info("hybridlbd serving the REST API on " + url() + " (fabric " + fabric.name + ": "
+        LOG.info("hybridlbd serving the REST API on " + url() + (config.access.tokens == null
+                ? " without authentication" : " to the tokens of " + config.access.tokens.file()) + " (fabric " + fabric.name + ": "
                 + fabric.switches.size() + " switches, " + fabric.smuxes.size() + " SMuxes; state in " + config.stateDir + ")");
         return this;
     }
@@ -153,21 +157,50 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
-    private HttpServer createServer() {
-        InetSocketAddress a = config.listen;
-        URI base = URI.create("http://" + a.getHostString() + ":" + a.getPort() + "/");
-        ResourceConfig rc = ResourceConfig.forApplication(new HybridlbRestApplication(controller));
-        // nothing to discover: the core's resources encode their own JSON (faster start, no warnings)
-        rc.property(ServerProperties.WADL_FEATURE_DISABLE, true);
-        rc.property(CommonProperties.FEATURE_AUTO_DISCOVERY_DISABLE, true);
-        rc.property(CommonProperties.METAINF_SERVICES_LOOKUP_DISABLE, true);
-        return JdkHttpServerFactory.createHttpServer(base, rc, false);
+    private ApiServer createServer() {
+        DaemonConfig.Access a = config.access;
+        ApiServer s = new ApiServer(new ApiServer.Settings(config.listen, a.serverTls, a.tokens, a.maxBodyBytes,
+                a.maxConcurrentRequests), new HybridlbRestApplication(() -> controller, a.maxBodyBytes));
+        synchronized (this) {
+            built = s;
+            extraPaths.forEach(e -> s.serve(e.getKey(), e.getValue()));
+        }
+        return s;
+    }
+
+    /**
+     * Serves {@code handler} under {@code path} beside the REST API (metrics, pages), behind the same
+     * TLS, tokens and bounds. May be called at any time.
+     */
+    public synchronized void serve(String path, com.sun.net.httpserver.HttpHandler handler) {
+        if (built != null) {
+            built.serve(path, handler);
+        } else {
+            extraPaths.add(java.util.Map.entry(path, handler));
+        }
     }
 
     /** The REST API's base URL (with the port actually bound). */
     public String url() {
-        InetSocketAddress b = server.getAddress();
-        return "http://" + config.listen.getHostString() + ":" + b.getPort();
+        return server.url();
+    }
+
+    /** An https:// SMux or host agent needs the daemon's identity (its writes are refused without one). */
+    static void checkTlsFor(Fabric fabric, DaemonConfig config) {
+        if (config.access.clientTls != null) {
+            return;
+        }
+        List<String> problems = new ArrayList<>();
+        fabric.smuxes.values().stream().filter(m -> m.controlUrl.startsWith("https:")).findFirst().ifPresent(m ->
+                problems.add(config.file + ": /tls: missing, and SMux " + m.id + " of " + fabric.file + " is called at "
+                        + m.controlUrl + ": HTTPS needs the daemon's identity (tls.keystore) and CA (tls.ca)"));
+        fabric.hosts.values().stream().filter(h -> h.agentUrl != null && h.agentUrl.startsWith("https:")).findFirst()
+                .ifPresent(h -> problems.add(config.file + ": /tls: missing, and the host agent of " + h.id + " of "
+                        + fabric.file + " is called at " + h.agentUrl + ": HTTPS needs the daemon's identity "
+                        + "(tls.keystore) and CA (tls.ca)"));
+        if (!problems.isEmpty()) {
+            throw new ConfigException(problems);
+        }
     }
 
     @Override
@@ -180,7 +213,7 @@ public final class Daemon implements AutoCloseable {
             }
         }
         if (server != null) {
-            server.stop(0);
+            server.close();
         }
         controller.close();
         if (stats != null) {

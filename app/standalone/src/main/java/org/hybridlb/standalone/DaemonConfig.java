@@ -11,7 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
+import javax.net.ssl.SSLContext;
+import org.hybridlb.app.core.rest.HybridlbRestApplication;
+import org.hybridlb.app.core.tls.TlsFiles;
 import org.hybridlb.solver.assign.Algorithms;
+import org.hybridlb.standalone.api.Tokens;
 
 /** The daemon's config file (app/standalone/README.md "Config file"), validated as a whole. */
 public final class DaemonConfig {
@@ -37,9 +41,36 @@ public final class DaemonConfig {
     public final Duration repairInterval;
     public final long commandTimeoutMillis;
     public final long httpTimeoutMillis;
+    public final Access access;
+
+    /** Who may call the REST API, over what, and how much (docs/operating.md, "Security model"). */
+    public static final class Access {
+        /** HTTPS with the identity of {@code tls.keystore}; null: plain HTTP (loopback only). */
+        public final SSLContext serverTls;
+        /**
+         * The management plane's client (SMuxes, host agents): that identity as client certificate,
+         * their certificates checked against {@code tls.ca} (the JDK's CAs without it); null: no tls.
+         */
+        public final SSLContext clientTls;
+        /** Null: no authentication (loopback only). */
+        public final Tokens tokens;
+        public final long maxBodyBytes;
+        public final int maxConcurrentRequests;
+
+        Access(SSLContext serverTls, SSLContext clientTls, Tokens tokens, long maxBodyBytes, int maxConcurrentRequests) {
+            this.serverTls = serverTls;
+            this.clientTls = clientTls;
+            this.tokens = tokens;
+            this.maxBodyBytes = maxBodyBytes;
+            this.maxConcurrentRequests = maxConcurrentRequests;
+        }
+    }
+
+    /** Requests in progress at once, by default (503 with Retry-After beyond). */
+    public static final int DEFAULT_MAX_CONCURRENT_REQUESTS = 16;
 
     private DaemonConfig(Path file, Path fabric, Path vips, Path stateDir, InetSocketAddress listen, String algorithm,
-                         String smuxEncap, long[] ms, long commandTimeoutMillis, long httpTimeoutMillis) {
+                         String smuxEncap, long[] ms, long commandTimeoutMillis, long httpTimeoutMillis, Access access) {
         this.file = file;
         this.fabric = fabric;
         this.vips = vips;
@@ -56,6 +87,7 @@ public final class DaemonConfig {
         this.repairInterval = Duration.ofMillis(ms[6]);
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.httpTimeoutMillis = httpTimeoutMillis;
+        this.access = access;
     }
 
     /** Reads and validates {@code file}; every problem is reported at once in a {@link ConfigException}. */
@@ -87,7 +119,7 @@ public final class DaemonConfig {
         }
         Path dir = file.toAbsolutePath().getParent();
         c.onlyKnown(root, "", Set.of("fabric", "vips", "stateDir", "listen", "algorithm", "smuxEncap",
-                "intervals", "timeouts"));
+                "intervals", "timeouts", "tls", "tokens", "limits"));
         String fabric = c.string(root, "fabric", "", null, true);
         Path fabricPath = null;
         if (fabric != null) {
@@ -135,8 +167,80 @@ public final class DaemonConfig {
         c.onlyKnown(to, "/timeouts", Set.of("commandMs", "httpMs"));
         long cmd = c.integer(to, "commandMs", "/timeouts", 5_000, 100, 600_000);
         long http = c.integer(to, "httpMs", "/timeouts", 2_000, 50, 600_000);
+        Access access = access(c, root, dir);
+        checkExposure(c, listen, access, "/listen");
         c.throwIfAny();
-        return new DaemonConfig(file, fabricPath, vipsPath, stateDir, listen, algorithm, encap, ms, cmd, http);
+        return new DaemonConfig(file, fabricPath, vipsPath, stateDir, listen, algorithm, encap, ms, cmd, http, access);
+    }
+
+    private static Access access(Checker c, JsonNode root, Path dir) {
+        JsonNode tls = c.object(root, "tls", "", false);
+        c.onlyKnown(tls, "/tls", Set.of("keystore", "passwordFile", "ca"));
+        SSLContext server = null;
+        SSLContext client = null;
+        if (tls != null) {
+            String ks = c.string(tls, "keystore", "/tls", null, true);
+            String pw = c.string(tls, "passwordFile", "/tls", null, true);
+            String ca = c.string(tls, "ca", "/tls", null, false);
+            javax.net.ssl.KeyManager[] keys = null;
+            javax.net.ssl.TrustManager[] trust = null;
+            if (ks != null && pw != null) {
+                try {
+                    keys = TlsFiles.identity(dir.resolve(ks).normalize(), dir.resolve(pw).normalize());
+                } catch (IllegalArgumentException e) {
+                    c.problem("/tls/keystore", e.getMessage());
+                }
+            }
+            if (ca != null) {
+                try {
+                    trust = TlsFiles.trust(dir.resolve(ca).normalize());
+                } catch (IllegalArgumentException e) {
+                    c.problem("/tls/ca", e.getMessage());
+                }
+            }
+            if (keys != null) {
+                server = TlsFiles.context(keys, null);
+                client = TlsFiles.context(keys, trust);
+            }
+        }
+        Tokens tokens = null;
+        String tf = c.string(root, "tokens", "", null, false);
+        if (tf != null) {
+            try {
+                tokens = Tokens.load(dir.resolve(tf).normalize());
+            } catch (IllegalArgumentException e) {
+                c.problem("/tokens", e.getMessage());
+            }
+        }
+        JsonNode lim = c.object(root, "limits", "", false);
+        c.onlyKnown(lim, "/limits", Set.of("maxBodyBytes", "maxConcurrentRequests"));
+        long body = c.integer(lim, "maxBodyBytes", "/limits", HybridlbRestApplication.DEFAULT_MAX_BODY_BYTES, 1024,
+                1L << 30);
+        long conc = c.integer(lim, "maxConcurrentRequests", "/limits", DEFAULT_MAX_CONCURRENT_REQUESTS, 1, 1024);
+        return new Access(server, client, tokens, body, (int) conc);
+    }
+
+    /**
+     * Anything unauthenticated stays on loopback: another address needs both TLS (the tokens would
+     * cross the network in clear) and tokens.
+     */
+    private static void checkExposure(Checker c, InetSocketAddress listen, Access a, String at) {
+        if (listen == null) {
+            return;
+        }
+        if (listen.isUnresolved()) {
+            c.problem(at, "cannot resolve " + listen.getHostString());
+            return;
+        }
+        if (listen.getAddress().isLoopbackAddress()) {
+            return;
+        }
+        if (a.serverTls == null || a.tokens == null) {
+            c.problem(at, listen.getHostString() + " is not a loopback address: hybridlbd serves other hosts only "
+                    + "with TLS and tokens (set " + (a.serverTls == null ? "tls" : "") + (a.serverTls == null
+                    && a.tokens == null ? " and " : "") + (a.tokens == null ? "tokens" : "")
+                    + "; docs/operating.md, \"Security model\")");
+        }
     }
 
     private static InetSocketAddress parseListen(Checker c, String s) {
@@ -162,11 +266,12 @@ public final class DaemonConfig {
     public static DaemonConfig withListen(DaemonConfig c, String listen) {
         Checker ch = new Checker("--listen");
         InetSocketAddress a = parseListen(ch, listen);
+        checkExposure(ch, a, c.access, "");
         ch.throwIfAny();
         long[] ms = {c.reconcileInterval.toMillis(), c.statsInterval.toMillis(), c.routesInterval.toMillis(),
             c.topologyInterval.toMillis(), c.healthInterval.toMillis(), c.poolGrowthHoldMax.toMillis(),
             c.repairInterval.toMillis()};
         return new DaemonConfig(c.file, c.fabric, c.vips, c.stateDir, a, c.algorithm, c.smuxEncap, ms,
-                c.commandTimeoutMillis, c.httpTimeoutMillis);
+                c.commandTimeoutMillis, c.httpTimeoutMillis, c.access);
     }
 }

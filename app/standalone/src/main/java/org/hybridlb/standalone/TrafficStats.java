@@ -61,14 +61,14 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
 
     /** The daemon's: OVS's flow counters, the SMuxes' {@code /stats}, the host agents' {@code /stats}. */
     public static TrafficStats of(Fabric fabric, Ovs ovs, SmuxControl smux, Supplier<Set<String>> down,
-                                  Duration period, Duration httpTimeout) {
+                                  Duration period, Duration httpTimeout, java.net.http.HttpClient mgmt) {
         Map<String, String> agents = new TreeMap<>();
         fabric.hosts.values().forEach(h -> {
             if (h.agentUrl != null) {
                 agents.put(h.ip, h.agentUrl);
             }
         });
-        HostAgentStats agentStats = new HostAgentStats(() -> agents, httpTimeout);
+        HostAgentStats agentStats = new HostAgentStats(() -> agents, httpTimeout, () -> mgmt);
         return new TrafficStats(fabric, s -> ovs.dumpFlows(s.bridge, fabric.cookie, fabric.cookieMask), smux,
                 agentStats::rates, down, period);
     }

@@ -118,4 +118,54 @@ class DaemonConfigTest {
         assertTrue(lines[0].startsWith(cfg + ": /fabric: no readable file at "), lines[0]);
         assertEquals(cfg + ": /listen: port of \"1.2.3.4:99999\" must be 0 to 65535", lines[1]);
     }
+    @Test
+    void anAddressOtherThanLoopbackNeedsTlsAndTokens() throws IOException {
+        write("fabric.json", "{}");
+        String f = dir.resolve("hybridlbd.json").toString();
+        List<String> p = problems("{\"fabric\": \"fabric.json\", \"listen\": \"0.0.0.0:8443\"}");
+        assertEquals(List.of(f + ": /listen: 0.0.0.0 is not a loopback address: hybridlbd serves other hosts only with "
+                + "TLS and tokens (set tls and tokens; docs/operating.md, \"Security model\")"), p);
+        org.hybridlb.standalone.api.TestCerts certs = org.hybridlb.standalone.api.TestCerts.make(dir.resolve("tls"));
+        org.hybridlb.standalone.api.Tokens.create(dir.resolve("tokens.json"), "ops",
+                org.hybridlb.standalone.api.Tokens.Role.ADMIN);
+        String tls = "\"tls\": {\"keystore\": \"tls/hybridlbd.p12\", \"passwordFile\": \"tls/hybridlbd.p12.pass\", "
+                + "\"ca\": \"tls/ca.pem\"}";
+        p = problems("{\"fabric\": \"fabric.json\", \"listen\": \"0.0.0.0:8443\", " + tls + "}");
+        assertEquals(List.of(f + ": /listen: 0.0.0.0 is not a loopback address: hybridlbd serves other hosts only with "
+                + "TLS and tokens (set tokens; docs/operating.md, \"Security model\")"), p);
+        DaemonConfig c = DaemonConfig.load(write("hybridlbd.json", "{\"fabric\": \"fabric.json\", \"listen\": "
+                + "\"0.0.0.0:8443\", \"tokens\": \"tokens.json\", " + tls + "}"));
+        assertTrue(c.access.serverTls != null && c.access.clientTls != null && c.access.tokens != null);
+        assertEquals(16L << 20, c.access.maxBodyBytes);
+        assertEquals(16, c.access.maxConcurrentRequests);
+        // the command-line override is held to the same rule
+        DaemonConfig loop = DaemonConfig.load(write("hybridlbd.json", "{\"fabric\": \"fabric.json\"}"));
+        assertEquals(List.of("--listen: /: 10.9.9.9 is not a loopback address: hybridlbd serves other hosts only with "
+                + "TLS and tokens (set tls and tokens; docs/operating.md, \"Security model\")"),
+                assertThrows(ConfigException.class, () -> DaemonConfig.withListen(loop, "10.9.9.9:8080")).problems());
+        assertTrue(DaemonConfig.withListen(loop, "localhost:8080").listen.getAddress().isLoopbackAddress());
+    }
+
+    @Test
+    void badTlsTokensAndLimitsAreNamed() throws IOException {
+        write("fabric.json", "{}");
+        org.hybridlb.standalone.api.TestCerts.make(dir.resolve("tls"));
+        write("wrong.pass", "not-the-password\n");
+        write("tokens.json", "{\"tokens\": [{\"name\": \"a\", \"role\": \"boss\", \"sha256\": \"" + "0".repeat(64) + "\"}]}");
+        String f = dir.resolve("hybridlbd.json").toString();
+        List<String> p = problems("{\"fabric\": \"fabric.json\", \"tls\": {\"keystore\": \"tls/hybridlbd.p12\", "
+                + "\"passwordFile\": \"wrong.pass\", \"ca\": \"tls/nope.pem\", \"cert\": 1}, \"tokens\": \"tokens.json\", "
+                + "\"limits\": {\"maxBodyBytes\": 10, \"maxConcurrentRequests\": 0}}");
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /tls/keystore: " + dir.resolve("tls/hybridlbd.p12")
+                + ": cannot read the PKCS#12 keystore (wrong password in ")), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(f + ": /tls/ca: " + dir.resolve("tls/nope.pem"))), p.toString());
+        assertTrue(p.contains(f + ": /tls/cert: unknown field (known: ca, keystore, passwordFile)"), p.toString());
+        assertTrue(p.contains(f + ": /tokens: " + dir.resolve("tokens.json") + ": /tokens/0/role: must be \"viewer\" or "
+                + "\"admin\", got \"boss\""), p.toString());
+        assertTrue(p.contains(f + ": /limits/maxBodyBytes: must be an integer from 1024 to 1073741824, got 10"), p.toString());
+        assertTrue(p.contains(f + ": /limits/maxConcurrentRequests: must be an integer from 1 to 1024, got 0"), p.toString());
+        p = problems("{\"fabric\": \"fabric.json\", \"tls\": {\"ca\": \"tls/ca.pem\"}}");
+        assertTrue(p.contains(f + ": /tls/keystore: missing (required)"), p.toString());
+        assertTrue(p.contains(f + ": /tls/passwordFile: missing (required)"), p.toString());
+    }
 }

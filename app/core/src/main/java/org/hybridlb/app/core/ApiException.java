@@ -38,6 +38,12 @@ public final class ApiException extends RuntimeException {
         return new ApiException(409, "conflict", field, reason);
     }
 
+    /** 413: the body is longer than the runtime accepts ({@code maxBodyBytes}). */
+    public static ApiException tooLarge(long maxBodyBytes) {
+        return new ApiException(413, "payload too large", "/", "the request body is larger than " + maxBodyBytes
+                + " bytes, this server's limit");
+    }
+
     public static ApiException unavailable(String reason) {
         return new ApiException(503, "unavailable", null, reason);
     }

@@ -64,6 +64,29 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
         topology.smuxes.forEach(m -> live.add(m.id));
     }
 
+    /** The i-th ToR of the topology (the tests' scenarios name switches this way). */
+    String tor(int i) {
+        List<String> tors = new ArrayList<>();
+        topology.switches.stream().filter(s -> s.role == org.hybridlb.solver.model.SwitchRole.TOR)
+                .forEach(s -> tors.add(s.id));
+        return tors.get(i);
+    }
+
+    /** The address of the n-th host under {@code tor}. */
+    String hostOn(String tor, int n) {
+        return topology.hosts.stream().filter(h -> h.tor.equals(tor)).skip(n).findFirst().orElseThrow().ip;
+    }
+
+    /** A VIP document: one tcp/80 service over {@code dips}, in the aggregate 10.100.0.0/16. */
+    static String vipJson(String vip, String... dips) {
+        StringBuilder d = new StringBuilder();
+        for (String ip : dips) {
+            d.append(d.length() == 0 ? "" : ",").append("{\"ip\":\"").append(ip).append("\"}");
+        }
+        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
+                + "\"dips\":[" + d + "]}]}";
+    }
+
     Ports ports(StateStore store) {
         return new Ports(this, this, this, this, this, this, store);
     }

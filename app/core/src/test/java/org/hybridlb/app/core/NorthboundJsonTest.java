@@ -69,26 +69,28 @@ class NorthboundJsonTest {
         String v1 = "10.100.0.1";
         String v2 = "10.100.0.2";
         fabric.traffic = new TrafficInterval(7, 1_700_000_000L, 10,
-                List.of(new VipTraffic(v1, Map.of(tor(0), 2e8), null)));
-        ok("POST", "vips", vip(v1, hostOn(tor(1), 0), hostOn(tor(2), 0)), 201);
-        ok("POST", "vips", vip(v2, hostOn(tor(4), 0), hostOn(tor(4), 1)), 201);
+                List.of(new VipTraffic(v1, Map.of(fabric.tor(0), 2e8), null)));
+        ok("POST", "vips", FakeFabric.vipJson(v1, fabric.hostOn(fabric.tor(1), 0), fabric.hostOn(fabric.tor(2), 0)),
+                201);
+        ok("POST", "vips", FakeFabric.vipJson(v2, fabric.hostOn(fabric.tor(4), 0), fabric.hostOn(fabric.tor(4), 1)),
+                201);
         String hmux = Json.MAPPER.readTree(call("GET", "assignment", null)).path("installed").path(v1).asText();
         assertNotEquals(Assignment.SMUX, hmux, "the scenario needs VIP 1 on an HMux");
 
         String drained = topo.switches.stream().filter(s -> s.role == SwitchRole.CORE).findFirst().get().id;
         ok("POST", "switches/" + drained + "/drain", null, 200);
-        String failedDip = hostOn(tor(2), 0);
+        String failedDip = fabric.hostOn(fabric.tor(2), 0);
         fabric.unhealthy.add(failedDip);
         controller.dipHealthChanged(failedDip, false);
         controller.awaitIdle(20_000);
-        fabric.down.add(tor(4));
-        controller.switchDown(tor(4));
+        fabric.down.add(fabric.tor(4));
+        controller.switchDown(fabric.tor(4));
         controller.awaitIdle(20_000);
         fabric.diverging.put("smux-0", Map.of(v1, 3L));
-        ok("POST", "vips/" + v1 + "/dips", "{\"ip\":\"" + hostOn(tor(3), 0) + "\",\"weight\":2}", 201);
+        ok("POST", "vips/" + v1 + "/dips", "{\"ip\":\"" + fabric.hostOn(fabric.tor(3), 0) + "\",\"weight\":2}", 201);
 
         // a switch that cannot be read: the round reports it (lastError) and goes on
-        String unreadable = tor(5);
+        String unreadable = fabric.tor(5);
         fabric.onInstalledOn = sw -> {
             if (sw.equals(unreadable)) {
                 throw new org.hybridlb.app.core.port.SouthboundException("switch " + sw + " unreachable");
@@ -108,24 +110,8 @@ class NorthboundJsonTest {
 
     // ------------------------------------------------------------------ helpers
 
-    String tor(int i) {
-        List<String> tors = new ArrayList<>();
-        topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).forEach(s -> tors.add(s.id));
-        return tors.get(i);
-    }
 
-    String hostOn(String tor, int n) {
-        return topo.hosts.stream().filter(h -> h.tor.equals(tor)).skip(n).findFirst().orElseThrow().ip;
-    }
 
-    static String vip(String vip, String... dips) {
-        StringBuilder d = new StringBuilder();
-        for (String ip : dips) {
-            d.append(d.length() == 0 ? "" : ",").append("{\"ip\":\"").append(ip).append("\"}");
-        }
-        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"" + AGG + "\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
-                + "\"dips\":[" + d + "]}]}";
-    }
 
     void ok(String method, String path, String body, int status) {
         String[] reply = new String[1];

@@ -48,24 +48,31 @@ class RestResourcesTest {
     static final class Reply {
         final int status;
         final JsonNode body;
+        final String retryAfter;
 
-        Reply(int status, JsonNode body) {
+        Reply(int status, JsonNode body, String retryAfter) {
             this.status = status;
             this.body = body;
+            this.retryAfter = retryAfter;
         }
     }
 
     Reply call(String method, String path, String body) {
+        return typed(method, path, body, "application/json");
+    }
+
+    Reply typed(String method, String path, String body, String type) {
         ContainerRequest req = new ContainerRequest(URI.create("http://localhost/"), URI.create("http://localhost/" + path),
                 method, null, new MapPropertiesDelegate(), null);
         if (body != null) {
             req.setEntityStream(new ByteArrayInputStream(body.getBytes(StandardCharsets.UTF_8)));
-            req.getHeaders().putSingle("Content-Type", "application/json");
+            req.getHeaders().putSingle("Content-Type", type);
         }
         try {
             ContainerResponse r = app.apply(req).get();
             Object entity = r.getEntity();
-            return new Reply(r.getStatus(), entity == null ? null : Json.MAPPER.readTree(entity.toString()));
+            return new Reply(r.getStatus(), entity == null ? null : Json.MAPPER.readTree(entity.toString()),
+                    r.getHeaderString("Retry-After"));
         } catch (Exception e) {
             throw new AssertionError(e);
         }
@@ -128,6 +135,44 @@ class RestResourcesTest {
     }
 
     @Test
+    void vipAndServiceListsOverTheLimitsAreRefused() {
+        StringBuilder many = new StringBuilder("{\"vips\":[");
+        for (int i = 0; i <= Limits.MAX_VIPS; i++) {
+            many.append(i == 0 ? "" : ",").append(vip("10." + (100 + i / 65536) + "." + (i / 256 % 256) + "." + (i % 256), host(1)));
+        }
+        refused(400, "/vips", (Limits.MAX_VIPS + 1) + " items, over the limit of " + Limits.MAX_VIPS, "PUT", "vips",
+                many.append("]}").toString());
+        StringBuilder ports = new StringBuilder();
+        for (int p = 1; p <= Limits.MAX_SERVICES_PER_VIP + 1; p++) {
+            ports.append(p == 1 ? "" : ",").append("{\"proto\":\"tcp\",\"port\":").append(p)
+                    .append(",\"dips\":[{\"ip\":\"").append(host(1)).append("\"}]}");
+        }
+        refused(400, "/ports", "over the limit of " + Limits.MAX_SERVICES_PER_VIP, "POST", "vips",
+                "{\"vip\":\"10.100.0.2\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[" + ports + "]}");
+    }
+
+    @Test
+    void aBodyOverTheSizeLimitIsRefusedUnread() {
+        app = new ApplicationHandler(ResourceConfig.forApplication(new HybridlbRestApplication(() -> controller, 1000)));
+        String vip = vip("10.100.0.2", host(1));
+        String padded = vip + " ".repeat(1001 - vip.length());
+        refused(413, "/", "larger than 1000 bytes", "POST", "vips", padded);
+        refused(413, "/", "larger than 1000 bytes", "PUT", "vips", "{\"vips\":[" + padded + "]}");
+        refused(413, "/", "larger than 1000 bytes", "PUT", "vips/10.100.0.1", padded);
+        refused(413, "/", "larger than 1000 bytes", "POST", "vips/10.100.0.1/dips", padded);
+        assertEquals(201, call("POST", "vips", padded.substring(0, 1000)).status, "1000 bytes are taken");
+    }
+
+    @Test
+    void whatJaxRsRefusesIsAnsweredAsJsonNamingTheField() {
+        refused(404, "path", "no such resource", "GET", "vipz", null);
+        refused(405, "method", "GET, OPTIONS, POST, PUT", "PATCH", "vips", null);
+        Reply r = typed("POST", "vips", vip("10.100.0.2", host(1)), "text/plain");
+        assertEquals(415, r.status, r.body.toString());
+        assertEquals("Content-Type", r.body.path("field").asText());
+    }
+
+    @Test
     void unknownAndDuplicateVipsAndDips() {
         refused(409, "/vip", "exists", "POST", "vips", vip("10.100.0.1", host(1)));
         refused(404, "vip", "no VIP 10.100.0.9", "GET", "vips/10.100.0.9", null);
@@ -161,6 +206,7 @@ class RestResourcesTest {
     @Test
     void aChangeThatCannotBePersistedIsRefusedAndForgotten() {
         store.broken = true;
+        assertEquals("1", call("POST", "vips", vip("10.100.0.2", host(1))).retryAfter, "a 503 says when to retry");
         refused(503, null, "No space left", "POST", "vips", vip("10.100.0.2", host(1)));
         refused(503, null, "No space left", "DELETE", "vips/10.100.0.1", null);
         store.broken = false;

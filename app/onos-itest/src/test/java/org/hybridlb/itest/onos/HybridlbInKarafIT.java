@@ -140,6 +140,10 @@ public class HybridlbInKarafIT {
         assertEquals(0, json.readTree(r.body).path("vips").size());
         JsonNode switches = json.readTree(http.get("/switches", true).body).path("switches");
         assertEquals(switches.toString(), StandInNetwork.SWITCH_ID, switches.path(0).path("id").asText());
+        r = http.get("/openapi.json", true);
+        assertEquals(r.toString(), 200, r.status);
+        assertEquals("the same OpenAPI document as hybridlbd's", "3.1.0", json.readTree(r.body).path("openapi").asText());
+        assertEquals(401, http.get("/openapi.json", false).status);
         JsonNode smuxes = json.readTree(http.get("/smuxes", true).body).path("smuxes");
         assertEquals(StandInNetwork.SMUX_ID, smuxes.path(0).path("id").asText());
 

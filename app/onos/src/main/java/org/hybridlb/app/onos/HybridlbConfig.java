@@ -11,7 +11,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.nio.file.Path;
+import javax.net.ssl.SSLContext;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.tls.TlsFiles;
 import org.hybridlb.solver.model.Host;
 import org.hybridlb.solver.model.Limits;
 import org.hybridlb.solver.model.Smux;
@@ -40,6 +43,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
     static final String VIPS = "vips";
     static final String LINK_CAPACITY = "linkCapacityBps";
     static final String FAST_FAILOVER = "fastFailover";
+    static final String MGMT_TLS = "mgmtTls";
     /** SMux DIP pool limit, the same as the core's REST validation (the solver's Limits). */
     public static final int MAX_DIPS_PER_SERVICE = Limits.MAX_DIPS_PER_SERVICE;
     public static final double DEFAULT_LINK_CAPACITY_BPS = 10e9;
@@ -97,9 +101,9 @@ public final class HybridlbConfig extends Config<ApplicationId> {
         Iterator<String> names = json().fieldNames();
         while (names.hasNext()) {
             String f = names.next();
-            if (!Set.of(SWITCHES, SMUXES, HOSTS, VIPS, LINK_CAPACITY, FAST_FAILOVER).contains(f)) {
+            if (!Set.of(SWITCHES, SMUXES, HOSTS, VIPS, LINK_CAPACITY, FAST_FAILOVER, MGMT_TLS).contains(f)) {
                 throw new InvalidFieldException("/" + f, "unknown field; allowed: switches, smuxes, hosts, vips, "
-                        + "linkCapacityBps, fastFailover");
+                        + "linkCapacityBps, fastFailover, mgmtTls");
             }
         }
         Set<String> switchIds = new HashSet<>();
@@ -123,6 +127,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
             }
         }
         agentUrls();
+        mgmtTls();
         linkCapacityBps();
         fastFailover();
         vipsBody();
@@ -190,15 +195,7 @@ public final class HybridlbConfig extends Config<ApplicationId> {
             if (!(capacity > 0)) {
                 throw new InvalidFieldException(at + "/capacityBps", "must be a number > 0");
             }
-            String url = text(n, "controlUrl", at, true);
-            try {
-                URI u = URI.create(url);
-                if (!"http".equals(u.getScheme()) || u.getHost() == null) {
-                    throw new IllegalArgumentException("not http://host[:port]");
-                }
-            } catch (IllegalArgumentException e) {
-                throw new InvalidFieldException(at + "/controlUrl", "not an http URL: " + url);
-            }
+            String url = httpUrl(text(n, "controlUrl", at, true), at + "/controlUrl");
             out.add(new SmuxConfig(new Smux(id, ip, tor, capacity), url));
         }
         return out;
@@ -224,18 +221,48 @@ public final class HybridlbConfig extends Config<ApplicationId> {
             if (!n.has("agentUrl")) {
                 continue;
             }
-            String url = text(n, "agentUrl", at, true);
-            try {
-                URI u = URI.create(url);
-                if (!"http".equals(u.getScheme()) || u.getHost() == null) {
-                    throw new IllegalArgumentException("not http://host[:port]");
-                }
-            } catch (IllegalArgumentException e) {
-                throw new InvalidFieldException(at + "/agentUrl", "not an http URL: " + url);
-            }
+            String url = httpUrl(text(n, "agentUrl", at, true), at + "/agentUrl");
             out.put(ipv4(text(n, "ip", at, true), at + "/ip"), url);
         }
         return out;
+    }
+
+    /**
+     * TLS towards {@code https://} SMuxes and host agents: {@code mgmtTls: {keystore, passwordFile,
+     * ca}}, files on every ONOS host (app/standalone/deploy/hlb-certs makes them): the app's client
+     * identity (PKCS#12) and the CA of their certificates (PEM). Null when absent: plain clients.
+     * Read once per configuration (the first call, {@link #isValid}).
+     */
+    public synchronized SSLContext mgmtTls() {
+        if (mgmtTls == null) {
+            mgmtTls = java.util.Optional.ofNullable(readMgmtTls());
+        }
+        return mgmtTls.orElse(null);
+    }
+
+    private java.util.Optional<SSLContext> mgmtTls;
+
+    private SSLContext readMgmtTls() {
+        JsonNode t = json().path(MGMT_TLS);
+        if (t.isMissingNode()) {
+            return null;
+        }
+        if (!t.isObject()) {
+            throw new InvalidFieldException("/" + MGMT_TLS, "must be an object {keystore, passwordFile, ca}");
+        }
+        for (Iterator<String> it = t.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!Set.of("keystore", "passwordFile", "ca").contains(f)) {
+                throw new InvalidFieldException("/" + MGMT_TLS + "/" + f, "unknown field; allowed: keystore, passwordFile, ca");
+            }
+        }
+        String at = "/" + MGMT_TLS;
+        try {
+            return TlsFiles.context(TlsFiles.identity(Path.of(text(t, "keystore", at, true)),
+                    Path.of(text(t, "passwordFile", at, true))), TlsFiles.trust(Path.of(text(t, "ca", at, true))));
+        } catch (IllegalArgumentException e) {   // a file that cannot be read, named in the message
+            throw new InvalidFieldException(at, e.getMessage());
+        }
     }
 
     /**
@@ -321,6 +348,18 @@ public final class HybridlbConfig extends Config<ApplicationId> {
     }
 
     // ---- field helpers (every failure names the field) ------------------------------------------
+
+    private static String httpUrl(String url, String at) {
+        try {
+            URI u = URI.create(url);
+            if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null) {
+                throw new IllegalArgumentException("not http(s)://host[:port]");
+            }
+        } catch (IllegalArgumentException e) {
+            throw new InvalidFieldException(at, "not an http(s) URL: " + url);
+        }
+        return url;
+    }
 
     private ArrayNode array(String field) {
         JsonNode n = json().path(field);

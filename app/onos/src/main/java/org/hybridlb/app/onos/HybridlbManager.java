@@ -16,6 +16,7 @@ import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.smux.SmuxHttpClient;
 import org.hybridlb.app.core.stats.HostAgentStats;
+import org.hybridlb.app.core.tls.TlsFiles;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
 import org.hybridlb.app.onos.fabric.FabricTracker;
 import org.hybridlb.app.onos.fabric.FabricView;
@@ -168,6 +169,9 @@ public class HybridlbManager implements HybridlbService {
         netcfg.registerConfigFactory(configFactory);
         config = new NetworkConfig(deviceService, () -> fabric, () -> controller, this::reconcile);
         config.initial(netcfg.getConfig(appId, HybridlbConfig.class));
+        // the SMux and host-agent clients follow the configuration's mgmtTls (null: plain)
+        java.util.function.Supplier<java.net.http.HttpClient> mgmt = TlsFiles.following(
+                () -> java.util.Optional.ofNullable(config.get()).map(HybridlbConfig::mgmtTls).orElse(null), SMUX_TIMEOUT);
         fabric = new FabricTracker(config::get, deviceService, linkService, hostService,
                 new HmuxCapability(driverService, deviceService));
         fabric.rebuild();
@@ -182,12 +186,12 @@ public class HybridlbManager implements HybridlbService {
                 () -> config.get() != null && config.get().fastFailover());
         routeSource = new OnosRouteSource(routeService, fabric::view);
         // the SMuxes hash each VIP as its HMux does: the core asks the southbound (its hash contract)
-        smux = smuxControl != null ? smuxControl : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT);
+        smux = smuxControl != null ? smuxControl : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT, mgmt);
         statsSource = new OnosStatsSource(appId, flowRuleService, deviceService::isAvailable, fabric::view, smux,
-                agentRates != null ? agentRates : new HostAgentStats(this::agentUrls, AGENT_TIMEOUT)::rates,
+                agentRates != null ? agentRates : new HostAgentStats(this::agentUrls, AGENT_TIMEOUT, mgmt)::rates,
                 Duration.ofSeconds(statsPeriodSeconds > 0 ? statsPeriodSeconds : STATS_PERIOD_SECONDS));
         healthSource = new AgentHealth(this::agentUrls,
-                agentProbe != null ? agentProbe : AgentHealth.httpProbe(AGENT_TIMEOUT));
+                agentProbe != null ? agentProbe : AgentHealth.httpProbe(AGENT_TIMEOUT, mgmt));
         fabricListeners = new FabricListeners(handoff, fabric, deviceService, routeSource, this::refreshPaths,
                 this::reconcile);
         netcfg.addListener(configListener);

@@ -573,6 +573,13 @@ public class HybridlbManagerTest {
         ((ObjectNode) unknown.get("switches")).putObject("of:tor9").put("id", "tor9").put("role", "tor")
                 .put("pod", 2).put("tunnelPort", 100);
         cases.put("/switches/of:tor9: unknown device", unknown);
+        ObjectNode badTls = configJson(false);
+        badTls.putObject("mgmtTls").put("keystore", "/nonexistent/onos.p12").put("passwordFile", "/nonexistent/onos.pass")
+                .put("ca", "/nonexistent/ca.pem");
+        cases.put("field /mgmtTls: /nonexistent/onos.pass: cannot read the keystore password", badTls);
+        ObjectNode tlsTypo = configJson(false);
+        tlsTypo.putObject("mgmtTls").put("cert", "x");
+        cases.put("field /mgmtTls/cert: unknown field", tlsTypo);
         ObjectNode notAHost = configJson(false);
         ((ArrayNode) notAHost.get("vips")).add(vip(VIP, "10.0.7.7"));
         cases.put("10.0.7.7", notAHost);

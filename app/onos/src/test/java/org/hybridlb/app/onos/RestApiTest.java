@@ -58,6 +58,16 @@ public class RestApiTest extends JerseyTest {
     }
 
     @Test
+    public void theOpenApiDescriptionIsServedAsByHybridlbd() throws Exception {
+        Response r = target("openapi.json").request().get();
+        assertEquals(200, r.getStatus());
+        JsonNode doc = json(r);
+        assertEquals("3.1.0", doc.path("openapi").asText());
+        assertEquals(org.hybridlb.app.core.rest.OpenApi.text(), Json.MAPPER.writeValueAsString(doc) + "\n");
+        assertTrue(doc.path("paths").has("/vips/{vip}/dips/{dip}"));
+    }
+
+    @Test
     public void aDipAddedOverRestReachesTheFabric() throws Exception {
         Response r = target("vips/" + HybridlbManagerTest.VIP + "/dips").request()
                 .post(Entity.entity("{\"ip\": \"10.0.2.2\"}", MediaType.APPLICATION_JSON_TYPE));

@@ -10,8 +10,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import org.hybridlb.app.core.tls.TlsFiles;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -27,7 +30,7 @@ import picocli.CommandLine.ParentCommand;
         subcommands = {VipCommands.Vips.class, VipCommands.VipCmd.class, VipCommands.DipCmd.class,
             StatusCommands.AssignmentCmd.class, StatusCommands.Reassign.class, StatusCommands.Smuxes.class,
             StatusCommands.Stats.class, StatusCommands.Migrations.class, StatusCommands.Switches.class,
-            StatusCommands.Drain.class, StatusCommands.Undrain.class})
+            StatusCommands.Drain.class, StatusCommands.Undrain.class, TokenCommands.TokenCmd.class})
 public final class HybridlbCli implements Callable<Integer> {
     public static final ObjectMapper JSON = new ObjectMapper();
 
@@ -40,6 +43,14 @@ public final class HybridlbCli implements Callable<Integer> {
 
     @Option(names = "--timeout", description = "seconds to wait for an answer", defaultValue = "35")
     int timeoutSeconds;
+
+    @Option(names = "--ca", description = "CA certificate (PEM) of hybridlbd's HTTPS certificate (default: $HYBRIDLB_CA; "
+            + "without it, the JDK's CAs)", defaultValue = "${env:HYBRIDLB_CA}")
+    Path ca;
+
+    @Option(names = "--token-file", description = "file whose first line is the API token (default: "
+            + "$HYBRIDLB_TOKEN_FILE; or the token itself in $HYBRIDLB_TOKEN)", defaultValue = "${env:HYBRIDLB_TOKEN_FILE}")
+    Path tokenFile;
 
     PrintWriter out;
     PrintWriter err;
@@ -77,9 +88,21 @@ public final class HybridlbCli implements Callable<Integer> {
     }
 
     JsonNode call(String method, String path, String body, int... ok) {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        HttpClient.Builder hb = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+        if (ca != null) {
+            try {
+                hb.sslContext(TlsFiles.context(null, TlsFiles.trust(ca)));
+            } catch (IllegalArgumentException e) {
+                throw new Failure(2, "hybridlb: --ca: " + e.getMessage());
+            }
+        }
+        HttpClient http = hb.build();
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + path))
                 .timeout(Duration.ofSeconds(timeoutSeconds));
+        String token = token();
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
         HttpRequest.BodyPublisher p = body == null ? HttpRequest.BodyPublishers.noBody()
                 : HttpRequest.BodyPublishers.ofString(body);
         b.method(method, p);
@@ -121,6 +144,23 @@ public final class HybridlbCli implements Callable<Integer> {
             m.append(" ").append(node);
         }
         throw new Failure(1, m.toString());
+    }
+
+    /** The token of --token-file, else of $HYBRIDLB_TOKEN; null: none. */
+    private String token() {
+        if (tokenFile != null) {
+            try {
+                String t = Files.readString(tokenFile).lines().findFirst().orElse("").strip();
+                if (t.isEmpty()) {
+                    throw new Failure(2, "hybridlb: --token-file: " + tokenFile + " is empty");
+                }
+                return t;
+            } catch (IOException e) {
+                throw new Failure(2, "hybridlb: --token-file: cannot read " + tokenFile + ": " + e.getMessage());
+            }
+        }
+        String t = System.getenv("HYBRIDLB_TOKEN");
+        return t == null || t.isBlank() ? null : t.strip();
     }
 
     /** A command that only groups subcommands ({@code vip}, {@code dip}): alone, it prints its usage. */

@@ -28,13 +28,14 @@ public final class AgentHealthSource implements HealthSource, AutoCloseable {
         return t;
     });
 
-    public AgentHealthSource(Fabric fabric, long timeoutMillis) {
+    /** {@code mgmt}: the management plane's client (TLS to {@code https://} agents). */
+    public AgentHealthSource(Fabric fabric, long timeoutMillis, java.net.http.HttpClient mgmt) {
         for (Fabric.HostInfo h : fabric.hosts.values()) {
             if (h.agentUrl != null) {
                 agents.put(h.ip, h.agentUrl);
             }
         }
-        this.health = new AgentHealth(() -> agents, AgentHealth.httpProbe(Duration.ofMillis(timeoutMillis)));
+        this.health = new AgentHealth(() -> agents, AgentHealth.httpProbe(Duration.ofMillis(timeoutMillis), () -> mgmt));
     }
 
     public void start(Duration interval) {

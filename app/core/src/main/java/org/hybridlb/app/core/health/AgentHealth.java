@@ -15,6 +15,7 @@ import java.util.function.Supplier;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.HealthSource;
+import org.hybridlb.app.core.tls.TlsFiles;
 
 /**
  * DIP health from the host agents (smux/agent): {@code GET <agentUrl>/dip-health} answers 200
@@ -39,10 +40,14 @@ public final class AgentHealth implements HealthSource {
         this.probe = probe;
     }
 
-    /** Probes over HTTP with {@code timeout}. */
+    /** Probes over plain HTTP with {@code timeout}. */
     public static Function<URI, CompletableFuture<Integer>> httpProbe(Duration timeout) {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
-        return uri -> http.sendAsync(HttpRequest.newBuilder(uri).timeout(timeout).GET().build(),
+        return httpProbe(timeout, TlsFiles.plain(timeout));
+    }
+
+    /** Probes with the management plane's client {@code http} (asked on every probe: it follows the TLS settings). */
+    public static Function<URI, CompletableFuture<Integer>> httpProbe(Duration timeout, Supplier<HttpClient> http) {
+        return uri -> http.get().sendAsync(HttpRequest.newBuilder(uri).timeout(timeout).GET().build(),
                 HttpResponse.BodyHandlers.discarding()).thenApply(HttpResponse::statusCode).exceptionally(e -> -1);
     }
 

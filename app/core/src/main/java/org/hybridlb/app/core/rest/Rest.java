@@ -1,5 +1,8 @@
 package org.hybridlb.app.core.rest;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -21,6 +24,24 @@ final class Rest {
     private Rest() {
     }
 
+    /**
+     * A request body read up to {@code max} bytes; a longer one is refused with 413 before it is
+     * parsed (the whole body never sits in memory). Invalid UTF-8 becomes U+FFFD, which the JSON
+     * parser then refuses naming the place.
+     */
+    static String body(InputStream in, long max) {
+        byte[] b;
+        try {
+            b = in.readNBytes((int) Math.min(max + 1, Integer.MAX_VALUE - 16));
+        } catch (IOException e) {
+            throw ApiException.invalid("/", "the request body could not be read: " + e.getMessage());
+        }
+        if (b.length > max) {
+            throw ApiException.tooLarge(max);
+        }
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
     static Response json(int status, Object body) {
         return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE).entity(Json.write(body) + "\n").build();
     }
@@ -32,8 +53,13 @@ final class Rest {
             body.put("field", e.field);
         }
         body.put("reason", e.reason);
-        return json(e.status, body);
+        Response r = json(e.status, body);
+        // unavailable for now (busy, starting, not the leader, the disk): a client may try again
+        return e.status == 503 ? Response.fromResponse(r).header("Retry-After", RETRY_AFTER_SECONDS).build() : r;
     }
+
+    /** What a 503 tells the client to wait before trying again. */
+    static final String RETRY_AFTER_SECONDS = "1";
 
     /** Runs a call; refusals become 4xx/503 JSON errors, anything else a 500 JSON error. */
     static Response run(Supplier<Response> call) {

@@ -1,5 +1,6 @@
 package org.hybridlb.app.core.rest;
 
+import java.io.InputStream;
 import java.util.Map;
 import java.util.function.Supplier;
 import javax.ws.rs.Consumes;
@@ -22,9 +23,11 @@ import org.hybridlb.app.core.HybridlbApi;
 public class VipResource {
     /** Asked on every request: it may answer 503 ({@link org.hybridlb.app.core.ApiException}). */
     private final Supplier<HybridlbApi> api;
+    private final long maxBodyBytes;
 
-    public VipResource(Supplier<HybridlbApi> api) {
+    public VipResource(Supplier<HybridlbApi> api, long maxBodyBytes) {
         this.api = api;
+        this.maxBodyBytes = maxBodyBytes;
     }
 
     @GET
@@ -34,14 +37,14 @@ public class VipResource {
 
     @PUT
     @Consumes(MediaType.APPLICATION_JSON)
-    public Response replaceAll(String body) {
-        return Rest.run(() -> Rest.json(200, Map.of("vips", api.get().replaceVips(body))));
+    public Response replaceAll(InputStream body) {
+        return Rest.run(() -> Rest.json(200, Map.of("vips", api.get().replaceVips(Rest.body(body, maxBodyBytes)))));
     }
 
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
-    public Response create(String body) {
-        return Rest.run(() -> Rest.json(201, api.get().createVip(body)));
+    public Response create(InputStream body) {
+        return Rest.run(() -> Rest.json(201, api.get().createVip(Rest.body(body, maxBodyBytes))));
     }
 
     @GET
@@ -53,8 +56,8 @@ public class VipResource {
     @PUT
     @Path("{vip}")
     @Consumes(MediaType.APPLICATION_JSON)
-    public Response replace(@PathParam("vip") String vip, String body) {
-        return Rest.run(() -> Rest.json(200, api.get().replaceVip(vip, body)));
+    public Response replace(@PathParam("vip") String vip, InputStream body) {
+        return Rest.run(() -> Rest.json(200, api.get().replaceVip(vip, Rest.body(body, maxBodyBytes))));
     }
 
     @DELETE
@@ -75,8 +78,8 @@ public class VipResource {
     @POST
     @Path("{vip}/dips")
     @Consumes(MediaType.APPLICATION_JSON)
-    public Response addDip(@PathParam("vip") String vip, String body) {
-        return Rest.run(() -> Rest.json(201, api.get().addDip(vip, body)));
+    public Response addDip(@PathParam("vip") String vip, InputStream body) {
+        return Rest.run(() -> Rest.json(201, api.get().addDip(vip, Rest.body(body, maxBodyBytes))));
     }
 
     @DELETE

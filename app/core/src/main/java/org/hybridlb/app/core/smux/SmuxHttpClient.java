@@ -12,11 +12,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.Json;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.port.SouthboundException;
+import org.hybridlb.app.core.tls.TlsFiles;
 
 /**
  * The SMux control API over HTTP (smux/src/control.c, smux/README.md), for every host: {@code PUT}
@@ -29,13 +31,21 @@ public final class SmuxHttpClient implements SmuxControl {
 
     private final Function<String, String> controlUrl;
     private final Duration timeout;
-    private final HttpClient http;
+    private final Supplier<HttpClient> http;
 
-    /** {@code controlUrl}: the base URL of an SMux's control API by SMux id (null: not configured). */
+    /** {@code controlUrl}: the base URL of an SMux's control API by SMux id (null: not configured). Plain HTTP. */
     public SmuxHttpClient(Function<String, String> controlUrl, Duration timeout) {
+        this(controlUrl, timeout, TlsFiles.plain(timeout));
+    }
+
+    /**
+     * {@code http}: the management plane's client, asked on every call (it follows the TLS settings:
+     * {@link TlsFiles#client}); an {@code https://} control URL is then called over mutual TLS.
+     */
+    public SmuxHttpClient(Function<String, String> controlUrl, Duration timeout, Supplier<HttpClient> http) {
         this.controlUrl = controlUrl;
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
+        this.http = http;
     }
 
     @Override
@@ -130,7 +140,7 @@ public final class SmuxHttpClient implements SmuxControl {
     private HttpResponse<String> send(String smuxId, HttpRequest.Builder b) {
         HttpRequest req = b.timeout(timeout).build();
         try {
-            return http.send(req, HttpResponse.BodyHandlers.ofString());
+            return http.get().send(req, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new SouthboundException("SMux " + smuxId + " unreachable at " + req.uri() + ": " + e, e);
         } catch (InterruptedException e) {

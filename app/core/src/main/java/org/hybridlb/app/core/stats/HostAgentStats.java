@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.tls.TlsFiles;
 
 /**
  * Per-DIP rates from the host agents (smux/agent): {@code GET <agentUrl>/stats} answers the bytes/s
@@ -24,19 +25,25 @@ import org.hybridlb.app.core.Json;
 public final class HostAgentStats {
     private final Supplier<Map<String, String>> agents;
     private final Duration timeout;
-    private final HttpClient http;
+    private final Supplier<HttpClient> http;
 
-    /** {@code agents}: DIP (host address) -> its agent's base URL. */
+    /** {@code agents}: DIP (host address) -> its agent's base URL. Plain HTTP. */
     public HostAgentStats(Supplier<Map<String, String>> agents, Duration timeout) {
+        this(agents, timeout, TlsFiles.plain(timeout));
+    }
+
+    /** {@code http}: the management plane's client, asked on every poll (it follows the TLS settings). */
+    public HostAgentStats(Supplier<Map<String, String>> agents, Duration timeout, Supplier<HttpClient> http) {
         this.agents = agents;
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
+        this.http = http;
     }
 
     /** VIP -> DIP -> bytes/s, over every agent that answered. */
     public Map<String, Map<String, Double>> rates() {
         List<CompletableFuture<Map<String, Map<String, Double>>>> asked = new ArrayList<>();
-        agents.get().forEach((dip, url) -> asked.add(http.sendAsync(
+        HttpClient client = http.get();
+        agents.get().forEach((dip, url) -> asked.add(client.sendAsync(
                 HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/stats")).timeout(timeout).GET().build(),
                 HttpResponse.BodyHandlers.ofString())
                 .thenApply(r -> r.statusCode() == 200 ? parse(dip, r.body()) : Map.<String, Map<String, Double>>of())

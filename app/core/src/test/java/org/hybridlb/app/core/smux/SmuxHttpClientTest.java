@@ -5,22 +5,31 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import org.hybridlb.app.core.Json;
 import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.ServiceEntry;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.SouthboundException;
+import org.hybridlb.app.core.tls.TlsFiles;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The SMux client against a local HTTP server answering like smux/src/control.c. */
 class SmuxHttpClientTest {
@@ -102,6 +111,65 @@ class SmuxHttpClientTest {
     void countersAndDivergingConnectionsAddUpPerVip() {
         assertEquals(Map.of("10.100.0.1", 1580L, "10.100.0.2", 0L), client.vipBytes("smux-0"));
         assertEquals(Map.of("10.100.0.1", 3L), client.divergingConnections("smux-0"));
+    }
+
+    /** deploy/hlb-certs (openssl) makes a CA, the SMux's server and the controller's client identity in dir. */
+    static void certs(Path dir) throws Exception {
+        String script = Path.of("..", "standalone", "deploy", "hlb-certs").toAbsolutePath().toString();
+        for (String[] args : new String[][] {{"ca"}, {"server", "smux", "--ip", "127.0.0.1"},
+            {"controller", "ctl", "--ip", "127.0.0.1"}}) {
+            List<String> cmd = new ArrayList<>(List.of("bash", script, dir.toString()));
+            cmd.addAll(List.of(args));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, p.waitFor(), out);
+        }
+    }
+
+    @Test
+    void anHttpsSmuxIsCalledWithTheControllersClientCertificate(@TempDir Path dir)
+            throws Exception {
+        certs(dir);
+        SSLContext serverTls = TlsFiles.context(
+                TlsFiles.identity(dir.resolve("smux.p12"), dir.resolve("smux.p12.pass")),
+                TlsFiles.trust(dir.resolve("ca.pem")));
+        HttpsServer tls = HttpsServer.create(
+                new InetSocketAddress("127.0.0.1", 0), 0);
+        tls.setHttpsConfigurator(new HttpsConfigurator(serverTls) {
+            @Override
+            public void configure(HttpsParameters p) {
+                SSLParameters sp = serverTls.getDefaultSSLParameters();
+                sp.setNeedClientAuth(true);   // as the SMux refuses writes without one
+                p.setSSLParameters(sp);
+            }
+        });
+        tls.createContext("/table", x -> {
+            x.getRequestBody().readAllBytes();
+            byte[] b = "{\"version\":1}".getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(200, b.length);
+            x.getResponseBody().write(b);
+            x.close();
+        });
+        tls.start();
+        try {
+            String url = "https://127.0.0.1:" + tls.getAddress().getPort();
+            SSLContext trustOnly = TlsFiles.context(null,
+                    TlsFiles.trust(dir.resolve("ca.pem")));
+            SSLContext controller = TlsFiles.context(
+                    TlsFiles.identity(dir.resolve("ctl.p12"), dir.resolve("ctl.p12.pass")),
+                    TlsFiles.trust(dir.resolve("ca.pem")));
+            AtomicReference<SSLContext> now =
+                    new AtomicReference<>(trustOnly);
+            SmuxHttpClient c = new SmuxHttpClient(id -> url, Duration.ofSeconds(5),
+                    TlsFiles.following(now::get, Duration.ofSeconds(5)));
+            assertThrows(SouthboundException.class, () -> c.putTable("smux-0", oneVip(1)), "no client certificate");
+            now.set(controller);   // the TLS settings change (ONOS netcfg): the next call follows
+            c.putTable("smux-0", oneVip(1));
+            SmuxHttpClient plain = new SmuxHttpClient(id -> url, Duration.ofSeconds(5));
+            assertThrows(SouthboundException.class, () -> plain.putTable("smux-0", oneVip(2)), "the JDK's CAs do not know it");
+        } finally {
+            tls.stop(0);
+        }
     }
 
     @Test
