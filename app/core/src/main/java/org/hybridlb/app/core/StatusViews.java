@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import org.hybridlb.app.core.metrics.StateSample;
 import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.app.core.view.MigrationsView;
 import org.hybridlb.app.core.view.ReassignResult;
@@ -112,6 +113,33 @@ final class StatusViews {
         return new SwitchView(s.id, s.role.name().toLowerCase(Locale.ROOT), s.pod, !inputs.down.contains(s.id),
                 inputs.cutOff().get(s.id), keeper.state().drained.contains(s.id), inputs.unfitForHmux().get(s.id),
                 vips);
+    }
+
+    /** The state the metrics report, read now (cheap: counts, no device is asked). */
+    StateSample sample() {
+        ControllerState state = keeper.state();
+        StateSample s = new StateSample();
+        state.installedVips.keySet().forEach(v -> s.vipsByPlacement.merge(state.placement(v), 1, Integer::sum));
+        s.vipsConfigured = state.desired.size();
+        s.vipsHeldOnSmuxes = state.heldOnSmuxes.size();
+        s.migrating = migrations.migrating();
+        StatsView split = stats();
+        s.hmuxBytesPerSecond = split.hmuxBytesPerSecond;
+        s.smuxBytesPerSecond = split.smuxBytesPerSecond;
+        s.smuxTableVersion = state.smuxTableVersion;
+        s.smuxes = inputs.topology().smuxes.size();
+        s.smuxesLive = inputs.liveIds().size();
+        s.switches = inputs.topology().switches.size();
+        s.switchesDown = inputs.down.size();
+        s.switchesDrained = state.drained.size();
+        s.dipsUnhealthy = health.unhealthyDips().size();
+        s.stateWritable = keeper.writeError() == null;
+        s.wavesApplied = status.wavesApplied;
+        s.rollbacks = status.rollbacks;
+        s.failoverVips = status.failovers;
+        s.repairs = status.repairs;
+        s.dipsRemovedInPlace = status.dipsRemovedDirectly;
+        return s;
     }
 
     ReassignResult reassigned() {

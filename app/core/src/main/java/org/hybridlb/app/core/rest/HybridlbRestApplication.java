@@ -3,23 +3,35 @@ package org.hybridlb.app.core.rest;
 import java.util.Set;
 import java.util.function.Supplier;
 import javax.ws.rs.core.Application;
+import org.hybridlb.app.core.Controller;
 import org.hybridlb.app.core.HybridlbApi;
+import org.hybridlb.app.core.metrics.ControllerMetrics;
 
 /**
- * The REST API as a JAX-RS application of resource instances. The daemon binds it to its one
- * controller; the ONOS app subclasses it with a supplier that looks its service up on every request
- * (the service may come and go while the web bundle stays) and answers 503 while there is none.
+ * The REST API as a JAX-RS application of resource instances: the northbound and the controller's
+ * metrics ({@code /metrics}). The daemon binds it to its one
+ * controller; the ONOS app subclasses it with suppliers that look its service up on every request
+ * (the service may come and go while the web bundle stays) and answer 503 while there is none.
  */
 public class HybridlbRestApplication extends Application {
     private final Set<Object> resources;
 
-    public HybridlbRestApplication(HybridlbApi api) {
-        this(() -> api);
+    /** The daemon's: its controller and the metrics it reports to. */
+    public HybridlbRestApplication(Controller controller) {
+        this(() -> controller, controller::metrics);
     }
 
-    /** {@code api} is asked on every request; an {@link org.hybridlb.app.core.ApiException} it throws is the answer. */
-    public HybridlbRestApplication(Supplier<HybridlbApi> api) {
-        this.resources = Set.of(new VipResource(api), new StatusResource(api));
+    /** An API without metrics ({@code /metrics} answers 503). */
+    public HybridlbRestApplication(HybridlbApi api) {
+        this(() -> api, () -> null);
+    }
+
+    /**
+     * {@code api} and {@code metrics} are asked on every request; an
+     * {@link org.hybridlb.app.core.ApiException} they throw is the answer.
+     */
+    public HybridlbRestApplication(Supplier<HybridlbApi> api, Supplier<ControllerMetrics> metrics) {
+        this.resources = Set.of(new VipResource(api), new StatusResource(api), new MetricsResource(metrics));
     }
 
     @Override
