@@ -247,6 +247,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     }
 
     @Override
+    public org.hybridlb.solver.model.Topology topology() {
+        return loop.call(inputs::topology);
+    }
+
+    @Override
     public List<SwitchView> switches() {
         return loop.call(views::switches);
     }

@@ -8,8 +8,8 @@ import org.hybridlb.app.core.HybridlbApi;
 import org.hybridlb.app.core.metrics.ControllerMetrics;
 
 /**
- * The REST API as a JAX-RS application of resource instances: the northbound and the controller's
- * metrics ({@code /metrics}). The daemon binds it to its one
+ * The REST API as a JAX-RS application of resource instances: the northbound, the controller's
+ * metrics ({@code /metrics}) and the live web view ({@code /ui/}). The daemon binds it to its one
  * controller; the ONOS app subclasses it with suppliers that look its service up on every request
  * (the service may come and go while the web bundle stays) and answer 503 while there is none.
  */
@@ -31,7 +31,8 @@ public class HybridlbRestApplication extends Application {
      * {@link org.hybridlb.app.core.ApiException} they throw is the answer.
      */
     public HybridlbRestApplication(Supplier<HybridlbApi> api, Supplier<ControllerMetrics> metrics) {
-        this.resources = Set.of(new VipResource(api), new StatusResource(api), new MetricsResource(metrics));
+        this.resources = Set.of(new VipResource(api), new StatusResource(api), new MetricsResource(metrics),
+                new WebViewResource());
     }
 
     @Override
