@@ -14,6 +14,7 @@ import org.glassfish.jersey.server.ServerProperties;
 import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.Controller;
 import org.hybridlb.app.core.ControllerConfig;
+import org.hybridlb.app.core.StateUnreadableException;
 import org.hybridlb.app.core.port.HealthSource;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.port.RouteSource;
@@ -100,7 +101,12 @@ public final class Daemon implements AutoCloseable {
             stats.start();
         }
         long t0 = System.nanoTime();
-        controller.start();
+        try {
+            controller.start();
+        } catch (StateUnreadableException | java.io.UncheckedIOException e) {
+            close();
+            throw new ConfigException(java.util.List.of(e.getMessage()));
+        }
         LOG.info(String.format(java.util.Locale.ROOT, "controller started in %.0f ms (%s)", (System.nanoTime() - t0) / 1e6,
                 firstStart ? "first start" : "state loaded from " + config.stateDir));
         if (firstStart && config.vips != null) {
