@@ -13,3 +13,8 @@ apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 \
     mininet openvswitch-switch openvswitch-common frr iproute2 ethtool util-linux \
     iperf3 wrk curl iputils-ping netcat-openbsd \
     python3 python3-pytest python3-requests python3-prometheus-client
+# Observability: Prometheus (the emulation's server scrapes hybridlbd, SMuxes and agents), headless
+# chromium + its WebDriver for the web view's browser test and the demo's screenshot, selenium 4.
+apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 \
+    prometheus chromium chromium-driver python3-pip
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check 'selenium>=4,<5'
