@@ -67,11 +67,13 @@ def sh(cmd, check=True, env=None, **kw):
 
 
 def proc_start_time(pid):
+    """The start time of a live process (None: gone, or a zombie nobody reaped yet)."""
     try:
         with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
+            fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
         return None
+    return None if fields[0] == "Z" else fields[19]
 
 
 class PidLog:
@@ -757,16 +759,19 @@ class Emu:
         self.pids = PidLog(os.path.join(self.dir, "pids.jsonl"))
         self.ns = netns(tag)
 
-    def host_cmd(self, node, cmd):
-        return ["nsenter", "-t", str(self.fab["hosts"][node]["pid"]), "-n", "--"] + list(cmd)
+    def host_cmd(self, node, cmd, mount=False):
+        """cmd in host `node`'s network namespace (mount: and its mount namespace, whose /sys shows
+        its interfaces, as Mininet's mnexec gives the host's own processes)."""
+        return ["nsenter", "-t", str(self.fab["hosts"][node]["pid"]), "-n"] + (["-m"] if mount else []) + ["--"] \
+            + list(cmd)
 
     def run(self, node, cmd, timeout=60, check=False):
         return subprocess.run(self.host_cmd(node, cmd), capture_output=True, text=True, timeout=timeout, check=check)
 
-    def popen(self, node, cmd, what=None, **kw):
+    def popen(self, node, cmd, what=None, mount=False, **kw):
         kw.setdefault("stdout", subprocess.PIPE)
         kw.setdefault("stderr", subprocess.PIPE)
-        p = subprocess.Popen(self.host_cmd(node, cmd), text=True, start_new_session=True, **kw)
+        p = subprocess.Popen(self.host_cmd(node, cmd, mount), text=True, start_new_session=True, **kw)
         self.pids.add(p.pid, what or "client %s" % node)
         return p
 
@@ -862,7 +867,7 @@ class Emu:
         with open(os.path.join(self.dir, "agent-%s.cmd" % host)) as f:
             cmd = json.load(f)
         out = open(os.path.join(self.dir, "logs", "agent-%s.log" % host), "a")
-        p = self.popen(host, cmd, what="agent " + host, stdout=out, stderr=subprocess.STDOUT)
+        p = self.popen(host, cmd, what="agent " + host, mount=True, stdout=out, stderr=subprocess.STDOUT)
         out.close()
         return p
 

@@ -56,6 +56,16 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
         topology.smuxes.forEach(m -> live.add(m.id));
     }
 
+    /** A tcp/80 VIP in aggregate 10.100.0.0/16 whose DIPs are the given hosts of {@code topo}, as REST JSON. */
+    static String vipJson(Topology topo, String vip, int... hosts) {
+        StringBuilder d = new StringBuilder();
+        for (int h : hosts) {
+            d.append(d.length() == 0 ? "" : ",").append("{\"ip\":\"").append(topo.hosts.get(h).ip).append("\"}");
+        }
+        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
+                + d + "]}]}";
+    }
+
     Ports ports(StateStore store) {
         return new Ports(this, this, this, this, this, this, store);
     }

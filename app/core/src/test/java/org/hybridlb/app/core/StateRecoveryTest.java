@@ -52,8 +52,7 @@ class StateRecoveryTest {
     }
 
     String vipJson(String vip, int host) {
-        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,"
-                + "\"dips\":[{\"ip\":\"" + topo.hosts.get(host).ip + "\"}]}]}";
+        return FakeFabric.vipJson(topo, vip, host);
     }
 
     /** Two VIPs created one after the other: the file holds both, its last good copy the first only. */

@@ -37,8 +37,11 @@ public final class ControllerMetrics {
     /** Label of {@code hybridlb_vips} and the traffic gauges: {@code hmux} or {@code smux}. */
     public static final String HMUX = "hmux";
     public static final String SMUX = "smux";
-    /** How long a scrape waits for the controller's thread before it reports the last sample. */
-    public static final long SAMPLE_TIMEOUT_MILLIS = 2000;
+    /**
+     * How long a scrape waits for the controller's thread (busy with a wave) before it reports the
+     * last sample: well within Prometheus's scrape timeout.
+     */
+    public static final long SAMPLE_TIMEOUT_MILLIS = 500;
 
     /** Reconcile rounds: a few ms to tens of seconds (1,000 VIPs on a loaded machine). */
     private static final double[] ROUND_SECONDS = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
