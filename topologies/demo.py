@@ -12,7 +12,10 @@
 6. adds a DIP to an HMux VIP with long-lived TCP connections open: the VIP moves to the SMuxes,
    which pin those connections, and returns to an HMux only once none of them would change DIP
    there (Duet §3.5.2);
-7. prints the measured figures, and cleans everything up (also on Ctrl-C).
+7. prints the measured figures, a few PromQL queries with the answers of the emulation's
+   Prometheus (it scrapes hybridlbd, the SMuxes and the host agents), and cleans everything up
+   (also on Ctrl-C). The daemon's live web view is at /ui/; a screenshot of it taken by headless
+   chromium while the HMux switch is down is kept (WEBVIEW_SHOT).
 """
 import argparse
 import json
@@ -25,8 +28,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hlbemu  # noqa: E402
+import hlb_browser  # noqa: E402
+import hlb_prometheus  # noqa: E402
 
 AGG = "10.100.0.0/16"
+WEBVIEW_URL = hlbemu.DAEMON_URL + "/ui/"   # opened with a viewer token: Emu.webview_url()
+WEBVIEW_SHOT = "/tmp/hlb-demo-webview.png"
 
 
 def say(msg):
@@ -62,6 +69,37 @@ def wait(cond, timeout, step=0.5):
 def placement(emu):
     code, a = emu.api("GET", "/assignment")
     return a.get("installed", {}) if code == 200 and isinstance(a, dict) else {}
+
+
+def webview_shot(emu, failed):
+    """The web view in headless chromium while `failed` is down: a screenshot, and what it drew."""
+    if not hlb_browser.available():
+        print("web view: no screenshot (chromium, chromium-driver or certutil missing: topologies/install-deps.sh)")
+        return None
+    r = emu.ns_run([hlbemu.PY, hlb_browser.__file__, "shot", emu.webview_url(), WEBVIEW_SHOT, emu.ca],
+                   timeout=120)
+    if r.returncode != 0:
+        print("web view: screenshot failed: %s" % r.stderr[-800:])
+        return None
+    drawn = json.loads(r.stdout)
+    print("web view (%s): %d switches drawn, %s shown %s, %d VIPs placed; console errors: %d; screenshot %s" % (
+        WEBVIEW_URL, len(drawn["switches"]), failed, drawn["switches"].get(failed), len(drawn["vips"]),
+        len(drawn["consoleErrors"]), WEBVIEW_SHOT))
+    return WEBVIEW_SHOT
+
+
+def promql_tour(emu):
+    """Each query of hlb_prometheus.QUERIES with its answer now; {title: [(labels, value)]}."""
+    answers = {}
+    for title, q in hlb_prometheus.QUERIES:
+        try:
+            result = emu.promql(q)
+        except RuntimeError as e:
+            print("\n%s\n  %s\n  error: %s" % (title, q, e))
+            continue
+        answers[title] = result
+        print("\n%s\n  %s\n%s" % (title, q, hlb_prometheus.format_answer(result)))
+    return answers
 
 
 def main():
@@ -109,6 +147,8 @@ def main():
         emu.daemon_start()
         results["startupS"] = round(time.monotonic() - t0, 1)
         print(emu.cli("vips"))
+        print("live web view: %s#token=<a viewer token: %s/tls/viewer.token> (inside network namespace %s; "
+              "the emulation's CA: %s)" % (WEBVIEW_URL, emu.dir, emu.ns, emu.ca))
 
         # Skewed load: VIP i gets ~ 40/(i+1) requests/s from a client of its own.
         clients = sorted(h for h, v in emu.fab["hosts"].items() if v["role"] == "client")
@@ -166,6 +206,7 @@ def main():
         say("after the failure (VIP %s now on %s)" % (busy, placement(emu).get(busy)))
         print(emu.cli("assignment"))
         print(emu.cli("stats"))
+        results["webview"] = webview_shot(emu, switch)
         emu.recover_switch(switch)
 
         # Sticky migration (Duet §3.7.3): drain the switch of an HMux VIP; it moves to another HMux
@@ -237,6 +278,10 @@ def main():
         results["httpFailed"] = sum(h["failed"] for h in http)
         code, stats = emu.api("GET", "/stats")
         results["hmuxShare"] = stats.get("hmuxShare", stats.get("hmuxTrafficShare")) if isinstance(stats, dict) else None
+        say("PromQL on the emulation's Prometheus (%s:%d, scraping hybridlbd, %d SMuxes, %d host agents)" % (
+            hlbemu.DAEMON_HOST, hlb_prometheus.PORT, len(emu.fab["smuxes"]),
+            sum(1 for h in emu.fab["hosts"].values() if h.get("agentUrl"))))
+        results["promql"] = promql_tour(emu)
         say("summary (measured in this run)")
         print("  emulation + daemon start:           %s s" % results["startupS"])
         print("  VIP %s on HMux %s; failed it:" % (busy, switch))
@@ -254,6 +299,8 @@ def main():
         print("  HTTP load over the whole run:       %s answered, %s failed" % (
             results["httpAnswered"], results["httpFailed"]))
         print("  HMux share of traffic (daemon):     %s" % results["hmuxShare"])
+        print("  web view:                           %s in namespace %s; screenshot %s" % (
+            WEBVIEW_URL, emu.ns, results["webview"]))
         with open("/tmp/hlb-demo-results.json", "w") as f:
             json.dump(results, f, indent=1)
         return 0

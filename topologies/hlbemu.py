@@ -16,6 +16,9 @@ tokens (tls/admin.token, tls/viewer.token). Emu.api and Emu.cli use them.
     hlbemu.py exec  --tag demo host-0-0-0 -- curl -s http://10.100.0.1/
     hlbemu.py fail-switch --tag demo tor-0-1      (and recover-switch)
     hlbemu.py stop  --tag demo
+
+A Prometheus server (hlb_prometheus.py) runs in the namespace too, on 127.0.0.1:9090, scraping
+hybridlbd, the SMuxes and the host agents (--no-prometheus: none).
 """
 import argparse
 import atexit
@@ -77,11 +80,13 @@ def sh(cmd, check=True, env=None, **kw):
 
 
 def proc_start_time(pid):
+    """The start time of a live process (None: gone, or a zombie nobody reaped yet)."""
     try:
         with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
+            fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
         return None
+    return None if fields[0] == "Z" else fields[19]
 
 
 class PidLog:
@@ -301,27 +306,15 @@ class Emulation:
             self.spawn("iperf3 " + nid, ["iperf3", "-s", "-p", "5201"], node=h, log_name="iperf3-" + nid)
             if self.args.no_agents:
                 continue
-            self.spawn("agent " + nid, [PY, AGENT, "--iface", self.iface(nid), "--local-ip", n["ip"], "--no-vip-setup",
-                                        "--check", "http://%s:80/" % n["ip"], "--check-interval", "0.2",
-                                        "--fall", "2", "--rise", "2",
-                                        "--listen", "%s:%d" % (n["mgmtIp"], AGENT_PORT),
-                                        "--build-dir", AGENT_BUILD] + allow + self.tls_args("agent-" + nid),
-                       node=h, log_name="agent-" + nid)
+            cmd = [PY, AGENT, "--iface", self.iface(nid), "--local-ip", n["ip"], "--no-vip-setup",
+                   "--check", "http://%s:80/" % n["ip"], "--check-interval", "0.2", "--fall", "2", "--rise", "2",
+                   "--listen", "%s:%d" % (n["mgmtIp"], AGENT_PORT), "--build-dir", AGENT_BUILD] + allow + self.tls_args("agent-" + nid)
+            with open(os.path.join(self.dir, "agent-%s.cmd" % nid), "w") as f:
+                json.dump(cmd, f)
+            self.spawn("agent " + nid, cmd, node=h, log_name="agent-" + nid)
 
     def start_route_server(self):
-        from hlb_frr_supervisor import FrrInstance, bgpd_config
-        from hlb_topo import MGMT_HOST_IP, ROUTE_SERVER_ASN, SMUX_ASN_BASE
-        neighbors = [(n["mgmtIp"], SMUX_ASN_BASE + i) for i, n in enumerate(self.plan.by_role("smux").values())]
-        d = os.path.join(self.dir, "frr", "rs")
-        os.makedirs(os.path.dirname(d), exist_ok=True)
-        os.chmod(self.dir, 0o755)
-        os.chmod(os.path.dirname(d), 0o755)
-        conf = bgpd_config("hlbrs" + self.tag, ROUTE_SERVER_ASN, MGMT_HOST_IP, neighbors, d + "/bgpd.log")
-        self.rs = FrrInstance(("hlbrs" + self.tag)[:30], d, conf)
-        self.rs.start()
-        for name, p in self.rs.procs.items():
-            self.pids.add(p.pid, "route server " + name)
-        self.pids.add(self.rs.reaper.pid, "route server reaper")
+        self.rs = route_server(self.tag, self.plan, self.pids)
 
     def start_smuxes(self):
         from hlb_topo import GATEWAY_IP, MGMT_HOST_IP, ROUTE_SERVER_ASN, SMUX_ASN_BASE
@@ -418,6 +411,23 @@ class Emulation:
         return ["--tls-cert", os.path.join(self.tls, name + ".pem"), "--tls-key", os.path.join(self.tls, name + ".key"),
                 "--tls-ca", os.path.join(self.tls, "ca.pem")]
 
+    def start_prometheus(self):
+        """Debian's prometheus, in this namespace, its data under the run directory."""
+        import hlb_prometheus
+        if not hlb_prometheus.available():
+            raise RuntimeError("%s missing: run topologies/install-deps.sh" % hlb_prometheus.PROMETHEUS_BIN)
+        d = os.path.join(self.dir, "prometheus")
+        os.makedirs(os.path.join(d, "data"), exist_ok=True)
+        smuxes = {nid: "%s:%d" % (n["mgmtIp"], SMUX_CONTROL_PORT) for nid, n in self.plan.by_role("smux").items()}
+        agents = {} if self.args.no_agents else {
+            nid: "%s:%d" % (n["mgmtIp"], AGENT_PORT) for nid, n in self.plan.by_role("dip").items()}
+        # every target over HTTPS under the emulation's CA; hybridlbd with the viewer token
+        # (written when the daemon first starts: Prometheus reads the file at each scrape)
+        hlb_prometheus.write_config(os.path.join(d, "prometheus.yml"), "%s:%d" % (DAEMON_HOST, DAEMON_PORT),
+                                    smuxes, agents, ca_file=os.path.join(self.tls, "ca.pem"),
+                                    token_file=os.path.join(self.tls, "viewer.token"))
+        self.spawn("prometheus", hlb_prometheus.command(os.path.join(d, "prometheus.yml"), os.path.join(d, "data")))
+
     def check_children(self):
         for what, p in self.procs:
             if p.poll() is not None and not what.startswith(("iperf3",)):
@@ -441,6 +451,8 @@ class Emulation:
             self.start_route_server()
             self.start_smuxes()
             self.wait_services()
+            if not self.args.no_prometheus:
+                self.start_prometheus()
         log("ready (%.1fs)" % (time.monotonic() - t0))
         with open(os.path.join(self.dir, "ready"), "w") as f:
             f.write("%d\n" % os.getpid())
@@ -469,6 +481,37 @@ class Emulation:
             except Exception as e:
                 log("mininet stop: %s" % e)
             self.net = None
+
+
+def route_server(tag, plan, pids):
+    """The route-server FRR (zebra + bgpd) of emulation `tag`, started; inside its namespace."""
+    from hlb_frr_supervisor import FrrInstance, bgpd_config
+    from hlb_topo import MGMT_HOST_IP, ROUTE_SERVER_ASN, SMUX_ASN_BASE
+    neighbors = [(n["mgmtIp"], SMUX_ASN_BASE + i) for i, n in enumerate(plan.by_role("smux").values())]
+    d = os.path.join(rundir(tag), "frr", "rs")
+    os.makedirs(os.path.dirname(d), exist_ok=True)
+    os.chmod(rundir(tag), 0o755)
+    os.chmod(os.path.dirname(d), 0o755)
+    conf = bgpd_config("hlbrs" + tag, ROUTE_SERVER_ASN, MGMT_HOST_IP, neighbors, d + "/bgpd.log")
+    rs = FrrInstance(("hlbrs" + tag)[:30], d, conf)
+    rs.start()
+    for name, p in rs.procs.items():
+        pids.add(p.pid, "route server " + name)
+    pids.add(rs.reaper.pid, "route server reaper")
+    return rs
+
+
+def cmd_route_server(args):
+    """Inside the namespace: a restarted route server, kept until SIGTERM (its daemons die with it)."""
+    from hlb_topo import FabricPlan
+    rs = route_server(args.tag, FabricPlan.load(os.path.join(rundir(args.tag), "topology.json")),
+                      PidLog(os.path.join(rundir(args.tag), "pids.jsonl")))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            signal.pause()
+    finally:
+        rs.stop(remove_dir=False)
 
 
 def wait_for(cond, timeout, what):
@@ -567,6 +610,8 @@ def cmd_start(args):
         argv.append("--no-agents")
     if args.p4_switches:
         argv += ["--p4-switches", ",".join(args.p4_switches), "--p4-profile", args.p4_profile]
+    if args.no_prometheus:
+        argv.append("--no-prometheus")
     out = open(os.path.join(d, "logs", "emulation.log"), "w")
     p = subprocess.Popen(["ip", "netns", "exec", netns(tag)] + argv, stdout=out, stderr=subprocess.STDOUT,
                          start_new_session=True)
@@ -727,6 +772,43 @@ def mgmt_curl(tag, write=False):
     return opts
 
 
+def reprogram_fabric(tag):
+    """What the emulated fabric's routing owns, put back on a fresh ovs-vswitchd (from outside the
+    namespace): each bridge's underlay address, its tunnel route and neighbour, its fabric groups
+    and flows (around the switches marked failed)."""
+    from hlb_topo import FabricPlan, GATEWAY_MAC, TUNNEL_GATEWAY_IP, TUNNEL_NET_PLEN
+    fab = load_fabric(tag)
+    d = fab["ovs"]["rundir"]
+    down_file = os.path.join(rundir(tag), "down.json")
+    down = set(json.load(open(down_file))) if os.path.exists(down_file) else set()
+    plan = FabricPlan.load(os.path.join(rundir(tag), "topology.json"), down=down)
+    env = dict(os.environ, OVS_RUNDIR=d, OVS_DBDIR=d, OVS_LOGDIR=d)
+    batch = []
+    for sid, s in plan.switches.items():
+        br = s["bridge"]
+        batch += ["addr replace %s/%d dev %s" % (s["tunnelIp"], TUNNEL_NET_PLEN, br), "link set %s mtu 1600 up" % br]
+    sh(["ip", "netns", "exec", netns(tag), "ip", "-batch", "-"], input="\n".join(batch) + "\n")
+
+    def one(item):
+        sid, s = item
+        br, mgmt = s["bridge"], "unix:%s/%s.mgmt" % (d, s["bridge"])
+        groups = os.path.join(rundir(tag), "flows", br + ".groups")
+        flows = os.path.join(rundir(tag), "flows", br + ".restore-flows")
+        with open(groups, "w") as f:
+            f.write("\n".join(plan.fabric_groups(sid)) + "\n")
+        with open(flows, "w") as f:
+            f.write("\n".join(plan.fabric_flows(sid, fab.get("aggregates", []))) + "\n")
+        for cmd in (["ovs-ofctl", "-O", "OpenFlow15", "add-groups", mgmt, groups],
+                    ["ovs-ofctl", "-O", "OpenFlow15", "add-flows", mgmt, flows],
+                    ["ip", "netns", "exec", netns(tag), "ovs-appctl", "ovs/route/add", "0.0.0.0/0", br,
+                     TUNNEL_GATEWAY_IP, "pkt_mark=%d" % s["location"]],
+                    ["ip", "netns", "exec", netns(tag), "ovs-appctl", "tnl/neigh/set", br, TUNNEL_GATEWAY_IP,
+                     GATEWAY_MAC]):
+            sh(cmd, env=env)
+    with ThreadPoolExecutor(RECONVERGE_PARALLEL) as pool:
+        list(pool.map(one, plan.switches.items()))
+
+
 def daemon_start(tag, extra_args=(), timeout=180):
     """Start hybridlbd inside the emulation's namespace; returns its PID once the REST API answers."""
     d = rundir(tag)
@@ -777,16 +859,19 @@ class Emu:
         self.pids = PidLog(os.path.join(self.dir, "pids.jsonl"))
         self.ns = netns(tag)
 
-    def host_cmd(self, node, cmd):
-        return ["nsenter", "-t", str(self.fab["hosts"][node]["pid"]), "-n", "--"] + list(cmd)
+    def host_cmd(self, node, cmd, mount=False):
+        """cmd in host `node`'s network namespace (mount: and its mount namespace, whose /sys shows
+        its interfaces, as Mininet's mnexec gives the host's own processes)."""
+        return ["nsenter", "-t", str(self.fab["hosts"][node]["pid"]), "-n"] + (["-m"] if mount else []) + ["--"] \
+            + list(cmd)
 
     def run(self, node, cmd, timeout=60, check=False):
         return subprocess.run(self.host_cmd(node, cmd), capture_output=True, text=True, timeout=timeout, check=check)
 
-    def popen(self, node, cmd, what=None, **kw):
+    def popen(self, node, cmd, what=None, mount=False, **kw):
         kw.setdefault("stdout", subprocess.PIPE)
         kw.setdefault("stderr", subprocess.PIPE)
-        p = subprocess.Popen(self.host_cmd(node, cmd), text=True, start_new_session=True, **kw)
+        p = subprocess.Popen(self.host_cmd(node, cmd, mount), text=True, start_new_session=True, **kw)
         self.pids.add(p.pid, what or "client %s" % node)
         return p
 
@@ -826,6 +911,21 @@ class Emu:
         except ValueError:
             return int(code or 0), text
 
+    @property
+    def ca(self):
+        """The emulation's CA (PEM): every management API's certificate is signed by it."""
+        return os.path.join(tlsdir(self.tag), "ca.pem")
+
+    def webview_url(self, role="viewer"):
+        """The daemon's live web view with the role's token in the fragment (the page sends it to the API)."""
+        with open(os.path.join(tlsdir(self.tag), role + ".token")) as f:
+            return DAEMON_URL + "/ui/#token=" + f.read().strip()
+
+    def promql(self, query):
+        """An instant query to the emulation's Prometheus: [(labels, value)]."""
+        import hlb_prometheus
+        return hlb_prometheus.query(self.ns_run, query)
+
     def cli(self, *args):
         t = tlsdir(self.tag)
         return self.ns_run([CLI_BIN, "--url", DAEMON_URL, "--ca", os.path.join(t, "ca.pem"),
@@ -863,6 +963,87 @@ class Emu:
         with open(os.path.join(self.dir, "smux-%s.pid" % smux_id), "w") as f:
             f.write("%d\n" % p.pid)
         return p
+
+    def recorded_pids(self, what):
+        """Live PIDs this emulation recorded as `what` (prefix match), newest last."""
+        return [e["pid"] for e in self.pids.entries()
+                if e["what"].startswith(what) and proc_start_time(e["pid"]) == e["start"]]
+
+    def signal_recorded(self, what, sig):
+        return kill_recorded([e for e in self.pids.entries() if e["what"].startswith(what)], sig)
+
+    def kill_agent(self, host, sig=signal.SIGKILL):
+        return self.signal_recorded("agent " + host, sig)
+
+    def restart_agent(self, host):
+        """A new host agent with the same arguments (the daemon polls its health endpoint)."""
+        with open(os.path.join(self.dir, "agent-%s.cmd" % host)) as f:
+            cmd = json.load(f)
+        out = open(os.path.join(self.dir, "logs", "agent-%s.log" % host), "a")
+        p = self.popen(host, cmd, what="agent " + host, mount=True, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        return p
+
+    def restart_route_server(self, timeout=30):
+        """Stops the route-server FRR (zebra, bgpd: SIGTERM, by recorded PID) and starts it again
+        with the same configuration; returns once its vty answers."""
+        for what in ("route server reaper", "route server bgpd", "route server zebra", "route-server"):
+            self.signal_recorded(what, signal.SIGKILL if what.endswith("reaper") else signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while self.recorded_pids("route server b") or self.recorded_pids("route server z"):
+            if time.monotonic() > deadline:
+                raise RuntimeError("route server did not stop")
+            time.sleep(0.05)
+        for sock in ("bgpd.vty", "zebra.vty", "zserv.api"):
+            try:
+                os.unlink(os.path.join(self.fab["routeServer"]["vtyDir"], sock))
+            except FileNotFoundError:
+                pass
+        out = open(os.path.join(self.dir, "logs", "route-server-restart.log"), "a")
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns, PY, os.path.abspath(__file__), "_route-server",
+                              "--tag", self.tag], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        out.close()
+        self.pids.add(p.pid, "route-server")
+        while not os.path.exists(os.path.join(self.fab["routeServer"]["vtyDir"], "bgpd.vty")):
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("route server did not start again (see logs/route-server-restart.log)")
+            time.sleep(0.05)
+        return p
+
+    def restart_vswitchd(self, timeout=60):
+        """ovs-vswitchd killed and started again: every OpenFlow flow and group is gone, the bridges'
+        internal ports are new. The emulation then puts back what the fabric's own routing owns
+        (underlay addresses, tunnel routes, fabric flows and groups; what a real fabric's BGP/ECMP
+        restores); what hybridlbd owns is left to hybridlbd. Returns (seconds until the new
+        ovs-vswitchd answered, seconds until the fabric's own part was back)."""
+        d = self.fab["ovs"]["rundir"]
+        t0 = time.monotonic()
+        self.signal_recorded("ovs-vswitchd", signal.SIGKILL)
+        while self.recorded_pids("ovs-vswitchd"):
+            time.sleep(0.02)
+        for f in os.listdir(d):
+            if f.endswith(".mgmt") or f.startswith("ovs-vswitchd."):
+                try:
+                    os.unlink(os.path.join(d, f))
+                except FileNotFoundError:
+                    pass
+        out = open(os.path.join(d, "ovs-vswitchd.restart.log"), "a")
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns, "ovs-vswitchd", "unix:%s/db.sock" % d,
+                              "--pidfile=%s/ovs-vswitchd.pid" % d, "--log-file=%s/ovs-vswitchd.log" % d],
+                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                             env=dict(os.environ, OVS_RUNDIR=d, OVS_DBDIR=d, OVS_LOGDIR=d))
+        out.close()
+        self.pids.add(p.pid, "ovs-vswitchd")
+        bridges = [s["bridge"] for s in self.fab["switches"].values()] + (
+            [self.fab["border"]["bridge"]] if self.fab.get("border") else [])
+        deadline = time.monotonic() + timeout
+        while not all(os.path.exists("%s/%s.mgmt" % (d, b)) for b in bridges):
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("ovs-vswitchd did not come back (%s/ovs-vswitchd.log)" % d)
+            time.sleep(0.05)
+        answered = time.monotonic() - t0
+        reprogram_fabric(self.tag)
+        return answered, time.monotonic() - t0
 
     def service_pid(self, host):
         for e in self.pids.entries():
@@ -909,6 +1090,7 @@ def main(argv=None):
     s.add_argument("--vips", help="VIP file (solver schema) the daemon loads on its first start")
     s.add_argument("--no-services", action="store_true", help="fabric only: no agents, SMuxes, FRR")
     s.add_argument("--no-agents", action="store_true")
+    s.add_argument("--no-prometheus", action="store_true", help="no Prometheus server in the emulation")
     s.add_argument("--smux-idle-sleep-us", type=int, default=1000)
     s.add_argument("--smux-udp-timeout", type=float,
                    help="seconds a UDP flow stays pinned on the SMuxes after its last packet (SMux default 60)")
@@ -928,9 +1110,12 @@ def main(argv=None):
     r.add_argument("--aggregate", action="append")
     r.add_argument("--no-services", action="store_true")
     r.add_argument("--no-agents", action="store_true")
+    r.add_argument("--no-prometheus", action="store_true")
     r.add_argument("--smux-idle-sleep-us", type=int, default=1000)
     r.add_argument("--smux-udp-timeout", type=float)
     r.add_argument("--smux-tcp-timeout", type=float)
+    rsp = sub.add_parser("_route-server")
+    rsp.add_argument("--tag", required=True)
     st = sub.add_parser("stop")
     st.add_argument("--tag", default="demo")
     e = sub.add_parser("exec")
@@ -957,7 +1142,7 @@ def main(argv=None):
         p.error("--tag: 1-8 letters/digits (names derived from it must fit 15 characters), got %r" % a.tag)
     if os.geteuid() != 0:
         sys.exit("hlbemu: needs root (namespaces, OVS, DPDK)")
-    {"start": cmd_start, "_run": cmd_run, "stop": cmd_stop, "exec": cmd_exec,
+    {"start": cmd_start, "_run": cmd_run, "_route-server": cmd_route_server, "stop": cmd_stop, "exec": cmd_exec,
      "daemon-start": lambda x: print("hybridlbd pid %d" % daemon_start(x.tag).pid),
      "daemon-stop": lambda x: daemon_stop(x.tag),
      "fail-switch": lambda x: set_switch(x.tag, x.switch, False),

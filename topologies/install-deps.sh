@@ -22,3 +22,9 @@ if [ ! -x "$fuzz/bin/st" ]; then
     python3 -m venv "$fuzz"
     "$fuzz/bin/pip" install -q --disable-pip-version-check 'schemathesis>=4,<5'
 fi
+# Observability: Prometheus (the emulation's server scrapes hybridlbd, SMuxes and agents), headless
+# chromium + its WebDriver for the web view's browser test and the demo's screenshot (certutil puts
+# the emulation's CA in the browser's NSS store), selenium 4 for the interpreter the emulation uses.
+apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 \
+    prometheus chromium chromium-driver libnss3-tools python3-pip
+PIP_BREAK_SYSTEM_PACKAGES=1 /usr/bin/python3 -m pip install -q --disable-pip-version-check 'selenium>=4,<5'

@@ -10,6 +10,7 @@ import java.util.logging.Logger;
 import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.Controller;
 import org.hybridlb.app.core.ControllerConfig;
+import org.hybridlb.app.core.StateUnreadableException;
 import org.hybridlb.app.core.port.HealthSource;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.port.RouteSource;
@@ -103,7 +104,12 @@ public final class Daemon implements AutoCloseable {
             stats.start();
         }
         long t0 = System.nanoTime();
-        controller.start();
+        try {
+            controller.start();
+        } catch (StateUnreadableException | java.io.UncheckedIOException e) {
+            close();
+            throw new ConfigException(java.util.List.of(e.getMessage()));
+        }
         LOG.info(String.format(java.util.Locale.ROOT, "controller started in %.0f ms (%s)", (System.nanoTime() - t0) / 1e6,
                 firstStart ? "first start" : "state loaded from " + config.stateDir));
         if (firstStart && config.vips != null) {
@@ -160,7 +166,7 @@ public final class Daemon implements AutoCloseable {
     private ApiServer createServer() {
         DaemonConfig.Access a = config.access;
         ApiServer s = new ApiServer(new ApiServer.Settings(config.listen, a.serverTls, a.tokens, a.maxBodyBytes,
-                a.maxConcurrentRequests), new HybridlbRestApplication(() -> controller, a.maxBodyBytes));
+                a.maxConcurrentRequests), new HybridlbRestApplication(controller, a.maxBodyBytes));
         synchronized (this) {
             built = s;
             extraPaths.forEach(e -> s.serve(e.getKey(), e.getValue()));

@@ -2,6 +2,9 @@ package org.hybridlb.app.core;
 
 import java.util.List;
 import java.util.Set;
+import org.hybridlb.app.core.metrics.ControllerMetrics;
+import org.hybridlb.app.core.metrics.MeteredPorts;
+import org.hybridlb.app.core.metrics.StateSample;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.view.AssignmentView;
@@ -30,12 +33,15 @@ import org.hybridlb.solver.model.Vip;
  * <li>{@link StateKeeper}, {@link BucketIds}: the persisted state and the stable bucket ids;</li>
  * <li>{@link DesiredConfig}, {@link StatusViews}: the operator's changes and the views it reads.</li>
  * </ul>
+ * Its {@link ControllerMetrics} come from the host (they outlive a controller that stops when ONOS
+ * moves the leadership) and time every HMux and SMux call ({@link MeteredPorts}).
  */
 public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final ControllerConfig config;
     private final Ports ports;
     private final VipValidator validator = new VipValidator();
-    private final Status status = new Status();
+    private final ControllerMetrics metrics;
+    private final Status status;
     private final StateKeeper keeper;
     private final BucketIds ids;
     private final FabricInputs inputs;
@@ -47,9 +53,17 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final StatusViews views;
 
     public Controller(ControllerConfig config, Ports ports) {
+        this(config, ports, new ControllerMetrics());
+    }
+
+    /** A controller whose events and state {@code metrics} report (the host serves them). */
+    public Controller(ControllerConfig config, Ports hostPorts, ControllerMetrics metrics) {
         this.config = config;
+        this.metrics = metrics;
+        this.status = new Status(metrics);
+        Ports ports = MeteredPorts.wrap(hostPorts, metrics);
         this.ports = ports;
-        this.keeper = new StateKeeper(ports.store);
+        this.keeper = new StateKeeper(ports.store, metrics);
         this.ids = new BucketIds(keeper);
         this.inputs = new FabricInputs(ports, keeper, config.discoveryGrace);
         this.health = new DipHealthView(inputs::downReason);
@@ -87,12 +101,28 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         });
         loop.requestReconcile(Reason.of(Cause.START));
         loop.scheduleInterval(config.interval, migrations::migrating);
+        metrics.attach(this::sample);
     }
 
     /** Stops at a task boundary: the state on disk is the last verified one. */
     @Override
     public void close() {
+        metrics.detach();
         loop.close();
+    }
+
+    /** The metrics this controller reports to. */
+    public ControllerMetrics metrics() {
+        return metrics;
+    }
+
+    /** The state for a scrape, read on the loop; null when it does not answer within {@code timeoutMillis}. */
+    private StateSample sample(long timeoutMillis) {
+        try {
+            return loop.call(views::sample, timeoutMillis);
+        } catch (ApiException busy) {
+            return null;
+        }
     }
 
     /** Waits until no task is queued and no migration is in flight (tests, daemon shutdown). */
@@ -220,6 +250,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     @Override
     public StatsView stats() {
         return loop.call(views::stats);
+    }
+
+    @Override
+    public org.hybridlb.solver.model.Topology topology() {
+        return loop.call(inputs::topology);
     }
 
     @Override

@@ -114,6 +114,11 @@ final class ControllerLoop implements AutoCloseable {
 
     /** Runs {@code body} on the loop and waits for it (REST calls, tests); 503 when it does not answer in time. */
     <T> T call(Callable<T> body) {
+        return call(body, requestTimeout.toMillis());
+    }
+
+    /** {@link #call(Callable)}, waiting at most {@code timeoutMillis}. */
+    <T> T call(Callable<T> body, long timeoutMillis) {
         if (Thread.currentThread() == thread) {
             try {
                 return body.call();
@@ -129,11 +134,10 @@ final class ControllerLoop implements AutoCloseable {
         FutureTask<T> task = new FutureTask<>(body);
         queue.add(task);
         try {
-            return task.get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            return task.get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             task.cancel(false);
-            throw ApiException.unavailable("the controller is busy (no answer within "
-                    + requestTimeout.toMillis() + " ms)");
+            throw ApiException.unavailable("the controller is busy (no answer within " + timeoutMillis + " ms)");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ApiException.unavailable("interrupted");

@@ -7,6 +7,7 @@ import org.hybridlb.app.core.view.ReassignResult;
 import org.hybridlb.app.core.view.SmuxView;
 import org.hybridlb.app.core.view.StatsView;
 import org.hybridlb.app.core.view.SwitchView;
+import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.model.Vip;
 
 /**
@@ -44,6 +45,9 @@ public interface HybridlbApi {
     StatsView stats();
 
     ReassignResult reassignNow();
+
+    /** The fabric as the controller sees it: switches, links, hosts and SMuxes (the shared topology schema). */
+    Topology topology();
 
     /** Every switch: id, role, pod, {@code up}, {@code drained} and the VIPs it serves as HMux. */
     List<SwitchView> switches();

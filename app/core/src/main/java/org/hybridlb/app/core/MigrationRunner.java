@@ -69,6 +69,7 @@ final class MigrationRunner {
     /** A migration a restart interrupted (reported with the finished ones). */
     void interrupted(MigrationRecord m) {
         recent.add(m);
+        status.metrics.migrationEnded(m.state, (System.currentTimeMillis() - m.startedMillis) / 1e3);
     }
 
     /** Records and persists the migration, then queues its first wave. */
@@ -81,9 +82,14 @@ final class MigrationRunner {
         m.plan = plan;
         m.target = target;
         m.startedMillis = System.currentTimeMillis();
+        MigrationRecord last = state.migration;
         state.migration = m;
+        if (!keeper.tryPersist()) { // a restart must know of a migration before its first wave
+            state.migration = last;
+            status.error("migration not started: cannot write the controller state: " + keeper.writeError());
+            return;
+        }
         retired.clear();
-        keeper.persist();
         enqueue.accept(() -> runWave(m));
     }
 
@@ -112,8 +118,12 @@ final class MigrationRunner {
         m.nextWave++;
         if (m.nextWave == m.plan.waves.size()) {
             finish(m, MigrationRecord.DONE, null);
+        } else if (!keeper.tryPersist()) {
+            // the devices hold the verified wave; a restart repairs them back to the state on disk
+            finish(m, MigrationRecord.FAILED, "wave " + (m.nextWave - 1) + " applied and verified, but the controller "
+                    + "state cannot be written (" + keeper.writeError() + "): the migration stops there");
+            status.error(m.error);
         } else {
-            keeper.persist();
             enqueue.accept(() -> runWave(m));
         }
     }
@@ -141,11 +151,12 @@ final class MigrationRunner {
         m.state = outcome;
         m.error = error;
         m.endedMillis = System.currentTimeMillis();
+        status.metrics.migrationEnded(outcome, (m.endedMillis - m.startedMillis) / 1e3);
         recent.add(0, m);
         while (recent.size() > RECENT) {
             recent.remove(recent.size() - 1);
         }
-        keeper.persist();
+        keeper.tryPersist(); // when it fails, the next round reports it
         if (MigrationRecord.DONE.equals(outcome) && !keeper.state().heldOnSmuxes.isEmpty()) {
             grownPoolInstalled.run();
         }

@@ -76,12 +76,14 @@ final class Reconciler {
         repair.settleMultiHomed();
         changePoolsInPlace();
         holds.release(target());
-        keeper.persist();
-        AssignmentPlanner.Planned p = planner.plan(target());
-        if (p != null) {
-            migrations.start(p.plan, p.target, why);
+        if (persisted()) { // a migration starts only from a state that is on disk
+            AssignmentPlanner.Planned p = planner.plan(target());
+            if (p != null) {
+                migrations.start(p.plan, p.target, why);
+            }
         }
         status.lastReconcileMillis = (System.nanoTime() - t0) / 1e6;
+        status.metrics.reconciled(why.cause.name().toLowerCase(java.util.Locale.ROOT), status.lastReconcileMillis / 1e3);
     }
 
     /** HMux failure (§3.5.1): withdraw the {@code /32} of its VIPs at once, then re-place them. */
@@ -89,12 +91,13 @@ final class Reconciler {
         if (!inputs.switchDown(sw)) {
             return;
         }
+        status.metrics.failover("switch", 1);
         repair.withdrawFromDownSwitches();
         migrations.abandon("switch " + sw + " down");
         // the DIPs behind it are unreachable: their buckets go now, like failed DIPs' (§3.5.1)
         refreshReachability();
         changePoolsInPlace();
-        keeper.persist();
+        persisted();
         loop.requestReconcile(new Reason(Cause.SWITCH_DOWN, "switch " + sw + " down"));
     }
 
@@ -113,6 +116,7 @@ final class Reconciler {
         }
         inputs.setLiveSmuxes(now);
         if (!now.containsAll(before)) {
+            status.metrics.failover("smux", (int) before.stream().filter(id -> !now.contains(id)).count());
             repair.dropLostSmuxes();
         }
         loop.requestReconcile(new Reason(Cause.SMUXES_CHANGED, "SMuxes " + now));
@@ -122,6 +126,19 @@ final class Reconciler {
         if (health.report(dip, healthy)) {
             loop.requestReconcile(new Reason(Cause.DIP_HEALTH, "DIP " + dip + (healthy ? " healthy" : " failed")));
         }
+    }
+
+    /**
+     * Saves the state; when it cannot be written (a full disk) says so in {@code lastError} and
+     * returns false: failovers and repairs go on, migrations wait until it can be written.
+     */
+    private boolean persisted() {
+        if (keeper.tryPersist()) {
+            return true;
+        }
+        status.error("cannot write the controller state: " + keeper.writeError()
+                + "; no migration starts until it can be written (failovers and repairs go on)");
+        return false;
     }
 
     private void refreshReachability() {

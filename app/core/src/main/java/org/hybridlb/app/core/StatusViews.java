@@ -9,6 +9,7 @@ import java.util.TreeMap;
 import org.hybridlb.app.core.hmux.HashContract;
 import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.port.HmuxProgrammer;
+import org.hybridlb.app.core.metrics.StateSample;
 import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.app.core.view.MigrationsView;
 import org.hybridlb.app.core.view.ReassignResult;
@@ -131,6 +132,33 @@ final class StatusViews {
         }
         return new SwitchView.Hash(c.selection.smuxName, c.basis == 0 ? null : Long.toUnsignedString(c.basis),
                 c.encap.smuxName(), null);
+    }
+
+    /** The state the metrics report, read now (cheap: counts, no device is asked). */
+    StateSample sample() {
+        ControllerState state = keeper.state();
+        StateSample s = new StateSample();
+        state.installedVips.keySet().forEach(v -> s.vipsByPlacement.merge(state.placement(v), 1, Integer::sum));
+        s.vipsConfigured = state.desired.size();
+        s.vipsHeldOnSmuxes = state.heldOnSmuxes.size();
+        s.migrating = migrations.migrating();
+        StatsView split = stats();
+        s.hmuxBytesPerSecond = split.hmuxBytesPerSecond;
+        s.smuxBytesPerSecond = split.smuxBytesPerSecond;
+        s.smuxTableVersion = state.smuxTableVersion;
+        s.smuxes = inputs.topology().smuxes.size();
+        s.smuxesLive = inputs.liveIds().size();
+        s.switches = inputs.topology().switches.size();
+        s.switchesDown = inputs.down.size();
+        s.switchesDrained = state.drained.size();
+        s.dipsUnhealthy = health.unhealthyDips().size();
+        s.stateWritable = keeper.writeError() == null;
+        s.wavesApplied = status.wavesApplied;
+        s.rollbacks = status.rollbacks;
+        s.failoverVips = status.failovers;
+        s.repairs = status.repairs;
+        s.dipsRemovedInPlace = status.dipsRemovedDirectly;
+        return s;
     }
 
     ReassignResult reassigned() {

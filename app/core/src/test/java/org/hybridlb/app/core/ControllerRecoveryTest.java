@@ -43,12 +43,7 @@ class ControllerRecoveryTest {
     }
 
     String vipJson(String vip, int... hosts) {
-        StringBuilder d = new StringBuilder();
-        for (int h : hosts) {
-            d.append(d.length() == 0 ? "" : ",").append("{\"ip\":\"").append(topo.hosts.get(h).ip).append("\"}");
-        }
-        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
-                + d + "]}]}";
+        return FakeFabric.vipJson(topo, vip, hosts);
     }
 
     void traffic(List<String> vips) {

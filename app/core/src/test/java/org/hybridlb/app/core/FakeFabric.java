@@ -87,6 +87,11 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
                 + "\"dips\":[" + d + "]}]}";
     }
 
+    /** The same for the given hosts of {@code topo} (by index). */
+    static String vipJson(Topology topo, String vip, int... hosts) {
+        return vipJson(vip, java.util.Arrays.stream(hosts).mapToObj(h -> topo.hosts.get(h).ip).toArray(String[]::new));
+    }
+
     Ports ports(StateStore store) {
         return new Ports(this, this, this, this, this, this, store);
     }

@@ -153,7 +153,7 @@ class RestResourcesTest {
 
     @Test
     void aBodyOverTheSizeLimitIsRefusedUnread() {
-        app = new ApplicationHandler(ResourceConfig.forApplication(new HybridlbRestApplication(() -> controller, 1000)));
+        app = new ApplicationHandler(ResourceConfig.forApplication(new HybridlbRestApplication(controller, 1000)));
         String vip = vip("10.100.0.2", host(1));
         String padded = vip + " ".repeat(1001 - vip.length());
         refused(413, "/", "larger than 1000 bytes", "POST", "vips", padded);

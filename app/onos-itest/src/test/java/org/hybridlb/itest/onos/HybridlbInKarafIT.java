@@ -146,6 +146,19 @@ public class HybridlbInKarafIT {
         assertEquals(401, http.get("/openapi.json", false).status);
         JsonNode smuxes = json.readTree(http.get("/smuxes", true).body).path("smuxes");
         assertEquals(StandInNetwork.SMUX_ID, smuxes.path(0).path("id").asText());
+        // the Prometheus client embedded in the bundle: the controller's metrics in text format
+        r = http.get("/metrics", true);
+        assertEquals(r.toString(), 200, r.status);
+        assertTrue(r.toString(), r.body.contains("# TYPE hybridlb_reconciles_total counter"));
+        assertTrue(r.toString(), r.body.contains("hybridlb_controller_active 1.0"));
+        assertTrue(r.toString(), r.body.contains("hybridlb_switches 1.0") && r.body.contains("hybridlb_smuxes 1.0"));
+        // the web view's files from the bundle, and the topology it draws
+        r = http.get("/ui/", true);
+        assertEquals(r.toString(), 200, r.status);
+        assertTrue(r.toString(), r.body.contains("<script src=\"hybridlb.js\">"));
+        assertEquals(200, http.get("/ui/hybridlb.js", true).status);
+        JsonNode topology = json.readTree(http.get("/topology", true).body);
+        assertEquals(topology.toString(), StandInNetwork.SWITCH_ID, topology.path("switches").path(0).path("id").asText());
 
         // 4. the Karaf commands are registered and run (ONOS's AbstractShellCommand, the app's service)
         String text = karaf.execute("onos:hybridlb-smuxes");
@@ -159,6 +172,7 @@ public class HybridlbInKarafIT {
         standIn.stop();
         karaf.awaitComponent(app, COMPONENT, ComponentConfigurationDTO.UNSATISFIED_REFERENCE);
         assertEquals(503, http.get("/vips", true).status);
+        assertEquals(503, http.get("/metrics", true).status);
         standIn.start();
         karaf.awaitComponent(app, COMPONENT, ComponentConfigurationDTO.ACTIVE);
         assertEquals(200, http.get("/vips", true).status);

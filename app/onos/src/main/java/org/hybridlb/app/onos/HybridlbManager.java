@@ -12,6 +12,7 @@ import org.hybridlb.app.core.Controller;
 import org.hybridlb.app.core.ControllerConfig;
 import org.hybridlb.app.core.HybridlbApi;
 import org.hybridlb.app.core.health.AgentHealth;
+import org.hybridlb.app.core.metrics.ControllerMetrics;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.smux.SmuxHttpClient;
@@ -158,6 +159,8 @@ public class HybridlbManager implements HybridlbService {
     private volatile Controller controller;
     private volatile NodeId leader;
     private ConsistentMap<String, String> stateMap;
+    /** For the component's lifetime: each controller this instance runs (as leader) reports to it. */
+    private final ControllerMetrics metrics = new ControllerMetrics();
     private SmuxControl smux;
     private ScheduledExecutorService statsTimer;
 
@@ -220,7 +223,8 @@ public class HybridlbManager implements HybridlbService {
     /** The controller from the shared state (ConsistentMap): a new leader resumes where the last one was. */
     private void startLoop() {
         Controller c = new Controller(controllerConfig, new Ports(fabric,
-                programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap)));
+                programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap)),
+                metrics);
         controller = c;
         fabricListeners.register(deviceService, linkService, hostService, routeService);
         c.start();
@@ -291,6 +295,11 @@ public class HybridlbManager implements HybridlbService {
     public HybridlbApi api() {
         Controller c = controller;
         return c != null ? c : notLeader();
+    }
+
+    @Override
+    public ControllerMetrics metrics() {
+        return metrics;
     }
 
     private HybridlbApi notLeader() {

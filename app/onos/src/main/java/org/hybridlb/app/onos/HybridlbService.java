@@ -3,11 +3,19 @@ package org.hybridlb.app.onos;
 import java.util.Map;
 import java.util.Set;
 import org.hybridlb.app.core.HybridlbApi;
+import org.hybridlb.app.core.metrics.ControllerMetrics;
 
 /** The hybridlb controller inside ONOS, for the CLI and REST. */
 public interface HybridlbService {
     /** The core's northbound API (the same calls as hybridlbd's REST). */
     HybridlbApi api();
+
+    /**
+     * The app's controller metrics (Prometheus), for the component's lifetime: on the leader those
+     * of its running controller; on the other instances no controller state (no
+     * {@code hybridlb_controller_active}), only the counters of the time they led.
+     */
+    ControllerMetrics metrics();
 
     /** Fabric switch ids known now (config or device annotations). */
     Set<String> switchIds();

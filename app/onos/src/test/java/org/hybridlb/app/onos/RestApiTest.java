@@ -68,6 +68,17 @@ public class RestApiTest extends JerseyTest {
     }
 
     @Test
+    public void theControllerMetricsAreServedBesideTheApi() throws Exception {
+        Response r = target("metrics").request().get();
+        assertEquals(200, r.getStatus());
+        assertTrue(r.getMediaType().toString(), r.getMediaType().toString().startsWith("text/plain"));
+        String text = r.readEntity(String.class);
+        assertTrue(text, text.contains("hybridlb_vips{mux=\"smux\",placement=\"smux\"} 1.0"));
+        assertTrue(text, text.contains("hybridlb_controller_active 1.0"));
+        assertTrue(text, text.contains("hybridlb_southbound_duration_seconds_count{operation=\"put_table\",southbound=\"smux\"}"));
+    }
+
+    @Test
     public void aDipAddedOverRestReachesTheFabric() throws Exception {
         Response r = target("vips/" + HybridlbManagerTest.VIP + "/dips").request()
                 .post(Entity.entity("{\"ip\": \"10.0.2.2\"}", MediaType.APPLICATION_JSON_TYPE));

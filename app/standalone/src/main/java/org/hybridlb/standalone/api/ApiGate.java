@@ -18,7 +18,9 @@ import org.hybridlb.app.core.Json;
  * a viewer's write), the declared body size (413; the REST resources also stop reading at the same
  * size, for bodies sent without a length), and the number of requests in progress (503 with
  * {@code Retry-After} beyond it). Refusals are the API's JSON errors; every write is logged with
- * the token's name and its status.
+ * the token's name and its status. The web view's own files ({@code GET /ui/...}: a page, a script
+ * and a style sheet from the jar, no data) need no token: the page asks the API with the token it
+ * is given in its address ({@code /ui/#token=...}, a fragment the browser never sends).
  */
 final class ApiGate extends Filter {
     private static final Logger LOG = Logger.getLogger(ApiGate.class.getName());
@@ -47,7 +49,7 @@ final class ApiGate extends Filter {
         String method = ex.getRequestMethod().toUpperCase(Locale.ROOT);
         boolean write = !READS.contains(method);
         String who = "anyone (no token file)";
-        if (tokens != null) {
+        if (tokens != null && !(READS.contains(method) && isWebViewFile(ex.getRequestURI().getPath()))) {
             String auth = ex.getRequestHeaders().getFirst("Authorization");
             if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
                 ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"hybridlbd\"");
@@ -88,6 +90,11 @@ final class ApiGate extends Filter {
             inProgress.release();
             audit(ex, write, who);
         }
+    }
+
+    /** The web view's static files (served by {@code WebViewResource}), which hold no data. */
+    static boolean isWebViewFile(String path) {
+        return path.equals("/ui") || path.startsWith("/ui/");
     }
 
     /** One line per write (and per refused token): who, from where, the answer. */

@@ -20,6 +20,13 @@ import org.hybridlb.standalone.Proc;
  * ({@code bgpPeer}, else its {@code ip}) is the peer of a valid path for some prefix in the route
  * server's RIB (the SMux hosts announce only the VIP aggregates, and withdraw them when the SMux
  * is unhealthy). Polled with {@code vtysh --vty_socket <vtyDir> -c 'show bgp ipv4 unicast json'}.
+ *
+ * <p>A route server that has just restarted has an empty RIB until the SMuxes' sessions come back
+ * (seconds): that is not "every SMux is dead" (the controller would remove every aggregate route
+ * and black-hole the SMux VIPs). When SMuxes vanish from the RIB while the route server has no
+ * BGP session up at all, the last set is kept for up to {@link #RESTART_GRACE}; after that its RIB
+ * is taken as it is. A loss while some session is up (an SMux withdrew, or its session dropped) is
+ * taken at once.
  */
 public class FrrRouteSource implements RouteSource, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(FrrRouteSource.class.getName());
@@ -32,14 +39,25 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
         return t;
     });
     static final int FIRST_READ_TRIES = 10;
+    /** How long SMuxes may take to reconnect to a restarted route server (~5 hold times of 3 s). */
+    static final Duration RESTART_GRACE = Duration.ofSeconds(15);
+
+    private final Duration restartGrace;
+    /** When the route server was first seen with no session up (System.nanoTime), or 0. */
+    private long noSessionSince;
 
     private volatile Set<String> live = Set.of();
     private volatile EventSink sink;
     private boolean warned;
 
     public FrrRouteSource(Fabric fabric, long timeoutMillis) {
+        this(fabric, timeoutMillis, RESTART_GRACE);
+    }
+
+    FrrRouteSource(Fabric fabric, long timeoutMillis, Duration restartGrace) {
         this.fabric = fabric;
         this.proc = new Proc(Map.of(), timeoutMillis);
+        this.restartGrace = restartGrace;
     }
 
     /**
@@ -83,6 +101,11 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
         Set<String> now;
         try {
             now = liveFrom(RibParser.announcers(readRib()));
+            if (now.containsAll(live)) {
+                noSessionSince = 0;
+            } else if (restarting()) {
+                return true;
+            }
             if (warned) {
                 LOG.info("route server RIB readable again");
             }
@@ -103,6 +126,34 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
             }
         }
         return true;
+    }
+
+    /**
+     * SMuxes left the RIB: true while that is a restarted route server's empty table (no session
+     * up, within the grace), so that the last set is kept; logged once per restart.
+     */
+    private boolean restarting() {
+        if (!RibParser.establishedPeers(readSummary()).isEmpty()) {
+            noSessionSince = 0;
+            return false;
+        }
+        long t = System.nanoTime();
+        if (noSessionSince == 0) {
+            noSessionSince = t;
+            LOG.warning("route server has no BGP session up (restarted?): keeping the live SMuxes " + live
+                    + " for up to " + restartGrace.toSeconds() + " s while they reconnect");
+        }
+        if (t - noSessionSince < restartGrace.toNanos()) {
+            return true;
+        }
+        LOG.warning("route server still has no BGP session up after " + restartGrace.toSeconds()
+                + " s: taking its RIB as it is");
+        return false;
+    }
+
+    String readSummary() {
+        return proc.run(List.of("vtysh", "--vty_socket", fabric.vtyDir.toString(), "-c",
+                "show bgp ipv4 unicast summary json"), null);
     }
 
     String readRib() {

@@ -11,8 +11,9 @@ import java.util.TreeSet;
 
 /**
  * Reads FRR's {@code show bgp ipv4 unicast json} (bgpd 8.x): {@code {"routes": {"<prefix>":
- * [{"valid": true, "peerId": "<neighbor>", "nexthops": [{"ip": ...}], ...}]}}}. Returns, for each
- * prefix, the neighbours that announce it with a valid path.
+ * [{"valid": true, "peerId": "<neighbor>", "nexthops": [{"ip": ...}], ...}]}}}, for each prefix the
+ * neighbours that announce it with a valid path; and {@code show bgp ipv4 unicast summary json}:
+ * {@code {"peers": {"<neighbor>": {"state": "Established", ...}}}}, the sessions that are up.
  */
 public final class RibParser {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -20,13 +21,32 @@ public final class RibParser {
     private RibParser() {
     }
 
-    public static Map<String, Set<String>> announcers(String json) {
-        JsonNode root;
+    private static JsonNode read(String json) {
         try {
-            root = JSON.readTree(json);
+            return JSON.readTree(json);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
         }
+    }
+
+    /** The neighbours whose BGP session is Established, from the summary. */
+    public static Set<String> establishedPeers(String summaryJson) {
+        JsonNode root = read(summaryJson);
+        JsonNode peers = root == null ? null : root.get("peers");
+        if (peers == null || !peers.isObject()) {
+            throw new IllegalArgumentException("no \"peers\" in the BGP summary");
+        }
+        Set<String> up = new TreeSet<>();
+        peers.fields().forEachRemaining(e -> {
+            if ("Established".equals(e.getValue().path("state").asText())) {
+                up.add(e.getKey());
+            }
+        });
+        return up;
+    }
+
+    public static Map<String, Set<String>> announcers(String json) {
+        JsonNode root = read(json);
         Map<String, Set<String>> out = new TreeMap<>();
         JsonNode routes = root == null ? null : root.get("routes");
         if (routes == null || !routes.isObject()) {

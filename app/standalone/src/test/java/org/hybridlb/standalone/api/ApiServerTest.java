@@ -87,7 +87,7 @@ class ApiServerTest {
         server = new ApiServer(new ApiServer.Settings(new InetSocketAddress("127.0.0.1", 0),
                 tls ? TlsFiles.context(TlsFiles.identity(certs.p12("hybridlbd"), certs.pass("hybridlbd")), null) : null,
                 tokens ? Tokens.load(dir.resolve("tokens.json")) : null, maxBody, maxConcurrent),
-                new HybridlbRestApplication(this::fakeApi, maxBody)).start();
+                new HybridlbRestApplication(this::fakeApi, () -> null, maxBody)).start();
         https = HttpClient.newBuilder().sslContext(TlsFiles.context(null, TlsFiles.trust(certs.ca()))).build();
         return server;
     }
@@ -163,11 +163,24 @@ class ApiServerTest {
     }
 
     @Test
+    void theWebViewsFilesNeedNoTokenButWhatTheyShowDoes() throws Exception {
+        start(true, true, 1 << 20, 8);
+        HttpResponse<String> page = get("/ui/", null);
+        assertEquals(200, page.statusCode(), page.body());
+        assertTrue(page.body().contains("hybridlb.js"), page.body());
+        assertEquals(200, get("/ui/hybridlb.js", null).statusCode());
+        assertEquals(401, send("POST", "/ui/", null, HttpRequest.BodyPublishers.ofString("x")).statusCode(),
+                "only reads of the view's files pass");
+        assertEquals(401, get("/uivips", null).statusCode(), "a path merely starting with ui is not the view");
+        assertEquals(401, get("/assignment", null).statusCode(), "the data the page shows needs the token");
+    }
+
+    @Test
     void tokensAddedOrRevokedInTheFileTakeEffectWithoutRestart() throws Exception {
         Path file = dir.resolve("tokens-live.json");
         String first = Tokens.create(file, "first", Tokens.Role.ADMIN);
         server = new ApiServer(new ApiServer.Settings(new InetSocketAddress("127.0.0.1", 0), null, Tokens.load(file),
-                1 << 20, 8), new HybridlbRestApplication(this::fakeApi)).start();
+                1 << 20, 8), new HybridlbRestApplication(this::fakeApi, () -> null, HybridlbRestApplication.DEFAULT_MAX_BODY_BYTES)).start();
         https = HttpClient.newHttpClient();
         assertEquals(200, get("/vips", first).statusCode());
         String second = Tokens.create(file, "second", Tokens.Role.VIEWER);

@@ -112,6 +112,12 @@ class HybridlbCliTest {
         }
 
         @Override
+        public org.hybridlb.solver.model.Topology topology() {
+            calls.add("topology");
+            return new org.hybridlb.solver.model.Topology("fake", List.of(), List.of(), null, null);
+        }
+
+        @Override
         public List<SwitchView> switches() {
             return List.of(new SwitchView("agg-0-0", "agg", 0, true, null, true, null,
                     new SwitchView.Hash("ovs", null, "gre", null), false, List.of("10.100.0.1", "10.100.0.2")));

@@ -28,6 +28,95 @@ class RibParserTest {
         return new String(RibParserTest.class.getResourceAsStream("/frr/" + name).readAllBytes(), StandardCharsets.UTF_8);
     }
 
+    static String summary(String name) {
+        try {
+            return rib(name);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** Two SMuxes whose BGP peers are the captures' neighbours, on a k=2 fat-tree. */
+    Path fabricFile() throws IOException {
+        Path fabric = dir.resolve("fabric.json");
+        Path topo = dir.resolve("topology.json");
+        org.hybridlb.solver.io.ModelIo.write(topo, org.hybridlb.solver.topology.FatTree.generate(
+                new org.hybridlb.solver.topology.FatTree.Params().k(2).smuxTors(List.of())));
+        Files.writeString(fabric, "{\"topology\": \"topology.json\", \"ovs\": {\"rundir\": \"/nonexistent\"},"
+                + " \"switches\": {\"core-0\": {\"bridge\": \"b1\", \"location\": 1}, \"agg-0-0\": {\"bridge\": \"b2\", \"location\": 2},"
+                + " \"agg-1-0\": {\"bridge\": \"b3\", \"location\": 3}, \"tor-0-0\": {\"bridge\": \"b4\", \"location\": 4},"
+                + " \"tor-1-0\": {\"bridge\": \"b5\", \"location\": 5}},"
+                + " \"hosts\": {\"m1\": {\"ip\": \"10.0.0.50\", \"location\": 10}, \"m2\": {\"ip\": \"10.0.1.50\", \"location\": 11}},"
+                + " \"smuxes\": [{\"id\": \"smux-a\", \"host\": \"m1\", \"ip\": \"10.0.0.50\", \"controlUrl\": \"http://10.254.1.21:8000\", \"bgpPeer\": \"10.254.1.21\"},"
+                + "              {\"id\": \"smux-b\", \"host\": \"m2\", \"ip\": \"10.0.1.50\", \"controlUrl\": \"http://10.254.2.22:8000\", \"bgpPeer\": \"10.254.2.22\"}],"
+                + " \"routeServer\": {\"vtyDir\": \"rs\"}}");
+        return fabric;
+    }
+
+    static EventSink sink(List<Set<String>> events) {
+        return new EventSink() {
+            public void switchDown(String s) { }
+            public void switchUp(String s) { }
+            public void smuxesChanged(Set<String> live) {
+                events.add(live);
+            }
+            public void dipHealthChanged(String d, boolean h) { }
+        };
+    }
+
+    /** Captured: a route server with both SMux sessions up, and one just started (both Active). */
+    @Test
+    void establishedSessionsFromTheSummary() {
+        assertEquals(Set.of("10.254.3.249", "10.254.3.250"), RibParser.establishedPeers(summary("summary-established.json")));
+        assertEquals(Set.of(), RibParser.establishedPeers(summary("summary-no-session.json")));
+        assertThrows(IllegalArgumentException.class, () -> RibParser.establishedPeers("{}"));
+    }
+
+    @Test
+    void aRestartedRouteServersEmptyRibKeepsTheSmuxesForTheGraceOnly() throws IOException {
+        Fabric f = Fabric.load(fabricFile());
+        List<String> ribs = new ArrayList<>(List.of(rib("rib-two-peers.json"), rib("rib-empty.json"), rib("rib-empty.json"),
+                rib("rib-two-peers.json"), rib("rib-empty.json"), rib("rib-empty.json")));
+        List<String> summaries = new ArrayList<>(List.of(summary("summary-no-session.json"),
+                summary("summary-no-session.json"), summary("summary-no-session.json"), summary("summary-no-session.json")));
+        List<Set<String>> events = new ArrayList<>();
+        FrrRouteSource src = new FrrRouteSource(f, 1000, java.time.Duration.ofHours(1)) {
+            @Override
+            String readRib() {
+                return ribs.remove(0);
+            }
+
+            @Override
+            String readSummary() {
+                return summaries.remove(0);
+            }
+        };
+        src.subscribe(sink(events));
+        src.poll();
+        assertEquals(Set.of("smux-a", "smux-b"), src.liveSmuxes());
+        src.poll(); // restarted: empty RIB, no session up: kept
+        src.poll();
+        assertEquals(Set.of("smux-a", "smux-b"), src.liveSmuxes());
+        src.poll(); // the SMuxes are back
+        assertEquals(List.of(Set.of("smux-a", "smux-b")), events, "no event while it restarted");
+
+        FrrRouteSource expiring = new FrrRouteSource(f, 1000, java.time.Duration.ZERO) {
+            @Override
+            String readRib() {
+                return ribs.remove(0);
+            }
+
+            @Override
+            String readSummary() {
+                return summaries.remove(0);
+            }
+        };
+        ribs.add(0, rib("rib-two-peers.json"));
+        expiring.poll();
+        expiring.poll(); // no grace: an empty RIB with no session is taken as it is
+        assertEquals(Set.of(), expiring.liveSmuxes());
+    }
+
     @Test
     void announcersPerPrefix() throws IOException {
         assertEquals(Map.of("10.100.0.0/16", Set.of("10.254.1.21", "10.254.2.22"), "10.101.0.0/16", Set.of("10.254.1.21")),
@@ -42,19 +131,7 @@ class RibParserTest {
 
     @Test
     void liveSmuxesFollowTheRibAndFireOnChange() throws IOException {
-        Path fabric = dir.resolve("fabric.json");
-        Path topo = dir.resolve("topology.json");
-        org.hybridlb.solver.io.ModelIo.write(topo, org.hybridlb.solver.topology.FatTree.generate(
-                new org.hybridlb.solver.topology.FatTree.Params().k(2).smuxTors(List.of())));
-        Files.writeString(fabric, "{\"topology\": \"topology.json\", \"ovs\": {\"rundir\": \"/nonexistent\"},"
-                + " \"switches\": {\"core-0\": {\"bridge\": \"b1\", \"location\": 1}, \"agg-0-0\": {\"bridge\": \"b2\", \"location\": 2},"
-                + " \"agg-1-0\": {\"bridge\": \"b3\", \"location\": 3}, \"tor-0-0\": {\"bridge\": \"b4\", \"location\": 4},"
-                + " \"tor-1-0\": {\"bridge\": \"b5\", \"location\": 5}},"
-                + " \"hosts\": {\"m1\": {\"ip\": \"10.0.0.50\", \"location\": 10}, \"m2\": {\"ip\": \"10.0.1.50\", \"location\": 11}},"
-                + " \"smuxes\": [{\"id\": \"smux-a\", \"host\": \"m1\", \"ip\": \"10.0.0.50\", \"controlUrl\": \"http://10.254.1.21:8000\", \"bgpPeer\": \"10.254.1.21\"},"
-                + "              {\"id\": \"smux-b\", \"host\": \"m2\", \"ip\": \"10.0.1.50\", \"controlUrl\": \"http://10.254.2.22:8000\", \"bgpPeer\": \"10.254.2.22\"}],"
-                + " \"routeServer\": {\"vtyDir\": \"rs\"}}");
-        Fabric f = Fabric.load(fabric);
+        Fabric f = Fabric.load(fabricFile());
         List<String> ribs = new ArrayList<>(List.of(rib("rib-two-peers.json"), rib("rib-two-peers.json"),
                 rib("rib-one-peer.json"), "not json", rib("rib-empty.json")));
         List<Set<String>> events = new ArrayList<>();
@@ -63,15 +140,13 @@ class RibParserTest {
             String readRib() {
                 return ribs.remove(0);
             }
-        };
-        src.subscribe(new EventSink() {
-            public void switchDown(String s) { }
-            public void switchUp(String s) { }
-            public void smuxesChanged(Set<String> live) {
-                events.add(live);
+
+            @Override
+            String readSummary() {
+                return summary("summary-established.json"); // the SMuxes withdrew, their sessions are up
             }
-            public void dipHealthChanged(String d, boolean h) { }
-        });
+        };
+        src.subscribe(sink(events));
         src.poll();
         assertEquals(Set.of("smux-a", "smux-b"), src.liveSmuxes());
         src.poll(); // same RIB: no event

@@ -3,13 +3,16 @@ package org.hybridlb.app.core.rest;
 import java.util.Set;
 import java.util.function.Supplier;
 import javax.ws.rs.core.Application;
+import org.hybridlb.app.core.Controller;
 import org.hybridlb.app.core.HybridlbApi;
+import org.hybridlb.app.core.metrics.ControllerMetrics;
 
 /**
- * The REST API as a JAX-RS application of resource instances. The daemon binds it to its one
- * controller; the ONOS app subclasses it with a supplier that looks its service up on every request
- * (the service may come and go while the web bundle stays) and answers 503 while there is none.
- * {@code GET /openapi.json} describes it ({@link OpenApi}).
+ * The REST API as a JAX-RS application of resource instances: the northbound, the controller's
+ * metrics ({@code /metrics}), the live web view ({@code /ui/}) and its description
+ * ({@code GET /openapi.json}, {@link OpenApi}). The daemon binds it to its one controller; the ONOS
+ * app subclasses it with suppliers that look its service up on every request (the service may come
+ * and go while the web bundle stays) and answer 503 while there is none.
  */
 public class HybridlbRestApplication extends Application {
     /**
@@ -20,19 +23,29 @@ public class HybridlbRestApplication extends Application {
 
     private final Set<Object> resources;
 
+    /** The daemon's: its controller and the metrics it reports to. */
+    public HybridlbRestApplication(Controller controller) {
+        this(controller, DEFAULT_MAX_BODY_BYTES);
+    }
+
+    /** The daemon's, with its request body limit. */
+    public HybridlbRestApplication(Controller controller, long maxBodyBytes) {
+        this(() -> controller, controller::metrics, maxBodyBytes);
+    }
+
+    /** An API without metrics ({@code /metrics} answers 503). */
     public HybridlbRestApplication(HybridlbApi api) {
-        this(() -> api);
+        this(() -> api, () -> null, DEFAULT_MAX_BODY_BYTES);
     }
 
-    /** {@code api} is asked on every request; an {@link org.hybridlb.app.core.ApiException} it throws is the answer. */
-    public HybridlbRestApplication(Supplier<HybridlbApi> api) {
-        this(api, DEFAULT_MAX_BODY_BYTES);
-    }
-
-    /** {@code maxBodyBytes}: longer request bodies are refused with 413 before they are parsed. */
-    public HybridlbRestApplication(Supplier<HybridlbApi> api, long maxBodyBytes) {
+    /**
+     * {@code api} and {@code metrics} are asked on every request; an
+     * {@link org.hybridlb.app.core.ApiException} they throw is the answer. {@code maxBodyBytes}:
+     * longer request bodies are refused with 413 before they are parsed.
+     */
+    public HybridlbRestApplication(Supplier<HybridlbApi> api, Supplier<ControllerMetrics> metrics, long maxBodyBytes) {
         this.resources = Set.of(new VipResource(api, maxBodyBytes), new StatusResource(api), new OpenApiResource(),
-                new RefusalMapper());
+                new RefusalMapper(), new MetricsResource(metrics), new WebViewResource());
     }
 
     @Override

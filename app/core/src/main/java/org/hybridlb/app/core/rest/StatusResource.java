@@ -48,6 +48,12 @@ public class StatusResource {
     }
 
     @GET
+    @Path("topology")
+    public Response topology() {
+        return Rest.run(() -> Rest.json(200, api.get().topology()));
+    }
+
+    @GET
     @Path("switches")
     public Response switches() {
         return Rest.run(() -> Rest.json(200, Map.of("switches", api.get().switches())));
