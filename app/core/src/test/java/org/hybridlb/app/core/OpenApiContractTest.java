@@ -55,7 +55,7 @@ class OpenApiContractTest {
     @Test
     void everyResourceMethodIsDescribedAndEveryDescribedOperationExists() {
         Set<String> implemented = new TreeSet<>();
-        for (Object r : new HybridlbRestApplication(() -> null).getSingletons()) {
+        for (Object r : new HybridlbRestApplication((HybridlbApi) null).getSingletons()) {
             Path base = r.getClass().getAnnotation(Path.class);
             if (base == null) {
                 continue;   // a provider (the refusal mapper)
@@ -85,7 +85,7 @@ class OpenApiContractTest {
                 fabric.ports(new FakeFabric.MemoryStore()));
         controller.start();
         app = new ApplicationHandler(ResourceConfig.forApplication(
-                new HybridlbRestApplication(() -> controller, 64_000)));
+                new HybridlbRestApplication(controller, 64_000)));
         String v1 = "10.100.0.1";
         String v2 = "10.100.0.2";
         String a = fabric.hostOn(fabric.tor(1), 0);
@@ -111,7 +111,7 @@ class OpenApiContractTest {
         send("POST", "/vips/" + v1 + "/dips", "{\"ip\":\"" + c + "\",\"weight\":2,\"proto\":\"tcp\",\"port\":80}", 201);
         send("POST", "/reassign", null, 200);
         for (String get : List.of("/vips", "/vips/" + v1, "/vips/" + v1 + "/dips", "/assignment", "/migrations",
-                "/smuxes", "/stats", "/switches", "/openapi.json")) {
+                "/smuxes", "/stats", "/switches", "/topology", "/openapi.json")) {
             send("GET", get, null, 200);
         }
         send("DELETE", "/vips/" + v2 + "/dips/" + f + "?proto=tcp&port=80", null, 200);

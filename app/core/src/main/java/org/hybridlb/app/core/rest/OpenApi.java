@@ -46,25 +46,36 @@ public final class OpenApi {
         }
         schemas.set("VipSet", vips);
         schemas.set("MigrationPlan", solverSchema(Schema.MIGRATION_PLAN));
+        // the topology's $defs under names of their own (its ipv4 would meet the VIP schema's)
+        ObjectNode topology = (ObjectNode) read(Schema.class, "/org/hybridlb/schemas/" + Schema.TOPOLOGY.resourceName());
+        topology.remove("$schema");
+        ObjectNode topologyDefs = (ObjectNode) topology.remove("$defs");
+        rewriteRefs(topology, "Topology_");
+        for (Iterator<Map.Entry<String, JsonNode>> it = topologyDefs.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            rewriteRefs(e.getValue(), "Topology_");
+            schemas.set("Topology_" + e.getKey(), e.getValue());
+        }
+        schemas.set("Topology", topology);
         return doc;
     }
 
     private static JsonNode solverSchema(Schema s) {
         ObjectNode n = (ObjectNode) read(Schema.class, "/org/hybridlb/schemas/" + s.resourceName());
         n.remove("$schema");
-        rewriteRefs(n);
+        rewriteRefs(n, "");
         return n;
     }
 
-    /** {@code #/$defs/x} -> {@code #/components/schemas/x}, everywhere in {@code n}. */
-    private static void rewriteRefs(JsonNode n) {
+    /** {@code #/$defs/x} -> {@code #/components/schemas/<prefix>x}, everywhere in {@code n}. */
+    private static void rewriteRefs(JsonNode n, String prefix) {
         if (n.isObject()) {
             JsonNode ref = n.get("$ref");
             if (ref != null && ref.isTextual() && ref.asText().startsWith("#/$defs/")) {
-                ((ObjectNode) n).put("$ref", "#/components/schemas/" + ref.asText().substring("#/$defs/".length()));
+                ((ObjectNode) n).put("$ref", "#/components/schemas/" + prefix + ref.asText().substring("#/$defs/".length()));
             }
         }
-        n.forEach(OpenApi::rewriteRefs);
+        n.forEach(c -> rewriteRefs(c, prefix));
     }
 
     private static JsonNode read(Class<?> near, String resource) {
