@@ -315,7 +315,7 @@ public class HybridlbManagerTest {
         activate(json);
         String hmux = placedOnHmux();
         // OVS deals its dp_hash slots to the buckets in order, by weight: the SMux pool must list the
-        // same DIPs with the same weights in the same order, and select with ovs-dphash.
+        // same buckets in the same order, and select with ovs-dphash. Weight 3 is three WCMP units.
         Group g = onos.groups.getGroup(NetTestTools.did(hmux),
                 new DefaultGroupKey(("hlb:vip:" + VIP + ":tcp/80").getBytes()));
         List<String> group = new ArrayList<>();
@@ -331,7 +331,7 @@ public class HybridlbManagerTest {
         for (org.hybridlb.app.core.model.Bucket b : e.ports.get(0).dips) {
             pool.add(b.ip + "/" + b.weight);
         }
-        assertEquals(List.of("10.0.1.2/1", "10.0.1.3/3", "10.0.2.2/1"), group);
+        assertEquals(List.of("10.0.1.2/1", "10.0.1.3/1", "10.0.1.3/1", "10.0.1.3/1", "10.0.2.2/1"), group);
         assertEquals(group, pool);
     }
 
