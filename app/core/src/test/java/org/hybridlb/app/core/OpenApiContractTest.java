@@ -140,6 +140,10 @@ class OpenApiContractTest {
         send("PUT", "/vips/" + v1, big, 413);
         send("POST", "/vips/" + v1 + "/dips", big, 413);
         sendTyped("POST", "/vips", FakeFabric.vipJson("10.100.0.3", a), "text/plain", 415);
+        send("GET", "/metrics", null, 200);
+        send("GET", "/ui", null, 301);
+        send("GET", "/ui/hybridlb.js", null, 200);
+        send("GET", "/ui/secrets.txt", null, 404);
 
         assertEquals(List.of(), problems, "answers that do not match the OpenAPI document");
         Set<String> uncheckedOps = new TreeSet<>(contract.operations());

@@ -1,15 +1,14 @@
 package org.hybridlb.app.core.metrics;
 
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import org.hybridlb.app.core.hmux.SwitchCapability;
+import org.hybridlb.app.core.hmux.SwitchDelta;
+import org.hybridlb.app.core.hmux.SwitchReading;
 import org.hybridlb.app.core.model.SmuxTable;
-import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.HmuxProgrammer;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.port.SmuxControl;
-import org.hybridlb.solver.model.Smux;
 
 /**
  * The host's ports with every HMux and SMux call timed and its failures counted
@@ -38,38 +37,18 @@ public final class MeteredPorts {
         }
 
         @Override
-        public void install(String switchId, VipEntry entry) {
-            m.southbound(HMUX, "install", () -> inner.install(switchId, entry));
+        public SwitchCapability capability(String switchId) {
+            return inner.capability(switchId);     // what the southbound knows, no device call
         }
 
         @Override
-        public void remove(String switchId, String vip) {
-            m.southbound(HMUX, "remove", () -> inner.remove(switchId, vip));
+        public Map<String, SwitchReading> read(Collection<String> switchIds) {
+            return m.southbound(HMUX, "read", () -> inner.read(switchIds));
         }
 
         @Override
-        public void withdrawRoutes(String switchId, Collection<String> vips) {
-            m.southbound(HMUX, "withdraw_routes", () -> inner.withdrawRoutes(switchId, vips));
-        }
-
-        @Override
-        public void setSmuxGroup(String aggregate, List<Smux> smuxes) {
-            m.southbound(HMUX, "set_smux_group", () -> inner.setSmuxGroup(aggregate, smuxes));
-        }
-
-        @Override
-        public void setSmuxGroups(Map<String, List<Smux>> groups) {
-            m.southbound(HMUX, "set_smux_groups", () -> inner.setSmuxGroups(groups));
-        }
-
-        @Override
-        public Map<String, VipEntry> installedOn(String switchId) {
-            return m.southbound(HMUX, "read_switch", () -> inner.installedOn(switchId));
-        }
-
-        @Override
-        public Map<String, Set<String>> smuxGroups() {
-            return m.southbound(HMUX, "read_smux_groups", inner::smuxGroups);
+        public void apply(Map<String, SwitchDelta> deltas) {
+            m.southbound(HMUX, "apply", () -> inner.apply(deltas));
         }
     }
 
