@@ -525,7 +525,7 @@ class ControlApi(unittest.TestCase):
 
         one_two_one = [(a, 1, 0), (b, 1, 1), (b, 1, 2), (c, 1, 3)]
         self.assertEqual(self.put(doc(one_two_one))[0], 200)
-        flows = range(3000, 3400)
+        flows = range(6000, 6400)
         first = sent(flows, "S")
         self.assertEqual(first, [pick(i, one_two_one) for i in flows], "the SMux picks what OVS would")
         n_b = first.count(b)
@@ -546,7 +546,7 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(again, first, "pinned connections stay, on the drained DIP too")
         status, body = http("GET", "/connections/diverging")
         self.assertEqual(json.loads(body)["services"][0]["diverging"], n_b)
-        later = range(4000, 4200)
+        later = range(7000, 7200)
         fresh = sent(later, "S")
         self.assertNotIn(b, fresh)
         self.assertEqual(fresh, [pick(i, drained) for i in later])
