@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The solver's batch demo (the README's main job until the emulation lands):
+# The solver's batch demo:
 # generate a Duet-style data center and a 3-hour traffic trace, assign VIPs to switches,
 # plan the migration to the next interval, and replay the trace with every algorithm.
 # Results (JSON, CSV, PNG plots) go to ${OUT:-out/demo}. Runs in a few minutes on 2 cores.

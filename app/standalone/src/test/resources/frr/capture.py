@@ -1,11 +1,15 @@
-# Captures the route server's `show bgp ipv4 unicast json` with two announcing peers, then one.
+# Captures the route server's `show bgp ipv4 unicast json` with two announcing peers, then one,
+# then none, into /tmp/hlbd-frr/ (copy them next to this file). Run as root: sudo python3 capture.py
 import os, subprocess, sys, time, json
-sys.path.insert(0, "/work/main/smux/frr")
+from pathlib import Path
+# smux/frr of this checkout: this file is app/standalone/src/test/resources/frr/capture.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[6] / "smux" / "frr"))
 import hlb_frr_supervisor as frr
 
 def sh(*a): subprocess.run(list(a), check=True)
 ns = ["hlbdfrs", "hlbdfa1", "hlbdfa2"]
 insts = []
+os.makedirs("/tmp/hlbd-frr", exist_ok=True)
 try:
     for n in ns: sh("ip", "netns", "add", n)
     sh("ip", "link", "add", "hlbdfv1", "netns", "hlbdfrs", "type", "veth", "peer", "name", "hlbdfv1p", "netns", "hlbdfa1")
