@@ -80,6 +80,12 @@ public final class Fabric {
     public static final String DEFAULT_CONTROLLER_COOKIE = "0x4c420000/0xffff0000";
     /** The controller's groups take ids from here up unless fabric.json says otherwise. */
     public static final long DEFAULT_GROUP_ID_BASE = 65536;
+    /**
+     * The daemon's select groups take ids in [controllerGroupIdBase, + this): it deletes a group of
+     * that range nothing points at (what a half-written change leaves) and never touches another.
+     * The fabric's own groups lie outside it (and below the fast-failover ids from 0xf0000000).
+     */
+    public static final long CONTROLLER_GROUP_SPAN = 1L << 24;
 
     public final Path file;
     public final String name;
@@ -199,7 +205,8 @@ public final class Fabric {
             c.problem("/controllerCookie", "must be value/mask within the low 32 bits, value inside the mask, got \""
                     + cookieText + "\"");
         }
-        long groupBase = c.integer(root, "controllerGroupIdBase", "", DEFAULT_GROUP_ID_BASE, 1, 0xf0000000L);
+        long groupBase = c.integer(root, "controllerGroupIdBase", "", DEFAULT_GROUP_ID_BASE, 1,
+                0xf0000000L - CONTROLLER_GROUP_SPAN);
         String locationRoute = c.string(root, "locationRoute", "", "load:{location}->NXM_NX_REG0[],resubmit(,2)", false);
         if (!locationRoute.contains("{location}")) {
             c.problem("/locationRoute", "must contain {location}");

@@ -50,6 +50,7 @@ class OvsHmuxSouthboundTest {
     static TestFabric tf;
     static Fabric fabric;
     static final String AGG = "10.100.0.0/16";
+    static final long FABRIC_GROUP = Fabric.DEFAULT_GROUP_ID_BASE + Fabric.CONTROLLER_GROUP_SPAN;
     @TempDir
     static Path dir;
     final Set<String> down = new HashSet<>();
@@ -77,8 +78,10 @@ class OvsHmuxSouthboundTest {
         for (String br : tf.bridges.values()) {
             ovs.ovs.ofctl("del-flows", mgmt(br));
             ovs.ovs.ofctl("del-groups", mgmt(br));
-            // a fabric flow the southbound must never touch
+            // a fabric flow and a fabric group (above the daemon's group range, as the emulation's
+            // local-repair groups) the southbound must never touch
             ovs.ovs.ofctl("add-flow", mgmt(br), "cookie=0x1,priority=0,actions=goto_table:1");
+            ovs.ovs.ofctl("add-group", mgmt(br), "group_id=" + FABRIC_GROUP + ",type=select");
         }
         p = new OvsHmuxSouthbound(fabric, ovs.ovs, () -> Set.copyOf(down));
     }
@@ -102,6 +105,15 @@ class OvsHmuxSouthboundTest {
 
     static String groups(String sw) {
         return ovs.ovs.ofctl("dump-groups", mgmt(tf.bridges.get(sw)));
+    }
+
+    static List<String> groupIds(String sw) {
+        List<String> ids = new ArrayList<>();
+        Matcher m = Pattern.compile("group_id=\\d+").matcher(groups(sw));
+        while (m.find()) {
+            ids.add(m.group());
+        }
+        return ids;
     }
 
     static Set<String> smuxIds() {
@@ -170,7 +182,7 @@ class OvsHmuxSouthboundTest {
         converge(hm, SwitchIntent.EMPTY);
         assertEquals(SwitchReading.of(SwitchIntent.EMPTY), read(hm));
         assertFalse(flows(hm).contains("nw_dst="), flows(hm));
-        assertFalse(groups(hm).contains("group_id="), groups(hm));
+        assertEquals(List.of("group_id=" + FABRIC_GROUP), groupIds(hm), "only the fabric's own group is left");
     }
 
     @Test

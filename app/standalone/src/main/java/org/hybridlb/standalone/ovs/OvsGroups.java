@@ -31,6 +31,10 @@ final class OvsGroups {
         while (used.contains(next)) {
             next++;
         }
+        if (next >= base + org.hybridlb.standalone.Fabric.CONTROLLER_GROUP_SPAN) {
+            throw new IllegalStateException("no free group id left in [" + base + ", "
+                    + (base + org.hybridlb.standalone.Fabric.CONTROLLER_GROUP_SPAN) + ")");
+        }
         used.add(next);
         return next++;
     }

@@ -117,8 +117,7 @@ final class OvsReader {
             checkFallbackCopies(intent, handles, fallbackCopies, bad, foreign);
         }
         for (long g : groups.keySet()) {
-            boolean infrastructure = g == OvsRules.FALLBACK_GROUP || g >= OvsRules.FAILOVER_GROUP_BASE;
-            if (ours(g) && !infrastructure && !referenced.contains(g)) {
+            if (ours(g) && !referenced.contains(g)) {
                 foreign.add(groupName(g)); // a group nothing points at: what a half-written change leaves
             }
         }
@@ -126,8 +125,9 @@ final class OvsReader {
         return new Result(new SwitchReading(intent.build(), bad, Map.of()), handles);
     }
 
+    /** A select group of the daemon's range (Fabric#CONTROLLER_GROUP_SPAN); the fabric's own are left alone. */
     private boolean ours(long g) {
-        return g >= fabric.groupIdBase;
+        return g >= fabric.groupIdBase && g < fabric.groupIdBase + Fabric.CONTROLLER_GROUP_SPAN;
     }
 
     private void readEntry(Fabric.SwitchInfo sw, OvsDump.Flow f, String dst, Map<Long, OvsDump.Group> groups,
