@@ -45,7 +45,8 @@ static int hex_digit(char c)
 
 static const char *const affinity_names[] = {"hash", "cheetah", NULL};
 static const char *const mode_names[] = {"siphash13", "crc32c", NULL};
-static const char *const mech_names[] = {"wrr", "rr", "hash", NULL};
+const char *const hlb_mechanism_names[HLB_MECH_MAX + 1] = {"wrr", "rr", "hash", NULL};
+
 
 int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
                      struct hlb_table_error *err)
@@ -53,7 +54,7 @@ int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
     int aff, mode, mech;
     if (ck_enum(vo, path, "affinity", affinity_names, HLB_AFF_HASH, &aff, err) != 0 ||
         ck_enum(vo, path, "cookieHash", mode_names, 0, &mode, err) != 0 ||
-        ck_enum(vo, path, "mechanism", mech_names, HLB_MECH_WRR, &mech, err) != 0)
+        ck_enum(vo, path, "mechanism", hlb_mechanism_names, HLB_MECH_WRR, &mech, err) != 0)
         return -1;
     json_t *key = json_object_get(vo, "cookieKey");
     if (aff != HLB_AFF_CHEETAH) {

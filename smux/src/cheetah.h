@@ -86,6 +86,9 @@ static inline int hlb_ck_tsecr(const uint8_t *tcp, uint32_t l4_len, uint32_t *ts
     return 1;
 }
 
+/* The mechanisms' names in the table and the metrics, by enum hlb_mechanism. */
+extern const char *const hlb_mechanism_names[HLB_MECH_MAX + 1];
+
 /* Parsing and building (cheetah.c), for vip_table.c. */
 struct json_t;
 

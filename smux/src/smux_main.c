@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "bench_gen.h"
+#include "cheetah.h"
 #include "control.h"
 #include "io_loop.h"
 #include "datapath.h"
@@ -583,6 +584,10 @@ int main(int argc, char **argv)
             printf("%s\"%s\":%" PRIu64, first ? "" : ",", hlb_drop_names[r], tot.st.drops[r]);
             first = 0;
         }
+    printf("},\"cookie\":{\"decoded\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"fallback\":%" PRIu64,
+           tot.st.ck_decoded, tot.st.drops[HLB_DROP_BAD_COOKIE], tot.st.ck_fallback);
+    for (int m = 0; m < HLB_MECH_MAX; m++)
+        printf(",\"syn_%s\":%" PRIu64, hlb_mechanism_names[m], tot.st.ck_syns[m]);
     printf("}}\n");
     fflush(stdout);
 
