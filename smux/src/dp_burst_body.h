@@ -435,6 +435,7 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
             break;
         uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
         const uint8_t *tcp = d + HLB_ETH_HLEN + 20;
         uint32_t inner = pl.ip_tot_len, opt, echo;
         memcpy(&opt, tcp + 20, 4);
@@ -448,7 +449,7 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         if (dip < 0)
             break;
         HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
-        rx_bytes += HLB_F_LEN(f);
+        rx_bytes += len;
         inner_bytes += inner;
     }
     (void)fwd;
