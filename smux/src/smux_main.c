@@ -536,7 +536,7 @@ int main(int argc, char **argv)
     int bench = o.bench_flows || o.bench_new_flows;
     for (unsigned k = 0; bench && k < n; k++) {
         struct worker_ctx *x = &run.ctx[k];
-        bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n);
+        bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n, hlb_table_acquire(&run.slot));
         x->io.rx_hook = bench_gen_hook;
         x->io.rx_hook_arg = &x->gen;
     }
@@ -600,6 +600,7 @@ int main(int argc, char **argv)
     for (unsigned k = 0; k < n; k++) {
         hlb_conn_table_free(wp[k]->ct);
         free(run.ctx[k].gen.chunk1);
+        free(run.ctx[k].gen.tsecr);
     }
     free(run.ctx);
     return eal_exit(0);
