@@ -15,28 +15,6 @@ static void ck_err(struct hlb_table_error *err, const char *path, const char *ke
     snprintf(err->reason, sizeof(err->reason), "%s", reason);
 }
 
-/* A string field that must be one of names (NULL-terminated); missing -> def. */
-static int ck_enum(json_t *vo, const char *path, const char *key, const char *const *names,
-                   int def, int *out, struct hlb_table_error *err)
-{
-    json_t *v = json_object_get(vo, key);
-    *out = def;
-    if (!v)
-        return 0;
-    for (int i = 0; json_is_string(v) && names[i]; i++)
-        if (strcmp(json_string_value(v), names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    char reason[160] = "must be one of:";
-    for (int i = 0; names[i]; i++) {
-        strncat(reason, i ? ", " : " ", sizeof(reason) - strlen(reason) - 1);
-        strncat(reason, names[i], sizeof(reason) - strlen(reason) - 1);
-    }
-    ck_err(err, path, key, reason);
-    return -1;
-}
-
 static int hex_digit(char c)
 {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
@@ -52,9 +30,9 @@ int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
                      struct hlb_table_error *err)
 {
     int aff, mode, mech;
-    if (ck_enum(vo, path, "affinity", affinity_names, HLB_AFF_HASH, &aff, err) != 0 ||
-        ck_enum(vo, path, "cookieHash", mode_names, 0, &mode, err) != 0 ||
-        ck_enum(vo, path, "mechanism", hlb_mechanism_names, HLB_MECH_WRR, &mech, err) != 0)
+    if (hlb_json_get_enum(vo, "affinity", path, affinity_names, HLB_AFF_HASH, &aff, err) != 0 ||
+        hlb_json_get_enum(vo, "cookieHash", path, mode_names, 0, &mode, err) != 0 ||
+        hlb_json_get_enum(vo, "mechanism", path, hlb_mechanism_names, HLB_MECH_WRR, &mech, err) != 0)
         return -1;
     json_t *key = json_object_get(vo, "cookieKey");
     if (aff != HLB_AFF_CHEETAH) {

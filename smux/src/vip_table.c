@@ -186,9 +186,8 @@ static int get_ip(json_t *obj, const char *key, const char *path, int required,
     return 0;
 }
 
-/* One of the listed strings; missing -> def. Returns its index. */
-static int get_enum(json_t *obj, const char *key, const char *path, const char *const *names,
-                    int def, int *out, struct hlb_table_error *err)
+int hlb_json_get_enum(json_t *obj, const char *key, const char *path, const char *const *names,
+                      int def, int *out, struct hlb_table_error *err)
 {
     char f[200];
     snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", key);
@@ -491,8 +490,8 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 goto fail;
             }
         }
-        if (get_enum(vo, "selection", path, sel_names, HLB_SEL_OVS, &sel, err) != 0 ||
-            get_enum(vo, "encap", path, encap_names, HLB_ENCAP_IPIP, &enc, err) != 0 ||
+        if (hlb_json_get_enum(vo, "selection", path, sel_names, HLB_SEL_OVS, &sel, err) != 0 ||
+            hlb_json_get_enum(vo, "encap", path, encap_names, HLB_ENCAP_IPIP, &enc, err) != 0 ||
             get_basis(vo, path, &basis, err) != 0)
             goto fail;
         struct hlb_service ck = {0};
@@ -600,8 +599,8 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
         int sel, enc;
         uint64_t basis;
         get_ip(vo, "vip", "", 1, &vip, NULL, NULL);
-        get_enum(vo, "selection", "", sel_names, HLB_SEL_OVS, &sel, NULL);
-        get_enum(vo, "encap", "", encap_names, HLB_ENCAP_IPIP, &enc, NULL);
+        hlb_json_get_enum(vo, "selection", "", sel_names, HLB_SEL_OVS, &sel, NULL);
+        hlb_json_get_enum(vo, "encap", "", encap_names, HLB_ENCAP_IPIP, &enc, NULL);
         get_basis(vo, "", &basis, NULL);
         json_t *ctab = json_object_get(vo, "connTable");
         int pin = ctab ? json_is_true(ctab) : (opt ? opt->default_pin : 1);

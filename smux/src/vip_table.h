@@ -215,6 +215,13 @@ void hlb_table_free(struct hlb_vip_table *t);
 /* The accepted document, serialised (caller frees). */
 char *hlb_table_to_json(const struct hlb_vip_table *t);
 
+/* A field of JSON object obj that must be one of the strings names (NULL-terminated):
+ * its index in *out, def when missing; else -1 and err naming path.key (for parts of
+ * the table parsed in their own file, e.g. cheetah.c). */
+struct json_t;
+int hlb_json_get_enum(struct json_t *obj, const char *key, const char *path,
+                      const char *const *names, int def, int *out, struct hlb_table_error *err);
+
 /* Helpers for metrics labels. */
 const char *hlb_proto_name(uint8_t proto);
 void hlb_ip_str(uint32_t ip_net, char out[16]);
