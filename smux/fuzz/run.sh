@@ -12,9 +12,10 @@ mkdir -p "$OUT"
 for target in packet table; do
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -march=corei7 -Wno-psabi -fno-strict-aliasing -D_GNU_SOURCE -I"$SMUX/include" -I"$SMUX/src" \
+        -I"$SMUX/agent/include" \
         "$SMUX/fuzz/dp_fuzz_$target.c" "$SMUX/src/datapath.c" "$SMUX/src/conn_table.c" \
         "$SMUX/src/vip_table.c" "$SMUX/src/ovs_hash.c" "$SMUX/src/ovs_dphash.c" \
-        "$SMUX/src/ovs_select.c" -ljansson \
+        "$SMUX/src/ovs_select.c" "$SMUX/src/cheetah.c" -ljansson \
         -o "$OUT/dp_fuzz_$target"
 done
 rm -rf "$OUT/corpus-packet" "$OUT/corpus-table"

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cheetah.h"
 #include "hlb_pkt.h"
 
 /* Bytes 16-31 of flow f's frame.  Flow f: source 10.<f bits 16-23>.<f bits 8-15>.<f
@@ -18,13 +19,17 @@ static inline __m128i bench_gen_chunk1(__m128i c1, uint32_t base_sum, uint32_t f
 }
 
 void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t *dst_mac,
-                    unsigned k, unsigned n)
+                    unsigned k, unsigned n, const struct hlb_vip_table *t)
 {
+    const struct hlb_service *ck = hlb_table_lookup(t, o->bench_vip, HLB_IPPROTO_TCP,
+                                                    hlb_htons(o->bench_port));
+    if (ck && (ck->affinity != HLB_AFF_CHEETAH || ck->dip_count == 0 || o->bench_new_flows))
+        ck = NULL;
     memset(g, 0, sizeof(*g));
     struct hlb_eth_hdr eth = {.type = hlb_htons(HLB_ETHERTYPE_IPV4)};
     memcpy(eth.dst, dst_mac, 6);
     memcpy(eth.src, (uint8_t[]){0x02, 0, 0, 0, 0, 0x01}, 6);
-    struct hlb_ipv4_hdr ip = {.ver_ihl = 0x45, .tot_len = hlb_htons(50), .ttl = 64,
+    struct hlb_ipv4_hdr ip = {.ver_ihl = 0x45, .tot_len = hlb_htons(ck ? 52 : 50), .ttl = 64,
                               .proto = HLB_IPPROTO_TCP, .src = hlb_htonl(0x0a000000),
                               .dst = o->bench_vip};
     memcpy(g->tmpl, &eth, 14);
@@ -34,8 +39,10 @@ void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t 
     uint16_t sport = hlb_htons(1024);
     memcpy(tcp, &sport, 2);
     memcpy(tcp + 2, &dport, 2);
-    tcp[12] = 5 << 4;
+    tcp[12] = (ck ? 8 : 5) << 4;
     tcp[13] = o->bench_new_flows ? HLB_TCP_SYN : HLB_TCP_ACK;
+    if (ck)
+        memcpy(tcp + 20, (const uint8_t[]){1, 1, 8, 10, 0, 0, 0x12, 0x34}, 8);
     g->base_sum = hlb_csum_partial(g->tmpl + 14, 20, 0);
     uint32_t all = o->bench_flows ? o->bench_flows : 1;
     g->flows = all > k ? (all - k + n - 1) / n : 1;
@@ -47,6 +54,16 @@ void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t 
         __m128i c1 = _mm_loadu_si128((const __m128i *)(g->tmpl + 16));
         for (uint32_t f = 0; g->chunk1 && f < g->flows; f++)
             g->chunk1[f] = bench_gen_chunk1(c1, g->base_sum, k + f * n);
+        if (ck)
+            g->tsecr = malloc((size_t)g->flows * sizeof(*g->tsecr));
+        for (uint32_t f = 0; g->tsecr && f < g->flows; f++) {
+            uint32_t flow = k + f * n;
+            uint16_t id = t->server_ids[ck->dip_first + flow % ck->dip_count];
+            uint64_t h = hlb_ck_hash(ck, hlb_htonl(0x0a000000u | (flow & 0xffffffu)),
+                                     hlb_htons((uint16_t)(1024 + (flow >> 24))),
+                                     hlb_htons(o->bench_port));
+            g->tsecr[f] = hlb_htonl((uint32_t)((id ^ h) & HLB_COOKIE_MASK) << 16 | (flow & 0xffff));
+        }
     }
 }
 
@@ -67,6 +84,19 @@ void bench_gen_hook(void *arg, struct rte_mbuf **ms, uint16_t n)
     uint32_t next = g->next, flows = g->flows;
     const __m128i *chunk1 = g->chunk1;
     __m128i c0 = _mm_loadu_si128((const __m128i *)g->tmpl);
+    const uint32_t *tsecr = g->tsecr;
+    if (tsecr != NULL) {                  /* cheetah: the flow's echo as well */
+        for (uint16_t i = 0; i < n; i++) {
+            uint8_t *d = rte_pktmbuf_mtod(ms[i], uint8_t *);
+            _mm_storeu_si128((__m128i *)d, c0);
+            _mm_storeu_si128((__m128i *)(d + 16), chunk1[next]);
+            memcpy(d + 62, &tsecr[next], 4);
+            if (++next == flows)
+                next = 0;
+        }
+        g->next = next;
+        return;
+    }
     if (likely(chunk1 != NULL)) {
         for (uint16_t i = 0; i < n; i++) {
             uint8_t *d = rte_pktmbuf_mtod(ms[i], uint8_t *);

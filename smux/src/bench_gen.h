@@ -21,18 +21,22 @@
 #define BENCH_GEN_TABLE_MAX (1u << 20)    /* flows with a precomputed chunk (16 MiB) */
 
 struct bench_gen {
-    uint8_t tmpl[64];
+    uint8_t tmpl[80];               /* 64 bytes, or 66 with a timestamp option */
     uint32_t base_sum;              /* IP header sum with src-ip low half = 0 */
     uint32_t flows;                 /* this worker's */
     uint32_t next;
     uint32_t first, step;           /* this worker's flows: first, first + step, ... */
     int new_flows;
     __m128i *chunk1;                /* bytes 16-31 of this worker's flow i's frame, or NULL */
+    uint32_t *tsecr;                /* cheetah bench VIP: flow i's TSecr (bytes 62-65), or NULL */
 };
 
-/* Worker k of n generates flows k, k + n, k + 2n, ... (of --bench-flows in all). */
+/* Worker k of n generates flows k, k + n, k + 2n, ... (of --bench-flows in all).  When
+ * the bench VIP is a cheetah service of t, every frame carries NOP, NOP, timestamp
+ * (66-byte frames: net_null needs size=66), its TSecr echoing the cookie of the
+ * pool's DIP f mod (pool size) for flow f. */
 void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t *dst_mac,
-                    unsigned k, unsigned n);
+                    unsigned k, unsigned n, const struct hlb_vip_table *t);
 
 /* The template in one mbuf's data room, where net_null's frames start
  * (rte_mempool_obj_iter callback). */

@@ -1,4 +1,5 @@
 #include "control.h"
+#include "cheetah.h"
 
 #include <arpa/inet.h>
 #include <gnutls/gnutls.h>
@@ -262,6 +263,21 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     for (int r = 0; r < HLB_DROP_MAX; r++)
         fprintf(f, "hlb_smux_drops_total{reason=\"%s\"} %llu\n", hlb_drop_names[r],
                 (unsigned long long)RD(st->drops[r]));
+    metric_head(f, "hlb_smux_cookie_packets_total", "counter",
+                "TCP segments to cheetah VIPs: placed by their cookie (decoded), dropped for a "
+                "cookie naming no server of the pool (invalid, the bad_cookie drops), or sent "
+                "the hash path for lack of a timestamp option (fallback).");
+    fprintf(f, "hlb_smux_cookie_packets_total{event=\"decoded\"} %llu\n",
+            (unsigned long long)RD(st->ck_decoded));
+    fprintf(f, "hlb_smux_cookie_packets_total{event=\"invalid\"} %llu\n",
+            (unsigned long long)RD(st->drops[HLB_DROP_BAD_COOKIE]));
+    fprintf(f, "hlb_smux_cookie_packets_total{event=\"fallback\"} %llu\n",
+            (unsigned long long)RD(st->ck_fallback));
+    metric_head(f, "hlb_smux_cookie_syns_total", "counter",
+                "SYNs with a timestamp option to cheetah VIPs, by the mechanism that placed them.");
+    for (int m = 0; m < HLB_MECH_MAX; m++)
+        fprintf(f, "hlb_smux_cookie_syns_total{mechanism=\"%s\"} %llu\n", hlb_mechanism_names[m],
+                (unsigned long long)RD(st->ck_syns[m]));
     metric_head(f, "hlb_smux_icmp_frag_needed_total", "counter",
                 "ICMP fragmentation-needed messages sent (packet over MTU after encap).");
     fprintf(f, "hlb_smux_icmp_frag_needed_total %llu\n",
@@ -432,7 +448,16 @@ static json_t *stats_report(struct hlb_control *c)
             "proto", hlb_proto_name(sv->proto), "port", ntohs(sv->port), "packets", (json_int_t)p,
             "bytes", (json_int_t)b, "dips", dips));
     }
-    json_t *out = json_pack("{s:I,s:o*}", "version", (json_int_t)t->version, "services", services);
+    struct hlb_workers_total tot;
+    hlb_workers_total(c->cfg.workers, c->cfg.slot->n_readers, &tot);
+    json_t *syns = json_object();
+    for (int m = 0; m < HLB_MECH_MAX; m++)
+        json_object_set_new(syns, hlb_mechanism_names[m], json_integer((json_int_t)tot.st.ck_syns[m]));
+    json_t *cookie = json_pack("{s:I,s:I,s:I,s:o}", "decoded", (json_int_t)tot.st.ck_decoded,
+                               "invalid", (json_int_t)tot.st.drops[HLB_DROP_BAD_COOKIE],
+                               "fallback", (json_int_t)tot.st.ck_fallback, "syns", syns);
+    json_t *out = json_pack("{s:I,s:o*,s:o}", "version", (json_int_t)t->version, "services",
+                            services, "cookie", cookie);
     pthread_mutex_unlock(&c->lock);
     free(sums);
     return out;

@@ -18,6 +18,7 @@ const char *const hlb_drop_names[HLB_DROP_MAX] = {
     [HLB_DROP_NO_HEADROOM] = "no_headroom",
     [HLB_DROP_MULTISEG] = "multi_segment",
     [HLB_DROP_TX_FULL] = "tx_full",
+    [HLB_DROP_BAD_COOKIE] = "bad_cookie",
 };
 
 unsigned hlb_flow_worker(const uint8_t *frame, uint32_t len, unsigned n_workers)

@@ -37,6 +37,7 @@ enum hlb_drop_reason {
     HLB_DROP_NO_GATEWAY,       /* gateway MAC not resolved yet */
     HLB_DROP_FRAG_NEEDED,      /* over MTU after encap: ICMP sent back instead */
     HLB_DROP_NO_HEADROOM,
+    HLB_DROP_BAD_COOKIE,       /* cheetah: the echoed cookie names no server of the pool */
     HLB_DROP_MULTISEG,         /* chained mbuf (I/O loop) */
     HLB_DROP_TX_FULL,          /* TX queue (or a worker's inbox) full (I/O loop) */
     HLB_DROP_MAX
@@ -71,6 +72,10 @@ struct hlb_dp_stats {
     uint64_t conn_misses;
     uint64_t conn_repinned;    /* pinned DIP left the pool: re-selected */
     uint64_t lean_packets;     /* frames finished by the burst's lean first pass */
+    /* cheetah services (cheetah.h); invalid cookies are drops[HLB_DROP_BAD_COOKIE] */
+    uint64_t ck_decoded;       /* segments placed by their cookie */
+    uint64_t ck_fallback;      /* TCP segments without a timestamp option: hash path */
+    uint64_t ck_syns[HLB_MECH_MAX];   /* SYNs with a timestamp, by the mechanism that placed them */
     uint64_t drops[HLB_DROP_MAX];
 };
 

@@ -12,6 +12,7 @@
 #endif
 #include <smmintrin.h>
 
+#include "cheetah.h"
 #include "datapath.h"
 #include "hlb_pkt.h"
 #include "hlb_ovs_dphash.h"
@@ -101,6 +102,64 @@ select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
                (int)t->slots[s->slot_first + (hlb_ovs_dphash_sym_l4(tuple) & s->dphash_mask)].dip;
     return hlb_ovs_pick(t, s, hlb_ovs_flow_hash(s, tuple->src_ip, tuple->src_port,
                                                  tuple->dst_port));
+}
+
+/* A cheetah service's SYN (with a timestamp option): its DIP by the service's
+ * mechanism, or -1 (no live DIP).  Round robin takes the pool's live entries in
+ * turn (a DIP of w WCMP units w times a round), weighted round robin walks the
+ * cumulative weights (a DIP of weight w takes w SYNs in a row); each worker keeps
+ * its own position, so nothing is written by two workers. */
+static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
+                                  const struct hlb_service *s, const struct hlb_5tuple *tuple)
+{
+    if (s->mechanism == HLB_MECH_HASH)
+        return select_dip(t, s, tuple);
+    if (s->weight_total == 0)
+        return -1;
+    uint32_t *pos = &hlb_rr_next(t, w->id)[s - t->services];
+    if (s->mechanism == HLB_MECH_WRR) {
+        uint32_t p = *pos < s->weight_total ? *pos : 0;
+        *pos = p + 1;
+        return (int)s->dip_first + pick_slot(&t->cum[s->dip_first], (int)s->dip_count, p);
+    }
+    for (uint32_t n = 0; n < s->dip_count; n++) {
+        uint32_t k = *pos < s->dip_count ? *pos : 0;
+        *pos = k + 1;
+        if (t->weights[s->dip_first + k])
+            return (int)(s->dip_first + k);
+    }
+    return -1;                         /* (not reached: weight_total > 0) */
+}
+
+enum cheetah_verdict { CK_FALLBACK, CK_PLACED, CK_BAD };
+
+/* The general code's step for a TCP frame of a cheetah service: CK_PLACED with *dip
+ * (its cookie decoded, or a SYN placed by the mechanism; *dip may be -1 for a SYN
+ * to a pool with no live DIP), CK_BAD (counted: a bad_cookie drop), or CK_FALLBACK
+ * (no timestamp option: the hash + connection-table path, counted). */
+static inline int cheetah_step(struct hlb_worker *w, struct hlb_vip_table *t,
+                               const struct hlb_service *s, const uint8_t *d,
+                               const struct hlb_parsed *pp, int *dip)
+{
+    uint32_t tsecr;
+    if (pp->ip_tot_len < pp->ip_hlen + 20u ||
+        !hlb_ck_tsecr(d + pp->l3_off + pp->ip_hlen, pp->ip_tot_len - pp->ip_hlen, &tsecr)) {
+        w->st.ck_fallback++;
+        return CK_FALLBACK;
+    }
+    if (pp->tcp_flags & HLB_TCP_SYN) {
+        *dip = cheetah_syn_dip(w, t, s, &pp->t);
+        w->st.ck_syns[s->mechanism]++;
+        return CK_PLACED;
+    }
+    *dip = hlb_ck_server_dip(t, s, hlb_ck_ident(s, tsecr, pp->t.src_ip, pp->t.src_port,
+                                                pp->t.dst_port));
+    if (*dip < 0) {
+        hlb_dp_drop(w, HLB_DROP_BAD_COOKIE);
+        return CK_BAD;
+    }
+    w->st.ck_decoded++;
+    return CK_PLACED;
 }
 
 /* Finds a pinned DIP in the current table's pool (after a swap). */

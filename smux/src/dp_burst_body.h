@@ -106,6 +106,16 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }
             continue;
         }
+        int dip;
+        if (HLB_UNLIKELY(s->affinity == HLB_AFF_CHEETAH) && pp->t.proto == HLB_IPPROTO_TCP) {
+            int ck = cheetah_step(w, t, s, d, pp, &dip);
+            if (ck == CK_BAD) {
+                out[i] = HLB_OUT_DROP;
+                continue;
+            }
+            if (ck == CK_PLACED)
+                goto placed;
+        }
         if (s->pin && ct) {
             svc[n_pending] = s;
             uint32_t h = hlb_conn_hash(&pp->t);
@@ -117,7 +127,8 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             pending[n_pending++] = (uint8_t)i;
             continue;
         }
-        int dip = select_dip(t, s, &pp->t);
+        dip = select_dip(t, s, &pp->t);
+    placed:
         if (HLB_UNLIKELY(dip < 0)) {
             hlb_dp_drop(w, HLB_DROP_NO_BACKEND);
             out[i] = HLB_OUT_DROP;
@@ -195,6 +206,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_PRUN_FN HLB_PASTE(HLB_FAST_FN, _prun)
 #define HLB_ORUN_FN HLB_PASTE(HLB_FAST_FN, _orun)
 #define HLB_TAKES_FN HLB_PASTE(HLB_FAST_FN, _takes)
+#define HLB_CRUN_FN HLB_PASTE(HLB_FAST_FN, _crun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation) to the DIP
  * of index dip, whose tunnel destination is outer: expects two_port, burst_port,
@@ -389,6 +401,72 @@ HLB_ORUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
     if (HLB_LIKELY(!r->gre && !r->two_port))
         return HLB_PASTE(HLB_ORUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0);
     return HLB_PASTE(HLB_ORUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, (int)r->two_port);
+}
+
+/* The lean pass's loop for a run of frames to a cheetah service: frames i, i+1, ...
+ * as long as each is a frame the lean pass accepts for that service, a TCP segment
+ * without SYN whose options start NOP, NOP, timestamp (§10's common layout) and
+ * whose cookie names a server of the pool; returns the index of the first frame it
+ * did not take (possibly i: the general code then has it, e.g. a SYN, a segment
+ * without a timestamp, or a bad cookie to count).  The same decode as
+ * cheetah_step(), with the service's key and map in registers. */
+static inline __attribute__((always_inline)) unsigned
+HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
+                              unsigned n, uint16_t burst_port, const uint32_t gre,
+                              const int two_port, const uint8_t mode)
+{
+    struct hlb_counter *dctr = r->dctr;
+    const struct hlb_vip_table *t = r->t;
+    const struct hlb_dip *dips = t->dips;
+    struct hlb_service sv = *r->s;
+    sv.ck_mode = mode;
+    const uint64_t key = r->key;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
+    const uint32_t nop_nop_ts = hlb_htonl(0x0101080au);
+    const unsigned first = i;
+    uint64_t rx_bytes = 0, inner_bytes = 0;
+    uint64_t fwd_bytes = 0;               /* unused: derived below */
+    unsigned fwd = 0;                     /* unused: i - first */
+    (void)burst_port;
+    for (; i < n; i++) {
+        HLB_BURST_FRAME f = frames[i];
+        struct hlb_parsed pl;
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
+            break;
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        const uint8_t *tcp = d + HLB_ETH_HLEN + 20;
+        uint32_t inner = pl.ip_tot_len, opt, echo;
+        memcpy(&opt, tcp + 20, 4);
+        if (pl.t.proto != HLB_IPPROTO_TCP || (pl.tcp_flags & HLB_TCP_SYN) || tcp[12] < 0x80 ||
+            inner < 20u + (tcp[12] >> 4) * 4u || opt != nop_nop_ts)
+            break;
+        memcpy(&echo, tcp + 28, 4);
+        int dip = hlb_ck_server_dip(t, &sv, hlb_ck_ident(&sv, __builtin_bswap32(echo),
+                                                          pl.t.src_ip, pl.t.src_port,
+                                                          pl.t.dst_port));
+        if (dip < 0)
+            break;
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
+        rx_bytes += len;
+        inner_bytes += inner;
+    }
+    (void)fwd;
+    (void)fwd_bytes;
+    lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
+    return i;
+}
+
+static __attribute__((noinline)) unsigned
+HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
+            uint16_t burst_port)
+{
+    if (HLB_LIKELY(!r->gre && !r->two_port && r->s->ck_mode == HLB_COOKIE_SIPHASH13))
+        return HLB_PASTE(HLB_CRUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0,
+                                             HLB_COOKIE_SIPHASH13);
+    return HLB_PASTE(HLB_CRUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, (int)r->two_port,
+                                         r->s->ck_mode);
 }
 
 /* The frames of pinned services kept by the lean pass, in arrival order, and what
@@ -735,6 +813,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     __m128i sv_ip = ip_ipip;
     int sv_slots = 0;                     /* crc32 with a slot array: the short path */
     int sv_ovs = 0;                       /* ovs with a live bucket: its run loop */
+    int sv_cheetah = 0;                   /* cheetah: its run loop, else the general code */
     uint32_t sv_crc = 0, sv_port0 = 0, sv_total = 1;
     uint64_t sv_m = 0;
     const struct hlb_slot *sv_slot = NULL;
@@ -813,7 +892,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }
             last_key = key;
             s = hlb_table_lookup(t, pl.t.dst_ip, pl.t.proto, pl.t.dst_port);
-            s_pinned = s && s->pin && pin_ok;
+            s_pinned = s && s->pin && pin_ok && s->affinity != HLB_AFF_CHEETAH;
             if (s) {
                 sv_gre = s->encap == HLB_ENCAP_GRE;
                 sv_overhead = 20u + 4u * sv_gre;
@@ -827,6 +906,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 sv_m = s->weight_mod_m;
                 sv_slot = sv_slots ? &t->slots[s->slot_first] : NULL;
                 sv_ovs = s->selection == HLB_SEL_OVS && s->ovs_live != 0;
+                sv_cheetah = s->affinity == HLB_AFF_CHEETAH;
             }
         }
         if (HLB_UNLIKELY(!s))
@@ -901,6 +981,17 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             run_bytes += (r).inner_bytes;                                               \
             i = (next) - 1;                                                             \
         } while (0)
+        if (HLB_UNLIKELY(sv_cheetah)) {   /* this frame and those behind it to s */
+            struct lean_run r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
+                                 .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
+                                 .mtu = mtu, .two_port = (uint32_t)two_port};
+            unsigned next = HLB_CRUN_FN(&r, frames, i, n, burst_port);
+            if (next == i)
+                goto slow_frame;
+            w->st.ck_decoded += r.fwd;
+            HLB_RUN_ADD(r, next);
+            continue;
+        }
         if (sv_ovs) {                     /* this frame and those behind it to s */
             struct lean_run r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
                                  .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
@@ -1037,6 +1128,7 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
 #undef HLB_PRUN_FN
 #undef HLB_ORUN_FN
 #undef HLB_TAKES_FN
+#undef HLB_CRUN_FN
 #undef HLB_PASTE
 #undef HLB_PASTE2
 #undef HLB_BURST_FN

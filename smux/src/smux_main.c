@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "bench_gen.h"
+#include "cheetah.h"
 #include "control.h"
 #include "io_loop.h"
 #include "datapath.h"
@@ -536,7 +537,7 @@ int main(int argc, char **argv)
     int bench = o.bench_flows || o.bench_new_flows;
     for (unsigned k = 0; bench && k < n; k++) {
         struct worker_ctx *x = &run.ctx[k];
-        bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n);
+        bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n, hlb_table_acquire(&run.slot));
         x->io.rx_hook = bench_gen_hook;
         x->io.rx_hook_arg = &x->gen;
     }
@@ -584,6 +585,10 @@ int main(int argc, char **argv)
             printf("%s\"%s\":%" PRIu64, first ? "" : ",", hlb_drop_names[r], tot.st.drops[r]);
             first = 0;
         }
+    printf("},\"cookie\":{\"decoded\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"fallback\":%" PRIu64,
+           tot.st.ck_decoded, tot.st.drops[HLB_DROP_BAD_COOKIE], tot.st.ck_fallback);
+    for (int m = 0; m < HLB_MECH_MAX; m++)
+        printf(",\"syn_%s\":%" PRIu64, hlb_mechanism_names[m], tot.st.ck_syns[m]);
     printf("}}\n");
     fflush(stdout);
 
@@ -596,6 +601,7 @@ int main(int argc, char **argv)
     for (unsigned k = 0; k < n; k++) {
         hlb_conn_table_free(wp[k]->ct);
         free(run.ctx[k].gen.chunk1);
+        free(run.ctx[k].gen.tsecr);
     }
     free(run.ctx);
     return eal_exit(0);

@@ -1,5 +1,6 @@
 /* VIP table: JSON document -> validated, immutable lookup structure. */
 #include "vip_table.h"
+#include "cheetah.h"
 #include "hlb_ovs_dphash.h"
 #include "ovs_select.h"
 
@@ -185,9 +186,8 @@ static int get_ip(json_t *obj, const char *key, const char *path, int required,
     return 0;
 }
 
-/* One of the listed strings; missing -> def. Returns its index. */
-static int get_enum(json_t *obj, const char *key, const char *path, const char *const *names,
-                    int def, int *out, struct hlb_table_error *err)
+int hlb_json_get_enum(json_t *obj, const char *key, const char *path, const char *const *names,
+                      int def, int *out, struct hlb_table_error *err)
 {
     char f[200];
     snprintf(f, sizeof(f), "%s%s%s", path, *path ? "." : "", key);
@@ -347,6 +347,9 @@ static void table_release_arrays(struct hlb_vip_table *t)
     free(t->ovs_a);
     free(t->ovs_w);
     free(t->ovs_dip);
+    free(t->servers);
+    free(t->server_ids);
+    free(t->rr_next);
 }
 
 void hlb_table_free(struct hlb_vip_table *t)
@@ -405,9 +408,10 @@ struct hlb_vip_table *hlb_table_empty(void)
 
 static const char *const top_keys[] = {"version", "vips", NULL};
 static const char *const vip_keys[] = {"vip", "aggregate", "selection", "encap", "hashBasis",
-                                       "connTable", "ports", NULL};
+                                       "connTable", "ports", "affinity", "cookieKey",
+                                       "cookieHash", "mechanism", NULL};
 static const char *const port_keys[] = {"proto", "port", "dips", NULL};
-static const char *const dip_keys[] = {"ip", "weight", "hostIp", "bucketId", NULL};
+static const char *const dip_keys[] = {"ip", "weight", "hostIp", "bucketId", "serverId", NULL};
 static const char *const sel_names[] = {"ovs", "crc32", "ovs-dphash", NULL};
 static const char *const encap_names[] = {"ipip", "gre", NULL};
 
@@ -432,6 +436,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
     t->doc = doc;
     long long ll;
     char path[200];
+    struct hlb_ck_ids ck_ids = {.map_host = NULL};
 
     if (!json_is_object(doc)) {
         set_err(err, "(document)", "must be a JSON object");
@@ -485,9 +490,12 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 goto fail;
             }
         }
-        if (get_enum(vo, "selection", path, sel_names, HLB_SEL_OVS, &sel, err) != 0 ||
-            get_enum(vo, "encap", path, encap_names, HLB_ENCAP_IPIP, &enc, err) != 0 ||
+        if (hlb_json_get_enum(vo, "selection", path, sel_names, HLB_SEL_OVS, &sel, err) != 0 ||
+            hlb_json_get_enum(vo, "encap", path, encap_names, HLB_ENCAP_IPIP, &enc, err) != 0 ||
             get_basis(vo, path, &basis, err) != 0)
+            goto fail;
+        struct hlb_service ck = {0};
+        if (hlb_ck_parse_vip(vo, path, &ck, err) != 0)
             goto fail;
         json_t *ctab = json_object_get(vo, "connTable");
         if (ctab && !json_is_boolean(ctab)) {
@@ -541,7 +549,9 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                     get_ip(dobj, "hostIp", dpath, 0, &host, NULL, err) != 0 ||
                     get_int(dobj, "weight", dpath, 0, 0, HLB_MAX_WEIGHT, 1, &ll, err) != 0 ||
                     get_int(dobj, "bucketId", dpath, 0, 0, 0xfffffeffLL, (long long)k, &ll,
-                            err) != 0)
+                            err) != 0 ||
+                    get_int(dobj, "serverId", dpath, ck.affinity == HLB_AFF_CHEETAH, 1,
+                            HLB_COOKIE_SERVER_ID_MAX, 0, &ll, err) != 0)
                     goto fail;
                 if (ip == vip) {
                     char f[220];
@@ -572,6 +582,11 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
     /* 8 entries of slack: the weighted choice reads a pool's cum[] 8 at a time. */
     t->cum = calloc(n_dip + 8, sizeof(*t->cum));
     t->dip_counters = counter_slices(t->n_workers, t->dip_stride);
+    t->server_ids = calloc(n_dip ? n_dip : 1, sizeof(*t->server_ids));
+    if (!t->server_ids || hlb_ck_ids_init(&ck_ids, n_dip) != 0) {
+        set_err(err, "vips", "out of memory");
+        goto fail;
+    }
     if (!t->services || !t->svc_counters || !t->dips || !t->bucket_ids || !t->dip_first_of || !t->weights ||
         !t->cum || !t->dip_counters) {
         set_err(err, "vips", "out of memory");
@@ -584,13 +599,16 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
         int sel, enc;
         uint64_t basis;
         get_ip(vo, "vip", "", 1, &vip, NULL, NULL);
-        get_enum(vo, "selection", "", sel_names, HLB_SEL_OVS, &sel, NULL);
-        get_enum(vo, "encap", "", encap_names, HLB_ENCAP_IPIP, &enc, NULL);
+        hlb_json_get_enum(vo, "selection", "", sel_names, HLB_SEL_OVS, &sel, NULL);
+        hlb_json_get_enum(vo, "encap", "", encap_names, HLB_ENCAP_IPIP, &enc, NULL);
         get_basis(vo, "", &basis, NULL);
         json_t *ctab = json_object_get(vo, "connTable");
         int pin = ctab ? json_is_true(ctab) : (opt ? opt->default_pin : 1);
+        struct hlb_service ck = {0};
+        hlb_ck_parse_vip(vo, "", &ck, NULL);
         json_array_foreach(json_object_get(vo, "ports"), j, po) {
             struct hlb_service *sv = &t->services[t->n_services];
+            *sv = ck;                    /* its cheetah fields; the rest is set below */
             long long port;
             parse_proto(po, "", &sv->proto, NULL);
             get_int(po, "port", "", 1, 0, 65535, 0, &port, NULL);
@@ -605,7 +623,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             uint32_t cum = 0;
             json_array_foreach(json_object_get(po, "dips"), k, dobj) {
                 uint32_t d = t->n_dips;
-                long long w = 1, bid = 0;
+                long long w = 1, bid = 0, sid = 0;
                 int has_host;
                 get_ip(dobj, "ip", "", 1, &t->dips[d].ip, NULL, NULL);
                 t->dips[d].outer = t->dips[d].ip;
@@ -614,6 +632,14 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                 t->dips[d].outer_sum = (o >> 16) + (o & 0xffff);
                 get_int(dobj, "weight", "", 0, 0, HLB_MAX_WEIGHT, 1, &w, NULL);
                 get_int(dobj, "bucketId", "", 0, 0, 0xfffffeffLL, (long long)k, &bid, NULL);
+                get_int(dobj, "serverId", "", 0, 1, HLB_COOKIE_SERVER_ID_MAX, 0, &sid, NULL);
+                t->server_ids[d] = (uint16_t)sid;
+                if (sid) {
+                    char f[200];
+                    snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips[%zu].serverId", i, j, k);
+                    if (hlb_ck_ids_add(&ck_ids, (uint16_t)sid, t->dips[d].outer, f, err) != 0)
+                        goto fail;
+                }
                 t->dip_first_of[d] = d;
                 for (uint32_t o = sv->dip_first; o < d; o++) {
                     char f[200];
@@ -626,6 +652,14 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                             goto fail;
                         }
                         t->dip_first_of[d] = o;
+                    }
+                    if (sid && t->server_ids[o] == sid && t->dips[o].ip != t->dips[d].ip) {
+                        /* Two DIPs of one host in one pool: a cookie names the host. */
+                        snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips[%zu].serverId", i, j, k);
+                        set_err(err, f, "serverId %lld also names dips[%u] of this pool, "
+                                "another DIP: a cookie could not tell them apart", sid,
+                                o - sv->dip_first);
+                        goto fail;
                     }
                     if (t->bucket_ids[o] == (uint32_t)bid) {
                         snprintf(f, sizeof(f), "vips[%zu].ports[%zu].dips[%zu].bucketId", i,
@@ -669,15 +703,18 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             t->n_services++;
         }
     }
-    if (build_slots(t) != 0 || hlb_ovs_select_build(t) != 0) {
+    hlb_ck_ids_free(&ck_ids);
+    if (build_slots(t) != 0 || hlb_ovs_select_build(t) != 0 || hlb_ck_build(t) != 0) {
         set_err(err, "vips", "out of memory");
         goto fail;
     }
     if (build_index(t, err) != 0)
         goto fail;
+    hlb_ck_redact(doc);
     return t;
 
 fail:
+    hlb_ck_ids_free(&ck_ids);
     hlb_table_free(t);
     return NULL;
 }

@@ -17,6 +17,11 @@
  * hlb_ovs_dphash.h; its slot map lives in slots like crc32's. */
 enum hlb_selection { HLB_SEL_OVS = 0, HLB_SEL_CRC32 = 1, HLB_SEL_OVS_DPHASH = 2 };
 enum hlb_encap { HLB_ENCAP_IPIP = 0, HLB_ENCAP_GRE = 1 };
+/* How a TCP connection keeps its DIP: hash (+ connection table), or Cheetah's
+ * stateless cookie (p4/COOKIE-SPEC.md; cheetah.h). */
+enum hlb_affinity { HLB_AFF_HASH = 0, HLB_AFF_CHEETAH = 1 };
+/* A cheetah service's choice for a SYN that carries a timestamp option. */
+enum hlb_mechanism { HLB_MECH_WRR = 0, HLB_MECH_RR = 1, HLB_MECH_HASH = 2, HLB_MECH_MAX };
 
 /* Limits, each rejected with a clear error when exceeded. */
 #define HLB_MAX_SERVICES      65536u
@@ -45,6 +50,24 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint32_t ovs_h0;            /* hash of the basis */
     uint32_t ovs_dst, ovs_proto, ovs_dport;   /* mixed words of the fixed fields */
     uint32_t ovs_first, ovs_live;
+    /* cheetah (cheetah.h): the cookie key and hash mode, the SYN mechanism, and the
+     * service's server map t->servers[srv_first .. srv_first + srv_mask] */
+    uint8_t affinity;           /* enum hlb_affinity */
+    uint8_t mechanism;          /* enum hlb_mechanism */
+    uint8_t ck_mode;            /* HLB_COOKIE_SIPHASH13 | HLB_COOKIE_CRC32C */
+    uint32_t srv_first, srv_mask;
+    uint32_t ck_crc_key;        /* crc32c mode: the CRC register after the 16 key bytes */
+    uint64_t ck_k0, ck_k1;      /* key bytes 0-7 and 8-15, little-endian */
+};
+
+/* A slot of a cheetah service's server map: server id -> its DIP entry in the pool
+ * (open addressing; HLB_SRV_EMPTY is no 15-bit ident, so an empty slot never
+ * matches a cookie). */
+#define HLB_SRV_EMPTY 0xffffu
+struct hlb_server_slot {
+    uint16_t id;
+    uint16_t pad;
+    uint32_t dip;               /* index into dips: the DIP's first entry in the pool */
 };
 
 /* crc32 pools with a total weight up to this have a slot -> DIP array (one load
@@ -97,6 +120,12 @@ struct hlb_vip_table {
      * the weight, the DIP; padded per pool to a whole block (ovs_select.h) */
     uint32_t *ovs_a, *ovs_w, *ovs_dip;
     struct hlb_index_slot *index;
+    struct hlb_server_slot *servers;   /* cheetah services' server maps */
+    uint16_t *server_ids;       /* per dip: its serverId, 0 when none */
+    /* Per worker and cheetah service: the next round-robin position of its SYNs
+     * (hlb_rr_next(); written by that worker only, slices on lines of their own). */
+    uint32_t *rr_next;
+    uint32_t rr_stride;
     /* Per-service and per-DIP counters, one slice per worker (each written by its
      * worker only, each starting on its own cache line): hlb_svc_counters(),
      * hlb_dip_counters(); the control thread adds the slices up. */
@@ -111,6 +140,11 @@ struct hlb_vip_table {
 static inline struct hlb_counter *hlb_svc_counters(const struct hlb_vip_table *t, unsigned w)
 {
     return t->svc_counters + (size_t)w * t->svc_stride;
+}
+
+static inline uint32_t *hlb_rr_next(const struct hlb_vip_table *t, unsigned w)
+{
+    return t->rr_next + (size_t)w * t->rr_stride;
 }
 
 static inline struct hlb_counter *hlb_dip_counters(const struct hlb_vip_table *t, unsigned w)
@@ -180,6 +214,13 @@ void hlb_table_free(struct hlb_vip_table *t);
 
 /* The accepted document, serialised (caller frees). */
 char *hlb_table_to_json(const struct hlb_vip_table *t);
+
+/* A field of JSON object obj that must be one of the strings names (NULL-terminated):
+ * its index in *out, def when missing; else -1 and err naming path.key (for parts of
+ * the table parsed in their own file, e.g. cheetah.c). */
+struct json_t;
+int hlb_json_get_enum(struct json_t *obj, const char *key, const char *path,
+                      const char *const *names, int def, int *out, struct hlb_table_error *err);
 
 /* Helpers for metrics labels. */
 const char *hlb_proto_name(uint8_t proto);

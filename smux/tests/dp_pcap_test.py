@@ -21,6 +21,10 @@ from scapy.layers.inet import IPerror  # noqa: E402
 
 import dp_testlib as tl  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "p4",
+                                "model"))
+import cheetah_cookie as cc  # noqa: E402
+
 V1, V2, V3 = "100.64.0.1", "100.64.0.2", "100.64.0.3"
 V1_POOL = [("10.0.1.1", 1, None), ("10.0.1.2", 2, "172.16.0.2"), ("10.0.1.3", 3, None)]
 V2_POOL = [("10.0.2.1", 1, None), ("10.0.2.2", 0, None), ("10.0.2.3", 1, None)]
@@ -244,6 +248,115 @@ class PcapFixtures(unittest.TestCase):
             self.check_encap(o, c, self.expected_v1(c.expect[1]), ready["macs"][1])
         self.assertEqual(len(out0), 1)                       # the ARP reply: ingress port
         self.assertEqual(out0[0][ARP].op, 2)
+
+
+CK_VIP, CK_KEY = "100.64.0.7", bytes.fromhex("5a5b5c5d5e5f60616263646566676869")
+# The pool the connections opened under (hash), and the SMux's pool now: 10.0.7.4
+# removed, 10.0.7.5 added, the order shuffled, 10.0.7.2 drained (weight 0).
+CK_POOL_A = [("10.0.7.1", 1, 11), ("10.0.7.2", 1, 12), ("10.0.7.3", 1, 13), ("10.0.7.4", 1, 14)]
+CK_POOL_B = [("10.0.7.5", 1, 15), ("10.0.7.3", 1, 13), ("10.0.7.2", 0, 12), ("10.0.7.1", 1, 11)]
+
+
+def ck_table(mechanism):
+    return {"version": 1, "vips": [
+        {"vip": CK_VIP, "selection": "crc32", "connTable": False, "affinity": "cheetah",
+         "cookieKey": CK_KEY.hex(), "cookieHash": "siphash13", "mechanism": mechanism,
+         "ports": [{"proto": "tcp", "port": 80, "dips": [
+             {"ip": ip, "weight": w, "serverId": sid} for ip, w, sid in CK_POOL_B]}]}]}
+
+
+def ck_segment(i, server_id=None, tsecr=None, flags="A", options=None, tsval=1000):
+    """Client i's segment to the cheetah VIP echoing server_id's cookie (as the host
+    agent wrote it into a TSval the model encodes), or the raw tsecr given."""
+    if server_id is not None:
+        tup = cc.tuple_bytes(CK_VIP, 80, client(i), 20000 + i)
+        cookie = cc.make_cookie("siphash13", CK_KEY, tup, server_id)
+        tsecr = cc.encode_tsval(70000 * i + 65530, cookie)     # both version-bit values
+    opts = options(tsval, tsecr) if options else [("NOP", None), ("NOP", None),
+                                                   ("Timestamp", (tsval, tsecr))]
+    return (Ether(src=tl.CLIENT_MAC, dst="02:00:00:00:00:aa") /
+            IP(src=client(i), dst=CK_VIP, flags="DF", id=i) /
+            TCP(sport=20000 + i, dport=80, flags=flags, options=opts) / Raw(b"c" * (i % 7)))
+
+
+class CheetahPcapFixture(unittest.TestCase):
+    """Cheetah cookies through the real hlb-smux: connections keep their server across
+    a pool change that moves many of them under hashing, forged and random cookies
+    are dropped exactly when the model says they name no server of the pool, a client
+    without timestamps is hashed, option layouts are read, and SYNs go round robin."""
+    run_fixture = PcapFixtures.run_fixture
+    check_encap = PcapFixtures.check_encap
+
+    def test_cheetah_fixture(self):
+        ids_b = {sid: ip for ip, _, sid in CK_POOL_B}
+        cases, moved = [], 0
+        for i in range(120):                 # opened under pool A by hash: that server's id
+            k = tl.crc32_pick(client(i), CK_VIP, 6, 20000 + i, 80, [w for _, w, _ in CK_POOL_A])
+            sid = CK_POOL_A[k][2]
+            kb = tl.crc32_pick(client(i), CK_VIP, 6, 20000 + i, 80, [w for _, w, _ in CK_POOL_B])
+            moved += sid != 14 and CK_POOL_B[kb][2] != sid
+            cases.append(Case(f"conn{i}-server{sid}", ck_segment(i, sid),
+                              expect=("dip", ids_b[sid]) if sid in ids_b else None,
+                              drop=None if sid in ids_b else "bad_cookie"))
+        self.assertGreater(moved, 30)        # what hashing alone would break
+        self.assertGreater(sum(c.drop == "bad_cookie" for c in cases), 10)
+        forged_hits = 0
+        for i in range(200, 400):            # forged and random echoes: the model decides
+            tsecr = (i * 2654435761) & 0xFFFFFFFF
+            tup = cc.tuple_bytes(CK_VIP, 80, client(i), 20000 + i)
+            ident = cc.decode_ident("siphash13", CK_KEY, tup, cc.cookie_of(tsecr))
+            hit = ident in ids_b
+            forged_hits += hit
+            cases.append(Case(f"forged{i}", ck_segment(i, tsecr=tsecr),
+                              expect=("dip", ids_b[ident]) if hit else None,
+                              drop=None if hit else "bad_cookie"))
+        for i in range(400, 410):            # no timestamps (a Windows client): hashed
+            kb = tl.crc32_pick(client(i), CK_VIP, 6, 20000 + i, 80, [w for _, w, _ in CK_POOL_B])
+            for flags in ("S", "A"):
+                cases.append(Case(f"no-ts{i}{flags}", ck_segment(i, flags=flags, options=lambda v, e: []),
+                                  expect=("dip", CK_POOL_B[kb][0])))
+        layouts = [                          # the timestamp elsewhere than NOP NOP TS
+            lambda v, e: [("SAck", (1000, 2000, 3000, 4000)), ("NOP", None), ("NOP", None),
+                          ("Timestamp", (v, e))],
+            lambda v, e: [("Timestamp", (v, e)), ("NOP", None), ("NOP", None),
+                          ("SAck", (1, 2))],
+            lambda v, e: [("MSS", 1400), ("NOP", None), ("WScale", 7), ("Timestamp", (v, e))],
+            lambda v, e: [("Timestamp", (v, e))],
+        ]
+        for n, lay in enumerate(layouts):
+            i = 420 + n
+            cases.append(Case(f"layout{n}", ck_segment(i, 13, options=lay), expect=("dip", "10.0.7.3")))
+        ready, done, (out,) = self.run_fixture(cases, ["--gateway-mac", tl.GW_MAC],
+                                               table=ck_table("hash"))
+        smux_mac = ready["macs"][0]
+        expected = [c for c in cases if c.expect]
+        self.assertEqual(len(out), len(expected))
+        for c, o in zip(expected, out):
+            self.check_encap(o, c, c.expect[1], smux_mac)
+        n_bad = sum(c.drop == "bad_cookie" for c in cases)
+        self.assertEqual(done["dropReasons"], {"bad_cookie": n_bad})
+        self.assertEqual(done["cookie"]["invalid"], n_bad)
+        self.assertEqual(done["cookie"]["fallback"], 20)
+        self.assertEqual(done["cookie"]["decoded"], len(expected) - 20)
+        gone = sum(c.name.startswith("conn") and c.drop is not None for c in cases)
+        print(f"\ncheetah fixture: {120 - gone} connections kept their server through the pool "
+              f"change (hash would move {moved}), the removed server's {gone} dropped; "
+              f"{forged_hits} of 200 forged echoes hit a server of the pool", file=sys.stderr)
+
+    def test_cheetah_syns_round_robin(self):
+        # SYNs with a timestamp option: the live DIPs in turn (the drained one skipped),
+        # a retransmitted SYN (conn 0 again) placed afresh: it may land elsewhere.
+        cases = [Case(f"syn{i}", ck_segment(i % 5, tsecr=0, flags="S")) for i in range(9)]
+        live = [ip for ip, w, _ in CK_POOL_B if w]
+        for n, c in enumerate(cases):
+            c.expect = ("dip", live[n % len(live)])
+        ready, done, (out,) = self.run_fixture(cases, ["--gateway-mac", tl.GW_MAC],
+                                               table=ck_table("rr"))
+        self.assertEqual(len(out), 9)
+        for c, o in zip(cases, out):
+            self.check_encap(o, c, c.expect[1], ready["macs"][0])
+        self.assertNotEqual(out[0][IP].dst, out[5][IP].dst)   # conn 0's SYN, then its retransmission
+        self.assertEqual(done["cookie"]["syn_rr"], 9)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
  * Verdicts, output ports, frame bytes, every counter and the connection table are
  * compared. */
 #include "dp_testutil.h"
+#include "cheetah.h"
 
 #include "conn_table.h"
 
@@ -28,7 +29,18 @@
     "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}," \
     "{\"vip\":\"100.64.0.6\",\"selection\":\"crc32\",\"connTable\":false,\"ports\":[" \
     "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":5000}," \
-    "{\"ip\":\"10.0.6.2\",\"weight\":3000},{\"ip\":\"10.0.6.3\",\"weight\":1}]}]}" \
+    "{\"ip\":\"10.0.6.2\",\"weight\":3000},{\"ip\":\"10.0.6.3\",\"weight\":1}]}]}," \
+    /* cheetah: siphash13, IP-in-IP, pinned fallback, round robin over a drained DIP; \
+     * crc32c, GRE, every port, weighted round robin */ \
+    "{\"vip\":\"100.64.0.7\",\"selection\":\"crc32\",\"connTable\":true,\"affinity\":\"cheetah\"," \
+    "\"cookieKey\":\"00112233445566778899aabbccddeeff\",\"mechanism\":\"rr\",\"ports\":[" \
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.7.1\",\"serverId\":101}," \
+    "{\"ip\":\"10.0.7.2\",\"serverId\":102,\"weight\":0},{\"ip\":\"10.0.7.3\",\"serverId\":103}]}]}," \
+    "{\"vip\":\"100.64.0.8\",\"selection\":\"crc32\",\"connTable\":false,\"encap\":\"gre\"," \
+    "\"affinity\":\"cheetah\",\"cookieKey\":\"ffeeddccbbaa99887766554433221100\"," \
+    "\"cookieHash\":\"crc32c\",\"mechanism\":\"wrr\",\"ports\":[{\"proto\":\"tcp\",\"port\":0," \
+    "\"dips\":[{\"ip\":\"10.0.8.1\",\"serverId\":201},{\"ip\":\"10.0.8.2\",\"serverId\":202," \
+    "\"weight\":2},{\"ip\":\"10.0.8.3\",\"serverId\":203}]}]}" \
     "]}"
 
 static const char *TABLE =
@@ -89,13 +101,50 @@ static void fix_ip_csum(uint8_t *ip, unsigned hlen)
     memcpy(ip + 10, &cs, 2);
 }
 
+/* SYNs to the cheetah VIPs: off where a run with one worker is compared with one of
+ * several (each worker keeps its own round-robin position, so SYNs may differ). */
+static int cheetah_syns = 1;
+
+/* A TCP segment to a cheetah VIP: mostly echoing the cookie of one of the pool's
+ * servers or of a server not in it (ids base..base+3), else a random echo, no
+ * timestamp, or the timestamp after SACK blocks (the general code's walk). */
+static void cheetah_frame(struct tframe *f, const char *src, const char *vip, uint16_t sport,
+                          uint16_t dport, uint8_t flags)
+{
+    static struct hlb_vip_table *ck_t;
+    if (!ck_t)
+        ck_t = table_ok(TABLE, 1);
+    const struct hlb_service *s = hlb_table_lookup(ck_t, ip4(vip), HLB_IPPROTO_TCP,
+                                                   hlb_htons(dport));
+    if (!cheetah_syns && (flags & HLB_TCP_SYN))
+        flags = HLB_TCP_ACK;
+    unsigned id = (vip[9] == '7' ? 101 : 201) + rnd() % 4;
+    uint32_t c = (uint32_t)(id ^ hlb_ck_hash(s, ip4(src), hlb_htons(sport), hlb_htons(dport))) &
+                 HLB_COOKIE_MASK;
+    uint32_t tsecr = (rnd() & 1u) << 31 | c << 16 | (rnd() & 0xffffu);
+    unsigned k = rnd() % 10;
+    if (k == 0)
+        tsecr = rnd();
+    if (k == 1) {
+        build_tcp(f, src, vip, sport, dport, flags);
+    } else if (k == 2) {
+        uint8_t opt[24] = {1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2, 1, 1, 8, 10, 0, 0, 0, 9};
+        uint32_t e = hlb_htonl(tsecr);
+        memcpy(opt + 20, &e, 4);
+        build_tcp_opts(f, src, vip, sport, dport, flags, opt, sizeof(opt));
+    } else {
+        build_tcp_ts(f, src, vip, sport, dport, flags, rnd(), tsecr);
+    }
+}
+
 /* One frame of a random kind.  gw_arp: may emit ARP frames from the gateway that
  * change its MAC. */
 static void random_frame(struct tframe *f, int gw_arp)
 {
     static const char *vips[] = {"100.64.0.1", "100.64.0.2", "100.64.0.3", "100.64.0.4",
-                                 "100.64.0.5", "100.64.0.6", "100.64.0.9"};
-    static const uint16_t ports[] = {80, 80, 8080, 443, 80, 80, 80};
+                                 "100.64.0.5", "100.64.0.6", "100.64.0.9", "100.64.0.7",
+                                 "100.64.0.8"};
+    static const uint16_t ports[] = {80, 80, 8080, 443, 80, 80, 80, 80, 8080};
     static const uint8_t flags[] = {HLB_TCP_SYN, HLB_TCP_ACK, HLB_TCP_ACK, HLB_TCP_ACK,
                                     HLB_TCP_FIN | HLB_TCP_ACK, HLB_TCP_RST,
                                     HLB_TCP_SYN | HLB_TCP_ACK, HLB_TCP_SYN};
@@ -104,9 +153,14 @@ static void random_frame(struct tframe *f, int gw_arp)
     snprintf(src, sizeof(src), "198.51.100.%u", 1 + rnd() % 6);
     uint16_t sport = (uint16_t)(40000 + rnd() % 4);
     unsigned kind = rnd() % 200;                    /* about one frame in five is special */
-    unsigned v = rnd() % 7;
+    unsigned v = rnd() % 9;
     uint8_t *d;
     if (kind < 55 || kind >= 140) {                                /* TCP to a VIP (or no VIP) */
+        if (v >= 7) {
+            cheetah_frame(f, src, vips[v], sport, v == 8 && rnd() % 2 ? 9000 : ports[v],
+                          flags[rnd() % 8]);
+            return;
+        }
         build_tcp(f, src, vips[v], sport, ports[v], flags[rnd() % 8]);
         if (rnd() % 4 == 0) {                       /* payload, and a TOS */
             build_ip(f, src, vips[v], HLB_IPPROTO_TCP, sport, ports[v], flags[rnd() % 8],
@@ -224,6 +278,8 @@ static void assert_same_world(const struct world *a, const struct world *b)
                         a->t->n_services * sizeof(struct hlb_counter));
     assert_memory_equal(a->t->dip_counters, b->t->dip_counters,
                         a->t->n_dips * sizeof(struct hlb_counter));
+    if (a->t->rr_next)
+        assert_memory_equal(a->t->rr_next, b->t->rr_next, a->t->n_services * sizeof(uint32_t));
     size_t buckets = (size_t)a->ct->mask + 1;
     assert_memory_equal(a->ct->b, b->ct->b, buckets * sizeof(*a->ct->b));
 }
@@ -275,7 +331,17 @@ static void test_burst_equals_reference(void **state)
         now += rnd() % 3000;                          /* timeouts expire in between */
     }
     /* The lean pass did finish most frames (the comparison is not vacuous). */
-    print_message("lean pass finished %llu of %llu frames\n", (unsigned long long)a.w.st.lean_packets, (unsigned long long)a.w.st.rx_packets);
+    print_message("lean pass finished %llu of %llu frames; cheetah: %llu decoded, %llu bad "
+                  "cookies, %llu fallbacks, %llu rr and %llu wrr SYNs\n",
+                  (unsigned long long)a.w.st.lean_packets, (unsigned long long)a.w.st.rx_packets,
+                  (unsigned long long)a.w.st.ck_decoded,
+                  (unsigned long long)a.w.st.drops[HLB_DROP_BAD_COOKIE],
+                  (unsigned long long)a.w.st.ck_fallback,
+                  (unsigned long long)a.w.st.ck_syns[HLB_MECH_RR],
+                  (unsigned long long)a.w.st.ck_syns[HLB_MECH_WRR]);
+    assert_true(a.w.st.ck_decoded > 100 && a.w.st.drops[HLB_DROP_BAD_COOKIE] > 20 &&
+                a.w.st.ck_fallback > 10 && a.w.st.ck_syns[HLB_MECH_RR] > 10 &&
+                a.w.st.ck_syns[HLB_MECH_WRR] > 10);
     assert_true(a.w.st.lean_packets > a.w.st.rx_packets / 5);
     assert_int_equal(b.w.st.lean_packets, 0);
     assert_true(a.w.st.conn_hits > 100 && a.w.st.conn_misses > 100);
@@ -580,6 +646,8 @@ static void test_workers_equal_reference(void **state)
                                 a.t->n_services * sizeof(struct hlb_counter));
             assert_memory_equal(hlb_dip_counters(a.t, k), hlb_dip_counters(b.t, k),
                                 a.t->n_dips * sizeof(struct hlb_counter));
+            assert_memory_equal(hlb_rr_next(a.t, k), hlb_rr_next(b.t, k),
+                                a.t->n_services * sizeof(uint32_t));
             /* Each worker counts in its own slice only. */
             uint64_t in_slice = 0;
             for (uint32_t s = 0; s < a.t->n_services; s++)
@@ -615,6 +683,7 @@ static void test_workers_equal_one_worker(void **state)
     uint32_t now = 1000;
     uint8_t va[HLB_MAX_BURST], vc[HLB_MAX_BURST];
     rng_state = 31337;
+    cheetah_syns = 0;
     for (int r = 0; r < ROUNDS; r++) {
         unsigned n = 1 + rnd() % HLB_MAX_BURST;
         struct hlb_pkt pc[HLB_MAX_BURST];

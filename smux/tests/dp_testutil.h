@@ -85,6 +85,29 @@ static inline void build_tcp(struct tframe *f, const char *src, const char *dst,
     build_ip(f, src, dst, HLB_IPPROTO_TCP, sport, dport, flags, 0, 0x4000);
 }
 
+/* A TCP segment whose header carries the option bytes opt (optlen, a multiple of 4). */
+static inline void build_tcp_opts(struct tframe *f, const char *src, const char *dst,
+                                  uint16_t sport, uint16_t dport, uint8_t flags,
+                                  const uint8_t *opt, uint32_t optlen)
+{
+    build_ip(f, src, dst, HLB_IPPROTO_TCP, sport, dport, flags, optlen, 0x4000);
+    uint8_t *l = f->p.data + 34;
+    l[12] = (uint8_t)((5 + optlen / 4) << 4);
+    memcpy(l + 20, opt, optlen);
+}
+
+/* NOP, NOP, timestamp (tsval, tsecr): the options of every non-SYN Linux segment. */
+static inline void build_tcp_ts(struct tframe *f, const char *src, const char *dst,
+                                uint16_t sport, uint16_t dport, uint8_t flags, uint32_t tsval,
+                                uint32_t tsecr)
+{
+    uint8_t opt[12] = {1, 1, 8, 10};
+    uint32_t v = hlb_htonl(tsval), e = hlb_htonl(tsecr);
+    memcpy(opt + 4, &v, 4);
+    memcpy(opt + 8, &e, 4);
+    build_tcp_opts(f, src, dst, sport, dport, flags, opt, sizeof(opt));
+}
+
 static inline void build_arp(struct tframe *f, uint16_t op, const uint8_t *sha, const char *spa,
                              const char *tpa)
 {

@@ -1,0 +1,195 @@
+/* The cheetah parts of the VIP table (cheetah.h): fields, server ids, server maps. */
+#include "cheetah.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void ck_err(struct hlb_table_error *err, const char *path, const char *key,
+                   const char *reason)
+{
+    if (!err)
+        return;
+    snprintf(err->field, sizeof(err->field), "%s.%s", path, key);
+    snprintf(err->reason, sizeof(err->reason), "%s", reason);
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+           c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static const char *const affinity_names[] = {"hash", "cheetah", NULL};
+static const char *const mode_names[] = {"siphash13", "crc32c", NULL};
+const char *const hlb_mechanism_names[HLB_MECH_MAX + 1] = {"wrr", "rr", "hash", NULL};
+
+
+int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
+                     struct hlb_table_error *err)
+{
+    int aff, mode, mech;
+    if (hlb_json_get_enum(vo, "affinity", path, affinity_names, HLB_AFF_HASH, &aff, err) != 0 ||
+        hlb_json_get_enum(vo, "cookieHash", path, mode_names, 0, &mode, err) != 0 ||
+        hlb_json_get_enum(vo, "mechanism", path, hlb_mechanism_names, HLB_MECH_WRR, &mech, err) != 0)
+        return -1;
+    json_t *key = json_object_get(vo, "cookieKey");
+    if (aff != HLB_AFF_CHEETAH) {
+        /* The cookie fields mean nothing to a hash VIP: refused rather than ignored,
+         * so that a typo in affinity does not silently turn cookies off. */
+        const char *const only[] = {"cookieKey", "cookieHash", "mechanism", NULL};
+        for (int i = 0; only[i]; i++)
+            if (json_object_get(vo, only[i])) {
+                ck_err(err, path, only[i], "only for affinity \"cheetah\"");
+                return -1;
+            }
+    } else if (!key) {
+        ck_err(err, path, "cookieKey", "required for affinity \"cheetah\"");
+        return -1;
+    }
+    uint8_t k[HLB_COOKIE_KEY_BYTES] = {0};
+    if (key) {
+        const char *h = json_is_string(key) ? json_string_value(key) : "";
+        int ok = strlen(h) == 2 * HLB_COOKIE_KEY_BYTES;
+        for (int i = 0; ok && i < HLB_COOKIE_KEY_BYTES; i++) {
+            int a = hex_digit(h[2 * i]), b = hex_digit(h[2 * i + 1]);
+            ok = a >= 0 && b >= 0;
+            k[i] = (uint8_t)(a << 4 | b);
+        }
+        if (!ok) {
+            ck_err(err, path, "cookieKey", "must be a string of 32 hex digits (the 128-bit key)");
+            return -1;
+        }
+    }
+    if (s) {
+        s->affinity = (uint8_t)aff;
+        s->mechanism = (uint8_t)mech;
+        s->ck_mode = mode == 1 ? HLB_COOKIE_CRC32C : HLB_COOKIE_SIPHASH13;
+        s->ck_k0 = s->ck_k1 = 0;
+        for (int i = 7; i >= 0; i--) {
+            s->ck_k0 = s->ck_k0 << 8 | k[i];
+            s->ck_k1 = s->ck_k1 << 8 | k[8 + i];
+        }
+        uint32_t crc = (uint32_t)_mm_crc32_u64(0xffffffffu, s->ck_k0);
+        s->ck_crc_key = (uint32_t)_mm_crc32_u64(crc, s->ck_k1);
+    }
+    return 0;
+}
+
+int hlb_ck_ids_init(struct hlb_ck_ids *ids, size_t n_dips)
+{
+    memset(ids->host_of, 0, sizeof(ids->host_of));
+    uint32_t size = 16;
+    while (size < 2 * n_dips)
+        size <<= 1;
+    ids->mask = size - 1;
+    ids->map_host = calloc(size, sizeof(*ids->map_host));
+    ids->map_id = calloc(size, sizeof(*ids->map_id));
+    return ids->map_host && ids->map_id ? 0 : -1;
+}
+
+void hlb_ck_ids_free(struct hlb_ck_ids *ids)
+{
+    free(ids->map_host);
+    free(ids->map_id);
+    ids->map_host = NULL;
+    ids->map_id = NULL;
+}
+
+int hlb_ck_ids_add(struct hlb_ck_ids *ids, uint16_t id, uint32_t host, const char *field,
+                   struct hlb_table_error *err)
+{
+    char a[16], b[16];
+    if (ids->host_of[id] && ids->host_of[id] != host) {
+        hlb_ip_str(ids->host_of[id], a);
+        hlb_ip_str(host, b);
+        snprintf(err->field, sizeof(err->field), "%s", field);
+        snprintf(err->reason, sizeof(err->reason), "serverId %u already names host %s, not %s "
+                 "(one server id per DIP host, table-wide)", id, a, b);
+        return -1;
+    }
+    ids->host_of[id] = host;
+    for (uint32_t i = (uint32_t)hlb_index_hash(host);; i++) {
+        i &= ids->mask;
+        if (ids->map_id[i] == 0) {
+            ids->map_host[i] = host;
+            ids->map_id[i] = id;
+            return 0;
+        }
+        if (ids->map_host[i] == host) {
+            if (ids->map_id[i] == id)
+                return 0;
+            hlb_ip_str(host, a);
+            snprintf(err->field, sizeof(err->field), "%s", field);
+            snprintf(err->reason, sizeof(err->reason), "host %s already has serverId %u, not %u "
+                     "(one server id per DIP host, table-wide)", a, ids->map_id[i], id);
+            return -1;
+        }
+    }
+}
+
+int hlb_ck_build(struct hlb_vip_table *t)
+{
+    uint32_t total = 0, n_ck = 0;
+    for (uint32_t i = 0; i < t->n_services; i++) {
+        struct hlb_service *sv = &t->services[i];
+        if (sv->affinity != HLB_AFF_CHEETAH)
+            continue;
+        uint32_t size = 2;
+        while (size < 2 * sv->dip_count)
+            size <<= 1;
+        sv->srv_first = total;
+        sv->srv_mask = size - 1;
+        total += size;
+        n_ck++;
+    }
+    t->rr_stride = (t->n_services + 15) / 16 * 16;     /* 64-byte slices */
+    if (n_ck) {
+        size_t bytes = (size_t)t->n_workers * t->rr_stride * sizeof(uint32_t);
+        void *p = NULL;
+        if (posix_memalign(&p, 64, bytes) != 0)
+            return -1;
+        t->rr_next = memset(p, 0, bytes);
+        t->servers = malloc(total * sizeof(*t->servers));
+        if (!t->servers)
+            return -1;
+        for (uint32_t k = 0; k < total; k++)
+            t->servers[k] = (struct hlb_server_slot){.id = HLB_SRV_EMPTY};
+    }
+    for (uint32_t i = 0; i < t->n_services; i++) {
+        const struct hlb_service *sv = &t->services[i];
+        if (sv->affinity != HLB_AFF_CHEETAH)
+            continue;
+        struct hlb_server_slot *m = &t->servers[sv->srv_first];
+        for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {
+            uint16_t id = t->server_ids[d];
+            uint32_t k = id;
+            while (m[k & sv->srv_mask].id != HLB_SRV_EMPTY && m[k & sv->srv_mask].id != id)
+                k++;
+            if (m[k & sv->srv_mask].id == HLB_SRV_EMPTY)   /* a DIP's further units: its first */
+                m[k & sv->srv_mask] = (struct hlb_server_slot){.id = id,
+                                                               .dip = t->dip_first_of[d]};
+        }
+    }
+    return 0;
+}
+
+void hlb_ck_redact(json_t *doc)
+{
+    size_t i;
+    json_t *vo;
+    json_array_foreach(json_object_get(doc, "vips"), i, vo) {
+        json_t *key = json_object_get(vo, "cookieKey");
+        if (!key)
+            continue;
+        struct hlb_service s;
+        hlb_ck_parse_vip(vo, "", &s, NULL);
+        char fp[17];
+        snprintf(fp, sizeof(fp), "%016llx", (unsigned long long)hlb_siphash13_words(
+                     s.ck_k0, s.ck_k1, 0, (uint64_t)13 << 56));
+        fp[8] = 0;
+        json_object_del(vo, "cookieKey");
+        json_object_set_new(vo, "cookieKeyFingerprint", json_string(fp));
+    }
+}
