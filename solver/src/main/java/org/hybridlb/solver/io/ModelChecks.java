@@ -117,6 +117,10 @@ public final class ModelChecks {
                 throw new InvalidInputException(source, f + "/aggregate",
                         "VIP " + v.vip + " is not inside its aggregate " + v.aggregate);
             }
+            if (v.mechanism != null && !v.cheetah()) {
+                // as the SMux: a typo in affinity must not turn cookies off silently
+                throw new InvalidInputException(source, f + "/mechanism", "only for affinity \"cheetah\"");
+            }
             if (v.ports.size() > Limits.MAX_SERVICES_PER_VIP) {
                 throw new InvalidInputException(source, f + "/ports", v.ports.size()
                         + " services, over the limit of " + Limits.MAX_SERVICES_PER_VIP + " per VIP");

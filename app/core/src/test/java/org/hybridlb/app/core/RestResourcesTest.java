@@ -1,6 +1,7 @@
 package org.hybridlb.app.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -123,6 +124,35 @@ class RestResourcesTest {
         refused(400, "/ports/0/port", "", "POST", "vips", vip("10.100.0.2", host(1)).replace("\"port\":80", "\"port\":70000"));
         refused(400, "/", "foo", "POST", "vips", vip("10.100.0.2", host(1)).replace("{\"vip\"", "{\"foo\":1,\"vip\""));
         refused(400, "/", "ports", "POST", "vips", "{\"vip\":\"10.100.0.2\",\"aggregate\":\"10.100.0.0/16\"}");
+    }
+
+    @Test
+    void affinityAndMechanismAreTakenKeptAndCheckedByField() {
+        String cheetah = vip("10.100.0.2", host(1)).replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"mechanism\":\"rr\",\"aggregate\"");
+        Reply created = call("POST", "vips", cheetah);
+        assertEquals(201, created.status, created.body.toString());
+        assertEquals("cheetah", created.body.path("affinity").asText());
+        assertEquals("rr", created.body.path("mechanism").asText());
+        controller.awaitIdle(20_000);
+        // a DIP added keeps the VIP's affinity and mechanism
+        Reply added = call("POST", "vips/10.100.0.2/dips", "{\"ip\":\"" + host(2) + "\"}");
+        assertEquals("cheetah", added.body.path("affinity").asText(), added.body.toString());
+        assertEquals("rr", added.body.path("mechanism").asText(), added.body.toString());
+        controller.awaitIdle(20_000);
+        // a VIP without them is written as before: no affinity, no mechanism
+        JsonNode plain = call("GET", "vips/10.100.0.1", null).body;
+        assertFalse(plain.has("affinity") || plain.has("mechanism"), plain.toString());
+        fabric.takeLog();
+
+        refused(400, "/affinity", "", "POST", "vips",
+                vip("10.100.0.3", host(1)).replace("\"aggregate\"", "\"affinity\":\"cookie\",\"aggregate\""));
+        refused(400, "/mechanism", "", "POST", "vips", vip("10.100.0.3", host(1))
+                .replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"mechanism\":\"awrr\",\"aggregate\""));
+        refused(400, "/mechanism", "only for affinity \"cheetah\"", "POST", "vips",
+                vip("10.100.0.3", host(1)).replace("\"aggregate\"", "\"mechanism\":\"rr\",\"aggregate\""));
+        refused(400, "/vips/1/mechanism", "only for affinity \"cheetah\"", "PUT", "vips", "{\"vips\":["
+                + vip("10.100.0.1", host(0)) + "," + vip("10.100.0.3", host(1))
+                        .replace("\"aggregate\"", "\"affinity\":\"hash\",\"mechanism\":\"wrr\",\"aggregate\"") + "]}");
     }
 
     @Test
