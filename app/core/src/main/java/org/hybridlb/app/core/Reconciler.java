@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.hybridlb.app.core.cheetah.CookieRegistry;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.Wcmp;
 
@@ -28,6 +29,7 @@ final class Reconciler {
     private final MigrationRunner migrations;
     private final ControllerLoop loop;
     private final Status status;
+    private final CookieRegistry cookies = new CookieRegistry();
     private long lastRepairNanos = System.nanoTime() - Long.MAX_VALUE / 2;
 
     Reconciler(ControllerConfig config, StateKeeper keeper, FabricInputs inputs, DipHealthView health,
@@ -64,6 +66,7 @@ final class Reconciler {
             LOG.log(Level.WARNING, "reading the sources", e);
             status.error("reading the sources: " + e.getMessage());
         }
+        updateCookies();
         repair.withdrawFromDownSwitches();
         refreshReachability();
         // reading every switch back costs one dump per device: the periodic round does it only
@@ -76,6 +79,7 @@ final class Reconciler {
         repair.settleMultiHomed();
         changePoolsInPlace();
         holds.release(target());
+        updateCookies(); // hosts that the in-place changes took out of every pool go into quarantine now
         if (persisted()) { // a migration starts only from a state that is on disk
             AssignmentPlanner.Planned p = planner.plan(target());
             if (p != null) {
@@ -84,6 +88,23 @@ final class Reconciler {
         }
         status.lastReconcileMillis = (System.nanoTime() - t0) / 1e6;
         status.metrics.reconciled(why.cause.name().toLowerCase(java.util.Locale.ROOT), status.lastReconcileMillis / 1e3);
+    }
+
+    /**
+     * Server ids for every DIP host and keys for every cheetah VIP, desired or installed, before
+     * anything renders an SMux table this round (persisted with the round's state, before a
+     * migration starts).
+     */
+    private void updateCookies() {
+        ControllerState state = keeper.state();
+        java.util.List<Vip> vips = new java.util.ArrayList<>(state.desired);
+        vips.addAll(state.installedVips.values());
+        try {
+            cookies.update(state.cookies, vips);
+        } catch (IllegalStateException e) {
+            LOG.log(Level.WARNING, "Cheetah server ids", e);
+            status.error(e.getMessage());
+        }
     }
 
     /** HMux failure (§3.5.1): withdraw the {@code /32} of its VIPs at once, then re-place them. */
