@@ -12,10 +12,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.cheetah.CookieRegistry;
+import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.model.SmuxTable;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.SwitchRole;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.VipTraffic;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.topology.FatTree;
 import org.junit.jupiter.api.AfterEach;
@@ -211,6 +218,80 @@ class CheetahControllerTest {
         assertTrue(sent.sameVips(Json.MAPPER.treeToValue(read, SmuxTable.class)));
         e.put("cookieKeyFingerprint", "00000000");
         assertFalse(sent.sameVips(Json.MAPPER.treeToValue(read, SmuxTable.class)), "another key is another table");
+    }
+
+    /** Heavy traffic from the first ToR to each VIP, so the solver wants them on HMuxes. */
+    void traffic(String... vips) {
+        String tor0 = topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).findFirst().orElseThrow().id;
+        List<VipTraffic> vt = new ArrayList<>();
+        for (String v : vips) {
+            vt.add(new VipTraffic(v, Map.of(tor0, 2e8), null));
+        }
+        fabric.traffic = new TrafficInterval(0, 0, 10, vt);
+    }
+
+    /** Every switch says it decodes cookies (a P4 HMux would), with Open vSwitch's hash. */
+    void everySwitchDecodesCookies() {
+        SwitchCapability decoder = new SwitchCapability(FakeFabric.OVS.hash, true, true, false, true);
+        topo.switches.forEach(s -> fabric.capabilities.put(s.id, decoder));
+    }
+
+    @Test
+    void aCheetahVipStaysOffSwitchesThatCannotDecodeCookiesAndTheAssignmentSaysWhy() {
+        Controller c = start();
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        AssignmentView a = c.assignment();
+        assertNotEquals(Assignment.SMUX, a.installed.get("10.100.0.1"), "the hash VIP reaches an HMux: " + a.installed);
+        assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"), "the cheetah VIP stays on the SMuxes");
+        assertEquals(null, a.lastError);
+        AssignmentView.HashUnmatched off = a.hashUnmatched.get("10.100.0.2");
+        assertNotNull(off, Json.write(a));
+        assertTrue(off.reason.contains("cannot decode Cheetah cookies"), off.reason);
+        long hmuxCapable = topo.switches.stream().filter(s -> s.tables.tunnel > 0).count();
+        assertEquals(hmuxCapable, off.switches.size(), off.switches.toString());
+        assertFalse(a.hashUnmatched.containsKey("10.100.0.1"));
+
+        // turned to cheetah, the hash VIP leaves its HMux
+        c.replaceVip("10.100.0.1", vipJson("10.100.0.1", ",\"affinity\":\"cheetah\"", 0, 1));
+        c.awaitIdle(20_000);
+        c.reassignNow();
+        c.awaitIdle(20_000);
+        assertEquals(Assignment.SMUX, c.assignment().installed.get("10.100.0.1"));
+        assertTrue(fabric.switches.values().stream().noneMatch(held -> held.containsKey("10.100.0.1")),
+                "no switch holds it");
+    }
+
+    @Test
+    void onSwitchesThatDecodeCookiesACheetahVipMayBeOnAnHmux() {
+        everySwitchDecodesCookies();
+        Controller c = start();
+        traffic("10.100.0.2");
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        assertNotEquals(Assignment.SMUX, c.assignment().installed.get("10.100.0.2"));
+        assertTrue(c.assignment().hashUnmatched.isEmpty(), c.assignment().hashUnmatched.toString());
+    }
+
+    @Test
+    void aDipAddedToACheetahVipIsAppliedWithoutAHold() {
+        Controller c = start();
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        // the SMuxes pin connections of both that an HMux would move
+        fabric.diverging.put("smux-0", Map.of("10.100.0.1", 5L, "10.100.0.2", 5L));
+        c.addDip("10.100.0.1", "{\"ip\":\"" + host(4) + "\"}");
+        c.addDip("10.100.0.2", "{\"ip\":\"" + host(5) + "\"}");
+        c.awaitIdle(20_000);
+        AssignmentView a = c.assignment();
+        assertTrue(a.heldOnSmuxes.containsKey("10.100.0.1"), "a hash VIP's pool growth is held: " + a.heldOnSmuxes);
+        assertFalse(a.heldOnSmuxes.containsKey("10.100.0.2"), "a cheetah VIP's is not");
+        assertEquals(serverId(host(5)), entry("10.100.0.2").at("/ports/0/dips/2/serverId").asInt(),
+                "the new DIP is on the SMuxes with its id: " + entry("10.100.0.2"));
     }
 
     static List<String> names(JsonNode n) {
