@@ -191,17 +191,26 @@ class CheetahControllerTest {
         c.createVip(vipJson("10.100.0.2", "", 1, 2));
         c.awaitIdle(20_000);
         assertFalse(entry("10.100.0.2").has("affinity"));
+        String key = state().at("/cookies/keys/10.100.0.2").asText();
+        assertEquals(32, key.length(), "a hash VIP has its key too, for its hosts");
         c.replaceVip("10.100.0.2", vipJson("10.100.0.2", ",\"affinity\":\"cheetah\",\"mechanism\":\"hash\"", 1, 2));
         c.awaitIdle(20_000);
         JsonNode e = entry("10.100.0.2");
         assertEquals("cheetah", e.path("affinity").asText(), e.toString());
         assertEquals("hash", e.path("mechanism").asText());
+        assertEquals(key, e.path("cookieKey").asText(), "the key its hosts already encode with");
         assertNotNull(e.at("/ports/0/dips/0/serverId").numberValue());
         c.replaceVip("10.100.0.2", vipJson("10.100.0.2", "", 1, 2));
         c.awaitIdle(20_000);
         assertEquals(List.of("vip", "aggregate", "selection", "encap", "ports"), names(entry("10.100.0.2")),
                 "back to hash");
-        assertFalse(state().path("cookies").path("keys").has("10.100.0.2"), "its key is dropped");
+        assertFalse(entry("10.100.0.2").has("cookieKey"));
+        assertEquals(key, state().at("/cookies/keys/10.100.0.2").asText(), "kept");
+        c.deleteVip("10.100.0.2");
+        c.awaitIdle(20_000);
+        c.reassignNow(); // the round after its withdrawal
+        c.awaitIdle(20_000);
+        assertFalse(state().path("cookies").path("keys").has("10.100.0.2"), "dropped with the VIP");
     }
 
     @Test

@@ -22,8 +22,11 @@ import org.hybridlb.solver.model.VipPort;
  * <li>An id whose host is in no pool any more (desired or installed) is released into quarantine
  *     for {@link #QUARANTINE}: a connection to the removed host may still carry it, and a
  *     decoding mux must not send that connection to another host.</li>
- * <li>Each cheetah VIP gets a 128-bit key from {@link SecureRandom} the first time it is seen;
- *     it is dropped with the VIP (or when the VIP leaves {@code cheetah}).</li>
+ * <li>Each VIP gets a 128-bit key from {@link SecureRandom} the first time it is seen, whatever
+ *     its affinity, and keeps it until it is removed: the host agents encode with it from the
+ *     start, so a VIP turned to {@code cheetah} is decoded with the key its hosts already use
+ *     and no live connection's cookie turns invalid (COOKIE-SPEC §9). Only cheetah VIPs' keys
+ *     reach the SMuxes.</li>
  * </ul>
  */
 public final class CookieRegistry {
@@ -55,11 +58,9 @@ public final class CookieRegistry {
     public boolean update(CookieState s, Collection<Vip> vips) {
         long now = clock.getAsLong();
         Set<String> hosts = new TreeSet<>();
-        Set<String> cheetahVips = new TreeSet<>();
+        Set<String> vipAddresses = new TreeSet<>();
         for (Vip v : vips) {
-            if (v.cheetah()) {
-                cheetahVips.add(v.vip);
-            }
+            vipAddresses.add(v.vip);
             for (VipPort p : v.ports) {
                 for (Dip d : p.dips) {
                     hosts.add(d.tunnelEndpoint());
@@ -95,15 +96,19 @@ public final class CookieRegistry {
             taken.add(next);
             changed = true;
         }
-        changed |= s.keys.keySet().retainAll(cheetahVips);
-        for (String vip : cheetahVips) {
+        changed |= s.keys.keySet().retainAll(vipAddresses);
+        for (String vip : vipAddresses) {
             if (!s.keys.containsKey(vip)) {
-                byte[] key = new byte[Cookie.KEY_BYTES];
-                random.nextBytes(key);
-                s.keys.put(vip, Cookie.formatKey(key));
+                s.keys.put(vip, newKey());
                 changed = true;
             }
         }
         return changed;
+    }
+
+    private String newKey() {
+        byte[] key = new byte[Cookie.KEY_BYTES];
+        random.nextBytes(key);
+        return Cookie.formatKey(key);
     }
 }

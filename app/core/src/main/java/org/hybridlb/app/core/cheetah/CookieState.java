@@ -5,7 +5,7 @@ import java.util.TreeMap;
 
 /**
  * What the controller persists of the Cheetah cookies (part of the state document): each DIP
- * host's server id, the ids in quarantine, and each cheetah VIP's key. The keys are secrets: the
+ * host's server id, the ids in quarantine, and each VIP's key. The keys are secrets: the
  * state file is kept readable by its owner only ({@code FileStateStore}), and no API shows them.
  * A state written before cookies existed has none of this and loads as empty.
  */
@@ -14,6 +14,6 @@ public final class CookieState {
     public SortedMap<String, Integer> serverIds = new TreeMap<>();
     /** Server id -> the time (epoch ms) from which it may be given to another host. */
     public SortedMap<Integer, Long> quarantined = new TreeMap<>();
-    /** Cheetah VIP -> its 128-bit key, 32 hex digits (COOKIE-SPEC §8). */
+    /** VIP -> its 128-bit key, 32 hex digits (COOKIE-SPEC §8); every VIP has one, cheetah or not. */
     public SortedMap<String, String> keys = new TreeMap<>();
 }

@@ -2,7 +2,6 @@ package org.hybridlb.app.core.cheetah;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -60,16 +59,18 @@ class CookieRegistryTest {
     }
 
     @Test
-    void keysAreRandomPerCheetahVipAndGoWithIt() {
+    void keysAreRandomPerVipKeptWhateverItsAffinityAndGoWithIt() {
         registry.update(state, List.of(vip("10.100.0.1", "cheetah", dip("10.0.0.1")),
                 vip("10.100.0.2", "cheetah", dip("10.0.0.1")), vip("10.100.0.3", null, dip("10.0.0.1"))));
-        assertEquals(List.of("10.100.0.1", "10.100.0.2"), new ArrayList<>(state.keys.keySet()));
+        assertEquals(List.of("10.100.0.1", "10.100.0.2", "10.100.0.3"), new ArrayList<>(state.keys.keySet()));
         String k1 = state.keys.get("10.100.0.1");
+        String k3 = state.keys.get("10.100.0.3");
         assertEquals(16, Cookie.parseKey(k1).length);
-        assertNotEquals(k1, state.keys.get("10.100.0.2"));
-        registry.update(state, List.of(vip("10.100.0.1", "cheetah", dip("10.0.0.1")),
-                vip("10.100.0.2", null, dip("10.0.0.1"))));
-        assertEquals(Map.of("10.100.0.1", k1), state.keys, "kept while cheetah, dropped when not");
+        assertEquals(3, new java.util.HashSet<>(state.keys.values()).size(), "a key each");
+        assertFalse(registry.update(state, List.of(vip("10.100.0.1", null, dip("10.0.0.1")),
+                vip("10.100.0.3", "cheetah", dip("10.0.0.1")))) && state.keys.size() == 3);
+        assertEquals(Map.of("10.100.0.1", k1, "10.100.0.3", k3), state.keys,
+                "kept through a change of affinity, dropped with the VIP");
     }
 
     @Test
