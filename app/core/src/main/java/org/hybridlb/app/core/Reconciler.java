@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import org.hybridlb.app.core.cheetah.CookieRegistry;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.Wcmp;
 
@@ -29,12 +28,12 @@ final class Reconciler {
     private final MigrationRunner migrations;
     private final ControllerLoop loop;
     private final Status status;
-    private final CookieRegistry cookies = new CookieRegistry();
+    private final HostCookies cookies;
     private long lastRepairNanos = System.nanoTime() - Long.MAX_VALUE / 2;
 
     Reconciler(ControllerConfig config, StateKeeper keeper, FabricInputs inputs, DipHealthView health,
                DeviceRepair repair, SmuxTablePublisher tables, PoolGrowthHolds holds, AssignmentPlanner planner,
-               MigrationRunner migrations, ControllerLoop loop, Status status) {
+               MigrationRunner migrations, ControllerLoop loop, Status status, HostCookies cookies) {
         this.config = config;
         this.keeper = keeper;
         this.inputs = inputs;
@@ -46,6 +45,7 @@ final class Reconciler {
         this.migrations = migrations;
         this.loop = loop;
         this.status = status;
+        this.cookies = cookies;
     }
 
     /** The desired VIPs without their unhealthy DIPs, weights in WCMP units: what the data path should serve now. */
@@ -66,7 +66,7 @@ final class Reconciler {
             LOG.log(Level.WARNING, "reading the sources", e);
             status.error("reading the sources: " + e.getMessage());
         }
-        updateCookies();
+        cookies.update(); // ids, keys and the hosts' documents before any SMux table is rendered
         repair.withdrawFromDownSwitches();
         refreshReachability();
         // reading every switch back costs one dump per device: the periodic round does it only
@@ -79,7 +79,7 @@ final class Reconciler {
         repair.settleMultiHomed();
         changePoolsInPlace();
         holds.release(target());
-        updateCookies(); // hosts that the in-place changes took out of every pool go into quarantine now
+        cookies.update(); // hosts that the in-place changes took out of every pool go into quarantine now
         if (persisted()) { // a migration starts only from a state that is on disk
             AssignmentPlanner.Planned p = planner.plan(target());
             if (p != null) {
@@ -88,23 +88,6 @@ final class Reconciler {
         }
         status.lastReconcileMillis = (System.nanoTime() - t0) / 1e6;
         status.metrics.reconciled(why.cause.name().toLowerCase(java.util.Locale.ROOT), status.lastReconcileMillis / 1e3);
-    }
-
-    /**
-     * Server ids for every DIP host and keys for every cheetah VIP, desired or installed, before
-     * anything renders an SMux table this round (persisted with the round's state, before a
-     * migration starts).
-     */
-    private void updateCookies() {
-        ControllerState state = keeper.state();
-        java.util.List<Vip> vips = new java.util.ArrayList<>(state.desired);
-        vips.addAll(state.installedVips.values());
-        try {
-            cookies.update(state.cookies, vips);
-        } catch (IllegalStateException e) {
-            LOG.log(Level.WARNING, "Cheetah server ids", e);
-            status.error(e.getMessage());
-        }
     }
 
     /** HMux failure (§3.5.1): withdraw the {@code /32} of its VIPs at once, then re-place them. */

@@ -303,6 +303,69 @@ class CheetahControllerTest {
                 "the new DIP is on the SMuxes with its id: " + entry("10.100.0.2"));
     }
 
+    @Test
+    void everyHostAgentGetsItsIdAndItsVipsKeysBeforeTheSmuxesDecodeAndOnlyWhenTheyChange() throws Exception {
+        for (int h = 0; h < 4; h++) {
+            fabric.agentHosts.add(host(h));
+        }
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertEquals(null, c.assignment().lastError);
+        // host 1 serves both VIPs: its id and both keys (the hash VIP's too, so it encodes before a switch to cheetah)
+        List<String> sent1 = fabric.cookieDocs.get(host(1));
+        JsonNode doc = Json.MAPPER.readTree(sent1.get(sent1.size() - 1));
+        assertEquals(serverId(host(1)), doc.path("serverId").asInt());
+        assertEquals("siphash13", doc.path("hash").asText());
+        assertEquals(25, doc.path("keepaliveSeconds").asInt());
+        assertEquals(state().at("/cookies/hostDefaultKey").asText(), doc.path("key").asText());
+        assertEquals(2, doc.path("vips").size(), doc.toString());
+        assertEquals("10.100.0.1/32", doc.at("/vips/0/prefix").asText());
+        assertEquals(state().at("/cookies/keys/10.100.0.1").asText(), doc.at("/vips/0/key").asText());
+        assertEquals("10.100.0.2/32", doc.at("/vips/1/prefix").asText());
+        assertEquals(entry("10.100.0.2").path("cookieKey").asText(), doc.at("/vips/1/key").asText(),
+                "the key the SMuxes decode with");
+        assertFalse(fabric.cookieDocs.containsKey(host(3)), "a host in no pool gets nothing");
+        // the host of the cheetah VIP had its document before the SMuxes had the VIP's table
+        int hostConfigured = log.indexOf("cookies " + host(2));
+        int decoded = -1;
+        for (int i = 0; i < log.size(); i++) {
+            if (log.get(i).startsWith("put smux-0") && log.get(i).contains("10.100.0.2[")) {
+                decoded = i;
+                break;
+            }
+        }
+        assertTrue(hostConfigured >= 0 && decoded > hostConfigured, log.toString());
+
+        // nothing changed: nothing sent again
+        c.reassignNow();
+        c.awaitIdle(20_000);
+        assertFalse(fabric.takeLog().stream().anyMatch(l -> l.startsWith("cookies ")));
+        // a DIP on host 3: only host 3's document is new
+        c.addDip("10.100.0.2", "{\"ip\":\"" + host(3) + "\"}");
+        c.awaitIdle(20_000);
+        assertEquals(List.of("cookies " + host(3)),
+                fabric.takeLog().stream().filter(l -> l.startsWith("cookies ")).collect(java.util.stream.Collectors.toList()));
+    }
+
+    @Test
+    void aCheetahHostWhoseAgentRunsWithoutCookiesIsReported() {
+        fabric.agentHosts.add(host(1));
+        fabric.agentHosts.add(host(2));
+        fabric.agentsWithoutCookies.add(host(1));
+        fabric.agentsWithoutCookies.add(host(2));
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.1", "", 1));
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().lastError, "a hash VIP's host may run without cookies");
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2));
+        c.awaitIdle(20_000);
+        String error = c.assignment().lastError;
+        assertTrue(error != null && error.contains("host agent " + host(2) + " runs without Cheetah cookies"), error);
+    }
+
     static List<String> names(JsonNode n) {
         List<String> out = new ArrayList<>();
         n.fieldNames().forEachRemaining(out::add);

@@ -96,6 +96,10 @@ public final class CookieRegistry {
             taken.add(next);
             changed = true;
         }
+        if (s.hostDefaultKey == null) {
+            s.hostDefaultKey = newKey();
+            changed = true;
+        }
         changed |= s.keys.keySet().retainAll(vipAddresses);
         for (String vip : vipAddresses) {
             if (!s.keys.containsKey(vip)) {

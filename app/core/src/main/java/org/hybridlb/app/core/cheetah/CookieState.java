@@ -16,4 +16,9 @@ public final class CookieState {
     public SortedMap<Integer, Long> quarantined = new TreeMap<>();
     /** VIP -> its 128-bit key, 32 hex digits (COOKIE-SPEC §8); every VIP has one, cheetah or not. */
     public SortedMap<String, String> keys = new TreeMap<>();
+    /**
+     * The host agents' default key (their document's top-level {@code key}): for prefixes an agent
+     * serves that no VIP names. No mux decodes with it.
+     */
+    public String hostDefaultKey;
 }
