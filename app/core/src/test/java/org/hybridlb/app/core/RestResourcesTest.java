@@ -150,6 +150,18 @@ class RestResourcesTest {
                 .replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"mechanism\":\"awrr\",\"aggregate\""));
         refused(400, "/mechanism", "only for affinity \"cheetah\"", "POST", "vips",
                 vip("10.100.0.3", host(1)).replace("\"aggregate\"", "\"mechanism\":\"rr\",\"aggregate\""));
+        // two DIPs of one host (VMs behind hostIp) in a cheetah pool: a cookie names the host
+        String twoOnOneHost = "{\"vip\":\"10.100.0.3\",\"aggregate\":\"10.100.0.0/16\",\"affinity\":\"cheetah\","
+                + "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.9.0.1\",\"hostIp\":\"" + host(1)
+                + "\"},{\"ip\":\"10.9.0.2\",\"hostIp\":\"" + host(1) + "\"}]}]}";
+        refused(400, "/ports/0/dips/1/hostIp", "one DIP per host", "POST", "vips", twoOnOneHost);
+        assertEquals(201, call("POST", "vips", twoOnOneHost.replace(",\"affinity\":\"cheetah\"", "")).status,
+                "a hash VIP may have them");
+        controller.awaitIdle(20_000);
+        fabric.takeLog();
+        refused(400, "/ports/0/dips/1/hostIp", "one DIP per host", "PUT", "vips/10.100.0.3", twoOnOneHost);
+        refused(400, "/ports/0/dips/2/hostIp", "one DIP per host", "POST", "vips/10.100.0.2/dips",
+                "{\"ip\":\"10.9.0.9\",\"hostIp\":\"" + host(1) + "\"}");
         refused(400, "/vips/1/mechanism", "only for affinity \"cheetah\"", "PUT", "vips", "{\"vips\":["
                 + vip("10.100.0.1", host(0)) + "," + vip("10.100.0.3", host(1))
                         .replace("\"aggregate\"", "\"affinity\":\"hash\",\"mechanism\":\"wrr\",\"aggregate\"") + "]}");
