@@ -40,20 +40,30 @@ final class HostCookies {
         this.status = status;
     }
 
-    void update() {
-        ControllerState state = keeper.state();
-        List<Vip> vips = new ArrayList<>(state.desired);
-        vips.addAll(state.installedVips.values());
+    /** Ids and keys in line with the desired and installed VIPs; true when the state changed (persist it). */
+    boolean allocate() {
         try {
-            registry.update(state.cookies, vips);
+            return registry.update(keeper.state().cookies, vips());
         } catch (IllegalStateException e) {
             LOG.log(Level.WARNING, "Cheetah server ids", e);
             status.error(e.getMessage());
+            return false;
         }
+    }
+
+    /** Every agent whose document changed gets it (call once the ids and keys are on disk). */
+    void push() {
         Set<String> reachable = agents.hosts();
         if (!reachable.isEmpty()) {
-            push(vips, reachable);
+            push(vips(), reachable);
         }
+    }
+
+    private List<Vip> vips() {
+        ControllerState state = keeper.state();
+        List<Vip> vips = new ArrayList<>(state.desired);
+        vips.addAll(state.installedVips.values());
+        return vips;
     }
 
     private void push(List<Vip> vips, Set<String> reachable) {

@@ -66,7 +66,11 @@ final class Reconciler {
             LOG.log(Level.WARNING, "reading the sources", e);
             status.error("reading the sources: " + e.getMessage());
         }
-        cookies.update(); // ids, keys and the hosts' documents before any SMux table is rendered
+        // ids and keys, on disk, then the hosts' documents: all before any SMux table is rendered
+        if (cookies.allocate()) {
+            persisted();
+        }
+        cookies.push();
         repair.withdrawFromDownSwitches();
         refreshReachability();
         // reading every switch back costs one dump per device: the periodic round does it only
@@ -79,7 +83,7 @@ final class Reconciler {
         repair.settleMultiHomed();
         changePoolsInPlace();
         holds.release(target());
-        cookies.update(); // hosts that the in-place changes took out of every pool go into quarantine now
+        cookies.allocate(); // hosts that the in-place changes took out of every pool go into quarantine now
         if (persisted()) { // a migration starts only from a state that is on disk
             AssignmentPlanner.Planned p = planner.plan(target());
             if (p != null) {

@@ -308,6 +308,18 @@ class CheetahControllerTest {
         for (int h = 0; h < 4; h++) {
             fabric.agentHosts.add(host(h));
         }
+        List<String> notOnDisk = new ArrayList<>();
+        fabric.onCookies = (host, d) -> { // no id or key leaves the controller before the state holds it
+            try {
+                JsonNode doc = Json.MAPPER.readTree(d);
+                List<String> secrets = new ArrayList<>(List.of(doc.path("key").asText(),
+                        "\"" + host + "\":" + doc.path("serverId").asInt()));
+                doc.path("vips").forEach(v -> secrets.add(v.path("key").asText()));
+                secrets.stream().filter(x -> store.json == null || !store.json.contains(x)).forEach(notOnDisk::add);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        };
         Controller c = start();
         c.createVip(vipJson("10.100.0.1", "", 0, 1));
         c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
@@ -328,6 +340,7 @@ class CheetahControllerTest {
         assertEquals(entry("10.100.0.2").path("cookieKey").asText(), doc.at("/vips/1/key").asText(),
                 "the key the SMuxes decode with");
         assertFalse(fabric.cookieDocs.containsKey(host(3)), "a host in no pool gets nothing");
+        assertEquals(List.of(), notOnDisk, "sent before it was persisted");
         // the host of the cheetah VIP had its document before the SMuxes had the VIP's table
         int hostConfigured = log.indexOf("cookies " + host(2));
         int decoded = -1;

@@ -108,8 +108,12 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
         return Set.copyOf(agentHosts);
     }
 
+    /** Called with each document as it is sent (a test checks what is on disk by then). */
+    volatile java.util.function.BiConsumer<String, String> onCookies = (host, d) -> { };
+
     @Override
     public synchronized Answer putCookies(String host, String document) {
+        onCookies.accept(host, document);
         log.add("cookies " + host);
         cookieDocs.computeIfAbsent(host, h -> new ArrayList<>()).add(document);
         return agentsWithoutCookies.contains(host) ? Answer.NO_COOKIES : Answer.TAKEN;
