@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.Controller;
+import org.hybridlb.app.core.cheetah.AgentCookieClient;
 import org.hybridlb.app.core.ControllerConfig;
 import org.hybridlb.app.core.StateUnreadableException;
 import org.hybridlb.app.core.port.HealthSource;
@@ -69,9 +70,12 @@ public final class Daemon implements AutoCloseable {
         this.stats = overrides.stats == null
                 ? TrafficStats.of(fabric, ovs, smux, topology::downSwitches, config.statsInterval,
                         java.time.Duration.ofMillis(config.httpTimeoutMillis), mgmt) : null;
+        java.util.Map<String, String> agentUrls = new java.util.TreeMap<>();
+        fabric.hosts.values().stream().filter(h -> h.agentUrl != null).forEach(h -> agentUrls.put(h.ip, h.agentUrl));
         Ports ports = new Ports(topology, hmux, smux, frr != null ? frr : overrides.routes,
                 stats != null ? stats : overrides.stats, agents != null ? agents : overrides.health,
-                new FileStateStore(config.stateDir.resolve("state.json")));
+                new FileStateStore(config.stateDir.resolve("state.json")),
+                new AgentCookieClient(() -> agentUrls, java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt));
         ControllerConfig cc = ControllerConfig.defaults().withInterval(config.reconcileInterval)
                 .withAlgorithm(config.algorithm).withSmuxEncap(config.smuxEncap)
                 .withPoolGrowthHoldMax(config.poolGrowthHoldMax).withRepairInterval(config.repairInterval);

@@ -117,6 +117,10 @@ public final class ModelChecks {
                 throw new InvalidInputException(source, f + "/aggregate",
                         "VIP " + v.vip + " is not inside its aggregate " + v.aggregate);
             }
+            if (v.mechanism != null && !v.cheetah()) {
+                // as the SMux: a typo in affinity must not turn cookies off silently
+                throw new InvalidInputException(source, f + "/mechanism", "only for affinity \"cheetah\"");
+            }
             if (v.ports.size() > Limits.MAX_SERVICES_PER_VIP) {
                 throw new InvalidInputException(source, f + "/ports", v.ports.size()
                         + " services, over the limit of " + Limits.MAX_SERVICES_PER_VIP + " per VIP");
@@ -141,11 +145,19 @@ public final class ModelChecks {
                             + " DIPs, over the limit of " + Limits.MAX_DIPS_PER_SERVICE + " per service");
                 }
                 Set<String> dips = new HashSet<>();
+                Map<String, Integer> hostsOfPool = new HashMap<>();
                 for (int d = 0; d < port.dips.size(); d++) {
                     Dip dip = port.dips.get(d);
                     String df = pf + "/dips/" + d;
                     if (!dips.add(dip.ip)) {
                         throw new InvalidInputException(source, df + "/ip", "duplicate DIP " + dip.ip);
+                    }
+                    Integer sameHost = hostsOfPool.putIfAbsent(dip.tunnelEndpoint(), d);
+                    if (v.cheetah() && sameHost != null) {
+                        // the SMux refuses it too: a cookie carries the host's id, not the DIP's
+                        throw new InvalidInputException(source, df + (dip.hostIp != null ? "/hostIp" : "/ip"),
+                                "host " + dip.tunnelEndpoint() + " is also that of dips/" + sameHost
+                                        + ": with affinity \"cheetah\" a pool has one DIP per host (a cookie names the host)");
                     }
                     requireUnicastHost(dip.ip, source, df + "/ip");
                     if (dip.hostIp != null) {

@@ -1,21 +1,69 @@
 package org.hybridlb.solver.model;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.List;
+import java.util.Objects;
 
-/** A virtual IP, the aggregate prefix the SMuxes announce for it, and its ports. */
+/**
+ * A virtual IP, the aggregate prefix the SMuxes announce for it, and its ports. {@code affinity}
+ * says what keeps a connection on its DIP: {@code hash} (absent: the hash and the SMuxes'
+ * connection table) or {@code cheetah} (the Cheetah cookie its server's host agent writes,
+ * p4/COOKIE-SPEC.md); {@code mechanism} how a cheetah VIP's SYNs pick a DIP ({@code wrr}
+ * when absent, {@code rr}, {@code hash}). Absent fields are left out of the JSON.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonPropertyOrder({"vip", "aggregate", "affinity", "mechanism", "ports"})
 public final class Vip {
+    public static final String AFFINITY_HASH = "hash";
+    public static final String AFFINITY_CHEETAH = "cheetah";
+    public static final String MECHANISM_WRR = "wrr";
+
     public final String vip;
     public final String aggregate;
+    public final String affinity;
+    public final String mechanism;
     public final List<VipPort> ports;
+
+    public Vip(String vip, String aggregate, List<VipPort> ports) {
+        this(vip, aggregate, null, null, ports);
+    }
 
     @JsonCreator
     public Vip(@JsonProperty("vip") String vip,
                @JsonProperty("aggregate") String aggregate,
+               @JsonProperty("affinity") String affinity,
+               @JsonProperty("mechanism") String mechanism,
                @JsonProperty("ports") List<VipPort> ports) {
         this.vip = vip;
         this.aggregate = aggregate;
+        this.affinity = affinity;
+        this.mechanism = mechanism;
         this.ports = List.copyOf(ports);
+    }
+
+    /** The same VIP (address, aggregate, affinity, mechanism) with other services. */
+    public Vip withPorts(List<VipPort> newPorts) {
+        return new Vip(vip, aggregate, affinity, mechanism, newPorts);
+    }
+
+    /** True when cookies keep its connections: a mux needs to decode them (COOKIE-SPEC §4–§5). */
+    @JsonIgnore
+    public boolean cheetah() {
+        return AFFINITY_CHEETAH.equals(affinity);
+    }
+
+    /** The SYN mechanism of a cheetah VIP, its default applied; null for a hash VIP. */
+    @JsonIgnore
+    public String effectiveMechanism() {
+        return !cheetah() ? null : mechanism == null ? MECHANISM_WRR : mechanism;
+    }
+
+    /** Same affinity and mechanism, defaults applied (so absent equals "hash", "wrr"). */
+    public boolean sameAffinity(Vip o) {
+        return cheetah() == o.cheetah() && Objects.equals(effectiveMechanism(), o.effectiveMechanism());
     }
 }

@@ -82,7 +82,7 @@ public final class Wcmp {
             same &= r == p;
             ports.add(r);
         }
-        return same ? v : new Vip(v.vip, v.aggregate, ports);
+        return same ? v : v.withPorts(ports);
     }
 
     private static int gcd(int a, int b) {

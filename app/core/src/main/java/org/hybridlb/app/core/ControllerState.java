@@ -36,6 +36,8 @@ public final class ControllerState {
     public Map<String, Long> heldOnSmuxes = new LinkedHashMap<>();
     /** Switches drained by the operator: their VIPs migrate away and none lands on them. */
     public java.util.SortedSet<String> drained = new java.util.TreeSet<>();
+    /** Cheetah server ids and keys (secrets: the state file is its owner's only). */
+    public org.hybridlb.app.core.cheetah.CookieState cookies = new org.hybridlb.app.core.cheetah.CookieState();
     /** The last migration, or the one in flight. */
     public MigrationRecord migration;
 

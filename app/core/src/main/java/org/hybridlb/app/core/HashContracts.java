@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.ServiceEntry;
 import org.hybridlb.app.core.model.VipEntry;
@@ -22,9 +23,13 @@ import org.hybridlb.solver.model.Vip;
  * How the SMuxes hash and encapsulate each VIP so that they pick what its HMux picks (the
  * southbound's {@link HashContract} of that switch), and where no SMux could: switches that offer
  * no agreement at all (they serve as no HMux, like a switch without tunnels) and, per VIP, the
- * switches whose selection cannot pick from its pools (it stays off them). Loop thread only.
+ * switches whose selection cannot pick from its pools, or that cannot decode the cookies of a
+ * cheetah VIP (it stays off them). Loop thread only.
  */
 final class HashContracts {
+    static final String COOKIES_UNDECODED = "affinity cheetah: the switch cannot decode Cheetah cookies (it does not"
+            + " read TCP options), so the VIP stays off it and lives on the SMuxes";
+
     private final HmuxProgrammer hmux;
     private final StateKeeper keeper;
     private final BucketIds ids;
@@ -85,11 +90,15 @@ final class HashContracts {
      */
     Map<String, AssignmentView.HashUnmatched> unmatched(Map<String, Vip> target, Topology t) {
         Map<HashContract, List<String>> byContract = new LinkedHashMap<>();
+        List<String> noCookies = new ArrayList<>();
         for (Switch s : t.switches) {
             if (s.tables.tunnel > 0) {
-                HashContract c = hmux.capability(s.id).hash;
-                if (c.agrees()) {
-                    byContract.computeIfAbsent(c, k -> new ArrayList<>()).add(s.id);
+                SwitchCapability cap = hmux.capability(s.id);
+                if (cap.hash.agrees()) {
+                    byContract.computeIfAbsent(cap.hash, k -> new ArrayList<>()).add(s.id);
+                    if (!cap.decodesCookies) {
+                        noCookies.add(s.id);
+                    }
                 }
             }
         }
@@ -105,9 +114,17 @@ final class HashContracts {
                     why = why == null ? refused : why;
                 }
             }
+            List<String> reasons = new ArrayList<>();
+            if (why != null) {
+                reasons.add(why + ": the SMuxes could not pick the DIPs such an HMux picks, so the VIP stays off it");
+            }
+            if (v.cheetah() && !noCookies.isEmpty()) {
+                // a cheetah connection is placed by its cookie wherever it is muxed: only a decoder may hold it
+                noCookies.stream().filter(sw -> !switches.contains(sw)).forEach(switches::add);
+                reasons.add(COOKIES_UNDECODED);
+            }
             if (!switches.isEmpty()) {
-                out.put(v.vip, new AssignmentView.HashUnmatched(switches, why
-                        + ": the SMuxes could not pick the DIPs such an HMux picks, so the VIP stays off it"));
+                out.put(v.vip, new AssignmentView.HashUnmatched(switches, String.join("; ", reasons)));
             }
         }
         return out;

@@ -61,7 +61,7 @@ final class PoolChanges {
             }
             ports.add(new VipPort(p.proto, p.port, dips));
         }
-        return Wcmp.reduced(new Vip(installed.vip, want.aggregate, ports));
+        return Wcmp.reduced(want.withPorts(ports));
     }
 
     /**
@@ -110,7 +110,7 @@ final class PoolChanges {
             }
             ports.add(new VipPort(w.proto, w.port, dips));
         }
-        return same ? want : new Vip(want.vip, want.aggregate, ports);
+        return same ? want : want.withPorts(ports);
     }
 
     private static boolean sameEndpoint(Dip a, Dip b) {

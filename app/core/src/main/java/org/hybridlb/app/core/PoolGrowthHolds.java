@@ -43,13 +43,19 @@ final class PoolGrowthHolds {
         return !keeper.state().heldOnSmuxes.isEmpty();
     }
 
-    /** Holds every VIP of {@code target} whose pool change needs the SMuxes; forgets removed VIPs. */
+    /**
+     * Holds every VIP of {@code target} whose pool change needs the SMuxes; forgets removed VIPs.
+     * A cheetah VIP is never held (and a hold ends when a VIP turns cheetah): its connections are
+     * kept by their cookies, not by what an SMux pinned, so a DIP added to it is applied at once.
+     */
     void hold(Map<String, Vip> target) {
         Map<String, Long> held = keeper.state().heldOnSmuxes;
         held.keySet().retainAll(target.keySet());
+        held.keySet().removeIf(v -> target.get(v).cheetah());
         for (Map.Entry<String, Vip> e : target.entrySet()) {
             Vip installed = keeper.state().installedVips.get(e.getKey());
-            if (installed != null && !held.containsKey(e.getKey()) && PoolChanges.needsSmuxes(installed, e.getValue())) {
+            if (installed != null && !e.getValue().cheetah() && !held.containsKey(e.getKey())
+                    && PoolChanges.needsSmuxes(installed, e.getValue())) {
                 held.put(e.getKey(), System.currentTimeMillis());
                 LOG.info("VIP " + e.getKey() + ": pool grows or drains a DIP; kept on the SMuxes until no pinned"
                         + " connection would change DIP on an HMux");

@@ -28,11 +28,12 @@ final class Reconciler {
     private final MigrationRunner migrations;
     private final ControllerLoop loop;
     private final Status status;
+    private final HostCookies cookies;
     private long lastRepairNanos = System.nanoTime() - Long.MAX_VALUE / 2;
 
     Reconciler(ControllerConfig config, StateKeeper keeper, FabricInputs inputs, DipHealthView health,
                DeviceRepair repair, SmuxTablePublisher tables, PoolGrowthHolds holds, AssignmentPlanner planner,
-               MigrationRunner migrations, ControllerLoop loop, Status status) {
+               MigrationRunner migrations, ControllerLoop loop, Status status, HostCookies cookies) {
         this.config = config;
         this.keeper = keeper;
         this.inputs = inputs;
@@ -44,6 +45,7 @@ final class Reconciler {
         this.migrations = migrations;
         this.loop = loop;
         this.status = status;
+        this.cookies = cookies;
     }
 
     /** The desired VIPs without their unhealthy DIPs, weights in WCMP units: what the data path should serve now. */
@@ -64,6 +66,11 @@ final class Reconciler {
             LOG.log(Level.WARNING, "reading the sources", e);
             status.error("reading the sources: " + e.getMessage());
         }
+        // ids and keys, on disk, then the hosts' documents: all before any SMux table is rendered
+        if (cookies.allocate()) {
+            persisted();
+        }
+        cookies.push();
         repair.withdrawFromDownSwitches();
         refreshReachability();
         // reading every switch back costs one dump per device: the periodic round does it only
@@ -76,6 +83,7 @@ final class Reconciler {
         repair.settleMultiHomed();
         changePoolsInPlace();
         holds.release(target());
+        cookies.allocate(); // hosts that the in-place changes took out of every pool go into quarantine now
         if (persisted()) { // a migration starts only from a state that is on disk
             AssignmentPlanner.Planned p = planner.plan(target());
             if (p != null) {

@@ -1,13 +1,18 @@
 package org.hybridlb.app.core;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.hybridlb.app.core.cheetah.Cookie;
+import org.hybridlb.app.core.cheetah.CookieState;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.port.SouthboundException;
+import org.hybridlb.solver.model.Vip;
 
 /**
  * Publishes the installed configuration to the live SMuxes as one versioned table (the SMux swaps
@@ -36,11 +41,26 @@ final class SmuxTablePublisher {
         this.status = status;
     }
 
-    /** The installed configuration as the SMux table of {@code version}, each VIP hashed as its HMux does. */
+    /**
+     * The installed configuration as the SMux table of {@code version}, each VIP hashed as its HMux does;
+     * a cheetah VIP with its key, mode (SipHash-1-3), mechanism and its hosts' server ids.
+     */
     SmuxTable table(long version) {
         List<VipEntry> entries = new ArrayList<>();
-        keeper.state().installedVips.values().forEach(v -> entries.add(ids.smuxEntry(v)));
-        return SmuxTable.of(version, entries, contracts.forEntries(entries));
+        Map<String, SmuxTable.Cheetah> cookies = new HashMap<>();
+        CookieState c = keeper.state().cookies;
+        for (Vip v : keeper.state().installedVips.values()) {
+            entries.add(ids.smuxEntry(v));
+            if (v.cheetah()) {
+                String key = c.keys.get(v.vip);
+                if (key == null) {
+                    throw new IllegalStateException("cheetah VIP " + v.vip + " has no cookie key yet");
+                }
+                cookies.put(v.vip, new SmuxTable.Cheetah(v.effectiveMechanism(), key, Cookie.HashMode.SIPHASH13,
+                        c.serverIds));
+            }
+        }
+        return SmuxTable.of(version, entries, contracts.forEntries(entries), cookies);
     }
 
     /**

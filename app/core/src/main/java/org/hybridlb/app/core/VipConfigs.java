@@ -50,7 +50,7 @@ final class VipConfigs {
             ports.add(new VipPort(service.substring(0, slash), Integer.parseInt(service.substring(slash + 1)),
                     List.of(dip)));
         }
-        return new Vip(v.vip, v.aggregate, ports);
+        return v.withPorts(ports);
     }
 
     /** Without the DIP; the service stays, possibly with no DIP (its traffic then has nowhere to go). */
@@ -65,7 +65,7 @@ final class VipConfigs {
                 ports.add(p);
             }
         }
-        return new Vip(v.vip, v.aggregate, ports);
+        return v.withPorts(ports);
     }
 
     /** {@code v} without the DIPs {@code out} selects (the same object when none is). */
@@ -77,11 +77,12 @@ final class VipConfigs {
             any |= dips.removeIf(out);
             ports.add(new VipPort(p.proto, p.port, dips));
         }
-        return any ? new Vip(v.vip, v.aggregate, ports) : v;
+        return any ? v.withPorts(ports) : v;
     }
 
-    /** Same services with the same DIPs (order aside). */
+    /** Same services with the same DIPs (order aside), same affinity and mechanism. */
     static boolean sameConfig(Vip a, Vip b) {
-        return a.vip.equals(b.vip) && Objects.equals(a.aggregate, b.aggregate) && VipEdits.sameDips(a, b);
+        return a.vip.equals(b.vip) && Objects.equals(a.aggregate, b.aggregate) && a.sameAffinity(b)
+                && VipEdits.sameDips(a, b);
     }
 }

@@ -39,7 +39,7 @@ import org.hybridlb.solver.model.TrafficInterval;
  * and records every call that changes something, in order, as readable lines.
  */
 final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, RouteSource, StatsSource,
-        HealthSource {
+        HealthSource, org.hybridlb.app.core.port.HostCookieControl {
     /** The fabric as the topology source reports it; tests replace it (links lost, a fabric cut). */
     volatile Topology topology;
     final List<String> log = new ArrayList<>();
@@ -93,7 +93,30 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     }
 
     Ports ports(StateStore store) {
-        return new Ports(this, this, this, this, this, this, store);
+        return new Ports(this, this, this, this, this, this, store, this);
+    }
+
+    // Host agents' cookie configuration: none unless a test gives hosts agents
+    final Set<String> agentHosts = new java.util.TreeSet<>();
+    /** Hosts whose agent runs without cookies (answers 404). */
+    final Set<String> agentsWithoutCookies = new HashSet<>();
+    /** Per host, the documents it was sent, in order. */
+    final Map<String, List<String>> cookieDocs = new TreeMap<>();
+
+    @Override
+    public synchronized Set<String> hosts() {
+        return Set.copyOf(agentHosts);
+    }
+
+    /** Called with each document as it is sent (a test checks what is on disk by then). */
+    volatile java.util.function.BiConsumer<String, String> onCookies = (host, d) -> { };
+
+    @Override
+    public synchronized Answer putCookies(String host, String document) {
+        onCookies.accept(host, document);
+        log.add("cookies " + host);
+        cookieDocs.computeIfAbsent(host, h -> new ArrayList<>()).add(document);
+        return agentsWithoutCookies.contains(host) ? Answer.NO_COOKIES : Answer.TAKEN;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package org.hybridlb.app.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -123,6 +124,47 @@ class RestResourcesTest {
         refused(400, "/ports/0/port", "", "POST", "vips", vip("10.100.0.2", host(1)).replace("\"port\":80", "\"port\":70000"));
         refused(400, "/", "foo", "POST", "vips", vip("10.100.0.2", host(1)).replace("{\"vip\"", "{\"foo\":1,\"vip\""));
         refused(400, "/", "ports", "POST", "vips", "{\"vip\":\"10.100.0.2\",\"aggregate\":\"10.100.0.0/16\"}");
+    }
+
+    @Test
+    void affinityAndMechanismAreTakenKeptAndCheckedByField() {
+        String cheetah = vip("10.100.0.2", host(1)).replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"mechanism\":\"rr\",\"aggregate\"");
+        Reply created = call("POST", "vips", cheetah);
+        assertEquals(201, created.status, created.body.toString());
+        assertEquals("cheetah", created.body.path("affinity").asText());
+        assertEquals("rr", created.body.path("mechanism").asText());
+        controller.awaitIdle(20_000);
+        // a DIP added keeps the VIP's affinity and mechanism
+        Reply added = call("POST", "vips/10.100.0.2/dips", "{\"ip\":\"" + host(2) + "\"}");
+        assertEquals("cheetah", added.body.path("affinity").asText(), added.body.toString());
+        assertEquals("rr", added.body.path("mechanism").asText(), added.body.toString());
+        controller.awaitIdle(20_000);
+        // a VIP without them is written as before: no affinity, no mechanism
+        JsonNode plain = call("GET", "vips/10.100.0.1", null).body;
+        assertFalse(plain.has("affinity") || plain.has("mechanism"), plain.toString());
+        fabric.takeLog();
+
+        refused(400, "/affinity", "", "POST", "vips",
+                vip("10.100.0.3", host(1)).replace("\"aggregate\"", "\"affinity\":\"cookie\",\"aggregate\""));
+        refused(400, "/mechanism", "", "POST", "vips", vip("10.100.0.3", host(1))
+                .replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"mechanism\":\"awrr\",\"aggregate\""));
+        refused(400, "/mechanism", "only for affinity \"cheetah\"", "POST", "vips",
+                vip("10.100.0.3", host(1)).replace("\"aggregate\"", "\"mechanism\":\"rr\",\"aggregate\""));
+        // two DIPs of one host (VMs behind hostIp) in a cheetah pool: a cookie names the host
+        String twoOnOneHost = "{\"vip\":\"10.100.0.3\",\"aggregate\":\"10.100.0.0/16\",\"affinity\":\"cheetah\","
+                + "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.9.0.1\",\"hostIp\":\"" + host(1)
+                + "\"},{\"ip\":\"10.9.0.2\",\"hostIp\":\"" + host(1) + "\"}]}]}";
+        refused(400, "/ports/0/dips/1/hostIp", "one DIP per host", "POST", "vips", twoOnOneHost);
+        assertEquals(201, call("POST", "vips", twoOnOneHost.replace(",\"affinity\":\"cheetah\"", "")).status,
+                "a hash VIP may have them");
+        controller.awaitIdle(20_000);
+        fabric.takeLog();
+        refused(400, "/ports/0/dips/1/hostIp", "one DIP per host", "PUT", "vips/10.100.0.3", twoOnOneHost);
+        refused(400, "/ports/0/dips/2/hostIp", "one DIP per host", "POST", "vips/10.100.0.2/dips",
+                "{\"ip\":\"10.9.0.9\",\"hostIp\":\"" + host(1) + "\"}");
+        refused(400, "/vips/1/mechanism", "only for affinity \"cheetah\"", "PUT", "vips", "{\"vips\":["
+                + vip("10.100.0.1", host(0)) + "," + vip("10.100.0.3", host(1))
+                        .replace("\"aggregate\"", "\"affinity\":\"hash\",\"mechanism\":\"wrr\",\"aggregate\"") + "]}");
     }
 
     @Test

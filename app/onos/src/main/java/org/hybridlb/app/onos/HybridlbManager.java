@@ -16,6 +16,7 @@ import org.hybridlb.app.core.metrics.ControllerMetrics;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.smux.SmuxHttpClient;
+import org.hybridlb.app.core.cheetah.AgentCookieClient;
 import org.hybridlb.app.core.stats.HostAgentStats;
 import org.hybridlb.app.core.tls.TlsFiles;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
@@ -131,6 +132,10 @@ public class HybridlbManager implements HybridlbService {
     java.util.function.Supplier<java.util.Map<String, java.util.Map<String, Double>>> agentRates;
     /** Tests replace the HTTP probe of the host agents. */
     java.util.function.Function<java.net.URI, java.util.concurrent.CompletableFuture<Integer>> agentProbe;
+    /** The SMux and host-agent clients' HTTP client, following the configuration's mgmtTls. */
+    private java.util.function.Supplier<java.net.http.HttpClient> mgmt;
+    /** Tests replace the host agents' cookie client. */
+    org.hybridlb.app.core.port.HostCookieControl agentCookies;
 
     private final ConfigFactory<org.onosproject.core.ApplicationId, HybridlbConfig> configFactory =
             new ConfigFactory<>(SubjectFactories.APP_SUBJECT_FACTORY, HybridlbConfig.class, HybridlbConfig.KEY) {
@@ -173,7 +178,7 @@ public class HybridlbManager implements HybridlbService {
         config = new NetworkConfig(deviceService, () -> fabric, () -> controller, this::reconcile);
         config.initial(netcfg.getConfig(appId, HybridlbConfig.class));
         // the SMux and host-agent clients follow the configuration's mgmtTls (null: plain)
-        java.util.function.Supplier<java.net.http.HttpClient> mgmt = TlsFiles.following(
+        mgmt = TlsFiles.following(
                 () -> java.util.Optional.ofNullable(config.get()).map(HybridlbConfig::mgmtTls).orElse(null), SMUX_TIMEOUT);
         fabric = new FabricTracker(config::get, deviceService, linkService, hostService,
                 new HmuxCapability(driverService, deviceService));
@@ -223,7 +228,8 @@ public class HybridlbManager implements HybridlbService {
     /** The controller from the shared state (ConsistentMap): a new leader resumes where the last one was. */
     private void startLoop() {
         Controller c = new Controller(controllerConfig, new Ports(fabric,
-                programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap)),
+                programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap),
+                agentCookies != null ? agentCookies : new AgentCookieClient(this::agentUrls, AGENT_TIMEOUT, mgmt)),
                 metrics);
         controller = c;
         fabricListeners.register(deviceService, linkService, hostService, routeService);

@@ -92,7 +92,7 @@ final class VipCommands {
     }
 
     @Command(name = "add", description = "Add a VIP: hybridlb vip add 10.100.0.1 --aggregate 10.100.0.0/16 "
-            + "--service tcp/80 --dip 10.0.0.2 --dip 10.0.0.3*2 (or --file vip.json).")
+            + "--service tcp/80 --dip 10.0.0.2 --dip 10.0.0.3*2 [--affinity cheetah [--mechanism rr]] (or --file vip.json).")
     static final class VipAdd extends VipSub {
         @Parameters(index = "0", arity = "0..1", description = "the VIP address")
         String vip;
@@ -106,6 +106,12 @@ final class VipCommands {
 
         @Option(names = "--dip", description = "DIP address, optionally *weight or @hostIp (repeat)")
         List<String> dips;
+
+        @Option(names = "--affinity", description = "hash (default) or cheetah: what keeps a connection on its DIP")
+        String affinity;
+
+        @Option(names = "--mechanism", description = "wrr (default), rr or hash: how a cheetah VIP's SYNs pick a DIP")
+        String mechanism;
 
         @Option(names = "--file", description = "the VIP as JSON (solver schema); replaces the other options")
         Path file;
@@ -122,6 +128,12 @@ final class VipCommands {
                 ObjectNode v = HybridlbCli.JSON.createObjectNode();
                 v.put("vip", vip);
                 v.put("aggregate", aggregate);
+                if (affinity != null) {
+                    v.put("affinity", affinity); // checked by the controller, which names the field
+                }
+                if (mechanism != null) {
+                    v.put("mechanism", mechanism);
+                }
                 ObjectNode port = v.putArray("ports").addObject();
                 String[] pp = service.split("/");
                 port.put("proto", pp[0]);

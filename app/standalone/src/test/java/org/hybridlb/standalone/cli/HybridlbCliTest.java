@@ -250,6 +250,20 @@ class HybridlbCliTest {
     }
 
     @Test
+    void vipAddSendsAffinityAndMechanismOnlyWhenGiven() {
+        String[] r = run("vip", "add", "10.100.0.9", "--aggregate", "10.100.0.0/16", "--service", "tcp/80",
+                "--dip", "10.0.0.2", "--affinity", "cheetah", "--mechanism", "rr");
+        assertEquals("0", r[0], r[2]);
+        assertTrue(calls.contains("createVip {\"vip\":\"10.100.0.9\",\"aggregate\":\"10.100.0.0/16\",\"affinity\":\"cheetah\","
+                + "\"mechanism\":\"rr\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.0.2\"}]}]}"), calls.toString());
+        calls.clear();
+        r = run("vip", "add", "10.100.0.8", "--aggregate", "10.100.0.0/16", "--dip", "10.0.0.2");
+        assertEquals("0", r[0], r[2]);
+        assertTrue(calls.contains("createVip {\"vip\":\"10.100.0.8\",\"aggregate\":\"10.100.0.0/16\","
+                + "\"ports\":[{\"proto\":\"any\",\"port\":0,\"dips\":[{\"ip\":\"10.0.0.2\"}]}]}"), calls.toString());
+    }
+
+    @Test
     void statusTables() {
         String[] r = run("assignment");
         assertEquals("VIP         INSTALLED  TARGET\n10.100.0.1  tor-0-1    agg-0-0\n"

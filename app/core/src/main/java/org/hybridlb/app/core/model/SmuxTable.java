@@ -12,7 +12,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.solver.model.Vip;
 
 /**
  * The whole VIP table of an SMux, exactly the JSON document of the SMux control API
@@ -49,22 +51,34 @@ public final class SmuxTable {
      * contract of its HMux: {@code contracts} by VIP), so that the SMuxes pick the DIP its HMux picks.
      */
     public static SmuxTable of(long version, Collection<VipEntry> entries, Map<String, HashContract> contracts) {
+        return of(version, entries, contracts, Map.of());
+    }
+
+    /**
+     * The same, with the cookie fields of the cheetah VIPs ({@code cookies} by VIP; the others are
+     * written exactly as without them).
+     */
+    public static SmuxTable of(long version, Collection<VipEntry> entries, Map<String, HashContract> contracts,
+                               Map<String, Cheetah> cookies) {
         List<Entry> out = new ArrayList<>();
         for (VipEntry v : entries) {
             HashContract c = contracts.get(v.vip);
             if (c == null || !c.agrees()) {
                 throw new IllegalArgumentException("VIP " + v.vip + ": no hash contract the SMuxes can follow: " + c);
             }
+            Cheetah k = cookies.get(v.vip);
             List<Port> ports = new ArrayList<>();
             for (ServiceEntry s : v.ports) {
+                List<Bucket> dips = k == null ? s.dips : k.withServerIds(s.dips);
                 if ("any".equals(s.proto)) {
-                    ports.add(new Port("tcp", 0, s.dips));
-                    ports.add(new Port("udp", 0, s.dips));
+                    ports.add(new Port("tcp", 0, dips));
+                    ports.add(new Port("udp", 0, dips));
                 } else {
-                    ports.add(new Port(s.proto, s.port, s.dips));
+                    ports.add(new Port(s.proto, s.port, dips));
                 }
             }
-            out.add(new Entry(v.vip, v.aggregate, c.selection.smuxName, c.encap.smuxName(), c.basis, ports));
+            Entry e = new Entry(v.vip, v.aggregate, c.selection.smuxName, c.encap.smuxName(), c.basis, ports);
+            out.add(k == null ? e : e.withCookies(k));
         }
         return new SmuxTable(version, out);
     }
@@ -75,15 +89,56 @@ public final class SmuxTable {
                 && vips.size() == other.vips.size();
     }
 
+    /**
+     * What a cheetah VIP's entry carries besides its pool (smux/README.md, VIP table): the SYN
+     * mechanism, the key (32 hex digits), the hash mode, and its DIP hosts' server ids.
+     */
+    public static final class Cheetah {
+        public final String mechanism;
+        public final String key;
+        public final Cookie.HashMode hash;
+        /** Tunnel endpoint -> server id. */
+        public final Map<String, Integer> serverIds;
+
+        public Cheetah(String mechanism, String key, Cookie.HashMode hash, Map<String, Integer> serverIds) {
+            this.mechanism = mechanism;
+            this.key = key;
+            this.hash = hash;
+            this.serverIds = serverIds;
+        }
+
+        List<Bucket> withServerIds(List<Bucket> dips) {
+            List<Bucket> out = new ArrayList<>(dips.size());
+            for (Bucket b : dips) {
+                Integer id = serverIds.get(b.tunnelEndpoint());
+                if (id == null) {
+                    throw new IllegalStateException("DIP host " + b.tunnelEndpoint() + " has no Cheetah server id");
+                }
+                out.add(b.withServerId(id));
+            }
+            return out;
+        }
+    }
+
     /** One VIP of the table. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    @JsonPropertyOrder({"vip", "aggregate", "selection", "encap", "hashBasis", "ports"})
+    @JsonPropertyOrder({"vip", "aggregate", "selection", "encap", "hashBasis", "affinity", "cookieKey", "cookieHash",
+                        "mechanism", "ports"})
     public static final class Entry {
         public final String vip;
         public final String aggregate;
         public final String selection;
         public final String encap;
         public final List<Port> ports;
+        /** {@code cheetah}, or absent: {@code hash}. */
+        public final String affinity;
+        /** A cheetah VIP's key as sent; never read back (an SMux shows its fingerprint instead). */
+        public final String cookieKey;
+        public final String cookieHash;
+        public final String mechanism;
+        /** The key's fingerprint (COOKIE-SPEC §8): from the key, or as an SMux's {@code GET /table} shows it. */
+        @JsonIgnore
+        public final String cookieKeyFingerprint;
         /**
          * The SMux's hash basis (OVS's {@code selection_method_param}, 64 unsigned bits), 0 when absent: that
          * of the VIP's hash contract. Compared, so that an SMux hashing with another basis than its HMux (a
@@ -98,12 +153,30 @@ public final class SmuxTable {
 
         public Entry(String vip, String aggregate, String selection, String encap, long hashBasisBits,
                      List<Port> ports) {
+            this(vip, aggregate, selection, encap, hashBasisBits, ports, null, null, null, null, null);
+        }
+
+        private Entry(String vip, String aggregate, String selection, String encap, long hashBasisBits,
+                      List<Port> ports, String affinity, String cookieKey, String cookieHash, String mechanism,
+                      String cookieKeyFingerprint) {
             this.vip = vip;
             this.aggregate = aggregate;
             this.selection = selection;
             this.encap = encap;
             this.hashBasisBits = hashBasisBits;
             this.ports = List.copyOf(ports);
+            this.affinity = affinity;
+            this.cookieKey = cookieKey;
+            this.cookieHash = cookieHash;
+            this.mechanism = mechanism;
+            this.cookieKeyFingerprint = cookieKey != null ? Cookie.fingerprint(Cookie.parseKey(cookieKey))
+                    : cookieKeyFingerprint;
+        }
+
+        /** The same entry as a cheetah VIP's (its buckets already carry their server ids). */
+        Entry withCookies(Cheetah k) {
+            return new Entry(vip, aggregate, selection, encap, hashBasisBits, ports, Vip.AFFINITY_CHEETAH, k.key,
+                    k.hash.wireName(), k.mechanism, null);
         }
 
         /** {@code hashBasis} as written: unsigned decimal text, absent when 0. */
@@ -116,8 +189,16 @@ public final class SmuxTable {
         @JsonCreator
         static Entry fromJson(@JsonProperty("vip") String vip, @JsonProperty("aggregate") String aggregate,
                               @JsonProperty("selection") String selection, @JsonProperty("encap") String encap,
-                              @JsonProperty("hashBasis") JsonNode hashBasis, @JsonProperty("ports") List<Port> ports) {
-            return new Entry(vip, aggregate, selection, encap, hashBasisBits(hashBasis), ports);
+                              @JsonProperty("hashBasis") JsonNode hashBasis, @JsonProperty("ports") List<Port> ports,
+                              @JsonProperty("affinity") String affinity, @JsonProperty("cookieKey") String cookieKey,
+                              @JsonProperty("cookieHash") String cookieHash, @JsonProperty("mechanism") String mechanism,
+                              @JsonProperty("cookieKeyFingerprint") String fingerprint) {
+            // the SMux leaves out what is its default: "hash" affinity; a cheetah VIP's siphash13 and wrr
+            boolean cheetah = Vip.AFFINITY_CHEETAH.equals(affinity);
+            return new Entry(vip, aggregate, selection, encap, hashBasisBits(hashBasis), ports,
+                    cheetah ? affinity : null, cookieKey,
+                    cheetah && cookieHash == null ? Cookie.HashMode.SIPHASH13.wireName() : cookieHash,
+                    cheetah && mechanism == null ? Vip.MECHANISM_WRR : mechanism, fingerprint);
         }
 
         static long hashBasisBits(JsonNode basis) {
@@ -151,12 +232,16 @@ public final class SmuxTable {
             Entry e = (Entry) o;
             return vip.equals(e.vip) && Objects.equals(aggregate, e.aggregate)
                     && Objects.equals(selection, e.selection) && Objects.equals(encap, e.encap)
-                    && hashBasisBits == e.hashBasisBits && ports.equals(e.ports);
+                    && hashBasisBits == e.hashBasisBits && ports.equals(e.ports)
+                    && Objects.equals(affinity, e.affinity) && Objects.equals(cookieHash, e.cookieHash)
+                    && Objects.equals(mechanism, e.mechanism)
+                    && Objects.equals(cookieKeyFingerprint, e.cookieKeyFingerprint);
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(vip, aggregate, selection, encap, hashBasisBits, ports);
+            return Objects.hash(vip, aggregate, selection, encap, hashBasisBits, ports, affinity, mechanism,
+                    cookieKeyFingerprint);
         }
     }
 

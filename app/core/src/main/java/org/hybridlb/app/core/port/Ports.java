@@ -12,9 +12,16 @@ public final class Ports {
     public final StatsSource stats;
     public final HealthSource health;
     public final StateStore store;
+    /** The host agents' Cheetah cookie configuration; {@link HostCookieControl#NONE} without agents. */
+    public final HostCookieControl cookies;
 
     public Ports(TopologySource topology, HmuxProgrammer hmux, SmuxControl smux, RouteSource routes,
                  StatsSource stats, HealthSource health, StateStore store) {
+        this(topology, hmux, smux, routes, stats, health, store, null);
+    }
+
+    public Ports(TopologySource topology, HmuxProgrammer hmux, SmuxControl smux, RouteSource routes,
+                 StatsSource stats, HealthSource health, StateStore store, HostCookieControl cookies) {
         this.topology = Objects.requireNonNull(topology, "topology");
         this.hmux = Objects.requireNonNull(hmux, "hmux");
         this.smux = Objects.requireNonNull(smux, "smux");
@@ -22,5 +29,6 @@ public final class Ports {
         this.stats = stats != null ? stats : () -> null;
         this.health = health != null ? health : Set::of;
         this.store = Objects.requireNonNull(store, "store");
+        this.cookies = cookies != null ? cookies : HostCookieControl.NONE;
     }
 }

@@ -11,10 +11,14 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Optional;
+import java.util.Set;
 import org.hybridlb.app.core.StateUnreadableException;
 import org.hybridlb.app.core.port.StateStore;
 
@@ -23,7 +27,8 @@ import org.hybridlb.app.core.port.StateStore;
  * fsync of the directory, so a crash at any point leaves the old or the new file. Before each
  * replacement the current file (good: this store wrote it, or the controller read it) becomes the
  * last good copy {@code <file>.prev}, by a hard link renamed into place: the file itself is never
- * absent. A write that fails (a full disk) leaves both as they were and no temporary behind.
+ * absent. A write that fails (a full disk) leaves both as they were and no temporary behind. The
+ * files are readable by their owner only (mode 0600): the state holds the Cheetah cookie keys.
  */
 public final class FileStateStore implements StateStore {
     static final String PREVIOUS = ".prev";
@@ -31,6 +36,9 @@ public final class FileStateStore implements StateStore {
     static final String UNREADABLE = ".unreadable-";
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
             .withZone(ZoneOffset.UTC);
+
+    private static final Set<PosixFilePermission> OWNER_ONLY =
+            PosixFilePermissions.fromString("rw-------");
 
     private final Path file;
     private final Path previous;
@@ -113,11 +121,15 @@ public final class FileStateStore implements StateStore {
             Files.createDirectories(dir);
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
+                ownerOnly(tmp); // before the first byte: the state holds the Cheetah keys
                 ByteBuffer buf = ByteBuffer.wrap(json.getBytes(StandardCharsets.UTF_8));
                 while (buf.hasRemaining()) {
                     ch.write(buf);
                 }
                 ch.force(true);
+            }
+            if (Files.exists(file)) {
+                ownerOnly(file); // a file an older version wrote, and so its last good copy (a hard link)
             }
             keepPrevious();
             move(tmp, file);
@@ -155,6 +167,13 @@ public final class FileStateStore implements StateStore {
             Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
             throw new IOException("the file system of " + to.getParent() + " cannot rename atomically", e);
+        }
+    }
+
+    /** rw------- where the file system has POSIX modes. */
+    private static void ownerOnly(Path p) throws IOException {
+        if (Files.getFileStore(p).supportsFileAttributeView(PosixFileAttributeView.class)) {
+            Files.setPosixFilePermissions(p, OWNER_ONLY);
         }
     }
 

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -35,6 +36,19 @@ class FileStateStoreTest {
         assertEquals(Optional.of("{\"c\":3}"), again.load());
         assertEquals(Optional.of("{\"b\":2}"), again.loadPrevious(), "the copy is the one before the last save");
         assertEquals(List.of("state.json", "state.json.prev"), files(dir.resolve("sub")), "no temporary left behind");
+    }
+
+    @Test
+    void theFileAndItsCopyAreTheOwnersOnlyEvenWhenAnOlderVersionWroteThem(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("state.json");
+        Files.writeString(f, "{\"format\":1}");
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
+        FileStateStore store = new FileStateStore(f);
+        store.save("{\"format\":1,\"n\":1}");
+        for (Path p : List.of(f, store.previousFile())) {
+            assertEquals("rw-------", PosixFilePermissions.toString(
+                    Files.getPosixFilePermissions(p)), p.toString());
+        }
     }
 
     @Test

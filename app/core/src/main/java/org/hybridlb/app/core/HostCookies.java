@@ -1,0 +1,110 @@
+package org.hybridlb.app.core;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.hybridlb.app.core.cheetah.CookieRegistry;
+import org.hybridlb.app.core.cheetah.HostCookieDocs;
+import org.hybridlb.app.core.port.HostCookieControl;
+import org.hybridlb.app.core.port.SouthboundException;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
+
+/**
+ * The Cheetah side of a round: server ids and keys brought in line with the VIPs
+ * ({@link CookieRegistry}), then every host agent given its document ({@code PUT /cookie}) when it
+ * changed, so that hosts encode before an SMux table that decodes their cookies is published.
+ * Every VIP's hosts get their keys, cheetah or not (COOKIE-SPEC §9: encoding on before decoding).
+ * An agent that runs without cookies, or cannot be reached, is an error only for a host of a
+ * cheetah VIP (the SMuxes would drop its connections' segments as {@code bad_cookie}). Loop thread only.
+ */
+final class HostCookies {
+    private static final Logger LOG = Logger.getLogger(HostCookies.class.getName());
+
+    private final CookieRegistry registry = new CookieRegistry();
+    private final HostCookieControl agents;
+    private final StateKeeper keeper;
+    private final Status status;
+    /** Host -> the document it last answered to: sent again only when it changes (or after a restart). */
+    private final Map<String, String> sent = new HashMap<>();
+
+    HostCookies(HostCookieControl agents, StateKeeper keeper, Status status) {
+        this.agents = agents;
+        this.keeper = keeper;
+        this.status = status;
+    }
+
+    /** Ids and keys in line with the desired and installed VIPs; true when the state changed (persist it). */
+    boolean allocate() {
+        try {
+            return registry.update(keeper.state().cookies, vips());
+        } catch (IllegalStateException e) {
+            LOG.log(Level.WARNING, "Cheetah server ids", e);
+            status.error(e.getMessage());
+            return false;
+        }
+    }
+
+    /** Every agent whose document changed gets it (call once the ids and keys are on disk). */
+    void push() {
+        Set<String> reachable = agents.hosts();
+        if (!reachable.isEmpty()) {
+            push(vips(), reachable);
+        }
+    }
+
+    private List<Vip> vips() {
+        ControllerState state = keeper.state();
+        List<Vip> vips = new ArrayList<>(state.desired);
+        vips.addAll(state.installedVips.values());
+        return vips;
+    }
+
+    private void push(List<Vip> vips, Set<String> reachable) {
+        Map<String, String> docs;
+        try {
+            docs = HostCookieDocs.build(keeper.state().cookies, vips);
+        } catch (IllegalStateException e) {
+            status.error(e.getMessage());
+            return;
+        }
+        Set<String> cheetahHosts = new TreeSet<>();
+        for (Vip v : vips) {
+            if (v.cheetah()) {
+                for (VipPort p : v.ports) {
+                    p.dips.stream().map(Dip::tunnelEndpoint).forEach(cheetahHosts::add);
+                }
+            }
+        }
+        sent.keySet().retainAll(docs.keySet());
+        for (Map.Entry<String, String> e : docs.entrySet()) {
+            String host = e.getKey();
+            if (!reachable.contains(host) || e.getValue().equals(sent.get(host))) {
+                continue;
+            }
+            boolean needed = cheetahHosts.contains(host);
+            try {
+                if (agents.putCookies(host, e.getValue()) == HostCookieControl.Answer.TAKEN) {
+                    sent.put(host, e.getValue());
+                } else if (needed) {
+                    status.error("host agent " + host + " runs without Cheetah cookies (no --cookie-config, or no XDP"
+                            + " backend) but serves a cheetah VIP: the SMuxes drop its connections' segments as bad_cookie");
+                } else {
+                    sent.put(host, e.getValue()); // asked again when its document changes
+                    LOG.fine("host agent " + host + " runs without Cheetah cookies");
+                }
+            } catch (SouthboundException ex) {
+                LOG.log(needed ? Level.WARNING : Level.FINE, "Cheetah cookies of host " + host + ": " + ex.getMessage());
+                if (needed) {
+                    status.error("Cheetah cookies of host " + host + ": " + ex.getMessage());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package org.hybridlb.app.core.cheetah;
+
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * What the controller persists of the Cheetah cookies (part of the state document): each DIP
+ * host's server id, the ids in quarantine, and each VIP's key. The keys are secrets: the
+ * state file is kept readable by its owner only ({@code FileStateStore}), and no API shows them.
+ * A state written before cookies existed has none of this and loads as empty.
+ */
+public final class CookieState {
+    /** Tunnel endpoint (DIP host) -> server id, 1..16383 (COOKIE-SPEC §4). */
+    public SortedMap<String, Integer> serverIds = new TreeMap<>();
+    /** Server id -> the time (epoch ms) from which it may be given to another host. */
+    public SortedMap<Integer, Long> quarantined = new TreeMap<>();
+    /** VIP -> its 128-bit key, 32 hex digits (COOKIE-SPEC §8); every VIP has one, cheetah or not. */
+    public SortedMap<String, String> keys = new TreeMap<>();
+    /**
+     * The host agents' default key (their document's top-level {@code key}): for prefixes an agent
+     * serves that no VIP names. No mux decodes with it.
+     */
+    public String hostDefaultKey;
+}

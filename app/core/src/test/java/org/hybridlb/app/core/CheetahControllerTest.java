@@ -1,0 +1,387 @@
+package org.hybridlb.app.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.hybridlb.app.core.cheetah.Cookie;
+import org.hybridlb.app.core.cheetah.CookieRegistry;
+import org.hybridlb.app.core.hmux.SwitchCapability;
+import org.hybridlb.app.core.model.SmuxTable;
+import org.hybridlb.app.core.view.AssignmentView;
+import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.SwitchRole;
+import org.hybridlb.solver.model.TrafficInterval;
+import org.hybridlb.solver.model.VipTraffic;
+import org.hybridlb.solver.model.Topology;
+import org.hybridlb.solver.topology.FatTree;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Cheetah VIPs in the controller: server ids, keys, the SMux table's cookie fields, restarts. */
+class CheetahControllerTest {
+    static final String AGG = "10.100.0.0/16";
+    static final ControllerConfig CONFIG = ControllerConfig.defaults().withInterval(Duration.ZERO);
+
+    final Topology topo = FatTree.generate(4);
+    final FakeFabric fabric = new FakeFabric(topo);
+    final FakeFabric.MemoryStore store = new FakeFabric.MemoryStore();
+    final List<Controller> started = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        started.forEach(Controller::close);
+    }
+
+    Controller start() {
+        Controller c = new Controller(CONFIG, fabric.ports(store));
+        started.add(c);
+        c.start();
+        c.awaitIdle(20_000);
+        return c;
+    }
+
+    String host(int i) {
+        return topo.hosts.get(i).ip;
+    }
+
+    String vipJson(String vip, String extra, int... hosts) {
+        StringBuilder dips = new StringBuilder();
+        for (int h : hosts) {
+            dips.append(dips.length() == 0 ? "" : ",").append("{\"ip\":\"").append(host(h)).append("\"}");
+        }
+        return "{\"vip\":\"" + vip + "\",\"aggregate\":\"" + AGG + "\"" + extra + ",\"ports\":[{\"proto\":\"tcp\","
+                + "\"port\":80,\"dips\":[" + dips + "]}]}";
+    }
+
+    /** The table smux-0 runs, as the JSON it was sent as. */
+    JsonNode table() {
+        return Json.MAPPER.valueToTree(fabric.tables.get("smux-0"));
+    }
+
+    JsonNode entry(String vip) {
+        for (JsonNode e : table().path("vips")) {
+            if (e.path("vip").asText().equals(vip)) {
+                return e;
+            }
+        }
+        throw new AssertionError("no " + vip + " in " + table());
+    }
+
+    JsonNode state() {
+        try {
+            return Json.MAPPER.readTree(store.json);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    int serverId(String host) {
+        return state().path("cookies").path("serverIds").path(host).asInt();
+    }
+
+    @Test
+    void aCheetahVipCarriesItsCookieFieldsAndAHashVipIsWrittenAsBefore() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\",\"mechanism\":\"rr\"", 1, 2));
+        c.createVip(vipJson("10.100.0.3", ",\"affinity\":\"cheetah\"", 2));
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().lastError);
+
+        // the hash VIP: exactly the fields of before
+        JsonNode hash = entry("10.100.0.1");
+        assertEquals(List.of("vip", "aggregate", "selection", "encap", "ports"), names(hash));
+        assertEquals(List.of("ip", "weight", "bucketId"), names(hash.at("/ports/0/dips/0")));
+
+        JsonNode rr = entry("10.100.0.2");
+        assertEquals(List.of("vip", "aggregate", "selection", "encap", "affinity", "cookieKey", "cookieHash",
+                "mechanism", "ports"), names(rr));
+        assertEquals("cheetah", rr.path("affinity").asText());
+        assertEquals("siphash13", rr.path("cookieHash").asText());
+        assertEquals("rr", rr.path("mechanism").asText());
+        assertEquals("wrr", entry("10.100.0.3").path("mechanism").asText(), "the default mechanism, written");
+        String key = rr.path("cookieKey").asText();
+        assertEquals(16, Cookie.parseKey(key).length);
+        assertNotEquals(key, entry("10.100.0.3").path("cookieKey").asText(), "a key per VIP");
+        assertEquals(key, state().at("/cookies/keys/10.100.0.2").asText(), "the key is persisted");
+
+        // one id per host, the same in every VIP, distinct between hosts, as persisted
+        Set<Integer> ids = new HashSet<>();
+        for (int h = 0; h < 3; h++) {
+            int id = serverId(host(h));
+            assertTrue(id >= Cookie.SERVER_ID_MIN && id <= Cookie.SERVER_ID_MAX, host(h) + ": " + id);
+            ids.add(id);
+        }
+        assertEquals(3, ids.size(), state().path("cookies").toString());
+        assertEquals(serverId(host(1)), rr.at("/ports/0/dips/0/serverId").asInt());
+        assertEquals(serverId(host(2)), rr.at("/ports/0/dips/1/serverId").asInt());
+        assertEquals(serverId(host(2)), entry("10.100.0.3").at("/ports/0/dips/0/serverId").asInt());
+
+        // no answer of the northbound shows a key
+        for (Object view : List.of(c.vips(), c.assignment(), c.stats(), c.smuxes(), c.migrations(), c.switches())) {
+            assertFalse(Json.write(view).contains(key), view.getClass().getSimpleName());
+        }
+    }
+
+    @Test
+    void idsAndKeysSurviveARestartAndNothingIsSentAgain() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
+        c.awaitIdle(20_000);
+        JsonNode before = entry("10.100.0.2");
+        c.close();
+        fabric.takeLog();
+
+        start();
+        assertEquals(before, entry("10.100.0.2"), "same key and ids after the restart");
+        assertFalse(fabric.takeLog().stream().anyMatch(l -> l.startsWith("put ")), "the running table is right");
+    }
+
+    @Test
+    void aStateWrittenBeforeCookiesLoadsAndItsHostsGetIds() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.awaitIdle(20_000);
+        c.close();
+        ObjectNode old = (ObjectNode) state();
+        old.remove("cookies");
+        store.json = old.toString();
+        fabric.takeLog();
+
+        start();
+        assertEquals(List.of(), fabric.takeLog().stream().filter(l -> l.startsWith("put ")).collect(
+                java.util.stream.Collectors.toList()), "a hash VIP's table is the same as before");
+        assertTrue(serverId(host(0)) > 0 && serverId(host(1)) > 0, state().path("cookies").toString());
+    }
+
+    @Test
+    void aHostThatLeavesEveryPoolKeepsItsIdOutOfUseForTheQuarantine() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
+        c.awaitIdle(20_000);
+        int gone = serverId(host(2));
+        c.removeDip("10.100.0.2", host(2), "tcp", 80);
+        c.awaitIdle(20_000);
+        assertEquals(0, serverId(host(2)), "released");
+        long until = state().at("/cookies/quarantined/" + gone).asLong();
+        long left = until - System.currentTimeMillis();
+        assertTrue(left > CookieRegistry.QUARANTINE.toMillis() - 60_000 && left <= CookieRegistry.QUARANTINE.toMillis(),
+                "quarantined for an hour: " + left);
+        c.addDip("10.100.0.2", "{\"ip\":\"" + host(3) + "\"}");
+        c.awaitIdle(20_000);
+        int fresh = serverId(host(3));
+        assertTrue(fresh > 0 && fresh != gone, "a new host does not get a quarantined id: " + fresh);
+        assertEquals(fresh, entry("10.100.0.2").at("/ports/0/dips/1/serverId").asInt());
+    }
+
+    @Test
+    void turningAVipToCheetahChangesItsTableInPlace() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", "", 1, 2));
+        c.awaitIdle(20_000);
+        assertFalse(entry("10.100.0.2").has("affinity"));
+        String key = state().at("/cookies/keys/10.100.0.2").asText();
+        assertEquals(32, key.length(), "a hash VIP has its key too, for its hosts");
+        c.replaceVip("10.100.0.2", vipJson("10.100.0.2", ",\"affinity\":\"cheetah\",\"mechanism\":\"hash\"", 1, 2));
+        c.awaitIdle(20_000);
+        JsonNode e = entry("10.100.0.2");
+        assertEquals("cheetah", e.path("affinity").asText(), e.toString());
+        assertEquals("hash", e.path("mechanism").asText());
+        assertEquals(key, e.path("cookieKey").asText(), "the key its hosts already encode with");
+        assertNotNull(e.at("/ports/0/dips/0/serverId").numberValue());
+        c.replaceVip("10.100.0.2", vipJson("10.100.0.2", "", 1, 2));
+        c.awaitIdle(20_000);
+        assertEquals(List.of("vip", "aggregate", "selection", "encap", "ports"), names(entry("10.100.0.2")),
+                "back to hash");
+        assertFalse(entry("10.100.0.2").has("cookieKey"));
+        assertEquals(key, state().at("/cookies/keys/10.100.0.2").asText(), "kept");
+        c.deleteVip("10.100.0.2");
+        c.awaitIdle(20_000);
+        c.reassignNow(); // the round after its withdrawal
+        c.awaitIdle(20_000);
+        assertFalse(state().path("cookies").path("keys").has("10.100.0.2"), "dropped with the VIP");
+    }
+
+    @Test
+    void aTableReadBackWithTheKeysFingerprintEqualsTheOneSent() throws Exception {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
+        c.awaitIdle(20_000);
+        SmuxTable sent = fabric.tables.get("smux-0");
+        // what an SMux's GET /table answers: the key replaced by its fingerprint
+        ObjectNode read = Json.MAPPER.valueToTree(sent);
+        ObjectNode e = (ObjectNode) read.path("vips").path(0);
+        String key = e.remove("cookieKey").asText();
+        e.put("cookieKeyFingerprint", Cookie.fingerprint(Cookie.parseKey(key)));
+        assertTrue(sent.sameVips(Json.MAPPER.treeToValue(read, SmuxTable.class)));
+        e.put("cookieKeyFingerprint", "00000000");
+        assertFalse(sent.sameVips(Json.MAPPER.treeToValue(read, SmuxTable.class)), "another key is another table");
+    }
+
+    /** Heavy traffic from the first ToR to each VIP, so the solver wants them on HMuxes. */
+    void traffic(String... vips) {
+        String tor0 = topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).findFirst().orElseThrow().id;
+        List<VipTraffic> vt = new ArrayList<>();
+        for (String v : vips) {
+            vt.add(new VipTraffic(v, Map.of(tor0, 2e8), null));
+        }
+        fabric.traffic = new TrafficInterval(0, 0, 10, vt);
+    }
+
+    /** Every switch says it decodes cookies (a P4 HMux would), with Open vSwitch's hash. */
+    void everySwitchDecodesCookies() {
+        SwitchCapability decoder = new SwitchCapability(FakeFabric.OVS.hash, true, true, false, true);
+        topo.switches.forEach(s -> fabric.capabilities.put(s.id, decoder));
+    }
+
+    @Test
+    void aCheetahVipStaysOffSwitchesThatCannotDecodeCookiesAndTheAssignmentSaysWhy() {
+        Controller c = start();
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        AssignmentView a = c.assignment();
+        assertNotEquals(Assignment.SMUX, a.installed.get("10.100.0.1"), "the hash VIP reaches an HMux: " + a.installed);
+        assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"), "the cheetah VIP stays on the SMuxes");
+        assertEquals(null, a.lastError);
+        AssignmentView.HashUnmatched off = a.hashUnmatched.get("10.100.0.2");
+        assertNotNull(off, Json.write(a));
+        assertTrue(off.reason.contains("cannot decode Cheetah cookies"), off.reason);
+        long hmuxCapable = topo.switches.stream().filter(s -> s.tables.tunnel > 0).count();
+        assertEquals(hmuxCapable, off.switches.size(), off.switches.toString());
+        assertFalse(a.hashUnmatched.containsKey("10.100.0.1"));
+
+        // turned to cheetah, the hash VIP leaves its HMux
+        c.replaceVip("10.100.0.1", vipJson("10.100.0.1", ",\"affinity\":\"cheetah\"", 0, 1));
+        c.awaitIdle(20_000);
+        c.reassignNow();
+        c.awaitIdle(20_000);
+        assertEquals(Assignment.SMUX, c.assignment().installed.get("10.100.0.1"));
+        assertTrue(fabric.switches.values().stream().noneMatch(held -> held.containsKey("10.100.0.1")),
+                "no switch holds it");
+    }
+
+    @Test
+    void onSwitchesThatDecodeCookiesACheetahVipMayBeOnAnHmux() {
+        everySwitchDecodesCookies();
+        Controller c = start();
+        traffic("10.100.0.2");
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        assertNotEquals(Assignment.SMUX, c.assignment().installed.get("10.100.0.2"));
+        assertTrue(c.assignment().hashUnmatched.isEmpty(), c.assignment().hashUnmatched.toString());
+    }
+
+    @Test
+    void aDipAddedToACheetahVipIsAppliedWithoutAHold() {
+        Controller c = start();
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        // the SMuxes pin connections of both that an HMux would move
+        fabric.diverging.put("smux-0", Map.of("10.100.0.1", 5L, "10.100.0.2", 5L));
+        c.addDip("10.100.0.1", "{\"ip\":\"" + host(4) + "\"}");
+        c.addDip("10.100.0.2", "{\"ip\":\"" + host(5) + "\"}");
+        c.awaitIdle(20_000);
+        AssignmentView a = c.assignment();
+        assertTrue(a.heldOnSmuxes.containsKey("10.100.0.1"), "a hash VIP's pool growth is held: " + a.heldOnSmuxes);
+        assertFalse(a.heldOnSmuxes.containsKey("10.100.0.2"), "a cheetah VIP's is not");
+        assertEquals(serverId(host(5)), entry("10.100.0.2").at("/ports/0/dips/2/serverId").asInt(),
+                "the new DIP is on the SMuxes with its id: " + entry("10.100.0.2"));
+    }
+
+    @Test
+    void everyHostAgentGetsItsIdAndItsVipsKeysBeforeTheSmuxesDecodeAndOnlyWhenTheyChange() throws Exception {
+        for (int h = 0; h < 4; h++) {
+            fabric.agentHosts.add(host(h));
+        }
+        List<String> notOnDisk = new ArrayList<>();
+        fabric.onCookies = (host, d) -> { // no id or key leaves the controller before the state holds it
+            try {
+                JsonNode doc = Json.MAPPER.readTree(d);
+                List<String> secrets = new ArrayList<>(List.of(doc.path("key").asText(),
+                        "\"" + host + "\":" + doc.path("serverId").asInt()));
+                doc.path("vips").forEach(v -> secrets.add(v.path("key").asText()));
+                secrets.stream().filter(x -> store.json == null || !store.json.contains(x)).forEach(notOnDisk::add);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        };
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertEquals(null, c.assignment().lastError);
+        // host 1 serves both VIPs: its id and both keys (the hash VIP's too, so it encodes before a switch to cheetah)
+        List<String> sent1 = fabric.cookieDocs.get(host(1));
+        JsonNode doc = Json.MAPPER.readTree(sent1.get(sent1.size() - 1));
+        assertEquals(serverId(host(1)), doc.path("serverId").asInt());
+        assertEquals("siphash13", doc.path("hash").asText());
+        assertEquals(25, doc.path("keepaliveSeconds").asInt());
+        assertEquals(state().at("/cookies/hostDefaultKey").asText(), doc.path("key").asText());
+        assertEquals(2, doc.path("vips").size(), doc.toString());
+        assertEquals("10.100.0.1/32", doc.at("/vips/0/prefix").asText());
+        assertEquals(state().at("/cookies/keys/10.100.0.1").asText(), doc.at("/vips/0/key").asText());
+        assertEquals("10.100.0.2/32", doc.at("/vips/1/prefix").asText());
+        assertEquals(entry("10.100.0.2").path("cookieKey").asText(), doc.at("/vips/1/key").asText(),
+                "the key the SMuxes decode with");
+        assertFalse(fabric.cookieDocs.containsKey(host(3)), "a host in no pool gets nothing");
+        assertEquals(List.of(), notOnDisk, "sent before it was persisted");
+        // the host of the cheetah VIP had its document before the SMuxes had the VIP's table
+        int hostConfigured = log.indexOf("cookies " + host(2));
+        int decoded = -1;
+        for (int i = 0; i < log.size(); i++) {
+            if (log.get(i).startsWith("put smux-0") && log.get(i).contains("10.100.0.2[")) {
+                decoded = i;
+                break;
+            }
+        }
+        assertTrue(hostConfigured >= 0 && decoded > hostConfigured, log.toString());
+
+        // nothing changed: nothing sent again
+        c.reassignNow();
+        c.awaitIdle(20_000);
+        assertFalse(fabric.takeLog().stream().anyMatch(l -> l.startsWith("cookies ")));
+        // a DIP on host 3: only host 3's document is new
+        c.addDip("10.100.0.2", "{\"ip\":\"" + host(3) + "\"}");
+        c.awaitIdle(20_000);
+        assertEquals(List.of("cookies " + host(3)),
+                fabric.takeLog().stream().filter(l -> l.startsWith("cookies ")).collect(java.util.stream.Collectors.toList()));
+    }
+
+    @Test
+    void aCheetahHostWhoseAgentRunsWithoutCookiesIsReported() {
+        fabric.agentHosts.add(host(1));
+        fabric.agentHosts.add(host(2));
+        fabric.agentsWithoutCookies.add(host(1));
+        fabric.agentsWithoutCookies.add(host(2));
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.1", "", 1));
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().lastError, "a hash VIP's host may run without cookies");
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2));
+        c.awaitIdle(20_000);
+        String error = c.assignment().lastError;
+        assertTrue(error != null && error.contains("host agent " + host(2) + " runs without Cheetah cookies"), error);
+    }
+
+    static List<String> names(JsonNode n) {
+        List<String> out = new ArrayList<>();
+        n.fieldNames().forEachRemaining(out::add);
+        return out;
+    }
+}

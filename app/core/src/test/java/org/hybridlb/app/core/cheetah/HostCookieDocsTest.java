@@ -1,0 +1,119 @@
+package org.hybridlb.app.core.cheetah;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetSocketAddress;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.port.HostCookieControl;
+import org.hybridlb.app.core.port.SouthboundException;
+import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Vip;
+import org.hybridlb.solver.model.VipPort;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The host agents' documents, checked by the agent's own parser, and the client that sends them. */
+class HostCookieDocsTest {
+    static final Path REPO = Path.of(System.getProperty("user.dir")).resolve("../..").normalize();
+
+    static Vip vip(String vip, String affinity, String... hosts) {
+        List<Dip> dips = new ArrayList<>();
+        for (String h : hosts) {
+            dips.add(new Dip(h, 1, null));
+        }
+        return new Vip(vip, "10.100.0.0/16", affinity, null, List.of(new VipPort("tcp", 80, dips)));
+    }
+
+    @Test
+    void theAgentsParserTakesEveryDocumentAsWritten(@TempDir Path dir) throws Exception {
+        CookieState s = new CookieState();
+        List<Vip> vips = List.of(vip("10.100.0.1", "cheetah", "10.0.0.1", "10.0.0.2"), vip("10.100.0.2", null, "10.0.0.2"),
+                new Vip("10.100.0.3", "10.100.0.0/16", List.of(new VipPort("any", 0, List.of(new Dip("10.9.0.7", 3, "10.0.0.3"))))));
+        new CookieRegistry().update(s, vips);
+        Map<String, String> docs = HostCookieDocs.build(s, vips);
+        assertEquals(List.of("10.0.0.1", "10.0.0.2", "10.0.0.3"), new ArrayList<>(docs.keySet()));
+        JsonNode two = Json.MAPPER.readTree(docs.get("10.0.0.2"));
+        assertEquals(s.serverIds.get("10.0.0.2").intValue(), two.path("serverId").asInt());
+        assertEquals(2, two.path("vips").size());
+        assertEquals("10.100.0.3/32", Json.MAPPER.readTree(docs.get("10.0.0.3")).at("/vips/0/prefix").asText(),
+                "a VM's host gets the keys of its VIPs");
+        // smux/agent/cookie_config.py's parse() normalises a document it takes: it must take each as it is
+        Path in = dir.resolve("docs.json");
+        Files.writeString(in, Json.MAPPER.writeValueAsString(docs.values()));
+        Process p = new ProcessBuilder("python3", "-c", "import json, sys; sys.path.insert(0, sys.argv[1]);"
+                + " import cookie_config as c\n"
+                + "for d in json.load(open(sys.argv[2])):\n"
+                + "    doc = json.loads(d); out = c.parse(doc)\n"
+                + "    assert out == doc, (out, doc)\n"
+                + "print('ok')", REPO.resolve("smux/agent").toString(), in.toString())
+                .redirectErrorStream(true).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.exitValue(), out);
+        assertEquals("ok\n", out);
+    }
+
+    @Test
+    void aHostWithMoreVipsThanAnAgentTakesIsNamed() {
+        CookieState s = new CookieState();
+        List<Vip> vips = new ArrayList<>();
+        for (int i = 0; i <= HostCookieDocs.MAX_VIPS_PER_HOST; i++) {
+            vips.add(vip("10.100." + (i / 250) + "." + (1 + i % 250), null, "10.0.0.9"));
+        }
+        new CookieRegistry().update(s, vips);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> HostCookieDocs.build(s, vips));
+        assertTrue(e.getMessage().contains("10.0.0.9"), e.getMessage());
+    }
+
+    @Test
+    void theClientPutsTheDocumentAndReadsTheAgentsAnswer() throws Exception {
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        AtomicInteger status = new AtomicInteger(200);
+        AtomicReference<String> seen = new AtomicReference<>();
+        server.createContext("/", x -> {
+            seen.set(x.getRequestMethod() + " " + x.getRequestURI().getPath() + " "
+                    + x.getRequestHeaders().getFirst("Content-Type") + " "
+                    + new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+            byte[] body = (status.get() == 400 ? "{\"error\": \"serverId: expected an integer 1..16383, got 0\"}"
+                    : "{}").getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(status.get(), body.length);
+            x.getResponseBody().write(body);
+            x.close();
+        });
+        server.start();
+        try {
+            String url = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
+            AgentCookieClient client = new AgentCookieClient(() -> Map.of("10.0.0.1", url), Duration.ofSeconds(5),
+                    HttpClient::newHttpClient);
+            assertEquals(HostCookieControl.Answer.TAKEN, client.putCookies("10.0.0.1", "{\"serverId\":1}"));
+            assertEquals("PUT /cookie application/json {\"serverId\":1}", seen.get());
+            status.set(404);
+            assertEquals(HostCookieControl.Answer.NO_COOKIES, client.putCookies("10.0.0.1", "{}"));
+            status.set(409);
+            assertEquals(HostCookieControl.Answer.NO_COOKIES, client.putCookies("10.0.0.1", "{}"));
+            status.set(400);
+            SouthboundException e = assertThrows(SouthboundException.class,
+                    () -> client.putCookies("10.0.0.1", "{\"key\":\"secret\"}"));
+            assertTrue(e.getMessage().contains("HTTP 400 serverId: expected an integer"), e.getMessage());
+            assertTrue(!e.getMessage().contains("secret"), "the document is not quoted");
+            assertThrows(SouthboundException.class, () -> client.putCookies("10.0.0.2", "{}"));
+        } finally {
+            server.stop(0);
+        }
+    }
+}
