@@ -117,6 +117,44 @@ class RibParserTest {
         assertEquals(Set.of(), expiring.liveSmuxes());
     }
 
+    /**
+     * A restarted route server whose SMux sessions are already back (Established, seconds old)
+     * but whose RIB is still empty or partial: its sessions are younger than the last reading, so
+     * the last set is kept until every SMux is back. A session that was up at the last reading
+     * means the route server did not restart: the SMux that left withdrew, taken at once.
+     */
+    @Test
+    void sessionsBackBeforeTheirRoutesAreARestartNotALoss() throws IOException {
+        Fabric f = Fabric.load(fabricFile());
+        String young = summary("summary-established.json").replace("\"peerUptimeMsec\":71000", "\"peerUptimeMsec\":0")
+                .replace("\"peerUptimeMsec\":70000", "\"peerUptimeMsec\":0");
+        List<String> ribs = new ArrayList<>(List.of(rib("rib-two-peers.json"), rib("rib-empty.json"), rib("rib-one-peer.json"),
+                rib("rib-two-peers.json"), rib("rib-one-peer.json")));
+        List<String> summaries = new ArrayList<>(List.of(young, summary("summary-established.json")));
+        List<Set<String>> events = new ArrayList<>();
+        FrrRouteSource src = new FrrRouteSource(f, 1000, java.time.Duration.ofHours(1)) {
+            @Override
+            String readRib() {
+                return ribs.remove(0);
+            }
+
+            @Override
+            String readSummary() {
+                return summaries.remove(0);
+            }
+        };
+        src.subscribe(sink(events));
+        src.poll();
+        src.poll(); // restarted: sessions up, RIB empty: kept
+        src.poll(); // one SMux announced again: still kept
+        assertEquals(Set.of("smux-a", "smux-b"), src.liveSmuxes());
+        src.poll(); // both back: the restart is over
+        src.poll(); // smux-b withdrew while sessions older than the last reading are up: taken at once
+        assertEquals(Set.of("smux-a"), src.liveSmuxes());
+        assertEquals(List.of(Set.of("smux-a", "smux-b"), Set.of("smux-a")), events);
+        assertEquals(List.of(), summaries);
+    }
+
     @Test
     void announcersPerPrefix() throws IOException {
         assertEquals(Map.of("10.100.0.0/16", Set.of("10.254.1.21", "10.254.2.22"), "10.101.0.0/16", Set.of("10.254.1.21")),
