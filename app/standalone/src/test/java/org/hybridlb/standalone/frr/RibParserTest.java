@@ -64,6 +64,21 @@ class RibParserTest {
         };
     }
 
+    /** A route source reading the given RIBs and summaries in turn (each read takes the first). */
+    static FrrRouteSource scripted(Fabric f, java.time.Duration grace, List<String> ribs, List<String> summaries) {
+        return new FrrRouteSource(f, 1000, grace) {
+            @Override
+            String readRib() {
+                return ribs.remove(0);
+            }
+
+            @Override
+            String readSummary() {
+                return summaries.remove(0);
+            }
+        };
+    }
+
     /** Captured: a route server with both SMux sessions up, and one just started (both Active). */
     @Test
     void establishedSessionsFromTheSummary() {
@@ -80,17 +95,7 @@ class RibParserTest {
         List<String> summaries = new ArrayList<>(List.of(summary("summary-no-session.json"),
                 summary("summary-no-session.json"), summary("summary-no-session.json"), summary("summary-no-session.json")));
         List<Set<String>> events = new ArrayList<>();
-        FrrRouteSource src = new FrrRouteSource(f, 1000, java.time.Duration.ofHours(1)) {
-            @Override
-            String readRib() {
-                return ribs.remove(0);
-            }
-
-            @Override
-            String readSummary() {
-                return summaries.remove(0);
-            }
-        };
+        FrrRouteSource src = scripted(f, java.time.Duration.ofHours(1), ribs, summaries);
         src.subscribe(sink(events));
         src.poll();
         assertEquals(Set.of("smux-a", "smux-b"), src.liveSmuxes());
@@ -100,17 +105,7 @@ class RibParserTest {
         src.poll(); // the SMuxes are back
         assertEquals(List.of(Set.of("smux-a", "smux-b")), events, "no event while it restarted");
 
-        FrrRouteSource expiring = new FrrRouteSource(f, 1000, java.time.Duration.ZERO) {
-            @Override
-            String readRib() {
-                return ribs.remove(0);
-            }
-
-            @Override
-            String readSummary() {
-                return summaries.remove(0);
-            }
-        };
+        FrrRouteSource expiring = scripted(f, java.time.Duration.ZERO, ribs, summaries);
         ribs.add(0, rib("rib-two-peers.json"));
         expiring.poll();
         expiring.poll(); // no grace: an empty RIB with no session is taken as it is
@@ -132,17 +127,7 @@ class RibParserTest {
                 rib("rib-two-peers.json"), rib("rib-one-peer.json")));
         List<String> summaries = new ArrayList<>(List.of(young, summary("summary-established.json")));
         List<Set<String>> events = new ArrayList<>();
-        FrrRouteSource src = new FrrRouteSource(f, 1000, java.time.Duration.ofHours(1)) {
-            @Override
-            String readRib() {
-                return ribs.remove(0);
-            }
-
-            @Override
-            String readSummary() {
-                return summaries.remove(0);
-            }
-        };
+        FrrRouteSource src = scripted(f, java.time.Duration.ofHours(1), ribs, summaries);
         src.subscribe(sink(events));
         src.poll();
         src.poll(); // restarted: sessions up, RIB empty: kept
