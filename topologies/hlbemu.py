@@ -80,13 +80,17 @@ def sh(cmd, check=True, env=None, **kw):
 
 
 def proc_start_time(pid):
-    """The start time of a live process (None: gone, or a zombie nobody reaped yet)."""
+    """The start time of a live process (None: gone, or a zombie nobody reaped yet). A process
+    whose main thread has exited while its other threads still run (a SIGKILLed JVM tearing down)
+    shows its main thread as a zombie: it is alive until the last thread is gone, and until then
+    it may still hold its files and sockets."""
     try:
         with open("/proc/%d/stat" % pid) as f:
             fields = f.read().rsplit(")", 1)[1].split()
+        threads = os.listdir("/proc/%d/task" % pid)
     except OSError:
         return None
-    return None if fields[0] == "Z" else fields[19]
+    return None if fields[0] == "Z" and threads == [str(pid)] else fields[19]
 
 
 class PidLog:
@@ -841,12 +845,18 @@ def daemon_stop(tag, sig=signal.SIGTERM, timeout=20):
         return
     pid = int(open(path).read())
     entries = [e for e in PidLog(os.path.join(rundir(tag), "pids.jsonl")).entries() if e["pid"] == pid]
+    deadline = time.monotonic() + timeout
     if kill_recorded(entries, sig):
-        deadline = time.monotonic() + timeout
         while kill_recorded(entries, 0) and time.monotonic() < deadline:
             time.sleep(0.1)
         kill_recorded(entries, signal.SIGKILL)
     os.unlink(path)
+    # the next daemon_start binds the same port: return once nothing listens on it any more
+    listening = ["ip", "netns", "exec", netns(tag), "ss", "-Hltnp", "sport = :%d" % DAEMON_PORT]
+    while sh(listening).strip():
+        if time.monotonic() > deadline + 10:
+            raise RuntimeError("port %d still in use after hybridlbd stopped: %s" % (DAEMON_PORT, sh(listening)))
+        time.sleep(0.1)
 
 
 class Emu:

@@ -22,11 +22,13 @@ import org.hybridlb.standalone.Proc;
  * is unhealthy). Polled with {@code vtysh --vty_socket <vtyDir> -c 'show bgp ipv4 unicast json'}.
  *
  * <p>A route server that has just restarted has an empty RIB until the SMuxes' sessions come back
- * (seconds): that is not "every SMux is dead" (the controller would remove every aggregate route
- * and black-hole the SMux VIPs). When SMuxes vanish from the RIB while the route server has no
- * BGP session up at all, the last set is kept for up to {@link #RESTART_GRACE}; after that its RIB
- * is taken as it is. A loss while some session is up (an SMux withdrew, or its session dropped) is
- * taken at once.
+ * and their announcements arrive (seconds): that is not "every SMux is dead" (the controller would
+ * remove every aggregate route and black-hole the SMux VIPs). A session comes up before its routes
+ * do, so "no session is up" is not enough to tell: the route server restarted when none of its
+ * Established sessions has been up since the last reading of its RIB (none survived). Then the
+ * last set is kept until every SMux of it is back in the RIB, for up to {@link #RESTART_GRACE};
+ * after that its RIB is taken as it is. A loss while a session older than the last reading is up
+ * (an SMux withdrew, or its own session dropped) is taken at once.
  */
 public class FrrRouteSource implements RouteSource, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(FrrRouteSource.class.getName());
@@ -43,8 +45,10 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
     static final Duration RESTART_GRACE = Duration.ofSeconds(15);
 
     private final Duration restartGrace;
-    /** When the route server was first seen with no session up (System.nanoTime), or 0. */
-    private long noSessionSince;
+    /** When the route server was first seen restarted (System.nanoTime), or 0. */
+    private long restartSince;
+    /** When the RIB was last read (System.nanoTime), or 0: never. */
+    private long lastRead;
 
     private volatile Set<String> live = Set.of();
     private volatile EventSink sink;
@@ -100,10 +104,16 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
     boolean poll() {
         Set<String> now;
         try {
+            long t = System.nanoTime();
             now = liveFrom(RibParser.announcers(readRib()));
+            boolean keep = false;
             if (now.containsAll(live)) {
-                noSessionSince = 0;
-            } else if (restarting()) {
+                restartSince = 0;
+            } else {
+                keep = restarting(t, now);
+            }
+            lastRead = t;
+            if (keep) {
                 return true;
             }
             if (warned) {
@@ -129,25 +139,27 @@ public class FrrRouteSource implements RouteSource, AutoCloseable {
     }
 
     /**
-     * SMuxes left the RIB: true while that is a restarted route server's empty table (no session
-     * up, within the grace), so that the last set is kept; logged once per restart.
+     * SMuxes left the RIB (read at {@code t}): true while that is a restarted route server's
+     * table still filling up (no session survived since the last reading; within the grace), so
+     * that the last set is kept; logged once per restart.
      */
-    private boolean restarting() {
-        if (!RibParser.establishedPeers(readSummary()).isEmpty()) {
-            noSessionSince = 0;
-            return false;
+    private boolean restarting(long t, Set<String> now) {
+        if (restartSince == 0) {
+            long sinceLastRead = lastRead == 0 ? Long.MAX_VALUE : t - lastRead;
+            if (RibParser.establishedUptimes(readSummary()).values().stream()
+                    .anyMatch(ms -> TimeUnit.MILLISECONDS.toNanos(ms) >= sinceLastRead)) {
+                return false;   // a session outlived the last reading: the route server did not restart
+            }
+            restartSince = t;
+            LOG.warning("route server restarted (no BGP session of it is older than its last reading): keeping the live"
+                    + " SMuxes " + live + " for up to " + restartGrace.toSeconds() + " s while they reconnect and announce");
         }
-        long t = System.nanoTime();
-        if (noSessionSince == 0) {
-            noSessionSince = t;
-            LOG.warning("route server has no BGP session up (restarted?): keeping the live SMuxes " + live
-                    + " for up to " + restartGrace.toSeconds() + " s while they reconnect");
-        }
-        if (t - noSessionSince < restartGrace.toNanos()) {
+        if (t - restartSince < restartGrace.toNanos()) {
             return true;
         }
-        LOG.warning("route server still has no BGP session up after " + restartGrace.toSeconds()
-                + " s: taking its RIB as it is");
+        restartSince = 0;
+        LOG.warning("SMuxes of " + live + " still missing from the restarted route server's RIB after "
+                + restartGrace.toSeconds() + " s: taking its RIB as it is " + now);
         return false;
     }
 

@@ -13,7 +13,8 @@ import java.util.TreeSet;
  * Reads FRR's {@code show bgp ipv4 unicast json} (bgpd 8.x): {@code {"routes": {"<prefix>":
  * [{"valid": true, "peerId": "<neighbor>", "nexthops": [{"ip": ...}], ...}]}}}, for each prefix the
  * neighbours that announce it with a valid path; and {@code show bgp ipv4 unicast summary json}:
- * {@code {"peers": {"<neighbor>": {"state": "Established", ...}}}}, the sessions that are up.
+ * {@code {"peers": {"<neighbor>": {"state": "Established", "peerUptimeMsec": 71000, ...}}}}, the
+ * sessions that are up and for how long.
  */
 public final class RibParser {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -31,15 +32,23 @@ public final class RibParser {
 
     /** The neighbours whose BGP session is Established, from the summary. */
     public static Set<String> establishedPeers(String summaryJson) {
+        return new TreeSet<>(establishedUptimes(summaryJson).keySet());
+    }
+
+    /**
+     * The neighbours whose BGP session is Established, each with how long it has been up
+     * ({@code peerUptimeMsec}, whole seconds in bgpd 8.x), from the summary.
+     */
+    public static Map<String, Long> establishedUptimes(String summaryJson) {
         JsonNode root = read(summaryJson);
         JsonNode peers = root == null ? null : root.get("peers");
         if (peers == null || !peers.isObject()) {
             throw new IllegalArgumentException("no \"peers\" in the BGP summary");
         }
-        Set<String> up = new TreeSet<>();
+        Map<String, Long> up = new TreeMap<>();
         peers.fields().forEachRemaining(e -> {
             if ("Established".equals(e.getValue().path("state").asText())) {
-                up.add(e.getKey());
+                up.put(e.getKey(), e.getValue().path("peerUptimeMsec").asLong(0));
             }
         });
         return up;

@@ -64,6 +64,21 @@ class RibParserTest {
         };
     }
 
+    /** A route source reading the given RIBs and summaries in turn (each read takes the first). */
+    static FrrRouteSource scripted(Fabric f, java.time.Duration grace, List<String> ribs, List<String> summaries) {
+        return new FrrRouteSource(f, 1000, grace) {
+            @Override
+            String readRib() {
+                return ribs.remove(0);
+            }
+
+            @Override
+            String readSummary() {
+                return summaries.remove(0);
+            }
+        };
+    }
+
     /** Captured: a route server with both SMux sessions up, and one just started (both Active). */
     @Test
     void establishedSessionsFromTheSummary() {
@@ -80,17 +95,7 @@ class RibParserTest {
         List<String> summaries = new ArrayList<>(List.of(summary("summary-no-session.json"),
                 summary("summary-no-session.json"), summary("summary-no-session.json"), summary("summary-no-session.json")));
         List<Set<String>> events = new ArrayList<>();
-        FrrRouteSource src = new FrrRouteSource(f, 1000, java.time.Duration.ofHours(1)) {
-            @Override
-            String readRib() {
-                return ribs.remove(0);
-            }
-
-            @Override
-            String readSummary() {
-                return summaries.remove(0);
-            }
-        };
+        FrrRouteSource src = scripted(f, java.time.Duration.ofHours(1), ribs, summaries);
         src.subscribe(sink(events));
         src.poll();
         assertEquals(Set.of("smux-a", "smux-b"), src.liveSmuxes());
@@ -100,21 +105,39 @@ class RibParserTest {
         src.poll(); // the SMuxes are back
         assertEquals(List.of(Set.of("smux-a", "smux-b")), events, "no event while it restarted");
 
-        FrrRouteSource expiring = new FrrRouteSource(f, 1000, java.time.Duration.ZERO) {
-            @Override
-            String readRib() {
-                return ribs.remove(0);
-            }
-
-            @Override
-            String readSummary() {
-                return summaries.remove(0);
-            }
-        };
+        FrrRouteSource expiring = scripted(f, java.time.Duration.ZERO, ribs, summaries);
         ribs.add(0, rib("rib-two-peers.json"));
         expiring.poll();
         expiring.poll(); // no grace: an empty RIB with no session is taken as it is
         assertEquals(Set.of(), expiring.liveSmuxes());
+    }
+
+    /**
+     * A restarted route server whose SMux sessions are already back (Established, seconds old)
+     * but whose RIB is still empty or partial: its sessions are younger than the last reading, so
+     * the last set is kept until every SMux is back. A session that was up at the last reading
+     * means the route server did not restart: the SMux that left withdrew, taken at once.
+     */
+    @Test
+    void sessionsBackBeforeTheirRoutesAreARestartNotALoss() throws IOException {
+        Fabric f = Fabric.load(fabricFile());
+        String young = summary("summary-established.json").replace("\"peerUptimeMsec\":71000", "\"peerUptimeMsec\":0")
+                .replace("\"peerUptimeMsec\":70000", "\"peerUptimeMsec\":0");
+        List<String> ribs = new ArrayList<>(List.of(rib("rib-two-peers.json"), rib("rib-empty.json"), rib("rib-one-peer.json"),
+                rib("rib-two-peers.json"), rib("rib-one-peer.json")));
+        List<String> summaries = new ArrayList<>(List.of(young, summary("summary-established.json")));
+        List<Set<String>> events = new ArrayList<>();
+        FrrRouteSource src = scripted(f, java.time.Duration.ofHours(1), ribs, summaries);
+        src.subscribe(sink(events));
+        src.poll();
+        src.poll(); // restarted: sessions up, RIB empty: kept
+        src.poll(); // one SMux announced again: still kept
+        assertEquals(Set.of("smux-a", "smux-b"), src.liveSmuxes());
+        src.poll(); // both back: the restart is over
+        src.poll(); // smux-b withdrew while sessions older than the last reading are up: taken at once
+        assertEquals(Set.of("smux-a"), src.liveSmuxes());
+        assertEquals(List.of(Set.of("smux-a", "smux-b"), Set.of("smux-a")), events);
+        assertEquals(List.of(), summaries);
     }
 
     @Test
