@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 # A machine path starts the path (start of line, or after a character that cannot be part of a
-# path), so "https://host/x/work/y" or "a/home/b" do not count.
+# path), so a URL or a relative path that merely contains such a segment does not count.
 pattern='(^|[^[:alnum:]_./~-])/(work|root)/|(^|[^[:alnum:]_./~-])/home/[[:alnum:]_]'
 
 # git grep searches exactly the tracked files (as in the work tree); -I skips binary files.
