@@ -92,10 +92,16 @@ final class ApiGate extends Filter {
         }
     }
 
-    /** The web view's static files (served by {@code WebViewResource}), which hold no data. */
+    /**
+     * The web view's static files (served by {@code WebViewResource}), which hold no data: {@code /ui},
+     * {@code /ui/} or one file name under it. Nothing with another segment ({@code /ui/../vips}) passes.
+     */
     static boolean isWebViewFile(String path) {
-        return path.equals("/ui") || path.startsWith("/ui/");
+        return WEB_VIEW_FILE.matcher(path).matches();
     }
+
+    private static final java.util.regex.Pattern WEB_VIEW_FILE =
+            java.util.regex.Pattern.compile("/ui(/([a-z][a-z0-9-]*\\.[a-z]+)?)?");
 
     /** One line per write (and per refused token): who, from where, the answer. */
     private static void audit(HttpExchange ex, boolean log, String who) {

@@ -172,6 +172,8 @@ class ApiServerTest {
         assertEquals(401, send("POST", "/ui/", null, HttpRequest.BodyPublishers.ofString("x")).statusCode(),
                 "only reads of the view's files pass");
         assertEquals(401, get("/uivips", null).statusCode(), "a path merely starting with ui is not the view");
+        assertEquals(401, get("/ui/../vips", null).statusCode(), "no way out of the view's files");
+        assertEquals(401, get("/ui/%2e%2e/vips", null).statusCode(), "not even encoded");
         assertEquals(401, get("/assignment", null).statusCode(), "the data the page shows needs the token");
     }
 
