@@ -18,23 +18,10 @@ import org.hybridlb.solver.model.Vip;
 
 /**
  * The hybridlb controller (ARCHITECTURE "Controller loop"), platform-neutral: the façade the hosts
- * build, start and close, that the sources report events to and the northbound asks. Its parts,
- * each in its own class of this package:
- * <ul>
- * <li>{@link ControllerLoop}: the one thread and its queue (every part runs on it; no lock);</li>
- * <li>{@link Reconciler}: a round for each {@link Cause}, and the failovers that cannot wait;</li>
- * <li>{@link SwitchSync}: the HMux intent of every switch (core package {@code hmux}), what each
- *     holds, the deltas between;</li>
- * <li>{@link DeviceRepair}, {@link SmuxTablePublisher}: devices back to the installed state;
- *     {@link HashContracts}: how the SMuxes hash each VIP to agree with its HMux;</li>
- * <li>{@link DipHealthView}, {@link PoolGrowthHolds}: which DIPs are out, which VIPs stay on the SMuxes;</li>
- * <li>{@link AssignmentPlanner}, {@link MigrationRunner}, {@link WaveExecutor}: where VIPs go, and
- *     the waves that take them there (verified, rolled back on failure);</li>
- * <li>{@link StateKeeper}, {@link BucketIds}: the persisted state and the stable bucket ids;</li>
- * <li>{@link DesiredConfig}, {@link StatusViews}: the operator's changes and the views it reads.</li>
- * </ul>
- * Its {@link ControllerMetrics} come from the host (they outlive a controller that stops when ONOS
- * moves the leadership) and time every HMux and SMux call ({@link MeteredPorts}).
+ * build, start and close, that the sources report events to and the northbound asks. Its parts are
+ * the package's classes (package-info lists them). Its {@link ControllerMetrics} come from the host
+ * (they outlive a controller that stops when ONOS moves the leadership) and time every HMux and
+ * SMux call ({@link MeteredPorts}).
  */
 public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final ControllerConfig config;
