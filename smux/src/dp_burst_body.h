@@ -209,9 +209,11 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_CRUN_FN HLB_PASTE(HLB_FAST_FN, _crun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation) to the DIP
- * of index dip, whose tunnel destination is outer: expects two_port, burst_port,
- * eth0, eth1, fwd_bytes, fwd and dctr in scope.  out[] is not written: HLB_BURST_FN
- * set every frame's to its lean port beforehand. */
+ * of index dip, whose tunnel destination is outer, counted on the DIP: expects
+ * two_port, burst_port, eth0, eth1 and dctr in scope.  out[] is not written:
+ * HLB_BURST_FN set every frame's to its lean port beforehand.  The run loops add up
+ * their forwarded frames at the end (lean_run_done); the others use
+ * HLB_LEAN_FORWARD, which also counts fwd and fwd_bytes. */
 #define HLB_LEAN_ENCAP(fe, de, gre, ip_hdr, bsum, dip, outer, inner)                  \
     do {                                                                                \
         uint32_t overhead = 20u + 4u * (gre);                                           \
@@ -244,10 +246,16 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         }                                                                               \
         uint32_t flen = HLB_ETH_HLEN + tot;                                             \
         HLB_F_PUSH(fe, overhead, flen);                                                 \
-        fwd_bytes += flen;                                                              \
-        fwd++;                                                                          \
         dctr[dip].packets++;                                                            \
         dctr[dip].bytes += (inner);                                                     \
+    } while (0)
+
+/* HLB_LEAN_ENCAP, counted in fwd and fwd_bytes (in scope) as well. */
+#define HLB_LEAN_FORWARD(fe, de, gre, ip_hdr, bsum, dip, outer, inner)                \
+    do {                                                                                \
+        HLB_LEAN_ENCAP(fe, de, gre, ip_hdr, bsum, dip, outer, inner);                   \
+        fwd_bytes += HLB_ETH_HLEN + (inner) + 20u + 4u * (gre);                         \
+        fwd++;                                                                          \
     } while (0)
 
 /* Frame f goes on a run of frames to the service of `key`: one contiguous buffer, a
@@ -311,8 +319,6 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
     const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
     const unsigned first = i;
     uint64_t rx_bytes = 0, inner_bytes = 0;
-    uint64_t fwd_bytes = 0;               /* unused: derived below */
-    unsigned fwd = 0;                     /* unused: i - first */
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
@@ -330,8 +336,6 @@ HLB_PASTE(HLB_RUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsign
         rx_bytes += len;
         inner_bytes += inner;
     }
-    (void)fwd;
-    (void)fwd_bytes;
     lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
     return i;
 }
@@ -367,8 +371,6 @@ HLB_PASTE(HLB_ORUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     src[0] = sport[0] = dport[0] = 0;     /* (frame i is always taken: for the compiler) */
     const unsigned first = i;
     uint64_t rx_bytes = 0, inner_bytes = 0;
-    uint64_t fwd_bytes = 0;               /* unused: derived below */
-    unsigned fwd = 0;                     /* unused: i - first */
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
@@ -388,8 +390,6 @@ HLB_PASTE(HLB_ORUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip[k], dips[dip[k]].outer, inner[k]);
         inner_bytes += inner[k];
     }
-    (void)fwd;
-    (void)fwd_bytes;
     lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
     return i;
 }
@@ -426,8 +426,6 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const uint32_t nop_nop_ts = hlb_htonl(0x0101080au);
     const unsigned first = i;
     uint64_t rx_bytes = 0, inner_bytes = 0;
-    uint64_t fwd_bytes = 0;               /* unused: derived below */
-    unsigned fwd = 0;                     /* unused: i - first */
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
@@ -452,8 +450,6 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         rx_bytes += len;
         inner_bytes += inner;
     }
-    (void)fwd;
-    (void)fwd_bytes;
     lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
     return i;
 }
@@ -587,7 +583,7 @@ HLB_PASTE(HLB_PEND_FN, _impl)(struct hlb_worker *w, struct hlb_vip_table *t,
         const uint32_t pgre = single ? 0 : ps->encap == HLB_ENCAP_GRE;
         HLB_BURST_FRAME pf = frames[fi];
         uint8_t *pd = HLB_F_DATA(pf);
-        HLB_LEAN_ENCAP(pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip,
+        HLB_LEAN_FORWARD(pf, pd, pgre, pgre ? ip_gre : ip_ipip, base_sum[pgre], dip,
                        dips[dip].outer, inner);
         if (ps != acc.svc) {
             acc_flush_svc(&acc, t);
@@ -699,7 +695,7 @@ HLB_PASTE(HLB_PRUN_FN, _impl)(struct lean_prun *r, struct lean_pend *pend, unsig
             if (c && c->table_gen == gen && hlb_time_after(c->expire, now) &&
                 (uint32_t)(c->expire - now) + est_slack >= est_to) {
                 int dip = (int)c->dip_index;
-                HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
+                HLB_LEAN_FORWARD(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
                 inner_bytes += inner;
                 decided_rx_bytes += len;
                 continue;
@@ -1014,7 +1010,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 goto slow_frame;
             outer = dips[dip].outer;
         }
-        HLB_LEAN_ENCAP(f, d, sv_gre, sv_ip, sv_bsum, dip, outer, inner);
+        HLB_LEAN_FORWARD(f, d, sv_gre, sv_ip, sv_bsum, dip, outer, inner);
         rx_bytes += len;
         handled++;
         run_packets++;
