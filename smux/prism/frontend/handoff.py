@@ -14,7 +14,7 @@ DEFAULT_BUILD = os.environ.get("HLB_PRISM_BUILD",
 # enum prism_steer_action / prism_steer_counter (include/hlb_prism.h)
 STEER_LOCKED = 1
 STEER_FORWARD = 2
-COUNTER_NAMES = ("locked_drop", "forwarded")
+COUNTER_NAMES = ("locked_drop", "forwarded", "unready_drop")
 PIN_FLOWS, PIN_COUNTERS = "hlb_prism_flows", "hlb_prism_counters"
 
 

@@ -9,9 +9,12 @@ request.  Steering (steering.py) keeps the client's packets on the owner.
 
     prism_fe.py --listen VIP:PORT --rules rules.json --prism-pin-dir DIR
                 [--admin 127.0.0.1:9400] [--handoff-timeout 30] [--idle-timeout 60]
+                [--steer-before-import] [--trace]
 
 Admin HTTP (--admin): GET /rules, PUT /rules (400 naming the field; nothing
-changes), GET /stats, GET /connections.  Logs: JSON lines on stderr."""
+changes), GET /stats, GET /connections.  Logs: JSON lines on stderr; --trace adds
+one "handoff trace" line per hand-off with the time of each stage (CLOCK_MONOTONIC
+ns, the clock the backend's --trace uses too)."""
 import argparse
 import ipaddress
 import collections
@@ -130,6 +133,7 @@ class ClientConn:
         self.snapshot = None      # the state as this front end exported it last
         self.deadline = 0.0
         self.requests = 0
+        self.marks = None         # --trace: [(stage, monotonic ns)] of the hand-off under way
 
 
 class FrontEnd:
@@ -204,6 +208,8 @@ class FrontEnd:
             return
         c.buf += data
         c.deadline = time.monotonic() + self.cfg.idle_timeout
+        if self.cfg.trace:
+            c.marks = [("read", time.monotonic_ns())]
         self.try_request(c)
 
     def try_request(self, c):
@@ -252,8 +258,20 @@ class FrontEnd:
 
     # ------------------------------------------------------------ hand-off
 
+    def mark(self, c, stage):
+        if c.marks is not None:
+            c.marks.append((stage, time.monotonic_ns()))
+
     def hand_off(self, c, link, rule_name):
-        self.steer.lock(c.flow)
+        self.mark(c, "parsed")
+        early = self.steer.before_import
+        if early:
+            # The backend's host drops the flow's packets until its import is
+            # complete: steering there now locks the flow as well.
+            self.steer.to_backend(c.flow, link, lambda: None)
+        else:
+            self.steer.lock(c.flow)
+        self.mark(c, "steered" if early else "locked")
         try:
             blob = self.lib.export(c.sock, prefix=c.buf)
         except handoff.HandoffError as e:
@@ -264,6 +282,7 @@ class FrontEnd:
             log("warn", "export failed", conn=c.id, error=str(e))
             self.reply_and_close(c, 503, "Service Unavailable", b"cannot hand off a half-closed connection\n")
             return
+        self.mark(c, "exported")
         self.sel.unregister(c.sock)
         self.lib.release(c.sock)
         c.sock, c.buf, c.snapshot = None, b"", blob
@@ -274,7 +293,17 @@ class FrontEnd:
         link.handoffs += 1
         self.stats["handoffs"] += 1
         self.stats[f"rule:{rule_name}"] += 1
-        link.send(wire.HANDOFF_HOLD if self.steer.acknowledged else wire.HANDOFF, c.id, blob)
+        # HANDOFF: the backend serves at import; HANDOFF_HOLD: only after GO, once
+        # the flow is steered to it.
+        link.send(wire.HANDOFF if early else wire.HANDOFF_HOLD, c.id, blob)
+        self.mark(c, "sent")
+        if early:
+            self.end_trace(c)
+
+    def end_trace(self, c):
+        if c.marks is not None:
+            log("debug", "handoff trace", conn=c.id, request=c.requests, marks=dict(c.marks))
+            c.marks = None
 
     def on_message(self, link, msg_type, conn_id, body):
         c = self.conns.get(conn_id)
@@ -282,8 +311,14 @@ class FrontEnd:
             return   # a connection this front end already gave up
         if msg_type == wire.IMPORTED and c.state == WAIT_IMPORTED:
             c.state = REMOTE
-            go = (lambda: link.send(wire.GO, c.id)) if self.steer.acknowledged else (lambda: None)
-            self.steer.to_backend(c.flow, link, go)
+            if not self.steer.before_import:
+                self.mark(c, "imported")
+
+                def go():
+                    link.send(wire.GO, c.id)
+                    self.mark(c, "go")
+                    self.end_trace(c)
+                self.steer.to_backend(c.flow, link, go)
         elif msg_type == wire.RECLAIM and c.state == REMOTE:
             self.steer.lock(c.flow)
             c.state = WAIT_RETURN
@@ -470,6 +505,13 @@ def build_config(argv):
     p.add_argument("--closed-linger", type=float, default=2.0,
                    help="seconds the flow of a connection a backend closed stays steered there")
     p.add_argument("--max-request-bytes", type=int, default=1 << 20)
+    p.add_argument("--steer-before-import", action="store_true",
+                   help="steer a flow to its backend before sending the state, and let the "
+                        "backend serve at import (no GO round trip); needs every backend's host "
+                        "agent with --prism-backend, which drops the flow's packets until the "
+                        "import is complete")
+    p.add_argument("--trace", action="store_true",
+                   help="log the time of each stage of every hand-off (debug)")
     p.add_argument("--build-dir", default=handoff.DEFAULT_BUILD)
     a = p.parse_args(argv)
     if not ipaddress.ip_address(a.admin[0]).is_loopback:
@@ -492,7 +534,8 @@ def main(argv=None):
     cfg = build_config(sys.argv[1:] if argv is None else argv)
     lib = handoff.Lib(cfg.build_dir)
     try:
-        steer = steering_mod.AgentSteering(lib, cfg.prism_pin_dir)
+        steer = steering_mod.AgentSteering(lib, cfg.prism_pin_dir,
+                                           before_import=cfg.steer_before_import)
     except handoff.HandoffError as e:
         log("error", "no steering map: is the agent running with --prism-pin-dir?", error=str(e))
         return 1

@@ -40,10 +40,19 @@ struct prism_flow_val {
 enum prism_steer_counter {
     PRISM_C_LOCKED_DROP,   /* packets dropped while their flow was locked */
     PRISM_C_FORWARDED,     /* packets re-encapsulated to the owning backend */
+    PRISM_C_UNREADY_DROP,  /* backend host: packets of a flow whose socket is not ready */
     PRISM_C_MAX
 };
 
-#define PRISM_COUNTER_NAMES { "locked_drop", "forwarded" }
+#define PRISM_COUNTER_NAMES { "locked_drop", "forwarded", "unready_drop" }
+
+/* Backend hosts (the agent's --prism-backend): key 0 of the array map
+ * hlb_prism_backend is 1.  A tunnelled TCP segment without SYN whose flow has no
+ * socket here yet, only a listener, or a socket still in repair mode (being
+ * imported) is dropped instead of delivered (where the kernel would answer with
+ * an RST, or a half-imported socket would take it): the front end may steer a
+ * flow here before the backend has imported it. */
+#define PRISM_BACKEND_MAP "hlb_prism_backend"
 
 /* Names the map and the counters are pinned under (the agent's
  * --prism-pin-dir). */

@@ -58,6 +58,7 @@ struct prism_conn {
     size_t in_len, in_cap;
     struct chunk *out, *out_tail;
     struct timespec drain_deadline;
+    uint64_t t_handoff, t_imported, t_go;   /* --trace: CLOCK_MONOTONIC ns; 0 once logged */
     struct prism_conn *next;   /* in ctl->conns, or b->plain */
 };
 
@@ -80,6 +81,26 @@ struct prism_backend {
     volatile sig_atomic_t stop;
     struct prism_backend_stats stats;
 };
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
+}
+
+/* --trace: one line per hand-off at its first response byte. */
+static void trace_first_byte(struct prism_conn *c)
+{
+    if (!c->t_handoff) {
+        return;
+    }
+    fprintf(stderr, "{\"level\":\"debug\",\"msg\":\"handoff trace\",\"conn\":%u,\"marks\":"
+                    "{\"handoff\":%llu,\"imported\":%llu,\"go\":%llu,\"first_byte\":%llu}}\n",
+            c->conn_id, (unsigned long long) c->t_handoff, (unsigned long long) c->t_imported,
+            (unsigned long long) c->t_go, (unsigned long long) mono_ns());
+    c->t_handoff = 0;
+}
 
 static void log_err(const char *what, int err)
 {
@@ -331,6 +352,7 @@ static void conn_flush(struct prism_conn *c)
             conn_fail(c);
             return;
         }
+        trace_first_byte(c);
         k->off += (size_t) n;
         if (k->off == k->len) {
             c->out = k->next;
@@ -471,6 +493,9 @@ static struct prism_conn *conn_find(struct ctl *ctl, uint32_t id)
 /* The connection is ours: read the request, serve it. */
 static void conn_go(struct prism_conn *c)
 {
+    if (c->t_handoff) {
+        c->t_go = mono_ns();
+    }
     c->state = C_SERVING;
     if (ep_add(c->b, &c->h, EPOLLIN | EPOLLRDHUP)) {
         conn_fail(c);
@@ -483,6 +508,7 @@ static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, co
     struct prism_tcp_state st;
     const char *why = "";
     int fd = -1;
+    uint64_t t_handoff = b->cfg.trace ? mono_ns() : 0;
     int rc = prism_tcp_decode(body, len, &st, &why);
     if (rc == 0) {
         rc = prism_tcp_import(&st, &fd);
@@ -509,6 +535,8 @@ static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, co
     c->ctl = ctl;
     c->conn_id = id;
     c->state = C_WAIT_GO;
+    c->t_handoff = t_handoff;
+    c->t_imported = t_handoff ? mono_ns() : 0;
     c->next = ctl->conns;
     ctl->conns = c;
     b->stats.imported++;
