@@ -2,7 +2,7 @@
 """hlb-prism-fe: the Prism front end of a VIP, on a front-end DIP host.
 
 It accepts client connections on the VIP (on lo, as for DSR), reads and parses
-each HTTP/1.1 request (h11), asks the rules (rules.py) which backend serves it,
+each HTTP/1.1 request (request.py), asks the rules (rules.py) which backend serves it,
 and hands the live TCP connection to that backend (TCP_REPAIR, handoff.py); the
 backend answers the client directly and hands the connection back for the next
 request.  Steering (steering.py) keeps the client's packets on the owner.
@@ -16,20 +16,21 @@ changes), GET /stats, GET /connections.  Logs: JSON lines on stderr; --trace add
 one "handoff trace" line per hand-off with the time of each stage (CLOCK_MONOTONIC
 ns, the clock the backend's --trace uses too)."""
 import argparse
-import ipaddress
 import collections
+import http
+import ipaddress
 import json
 import os
 import selectors
 import socket
+import struct
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import h11
-
 import handoff
+import request as request_mod
 import rules as rules_mod
 import steering as steering_mod
 import wire
@@ -37,9 +38,6 @@ import wire
 RECONNECT_S = 1.0
 TICK_S = 0.02
 READ_CHUNK = 65536
-# h11's limit on a request head; the whole request (head + body) is bounded by
-# --max-request-bytes because the front end holds it until the hand-off.
-MAX_HEAD = 64 * 1024
 
 # Client connection states.
 READING, WAIT_IMPORTED, REMOTE, WAIT_RETURN = "reading", "wait-imported", "remote", "wait-return"
@@ -83,7 +81,10 @@ class BackendLink:
             self.next_try = time.monotonic() + RECONNECT_S
             return e
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        s.settimeout(2.0)   # sends: small messages the backend reads at once
+        # Blocking with a send timeout (the hand-off's send is in C, handoff.py):
+        # small messages the backend reads at once.
+        s.settimeout(None)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 2, 0))
         self.sock = s
         self.fe.sel.register(s, selectors.EVENT_READ, ("link", self))
         log("info", "backend up", backend=f"{self.address}:{self.port}")
@@ -217,24 +218,14 @@ class FrontEnd:
         if len(c.buf) > self.cfg.max_request_bytes:
             self.reply_and_close(c, 413, "Content Too Large", b"request too large\n")
             return
-        parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        parser.receive_data(c.buf)
-        head = None
         try:
-            while True:
-                ev = parser.next_event()
-                if ev is h11.NEED_DATA:
-                    return
-                if isinstance(ev, h11.Request):
-                    head = ev
-                elif isinstance(ev, h11.EndOfMessage):
-                    break
-        except h11.RemoteProtocolError as e:
+            req = request_mod.parse(c.buf)
+        except request_mod.BadRequest as e:
             self.stats["bad_requests"] += 1
-            self.reply_and_close(c, e.error_status_hint, "Bad Request", b"bad request\n")
+            self.reply_and_close(c, e.status, http.HTTPStatus(e.status).phrase, f"{e}\n".encode())
             return
-        req = rules_mod.Request(head.method.decode(), head.target.decode("latin-1"),
-                                [(n.decode(), v.decode("latin-1")) for n, v in head.headers])
+        if req is None:
+            return
         rule, backend = self.ruleset.choose(req)
         if backend is None:
             self.stats["no_backend"] += 1
@@ -267,24 +258,28 @@ class FrontEnd:
         early = self.steer.before_import
         if early:
             # The backend's host drops the flow's packets until its import is
-            # complete: steering there now locks the flow as well.
-            self.steer.to_backend(c.flow, link, lambda: None)
+            # complete: steering there (written by the one-call hand-off) locks
+            # the flow as well, and the backend serves at import (HANDOFF).
+            entry = self.steer.handoff_entry(c.flow, link)
         else:
+            # Locked; the backend serves after GO, once the flow is steered to it.
             self.steer.lock(c.flow)
-        self.mark(c, "steered" if early else "locked")
+            entry = None
+        self.sel.unregister(c.sock)
         try:
-            blob = self.lib.export(c.sock, prefix=c.buf)
+            blob, sent = self.lib.hand_off(c.sock, c.buf, link.sock,
+                                           wire.HANDOFF if early else wire.HANDOFF_HOLD, c.id,
+                                           steer=entry)
         except handoff.HandoffError as e:
             # Not ESTABLISHED any more: the client half-closed before the hand-off,
             # and TCP_REPAIR cannot move a half-closed connection.
+            self.sel.register(c.sock, selectors.EVENT_READ, ("client", c))
             self.steer.forget(c.flow)
             self.stats["export_failed"] += 1
             log("warn", "export failed", conn=c.id, error=str(e))
             self.reply_and_close(c, 503, "Service Unavailable", b"cannot hand off a half-closed connection\n")
             return
-        self.mark(c, "exported")
-        self.sel.unregister(c.sock)
-        self.lib.release(c.sock)
+        self.mark(c, "sent")
         c.sock, c.buf, c.snapshot = None, b"", blob
         c.state, c.link = WAIT_IMPORTED, link
         c.deadline = time.monotonic() + self.cfg.handoff_timeout
@@ -293,11 +288,9 @@ class FrontEnd:
         link.handoffs += 1
         self.stats["handoffs"] += 1
         self.stats[f"rule:{rule_name}"] += 1
-        # HANDOFF: the backend serves at import; HANDOFF_HOLD: only after GO, once
-        # the flow is steered to it.
-        link.send(wire.HANDOFF if early else wire.HANDOFF_HOLD, c.id, blob)
-        self.mark(c, "sent")
-        if early:
+        if not sent:
+            self.link_down(link, "send failed")   # resets this client from its snapshot
+        elif early:
             self.end_trace(c)
 
     def end_trace(self, c):

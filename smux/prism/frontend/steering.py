@@ -45,6 +45,11 @@ class AgentSteering:
         self.map.forward(flow, backend.address)
         done()
 
+    def handoff_entry(self, flow, backend):
+        """With before_import: the entry the front end's one-call hand-off
+        (handoff.Lib.hand_off) writes in place of to_backend()."""
+        return self.map.entry(flow, backend.address)
+
     def to_frontend(self, flow):
         self.map.delete(flow)
 

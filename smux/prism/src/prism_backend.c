@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "prism_wire.h"
 #include "tcp_handoff.h"
 
 #define MAX_EVENTS 64
@@ -175,45 +176,9 @@ static void buf_consume(uint8_t *buf, size_t *len, size_t n)
 
 static int ctl_send(struct ctl *ctl, uint16_t type, uint32_t conn_id, const void *body, size_t len)
 {
-    uint8_t hdr[PRISM_WIRE_HDR_LEN];
-    uint32_t w32;
-    uint16_t w16;
-    w32 = htonl(PRISM_WIRE_MAGIC);
-    memcpy(hdr, &w32, 4);
-    w16 = htons(PRISM_WIRE_VERSION);
-    memcpy(hdr + 4, &w16, 2);
-    w16 = htons(type);
-    memcpy(hdr + 6, &w16, 2);
-    w32 = htonl(conn_id);
-    memcpy(hdr + 8, &w32, 4);
-    w32 = htonl((uint32_t) len);
-    memcpy(hdr + 12, &w32, 4);
-    struct iovec iov[2] = { { hdr, sizeof hdr }, { (void *) body, len } };
-    struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-    size_t total = sizeof hdr + len;
     /* The control socket is blocking with a send timeout: messages are small and
      * the front end reads them at once. */
-    while (total) {
-        ssize_t n = sendmsg(ctl->h.fd, &m, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -errno;
-        }
-        total -= (size_t) n;
-        while (n > 0 && m.msg_iovlen) {
-            size_t step = (size_t) n < m.msg_iov->iov_len ? (size_t) n : m.msg_iov->iov_len;
-            m.msg_iov->iov_base = (uint8_t *) m.msg_iov->iov_base + step;
-            m.msg_iov->iov_len -= step;
-            n -= (ssize_t) step;
-            if (!m.msg_iov->iov_len) {
-                m.msg_iov++;
-                m.msg_iovlen--;
-            }
-        }
-    }
-    return 0;
+    return prism_wire_send(ctl->h.fd, type, conn_id, body, len);
 }
 
 /* ------------------------------------------------------------ connections */
@@ -490,7 +455,8 @@ static struct prism_conn *conn_find(struct ctl *ctl, uint32_t id)
     return NULL;
 }
 
-/* The connection is ours: read the request, serve it. */
+/* The connection is ours: read the request (in the receive queue since the
+ * import), serve it.  c may be gone on return. */
 static void conn_go(struct prism_conn *c)
 {
     if (c->t_handoff) {
@@ -499,7 +465,9 @@ static void conn_go(struct prism_conn *c)
     c->state = C_SERVING;
     if (ep_add(c->b, &c->h, EPOLLIN | EPOLLRDHUP)) {
         conn_fail(c);
+        return;
     }
+    conn_readable(c);
 }
 
 static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, const uint8_t *body,
@@ -540,10 +508,10 @@ static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, co
     c->next = ctl->conns;
     ctl->conns = c;
     b->stats.imported++;
-    ctl_send(ctl, PRISM_MSG_IMPORTED, id, NULL, 0);
     if (!hold) {
-        conn_go(c);
+        conn_go(c);   /* first bytes out before IMPORTED: the front end needs it later */
     }
+    ctl_send(ctl, PRISM_MSG_IMPORTED, id, NULL, 0);
 }
 
 static void ctl_message(struct prism_backend *b, struct ctl *ctl, uint16_t type, uint32_t id,
