@@ -32,8 +32,8 @@ import prism_testbed as pt
 
 SIZES = [64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]
 # The stages of a hand-off in the --trace logs, in order (be_: the backend's).
-TRACE_ORDER = ["read", "parsed", "locked", "steered", "sent", "be_handoff", "be_imported",
-               "imported", "go", "be_go", "be_first_byte"]
+TRACE_ORDER = ["client_sent", "read", "parsed", "locked", "steered", "sent", "be_handoff", "be_imported",
+               "imported", "go", "be_go", "be_first_byte", "client_first_byte"]
 UNITS = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
 
 HAPROXY_CFG = """global
@@ -208,7 +208,7 @@ class Bench:
             " while got<size:\n"
             "  got+=len(s.recv(1<<20))\n"
             " t2=time.perf_counter()\n"
-            " if i: out.append(((t1-t0)*1e6,(t2-t1)*1e6,(t2-t0)*1e6))\n"
+            " if i: out.append(((t1-t0)*1e6,(t2-t1)*1e6,(t2-t0)*1e6,t0*1e9,t1*1e9))\n"
             "print(json.dumps(out))\n")
         r = self.tb.client.run([sys.executable, "-c", code, host, str(port), str(size), str(n),
                                 str(pause)], timeout=300)
@@ -235,7 +235,7 @@ class Bench:
                         self.trace_mark = self.trace_size()
                     paused = self.timings(host, port, size, n, 0.05)
                     if self.a.trace and mode.startswith("prism"):
-                        self.stages[label] = self.trace_stages()
+                        self.stages[label] = self.trace_stages(paused)
                     b2b = self.timings(host, port, size, n, 0.0)
                 finally:
                     self.stop_mode()
@@ -261,10 +261,12 @@ class Bench:
     def trace_size(self):
         return {p: os.path.getsize(p) for p in self.trace_logs()}
 
-    def trace_stages(self):
+    def trace_stages(self, client_rows):
         """Median µs of each stage of the hand-offs logged since trace_mark: the front
         end's records joined with the backend's (same connection, the first backend
-        record after the front end sent the state)."""
+        record after the front end parsed the request) and with the client's request
+        (sent, first byte received: the one whose start-up holds the front end's read;
+        the client's clock is CLOCK_MONOTONIC too)."""
         fe, be = [], {}
         for path in self.trace_logs():
             with open(path) as f:
@@ -288,6 +290,9 @@ class Bench:
                 continue
             b = min(later, key=lambda b: b["handoff"])
             m.update({"be_" + k: v for k, v in b.items() if v})
+            for row in client_rows:
+                if row[3] <= m["read"] <= row[4]:
+                    m["client_sent"], m["client_first_byte"] = row[3], row[4]
             stages = [(k, m[k]) for k in TRACE_ORDER if k in m]
             for (a, ta), (z, tz) in zip(stages, stages[1:]):
                 deltas.setdefault(f"{a}->{z}", []).append((tz - ta) / 1000)
