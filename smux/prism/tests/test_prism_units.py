@@ -230,7 +230,7 @@ def test_import_refuses_a_bad_state_naming_the_field(exported, mutate, error):
 
 def test_request_parsing_finds_the_first_whole_request():
     r = request.parse(b"GET /a/b.css?x=1 HTTP/1.1\r\nHost: Shop:8080\r\nCookie: sid=42\r\n\r\n"
-                      b"GET /next HTTP/1.1\r\nHost: other\r\n\r\n")
+                      b"GET /next HTTP/1.1\r\nHost: other\r\nX-Second: 1\r\n\r\n")
     assert (r.method, r.path, r.host, r.cookies) == ("GET", "/a/b.css", "shop", {"sid": "42"})
     assert r.headers == {"host": "Shop:8080", "cookie": "sid=42"}   # not the pipelined one's
     assert request.parse(b"GET /a HTTP/1.1\r\nHost: x\r\n") is None              # head not ended
