@@ -265,32 +265,37 @@ class FrontEnd:
             # Locked; the backend serves after GO, once the flow is steered to it.
             self.steer.lock(c.flow)
             entry = None
+        # The bookkeeping comes first: once the state is sent, the backend serves,
+        # and this process should be out of its way (on a shared CPU) at once.
         self.sel.unregister(c.sock)
+        sock, buf = c.sock, c.buf
+        c.sock, c.buf, c.state, c.link = None, b"", WAIT_IMPORTED, link
+        c.deadline = time.monotonic() + self.cfg.handoff_timeout
+        link.owned += 1
         try:
-            blob, sent = self.lib.hand_off(c.sock, c.buf, link.sock,
-                                           wire.HANDOFF if early else wire.HANDOFF_HOLD, c.id,
-                                           steer=entry)
+            c.snapshot, sent = self.lib.hand_off(sock, buf, link.sock,
+                                                 wire.HANDOFF if early else wire.HANDOFF_HOLD, c.id,
+                                                 steer=entry)
         except handoff.HandoffError as e:
             # Not ESTABLISHED any more: the client half-closed before the hand-off,
             # and TCP_REPAIR cannot move a half-closed connection.
+            link.owned -= 1
+            c.sock, c.buf, c.state, c.link = sock, buf, READING, None
             self.sel.register(c.sock, selectors.EVENT_READ, ("client", c))
             self.steer.forget(c.flow)
             self.stats["export_failed"] += 1
             log("warn", "export failed", conn=c.id, error=str(e))
             self.reply_and_close(c, 503, "Service Unavailable", b"cannot hand off a half-closed connection\n")
             return
-        self.mark(c, "sent")
-        c.sock, c.buf, c.snapshot = None, b"", blob
-        c.state, c.link = WAIT_IMPORTED, link
-        c.deadline = time.monotonic() + self.cfg.handoff_timeout
+        if not sent:
+            self.link_down(link, "send failed")   # resets this client from its snapshot
+            return
         c.requests += 1
-        link.owned += 1
         link.handoffs += 1
         self.stats["handoffs"] += 1
         self.stats[f"rule:{rule_name}"] += 1
-        if not sent:
-            self.link_down(link, "send failed")   # resets this client from its snapshot
-        elif early:
+        self.mark(c, "sent")
+        if early:
             self.end_trace(c)
 
     def end_trace(self, c):
