@@ -1,7 +1,7 @@
 /* Prism request hand-off: the layouts every part shares.
  *
  *   - the steering map the host agent's XDP program reads (bpf/prism_steer.bpf.h)
- *     and the front end writes (src/steer_map.c): flow -> drop while locked, or
+ *     and the front end writes (src/prism_capi.c): flow -> drop while locked, or
  *     re-encapsulate to the DIP host that owns the connection now;
  *   - the control messages between a front end and a backend (frontend/wire.py
  *     speaks the same header) and the TCP state they carry (src/tcp_handoff.c).
@@ -79,18 +79,20 @@ struct prism_wire_hdr {
 };
 
 /* Front end (FE) <-> backend (BE).  One hand-off of a request:
- *   FE: lock flow, export          FE -> BE  HANDOFF  {TCP state}
+ *   FE: steer flow to BE, export   FE -> BE  HANDOFF  {TCP state}
  *   BE: import, serve at once      BE -> FE  IMPORTED
- *   FE: steer flow to BE
  *   BE: response sent and ACKed    BE -> FE  RECLAIM
  *   FE: lock flow                  FE -> BE  LOCKED
  *   BE: export, release            BE -> FE  RETURN   {TCP state}
  *   FE: import, unlock; next request.
- * When the steering is only in force after the import (the front-end host's
- * agent, a fabric rule), the FE sends HANDOFF_HOLD instead: the BE imports,
- * answers IMPORTED and serves only after the FE's GO, so that no ACK of its first
- * segments is dropped (an imported connection has no RTT sample: a lost window
- * costs the initial 1 s retransmission timeout).
+ * HANDOFF needs the flow steered to the BE before the import, with the BE's host
+ * dropping its segments until the import is complete (the agent's
+ * --prism-backend): the FE steers, then exports and sends, in one step.
+ * Otherwise (a steering only in force after the import: the front-end host's
+ * agent without that guard, a fabric rule) the FE locks the flow and sends
+ * HANDOFF_HOLD: the BE imports, answers IMPORTED and serves only after the FE's
+ * GO, so that no ACK of its first segments is dropped (an imported connection has
+ * no RTT sample: a lost window costs the initial 1 s retransmission timeout).
  * Instead of RECLAIM the backend may send CLOSED (the client closed its side
  * and the backend finished the close) or FAILED (it could not serve; the FE
  * resets the client).  The FE sends ABORT when it gives up on a connection

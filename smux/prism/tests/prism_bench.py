@@ -31,9 +31,10 @@ import time
 import prism_testbed as pt
 
 SIZES = [64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]
-# The stages of a hand-off in the --trace logs, in order (be_: the backend's).
-TRACE_ORDER = ["client_sent", "read", "parsed", "locked", "steered", "sent", "be_handoff", "be_imported",
-               "imported", "go", "be_go", "be_first_byte", "client_first_byte"]
+# The chain of a hand-off's stages in the --trace logs (be_: the backend's), from
+# the client's request to its first response byte: the steps sum to the start-up.
+TRACE_ORDER = ["client_sent", "read", "parsed", "be_handoff", "be_imported", "be_go",
+               "be_first_byte", "client_first_byte"]
 UNITS = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
 
 HAPROXY_CFG = """global
@@ -215,42 +216,53 @@ class Bench:
         return json.loads(r.stdout)
 
     def per_request(self):
+        """Each mode's series in turn, --rounds times: on a shared machine the load
+        drifts, and every mode gets its samples from every part of the run."""
         size, n = 2 << 20, self.a.requests
-        out = {}
         modes = [("direct", "direct"), ("haproxy", "haproxy"), ("nginx", "nginx"),
                  ("nginx-newconn", "nginx-newconn"), ("prism", "prism"), ("prism-go", "prism-go"),
                  ("prism-iw64", "prism")]
+        modes = [(label, mode) for label, mode in modes
+                 if (mode if mode != "prism-go" else "prism") in self.a.modes]
+        rows = {label: ([], []) for label, _ in modes}   # paused, back to back
         self.shape_all(self.a.rate)
         try:
-            for label, mode in modes:
-                if (mode if mode != "prism-go" else "prism") not in self.a.modes:
-                    continue
-                if label == "prism-iw64":
-                    self.set_initcwnd(64)
-                self.start_mode(mode)
-                try:
-                    host, port = ((pt.backend_ip(1), pt.HTTP_PORT) if mode == "direct"
-                                  else (pt.VIP, pt.VIP_PORT))
-                    if self.a.trace:
-                        self.trace_mark = self.trace_size()
-                    paused = self.timings(host, port, size, n, 0.05)
-                    if self.a.trace and mode.startswith("prism"):
-                        self.stages[label] = self.trace_stages(paused)
-                    b2b = self.timings(host, port, size, n, 0.0)
-                finally:
-                    self.stop_mode()
-                    if label == "prism-iw64":
-                        self.set_initcwnd(None)
-                med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
-                p90 = lambda rows, k: sorted(r[k] for r in rows)[int(0.9 * len(rows))]  # noqa: E731
-                out[label] = {"startup_us": med(paused, 0), "startup_p90_us": p90(paused, 0),
-                              "transfer_us": med(paused, 1),
-                              "teardown_us": med(b2b, 0) - med(paused, 0),
-                              "total_us": med(b2b, 2), "total_p90_us": p90(b2b, 2)}
-                print(f"  {label:10s} {out[label]}", file=sys.stderr, flush=True)
+            for _ in range(self.a.rounds):
+                for label, mode in modes:
+                    paused, b2b = self.series(label, mode, size, n)
+                    rows[label][0].extend(paused)
+                    rows[label][1].extend(b2b)
         finally:
             self.shape_all(None)
+        out = {}
+        med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
+        p90 = lambda rows, k: sorted(r[k] for r in rows)[int(0.9 * len(rows))]  # noqa: E731
+        for label, (paused, b2b) in rows.items():
+            out[label] = {"startup_us": med(paused, 0), "startup_p90_us": p90(paused, 0),
+                          "transfer_us": med(paused, 1),
+                          "teardown_us": med(b2b, 0) - med(paused, 0),
+                          "total_us": med(b2b, 2), "total_p90_us": p90(b2b, 2)}
+            print(f"  {label:10s} {out[label]}", file=sys.stderr, flush=True)
         return out
+
+    def series(self, label, mode, size, n):
+        """(paused rows, back-to-back rows) of one mode."""
+        if label == "prism-iw64":
+            self.set_initcwnd(64)
+        self.start_mode(mode)
+        try:
+            host, port = ((pt.backend_ip(1), pt.HTTP_PORT) if mode == "direct"
+                          else (pt.VIP, pt.VIP_PORT))
+            if self.a.trace:
+                self.trace_mark = self.trace_size()
+            paused = self.timings(host, port, size, n, 0.05)
+            if self.a.trace and mode.startswith("prism"):
+                self.stages[label] = self.trace_stages(paused)
+            return paused, self.timings(host, port, size, n, 0.0)
+        finally:
+            self.stop_mode()
+            if label == "prism-iw64":
+                self.set_initcwnd(None)
 
     # ------------------------------------------------------------ --trace
 
@@ -330,6 +342,8 @@ def main():
     p.add_argument("--conns", type=int, default=8, help="client connections (wrk)")
     p.add_argument("--seconds", type=int, default=5, help="wrk duration per point")
     p.add_argument("--requests", type=int, default=30, help="2 MB requests per timing series")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="per-request series of every mode in turn, this many times (pooled)")
     p.add_argument("--modes", default="prism,haproxy,nginx,nginx-newconn,direct")
     p.add_argument("--skip-bandwidth", action="store_true")
     p.add_argument("--trace", action="store_true",
@@ -358,7 +372,7 @@ def main():
         errs = {m: sum(bw[(m, s)]["errors"] for s in SIZES) for m in a.modes}
         print("errors: " + ", ".join(f"{m} {e}" for m, e in errs.items()))
     print("\nPer request, 2 MB response, one connection, medians in microseconds "
-          f"({a.requests} requests per series)")
+          f"({a.requests} requests per series, {a.rounds} round(s) of every mode in turn)")
     print(f"{'':12}{'start-up':>10}{'(p90)':>9}{'tear-down':>11}{'transfer':>10}{'total':>10}{'(p90)':>9}")
     for label, r in cost.items():
         print(f"{label:12}{r['startup_us']:10.0f}{r['startup_p90_us']:9.0f}{r['teardown_us']:11.0f}"
@@ -372,6 +386,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"date": started, "cpu": cpu_model(), "load": load, "rate_mbit": a.rate,
+                       "requests": a.requests, "rounds": a.rounds,
                        "bandwidth": {f"{m}/{s}": v for (m, s), v in bw.items()},
                        "per_request": cost, "stages": b.stages, "steering_ns": steer}, f, indent=1)
 
