@@ -113,6 +113,11 @@ class Testbed:
             self.start_backend(i)
         wait_until(lambda: os.path.exists(os.path.join(self.bpffs, "hlb_prism_flows")), 10,
                    what="the front-end agent's pinned steering map")
+        # The map is pinned at load; the program is attached after (slowly on a busy host).
+        hosts = [(self.fe, self.if_fe)] + [(self.backend_ns[i], self.if_backend[i]) for i in self.backend_ns]
+        for ns, ifname in hosts:
+            wait_until(lambda ns=ns, ifname=ifname: "xdp" in ns.run(["ip", "-d", "link", "show", ifname]).stdout,
+                       30, what=f"the agent's XDP program on {ifname}")
         for ns in [self.fe] + list(self.backend_ns.values()):
             wait_until(lambda ns=ns: "10.210.0.10" in ns.run(["ip", "addr", "show", "lo"]).stdout,
                        10, what=f"the VIP on lo of {ns.name}")
