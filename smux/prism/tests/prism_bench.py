@@ -212,7 +212,9 @@ class Bench:
             " if i: out.append(((t1-t0)*1e6,(t2-t1)*1e6,(t2-t0)*1e6,t0*1e9,t1*1e9))\n"
             "print(json.dumps(out))\n")
         r = self.tb.client.run([sys.executable, "-c", code, host, str(port), str(size), str(n),
-                                str(pause)], timeout=300)
+                                str(pause)], timeout=300, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"timing client to {host}:{port} failed: {r.stderr[-1500:]}")
         return json.loads(r.stdout)
 
     def per_request(self):
