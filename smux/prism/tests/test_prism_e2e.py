@@ -209,6 +209,25 @@ def test_without_the_guard_the_backend_host_resets_it():
     assert result["end"] == "reset" and resets >= 1, (result, resets)
 
 
+def test_handoffs_with_the_go_round_trip():
+    """Backends whose hosts lack the guard: the front end locks, sends HANDOFF_HOLD,
+    steers after IMPORTED and sends GO; every request served, no RST, continuity."""
+    bed = pt.Testbed(2, fe_args=["--handoff-timeout", "5"], before_import=False)
+    try:
+        cap = capture.Capture(bed)
+        try:
+            res = h2load(bed, 1000, 10)
+        finally:
+            cap.stop()
+        assert res["succeeded"] == 1000 and res["failed"] == res["errored"] == 0, res
+        assert bed.fe_stats()["handoffs"] >= 1000
+        assert cap.resets_to_client() == 0
+        assert cap.continuity()[1] == []
+        cap.close()
+    finally:
+        bed.close()
+
+
 def test_rules_route_by_url_header_cookie_and_stick(tb):
     doc = pt.default_rules(N_BACKENDS)
     doc["rules"] = [
