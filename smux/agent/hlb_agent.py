@@ -145,6 +145,11 @@ def build_config(argv):
     p.add_argument("--prism-pin-dir", help="bpffs directory to pin the Prism steering map in "
                    "(front-end hosts of a Prism VIP: the front end steers handed-off "
                    "connections through it; smux/prism/README.md); needs the XDP backend")
+    p.add_argument("--prism-backend", action="store_true",
+                   help="this host is a backend of a Prism VIP: a tunnelled TCP segment of a "
+                        "flow without a ready socket here (not imported yet) is dropped, not "
+                        "answered with an RST (the front ends' --steer-before-import needs it); "
+                        "needs the XDP backend")
     a = p.parse_args(argv)
     try:
         a.local_ip = [ipv4("--local-ip", x) for x in a.local_ip]
@@ -178,7 +183,10 @@ def build_config(argv):
         if a.prism_pin_dir and a.decap == "userspace":
             raise ConfigError("--prism-pin-dir: Prism steering runs in the XDP backend, "
                               "not with --decap userspace")
-        if a.prism_pin_dir:
+        if a.prism_backend and a.decap == "userspace":
+            raise ConfigError("--prism-backend: the guard runs in the XDP backend, "
+                              "not with --decap userspace")
+        if a.prism_pin_dir or a.prism_backend:
             a.decap = "xdp"   # no silent fallback to a backend that cannot steer
     except (ConfigError, cookie_config.CookieConfigError) as e:
         p.error(str(e))
@@ -299,6 +307,7 @@ class DecapBackend:
                            "--cookie-config", self.cookies.loader_file, "--cgroup", c.cgroup]
                 common += ["--pin-dir", c.pin_dir] if c.pin_dir else []
             common += ["--prism-pin-dir", c.prism_pin_dir] if c.prism_pin_dir else []
+            common += ["--prism-backend"] if c.prism_backend else []
             return [os.path.join(c.build_dir, "hlb-agent-xdp"), "--iface", c.iface,
                     "--obj", os.path.join(c.build_dir, "xdp_decap.bpf.o"),
                     "--mode", c.xdp_mode] + locals_ + common

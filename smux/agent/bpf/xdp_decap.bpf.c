@@ -129,6 +129,10 @@ int hlb_xdp_decap(struct xdp_md *ctx)
     if (steered != PRISM_CONTINUE) {
         return steered;
     }
+    /* A backend host: a flow steered here before its import completes waits. */
+    if (prism_guard_unready(ctx, eth, &info) != PRISM_CONTINUE) {
+        return XDP_DROP;
+    }
 
     /* Keep the Ethernet header, drop the outer IP (+GRE) header after it. */
     struct ethhdr saved;

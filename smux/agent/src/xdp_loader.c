@@ -6,7 +6,7 @@
  *                 --stats-file F [--allow-mux PREFIX ...] [--allow-vip PREFIX ...]
  *                 [--interval-ms 1000] [--mode auto|native|generic]
  *                 [--cookie-obj cookie.bpf.o --cookie-config FILE [--cgroup DIR]
- *                  [--pin-dir DIR]] [--prism-pin-dir DIR]
+ *                  [--pin-dir DIR]] [--prism-pin-dir DIR] [--prism-backend]
  *
  * --allow-mux / --allow-vip: outer sources / inner destinations accepted, as
  * A.B.C.D or A.B.C.D/LEN; none given accepts any.
@@ -19,6 +19,8 @@
  * bpffs directory where the per-connection state is pinned, so a restart keeps it.
  * --prism-pin-dir: a bpffs directory where the Prism steering map and its counters
  * are pinned (smux/prism: the front end writes the map; a restart keeps it).
+ * --prism-backend: this host is a Prism backend: a tunnelled TCP segment of a flow
+ * without a ready socket here is dropped, not answered with an RST (hlb_prism.h).
  *
  * Prints one JSON line {"attached":...,"mode":...} on stdout once attached;
  * exits 2 on bad arguments, 1 when the program cannot be loaded/attached. */
@@ -64,7 +66,7 @@ static void usage(void)
                     "[--allow-vip PREFIX ...]\n"
                     "                     [--interval-ms N] [--mode auto|native|generic]\n"
                     "                     [--cookie-obj FILE --cookie-config FILE [--cgroup DIR] "
-                    "[--pin-dir DIR]] [--prism-pin-dir DIR]\n");
+                    "[--pin-dir DIR]] [--prism-pin-dir DIR] [--prism-backend]\n");
     exit(2);
 }
 
@@ -249,6 +251,7 @@ int main(int argc, char **argv)
     struct cookie_side ck = { .cgroup_path = "/", .cgroup_fd = -1 };
     const char *iface = NULL, *obj_path = NULL, *stats_path = NULL, *mode = "auto";
     const char *prism_pin_dir = NULL;
+    int prism_backend = 0;
     static struct hlb_policy policy;
     int interval_ms = 1000;
     static const struct option opts[] = {
@@ -258,7 +261,7 @@ int main(int argc, char **argv)
         { "allow-mux", required_argument, 0, 'M' }, { "allow-vip", required_argument, 0, 'V' },
         { "cookie-obj", required_argument, 0, 'C' }, { "cookie-config", required_argument, 0, 'F' },
         { "cgroup", required_argument, 0, 'G' }, { "pin-dir", required_argument, 0, 'P' },
-        { "prism-pin-dir", required_argument, 0, 'R' },
+        { "prism-pin-dir", required_argument, 0, 'R' }, { "prism-backend", no_argument, 0, 'B' },
         { 0, 0, 0, 0 }
     };
     int c;
@@ -273,6 +276,7 @@ int main(int argc, char **argv)
         case 'G': ck.cgroup_path = optarg; break;
         case 'P': ck.pin_dir = optarg; break;
         case 'R': prism_pin_dir = optarg; break;
+        case 'B': prism_backend = 1; break;
         case 't':
             interval_ms = atoi(optarg);
             if (interval_ms < 10) {
@@ -343,6 +347,14 @@ int main(int argc, char **argv)
         || fill_allow_map(allowed_vips_fd, &policy.vips) != 0) {
         fprintf(stderr, "cannot fill the allow-lists of %s: %s\n", obj_path, strerror(errno));
         return 1;
+    }
+    if (prism_backend) {
+        int fd = bpf_object__find_map_fd_by_name(obj, PRISM_BACKEND_MAP);
+        uint32_t zero = 0, one = 1;
+        if (fd < 0 || bpf_map_update_elem(fd, &zero, &one, BPF_ANY) != 0) {
+            fprintf(stderr, "--prism-backend: cannot set %s in %s\n", PRISM_BACKEND_MAP, obj_path);
+            return 1;
+        }
     }
 
     /* Never replace someone else's XDP program (UPDATE_IF_NOEXIST). */

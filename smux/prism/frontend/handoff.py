@@ -3,6 +3,7 @@ reset) and the steering map the host agent pins.  The front end and the Python
 test servers use it; the C backend library links the same code."""
 import ctypes
 import errno
+import functools
 import os
 import socket
 import struct
@@ -14,7 +15,7 @@ DEFAULT_BUILD = os.environ.get("HLB_PRISM_BUILD",
 # enum prism_steer_action / prism_steer_counter (include/hlb_prism.h)
 STEER_LOCKED = 1
 STEER_FORWARD = 2
-COUNTER_NAMES = ("locked_drop", "forwarded")
+COUNTER_NAMES = ("locked_drop", "forwarded", "unready_drop")
 PIN_FLOWS, PIN_COUNTERS = "hlb_prism_flows", "hlb_prism_counters"
 
 
@@ -36,6 +37,12 @@ class Lib:
         u8p = ctypes.POINTER(ctypes.c_uint8)
         lib.prism_export_blob.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
                                           ctypes.POINTER(u8p), ctypes.POINTER(ctypes.c_size_t)]
+        lib.prism_handoff_blob.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
+                                           ctypes.c_int, ctypes.c_uint16, ctypes.c_uint32,
+                                           ctypes.c_int, ctypes.c_uint32, ctypes.c_uint16,
+                                           ctypes.c_uint32, ctypes.c_uint16, ctypes.c_uint32,
+                                           ctypes.c_uint32, ctypes.POINTER(ctypes.c_int),
+                                           ctypes.POINTER(u8p), ctypes.POINTER(ctypes.c_size_t)]
         lib.prism_blob_free.argtypes = [u8p]
         lib.prism_blob_free.restype = None
         lib.prism_release.argtypes = [ctypes.c_int]
@@ -65,6 +72,28 @@ class Lib:
         finally:
             self.lib.prism_blob_free(out)
 
+    def hand_off(self, sock, prefix, ctl_sock, msg_type, conn_id, steer=None):
+        """The front end's hand-off in one call: the steering entry `steer`
+        ((map fd, key, action, owner DIP) from SteerMap.entry, or None), then export
+        (with `prefix`), release, and the control message `msg_type` {state} on
+        ctl_sock (blocking).  Returns (state, sent): the socket is closed, and sent
+        is False when the control connection broke.  HandoffError when the steering
+        write or the export failed: the socket is untouched."""
+        out = ctypes.POINTER(ctypes.c_uint8)()
+        n = ctypes.c_size_t()
+        steer_failed = ctypes.c_int()
+        map_fd, key, action, owner = steer if steer else (-1, (0, 0, 0, 0), 0, 0)
+        rc = self.lib.prism_handoff_blob(sock.fileno(), prefix, len(prefix), ctl_sock.fileno(),
+                                         msg_type, conn_id, map_fd, *key, action, owner,
+                                         ctypes.byref(steer_failed), ctypes.byref(out),
+                                         ctypes.byref(n))
+        _check(rc, "steer" if steer_failed.value else "export")
+        sock.detach()
+        try:
+            return ctypes.string_at(out, n.value), rc == 0
+        finally:
+            self.lib.prism_blob_free(out)
+
     def release(self, sock):
         """Closes an exported socket without sending anything."""
         fd = sock.detach()
@@ -84,6 +113,11 @@ class Lib:
         _check(self.lib.prism_reset_blob(blob, len(blob)), "reset")
 
 
+@functools.lru_cache(maxsize=4096)   # the backends' DIPs
+def _addr(dip):
+    return struct.unpack("=I", socket.inet_aton(dip))[0]
+
+
 class SteerMap:
     """The pinned steering map and its counters (mode a: the front-end host's agent)."""
 
@@ -96,6 +130,7 @@ class SteerMap:
             f"open {pin_dir}/{PIN_COUNTERS}")
 
     @staticmethod
+    @functools.lru_cache(maxsize=65536)   # the flows of the connections held, about
     def _key(flow):
         client, cport, vip, vport = flow
         return (struct.unpack("=I", socket.inet_aton(client))[0], socket.htons(cport),
@@ -105,9 +140,12 @@ class SteerMap:
         _check(self.lib.prism_steer_set(self.fd, *self._key(flow), STEER_LOCKED, 0), "steer lock")
 
     def forward(self, flow, dip):
-        dip_n = struct.unpack("=I", socket.inet_aton(dip))[0]
-        _check(self.lib.prism_steer_set(self.fd, *self._key(flow), STEER_FORWARD, dip_n),
-               "steer forward")
+        _check(self.lib.prism_steer_set(self.fd, *self.entry(flow, dip)[1], STEER_FORWARD,
+                                        _addr(dip)), "steer forward")
+
+    def entry(self, flow, dip):
+        """The FORWARD entry of flow to dip, for Lib.hand_off."""
+        return self.fd, self._key(flow), STEER_FORWARD, _addr(dip)
 
     def delete(self, flow):
         _check(self.lib.prism_steer_delete(self.fd, *self._key(flow)), "steer delete")

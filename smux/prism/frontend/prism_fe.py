@@ -2,31 +2,35 @@
 """hlb-prism-fe: the Prism front end of a VIP, on a front-end DIP host.
 
 It accepts client connections on the VIP (on lo, as for DSR), reads and parses
-each HTTP/1.1 request (h11), asks the rules (rules.py) which backend serves it,
+each HTTP/1.1 request (request.py), asks the rules (rules.py) which backend serves it,
 and hands the live TCP connection to that backend (TCP_REPAIR, handoff.py); the
 backend answers the client directly and hands the connection back for the next
 request.  Steering (steering.py) keeps the client's packets on the owner.
 
     prism_fe.py --listen VIP:PORT --rules rules.json --prism-pin-dir DIR
                 [--admin 127.0.0.1:9400] [--handoff-timeout 30] [--idle-timeout 60]
+                [--steer-before-import] [--trace]
 
 Admin HTTP (--admin): GET /rules, PUT /rules (400 naming the field; nothing
-changes), GET /stats, GET /connections.  Logs: JSON lines on stderr."""
+changes), GET /stats, GET /connections.  Logs: JSON lines on stderr; --trace adds
+one "handoff trace" line per hand-off with the time of each stage (CLOCK_MONOTONIC
+ns, the clock the backend's --trace uses too)."""
 import argparse
-import ipaddress
 import collections
+import http
+import ipaddress
 import json
 import os
 import selectors
 import socket
+import struct
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import h11
-
 import handoff
+import request as request_mod
 import rules as rules_mod
 import steering as steering_mod
 import wire
@@ -34,9 +38,6 @@ import wire
 RECONNECT_S = 1.0
 TICK_S = 0.02
 READ_CHUNK = 65536
-# h11's limit on a request head; the whole request (head + body) is bounded by
-# --max-request-bytes because the front end holds it until the hand-off.
-MAX_HEAD = 64 * 1024
 
 # Client connection states.
 READING, WAIT_IMPORTED, REMOTE, WAIT_RETURN = "reading", "wait-imported", "remote", "wait-return"
@@ -80,7 +81,10 @@ class BackendLink:
             self.next_try = time.monotonic() + RECONNECT_S
             return e
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        s.settimeout(2.0)   # sends: small messages the backend reads at once
+        # Blocking with a send timeout (the hand-off's send is in C, handoff.py):
+        # small messages the backend reads at once.
+        s.settimeout(None)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 2, 0))
         self.sock = s
         self.fe.sel.register(s, selectors.EVENT_READ, ("link", self))
         log("info", "backend up", backend=f"{self.address}:{self.port}")
@@ -130,6 +134,7 @@ class ClientConn:
         self.snapshot = None      # the state as this front end exported it last
         self.deadline = 0.0
         self.requests = 0
+        self.marks = None         # --trace: [(stage, monotonic ns)] of the hand-off under way
 
 
 class FrontEnd:
@@ -204,6 +209,8 @@ class FrontEnd:
             return
         c.buf += data
         c.deadline = time.monotonic() + self.cfg.idle_timeout
+        if self.cfg.trace:
+            c.marks = [("read", time.monotonic_ns())]
         self.try_request(c)
 
     def try_request(self, c):
@@ -211,24 +218,14 @@ class FrontEnd:
         if len(c.buf) > self.cfg.max_request_bytes:
             self.reply_and_close(c, 413, "Content Too Large", b"request too large\n")
             return
-        parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        parser.receive_data(c.buf)
-        head = None
         try:
-            while True:
-                ev = parser.next_event()
-                if ev is h11.NEED_DATA:
-                    return
-                if isinstance(ev, h11.Request):
-                    head = ev
-                elif isinstance(ev, h11.EndOfMessage):
-                    break
-        except h11.RemoteProtocolError as e:
+            req = request_mod.parse(c.buf)
+        except request_mod.BadRequest as e:
             self.stats["bad_requests"] += 1
-            self.reply_and_close(c, e.error_status_hint, "Bad Request", b"bad request\n")
+            self.reply_and_close(c, e.status, http.HTTPStatus(e.status).phrase, f"{e}\n".encode())
             return
-        req = rules_mod.Request(head.method.decode(), head.target.decode("latin-1"),
-                                [(n.decode(), v.decode("latin-1")) for n, v in head.headers])
+        if req is None:
+            return
         rule, backend = self.ruleset.choose(req)
         if backend is None:
             self.stats["no_backend"] += 1
@@ -252,29 +249,59 @@ class FrontEnd:
 
     # ------------------------------------------------------------ hand-off
 
+    def mark(self, c, stage):
+        if c.marks is not None:
+            c.marks.append((stage, time.monotonic_ns()))
+
     def hand_off(self, c, link, rule_name):
-        self.steer.lock(c.flow)
+        self.mark(c, "parsed")
+        early = self.steer.before_import
+        if early:
+            # The backend's host drops the flow's packets until its import is
+            # complete: steering there (written by the one-call hand-off) locks
+            # the flow as well, and the backend serves at import (HANDOFF).
+            entry = self.steer.handoff_entry(c.flow, link)
+        else:
+            # Locked; the backend serves after GO, once the flow is steered to it.
+            self.steer.lock(c.flow)
+            entry = None
+        # The bookkeeping comes first: once the state is sent, the backend serves,
+        # and this process should be out of its way (on a shared CPU) at once.
+        self.sel.unregister(c.sock)
+        sock, buf = c.sock, c.buf
+        c.sock, c.buf, c.state, c.link = None, b"", WAIT_IMPORTED, link
+        c.deadline = time.monotonic() + self.cfg.handoff_timeout
+        link.owned += 1
         try:
-            blob = self.lib.export(c.sock, prefix=c.buf)
+            c.snapshot, sent = self.lib.hand_off(sock, buf, link.sock,
+                                                 wire.HANDOFF if early else wire.HANDOFF_HOLD, c.id,
+                                                 steer=entry)
         except handoff.HandoffError as e:
             # Not ESTABLISHED any more: the client half-closed before the hand-off,
             # and TCP_REPAIR cannot move a half-closed connection.
+            link.owned -= 1
+            c.sock, c.buf, c.state, c.link = sock, buf, READING, None
+            self.sel.register(c.sock, selectors.EVENT_READ, ("client", c))
             self.steer.forget(c.flow)
             self.stats["export_failed"] += 1
             log("warn", "export failed", conn=c.id, error=str(e))
             self.reply_and_close(c, 503, "Service Unavailable", b"cannot hand off a half-closed connection\n")
             return
-        self.sel.unregister(c.sock)
-        self.lib.release(c.sock)
-        c.sock, c.buf, c.snapshot = None, b"", blob
-        c.state, c.link = WAIT_IMPORTED, link
-        c.deadline = time.monotonic() + self.cfg.handoff_timeout
+        if not sent:
+            self.link_down(link, "send failed")   # resets this client from its snapshot
+            return
         c.requests += 1
-        link.owned += 1
         link.handoffs += 1
         self.stats["handoffs"] += 1
         self.stats[f"rule:{rule_name}"] += 1
-        link.send(wire.HANDOFF_HOLD if self.steer.acknowledged else wire.HANDOFF, c.id, blob)
+        self.mark(c, "sent")
+        if early:
+            self.end_trace(c)
+
+    def end_trace(self, c):
+        if c.marks is not None:
+            log("debug", "handoff trace", conn=c.id, request=c.requests, marks=dict(c.marks))
+            c.marks = None
 
     def on_message(self, link, msg_type, conn_id, body):
         c = self.conns.get(conn_id)
@@ -282,8 +309,14 @@ class FrontEnd:
             return   # a connection this front end already gave up
         if msg_type == wire.IMPORTED and c.state == WAIT_IMPORTED:
             c.state = REMOTE
-            go = (lambda: link.send(wire.GO, c.id)) if self.steer.acknowledged else (lambda: None)
-            self.steer.to_backend(c.flow, link, go)
+            if not self.steer.before_import:
+                self.mark(c, "imported")
+
+                def go():
+                    link.send(wire.GO, c.id)
+                    self.mark(c, "go")
+                    self.end_trace(c)
+                self.steer.to_backend(c.flow, link, go)
         elif msg_type == wire.RECLAIM and c.state == REMOTE:
             self.steer.lock(c.flow)
             c.state = WAIT_RETURN
@@ -470,6 +503,13 @@ def build_config(argv):
     p.add_argument("--closed-linger", type=float, default=2.0,
                    help="seconds the flow of a connection a backend closed stays steered there")
     p.add_argument("--max-request-bytes", type=int, default=1 << 20)
+    p.add_argument("--steer-before-import", action="store_true",
+                   help="steer a flow to its backend before sending the state, and let the "
+                        "backend serve at import (no GO round trip); needs every backend's host "
+                        "agent with --prism-backend, which drops the flow's packets until the "
+                        "import is complete")
+    p.add_argument("--trace", action="store_true",
+                   help="log the time of each stage of every hand-off (debug)")
     p.add_argument("--build-dir", default=handoff.DEFAULT_BUILD)
     a = p.parse_args(argv)
     if not ipaddress.ip_address(a.admin[0]).is_loopback:
@@ -492,7 +532,8 @@ def main(argv=None):
     cfg = build_config(sys.argv[1:] if argv is None else argv)
     lib = handoff.Lib(cfg.build_dir)
     try:
-        steer = steering_mod.AgentSteering(lib, cfg.prism_pin_dir)
+        steer = steering_mod.AgentSteering(lib, cfg.prism_pin_dir,
+                                           before_import=cfg.steer_before_import)
     except handoff.HandoffError as e:
         log("error", "no steering map: is the agent running with --prism-pin-dir?", error=str(e))
         return 1

@@ -34,6 +34,7 @@ Semantics (Yoda, EuroSys 2016, section 5.1 and Table 3):
 validate() refuses a bad document with an error naming the field."""
 import collections
 import fnmatch
+import functools
 import http.cookies
 import ipaddress
 import urllib.parse
@@ -185,23 +186,29 @@ class Rule:
 
 
 class Request:
-    """What the rules look at, from a parsed request head (h11.Request)."""
+    """What the rules look at, from a parsed request head (request.py)."""
 
     def __init__(self, method, target, headers):
         self.method = method
-        split = urllib.parse.urlsplit(target)
-        self.path = split.path or "/"
+        if target.startswith("/"):   # origin-form (RFC 9112 section 3.2.1): nearly every request
+            self.path = target.partition("?")[0]
+        else:                        # absolute-form, asterisk-form
+            self.path = urllib.parse.urlsplit(target).path or "/"
         self.headers = {}
         for name, value in headers:
             self.headers.setdefault(name.lower(), value)
         host = self.headers.get("host", "")
         self.host = host.rsplit(":", 1)[0].lower() if not host.startswith("[") else host.lower()
+
+    @functools.cached_property
+    def cookies(self):
+        """Parsed only for the rules that look at cookies (it is the costly part)."""
         jar = http.cookies.SimpleCookie()
         try:
             jar.load(self.headers.get("cookie", ""))
         except http.cookies.CookieError:
             pass   # a malformed Cookie header matches no cookie rule
-        self.cookies = {k: m.value for k, m in jar.items()}
+        return {k: m.value for k, m in jar.items()}
 
 
 class RuleSet:

@@ -4,10 +4,10 @@ owner answers them with an RST (README.md, "Steering").
 The front end calls, for one hand-off and back:
     lock(flow)              before it exports: no packet of the flow may reach a
                             socket until the next call (they are dropped; TCP resends)
-    to_backend(flow, b, done)  the backend has imported: steer to it, call done()
-                            once that is in force; with `acknowledged` the backend
-                            waits for that (GO) before it sends, else it serves at once
-                            (for a steering already in force when the backend imports)
+    to_backend(flow, b, done)  steer to backend b, call done() once that is in force:
+                            after the backend's IMPORTED (it waits for GO before it
+                            sends), or, with `before_import`, in place of lock() before
+                            the export (the backend serves at import)
     lock(flow)              the backend asks for the connection back
     to_frontend(flow)       the front end has imported it again
     forget(flow)            the connection is gone from this front end
@@ -24,15 +24,19 @@ class AgentSteering:
     """Mode a: the map pinned by this host's agent (--prism-pin-dir)."""
 
     name = "agent"
-    # The backend waits for GO: until the front end has written the map (after
-    # IMPORTED), the client's ACKs of the first response segments would be
-    # dropped here, and an imported connection has no RTT sample yet, so the
-    # backend would wait for its initial 1 s retransmission timeout (measured:
-    # a 2 MB response at 100 Mbit/s took 1.35 s instead of 0.17 s).
-    acknowledged = True
 
-    def __init__(self, lib, pin_dir):
+    def __init__(self, lib, pin_dir, before_import=False):
+        """before_import: every backend's host agent runs with --prism-backend: it
+        drops a flow's packets while no socket of the flow is ready there (none
+        yet, or one still in repair mode), where its kernel would answer with an
+        RST.  The front end then steers to the backend before it sends the state,
+        and the backend serves at import.  Without it the backend waits for GO:
+        steered only after IMPORTED, the client's ACKs of the first response
+        segments would be dropped here, and an imported connection has no RTT
+        sample yet, so the backend would wait for its initial 1 s retransmission
+        timeout (measured: a 2 MB response at 100 Mbit/s took 1.35 s, not 0.17 s)."""
         self.map = handoff.SteerMap(lib, pin_dir)
+        self.before_import = before_import
 
     def lock(self, flow):
         self.map.lock(flow)
@@ -40,6 +44,11 @@ class AgentSteering:
     def to_backend(self, flow, backend, done):
         self.map.forward(flow, backend.address)
         done()
+
+    def handoff_entry(self, flow, backend):
+        """With before_import: the entry the front end's one-call hand-off
+        (handoff.Lib.hand_off) writes in place of to_backend()."""
+        return self.map.entry(flow, backend.address)
 
     def to_frontend(self, flow):
         self.map.delete(flow)

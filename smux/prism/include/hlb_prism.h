@@ -1,7 +1,7 @@
 /* Prism request hand-off: the layouts every part shares.
  *
  *   - the steering map the host agent's XDP program reads (bpf/prism_steer.bpf.h)
- *     and the front end writes (src/steer_map.c): flow -> drop while locked, or
+ *     and the front end writes (src/prism_capi.c): flow -> drop while locked, or
  *     re-encapsulate to the DIP host that owns the connection now;
  *   - the control messages between a front end and a backend (frontend/wire.py
  *     speaks the same header) and the TCP state they carry (src/tcp_handoff.c).
@@ -40,10 +40,19 @@ struct prism_flow_val {
 enum prism_steer_counter {
     PRISM_C_LOCKED_DROP,   /* packets dropped while their flow was locked */
     PRISM_C_FORWARDED,     /* packets re-encapsulated to the owning backend */
+    PRISM_C_UNREADY_DROP,  /* backend host: packets of a flow whose socket is not ready */
     PRISM_C_MAX
 };
 
-#define PRISM_COUNTER_NAMES { "locked_drop", "forwarded" }
+#define PRISM_COUNTER_NAMES { "locked_drop", "forwarded", "unready_drop" }
+
+/* Backend hosts (the agent's --prism-backend): key 0 of the array map
+ * hlb_prism_backend is 1.  A tunnelled TCP segment without SYN whose flow has no
+ * socket here yet, only a listener, or a socket still in repair mode (being
+ * imported) is dropped instead of delivered (where the kernel would answer with
+ * an RST, or a half-imported socket would take it): the front end may steer a
+ * flow here before the backend has imported it. */
+#define PRISM_BACKEND_MAP "hlb_prism_backend"
 
 /* Names the map and the counters are pinned under (the agent's
  * --prism-pin-dir). */
@@ -70,18 +79,20 @@ struct prism_wire_hdr {
 };
 
 /* Front end (FE) <-> backend (BE).  One hand-off of a request:
- *   FE: lock flow, export          FE -> BE  HANDOFF  {TCP state}
+ *   FE: steer flow to BE, export   FE -> BE  HANDOFF  {TCP state}
  *   BE: import, serve at once      BE -> FE  IMPORTED
- *   FE: steer flow to BE
  *   BE: response sent and ACKed    BE -> FE  RECLAIM
  *   FE: lock flow                  FE -> BE  LOCKED
  *   BE: export, release            BE -> FE  RETURN   {TCP state}
  *   FE: import, unlock; next request.
- * When the steering is only in force after the import (the front-end host's
- * agent, a fabric rule), the FE sends HANDOFF_HOLD instead: the BE imports,
- * answers IMPORTED and serves only after the FE's GO, so that no ACK of its first
- * segments is dropped (an imported connection has no RTT sample: a lost window
- * costs the initial 1 s retransmission timeout).
+ * HANDOFF needs the flow steered to the BE before the import, with the BE's host
+ * dropping its segments until the import is complete (the agent's
+ * --prism-backend): the FE steers, then exports and sends, in one step.
+ * Otherwise (a steering only in force after the import: the front-end host's
+ * agent without that guard, a fabric rule) the FE locks the flow and sends
+ * HANDOFF_HOLD: the BE imports, answers IMPORTED and serves only after the FE's
+ * GO, so that no ACK of its first segments is dropped (an imported connection has
+ * no RTT sample: a lost window costs the initial 1 s retransmission timeout).
  * Instead of RECLAIM the backend may send CLOSED (the client closed its side
  * and the backend finished the close) or FAILED (it could not serve; the FE
  * resets the client).  The FE sends ABORT when it gives up on a connection

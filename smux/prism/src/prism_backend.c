@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "prism_wire.h"
 #include "tcp_handoff.h"
 
 #define MAX_EVENTS 64
@@ -58,6 +59,7 @@ struct prism_conn {
     size_t in_len, in_cap;
     struct chunk *out, *out_tail;
     struct timespec drain_deadline;
+    uint64_t t_handoff, t_imported, t_go;   /* --trace: CLOCK_MONOTONIC ns; 0 once logged */
     struct prism_conn *next;   /* in ctl->conns, or b->plain */
 };
 
@@ -80,6 +82,26 @@ struct prism_backend {
     volatile sig_atomic_t stop;
     struct prism_backend_stats stats;
 };
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
+}
+
+/* --trace: one line per hand-off at its first response byte. */
+static void trace_first_byte(struct prism_conn *c)
+{
+    if (!c->t_handoff) {
+        return;
+    }
+    fprintf(stderr, "{\"level\":\"debug\",\"msg\":\"handoff trace\",\"conn\":%u,\"marks\":"
+                    "{\"handoff\":%llu,\"imported\":%llu,\"go\":%llu,\"first_byte\":%llu}}\n",
+            c->conn_id, (unsigned long long) c->t_handoff, (unsigned long long) c->t_imported,
+            (unsigned long long) c->t_go, (unsigned long long) mono_ns());
+    c->t_handoff = 0;
+}
 
 static void log_err(const char *what, int err)
 {
@@ -154,45 +176,9 @@ static void buf_consume(uint8_t *buf, size_t *len, size_t n)
 
 static int ctl_send(struct ctl *ctl, uint16_t type, uint32_t conn_id, const void *body, size_t len)
 {
-    uint8_t hdr[PRISM_WIRE_HDR_LEN];
-    uint32_t w32;
-    uint16_t w16;
-    w32 = htonl(PRISM_WIRE_MAGIC);
-    memcpy(hdr, &w32, 4);
-    w16 = htons(PRISM_WIRE_VERSION);
-    memcpy(hdr + 4, &w16, 2);
-    w16 = htons(type);
-    memcpy(hdr + 6, &w16, 2);
-    w32 = htonl(conn_id);
-    memcpy(hdr + 8, &w32, 4);
-    w32 = htonl((uint32_t) len);
-    memcpy(hdr + 12, &w32, 4);
-    struct iovec iov[2] = { { hdr, sizeof hdr }, { (void *) body, len } };
-    struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-    size_t total = sizeof hdr + len;
     /* The control socket is blocking with a send timeout: messages are small and
      * the front end reads them at once. */
-    while (total) {
-        ssize_t n = sendmsg(ctl->h.fd, &m, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -errno;
-        }
-        total -= (size_t) n;
-        while (n > 0 && m.msg_iovlen) {
-            size_t step = (size_t) n < m.msg_iov->iov_len ? (size_t) n : m.msg_iov->iov_len;
-            m.msg_iov->iov_base = (uint8_t *) m.msg_iov->iov_base + step;
-            m.msg_iov->iov_len -= step;
-            n -= (ssize_t) step;
-            if (!m.msg_iov->iov_len) {
-                m.msg_iov++;
-                m.msg_iovlen--;
-            }
-        }
-    }
-    return 0;
+    return prism_wire_send(ctl->h.fd, type, conn_id, body, len);
 }
 
 /* ------------------------------------------------------------ connections */
@@ -331,6 +317,7 @@ static void conn_flush(struct prism_conn *c)
             conn_fail(c);
             return;
         }
+        trace_first_byte(c);
         k->off += (size_t) n;
         if (k->off == k->len) {
             c->out = k->next;
@@ -468,13 +455,19 @@ static struct prism_conn *conn_find(struct ctl *ctl, uint32_t id)
     return NULL;
 }
 
-/* The connection is ours: read the request, serve it. */
+/* The connection is ours: read the request (in the receive queue since the
+ * import), serve it.  c may be gone on return. */
 static void conn_go(struct prism_conn *c)
 {
+    if (c->t_handoff) {
+        c->t_go = mono_ns();
+    }
     c->state = C_SERVING;
     if (ep_add(c->b, &c->h, EPOLLIN | EPOLLRDHUP)) {
         conn_fail(c);
+        return;
     }
+    conn_readable(c);
 }
 
 static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, const uint8_t *body,
@@ -483,6 +476,7 @@ static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, co
     struct prism_tcp_state st;
     const char *why = "";
     int fd = -1;
+    uint64_t t_handoff = b->cfg.trace ? mono_ns() : 0;
     int rc = prism_tcp_decode(body, len, &st, &why);
     if (rc == 0) {
         rc = prism_tcp_import(&st, &fd);
@@ -509,13 +503,15 @@ static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, co
     c->ctl = ctl;
     c->conn_id = id;
     c->state = C_WAIT_GO;
+    c->t_handoff = t_handoff;
+    c->t_imported = t_handoff ? mono_ns() : 0;
     c->next = ctl->conns;
     ctl->conns = c;
     b->stats.imported++;
-    ctl_send(ctl, PRISM_MSG_IMPORTED, id, NULL, 0);
     if (!hold) {
-        conn_go(c);
+        conn_go(c);   /* first bytes out before IMPORTED: the front end needs it later */
     }
+    ctl_send(ctl, PRISM_MSG_IMPORTED, id, NULL, 0);
 }
 
 static void ctl_message(struct prism_backend *b, struct ctl *ctl, uint16_t type, uint32_t id,

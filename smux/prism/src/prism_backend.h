@@ -44,6 +44,7 @@ struct prism_backend_config {
     const char *ctl_addr;        /* control listener: this host's DIP */
     uint16_t ctl_port;
     int drain_timeout_ms;        /* longest wait for the client's ACKs; then FAILED */
+    int trace;                   /* log each hand-off's stage times on stderr (debug) */
 };
 
 #define PRISM_DEFAULT_DRAIN_TIMEOUT_MS 30000

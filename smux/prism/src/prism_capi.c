@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prism_wire.h"
 #include "tcp_handoff.h"
 
 /* Exports fd (see prism_tcp_export) and returns its encoding in a malloc'ed
@@ -87,6 +88,35 @@ int prism_steer_set(int map_fd, uint32_t client, uint16_t client_port, uint32_t 
                                 .vip_port = vip_port };
     struct prism_flow_val v = { .action = action, .owner_dip = owner_dip };
     return bpf_map_update_elem(map_fd, &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+/* The front end's side of a hand-off in one call: with map_fd >= 0 first writes
+ * the flow's steering entry (action, owner_dip; addresses and ports in network
+ * order), then exports fd (as prism_export_blob), releases it, and sends message
+ * `type` {state} for conn_id on the blocking control socket ctl_fd.
+ * Returns < 0 when the steering write or the export failed: fd untouched (out of
+ * repair mode), *out unset, and *steer_failed says which.  Else fd is closed,
+ * *out holds the state (the front end's snapshot; prism_blob_free), and the
+ * result is 0 once sent, 1 when the send failed (the control connection broke). */
+int prism_handoff_blob(int fd, const uint8_t *prefix, size_t prefix_len, int ctl_fd,
+                       uint16_t type, uint32_t conn_id, int map_fd, uint32_t client,
+                       uint16_t client_port, uint32_t vip, uint16_t vip_port, uint32_t action,
+                       uint32_t owner_dip, int *steer_failed, uint8_t **out, size_t *out_len)
+{
+    *steer_failed = 0;
+    if (map_fd >= 0) {
+        int rc = prism_steer_set(map_fd, client, client_port, vip, vip_port, action, owner_dip);
+        if (rc) {
+            *steer_failed = 1;
+            return rc;
+        }
+    }
+    int rc = prism_export_blob(fd, prefix, prefix_len, out, out_len);
+    if (rc) {
+        return rc;
+    }
+    prism_tcp_release(fd);
+    return prism_wire_send(ctl_fd, type, conn_id, *out, *out_len) ? 1 : 0;
 }
 
 int prism_steer_delete(int map_fd, uint32_t client, uint16_t client_port, uint32_t vip,

@@ -2,7 +2,7 @@
  * library, for the tests and the benchmark.
  *
  *   hlb-prism-objserver --ctl DIP:PORT [--http ADDR:PORT] [--name NAME]
- *                       [--max-object BYTES] [--drain-timeout-ms MS]
+ *                       [--max-object BYTES] [--drain-timeout-ms MS] [--trace]
  *
  *   GET|HEAD /obj/N   N bytes of a fixed pattern (byte i = (i * 131 + 7) mod 256)
  *   GET|HEAD /        "ok"
@@ -159,7 +159,8 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "ctl", required_argument, 0, 'c' }, { "http", required_argument, 0, 'h' },
         { "name", required_argument, 0, 'n' }, { "max-object", required_argument, 0, 'm' },
-        { "drain-timeout-ms", required_argument, 0, 'd' }, { 0, 0, 0, 0 }
+        { "drain-timeout-ms", required_argument, 0, 'd' }, { "trace", no_argument, 0, 't' },
+        { 0, 0, 0, 0 }
     };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -175,6 +176,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'n': name = optarg; break;
+        case 't': cfg.trace = 1; break;
         case 'm': {
             char *end;
             max_object = strtoull(optarg, &end, 10);
@@ -193,7 +195,7 @@ int main(int argc, char **argv)
             break;
         default:
             fprintf(stderr, "usage: hlb-prism-objserver --ctl DIP:PORT [--http ADDR:PORT] "
-                            "[--name NAME] [--max-object BYTES] [--drain-timeout-ms MS]\n");
+                            "[--name NAME] [--max-object BYTES] [--drain-timeout-ms MS] [--trace]\n");
             return 2;
         }
     }

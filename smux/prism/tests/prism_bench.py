@@ -11,7 +11,10 @@
    next request is served when sent right after the last byte (its start-up
    minus the paused one); total = one back-to-back request cycle.  Prism also
    with the backends' route initcwnd raised to 64 (section 5.2: an imported
-   connection restarts at the initial window).
+   connection restarts at the initial window).  Prism twice: steering before the
+   import (--steer-before-import, the default) and with the GO round trip.
+   --trace: where Prism's start-up goes, the median time of each hand-off stage
+   (front end and backend logs; slows Prism down a little, for diagnosis).
 3. Steering cost per packet (BPF_PROG_TEST_RUN of the agent's XDP program).
 
 Prints the tables; --json FILE also writes the figures."""
@@ -28,6 +31,10 @@ import time
 import prism_testbed as pt
 
 SIZES = [64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]
+# The chain of a hand-off's stages in the --trace logs (be_: the backend's), from
+# the client's request to its first response byte: the steps sum to the start-up.
+TRACE_ORDER = ["client_sent", "read", "parsed", "be_handoff", "be_imported", "be_go",
+               "be_first_byte", "client_first_byte"]
 UNITS = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
 
 HAPROXY_CFG = """global
@@ -76,14 +83,17 @@ http {{
 class Bench:
     def __init__(self, args):
         self.a = args
-        self.tb = pt.Testbed(args.backends, frontend=False)
+        self.tb = pt.Testbed(args.backends, frontend=False, trace=args.trace)
         self.proxy = None
+        self.stages = {}
+        self.trace_mark = {}
 
     # ------------------------------------------------------------ modes
 
     def start_mode(self, mode):
         tb = self.tb
-        if mode == "prism":
+        if mode in ("prism", "prism-go"):
+            tb.before_import = mode == "prism"
             tb.start_frontend(pt.default_rules(self.a.backends))
             self.proxy = tb.fe_proc
             return
@@ -199,44 +209,109 @@ class Bench:
             " while got<size:\n"
             "  got+=len(s.recv(1<<20))\n"
             " t2=time.perf_counter()\n"
-            " if i: out.append(((t1-t0)*1e6,(t2-t1)*1e6,(t2-t0)*1e6))\n"
+            " if i: out.append(((t1-t0)*1e6,(t2-t1)*1e6,(t2-t0)*1e6,t0*1e9,t1*1e9))\n"
             "print(json.dumps(out))\n")
         r = self.tb.client.run([sys.executable, "-c", code, host, str(port), str(size), str(n),
-                                str(pause)], timeout=300)
+                                str(pause)], timeout=300, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"timing client to {host}:{port} failed: {r.stderr[-1500:]}")
         return json.loads(r.stdout)
 
     def per_request(self):
+        """Each mode's series in turn, --rounds times: on a shared machine the load
+        drifts, and every mode gets its samples from every part of the run."""
         size, n = 2 << 20, self.a.requests
-        out = {}
         modes = [("direct", "direct"), ("haproxy", "haproxy"), ("nginx", "nginx"),
-                 ("nginx-newconn", "nginx-newconn"), ("prism", "prism"), ("prism-iw64", "prism")]
+                 ("nginx-newconn", "nginx-newconn"), ("prism", "prism"), ("prism-go", "prism-go"),
+                 ("prism-iw64", "prism")]
+        modes = [(label, mode) for label, mode in modes
+                 if (mode if mode != "prism-go" else "prism") in self.a.modes]
+        rows = {label: ([], []) for label, _ in modes}   # paused, back to back
         self.shape_all(self.a.rate)
         try:
-            for label, mode in modes:
-                if mode not in self.a.modes:
-                    continue
-                if label == "prism-iw64":
-                    self.set_initcwnd(64)
-                self.start_mode(mode)
-                try:
-                    host, port = ((pt.backend_ip(1), pt.HTTP_PORT) if mode == "direct"
-                                  else (pt.VIP, pt.VIP_PORT))
-                    paused = self.timings(host, port, size, n, 0.05)
-                    b2b = self.timings(host, port, size, n, 0.0)
-                finally:
-                    self.stop_mode()
-                    if label == "prism-iw64":
-                        self.set_initcwnd(None)
-                med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
-                p90 = lambda rows, k: sorted(r[k] for r in rows)[int(0.9 * len(rows))]  # noqa: E731
-                out[label] = {"startup_us": med(paused, 0), "startup_p90_us": p90(paused, 0),
-                              "transfer_us": med(paused, 1),
-                              "teardown_us": med(b2b, 0) - med(paused, 0),
-                              "total_us": med(b2b, 2), "total_p90_us": p90(b2b, 2)}
-                print(f"  {label:10s} {out[label]}", file=sys.stderr, flush=True)
+            for _ in range(self.a.rounds):
+                for label, mode in modes:
+                    paused, b2b = self.series(label, mode, size, n)
+                    rows[label][0].extend(paused)
+                    rows[label][1].extend(b2b)
         finally:
             self.shape_all(None)
+        out = {}
+        med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
+        p90 = lambda rows, k: sorted(r[k] for r in rows)[int(0.9 * len(rows))]  # noqa: E731
+        for label, (paused, b2b) in rows.items():
+            out[label] = {"startup_us": med(paused, 0), "startup_p90_us": p90(paused, 0),
+                          "transfer_us": med(paused, 1),
+                          "teardown_us": med(b2b, 0) - med(paused, 0),
+                          "total_us": med(b2b, 2), "total_p90_us": p90(b2b, 2)}
+            print(f"  {label:10s} {out[label]}", file=sys.stderr, flush=True)
         return out
+
+    def series(self, label, mode, size, n):
+        """(paused rows, back-to-back rows) of one mode."""
+        if label == "prism-iw64":
+            self.set_initcwnd(64)
+        self.start_mode(mode)
+        try:
+            host, port = ((pt.backend_ip(1), pt.HTTP_PORT) if mode == "direct"
+                          else (pt.VIP, pt.VIP_PORT))
+            if self.a.trace:
+                self.trace_mark = self.trace_size()
+            paused = self.timings(host, port, size, n, 0.05)
+            if self.a.trace and mode.startswith("prism"):
+                self.stages[label] = self.trace_stages(paused)
+            return paused, self.timings(host, port, size, n, 0.0)
+        finally:
+            self.stop_mode()
+            if label == "prism-iw64":
+                self.set_initcwnd(None)
+
+    # ------------------------------------------------------------ --trace
+
+    def trace_logs(self):
+        return [os.path.join(self.tb.run_dir, f) for f in sorted(os.listdir(self.tb.run_dir))
+                if f.endswith(".log")]
+
+    def trace_size(self):
+        return {p: os.path.getsize(p) for p in self.trace_logs()}
+
+    def trace_stages(self, client_rows):
+        """Median µs of each stage of the hand-offs logged since trace_mark: the front
+        end's records joined with the backend's (same connection, the first backend
+        record after the front end parsed the request) and with the client's request
+        (sent, first byte received: the one whose start-up holds the front end's read;
+        the client's clock is CLOCK_MONOTONIC too)."""
+        fe, be = [], {}
+        for path in self.trace_logs():
+            with open(path) as f:
+                f.seek(self.trace_mark.get(path, 0))
+                for line in f:
+                    try:
+                        rec = json.loads(line)
+                    except ValueError:
+                        continue
+                    if rec.get("msg") != "handoff trace":
+                        continue
+                    if os.path.basename(path) == "fe.log":
+                        fe.append(rec)
+                    else:
+                        be.setdefault(rec["conn"], []).append(rec["marks"])
+        deltas = {}
+        for rec in fe:
+            m = dict(rec["marks"])
+            later = [b for b in be.get(rec["conn"], []) if b["handoff"] >= m["parsed"]]
+            if not later:
+                continue
+            b = min(later, key=lambda b: b["handoff"])
+            m.update({"be_" + k: v for k, v in b.items() if v})
+            for row in client_rows:
+                if row[3] <= m["read"] <= row[4]:
+                    m["client_sent"], m["client_first_byte"] = row[3], row[4]
+            stages = [(k, m[k]) for k in TRACE_ORDER if k in m]
+            for (a, ta), (z, tz) in zip(stages, stages[1:]):
+                deltas.setdefault(f"{a}->{z}", []).append((tz - ta) / 1000)
+            deltas.setdefault("read->first_byte", []).append((m["be_first_byte"] - m["read"]) / 1000)
+        return {k: round(statistics.median(v), 1) for k, v in deltas.items()}
 
     def set_initcwnd(self, iw):
         for i, ns in self.tb.backend_ns.items():
@@ -269,8 +344,12 @@ def main():
     p.add_argument("--conns", type=int, default=8, help="client connections (wrk)")
     p.add_argument("--seconds", type=int, default=5, help="wrk duration per point")
     p.add_argument("--requests", type=int, default=30, help="2 MB requests per timing series")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="per-request series of every mode in turn, this many times (pooled)")
     p.add_argument("--modes", default="prism,haproxy,nginx,nginx-newconn,direct")
     p.add_argument("--skip-bandwidth", action="store_true")
+    p.add_argument("--trace", action="store_true",
+                   help="also print where Prism's start-up goes (median µs per hand-off stage)")
     p.add_argument("--json")
     a = p.parse_args()
     a.modes = a.modes.split(",")
@@ -295,18 +374,23 @@ def main():
         errs = {m: sum(bw[(m, s)]["errors"] for s in SIZES) for m in a.modes}
         print("errors: " + ", ".join(f"{m} {e}" for m, e in errs.items()))
     print("\nPer request, 2 MB response, one connection, medians in microseconds "
-          f"({a.requests} requests per series)")
+          f"({a.requests} requests per series, {a.rounds} round(s) of every mode in turn)")
     print(f"{'':12}{'start-up':>10}{'(p90)':>9}{'tear-down':>11}{'transfer':>10}{'total':>10}{'(p90)':>9}")
     for label, r in cost.items():
         print(f"{label:12}{r['startup_us']:10.0f}{r['startup_p90_us']:9.0f}{r['teardown_us']:11.0f}"
               f"{r['transfer_us']:10.0f}{r['total_us']:10.0f}{r['total_p90_us']:9.0f}")
+    for label, st in b.stages.items():
+        print(f"\n{label}: median µs per hand-off stage (front end, be_ = backend; --trace)")
+        for k, v in st.items():
+            print(f"  {k:32}{v:9.1f}")
     print("\nSteering cost per packet (BPF_PROG_TEST_RUN, agent XDP program, median ns): "
           + ", ".join(f"{k} {v}" for k, v in steer.items()))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"date": started, "cpu": cpu_model(), "load": load, "rate_mbit": a.rate,
+                       "requests": a.requests, "rounds": a.rounds,
                        "bandwidth": {f"{m}/{s}": v for (m, s), v in bw.items()},
-                       "per_request": cost, "steering_ns": steer}, f, indent=1)
+                       "per_request": cost, "stages": b.stages, "steering_ns": steer}, f, indent=1)
 
 
 if __name__ == "__main__":

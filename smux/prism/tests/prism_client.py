@@ -7,6 +7,8 @@ bodies checked against hlb-prism-objserver's pattern (byte i = (i*131+7) mod 256
   fin        --path P                          request, our FIN once the response started; read to the end
   killed     --path P --timeout T              read until the connection ends; how it ended
   concurrent --conns N --path P                N connections send their request together
+  second     --path P --gap S                  a request, S seconds later a second one on the
+                                               same connection; both responses, or how it ended
 """
 import argparse
 import collections
@@ -139,6 +141,24 @@ def cmd_killed(a):
     print(json.dumps({"end": end, "bytes": n, "seconds": round(time.monotonic() - t0, 3)}))
 
 
+def cmd_second(a):
+    s = socket.create_connection((VIP, 80), timeout=a.timeout)
+    s.sendall(request_bytes(a.path, a.header))
+    time.sleep(a.gap)
+    s.sendall(request_bytes(a.path, a.header))
+    f = s.makefile("rb")
+    out, end = [], "ok"
+    try:
+        for _ in range(2):
+            status, backend, body = read_response(f)
+            out.append({"status": status, "backend": backend, "ok": pattern_ok(body)})
+    except ConnectionResetError:
+        end = "reset"
+    except (OSError, http.client.HTTPException) as e:
+        end = repr(e)
+    print(json.dumps({"responses": out, "end": end}))
+
+
 def cmd_concurrent(a):
     socks = [socket.create_connection((VIP, 80), timeout=a.timeout) for _ in range(a.conns)]
     barrier = threading.Barrier(a.conns)
@@ -168,13 +188,14 @@ def cmd_concurrent(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=("get", "pipeline", "fin", "killed", "concurrent"))
+    p.add_argument("mode", choices=("get", "pipeline", "fin", "killed", "concurrent", "second"))
     p.add_argument("--conns", type=int, default=1)
     p.add_argument("--requests", type=int, default=1)
     p.add_argument("--count", type=int, default=4)
     p.add_argument("--path", default="/obj/1024")
     p.add_argument("--header", default="", help="extra header lines, CRLF-terminated")
     p.add_argument("--timeout", type=float, default=20.0)
+    p.add_argument("--gap", type=float, default=0.5, help="second: seconds between the requests")
     p.add_argument("--no-check", action="store_true", help="skip the body pattern check")
     a = p.parse_args()
     a.header = a.header.encode().decode("unicode_escape")

@@ -8,7 +8,11 @@ The VIP is on lo of the front end and of every backend (the host agent puts it
 there); every host runs the real host agent (XDP decapsulation), the front end's
 with the Prism steering map pinned; replies go straight to the client (DSR).
 The backends are hlb-prism-objserver (hand-offs on :9500, ordinary HTTP on
-:8080 for the baselines).  Every resource is ours and removed on close()."""
+:8080 for the baselines).  By default the backends' agents guard unready flows
+(--prism-backend) and the front end steers before the import
+(--steer-before-import); before_import=False runs the GO round trip instead.
+trace=True: the front end and the backends log each hand-off's stages (fe.log,
+b<i>.log in run_dir).  Every resource is ours and removed on close()."""
 import json
 import os
 import subprocess
@@ -53,8 +57,12 @@ def default_rules(n):
 
 
 class Testbed:
-    def __init__(self, n_backends=2, rules=None, frontend=True, fe_args=()):
+    def __init__(self, n_backends=2, rules=None, frontend=True, fe_args=(), before_import=True,
+                 guard=None, trace=False):
         self.tag = tl.unique("")
+        self.before_import = before_import
+        self.guard = before_import if guard is None else guard   # backends' --prism-backend
+        self.trace = trace
         self.procs = []        # (ns, Popen), stopped in reverse order
         self.nss = []
         self.backends = {}
@@ -100,10 +108,16 @@ class Testbed:
                                  "10.78.2.1", FE_IP], ready_line=True)
         self.start_agent(self.fe, self.if_fe, FE_IP, prism=True)
         for i in range(1, n + 1):
-            self.start_agent(self.backend_ns[i], self.if_backend[i], backend_ip(i))
+            self.start_agent(self.backend_ns[i], self.if_backend[i], backend_ip(i),
+                             prism_backend=self.guard)
             self.start_backend(i)
         wait_until(lambda: os.path.exists(os.path.join(self.bpffs, "hlb_prism_flows")), 10,
                    what="the front-end agent's pinned steering map")
+        # The map is pinned at load; the program is attached after (slowly on a busy host).
+        hosts = [(self.fe, self.if_fe)] + [(self.backend_ns[i], self.if_backend[i]) for i in self.backend_ns]
+        for ns, ifname in hosts:
+            wait_until(lambda ns=ns, ifname=ifname: "xdp" in ns.run(["ip", "-d", "link", "show", ifname]).stdout,
+                       30, what=f"the agent's XDP program on {ifname}")
         for ns in [self.fe] + list(self.backend_ns.values()):
             wait_until(lambda ns=ns: "10.210.0.10" in ns.run(["ip", "addr", "show", "lo"]).stdout,
                        10, what=f"the VIP on lo of {ns.name}")
@@ -120,19 +134,24 @@ class Testbed:
                 raise RuntimeError(f"{cmd[0]} did not start")
         return p
 
-    def start_agent(self, ns, iface, ip, prism=False):
+    def start_agent(self, ns, iface, ip, prism=False, prism_backend=False):
         cmd = [sys.executable, os.path.join(SMUX, "agent", "hlb_agent.py"), "--iface", iface,
                "--local-ip", ip, "--vip", VIP, "--allow-mux", "10.78.0.0/16", "--decap", "xdp",
                "--listen", f"127.0.0.1:{AGENT_PORT}", "--build-dir", AGENT_BUILD]
         if prism:
             cmd += ["--prism-pin-dir", self.bpffs]
+        if prism_backend:
+            cmd += ["--prism-backend"]
         return self.start(ns, cmd)
 
     def start_backend(self, i, extra=()):
         ns = self.backend_ns[i]
+        if self.trace:
+            extra = ("--trace", *extra)
+        log = open(os.path.join(self.run_dir, f"b{i}.log"), "a") if self.trace else subprocess.DEVNULL
         p = self.start(ns, [os.path.join(BUILD, "hlb-prism-objserver"), "--ctl",
                             f"{backend_ip(i)}:{CTL_PORT}", "--http", f"{backend_ip(i)}:{HTTP_PORT}",
-                            "--name", f"b{i}", *extra], ready_line=True)
+                            "--name", f"b{i}", *extra], ready_line=True, stderr=log)
         self.backends[i] = p
         return p
 
@@ -141,6 +160,8 @@ class Testbed:
         with open(path, "w") as f:
             json.dump(rules, f)
         self.fe_log = open(os.path.join(self.run_dir, "fe.log"), "w")
+        fe_args = (*(["--steer-before-import"] if self.before_import else []),
+                   *(["--trace"] if self.trace else []), *fe_args)
         self.fe_proc = self.start(self.fe, [sys.executable, os.path.join(PRISM, "frontend", "prism_fe.py"),
                                             "--listen", f"{VIP}:{VIP_PORT}", "--rules", path,
                                             "--prism-pin-dir", self.bpffs,

@@ -3,13 +3,22 @@
  *   - no entry for the flow: decapsulated (XDP_PASS, outer header gone);
  *   - LOCKED: XDP_DROP, counter locked_drop;
  *   - FORWARD: XDP_TX, outer destination = the owner, outer source = this host,
- *     outer checksum valid, MACs swapped, inner packet untouched, counter forwarded.
+ *     outer checksum valid, MACs swapped, inner packet untouched, counter forwarded;
+ *   - a backend host (hlb_prism_backend = 1), real sockets of this network
+ *     namespace on 127.0.0.1: a segment of a flow without a socket, of a flow
+ *     that only meets a listener, of a socket in repair mode is dropped (counter
+ *     unready_drop); a SYN, an established socket out of repair mode, and any
+ *     segment with the guard off are delivered.
  * Then the cost per packet of each case (--repeat runs in the kernel, median of
  * --rounds; the kernel's time includes its clock reads).
  *   prism-steer-test OBJ [--repeat N] [--rounds R]
  * Prints one JSON object; exits 1 if a check fails. */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <linux/if_ether.h>
 #include <stdio.h>
@@ -69,6 +78,34 @@ static size_t build(uint8_t *pkt)
     tcp[12] = 5 << 4;
     tcp[13] = 0x10;
     return 14 + 60;
+}
+
+/* The test packet with inner addresses and ports of our own and TCP flags. */
+static void retuple(uint8_t *pkt, const char *src, uint16_t sport, const char *dst, uint16_t dport,
+                    uint8_t flags)
+{
+    struct hlb_ip4 *inner = (void *) (pkt + 14 + 20);
+    inner->saddr = ip(src);
+    inner->daddr = ip(dst);
+    inner->check = 0;
+    inner->check = csum(inner, 20);
+    uint8_t *tcp = (uint8_t *) (inner + 1);
+    uint16_t ports[2] = { htons(sport), htons(dport) };
+    memcpy(tcp, ports, 4);
+    tcp[13] = flags;
+}
+
+/* A TCP socket bound to 127.0.0.1 on a free port; its port in *port. */
+static int bound_socket(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t n = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof a) || getsockname(fd, (struct sockaddr *) &a, &n)) {
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
 }
 
 struct run {
@@ -189,9 +226,50 @@ int main(int argc, char **argv)
     CHECK(counter(counters, PRISM_C_FORWARDED) == fwd0 + 1, "forward: counted once");
     uint32_t ns_fwd = median_ns(prog, pkt, len, repeat, rounds);
 
+    /* A backend host: segments of flows without a ready socket are dropped. */
+    bpf_map_delete_elem(flows, &key);
+    int backend = bpf_object__find_map_fd_by_name(obj, PRISM_BACKEND_MAP);
+    uint32_t zero = 0, on = 1, off = 0;
+    bpf_map_update_elem(backend, &zero, &on, BPF_ANY);
+    uint16_t lport, rport, cport = 40001;
+    int lfd = bound_socket(&lport), rfd = bound_socket(&rport);
+    CHECK(lfd >= 0 && rfd >= 0 && listen(lfd, 8) == 0, "guard: test sockets");
+    uint64_t unready0 = counter(counters, PRISM_C_UNREADY_DROP);
+    retuple(pkt, "127.0.0.1", cport, "127.0.0.1", 1, 0x10);   /* port 1: nobody */
+    run(prog, pkt, len, 1, &r);
+    CHECK(r.verdict == XDP_DROP, "guard: no socket: dropped");
+    retuple(pkt, "127.0.0.1", cport, "127.0.0.1", 1, 0x02);
+    run(prog, pkt, len, 1, &r);
+    CHECK(r.verdict == XDP_PASS, "guard: a SYN without a socket: delivered");
+    retuple(pkt, "127.0.0.1", cport, "127.0.0.1", lport, 0x10);
+    run(prog, pkt, len, 1, &r);
+    CHECK(r.verdict == XDP_DROP, "guard: only a listener: dropped");
+    /* A socket being imported: repair mode, connected without a SYN. */
+    int repair_on = 1, no_probe = -1;   /* TCP_REPAIR_OFF_NO_WP */
+    struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = htons(cport),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    CHECK(setsockopt(rfd, IPPROTO_TCP, TCP_REPAIR, &repair_on, sizeof repair_on) == 0
+          && connect(rfd, (struct sockaddr *) &peer, sizeof peer) == 0, "guard: repair-mode socket");
+    retuple(pkt, "127.0.0.1", cport, "127.0.0.1", rport, 0x10);
+    run(prog, pkt, len, 1, &r);
+    CHECK(r.verdict == XDP_DROP, "guard: socket in repair mode: dropped");
+    CHECK(counter(counters, PRISM_C_UNREADY_DROP) == unready0 + 3, "guard: three drops counted");
+    setsockopt(rfd, IPPROTO_TCP, TCP_REPAIR, &no_probe, sizeof no_probe);
+    run(prog, pkt, len, 1, &r);
+    CHECK(r.verdict == XDP_PASS, "guard: socket out of repair mode: delivered");
+    uint32_t ns_guard = median_ns(prog, pkt, len, repeat, rounds);
+    bpf_map_update_elem(backend, &zero, &off, BPF_ANY);
+    retuple(pkt, "127.0.0.1", cport, "127.0.0.1", 1, 0x10);
+    run(prog, pkt, len, 1, &r);
+    CHECK(r.verdict == XDP_PASS, "guard off: no socket: delivered");
+    struct linger abort_close = { 1, 0 };
+    setsockopt(rfd, SOL_SOCKET, SO_LINGER, &abort_close, sizeof abort_close);
+    close(rfd);
+    close(lfd);
+
     printf("{\"checks_failed\":%d,\"ns_per_packet\":{\"decap_no_entry\":%u,\"locked_drop\":%u,"
-           "\"forward\":%u},\"repeat\":%d,\"rounds\":%d}\n",
-           failures, ns_miss, ns_locked, ns_fwd, repeat, rounds);
+           "\"forward\":%u,\"backend_ready_socket\":%u},\"repeat\":%d,\"rounds\":%d}\n",
+           failures, ns_miss, ns_locked, ns_fwd, ns_guard, repeat, rounds);
     bpf_object__close(obj);
     return failures ? 1 : 0;
 }

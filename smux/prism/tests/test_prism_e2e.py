@@ -17,11 +17,11 @@ import prism_testbed as pt
 N_BACKENDS = 3
 
 
-def rules_with_pin():
+def rules_with_pin(n=N_BACKENDS):
     """Round robin over every backend, and a header that pins a backend (for
     the tests that need to know which backend serves)."""
-    doc = pt.default_rules(N_BACKENDS)
-    for i in range(1, N_BACKENDS + 1):
+    doc = pt.default_rules(n)
+    for i in range(1, n + 1):
         doc["rules"].append({"name": f"pin-b{i}", "priority": 10,
                              "match": {"header": {"x-pin": f"b{i}"}}, "split": {f"b{i}": 1}})
     return doc
@@ -162,6 +162,70 @@ def test_backend_killed_mid_response(tb):
     tb.start_backend(victim)
     pt.wait_until(lambda: tb.fe_stats()["backends"][f"b{victim}"]["up"], 5,
                   what="the backend back up")
+
+
+def segment_before_import(tb):
+    """The front end steers a flow to backend 1 before the backend has imported it
+    (--steer-before-import): the backend is stopped while it gets the state, and the
+    client's next request reaches the backend's host before any socket of the flow
+    exists there.  Returns the client's result and the RSTs it received."""
+    cap = capture.Capture(tb)
+    proc = tb.backends[1]
+    result = {}
+    client = threading.Thread(target=lambda: result.update(tb.client_run(
+        ["second", "--path", "/obj/20000", "--header", "X-Pin: b1\r\n", "--gap", "0.5",
+         "--timeout", "8"])))
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        client.start()
+        time.sleep(1.5)   # the client sent both requests; the second one met no socket
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    client.join(15)
+    cap.stop()
+    try:
+        return result, cap.resets_to_client()
+    finally:
+        cap.close()
+
+
+def test_segment_reaches_the_backend_before_its_import(tb):
+    """The backend host's agent (--prism-backend) drops it: TCP resends it once the
+    connection is imported, and both requests are served without an RST."""
+    result, resets = segment_before_import(tb)
+    assert result["end"] == "ok", result
+    assert [(r["status"], r["backend"], r["ok"]) for r in result["responses"]] == [(200, "b1", True)] * 2
+    assert resets == 0
+
+
+def test_without_the_guard_the_backend_host_resets_it():
+    """The same with backends' agents lacking --prism-backend: the backend's kernel
+    answers the early segment with an RST (why the guard exists)."""
+    bed = pt.Testbed(1, rules=rules_with_pin(1), fe_args=["--handoff-timeout", "5"], guard=False)
+    try:
+        result, resets = segment_before_import(bed)
+    finally:
+        bed.close()
+    assert result["end"] == "reset" and resets >= 1, (result, resets)
+
+
+def test_handoffs_with_the_go_round_trip():
+    """Backends whose hosts lack the guard: the front end locks, sends HANDOFF_HOLD,
+    steers after IMPORTED and sends GO; every request served, no RST, continuity."""
+    bed = pt.Testbed(2, fe_args=["--handoff-timeout", "5"], before_import=False)
+    try:
+        cap = capture.Capture(bed)
+        try:
+            res = h2load(bed, 1000, 10)
+        finally:
+            cap.stop()
+        assert res["succeeded"] == 1000 and res["failed"] == res["errored"] == 0, res
+        assert bed.fe_stats()["handoffs"] >= 1000
+        assert cap.resets_to_client() == 0
+        assert cap.continuity()[1] == []
+        cap.close()
+    finally:
+        bed.close()
 
 
 def test_rules_route_by_url_header_cookie_and_stick(tb):

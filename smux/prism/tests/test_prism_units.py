@@ -14,6 +14,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 PRISM = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(PRISM, "frontend"))
 import handoff  # noqa: E402
+import request  # noqa: E402
 import rules  # noqa: E402
 import wire  # noqa: E402
 
@@ -227,10 +228,36 @@ def test_import_refuses_a_bad_state_naming_the_field(exported, mutate, error):
     assert str(e.value).startswith(error) or error in str(e.value), str(e.value)
 
 
+def test_request_parsing_finds_the_first_whole_request():
+    r = request.parse(b"GET /a/b.css?x=1 HTTP/1.1\r\nHost: Shop:8080\r\nCookie: sid=42\r\n\r\n"
+                      b"GET /next HTTP/1.1\r\nHost: other\r\nX-Second: 1\r\n\r\n")
+    assert (r.method, r.path, r.host, r.cookies) == ("GET", "/a/b.css", "shop", {"sid": "42"})
+    assert r.headers == {"host": "Shop:8080", "cookie": "sid=42"}   # not the pipelined one's
+    assert request.parse(b"GET /a HTTP/1.1\r\nHost: x\r\n") is None              # head not ended
+    assert request.parse(b"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab") is None
+    assert request.parse(b"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nabcde").method == "POST"
+    assert request.parse(b"GET http://h/abs?q HTTP/1.1\r\nHost: h\r\n\r\n").path == "/abs"
+    # A bad pipelined request after a whole one is that request's own hand-off's.
+    assert request.parse(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nBAD BAD\r\n\r\n").path == "/"
+
+
+@pytest.mark.parametrize("data,status", [
+    (b"GARBAGE\r\n\r\n", 400),
+    (b"GET / HTTP/1.1\r\n\r\n", 400),                                # HTTP/1.1 without Host
+    (b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * (request.MAX_HEAD + 1), 431),
+])
+def test_request_parsing_refuses_bad_requests(data, status):
+    with pytest.raises(request.BadRequest) as e:
+        request.parse(data)
+    assert e.value.status == status
+
+
 def test_xdp_steering_through_bpf_prog_test_run():
     """The agent's XDP object with the steering map: decapsulates flows without an
-    entry, drops locked ones, re-encapsulates forwarded ones (tests/steer_test.c
-    checks each output byte by byte and the counters)."""
+    entry, drops locked ones, re-encapsulates forwarded ones; on a backend host drops
+    segments of flows without a ready socket (none, a listener, repair mode) and
+    delivers the others (tests/steer_test.c checks each output byte by byte and the
+    counters)."""
     import json
     import subprocess
     build = handoff.DEFAULT_BUILD
