@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.Set;
 import org.hybridlb.app.core.prism.HttpPrismFrontEnds;
 import org.hybridlb.app.core.prism.PrismFrontEnds;
+import org.hybridlb.app.core.tls.TlsFiles;
 
 /** The southbound ports a controller is built with; the host runtime provides them. */
 public final class Ports {
@@ -47,7 +48,7 @@ public final class Ports {
 
     /** One plain HTTP client, made when first used. */
     private static final class PlainClient {
-        private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        private static final HttpClient CLIENT = TlsFiles.client(null, Duration.ofSeconds(5));
 
         static HttpClient get() {
             return CLIENT;

@@ -34,7 +34,7 @@ public final class HttpPrismFrontEnds implements PrismFrontEnds {
     public void putRules(String admin, String document) {
         HttpResponse<String> r = send(admin, HttpRequest.newBuilder(uri(admin, "/rules"))
                 .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(document)));
-        if (r.statusCode() == 400) {
+        if (r.statusCode() == 400 || r.statusCode() == 401 || r.statusCode() == 403) {
             throw new Refused("front end " + admin + " refused the rules: " + error(r.body()));
         }
         check(admin, "PUT /rules", r);

@@ -6,7 +6,8 @@ import org.hybridlb.app.core.port.SouthboundException;
 /**
  * The admin API of Prism front ends ({@code smux/prism/frontend/prism_fe.py --admin}), by base URL.
  * Every call throws {@link SouthboundException} when the front end cannot be reached or answers
- * with an error; {@link Refused} when it refuses a rule document (400, its reason names the field).
+ * with an error; {@link Refused} when it refuses a rule document (400, its reason names the field;
+ * 401/403: this client's certificate may not write).
  */
 public interface PrismFrontEnds {
     /** {@code GET /rules}: the rule document in force. */
@@ -21,7 +22,7 @@ public interface PrismFrontEnds {
     /** {@code GET /connections}: each connection's id, client, state and owner. */
     JsonNode connections(String admin);
 
-    /** A rule document the front end refused (HTTP 400). */
+    /** A rule document the front end refused (HTTP 400, 401 or 403). */
     final class Refused extends SouthboundException {
         private static final long serialVersionUID = 1L;
 
