@@ -128,8 +128,8 @@ class OpenApiContractTest {
                 assertTrue(System.nanoTime() < end, "the Prism VIP's front end was never asked");
                 Thread.sleep(50);
             }
-        } catch (java.io.IOException e) {
-            throw new AssertionError(e);
+        } catch (java.io.IOException io) {
+            throw new AssertionError(io);
         } catch (InterruptedException stop) {
             Thread.currentThread().interrupt();
         }
