@@ -280,3 +280,4 @@ def test_the_controller_pushes_over_mutual_tls(tb, tmp_path):
         pt.wait_until(lambda: admin("GET")[1] == prism, 2, what="the rules pushed over mutual TLS")
     finally:
         pt.tl.stop_pid(fe.pid)
+        tb.procs.remove((tb.fe, fe))

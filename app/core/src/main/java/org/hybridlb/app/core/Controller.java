@@ -279,25 +279,26 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     @Override
     public PrismVipView prismVip(String vip) {
         PrismVipView v = prism.view(vip);
-        if (v == null) {
-            throw noPrism(vip);
-        }
-        return v;
+        return v != null ? v : loop.call(() -> PrismHandoff.pending(prismConfigured(vip), health.unhealthyDips()));
     }
 
     @Override
     public List<PrismConnectionView> prismConnections(String vip) {
         List<PrismConnectionView> c = prism.connections(vip);
-        if (c == null) {
-            throw noPrism(vip);
+        if (c != null) {
+            return c;
         }
-        return c;
+        loop.call(() -> prismConfigured(vip));
+        return List.of(); // not asked yet
     }
 
-    private ApiException noPrism(String vip) {
-        Vip v = vip(vip); // 404 for an unknown VIP
-        return ApiException.notFound("/vip", v.prism == null ? "VIP " + vip + " has no Prism hand-off"
-                : "VIP " + vip + ": its front ends have not been asked yet; try again in a moment");
+    /** The VIP, which has a Prism hand-off; 404 otherwise (loop thread). */
+    private Vip prismConfigured(String vip) {
+        Vip v = desired.find(vip);
+        if (v.prism == null) {
+            throw ApiException.notFound("/vip", "VIP " + vip + " has no Prism hand-off");
+        }
+        return v;
     }
 
     /** A round of the Prism controller soon: a VIP's front ends or rules may have changed. */

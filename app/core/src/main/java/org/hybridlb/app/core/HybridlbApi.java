@@ -65,12 +65,15 @@ public interface HybridlbApi {
         throw ApiException.unavailable("this controller has no Prism hand-off controller");
     }
 
-    /** A Prism VIP; 404 when {@code vip} is no Prism VIP. */
+    /**
+     * A Prism VIP (its front ends {@code pending} until the hand-off controller has asked them); 404
+     * when {@code vip} is no Prism VIP.
+     */
     default PrismVipView prismVip(String vip) {
         throw ApiException.unavailable("this controller has no Prism hand-off controller");
     }
 
-    /** The connections of a Prism VIP and who owns each now; 404 when {@code vip} is no Prism VIP. */
+    /** The connections of a Prism VIP and who owns each now (none until asked); 404 when {@code vip} is no Prism VIP. */
     default List<PrismConnectionView> prismConnections(String vip) {
         throw ApiException.unavailable("this controller has no Prism hand-off controller");
     }

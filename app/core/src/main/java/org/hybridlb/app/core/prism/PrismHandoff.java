@@ -89,12 +89,12 @@ public final class PrismHandoff implements AutoCloseable {
         return new ArrayList<>(views.values());
     }
 
-    /** The VIP's view; null when it is no Prism VIP (or the first round has not seen it yet). */
+    /** The VIP's view; null when it is no Prism VIP or no round has seen it yet ({@link #pending}). */
     public PrismVipView view(String vip) {
         return views.get(vip);
     }
 
-    /** The VIP's connections as its front ends reported them in the last round; null as {@link #view}. */
+    /** The VIP's connections as its front ends reported them in the last round; null as for {@link #view}. */
     public List<PrismConnectionView> connections(String vip) {
         return connections.get(vip);
     }
@@ -160,6 +160,13 @@ public final class PrismHandoff implements AutoCloseable {
             LOG.log(Level.FINE, "Prism VIP " + vip, e);
             s.lost(PrismVipView.Frontend.UNREACHABLE, e.getMessage());
         }
+    }
+
+    /** The view of a Prism VIP no round has seen yet: every front end {@code pending}. */
+    public static PrismVipView pending(Vip v, Collection<String> unhealthyDips) {
+        List<Seen> fes = new ArrayList<>();
+        v.prism.frontends.forEach(fe -> fes.add(new Seen(fe)));
+        return view(v, fes, Set.copyOf(unhealthyDips));
     }
 
     private static PrismVipView view(Vip v, List<Seen> fes, Set<String> down) {
