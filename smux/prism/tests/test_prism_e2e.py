@@ -228,8 +228,9 @@ def test_rules_pushed_by_the_controller_choose_the_backend(tb, tmp_path):
         r = tb.fe.run(sync, check=False, timeout=60)
         assert r.returncode == 0 and re.search(rf"{re.escape(pt.FE_IP)}\s+in-sync\s+0\s", r.stdout), r.stdout
         # A rule naming an unknown backend: refused naming the field, nothing pushed.
-        vip["prism"]["rules"][1]["split"] = {"b9": 1}
-        path.write_text(json.dumps({"vips": [vip]}))
+        bad = json.loads(json.dumps(vip))
+        bad["prism"]["rules"][1]["split"] = {"b9": 1}
+        path.write_text(json.dumps({"vips": [bad]}))
         r = tb.fe.run(sync, check=False, timeout=60)
         assert r.returncode == 2 and "/vips/0/prism/rules/1/split/b9: unknown backend 'b9'" in r.stderr, r.stderr
         assert tb.admin("GET", "/rules")[1] == prism
@@ -240,7 +241,7 @@ def test_rules_pushed_by_the_controller_choose_the_backend(tb, tmp_path):
 def test_the_controller_pushes_over_mutual_tls(tb, tmp_path):
     """Off loopback the admin API is HTTPS with the agent's mutual TLS: the controller's client
     certificate may push the rules, a client without one may read but not write."""
-    certs = pt.tl.make_certs(str(tmp_path / "tls"), ("server", "fe", "--ip", pt.FE_IP), ("controller", "ctl"))
+    certs = pt.tl.make_certs(str(tmp_path / "tls"), ("server", "fe", "--ip", pt.FE_IP), ("client", "ctl"))
     port = pt.ADMIN_PORT + 43
     rules_file = tmp_path / "start-rules.json"
     rules_file.write_text(json.dumps(pt.default_rules(N_BACKENDS)))
