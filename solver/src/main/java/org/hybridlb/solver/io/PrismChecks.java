@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
+import org.hybridlb.solver.model.Ipv4;
 import org.hybridlb.solver.model.PrismConfig;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipPort;
@@ -13,8 +14,9 @@ import org.hybridlb.solver.model.VipPort;
 /**
  * The rules of a VIP's Prism hand-off that its JSON schema cannot express: the same ones the front
  * end's {@code rules.py} applies to a rule document (a split names a listed backend, rule names and
- * backend addresses are unique), plus what only the VIP knows (front ends are DIPs of the VIP, a
- * backend is not the VIP itself, the VIP has a TCP service for the front ends to accept on).
+ * backend addresses are unique), plus what only the VIP knows (front ends are DIPs of the VIP whose
+ * admin API is on their own address, a backend is not the VIP itself, the VIP has a TCP service for
+ * the front ends to accept on).
  */
 final class PrismChecks {
     private PrismChecks() {
@@ -44,6 +46,12 @@ final class PrismChecks {
             if (before != null) {
                 throw new InvalidInputException(source, pf + "/frontends/" + i + "/ip",
                         "front end " + ip + " is listed twice (also /frontends/" + before + ")");
+            }
+            String host = java.net.URI.create(prism.frontends.get(i).admin).getHost();
+            if (host == null || !(host.equals(ip) || loopback(host))) {
+                // the controller talks only to the front end's own host (or its own loopback)
+                throw new InvalidInputException(source, pf + "/frontends/" + i + "/admin", "the admin API's host must"
+                        + " be the front end's address " + ip + " (or a loopback address, for a controller on its host)");
             }
             if (!dips.contains(ip)) {
                 throw new InvalidInputException(source, pf + "/frontends/" + i + "/ip", ip + " is not a DIP of the VIP:"
@@ -82,6 +90,14 @@ final class PrismChecks {
                             "unknown backend '" + name + "' (not in /prism/backends)");
                 }
             }
+        }
+    }
+
+    private static boolean loopback(String host) {
+        try {
+            return Ipv4.contains("127.0.0.0/8", host);
+        } catch (IllegalArgumentException notAnAddress) {
+            return false;
         }
     }
 }

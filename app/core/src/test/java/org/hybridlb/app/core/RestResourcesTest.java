@@ -344,6 +344,8 @@ class RestResourcesTest {
             refused(400, "/prism/backends/b1/controlPort", "", "POST", "vips", prismVip(RULES.replace("9500}, \"b2", "0}, \"b2")));
             refused(400, "/prism/frontends/0/ip", "not a DIP of the VIP", "POST", "vips",
                     prismVip(RULES).replace("\"ip\": \"" + host(1) + "\", \"admin", "\"ip\": \"" + host(5) + "\", \"admin"));
+            refused(400, "/prism/frontends/0/admin", "must be the front end's address", "POST", "vips",
+                    prismVip(RULES).replace(fe.admin(), "http://192.0.2.7:9400"));
             assertEquals(0, fe.puts.get(), "nothing pushed");
             assertEquals(404, call("GET", "prism/10.100.0.2", null).status);
         }
