@@ -12,9 +12,11 @@ request.  Steering (steering.py) keeps the client's packets on the owner.
                 [--steer-before-import] [--trace]
 
 Admin HTTP (--admin): GET /rules, PUT /rules (400 naming the field; nothing
-changes), GET /stats, GET /connections.  Logs: JSON lines on stderr; --trace adds
-one "handoff trace" line per hand-off with the time of each stage (CLOCK_MONOTONIC
-ns, the clock the backend's --trace uses too)."""
+changes), GET /stats, GET /connections.  On loopback plain HTTP; on another
+address only HTTPS with --tls-cert/--tls-key/--tls-ca (the host agent's TLS:
+PUT needs a client certificate of that CA, the controller's).  Logs: JSON lines
+on stderr; --trace adds one "handoff trace" line per hand-off with the time of
+each stage (CLOCK_MONOTONIC ns, the clock the backend's --trace uses too)."""
 import argparse
 import collections
 import http
@@ -23,11 +25,16 @@ import json
 import os
 import selectors
 import socket
+import ssl
 import struct
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "agent"))
+from hlb_agent import ConfigError, ManagementServer, tls_context  # noqa: E402  the agent's management TLS
 
 import handoff
 import request as request_mod
@@ -462,6 +469,9 @@ def make_admin(fe):
             if self.path != "/rules":
                 self._send(404, {"error": f"path: no such endpoint {self.path!r}"})
                 return
+            if isinstance(self.connection, ssl.SSLSocket) and not self.connection.getpeercert():
+                self._send(401, {"error": "client certificate: PUT needs a client certificate issued by --tls-ca"})
+                return
             try:
                 doc = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 fe.pending_rules = rules_mod.validate(doc)   # the loop swaps it in
@@ -497,6 +507,9 @@ def build_config(argv):
                    help="where this host's agent pinned the steering map (--prism-pin-dir)")
     p.add_argument("--admin", type=lambda v: host_port("--admin", v),
                    default=("127.0.0.1", 9400))
+    p.add_argument("--tls-cert", help="the admin API's server certificate (PEM; app/standalone/deploy/hlb-certs)")
+    p.add_argument("--tls-key", help="its private key (PEM)")
+    p.add_argument("--tls-ca", help="CA (PEM) of the controllers' client certificates: only they may PUT /rules")
     p.add_argument("--handoff-timeout", type=float, default=30.0,
                    help="seconds a backend may hold a connection for one request")
     p.add_argument("--idle-timeout", type=float, default=60.0)
@@ -512,9 +525,13 @@ def build_config(argv):
                    help="log the time of each stage of every hand-off (debug)")
     p.add_argument("--build-dir", default=handoff.DEFAULT_BUILD)
     a = p.parse_args(argv)
-    if not ipaddress.ip_address(a.admin[0]).is_loopback:
-        p.error(f"--admin: {a.admin[0]} is not a loopback address: the admin API has no authentication "
-                "(docs/operating.md); keep it on loopback")
+    try:
+        a.tls = tls_context(a.tls_cert, a.tls_key, a.tls_ca)
+    except ConfigError as e:
+        p.error(str(e))
+    if a.tls is None and not ipaddress.ip_address(a.admin[0]).is_loopback:
+        p.error(f"--admin: {a.admin[0]} is not a loopback address: without --tls-cert/--tls-key/--tls-ca the "
+                "admin API has no authentication (docs/operating.md); keep it on loopback")
     for name in ("handoff_timeout", "idle_timeout", "closed_linger"):
         if getattr(a, name) <= 0:
             p.error(f"--{name.replace('_', '-')}: must be > 0")
@@ -538,14 +555,14 @@ def main(argv=None):
         log("error", "no steering map: is the agent running with --prism-pin-dir?", error=str(e))
         return 1
     fe = FrontEnd(cfg, cfg.ruleset, steer, lib)
-    admin = ThreadingHTTPServer(cfg.admin, make_admin(fe))
+    admin = ManagementServer(cfg.admin, make_admin(fe), cfg.tls)
     threading.Thread(target=admin.serve_forever, daemon=True).start()
     stop = threading.Event()
     import signal
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     log("info", "front end ready", listen=[f"{h}:{p}" for h, p in cfg.listen],
-        admin=f"{cfg.admin[0]}:{cfg.admin[1]}", steering=steer.name)
+        admin=f"{cfg.admin[0]}:{cfg.admin[1]}", tls=cfg.tls is not None, steering=steer.name)
     fe.run(stop)
     admin.shutdown()
     log("info", "front end stopped", **{k: v for k, v in fe.stats.items()})

@@ -3,9 +3,12 @@ Python sockets) reach the VIP through a mux, the front end hands every request
 to a backend with TCP_REPAIR, the backends answer directly (DSR), the front-end
 host's agent steers the client's packets (mode a).  Checked on a capture of the
 client's link: no RST, sequence and acknowledgement numbers continuous."""
+import json
+import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -254,3 +257,92 @@ def test_rules_route_by_url_header_cookie_and_stick(tb):
     assert status == 400 and body["error"].startswith("rules[4].split.b9: unknown backend")
     assert tb.admin("GET", "/rules")[1] == doc
     assert tb.admin("PUT", "/rules", rules_with_pin())[0] == 200
+
+
+HYBRIDLBD_JAR = os.path.join(pt.SMUX, "..", "app", "standalone", "target", "hybridlbd.jar")
+
+
+def test_rules_pushed_by_the_controller_choose_the_backend(tb, tmp_path):
+    """The controller's Prism hand-off code (PrismHandoff, through hybridlb-prism-sync in the
+    front end's namespace, where its admin API listens) validates a VIP with a Prism hand-off,
+    pushes its rules, and a request reaches the backend the rule selects."""
+    assert os.path.exists(HYBRIDLBD_JAR), "build it first: mvn -B -q -pl app/standalone -am package -DskipTests"
+    prism = pt.default_rules(N_BACKENDS)
+    prism["rules"] = [
+        {"name": "big", "priority": 2, "match": {"url": "/obj/3????"}, "split": {"b3": 1}},
+        {"name": "gold", "priority": 1, "match": {"header": {"x-tier": "gold"}}, "split": {"b2": 1}},
+        {"name": "rest", "priority": 0, "match": {}, "split": {"b1": 1}},
+    ]
+    vip = {"vip": pt.VIP, "aggregate": "10.210.0.0/24",
+           "ports": [{"proto": "tcp", "port": pt.VIP_PORT, "dips": [{"ip": pt.FE_IP}]}],
+           "prism": {"frontends": [{"ip": pt.FE_IP, "admin": f"http://127.0.0.1:{pt.ADMIN_PORT}"}], **prism}}
+    path = tmp_path / "vips.json"
+    path.write_text(json.dumps({"vips": [vip]}))
+    sync = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", HYBRIDLBD_JAR,
+            "org.hybridlb.standalone.PrismSync", "--vips", str(path)]
+    try:
+        r = tb.fe.run(sync, check=False, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert re.search(rf"{re.escape(pt.FE_IP)}\s+in-sync\s+1\s", r.stdout), r.stdout
+        pt.wait_until(lambda: tb.admin("GET", "/rules")[1] == prism, 2, what="the pushed rules in force")
+        assert tb.client_run(["get", "--requests", "3", "--path", "/obj/30000"])["backends"] == {"b3": 3}
+        assert tb.client_run(["get", "--requests", "3", "--header", "X-Tier: gold\r\n"])["backends"] == {"b2": 3}
+        assert tb.client_run(["get", "--requests", "3"])["backends"] == {"b1": 3}
+        # In force already: a second round pushes nothing.
+        r = tb.fe.run(sync, check=False, timeout=60)
+        assert r.returncode == 0 and re.search(rf"{re.escape(pt.FE_IP)}\s+in-sync\s+0\s", r.stdout), r.stdout
+        # A rule naming an unknown backend: refused naming the field, nothing pushed.
+        bad = json.loads(json.dumps(vip))
+        bad["prism"]["rules"][1]["split"] = {"b9": 1}
+        path.write_text(json.dumps({"vips": [bad]}))
+        r = tb.fe.run(sync, check=False, timeout=60)
+        assert r.returncode == 2 and "/vips/0/prism/rules/1/split/b9: unknown backend 'b9'" in r.stderr, r.stderr
+        assert tb.admin("GET", "/rules")[1] == prism
+    finally:
+        assert tb.admin("PUT", "/rules", rules_with_pin())[0] == 200
+
+
+def test_the_controller_pushes_over_mutual_tls(tb, tmp_path):
+    """Off loopback the admin API is HTTPS with the agent's mutual TLS: the controller's client
+    certificate may push the rules, a client without one may read but not write."""
+    certs = pt.tl.make_certs(str(tmp_path / "tls"), ("server", "fe", "--ip", pt.FE_IP), ("client", "ctl"))
+    port = pt.ADMIN_PORT + 43
+    rules_file = tmp_path / "start-rules.json"
+    rules_file.write_text(json.dumps(pt.default_rules(N_BACKENDS)))
+    fe = tb.start(tb.fe, [sys.executable, os.path.join(pt.PRISM, "frontend", "prism_fe.py"),
+                          "--listen", f"{pt.VIP}:{pt.VIP_PORT + 1}", "--rules", str(rules_file),
+                          "--prism-pin-dir", tb.bpffs, "--admin", f"{pt.FE_IP}:{port}",
+                          "--tls-cert", f"{certs}/fe.pem", "--tls-key", f"{certs}/fe.key", "--tls-ca", f"{certs}/ca.pem"])
+    try:
+        prism = pt.default_rules(N_BACKENDS)
+        prism["rules"][0]["split"] = {"b2": 1}
+        vip = {"vip": pt.VIP, "aggregate": "10.210.0.0/24",
+               "ports": [{"proto": "tcp", "port": pt.VIP_PORT + 1, "dips": [{"ip": pt.FE_IP}]}],
+               "prism": {"frontends": [{"ip": pt.FE_IP, "admin": f"https://{pt.FE_IP}:{port}"}], **prism}}
+        path = tmp_path / "vips.json"
+        path.write_text(json.dumps({"vips": [vip]}))
+        sync = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", HYBRIDLBD_JAR,
+                "org.hybridlb.standalone.PrismSync", "--vips", str(path), "--ca", f"{certs}/ca.pem"]
+        code = ("import json,ssl,sys,urllib.request,urllib.error\n"
+                "ctx=ssl.create_default_context(cafile=sys.argv[2])\n"
+                "req=urllib.request.Request(sys.argv[1],method=sys.argv[3],data=sys.argv[4].encode() or None)\n"
+                "try:\n r=urllib.request.urlopen(req,timeout=5,context=ctx); print(r.status); print(r.read().decode())\n"
+                "except urllib.error.HTTPError as e:\n print(e.code); print(e.read().decode())\n")
+
+        def admin(method, body=""):
+            out = tb.fe.run([sys.executable, "-c", code, f"https://{pt.FE_IP}:{port}/rules",
+                             f"{certs}/ca.pem", method, body], check=False).stdout
+            status, _, rest = out.partition("\n")
+            return int(status or 0), json.loads(rest) if rest.strip() else None
+
+        pt.wait_until(lambda: admin("GET")[0] == 200, 10, what="the front end's HTTPS admin API")
+        r = tb.fe.run(sync, check=False, timeout=60)
+        assert r.returncode == 1 and "refused" in r.stdout and "client certificate" in r.stdout, r.stdout + r.stderr
+        assert admin("GET")[1] == pt.default_rules(N_BACKENDS), "without a client certificate nothing changed"
+        assert admin("PUT", json.dumps(prism))[0] == 401
+        r = tb.fe.run(sync + ["--client-cert", f"{certs}/ctl.p12"], check=False, timeout=60)
+        assert r.returncode == 0 and re.search(rf"{re.escape(pt.FE_IP)}\s+in-sync\s+1\s", r.stdout), r.stdout + r.stderr
+        pt.wait_until(lambda: admin("GET")[1] == prism, 2, what="the rules pushed over mutual TLS")
+    finally:
+        pt.tl.stop_pid(fe.pid)
+        tb.procs.remove((tb.fe, fe))

@@ -280,3 +280,25 @@ def test_the_admin_api_stays_on_loopback(tmp_path):
     r = subprocess.run([sys.executable, fe, "--listen", "127.0.0.1:8080", "--rules", str(rules_file),
                         "--prism-pin-dir", str(tmp_path), "--admin", "0.0.0.0:9400"], capture_output=True, text=True)
     assert r.returncode == 2 and "--admin: 0.0.0.0 is not a loopback address" in r.stderr, r.stderr
+
+
+def test_the_controllers_vip_schema_describes_this_rule_format():
+    """The controller validates a Prism VIP's rules with the VIP schema's prism definitions
+    and pushes them here as they are: its fields, enums and limits are rules.py's."""
+    import json
+    path = os.path.join(PRISM, "..", "..", "solver", "src", "main", "resources", "org", "hybridlb",
+                        "schemas", "vips.schema.json")
+    with open(path) as f:
+        defs = json.load(f)["$defs"]
+    assert set(defs["prism"]["properties"]) - {"frontends"} == {"backends", "rules"}
+    assert tuple(defs["prismRule"]["properties"]) == rules.RULE_FIELDS
+    assert set(defs["prismRule"]["required"]) == {"name", "priority", "split"}
+    assert tuple(defs["prismMatch"]["properties"]) == rules.MATCH_FIELDS
+    assert tuple(defs["prismBackend"]["properties"]) == rules.BACKEND_FIELDS
+    assert set(defs["prismBackend"]["required"]) == set(rules.BACKEND_FIELDS)
+    assert tuple(defs["prismRule"]["properties"]["balance"]["enum"]) == rules.BALANCES
+    assert defs["prism"]["properties"]["rules"]["maxItems"] == rules.MAX_RULES
+    # A document with every field, as the controller pushes it.
+    rules.validate({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 9500}},
+                    "rules": [{"name": "r", "priority": 0, "match": {"cookie": {"sid": "*"}},
+                               "split": {"b1": 1}, "sticky": "sid", "balance": "least-loaded"}]})

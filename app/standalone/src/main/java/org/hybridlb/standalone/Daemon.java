@@ -10,6 +10,7 @@ import java.util.logging.Logger;
 import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.Controller;
 import org.hybridlb.app.core.cheetah.AgentCookieClient;
+import org.hybridlb.app.core.prism.HttpPrismFrontEnds;
 import org.hybridlb.app.core.ControllerConfig;
 import org.hybridlb.app.core.StateUnreadableException;
 import org.hybridlb.app.core.port.HealthSource;
@@ -75,7 +76,8 @@ public final class Daemon implements AutoCloseable {
         Ports ports = new Ports(topology, hmux, smux, frr != null ? frr : overrides.routes,
                 stats != null ? stats : overrides.stats, agents != null ? agents : overrides.health,
                 new FileStateStore(config.stateDir.resolve("state.json")),
-                new AgentCookieClient(() -> agentUrls, java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt));
+                new AgentCookieClient(() -> agentUrls, java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt),
+                new HttpPrismFrontEnds(java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt));
         ControllerConfig cc = ControllerConfig.defaults().withInterval(config.reconcileInterval)
                 .withAlgorithm(config.algorithm).withSmuxEncap(config.smuxEncap)
                 .withPoolGrowthHoldMax(config.poolGrowthHoldMax).withRepairInterval(config.repairInterval);

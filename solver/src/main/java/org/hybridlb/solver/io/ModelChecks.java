@@ -184,6 +184,7 @@ public final class ModelChecks {
                 throw new InvalidInputException(source, f + "/ports",
                         "a VIP balanced as a whole (proto 'any') cannot also have per-port services");
             }
+            PrismChecks.check(v, f, source);
         }
         checkTotals(set.vips, source);
     }

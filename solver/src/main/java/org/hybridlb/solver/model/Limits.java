@@ -36,6 +36,10 @@ public final class Limits {
     public static final int MAX_WEIGHT = 65535;
     /** The highest port of a tcp or udp service. */
     public static final int MAX_PORT = 65535;
+    /** Front ends of one Prism VIP. */
+    public static final int MAX_PRISM_FRONTENDS_PER_VIP = 64;
+    /** Rules of one Prism VIP (the front end's rules.py MAX_RULES). */
+    public static final int MAX_PRISM_RULES = 10000;
 
     private Limits() {
     }

@@ -13,10 +13,12 @@ import java.util.Objects;
  * says what keeps a connection on its DIP: {@code hash} (absent: the hash and the SMuxes'
  * connection table) or {@code cheetah} (the Cheetah cookie its server's host agent writes,
  * p4/COOKIE-SPEC.md); {@code mechanism} how a cheetah VIP's SYNs pick a DIP ({@code wrr}
- * when absent, {@code rr}, {@code hash}). Absent fields are left out of the JSON.
+ * when absent, {@code rr}, {@code hash}); {@code prism} the Prism request hand-off, when the VIP
+ * has one (its front ends and rules: {@link PrismConfig}; no effect on the muxes, which balance
+ * connections over the front ends as over any pool). Absent fields are left out of the JSON.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"vip", "aggregate", "affinity", "mechanism", "ports"})
+@JsonPropertyOrder({"vip", "aggregate", "affinity", "mechanism", "ports", "prism"})
 public final class Vip {
     public static final String AFFINITY_HASH = "hash";
     public static final String AFFINITY_CHEETAH = "cheetah";
@@ -27,9 +29,14 @@ public final class Vip {
     public final String affinity;
     public final String mechanism;
     public final List<VipPort> ports;
+    public final PrismConfig prism;
 
     public Vip(String vip, String aggregate, List<VipPort> ports) {
         this(vip, aggregate, null, null, ports);
+    }
+
+    public Vip(String vip, String aggregate, String affinity, String mechanism, List<VipPort> ports) {
+        this(vip, aggregate, affinity, mechanism, ports, null);
     }
 
     @JsonCreator
@@ -37,17 +44,19 @@ public final class Vip {
                @JsonProperty("aggregate") String aggregate,
                @JsonProperty("affinity") String affinity,
                @JsonProperty("mechanism") String mechanism,
-               @JsonProperty("ports") List<VipPort> ports) {
+               @JsonProperty("ports") List<VipPort> ports,
+               @JsonProperty("prism") PrismConfig prism) {
         this.vip = vip;
         this.aggregate = aggregate;
         this.affinity = affinity;
         this.mechanism = mechanism;
         this.ports = List.copyOf(ports);
+        this.prism = prism;
     }
 
-    /** The same VIP (address, aggregate, affinity, mechanism) with other services. */
+    /** The same VIP (address, aggregate, affinity, mechanism, Prism hand-off) with other services. */
     public Vip withPorts(List<VipPort> newPorts) {
-        return new Vip(vip, aggregate, affinity, mechanism, newPorts);
+        return new Vip(vip, aggregate, affinity, mechanism, newPorts, prism);
     }
 
     /** True when cookies keep its connections: a mux needs to decode them (COOKIE-SPEC §4–§5). */

@@ -34,6 +34,9 @@ class LimitsTest {
         SCHEMA_LIMITS.put("vips.schema.json#/$defs/port/properties/dips/x-maxWcmpUnits", Limits.MAX_WCMP_UNITS_PER_SERVICE);
         SCHEMA_LIMITS.put("vips.schema.json#/$defs/dip/properties/weight/minimum", Limits.MIN_WEIGHT);
         SCHEMA_LIMITS.put("vips.schema.json#/$defs/dip/properties/weight/maximum", Limits.MAX_WEIGHT);
+        SCHEMA_LIMITS.put("vips.schema.json#/$defs/prism/properties/frontends/maxItems", Limits.MAX_PRISM_FRONTENDS_PER_VIP);
+        SCHEMA_LIMITS.put("vips.schema.json#/$defs/prism/properties/rules/maxItems", Limits.MAX_PRISM_RULES);
+        SCHEMA_LIMITS.put("vips.schema.json#/$defs/prismBackend/properties/controlPort/maximum", Limits.MAX_PORT);
         SCHEMA_LIMITS.put("traffic.schema.json#/$defs/interval/properties/vips/maxItems", Limits.MAX_VIPS);
         SCHEMA_LIMITS.put("migration-plan.schema.json#/properties/waves/items/properties/steps/items/properties/weight/minimum",
                 Limits.MIN_WEIGHT);

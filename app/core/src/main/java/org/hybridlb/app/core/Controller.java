@@ -7,6 +7,9 @@ import org.hybridlb.app.core.metrics.MeteredPorts;
 import org.hybridlb.app.core.metrics.StateSample;
 import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
+import org.hybridlb.app.core.prism.PrismConnectionView;
+import org.hybridlb.app.core.prism.PrismHandoff;
+import org.hybridlb.app.core.prism.PrismVipView;
 import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.app.core.view.MigrationsView;
 import org.hybridlb.app.core.view.ReassignResult;
@@ -38,6 +41,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final Reconciler reconciler;
     private final DesiredConfig desired;
     private final StatusViews views;
+    private final PrismHandoff prism;
 
     public Controller(ControllerConfig config, Ports ports) {
         this(config, ports, new ControllerMetrics());
@@ -70,6 +74,8 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                 loop, status, new HostCookies(ports.cookies, keeper, status));
         this.desired = new DesiredConfig(keeper, validator, ports.topology, loop::reconcileSoon);
         this.views = new StatusViews(keeper, inputs, health, holds, planner, migrations, ports.hmux, status);
+        this.prism = new PrismHandoff(ports.prism, () -> loop.call(desired::vips),
+                () -> loop.call(health::unhealthyDips), java.time.Clock.systemUTC());
     }
 
     /** Loads the persisted state, subscribes to the sources and starts the loop, whose first round repairs the data path. */
@@ -88,6 +94,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         });
         loop.requestReconcile(Reason.of(Cause.START));
         loop.scheduleInterval(config.interval, migrations::migrating);
+        prism.start(PrismHandoff.PERIOD);
         metrics.attach(this::sample);
     }
 
@@ -95,6 +102,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     @Override
     public void close() {
         metrics.detach();
+        prism.close();
         loop.close();
     }
 
@@ -182,13 +190,13 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
 
     @Override
     public List<Vip> replaceVips(String body) {
-        return loop.call(() -> desired.replaceAll(body));
+        return prismChanged(loop.call(() -> desired.replaceAll(body)));
     }
 
     @Override
     public Vip createVip(String body) {
         Vip v = validator.parseVip(body);
-        return loop.call(() -> desired.create(v));
+        return prismChanged(loop.call(() -> desired.create(v)));
     }
 
     @Override
@@ -197,7 +205,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         if (!v.vip.equals(vip)) {
             throw ApiException.invalid("/vip", "the body's VIP " + v.vip + " is not the VIP of the path, " + vip);
         }
-        return loop.call(() -> desired.replace(v));
+        return prismChanged(loop.call(() -> desired.replace(v)));
     }
 
     @Override
@@ -206,6 +214,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             desired.delete(vip);
             return null;
         });
+        prism.wake();
     }
 
     @Override
@@ -260,5 +269,41 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
             reconciler.reconcile(Reason.of(Cause.REASSIGN_NOW));
             return views.reassigned();
         });
+    }
+
+    @Override
+    public List<PrismVipView> prismVips() {
+        return prism.views();
+    }
+
+    @Override
+    public PrismVipView prismVip(String vip) {
+        PrismVipView v = prism.view(vip);
+        return v != null ? v : loop.call(() -> PrismHandoff.pending(prismConfigured(vip), health.unhealthyDips()));
+    }
+
+    @Override
+    public List<PrismConnectionView> prismConnections(String vip) {
+        List<PrismConnectionView> c = prism.connections(vip);
+        if (c != null) {
+            return c;
+        }
+        loop.call(() -> prismConfigured(vip));
+        return List.of(); // not asked yet
+    }
+
+    /** The VIP, which has a Prism hand-off; 404 otherwise (loop thread). */
+    private Vip prismConfigured(String vip) {
+        Vip v = desired.find(vip);
+        if (v.prism == null) {
+            throw ApiException.notFound("/vip", "VIP " + vip + " has no Prism hand-off");
+        }
+        return v;
+    }
+
+    /** A round of the Prism controller soon: a VIP's front ends or rules may have changed. */
+    private <T> T prismChanged(T result) {
+        prism.wake();
+        return result;
     }
 }

@@ -1,6 +1,8 @@
 package org.hybridlb.app.core;
 
 import java.util.List;
+import org.hybridlb.app.core.prism.PrismConnectionView;
+import org.hybridlb.app.core.prism.PrismVipView;
 import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.app.core.view.MigrationsView;
 import org.hybridlb.app.core.view.ReassignResult;
@@ -57,4 +59,22 @@ public interface HybridlbApi {
      * no packet lost) and no VIP lands on it until undrained. Persisted; returns the switch.
      */
     SwitchView setDrained(String switchId, boolean drained);
+
+    /** Each Prism VIP: its front ends (rules in force, hand-off counters) and backends (health, load). */
+    default List<PrismVipView> prismVips() {
+        throw ApiException.unavailable("this controller has no Prism hand-off controller");
+    }
+
+    /**
+     * A Prism VIP (its front ends {@code pending} until the hand-off controller has asked them); 404
+     * when {@code vip} is no Prism VIP.
+     */
+    default PrismVipView prismVip(String vip) {
+        throw ApiException.unavailable("this controller has no Prism hand-off controller");
+    }
+
+    /** The connections of a Prism VIP and who owns each now (none until asked); 404 when {@code vip} is no Prism VIP. */
+    default List<PrismConnectionView> prismConnections(String vip) {
+        throw ApiException.unavailable("this controller has no Prism hand-off controller");
+    }
 }

@@ -13,11 +13,13 @@
  *     the waves that take them there (verified, rolled back on failure);</li>
  * <li>{@link StateKeeper}, {@link BucketIds}: the persisted state and the stable bucket ids;</li>
  * <li>{@link HostCookies}: the Cheetah server ids and keys the host agents are given;</li>
- * <li>{@link DesiredConfig}, {@link StatusViews}: the operator's changes and the views it reads.</li>
+ * <li>{@link DesiredConfig}, {@link StatusViews}: the operator's changes and the views it reads;</li>
+ * <li>{@link org.hybridlb.app.core.prism.PrismHandoff}: the Prism hand-off controller (rules pushed to
+ *     the front ends of Prism VIPs, their state), on a thread of its own.</li>
  * </ul>
  * Sub-packages: {@code hmux} (the HMux intent and its layout), {@code model} (what the data path
  * holds), {@code port} (what a host provides), {@code view} (the northbound's answers), {@code rest},
  * {@code metrics}, {@code stats}, {@code smux}, {@code store}, {@code tls}, {@code health},
- * {@code cheetah}, {@code p4} (constants generated from the P4Info).
+ * {@code cheetah}, {@code prism}, {@code p4} (constants generated from the P4Info).
  */
 package org.hybridlb.app.core;

@@ -20,6 +20,7 @@ import org.glassfish.jersey.server.ApplicationHandler;
 import org.glassfish.jersey.server.ContainerRequest;
 import org.glassfish.jersey.server.ContainerResponse;
 import org.glassfish.jersey.server.ResourceConfig;
+import org.hybridlb.app.core.prism.FakeFrontEnd;
 import org.hybridlb.app.core.rest.HybridlbRestApplication;
 import org.hybridlb.app.core.rest.OpenApiContract;
 import org.hybridlb.solver.model.SwitchRole;
@@ -114,6 +115,30 @@ class OpenApiContractTest {
                 "/smuxes", "/stats", "/switches", "/topology", "/openapi.json")) {
             send("GET", get, null, 200);
         }
+        String v3 = "10.100.0.4";
+        try (FakeFrontEnd fe = new FakeFrontEnd()) {
+            fe.connections = Json.MAPPER.readTree("[{\"id\": 2, \"client\": \"10.9.0.1:40000\", \"state\": \"remote\","
+                    + " \"owner\": \"" + d + "\", \"requests\": 1}]");
+            send("POST", "/vips", FakeFabric.vipJson(v3, c).replaceAll("}$", ", \"prism\": {\"frontends\": [{\"ip\": \""
+                    + c + "\", \"admin\": \"" + fe.admin() + "\"}], \"backends\": {\"b\": {\"address\": \"" + d
+                    + "\", \"controlPort\": 9500}}, \"rules\": [{\"name\": \"all\", \"priority\": 0, \"split\": {\"b\": 1}}]}}"),
+                    201);
+            long end = System.nanoTime() + 15_000_000_000L;
+            while (!prismSeen(v3)) {
+                assertTrue(System.nanoTime() < end, "the Prism VIP's front end was never asked");
+                Thread.sleep(50);
+            }
+        } catch (java.io.IOException io) {
+            throw new AssertionError(io);
+        } catch (InterruptedException stop) {
+            Thread.currentThread().interrupt();
+        }
+        send("GET", "/prism", null, 200);
+        send("GET", "/prism/" + v3, null, 200);
+        send("GET", "/prism/" + v3 + "/connections", null, 200);
+        send("GET", "/prism/" + v1, null, 404);
+        send("GET", "/prism/10.100.0.9/connections", null, 404);
+        send("DELETE", "/vips/" + v3, null, 204);
         send("DELETE", "/vips/" + v2 + "/dips/" + f + "?proto=tcp&port=80", null, 200);
         send("DELETE", "/switches/" + core + "/drain", null, 200);
         send("DELETE", "/vips/" + v2, null, 204);
@@ -154,6 +179,15 @@ class OpenApiContractTest {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** The hand-off controller has read the VIP's front end (404 until its first round). */
+    boolean prismSeen(String vip) {
+        try {
+            return !controller.prismConnections(vip).isEmpty();
+        } catch (ApiException notYet) {
+            return false;
+        }
+    }
 
     void send(String method, String path, String body, int status) {
         sendTyped(method, path, body, "application/json", status);

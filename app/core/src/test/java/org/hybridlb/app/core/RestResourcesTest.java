@@ -15,12 +15,14 @@ import org.glassfish.jersey.server.ApplicationHandler;
 import org.glassfish.jersey.server.ContainerRequest;
 import org.glassfish.jersey.server.ContainerResponse;
 import org.glassfish.jersey.server.ResourceConfig;
+import org.hybridlb.app.core.prism.FakeFrontEnd;
 import org.hybridlb.app.core.rest.HybridlbRestApplication;
 import org.hybridlb.solver.model.Limits;
 import org.hybridlb.solver.model.Topology;
 import org.hybridlb.solver.topology.FatTree;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /** The REST resources in Jersey's own in-memory runtime: real routing, real status codes. */
@@ -293,5 +295,100 @@ class RestResourcesTest {
         assertTrue(r.body.has("target"), r.body.toString());
         assertEquals(204, call("DELETE", "vips/10.100.0.2", null).status);
         assertEquals(1, call("GET", "vips", null).body.get("vips").size());
+    }
+
+    /** Prism VIPs: the rules validated with the field named, pushed to a front end, the state visible. */
+    @Nested
+    class PrismVips {
+        FakeFrontEnd fe;
+
+        @BeforeEach
+        void frontEnd() throws Exception {
+            fe = new FakeFrontEnd();
+        }
+
+        @AfterEach
+        void closeFrontEnd() {
+            fe.close();
+        }
+
+        String prismVip(String rules) {
+            return vip("10.100.0.2", host(1), host(2)).replaceAll("}$", ", \"prism\": {\"frontends\": [{\"ip\": \""
+                    + host(1) + "\", \"admin\": \"" + fe.admin() + "\"}], " + rules + "}}");
+        }
+
+        static final String BACKENDS = "\"backends\": {\"b1\": {\"address\": \"10.3.0.2\", \"controlPort\": 9500},"
+                + " \"b2\": {\"address\": \"10.3.0.3\", \"controlPort\": 9500}}";
+        static final String RULES = BACKENDS + ", \"rules\": [{\"name\": \"css\", \"priority\": 1, \"match\":"
+                + " {\"url\": \"*.css\", \"cookie\": {\"sid\": \"*\"}}, \"split\": {\"b2\": 1}, \"sticky\": \"sid\"},"
+                + " {\"name\": \"rest\", \"priority\": 0, \"match\": {}, \"split\": {\"b1\": 1, \"b2\": 2}}]";
+
+        String rule(String json) {
+            return BACKENDS + ", \"rules\": [" + json + "]";
+        }
+
+        @Test
+        void invalidRulesAreRefusedNamingTheFieldAndChangeNothing() {
+            refused(400, "/prism/rules/0/split/b9", "unknown backend 'b9'", "POST", "vips",
+                    prismVip(rule("{\"name\": \"r\", \"priority\": 0, \"split\": {\"b9\": 1}}")));
+            refused(400, "/prism/rules/0/split/b1", "", "POST", "vips",
+                    prismVip(rule("{\"name\": \"r\", \"priority\": 0, \"split\": {\"b1\": 0}}")));
+            refused(400, "/prism/rules/0/balance", "", "POST", "vips", prismVip(rule(
+                    "{\"name\": \"r\", \"priority\": 0, \"split\": {\"b1\": 1}, \"balance\": \"random\"}")));
+            refused(400, "/prism/rules/0/match", "property 'path'", "POST", "vips", prismVip(rule(
+                    "{\"name\": \"r\", \"priority\": 0, \"split\": {\"b1\": 1}, \"match\": {\"path\": \"/x\"}}")));
+            refused(400, "/prism/rules/1/name", "duplicate rule name 'r'", "POST", "vips", prismVip(rule(
+                    "{\"name\": \"r\", \"priority\": 0, \"split\": {\"b1\": 1}},"
+                            + " {\"name\": \"r\", \"priority\": 1, \"split\": {\"b2\": 1}}")));
+            refused(400, "/prism/backends/b2", "also backend 'b1'", "POST", "vips", prismVip(RULES.replace("10.3.0.3", "10.3.0.2")));
+            refused(400, "/prism/backends/b1/controlPort", "", "POST", "vips", prismVip(RULES.replace("9500}, \"b2", "0}, \"b2")));
+            refused(400, "/prism/frontends/0/ip", "not a DIP of the VIP", "POST", "vips",
+                    prismVip(RULES).replace("\"ip\": \"" + host(1) + "\", \"admin", "\"ip\": \"" + host(5) + "\", \"admin"));
+            refused(400, "/prism/frontends/0/admin", "must be the front end's address", "POST", "vips",
+                    prismVip(RULES).replace(fe.admin(), "http://192.0.2.7:9400"));
+            assertEquals(0, fe.puts.get(), "nothing pushed");
+            assertEquals(404, call("GET", "prism/10.100.0.2", null).status);
+        }
+
+        @Test
+        void aPrismVipsRulesReachItsFrontEndAndItsStateIsVisible() throws Exception {
+            fe.connections = Json.MAPPER.readTree("[{\"id\": 1, \"client\": \"10.9.0.1:40000\", \"state\": \"remote\","
+                    + " \"owner\": \"10.3.0.3\", \"requests\": 3}]");
+            Reply created = call("POST", "vips", prismVip(RULES));
+            assertEquals(201, created.status, String.valueOf(created.body));
+            assertEquals("b2", created.body.at("/prism/rules/0/split").fieldNames().next());
+            Reply v = await("prism/10.100.0.2", r -> r.status == 200 && r.body.at("/frontends/0/state").asText().equals("in-sync"));
+            assertEquals(Json.MAPPER.readTree("{" + RULES + "}"), fe.rules, "the front end runs the VIP's rules");
+            assertEquals(1, v.body.at("/frontends/0/pushes").asInt());
+            assertEquals("10.3.0.2", v.body.at("/backends/0/address").asText());
+            Reply list = call("GET", "prism", null);
+            assertEquals(1, list.body.get("vips").size());
+            Reply conns = call("GET", "prism/10.100.0.2/connections", null);
+            assertEquals("10.3.0.3", conns.body.at("/connections/0/owner").asText());
+            assertEquals("remote", conns.body.at("/connections/0/state").asText());
+            fe.restart();
+            await("prism/10.100.0.2", r -> r.body.at("/frontends/0/pushes").asInt() == 2);
+            assertEquals(Json.MAPPER.readTree("{" + RULES + "}"), fe.rules, "a restarted front end gets the rules again");
+            Reply replaced = call("PUT", "vips/10.100.0.2", prismVip(RULES.replace("\"b1\": 1, \"b2\": 2", "\"b1\": 5")));
+            assertEquals(200, replaced.status, String.valueOf(replaced.body));
+            await("prism/10.100.0.2", r -> r.body.at("/frontends/0/pushes").asInt() == 3);
+            assertEquals(5, fe.rules.at("/rules/1/split/b1").asInt());
+            assertEquals(404, call("GET", "prism/" + "10.100.0.1", null).status, "a VIP without Prism");
+            assertEquals(404, call("GET", "prism/10.100.0.9/connections", null).status, "no such VIP");
+        }
+
+        /** Polls (the hand-off controller's rounds run every 2 s and on VIP changes). */
+        Reply await(String path, java.util.function.Predicate<Reply> done) throws InterruptedException {
+            long end = System.nanoTime() + 15_000_000_000L;
+            Reply r;
+            do {
+                r = call("GET", path, null);
+                if (done.test(r)) {
+                    return r;
+                }
+                Thread.sleep(50);
+            } while (System.nanoTime() < end);
+            throw new AssertionError(path + " never got there: " + r.status + " " + r.body);
+        }
     }
 }

@@ -144,6 +144,7 @@ public class HybridlbInKarafIT {
         assertEquals(r.toString(), 200, r.status);
         assertEquals("the same OpenAPI document as hybridlbd's", "3.1.0", json.readTree(r.body).path("openapi").asText());
         assertEquals(401, http.get("/openapi.json", false).status);
+        assertEquals("[]", json.readTree(http.get("/prism", true).body).path("vips").toString());
         JsonNode smuxes = json.readTree(http.get("/smuxes", true).body).path("smuxes");
         assertEquals(StandInNetwork.SMUX_ID, smuxes.path(0).path("id").asText());
         // the Prometheus client embedded in the bundle: the controller's metrics in text format
@@ -167,6 +168,8 @@ public class HybridlbInKarafIT {
         assertTrue(vips.toString(), vips.path("vips").isArray());
         text = karaf.execute("onos:hybridlb-assignment");
         assertTrue(text, text.startsWith("algorithm=") && text.contains("downSwitches=[]"));
+        text = karaf.execute("onos:hybridlb-prism");
+        assertEquals("no Prism VIPs", text.strip());
 
         // 5. the core goes away and comes back: the same web application follows, no restart
         standIn.stop();

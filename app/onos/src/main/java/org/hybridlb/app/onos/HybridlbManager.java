@@ -17,6 +17,7 @@ import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.smux.SmuxHttpClient;
 import org.hybridlb.app.core.cheetah.AgentCookieClient;
+import org.hybridlb.app.core.prism.HttpPrismFrontEnds;
 import org.hybridlb.app.core.stats.HostAgentStats;
 import org.hybridlb.app.core.tls.TlsFiles;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
@@ -229,7 +230,8 @@ public class HybridlbManager implements HybridlbService {
     private void startLoop() {
         Controller c = new Controller(controllerConfig, new Ports(fabric,
                 programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap),
-                agentCookies != null ? agentCookies : new AgentCookieClient(this::agentUrls, AGENT_TIMEOUT, mgmt)),
+                agentCookies != null ? agentCookies : new AgentCookieClient(this::agentUrls, AGENT_TIMEOUT, mgmt),
+                new HttpPrismFrontEnds(AGENT_TIMEOUT, mgmt)),
                 metrics);
         controller = c;
         fabricListeners.register(deviceService, linkService, hostService, routeService);

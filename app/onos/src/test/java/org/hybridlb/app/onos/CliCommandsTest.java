@@ -8,7 +8,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.regex.Pattern;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.prism.FakeFrontEnd;
 import org.hybridlb.app.onos.cli.CliAccess;
 import org.junit.After;
 import org.junit.Before;
@@ -99,5 +101,33 @@ public class CliCommandsTest {
             System.setErr(err);
         }
         assertTrue(e.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8).startsWith("vip: "));
+    }
+
+    @Test
+    public void prismShowsFrontEndsBackendsAndOwners() throws Exception {
+        try (FakeFrontEnd fe = new FakeFrontEnd()) {
+            fe.connections = Json.MAPPER.readTree("[{\"id\": 4, \"client\": \"10.9.0.1:40000\", \"state\": \"remote\","
+                    + " \"owner\": \"10.0.1.3\", \"requests\": 2}]");
+            app.manager.api().replaceVip(HybridlbManagerTest.VIP, "{\"vip\": \"" + HybridlbManagerTest.VIP + "\","
+                    + " \"aggregate\": \"10.100.0.0/16\", \"ports\": [{\"proto\": \"tcp\", \"port\": 80, \"dips\":"
+                    + " [{\"ip\": \"10.0.1.2\"}, {\"ip\": \"10.0.1.3\"}]}], \"prism\": {\"frontends\": [{\"ip\":"
+                    + " \"10.0.1.2\", \"admin\": \"" + fe.admin() + "\"}], \"backends\": {\"b1\": {\"address\":"
+                    + " \"10.0.1.3\", \"controlPort\": 9500}}, \"rules\": [{\"name\": \"all\", \"priority\": 0,"
+                    + " \"split\": {\"b1\": 1}}]}}");
+            long end = System.nanoTime() + 15_000_000_000L;
+            while (fe.puts.get() == 0 || app.manager.api().prismConnections(HybridlbManagerTest.VIP).isEmpty()) {
+                assertTrue("the front end got no rules", System.nanoTime() < end);
+                Thread.sleep(50);
+            }
+            String text = run(CliAccess.prism(null, false), false);
+            assertTrue(text, text.startsWith("VIP " + HybridlbManagerTest.VIP + "\n"));
+            assertTrue(text, Pattern.compile("\n  10\\.0\\.1\\.2 +in-sync +1 +0 +1 ").matcher(text).find());
+            assertTrue(text, Pattern.compile("\n  b1 +10\\.0\\.1\\.3:9500 +healthy +0/1 ").matcher(text).find());
+            String conns = run(CliAccess.prism(HybridlbManagerTest.VIP, true), false);
+            assertTrue(conns, Pattern.compile("\n10\\.0\\.1\\.2 +4 +10\\.9\\.0\\.1:40000 +remote +10\\.0\\.1\\.3 +2\n")
+                    .matcher(conns).find());
+            JsonNode j = Json.MAPPER.readTree(run(CliAccess.prism(HybridlbManagerTest.VIP, false), true));
+            assertEquals(Json.MAPPER.readTree(Json.write(app.manager.api().prismVip(HybridlbManagerTest.VIP))), j);
+        }
     }
 }

@@ -30,7 +30,8 @@ import picocli.CommandLine.ParentCommand;
         subcommands = {VipCommands.Vips.class, VipCommands.VipCmd.class, VipCommands.DipCmd.class,
             StatusCommands.AssignmentCmd.class, StatusCommands.Reassign.class, StatusCommands.Smuxes.class,
             StatusCommands.Stats.class, StatusCommands.Migrations.class, StatusCommands.Switches.class,
-            StatusCommands.Drain.class, StatusCommands.Undrain.class, TokenCommands.TokenCmd.class})
+            StatusCommands.Drain.class, StatusCommands.Undrain.class, PrismCommands.PrismCmd.class,
+            TokenCommands.TokenCmd.class})
 public final class HybridlbCli implements Callable<Integer> {
     public static final ObjectMapper JSON = new ObjectMapper();
 

@@ -159,6 +159,31 @@ class HybridlbCliTest {
             return new ReassignResult(record(4, "reassign now", MigrationRecord.RUNNING, 2), Map.of(), null);
         }
 
+        @Override
+        public List<org.hybridlb.app.core.prism.PrismVipView> prismVips() {
+            return List.of(prismVip("10.100.0.1"));
+        }
+
+        @Override
+        public org.hybridlb.app.core.prism.PrismVipView prismVip(String vip) {
+            if (!vip.equals("10.100.0.1")) {
+                throw org.hybridlb.app.core.ApiException.notFound("/vip", "VIP " + vip + " has no Prism hand-off");
+            }
+            return new org.hybridlb.app.core.prism.PrismVipView(vip,
+                    List.of(new org.hybridlb.app.core.prism.PrismVipView.Frontend("10.0.0.2", "https://10.0.0.2:9400",
+                            "in-sync", null, 2, "2026-11-27T12:00:00Z", 5, 1, 40, 39, 0, 0),
+                            new org.hybridlb.app.core.prism.PrismVipView.Frontend("10.0.0.3", "https://10.0.0.3:9400",
+                            "unreachable", "front end unreachable at https://10.0.0.3:9400/rules", 0, null, 0, 0, 0, 0, 0, 0)),
+                    List.of(new org.hybridlb.app.core.prism.PrismVipView.Backend("b1", "10.0.1.2", 9500, true, 1, 1, 40)));
+        }
+
+        @Override
+        public List<org.hybridlb.app.core.prism.PrismConnectionView> prismConnections(String vip) {
+            prismVip(vip);
+            return List.of(new org.hybridlb.app.core.prism.PrismConnectionView("10.0.0.2", 7, "10.9.0.1:40000", "remote",
+                    "10.0.1.2", 3));
+        }
+
         /** A migration record whose plan has {@code waves} waves of one step each. */
         static MigrationRecord record(long id, String trigger, String state, int waves) {
             List<MigrationWave> plan = new ArrayList<>();
@@ -281,6 +306,30 @@ class HybridlbCliTest {
                 + "3   done   3/3    2025-11-21T15:00:00Z  12 ms  DIP 10.0.0.4 added to 10.100.0.1  -\n", r[1]);
         r = run("reassign");
         assertEquals("migration 4 running: 2 waves (reassign now)\n", r[1]);
+    }
+
+    @Test
+    void prismTables() {
+        String[] r = run("prism");
+        assertEquals("0", r[0], r[2]);
+        assertEquals("VIP 10.100.0.1\n"
+                + "  FRONT END        STATE              PUSHES             CONNS              IN FLIGHT          HANDOFFS"
+                + "           RESETS             TIMEOUTS\n"
+                + "  10.0.0.2         in-sync            2                  5                  1                  40"
+                + "                 0                  0\n"
+                + "  10.0.0.3         unreachable        0                  0                  0                  0"
+                + "                  0                  0\n"
+                + "    front end unreachable at https://10.0.0.3:9400/rules\n"
+                + "  BACKEND          ADDRESS            HOST               UP AT              OWNED              HANDOFFS\n"
+                + "  b1               10.0.1.2:9500      healthy            1/2                1                  40\n", r[1]);
+        r = run("prism", "10.100.0.1", "--connections");
+        assertEquals("FRONT END          ID                 CLIENT             STATE              OWNER              REQUESTS\n"
+                + "10.0.0.2           7                  10.9.0.1:40000     remote             10.0.1.2           3\n", r[1]);
+        r = run("prism", "10.100.0.2");
+        assertEquals("1", r[0]);
+        assertTrue(r[2].contains("field:  /vip") && r[2].contains("has no Prism hand-off"), r[2]);
+        r = run("prism", "--connections");
+        assertEquals("2", r[0]);
     }
 
     @Test

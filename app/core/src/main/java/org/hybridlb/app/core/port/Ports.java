@@ -1,7 +1,12 @@
 package org.hybridlb.app.core.port;
 
+import java.net.http.HttpClient;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
+import org.hybridlb.app.core.prism.HttpPrismFrontEnds;
+import org.hybridlb.app.core.prism.PrismFrontEnds;
+import org.hybridlb.app.core.tls.TlsFiles;
 
 /** The southbound ports a controller is built with; the host runtime provides them. */
 public final class Ports {
@@ -14,6 +19,8 @@ public final class Ports {
     public final StateStore store;
     /** The host agents' Cheetah cookie configuration; {@link HostCookieControl#NONE} without agents. */
     public final HostCookieControl cookies;
+    /** The Prism front ends' admin APIs; without one, plain HTTP (a front end's admin on its host's loopback). */
+    public final PrismFrontEnds prism;
 
     public Ports(TopologySource topology, HmuxProgrammer hmux, SmuxControl smux, RouteSource routes,
                  StatsSource stats, HealthSource health, StateStore store) {
@@ -22,6 +29,12 @@ public final class Ports {
 
     public Ports(TopologySource topology, HmuxProgrammer hmux, SmuxControl smux, RouteSource routes,
                  StatsSource stats, HealthSource health, StateStore store, HostCookieControl cookies) {
+        this(topology, hmux, smux, routes, stats, health, store, cookies, null);
+    }
+
+    public Ports(TopologySource topology, HmuxProgrammer hmux, SmuxControl smux, RouteSource routes,
+                 StatsSource stats, HealthSource health, StateStore store, HostCookieControl cookies,
+                 PrismFrontEnds prism) {
         this.topology = Objects.requireNonNull(topology, "topology");
         this.hmux = Objects.requireNonNull(hmux, "hmux");
         this.smux = Objects.requireNonNull(smux, "smux");
@@ -30,5 +43,15 @@ public final class Ports {
         this.health = health != null ? health : Set::of;
         this.store = Objects.requireNonNull(store, "store");
         this.cookies = cookies != null ? cookies : HostCookieControl.NONE;
+        this.prism = prism != null ? prism : new HttpPrismFrontEnds(Duration.ofSeconds(5), PlainClient::get);
+    }
+
+    /** One plain HTTP client, made when first used. */
+    private static final class PlainClient {
+        private static final HttpClient CLIENT = TlsFiles.client(null, Duration.ofSeconds(5));
+
+        static HttpClient get() {
+            return CLIENT;
+        }
     }
 }

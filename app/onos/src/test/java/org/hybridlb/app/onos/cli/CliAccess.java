@@ -51,6 +51,13 @@ public final class CliAccess {
         return new StatsCommand();
     }
 
+    public static AbstractShellCommand prism(String vip, boolean connections) {
+        PrismCommand c = new PrismCommand();
+        c.vip = vip;
+        c.connections = connections;
+        return c;
+    }
+
     public static List<String> vipChoices(HybridlbService s) {
         VipCompleter c = new VipCompleter();
         c.service = s;
