@@ -23,7 +23,7 @@ void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t 
 {
     const struct hlb_service *ck = hlb_table_lookup(t, o->bench_vip, HLB_IPPROTO_TCP,
                                                     hlb_htons(o->bench_port));
-    if (ck && (ck->affinity != HLB_AFF_CHEETAH || ck->dip_count == 0 || o->bench_new_flows))
+    if (ck && (!hlb_aff_cookie(ck->affinity) || ck->dip_count == 0 || o->bench_new_flows))
         ck = NULL;
     memset(g, 0, sizeof(*g));
     struct hlb_eth_hdr eth = {.type = hlb_htons(HLB_ETHERTYPE_IPV4)};

@@ -176,8 +176,8 @@ static void test_table_fields(void **state)
         "32 hex digits");
     ERR("\"affinity\":\"cheetah\",\"cookieKey\":\"" KEY "\",\"cookieHash\":\"siphash\",", d_ok,
         d_ok2, "vips[0].cookieHash", "siphash13, crc32c");
-    ERR("\"affinity\":\"cheetah\",\"cookieKey\":\"" KEY "\",\"mechanism\":\"p2c\",", d_ok, d_ok2,
-        "vips[0].mechanism", "wrr, rr, hash");
+    ERR("\"affinity\":\"cheetah\",\"cookieKey\":\"" KEY "\",\"mechanism\":\"pow2\",", d_ok, d_ok2,
+        "vips[0].mechanism", "wrr, rr, hash, p2c, least-loaded, awrr");
     ERR("\"cookieKey\":\"" KEY "\",", d_ok, d_ok2, "vips[0].cookieKey", "only for affinity");
     ERR("\"mechanism\":\"rr\",", d_ok, d_ok2, "vips[0].mechanism", "only for affinity");
     ERR(ck, d_ok, "{\"ip\":\"10.9.0.2\"}", "vips[0].ports[0].dips[1].serverId", "required");
