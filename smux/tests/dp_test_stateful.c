@@ -188,8 +188,16 @@ static void test_syn_hint_and_decode(void **state)
         assert_int_equal((ident[k] >> HLB_SF_OWNER_SHIFT) & 15, 2);
         assert_int_equal(tcp_sum(f.p.data + 14 + 20), 0xffff);
     }
-    assert_int_equal(w.sf->st.inserts, 3);
-    assert_int_equal(w.st.ck_syns[HLB_MECH_RR], 3);
+    /* A SYN whose TSecr is not zero (RFC 7323 leaves it unused): the hint replaces it,
+     * the checksum still right. */
+    struct tframe g;
+    build_tcp_ts(&g, "10.77.0.1", VIP, 50003, 80, HLB_TCP_SYN, 1000, 0x9abcdef1u);
+    fix_tcp_csum(g.p.data + 14);
+    assert_int_equal(run1(&w, t, &g, 10), HLB_V_TX);
+    assert_int_equal(inner_tsecr(&g) >> 16, HLB_COOKIE_HINT_MAGIC);
+    assert_int_equal(tcp_sum(g.p.data + 14 + 20), 0xffff);
+    assert_int_equal(w.sf->st.inserts, 4);
+    assert_int_equal(w.st.ck_syns[HLB_MECH_RR], 4);
     assert_int_equal(hlb_sf_check(w.sf), 0);
     for (int ref = 0; ref < 2; ref++)
         for (int k = 0; k < 3; k++) {
@@ -200,10 +208,14 @@ static void test_syn_hint_and_decode(void **state)
         }
     assert_int_equal(w.sf->st.hits, 6);
     assert_int_equal(w.st.ck_decoded, 6);
-    /* Another connection echoing connection 0's ident: its H differs -> bad_cookie;
-     * an index never given -> bad_cookie. */
+    /* Another connection (of the same partition) echoing connection 0's ident: the
+     * entry's H is not its own -> bad_cookie; an index never given -> bad_cookie. */
     struct tframe f;
-    echo(&f, s, 50007, ident[0], HLB_TCP_ACK);
+    uint16_t other = 50100;
+    while (hlb_sf_part_of(w.sf, hlb_ck_hash(s, ip4("10.77.0.1"), htons(other), htons(80)), 0) !=
+           hlb_sf_part_of(w.sf, hlb_ck_hash(s, ip4("10.77.0.1"), htons(50000), htons(80)), 0))
+        other++;
+    echo(&f, s, other, ident[0], HLB_TCP_ACK);
     assert_int_equal(run1(&w, t, &f, 30), HLB_V_DROP);
     echo(&f, s, 50000, hlb_sf_ident(2, 777), HLB_TCP_ACK);
     assert_int_equal(run1(&w, t, &f, 30), HLB_V_DROP);
@@ -491,7 +503,8 @@ static void test_shared_vectors_stateful(void **state)
             fail_msg("%s: %s: %s", r.seq, err.field, err.reason);
         struct hlb_worker w;
         sf_worker(&w, 64, 60000);
-        uint32_t p = hlb_sf_part_of(w.sf, r.hash, strcmp(r.mode, "crc32c") == 0);
+        /* COOKIE-SPEC §7's partition, written out: (H >> 32) mod m, crc32c (H >> 16) mod m */
+        uint32_t p = (uint32_t)(strcmp(r.mode, "crc32c") == 0 ? r.hash >> 16 : r.hash >> 32) % 64;
         /* the index the ident names, taken from the stack as a SYN would */
         struct hlb_sf_part *pt = &w.sf->parts[p];
         uint32_t idx = r.ident & HLB_SF_INDEX_MASK;
