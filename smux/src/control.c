@@ -315,15 +315,14 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
                 "Stateful Cheetah events (p4/COOKIE-SPEC.md section 7): SYNs given an index "
                 "(inserted), SYNs left stateless for an empty stack (exhausted), segments "
                 "placed by their entry (hit) or naming none (miss, a bad_cookie drop), "
-                "entries freed by a close report (released; stale: no longer that "
-                "connection's) or idle (idle_expired), segments sent to their owner SMux "
+                "entries freed by a close report (released) or idle (idle_expired), segments sent to their owner SMux "
                 "(forwarded), IP-in-IP frames from another SMux (decapsulated), and those "
                 "naming yet another owner (foreign_bad, dropped).");
     {
         const struct { const char *name; uint64_t v; } ev[] = {
             {"inserted", tot.sf.inserts}, {"exhausted", tot.sf.exhausted},
             {"hit", tot.sf.hits}, {"miss", tot.sf.misses}, {"released", tot.sf.released},
-            {"release_stale", tot.sf.release_stale}, {"idle_expired", tot.sf.idle_expired},
+{"idle_expired", tot.sf.idle_expired},
             {"forwarded", tot.sf.forwarded}, {"decapsulated", st->ck_decapsulated},
             {"foreign_bad", tot.sf.foreign_bad}};
         for (size_t k = 0; k < sizeof(ev) / sizeof(ev[0]); k++)
@@ -512,11 +511,11 @@ static json_t *stats_report(struct hlb_control *c)
     for (int m = 0; m < HLB_MECH_MAX; m++)
         json_object_set_new(syns, hlb_mechanism_names[m], json_integer((json_int_t)tot.st.ck_syns[m]));
     json_t *stateful = json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
         "entries", (json_int_t)tot.sf.entries, "capacity", (json_int_t)tot.sf_capacity,
         "inserted", (json_int_t)tot.sf.inserts, "exhausted", (json_int_t)tot.sf.exhausted,
         "hit", (json_int_t)tot.sf.hits, "miss", (json_int_t)tot.sf.misses,
-        "released", (json_int_t)tot.sf.released, "release_stale", (json_int_t)tot.sf.release_stale,
+        "released", (json_int_t)tot.sf.released,
         "idle_expired", (json_int_t)tot.sf.idle_expired, "forwarded", (json_int_t)tot.sf.forwarded,
         "decapsulated", (json_int_t)tot.st.ck_decapsulated,
         "foreign_bad", (json_int_t)tot.sf.foreign_bad,

@@ -112,10 +112,15 @@ int hlb_cookie_closed(const struct hlb_vip_table *t, struct hlb_worker *const *w
         parse_one(t, o, i, &c, err);
         const struct hlb_service *s = c.s;
         uint64_t h = hlb_ck_hash(s, c.client, c.cport, c.vport);
-        unsigned k = hlb_flow_worker_tuple(c.client, s->vip, c.cport, c.vport, HLB_IPPROTO_TCP, n);
-        struct hlb_sf_table *sf = w[k]->sf;
-        uint32_t p = hlb_sf_part_of(sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
-        if (hlb_sf_queue_release(sf, p, c.ident & HLB_SF_INDEX_MASK, h) == 0)
+        /* To every worker: which one the flow reaches is the NIC's (or the kernel's)
+         * hash with multi-queue ports; the H check frees only the connection's entry. */
+        int all = 1;
+        for (unsigned k = 0; k < n; k++) {
+            struct hlb_sf_table *sf = w[k]->sf;
+            uint32_t p = hlb_sf_part_of(sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
+            all &= hlb_sf_queue_release(sf, p, c.ident & HLB_SF_INDEX_MASK, h) == 0;
+        }
+        if (all)
             (*queued)++;
         else
             (*full)++;

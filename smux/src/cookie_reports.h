@@ -18,8 +18,9 @@
 struct json_t;
 
 /* The close report doc against table t and the n workers w: every entry's index
- * queued to its worker (*queued), or counted in *full when that worker's ring is
- * full (the idle sweep frees it later).  0, or -1 with err (nothing queued). */
+ * queued to every worker (*queued: reports), or counted in *full when some worker's
+ * ring was full (the idle sweep frees it later).  0, or -1 with err (nothing
+ * queued). */
 int hlb_cookie_closed(const struct hlb_vip_table *t, struct hlb_worker *const *w, unsigned n,
                       struct json_t *doc, unsigned *queued, unsigned *full,
                       struct hlb_table_error *err);

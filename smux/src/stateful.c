@@ -62,8 +62,6 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf)
         if (e->server != 0 && e->h == r->h) {
             hlb_sf_delete(sf, p, idx);
             sf->st.released++;
-        } else {
-            sf->st.release_stale++;
         }
     }
     atomic_store_explicit(&sf->ring_tail, tail, memory_order_release);

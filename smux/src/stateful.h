@@ -15,9 +15,10 @@
  * reads the inner tuple of an IP-in-IP frame, so it too reaches the owning worker.
  *
  * Entries leave by the host agent's close report (POST /cheetah/closed: the control
- * thread queues (p, index, H) to the owning worker's release ring; the worker frees
- * the entry only while it still holds that H, so a late report never frees a reused
- * index) or by the idle sweep.  An empty stack leaves the SYN stateless (its
+ * thread queues (p, index, H) to every worker's release ring, as only the NIC knows
+ * which worker a flow reaches; a worker frees the entry only while it holds that H,
+ * so another worker's entry, or a reused index after a late report, stays) or by
+ * the idle sweep.  An empty stack leaves the SYN stateless (its
  * server id, no hint): a SYN flood fills the stacks, then degrades to stateless
  * cookies, counted, and the stacks refill as entries are released.
  *
@@ -63,7 +64,6 @@ struct hlb_sf_stats {
     uint64_t hits;              /* segments placed by their entry */
     uint64_t misses;            /* segments naming a free index or another H: bad_cookie */
     uint64_t released;          /* entries freed by a close report */
-    uint64_t release_stale;     /* close reports for an index no longer holding that H */
     uint64_t idle_expired;      /* entries freed by the idle sweep */
     uint64_t forwarded;         /* segments sent to their owner SMux (two tiers) */
     uint64_t foreign_bad;       /* decapsulated segments naming another owner: dropped */
