@@ -312,6 +312,8 @@ struct lean_run {
     uint64_t key, m;
     __m128i eth0, eth1, ip;
     uint32_t crc, port0, total, gre, bsum, mtu, two_port;
+    struct hlb_sf_table *sf;              /* cheetah-stateful: this worker's entries */
+    uint32_t now;
     /* out */
     uint64_t rx_bytes, fwd_bytes, inner_bytes;
     unsigned fwd;
@@ -452,7 +454,8 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
     const uint32_t nop_nop_ts = hlb_htonl(0x0101080au);
     const unsigned first = i;
-    uint64_t rx_bytes = 0, inner_bytes = 0;
+    uint64_t rx_bytes = 0, inner_bytes = 0, sf_hits = 0;
+    struct hlb_sf_table *sf = r->sf;
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
@@ -468,15 +471,31 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
             inner < 20u + (tcp[12] >> 4) * 4u || opt != nop_nop_ts)
             break;
         memcpy(&echo, tcp + 28, 4);
-        int dip = hlb_ck_server_dip(t, &sv, hlb_ck_ident(&sv, __builtin_bswap32(echo),
-                                                          pl.t.src_ip, pl.t.src_port,
-                                                          pl.t.dst_port));
+        uint64_t h = hlb_ck_hash(&sv, pl.t.src_ip, pl.t.src_port, pl.t.dst_port);
+        uint32_t ident = (hlb_cookie_of(__builtin_bswap32(echo)) ^ (uint32_t)h) & HLB_COOKIE_MASK;
+        if (ident & HLB_COOKIE_STATEFUL) {
+            /* Stateful, this SMux the owner: the entry, if it is this connection's
+             * (anything else goes to the general code, which counts it). */
+            if (!sf || ((ident >> HLB_SF_OWNER_SHIFT) & 15u) != sv.sf_self)
+                break;
+            struct hlb_sf_entry *e =
+                &sf->parts[hlb_sf_part_of(sf, h, mode == HLB_COOKIE_CRC32C)].e[ident & HLB_SF_INDEX_MASK];
+            if (e->server == 0 || e->h != h)
+                break;
+            if (r->now - e->seen >= sf->refresh_ms)
+                e->seen = r->now;
+            sf_hits++;
+            ident = e->server;
+        }
+        int dip = hlb_ck_server_dip(t, &sv, ident);
         if (dip < 0)
             break;
         HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
         rx_bytes += len;
         inner_bytes += inner;
     }
+    if (sf_hits)
+        sf->st.hits += sf_hits;
     lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
     return i;
 }
@@ -1007,7 +1026,9 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         if (HLB_UNLIKELY(sv_cheetah)) {   /* this frame and those behind it to s */
             struct lean_run r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
                                  .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
-                                 .mtu = mtu, .two_port = (uint32_t)two_port};
+                                 .mtu = mtu, .two_port = (uint32_t)two_port,
+                                 .sf = s->affinity == HLB_AFF_CHEETAH_STATEFUL ? w->sf : NULL,
+                                 .now = now};
             unsigned next = HLB_CRUN_FN(&r, frames, i, n, burst_port);
             if (next == i)
                 goto slow_frame;
