@@ -80,15 +80,21 @@ static void make_frame(uint8_t *d, uint32_t f, uint8_t flags)
     d[47] = flags;
 }
 
+/* A make_frame() frame's IP total length (< 256) and checksum. */
+static void set_ip_len(uint8_t *d, uint8_t len)
+{
+    uint16_t sum = 0;
+    d[17] = len;
+    memcpy(d + 24, &sum, 2);
+    sum = hlb_csum(d + 14, 20);
+    memcpy(d + 24, &sum, 2);
+}
+
 /* The frame of flow f with NOP, NOP, timestamp (tsval, tsecr): 66 bytes. */
 static void make_ts_frame(uint8_t *d, uint32_t f, uint8_t flags, uint32_t tsecr)
 {
     make_frame(d, f, flags);
-    d[17] = 52;                                     /* IP total length */
-    uint16_t sum = 0;
-    memcpy(d + 24, &sum, 2);
-    sum = hlb_csum(d + 14, 20);
-    memcpy(d + 24, &sum, 2);
+    set_ip_len(d, 52);
     d[46] = 8 << 4;
     uint32_t v = hlb_htonl(1000 + f), e = hlb_htonl(tsecr);
     memcpy(d + 54, (const uint8_t[]){1, 1, 8, 10}, 4);
@@ -101,11 +107,7 @@ static void make_ts_frame(uint8_t *d, uint32_t f, uint8_t flags, uint32_t tsecr)
 static void make_syn_frame(uint8_t *d, uint32_t f)
 {
     make_frame(d, f, HLB_TCP_SYN);
-    d[17] = 60;                                     /* IP total length */
-    uint16_t sum = 0;
-    memcpy(d + 24, &sum, 2);
-    sum = hlb_csum(d + 14, 20);
-    memcpy(d + 24, &sum, 2);
+    set_ip_len(d, 60);
     d[46] = 10 << 4;
     uint32_t v = hlb_htonl(1000 + f);
     memcpy(d + 54, (const uint8_t[]){2, 4, 5, 0xb4, 4, 2, 8, 10}, 8);

@@ -150,6 +150,17 @@ static inline struct hlb_vip_table *table_ok(const char *json, int default_pin)
     return t;
 }
 
+/* The document is refused for field, its reason containing reason_part. */
+static inline void expect_table_error(const char *json, const char *field, const char *reason_part)
+{
+    struct hlb_table_error err = {{0}, {0}};
+    struct hlb_vip_table *t = hlb_table_from_json(json, strlen(json), NULL, &err);
+    if (t)
+        fail_msg("accepted, expected an error at %s", field);
+    if (strcmp(err.field, field) != 0 || !strstr(err.reason, reason_part))
+        fail_msg("error %s: %s, expected %s: ...%s...", err.field, err.reason, field, reason_part);
+}
+
 static inline void worker_init(struct hlb_worker *w, struct hlb_conn_table *ct)
 {
     memset(w, 0, sizeof(*w));
