@@ -224,7 +224,6 @@ static inline int cheetah_sf_syn(struct hlb_worker *w, struct hlb_vip_table *t,
     uint64_t h = hlb_ck_hash(s, pp->t.src_ip, pp->t.src_port, pp->t.dst_port);
     if (s->sf_self == HLB_SF_NOT_OWNER && !decap) {
         *owner = &t->sf_owners[s->sf_owner_first + (uint32_t)((h >> 48) % s->sf_n_owners)];
-        w->sf->st.forwarded++;
         return CK_FORWARD;
     }
     *dip = cheetah_syn_dip(w, t, s, &pp->t);
@@ -258,7 +257,6 @@ static inline int cheetah_sf_segment(struct hlb_worker *w, const struct hlb_vip_
             return CK_BAD;
         }
         *owner = &t->sf_owners[s->sf_owner_first + o];
-        w->sf->st.forwarded++;
         return CK_FORWARD;
     }
     uint64_t h = hlb_ck_hash(s, pp->t.src_ip, pp->t.src_port, pp->t.dst_port);
@@ -365,6 +363,7 @@ static inline void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_confi
  * service (a store-to-load chain per packet on one counter otherwise). */
 struct burst_acc {
     uint64_t fwd_packets, fwd_bytes;
+    uint64_t fwd_owner;               /* of those, sent to an owner SMux (two tiers) */
     const struct hlb_service *svc;    /* service of the current run, or NULL */
     uint32_t svc_packets;
     uint64_t svc_bytes;
@@ -440,10 +439,11 @@ acc_count(struct burst_acc *acc, struct hlb_vip_table *t, const struct hlb_servi
 }
 
 /* Counts one frame forwarded to another SMux (two tiers): worker totals only (the
- * owner counts it on its service and DIP). */
+ * owner counts it on its service and DIP, once for the traffic matrix). */
 static inline void acc_count_forward(struct burst_acc *acc, uint32_t frame_len)
 {
     acc->fwd_packets++;
+    acc->fwd_owner++;
     acc->fwd_bytes += frame_len;
 }
 

@@ -223,6 +223,8 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     acc_flush_svc(&acc, t);
     w->st.fwd_packets += acc.fwd_packets;
     w->st.fwd_bytes += acc.fwd_bytes;
+    if (acc.fwd_owner)
+        w->sf->st.forwarded += acc.fwd_owner;
 }
 
 
