@@ -548,7 +548,8 @@ int main(int argc, char **argv)
     int bench = o.bench_flows || o.bench_new_flows;
     for (unsigned k = 0; bench && k < n; k++) {
         struct worker_ctx *x = &run.ctx[k];
-        bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n, hlb_table_acquire(&run.slot));
+        bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n, hlb_table_acquire(&run.slot),
+                       wp[k]->sf, tsc_ms(rte_rdtsc()));
         x->io.rx_hook = bench_gen_hook;
         x->io.rx_hook_arg = &x->gen;
     }
