@@ -17,9 +17,9 @@ struct hlb_sf_table *hlb_sf_create(uint32_t n_parts, uint32_t idle_ms)
         free(sf);
         return NULL;
     }
+    memset(sf->parts, 0, (size_t)n_parts * sizeof(*sf->parts));
     for (uint32_t p = 0; p < n_parts; p++) {
         struct hlb_sf_part *pt = &sf->parts[p];
-        memset(pt->e, 0, sizeof(pt->e));
         /* Index 0 on top: the first SYNs take low indexes (easier to read in tests). */
         for (uint32_t i = 0; i < HLB_SF_INDEXES; i++)
             pt->free_idx[i] = (uint16_t)(HLB_SF_INDEXES - 1 - i);
