@@ -52,6 +52,51 @@ static uint32_t load_of(const struct hlb_vip_table *t, uint32_t d)
     return __atomic_load_n(&t->dip_load[d], __ATOMIC_RELAXED);
 }
 
+/* DIP address -> load, open addressing (address 0 is no DIP): a table swap and a
+ * report each take one pass over the table's DIPs, whatever their number. */
+struct load_map {
+    uint32_t *ip, *load, mask;
+};
+
+static int map_init(struct load_map *m, size_t n)
+{
+    uint32_t size = 16;
+    while (size < 2 * n)
+        size <<= 1;
+    m->mask = size - 1;
+    m->ip = calloc(size, sizeof(uint32_t));
+    m->load = calloc(size, sizeof(uint32_t));
+    return m->ip && m->load ? 0 : -1;
+}
+
+static void map_free(struct load_map *m)
+{
+    free(m->ip);
+    free(m->load);
+}
+
+static uint32_t *map_slot(const struct load_map *m, uint32_t ip)
+{
+    for (uint32_t i = hlb_index_hash(ip);; i++) {
+        i &= m->mask;
+        if (m->ip[i] == ip || m->ip[i] == 0) {
+            m->ip[i] = ip;
+            return &m->load[i];
+        }
+    }
+}
+
+static const uint32_t *map_find(const struct load_map *m, uint32_t ip)
+{
+    for (uint32_t i = hlb_index_hash(ip);; i++) {
+        i &= m->mask;
+        if (m->ip[i] == ip)
+            return &m->load[i];
+        if (m->ip[i] == 0)
+            return NULL;
+    }
+}
+
 void hlb_balance_awrr_update(struct hlb_vip_table *t)
 {
     if (!t->awrr_sel)
@@ -85,12 +130,16 @@ void hlb_balance_carry(struct hlb_vip_table *t, const struct hlb_vip_table *old)
 {
     if (!old || !old->dip_load || !t->dip_load)
         return;
-    for (uint32_t d = 0; d < t->n_dips; d++)        /* pools are small: a scan per pool */
+    struct load_map m;
+    if (map_init(&m, old->n_dips) == 0) {        /* (out of memory: loads start at 0) */
         for (uint32_t e = 0; e < old->n_dips; e++)
-            if (old->dips[e].ip == t->dips[d].ip) {
-                t->dip_load[d] = load_of(old, e);
-                break;
-            }
+            *map_slot(&m, old->dips[e].ip) = load_of(old, e);
+        for (uint32_t d = 0; d < t->n_dips; d++) {
+            const uint32_t *l = map_find(&m, t->dips[d].ip);
+            t->dip_load[d] = l ? *l : 0;
+        }
+    }
+    map_free(&m);
     hlb_balance_awrr_update(t);
 }
 
@@ -136,20 +185,37 @@ int hlb_balance_report(struct hlb_vip_table *t, json_t *doc, unsigned *matched,
             return -1;
         }
     }
-    unsigned m = 0;
+    struct load_map rep;                   /* the report: address -> load (the last wins) */
+    if (map_init(&rep, json_array_size(loads)) != 0) {
+        map_free(&rep);
+        berr(err, "loads", "out of memory");
+        return -1;
+    }
     json_array_foreach(loads, i, o) {
         struct in_addr a;
         inet_pton(AF_INET, json_string_value(json_object_get(o, "dip")), &a);
-        uint32_t v = (uint32_t)llround(json_number_value(json_object_get(o, "load")) *
-                                       HLB_LOAD_SCALE);
-        int found = 0;
-        for (uint32_t d = 0; d < t->n_dips; d++)
-            if (t->dips[d].ip == a.s_addr) {
-                __atomic_store_n(&t->dip_load[d], v, __ATOMIC_RELAXED);
-                found = 1;
-            }
-        m += (unsigned)found;
+        *map_slot(&rep, a.s_addr) = (uint32_t)llround(
+            json_number_value(json_object_get(o, "load")) * HLB_LOAD_SCALE);
     }
+    struct load_map seen;                  /* DIP addresses of t that got a load */
+    if (map_init(&seen, json_array_size(loads)) != 0) {
+        map_free(&rep);
+        map_free(&seen);
+        berr(err, "loads", "out of memory");
+        return -1;
+    }
+    unsigned m = 0;
+    for (uint32_t d = 0; d < t->n_dips; d++) {
+        const uint32_t *l = t->dips[d].ip ? map_find(&rep, t->dips[d].ip) : NULL;
+        if (!l)
+            continue;
+        __atomic_store_n(&t->dip_load[d], *l, __ATOMIC_RELAXED);
+        uint32_t *s = map_slot(&seen, t->dips[d].ip);
+        m += *s == 0;
+        *s = 1;
+    }
+    map_free(&rep);
+    map_free(&seen);
     hlb_balance_awrr_update(t);
     *matched = m;
     return 0;
