@@ -411,9 +411,27 @@ static void test_two_tiers(void **state)
         assert_int_equal(outer_dst(&f), dip);
         assert_int_equal(f.p.data[14 + 9], HLB_IPPROTO_IPIP);
         assert_int_equal(f.p.data[34 + 9], HLB_IPPROTO_TCP);   /* one header, the inner TCP */
+        assert_memory_equal(f.p.data + 34, inner_copy, 64);       /* the client's segment */
+        assert_int_equal(f.p.len, 14 + 20 + ((uint32_t)inner_copy[2] << 8 | inner_copy[3]));
     }
     assert_int_equal(w0.sf->st.forwarded, 2);
     assert_int_equal(w1.st.ck_decapsulated, 2);
+    assert_int_equal(w1.sf->st.hits, 2);
+
+    /* A forwarded frame whose inner header claims more bytes than the frame holds:
+     * dropped after the outer header goes, never read past its end. */
+    echo(&f, &t0->services[0], 42000, ident, HLB_TCP_ACK);
+    assert_int_equal(run1(&w0, t0, &f, 7), HLB_V_TX);
+    uint8_t *in = f.p.data + 34;
+    uint16_t claimed = (uint16_t)(((uint32_t)in[2] << 8 | in[3]) + 20);
+    in[2] = (uint8_t)(claimed >> 8);
+    in[3] = (uint8_t)claimed;
+    in[10] = in[11] = 0;
+    uint16_t ics = hlb_csum(in, 20);
+    memcpy(in + 10, &ics, 2);
+    uint64_t drops0 = total_drops(&w1);
+    assert_int_equal(run1(&w1, t1, &f, 7), HLB_V_DROP);
+    assert_int_equal(total_drops(&w1), drops0 + 1);
     assert_int_equal(w1.sf->st.hits, 2);
 
     /* Owner tables that disagree: SMux 1 forwards owner 0's segment to SMux 0, whose
@@ -426,7 +444,7 @@ static void test_two_tiers(void **state)
     assert_int_equal(tw->services[0].sf_self, 1);
     assert_int_equal(run1(&w0, tw, &f, 9), HLB_V_DROP);
     assert_int_equal(w0.sf->st.foreign_bad, 1);
-    assert_int_equal(w0.sf->st.forwarded, 2);             /* not sent on */
+    assert_int_equal(w0.sf->st.forwarded, 3);             /* not sent on */
     hlb_table_free(tw);
 
     /* owner id 5 of a two-owner VIP */
