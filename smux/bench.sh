@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SMux benchmarks (root).  Prints, in one run:
-#   1. packet-core cost per packet without I/O (dp-bench-core), per mode
+#   1. packet-core cost per packet without I/O (dp-bench-core), per mode, with the
+#      Cheetah modes (stateless and stateful cookie decode, a stateful SYN per packet
+#      against the connection table's new connections) and their ratios
 #   2. net_null -> hlb-smux -> net_null, 64-byte TCP packets, 10k flows, with one
 #      worker (cpu HLB_BENCH_CORE) and with HLB_BENCH_WORKERS workers (cpus 0..N-1):
 #      stateless selection + IP-in-IP (crc32, ovs, ovs-dphash), connection table with

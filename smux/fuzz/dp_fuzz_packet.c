@@ -41,7 +41,15 @@
     "{\"vip\":\"100.64.0.6\",\"selection\":\"ovs\",\"hashBasis\":9,\"connTable\":false,"           \
     "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":2},"           \
     "{\"ip\":\"10.0.6.2\",\"weight\":0},{\"ip\":\"10.0.6.3\",\"hostIp\":\"172.16.6.3\"}]}]},"
-#define TABLE_TAIL "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}"
+/* ... a cheetah-stateful VIP this SMux (192.0.2.10) owns as owner 1 of 2, and an
+ * empty pool. */
+#define TABLE_TAIL                                                                       \
+    "{\"vip\":\"100.64.0.8\",\"selection\":\"crc32\",\"connTable\":false,"                    \
+    "\"affinity\":\"cheetah-stateful\",\"cookieKey\":\"000102030405060708090a0b0c0d0e0f\","   \
+    "\"mechanism\":\"rr\",\"statefulOwners\":[\"192.0.2.99\",\"192.0.2.10\"],\"ports\":["         \
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.8.1\",\"serverId\":1},"            \
+    "{\"ip\":\"10.0.8.2\",\"serverId\":2}]}]},"                                              \
+    "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}"
 
 static const char *TABLE =
     TABLE_HEAD(1)
@@ -71,6 +79,7 @@ struct world {
     struct hlb_worker w[MAX_WORKERS];
     unsigned n;            /* workers */
     uint64_t fwd_at_swap[MAX_WORKERS];   /* each worker's forwarded count when t came */
+    uint64_t sf_fwd_at_swap[MAX_WORKERS];   /* ... and its frames sent to an owner SMux */
     struct hlb_vip_table *t;
     int table2;            /* running TABLE2 rather than TABLE */
 };
@@ -92,7 +101,8 @@ struct frame {
 static struct hlb_vip_table *table_of(const char *doc, uint32_t gen, unsigned n)
 {
     struct hlb_table_error err;
-    struct hlb_table_options opt = {.default_pin = 1, .n_workers = n};
+    struct hlb_table_options opt = {.default_pin = 1, .n_workers = n,
+                                    .self_ip = hlb_htonl(0xc000020a)};
     struct hlb_vip_table *t = hlb_table_from_json(doc, strlen(doc), &opt, &err);
     CHECK(t, "harness table rejected: %s: %s", err.field, err.reason);
     t->gen = gen;
@@ -105,8 +115,10 @@ static void world_swap(struct world *x)
 {
     uint32_t gen = x->t->gen + 1;
     hlb_table_free(x->t);
-    for (unsigned k = 0; k < x->n; k++)
+    for (unsigned k = 0; k < x->n; k++) {
         x->fwd_at_swap[k] = x->w[k].st.fwd_packets;
+        x->sf_fwd_at_swap[k] = x->w[k].sf->st.forwarded;
+    }
     x->table2 = !x->table2;
     x->t = table_of(x->table2 ? TABLE2 : TABLE, gen, x->n);
 }
@@ -115,6 +127,7 @@ static void world_init(struct world *x, uint8_t config)
 {
     memset(x->w, 0, sizeof(x->w));
     memset(x->fwd_at_swap, 0, sizeof(x->fwd_at_swap));
+    memset(x->sf_fwd_at_swap, 0, sizeof(x->sf_fwd_at_swap));
     x->n = 1 + (config >> 2 & 3);
     x->table2 = 0;
     x->t = table_of(TABLE, 1, x->n);
@@ -123,6 +136,8 @@ static void world_init(struct world *x, uint8_t config)
         w->id = (uint16_t)k;
         w->ct = hlb_conn_table_create(256, NULL);   /* small: full buckets happen */
         CHECK(w->ct, "no connection table");
+        w->sf = hlb_sf_create(1, 1000);             /* one partition: indexes collide */
+        CHECK(w->sf, "no stateful table");
         w->cfg.self_ip = hlb_htonl(0xc000020a);     /* 192.0.2.10 */
         w->cfg.gw_ip = hlb_htonl(0xc0000201);       /* 192.0.2.1 */
         w->cfg.gw_known = !(config & 2);
@@ -154,8 +169,10 @@ static void world_share_gateway(struct world *x, const uint8_t *before_mac, int 
 
 static void world_free(struct world *x)
 {
-    for (unsigned k = 0; k < x->n; k++)
+    for (unsigned k = 0; k < x->n; k++) {
         hlb_conn_table_free(x->w[k].ct);
+        hlb_sf_free(x->w[k].sf);
+    }
     hlb_table_free(x->t);
 }
 
@@ -235,10 +252,16 @@ static void check_worlds(const struct world *a, const struct world *b)
                   memcmp(hlb_dip_counters(a->t, k), hlb_dip_counters(b->t, k),
                          a->t->n_dips * sizeof(struct hlb_counter)) == 0,
               "worker %u service or DIP counters differ from the reference", k);
+        CHECK(memcmp(&wa->sf->st, &wb->sf->st, sizeof(wa->sf->st)) == 0 &&
+                  memcmp(wa->sf->parts, wb->sf->parts,
+                         (wa->sf->part_mask + 1) * sizeof(*wa->sf->parts)) == 0,
+              "worker %u stateful table differs from the reference", k);
+        CHECK(hlb_sf_check(wa->sf) == 0, "worker %u stateful stacks broken", k);
         uint64_t in_slice = 0;
         for (uint32_t s = 0; s < a->t->n_services; s++)
             in_slice += hlb_svc_counters(a->t, k)[s].packets;
-        CHECK(in_slice == wa->st.fwd_packets - a->fwd_at_swap[k],
+        CHECK(in_slice + wa->sf->st.forwarded - a->sf_fwd_at_swap[k] ==
+                  wa->st.fwd_packets - a->fwd_at_swap[k],
               "worker %u counted outside its own slice", k);
     }
 }

@@ -15,7 +15,8 @@ for target in packet table; do
         -I"$SMUX/agent/include" \
         "$SMUX/fuzz/dp_fuzz_$target.c" "$SMUX/src/datapath.c" "$SMUX/src/conn_table.c" \
         "$SMUX/src/vip_table.c" "$SMUX/src/ovs_hash.c" "$SMUX/src/ovs_dphash.c" \
-        "$SMUX/src/ovs_select.c" "$SMUX/src/cheetah.c" -ljansson \
+        "$SMUX/src/ovs_select.c" "$SMUX/src/cheetah.c" "$SMUX/src/stateful.c" \
+        "$SMUX/src/balance.c" -ljansson -lm \
         -o "$OUT/dp_fuzz_$target"
 done
 rm -rf "$OUT/corpus-packet" "$OUT/corpus-table"

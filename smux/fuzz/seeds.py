@@ -23,6 +23,15 @@ frames = [
     Ether() / IP(src="198.51.100.2", dst="100.64.0.3") / TCP(sport=4000, dport=80, flags="A"),
     Ether() / IP(src="198.51.100.3", dst="100.64.0.4") / TCP(sport=4001, dport=443, flags="A"),
     Ether() / IP(src="198.51.100.3", dst="100.64.0.3") / UDP(sport=4002, dport=53) / Raw(b"q"),
+    # cheetah-stateful: a SYN (index and hint), an echo, the same forwarded to us IP-in-IP
+    Ether() / IP(src="198.51.100.4", dst="100.64.0.8") / TCP(
+        sport=4003, dport=80, flags="S", options=[("Timestamp", (1, 0))]),
+    Ether() / IP(src="198.51.100.4", dst="100.64.0.8") / TCP(
+        sport=4003, dport=80, flags="A", options=[("NOP", None), ("NOP", None),
+                                                  ("Timestamp", (2, 0x45670000))]),
+    Ether() / IP(src="192.0.2.20", dst="192.0.2.10") / IP(src="198.51.100.4", dst="100.64.0.8") /
+    TCP(sport=4003, dport=80, flags="A", options=[("NOP", None), ("NOP", None),
+                                                  ("Timestamp", (3, 0x45670000))]),
 ]
 
 

@@ -19,11 +19,12 @@ static inline __m128i bench_gen_chunk1(__m128i c1, uint32_t base_sum, uint32_t f
 }
 
 void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t *dst_mac,
-                    unsigned k, unsigned n, const struct hlb_vip_table *t)
+                    unsigned k, unsigned n, const struct hlb_vip_table *t,
+                    struct hlb_sf_table *sf, uint32_t now)
 {
     const struct hlb_service *ck = hlb_table_lookup(t, o->bench_vip, HLB_IPPROTO_TCP,
                                                     hlb_htons(o->bench_port));
-    if (ck && (ck->affinity != HLB_AFF_CHEETAH || ck->dip_count == 0 || o->bench_new_flows))
+    if (ck && (!hlb_aff_cookie(ck->affinity) || ck->dip_count == 0 || o->bench_new_flows))
         ck = NULL;
     memset(g, 0, sizeof(*g));
     struct hlb_eth_hdr eth = {.type = hlb_htons(HLB_ETHERTYPE_IPV4)};
@@ -62,7 +63,16 @@ void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t 
             uint64_t h = hlb_ck_hash(ck, hlb_htonl(0x0a000000u | (flow & 0xffffffu)),
                                      hlb_htons((uint16_t)(1024 + (flow >> 24))),
                                      hlb_htons(o->bench_port));
-            g->tsecr[f] = hlb_htonl((uint32_t)((id ^ h) & HLB_COOKIE_MASK) << 16 | (flow & 0xffff));
+            uint32_t ident = id;
+            if (ck->affinity == HLB_AFF_CHEETAH_STATEFUL && ck->sf_self != HLB_SF_NOT_OWNER &&
+                sf) {
+                /* the entry the flow's SYN would have made on this worker */
+                int idx = hlb_sf_insert(sf, hlb_sf_part_of(sf, h, ck->ck_mode == HLB_COOKIE_CRC32C),
+                                        id, h, now);
+                if (idx >= 0)
+                    ident = hlb_sf_ident(ck->sf_self, (uint32_t)idx);
+            }
+            g->tsecr[f] = hlb_htonl((uint32_t)((ident ^ h) & HLB_COOKIE_MASK) << 16 | (flow & 0xffff));
         }
     }
 }

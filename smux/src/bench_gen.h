@@ -34,9 +34,12 @@ struct bench_gen {
 /* Worker k of n generates flows k, k + n, k + 2n, ... (of --bench-flows in all).  When
  * the bench VIP is a cheetah service of t, every frame carries NOP, NOP, timestamp
  * (66-byte frames: net_null needs size=66), its TSecr echoing the cookie of the
- * pool's DIP f mod (pool size) for flow f. */
+ * pool's DIP f mod (pool size) for flow f; for a cheetah-stateful service this SMux
+ * owns, the stateful ident of the entry made for flow f in sf (the worker's) at
+ * time now. */
 void bench_gen_init(struct bench_gen *g, const struct options *o, const uint8_t *dst_mac,
-                    unsigned k, unsigned n, const struct hlb_vip_table *t);
+                    unsigned k, unsigned n, const struct hlb_vip_table *t,
+                    struct hlb_sf_table *sf, uint32_t now);
 
 /* The template in one mbuf's data room, where net_null's frames start
  * (rte_mempool_obj_iter callback). */

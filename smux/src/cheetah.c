@@ -1,6 +1,8 @@
 /* The cheetah parts of the VIP table (cheetah.h): fields, server ids, server maps. */
 #include "cheetah.h"
+#include "balance.h"
 
+#include <arpa/inet.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +23,50 @@ static int hex_digit(char c)
            c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-static const char *const affinity_names[] = {"hash", "cheetah", NULL};
+static const char *const affinity_names[] = {"hash", "cheetah", "cheetah-stateful", NULL};
 static const char *const mode_names[] = {"siphash13", "crc32c", NULL};
-const char *const hlb_mechanism_names[HLB_MECH_MAX + 1] = {"wrr", "rr", "hash", NULL};
+const char *const hlb_mechanism_names[HLB_MECH_MAX + 1] = {"wrr", "rr", "hash", "p2c",
+                                                           "least-loaded", "awrr", NULL};
+
+/* statefulOwners of VIP object vo: 1..16 distinct IPv4 addresses (owner id = position)
+ * into owners[] (network order) when not NULL; the count, or -1 with err. */
+static int parse_owners(json_t *vo, const char *path, uint32_t *owners,
+                        struct hlb_table_error *err)
+{
+    json_t *a = json_object_get(vo, "statefulOwners");
+    if (!a) {
+        ck_err(err, path, "statefulOwners", "required for affinity \"cheetah-stateful\" "
+               "(the stateful SMuxes' addresses; owner id = position)");
+        return -1;
+    }
+    if (!json_is_array(a) || json_array_size(a) == 0 ||
+        json_array_size(a) > HLB_SF_MAX_OWNERS) {
+        ck_err(err, path, "statefulOwners", "must be an array of 1 to 16 IPv4 addresses");
+        return -1;
+    }
+    uint32_t seen[HLB_SF_MAX_OWNERS];
+    size_t i;
+    json_t *o;
+    json_array_foreach(a, i, o) {
+        struct in_addr ad;
+        char k[40];
+        snprintf(k, sizeof(k), "statefulOwners[%zu]", i);
+        if (!json_is_string(o) || inet_pton(AF_INET, json_string_value(o), &ad) != 1 ||
+            ad.s_addr == 0) {
+            ck_err(err, path, k, "must be an IPv4 address");
+            return -1;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (seen[j] == ad.s_addr) {
+                ck_err(err, path, k, "repeats an earlier owner (one owner id per SMux)");
+                return -1;
+            }
+        seen[i] = ad.s_addr;
+        if (owners)
+            owners[i] = ad.s_addr;
+    }
+    return (int)json_array_size(a);
+}
 
 
 int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
@@ -35,17 +78,27 @@ int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
         hlb_json_get_enum(vo, "mechanism", path, hlb_mechanism_names, HLB_MECH_WRR, &mech, err) != 0)
         return -1;
     json_t *key = json_object_get(vo, "cookieKey");
-    if (aff != HLB_AFF_CHEETAH) {
+    if (aff == HLB_AFF_HASH) {
         /* The cookie fields mean nothing to a hash VIP: refused rather than ignored,
          * so that a typo in affinity does not silently turn cookies off. */
-        const char *const only[] = {"cookieKey", "cookieHash", "mechanism", NULL};
+        const char *const only[] = {"cookieKey", "cookieHash", "mechanism", "statefulOwners",
+                                    NULL};
         for (int i = 0; only[i]; i++)
             if (json_object_get(vo, only[i])) {
-                ck_err(err, path, only[i], "only for affinity \"cheetah\"");
+                ck_err(err, path, only[i], "only for affinity \"cheetah\" or "
+                       "\"cheetah-stateful\"");
                 return -1;
             }
     } else if (!key) {
-        ck_err(err, path, "cookieKey", "required for affinity \"cheetah\"");
+        ck_err(err, path, "cookieKey", "required for a cheetah affinity");
+        return -1;
+    }
+    int n_owners = 0;
+    if (aff == HLB_AFF_CHEETAH_STATEFUL) {
+        if ((n_owners = parse_owners(vo, path, NULL, err)) < 0)
+            return -1;
+    } else if (aff == HLB_AFF_CHEETAH && json_object_get(vo, "statefulOwners")) {
+        ck_err(err, path, "statefulOwners", "only for affinity \"cheetah-stateful\"");
         return -1;
     }
     uint8_t k[HLB_COOKIE_KEY_BYTES] = {0};
@@ -65,6 +118,8 @@ int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
     if (s) {
         s->affinity = (uint8_t)aff;
         s->mechanism = (uint8_t)mech;
+        s->sf_n_owners = (uint8_t)n_owners;
+        s->sf_self = HLB_SF_NOT_OWNER;
         s->ck_mode = mode == 1 ? HLB_COOKIE_CRC32C : HLB_COOKIE_SIPHASH13;
         s->ck_k0 = s->ck_k1 = 0;
         for (int i = 7; i >= 0; i--) {
@@ -129,12 +184,39 @@ int hlb_ck_ids_add(struct hlb_ck_ids *ids, uint16_t id, uint32_t host, const cha
     }
 }
 
-int hlb_ck_build(struct hlb_vip_table *t)
+int hlb_ck_build(struct hlb_vip_table *t, uint32_t self_ip)
 {
-    uint32_t total = 0, n_ck = 0;
+    uint32_t total = 0, n_ck = 0, n_owners = 0;
+    if (hlb_balance_build(t) != 0)
+        return -1;
+    for (uint32_t i = 0; i < t->n_services; i++)
+        n_owners += t->services[i].sf_n_owners;
+    if (n_owners) {
+        t->sf_owners = calloc(n_owners, sizeof(*t->sf_owners));
+        if (!t->sf_owners)
+            return -1;
+        json_t *vips = json_object_get((json_t *)t->doc, "vips");
+        uint32_t next = 0;
+        for (uint32_t i = 0; i < t->n_services; i++) {
+            struct hlb_service *sv = &t->services[i];
+            if (!sv->sf_n_owners)
+                continue;
+            uint32_t ips[HLB_SF_MAX_OWNERS];
+            parse_owners(json_array_get(vips, sv->vip_index), "", ips, NULL);
+            sv->sf_owner_first = next;
+            for (uint32_t k = 0; k < sv->sf_n_owners; k++) {
+                uint32_t h = ntohl(ips[k]);
+                t->sf_owners[next + k] = (struct hlb_dip){.ip = ips[k], .outer = ips[k],
+                                                          .outer_sum = (h >> 16) + (h & 0xffff)};
+                if (ips[k] == self_ip && self_ip)
+                    sv->sf_self = (uint8_t)k;
+            }
+            next += sv->sf_n_owners;
+        }
+    }
     for (uint32_t i = 0; i < t->n_services; i++) {
         struct hlb_service *sv = &t->services[i];
-        if (sv->affinity != HLB_AFF_CHEETAH)
+        if (!hlb_aff_cookie(sv->affinity))
             continue;
         uint32_t size = 2;
         while (size < 2 * sv->dip_count)
@@ -159,7 +241,7 @@ int hlb_ck_build(struct hlb_vip_table *t)
     }
     for (uint32_t i = 0; i < t->n_services; i++) {
         const struct hlb_service *sv = &t->services[i];
-        if (sv->affinity != HLB_AFF_CHEETAH)
+        if (!hlb_aff_cookie(sv->affinity))
             continue;
         struct hlb_server_slot *m = &t->servers[sv->srv_first];
         for (uint32_t d = sv->dip_first; d < sv->dip_first + sv->dip_count; d++) {

@@ -63,25 +63,32 @@ hlb_ck_server_dip(const struct hlb_vip_table *t, const struct hlb_service *s, ui
     }
 }
 
-/* Where a TCP segment's timestamp option is: 1 and *tsecr (host order) when it has
- * one, 0 when it has none or a malformed option list (§10: the fast layouts, then
- * the bounded walk).  tcp points at the TCP header, l4_len bytes of the IP payload
- * follow it. */
-static inline int hlb_ck_tsecr(const uint8_t *tcp, uint32_t l4_len, uint32_t *tsecr)
+/* Where a TCP segment's timestamp option is: the offset of its TSval from tcp (the
+ * TSecr follows), or -1 when it has none or a malformed option list (§10: the fast
+ * layouts, then the bounded walk).  tcp points at the TCP header, l4_len bytes of
+ * the IP payload follow it. */
+static inline int hlb_ck_ts_off(const uint8_t *tcp, uint32_t l4_len)
 {
     if (l4_len < 20)
-        return 0;
+        return -1;
     uint32_t hl = (uint32_t)(tcp[12] >> 4) * 4u;
     if (hl <= 20 || hl > l4_len)
-        return 0;
+        return -1;
     const uint8_t *opt = tcp + 20, *end = tcp + hl;
     int off = hlb_tsval_fast(opt, end, hl - 20);
     if (off < 0)
         off = hlb_tsval_walk(opt, end, hl - 20);
+    return off < 0 ? -1 : 20 + off;
+}
+
+/* 1 and *tsecr (host order) when the segment has a timestamp option, else 0. */
+static inline int hlb_ck_tsecr(const uint8_t *tcp, uint32_t l4_len, uint32_t *tsecr)
+{
+    int off = hlb_ck_ts_off(tcp, l4_len);
     if (off < 0)
         return 0;
     uint32_t v;
-    memcpy(&v, opt + off + 4, 4);
+    memcpy(&v, tcp + off + 4, 4);
     *tsecr = __builtin_bswap32(v);
     return 1;
 }
@@ -112,8 +119,10 @@ int hlb_ck_ids_add(struct hlb_ck_ids *ids, uint16_t id, uint32_t host, const cha
 int hlb_ck_parse_vip(struct json_t *vo, const char *path, struct hlb_service *s,
                      struct hlb_table_error *err);
 
-/* After every service and DIP is filled: the server maps and round-robin slices. */
-int hlb_ck_build(struct hlb_vip_table *t);
+/* After every service and DIP is filled: the server maps and round-robin slices,
+ * the stateful owners (this SMux, self_ip, finds its owner id among them), the
+ * loads and AWRR weights (balance.h). */
+int hlb_ck_build(struct hlb_vip_table *t, uint32_t self_ip);
 
 /* The document as GET /table shows it: every cookieKey replaced by its fingerprint
  * (§8: a key is never shown by an API). */

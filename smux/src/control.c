@@ -1,5 +1,7 @@
 #include "control.h"
+#include "balance.h"
 #include "cheetah.h"
+#include "cookie_reports.h"
 
 #include <arpa/inet.h>
 #include <gnutls/gnutls.h>
@@ -156,6 +158,7 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
         __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
         return 409;
     }
+    hlb_balance_carry(t, cur);         /* the DIPs' last reported loads go on */
     uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
     retire(c, old, t);                 /* t stays readable: swaps are serialised by c->lock */
@@ -165,6 +168,31 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     if (version)
         *version = v;
     return 0;
+}
+
+int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *body,
+                       size_t len, struct hlb_table_error *err, unsigned *done,
+                       unsigned *full)
+{
+    json_error_t je;
+    json_t *doc = json_loadb(body, len, 0, &je);
+    if (!doc) {
+        snprintf(err->field, sizeof(err->field), "(document)");
+        snprintf(err->reason, sizeof(err->reason), "not JSON: %s (line %d)", je.text, je.line);
+        return 400;
+    }
+    *full = 0;
+    /* Under the lock: the table stays the running one meanwhile, and one producer
+     * at a time fills the workers' release rings. */
+    pthread_mutex_lock(&c->lock);
+    struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+    int rc = kind == HLB_REPORT_LOADS
+                 ? hlb_balance_report(t, doc, done, err)
+                 : hlb_cookie_closed(t, c->cfg.workers, c->cfg.slot->n_readers, doc, done, full,
+                                     err);
+    pthread_mutex_unlock(&c->lock);
+    json_decref(doc);
+    return rc == 0 ? 0 : 400;
 }
 
 int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
@@ -278,6 +306,35 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     for (int m = 0; m < HLB_MECH_MAX; m++)
         fprintf(f, "hlb_smux_cookie_syns_total{mechanism=\"%s\"} %llu\n", hlb_mechanism_names[m],
                 (unsigned long long)RD(st->ck_syns[m]));
+    metric_head(f, "hlb_smux_cookie_stateless_syns_total", "counter",
+                "SYNs to cheetah-stateful VIPs placed without a stateful index (this SMux is "
+                "no owner, or its ConnStack partition was empty).");
+    fprintf(f, "hlb_smux_cookie_stateless_syns_total %llu\n",
+            (unsigned long long)RD(st->ck_stateless_syns));
+    metric_head(f, "hlb_smux_cookie_stateful_total", "counter",
+                "Stateful Cheetah events (p4/COOKIE-SPEC.md section 7): SYNs given an index "
+                "(inserted), SYNs left stateless for an empty stack (exhausted), segments "
+                "placed by their entry (hit) or naming none (miss, a bad_cookie drop), "
+                "entries freed by a close report (released) or idle (idle_expired), segments sent to their owner SMux "
+                "(forwarded), IP-in-IP frames from another SMux (decapsulated), and those "
+                "naming yet another owner (foreign_bad, dropped).");
+    {
+        const struct { const char *name; uint64_t v; } ev[] = {
+            {"inserted", tot.sf.inserts}, {"exhausted", tot.sf.exhausted},
+            {"hit", tot.sf.hits}, {"miss", tot.sf.misses}, {"released", tot.sf.released},
+{"idle_expired", tot.sf.idle_expired},
+            {"forwarded", tot.sf.forwarded}, {"decapsulated", st->ck_decapsulated},
+            {"foreign_bad", tot.sf.foreign_bad}};
+        for (size_t k = 0; k < sizeof(ev) / sizeof(ev[0]); k++)
+            fprintf(f, "hlb_smux_cookie_stateful_total{event=\"%s\"} %llu\n", ev[k].name,
+                    (unsigned long long)ev[k].v);
+    }
+    metric_head(f, "hlb_smux_cookie_stateful_entries", "gauge",
+                "Stateful Cheetah indexes in use, all workers.");
+    fprintf(f, "hlb_smux_cookie_stateful_entries %llu\n", (unsigned long long)tot.sf.entries);
+    metric_head(f, "hlb_smux_cookie_stateful_capacity", "gauge",
+                "Stateful Cheetah indexes, all workers (partitions x 1024).");
+    fprintf(f, "hlb_smux_cookie_stateful_capacity %llu\n", (unsigned long long)tot.sf_capacity);
     metric_head(f, "hlb_smux_icmp_frag_needed_total", "counter",
                 "ICMP fragmentation-needed messages sent (packet over MTU after encap).");
     fprintf(f, "hlb_smux_icmp_frag_needed_total %llu\n",
@@ -453,9 +510,20 @@ static json_t *stats_report(struct hlb_control *c)
     json_t *syns = json_object();
     for (int m = 0; m < HLB_MECH_MAX; m++)
         json_object_set_new(syns, hlb_mechanism_names[m], json_integer((json_int_t)tot.st.ck_syns[m]));
-    json_t *cookie = json_pack("{s:I,s:I,s:I,s:o}", "decoded", (json_int_t)tot.st.ck_decoded,
+    json_t *stateful = json_pack(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+        "entries", (json_int_t)tot.sf.entries, "capacity", (json_int_t)tot.sf_capacity,
+        "inserted", (json_int_t)tot.sf.inserts, "exhausted", (json_int_t)tot.sf.exhausted,
+        "hit", (json_int_t)tot.sf.hits, "miss", (json_int_t)tot.sf.misses,
+        "released", (json_int_t)tot.sf.released,
+        "idle_expired", (json_int_t)tot.sf.idle_expired, "forwarded", (json_int_t)tot.sf.forwarded,
+        "decapsulated", (json_int_t)tot.st.ck_decapsulated,
+        "foreign_bad", (json_int_t)tot.sf.foreign_bad,
+        "stateless_syns", (json_int_t)tot.st.ck_stateless_syns);
+    json_t *cookie = json_pack("{s:I,s:I,s:I,s:o,s:o}", "decoded", (json_int_t)tot.st.ck_decoded,
                                "invalid", (json_int_t)tot.st.drops[HLB_DROP_BAD_COOKIE],
-                               "fallback", (json_int_t)tot.st.ck_fallback, "syns", syns);
+                               "fallback", (json_int_t)tot.st.ck_fallback, "syns", syns,
+                               "stateful", stateful);
     json_t *out = json_pack("{s:I,s:o*,s:o}", "version", (json_int_t)t->version, "services",
                             services, "cookie", cookie);
     pthread_mutex_unlock(&c->lock);
@@ -620,6 +688,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             return send_json(conn, 200, doc);
         }
         allow = "GET, PUT, POST";
+    } else if (strcmp(url, "/loads") == 0 || strcmp(url, "/cheetah/closed") == 0) {
+        if (strcmp(method, "POST") == 0) {
+            struct upload *u = *con_cls;
+            if (u->too_big)
+                return send_json(conn, 413, json_pack("{s:s}", "error", "body too large"));
+            struct hlb_table_error err = {{0}, {0}};
+            int loads = strcmp(url, "/loads") == 0;
+            unsigned done = 0, full = 0;
+            int rc = hlb_control_report(c, loads ? HLB_REPORT_LOADS : HLB_REPORT_CLOSED,
+                                        u->buf ? u->buf : "", u->len, &err, &done, &full);
+            if (rc != 0)
+                return send_json(conn, (unsigned)rc,
+                                 json_pack("{s:s,s:s,s:s}", "error", "invalid report", "field",
+                                           err.field, "reason", err.reason));
+            return send_json(conn, 200, loads ? json_pack("{s:i}", "matched", (int)done)
+                                              : json_pack("{s:i,s:i}", "queued", (int)done,
+                                                          "ring_full", (int)full));
+        }
+        allow = "POST";
     } else if (strcmp(url, "/metrics") == 0) {
         if (strcmp(method, "GET") == 0) {
             size_t len;

@@ -7,6 +7,8 @@
  *   GET /table    running table document and version
  *   GET /metrics  Prometheus text exposition
  *   GET /health   200 while every worker loop is alive, 503 otherwise
+ *   POST /cheetah/closed  host agents' close reports of stateful Cheetah connections
+ *   POST /loads           the DIPs' loads (cookie_reports.h)
  */
 #ifndef HLB_CONTROL_H
 #define HLB_CONTROL_H
@@ -59,6 +61,12 @@ int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
 int hlb_control_apply_initial(struct hlb_control *c, const char *body, size_t len,
                               struct hlb_table_error *err);
 char *hlb_control_metrics(struct hlb_control *c, size_t *len);   /* caller frees */
+/* POST /loads, POST /cheetah/closed: 0 (*done: DIPs matched, or indexes queued;
+ * *full: releases a full ring refused), or 400 (err filled, nothing changed). */
+enum hlb_report { HLB_REPORT_LOADS, HLB_REPORT_CLOSED };
+int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *body,
+                       size_t len, struct hlb_table_error *err, unsigned *done,
+                       unsigned *full);
 /* GET /health: the body, and 200 while every worker's loop turned within
  * health_timeout_ms, else 503 ("stalled"). */
 json_t *hlb_control_health(struct hlb_control *c, unsigned *status);

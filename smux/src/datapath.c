@@ -21,6 +21,20 @@ const char *const hlb_drop_names[HLB_DROP_MAX] = {
     [HLB_DROP_BAD_COOKIE] = "bad_cookie",
 };
 
+unsigned hlb_flow_worker_tuple(uint32_t src_ip, uint32_t dst_ip, uint16_t src_port,
+                               uint16_t dst_port, uint8_t proto, unsigned n_workers)
+{
+    if (n_workers <= 1)
+        return 0;
+    uint64_t k0 = (uint64_t)dst_ip << 32 | src_ip;      /* the header's byte order */
+    uint32_t ports = 0;
+    if (proto == HLB_IPPROTO_TCP || proto == HLB_IPPROTO_UDP)
+        ports = (uint32_t)src_port | (uint32_t)dst_port << 16;
+    uint64_t k1 = ports | (uint64_t)proto << 32;        /* hlb_conn_key_at()'s words */
+    uint32_t mixed = hlb_mix_finish(hlb_conn_hash_words(k0, k1), 0);
+    return (unsigned)(((uint64_t)mixed * n_workers) >> 32);
+}
+
 unsigned hlb_flow_worker(const uint8_t *frame, uint32_t len, unsigned n_workers)
 {
     if (n_workers <= 1 || len < HLB_ETH_HLEN + 20)
@@ -33,16 +47,27 @@ unsigned hlb_flow_worker(const uint8_t *frame, uint32_t len, unsigned n_workers)
     if (type != hlb_htons(HLB_ETHERTYPE_IPV4) || (ip[0] >> 4) != 4 || ihl < 20 ||
         (frag & hlb_htons(0x3fff)) != 0)           /* MF or an offset: a fragment */
         return 0;
+    if (ip[9] == HLB_IPPROTO_IPIP && len >= HLB_ETH_HLEN + ihl + 20) {
+        /* Another SMux's forward (two tiers): the worker of the inner connection. */
+        const uint8_t *in = ip + ihl;
+        uint32_t ihl2 = (in[0] & 15u) * 4;
+        memcpy(&frag, in + 6, 2);
+        if ((in[0] >> 4) == 4 && ihl2 >= 20 && (frag & hlb_htons(0x3fff)) == 0 &&
+            in[9] != HLB_IPPROTO_IPIP) {
+            ip = in;
+            ihl = ihl2;
+            len -= (uint32_t)(in - (frame + HLB_ETH_HLEN));
+        }
+    }
     uint8_t proto = ip[9];
-    uint64_t k0, k1;
-    uint32_t ports = 0;
-    memcpy(&k0, ip + 12, 8);                     /* source and destination */
+    uint32_t src, dst, ports = 0;
+    memcpy(&src, ip + 12, 4);
+    memcpy(&dst, ip + 16, 4);
     if ((proto == HLB_IPPROTO_TCP || proto == HLB_IPPROTO_UDP) &&
         len >= HLB_ETH_HLEN + ihl + 4)
         memcpy(&ports, ip + ihl, 4);
-    k1 = ports | (uint64_t)proto << 32;          /* hlb_conn_key_at()'s words */
-    uint32_t mixed = hlb_mix_finish(hlb_conn_hash_words(k0, k1), 0);
-    return (unsigned)(((uint64_t)mixed * n_workers) >> 32);
+    return hlb_flow_worker_tuple(src, dst, (uint16_t)ports, (uint16_t)(ports >> 16), proto,
+                                 n_workers);
 }
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "conn_table.h"
+#include "stateful.h"
 #include "vip_table.h"
 
 #define HLB_MAX_PORTS 2
@@ -76,6 +77,9 @@ struct hlb_dp_stats {
     uint64_t ck_decoded;       /* segments placed by their cookie */
     uint64_t ck_fallback;      /* TCP segments without a timestamp option: hash path */
     uint64_t ck_syns[HLB_MECH_MAX];   /* SYNs with a timestamp, by the mechanism that placed them */
+    uint64_t ck_stateless_syns;  /* cheetah-stateful SYNs left stateless (not an owner,
+                                    or the stack empty: stateful.h exhausted) */
+    uint64_t ck_decapsulated;    /* IP-in-IP frames from another SMux, opened (two tiers) */
     uint64_t drops[HLB_DROP_MAX];
 };
 
@@ -87,6 +91,9 @@ struct hlb_worker {
     struct hlb_dp_config cfg;  /* a copy per worker: the gateway MAC is learned into
                                   it and shared through io_loop's gateway word */
     struct hlb_conn_table *ct; /* NULL: no VIP is pinned whatever the table says */
+    struct hlb_sf_table *sf;   /* stateful Cheetah's ConnTable + ConnStack; NULL: this
+                                  SMux owns no stateful connection (SYNs stateless) */
+    uint64_t rng;              /* xorshift state of the p2c mechanism (non-zero) */
     struct hlb_dp_stats st;
     uint16_t id;               /* 0..n-1: its counter slice in every VIP table, its
                                   table-swap reader slot */
@@ -135,6 +142,11 @@ uint32_t hlb_build_arp_request(const struct hlb_dp_config *cfg, uint16_t port, u
  * table's (a mix of the connection hash), so a worker's flows still spread over its
  * whole table. */
 unsigned hlb_flow_worker(const uint8_t *frame, uint32_t len, unsigned n_workers);
+/* The same from a tuple (network order): the worker owning a connection, e.g. for
+ * a close report.  An IP-in-IP frame (another SMux's forward, two tiers) counts by
+ * its inner tuple in hlb_flow_worker(), so it reaches that same worker. */
+unsigned hlb_flow_worker_tuple(uint32_t src_ip, uint32_t dst_ip, uint16_t src_port,
+                               uint16_t dst_port, uint8_t proto, unsigned n_workers);
 
 #define HLB_IPIP_OVERHEAD 20u
 #define HLB_GRE_OVERHEAD  24u

@@ -104,11 +104,40 @@ select_dip(const struct hlb_vip_table *t, const struct hlb_service *s,
                                                  tuple->dst_port));
 }
 
+/* The DIP of lower reported load among pool entries a and b (a on a tie). */
+static inline uint32_t lower_load(const struct hlb_vip_table *t, uint32_t a, uint32_t b)
+{
+    return __atomic_load_n(&t->dip_load[b], __ATOMIC_RELAXED) <
+           __atomic_load_n(&t->dip_load[a], __ATOMIC_RELAXED) ? b : a;
+}
+
+/* A live (weight > 0) entry of s's pool from entry k on, wrapping (the pool has
+ * one: weight_total > 0). */
+static inline uint32_t live_from(const struct hlb_vip_table *t, const struct hlb_service *s,
+                                 uint32_t k)
+{
+    while (t->weights[s->dip_first + k] == 0)
+        k = k + 1 < s->dip_count ? k + 1 : 0;
+    return s->dip_first + k;
+}
+
+static inline uint64_t worker_rand(struct hlb_worker *w)   /* xorshift64 */
+{
+    uint64_t x = w->rng ? w->rng : 0x9e3779b97f4a7c15ull;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return w->rng = x;
+}
+
 /* A cheetah service's SYN (with a timestamp option): its DIP by the service's
  * mechanism, or -1 (no live DIP).  Round robin takes the pool's live entries in
  * turn (a DIP of w WCMP units w times a round), weighted round robin walks the
- * cumulative weights (a DIP of weight w takes w SYNs in a row); each worker keeps
- * its own position, so nothing is written by two workers. */
+ * cumulative weights (a DIP of weight w takes w SYNs in a row), AWRR the same over
+ * the weights the loads set (balance.h); p2c takes the less loaded of two live
+ * entries drawn at random, least-loaded the least loaded live entry (ties: the
+ * first from a rotating start).  Each worker keeps its own position and random
+ * state, so nothing is written by two workers. */
 static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
                                   const struct hlb_service *s, const struct hlb_5tuple *tuple)
 {
@@ -117,43 +146,165 @@ static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
     if (s->weight_total == 0)
         return -1;
     uint32_t *pos = &hlb_rr_next(t, w->id)[s - t->services];
-    if (s->mechanism == HLB_MECH_WRR) {
+    switch (s->mechanism) {
+    case HLB_MECH_WRR: {
         uint32_t p = *pos < s->weight_total ? *pos : 0;
         *pos = p + 1;
         return (int)s->dip_first + pick_slot(&t->cum[s->dip_first], (int)s->dip_count, p);
     }
-    for (uint32_t n = 0; n < s->dip_count; n++) {
-        uint32_t k = *pos < s->dip_count ? *pos : 0;
-        *pos = k + 1;
-        if (t->weights[s->dip_first + k])
-            return (int)(s->dip_first + k);
+    case HLB_MECH_AWRR: {
+        uint32_t i = (uint32_t)(s - t->services);
+        uint8_t sel = __atomic_load_n(&t->awrr_sel[i], __ATOMIC_ACQUIRE);
+        uint32_t total = __atomic_load_n(&t->awrr_total[2 * i + sel], __ATOMIC_RELAXED);
+        if (total == 0)
+            return -1;
+        uint32_t p = *pos < total ? *pos : 0;
+        *pos = p + 1;
+        int k = pick_slot(&t->awrr_cum[sel][s->dip_first], (int)s->dip_count, p);
+        /* (a report racing this read can leave p past the last entry) */
+        return (int)s->dip_first + (k < (int)s->dip_count ? k : (int)s->dip_count - 1);
     }
-    return -1;                         /* (not reached: weight_total > 0) */
+    case HLB_MECH_P2C: {
+        uint64_t r = worker_rand(w);
+        uint32_t a = (uint32_t)(((r & 0xffffffffu) * s->dip_count) >> 32);
+        uint32_t b = (uint32_t)(((r >> 32) * s->dip_count) >> 32);
+        return (int)lower_load(t, live_from(t, s, a), live_from(t, s, b));
+    }
+    case HLB_MECH_LEAST_LOADED: {
+        uint32_t start = *pos < s->dip_count ? *pos : 0;
+        *pos = start + 1;
+        uint32_t best = live_from(t, s, start);
+        for (uint32_t n = 1; n < s->dip_count; n++) {
+            uint32_t k = start + n < s->dip_count ? start + n : start + n - s->dip_count;
+            if (t->weights[s->dip_first + k])
+                best = lower_load(t, best, s->dip_first + k);
+        }
+        return (int)best;
+    }
+    default:                           /* HLB_MECH_RR */
+        for (uint32_t n = 0; n < s->dip_count; n++) {
+            uint32_t k = *pos < s->dip_count ? *pos : 0;
+            *pos = k + 1;
+            if (t->weights[s->dip_first + k])
+                return (int)(s->dip_first + k);
+        }
+        return -1;                     /* (not reached: weight_total > 0) */
+    }
 }
 
-enum cheetah_verdict { CK_FALLBACK, CK_PLACED, CK_BAD };
+/* CK_FORWARD: the segment belongs to another (owner) SMux, *owner is its tunnel end. */
+enum cheetah_verdict { CK_FALLBACK, CK_PLACED, CK_BAD, CK_FORWARD };
+
+/* Writes TSecr (host order) into the timestamp option at ts (TSval's first byte)
+ * of a TCP segment, the TCP checksum adjusted (RFC 1624). */
+static inline void ck_write_tsecr(uint8_t *tcp, uint8_t *ts, uint32_t tsecr)
+{
+    uint32_t old, neu = __builtin_bswap32(tsecr);
+    uint16_t csum;
+    memcpy(&old, ts + 4, 4);
+    memcpy(&csum, tcp + 16, 2);
+    uint32_t sum = (uint16_t)~csum + (uint32_t)(uint16_t)~old + (uint32_t)(uint16_t)~(old >> 16) +
+                   (neu & 0xffff) + (neu >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    csum = (uint16_t)~sum;
+    memcpy(ts + 4, &neu, 4);
+    memcpy(tcp + 16, &csum, 2);
+}
+
+/* A cheetah-stateful SYN: placed by the mechanism; an owner gives it an index and
+ * writes the hint (COOKIE-SPEC §7) into its TSecr; a first-tier SMux forwards it to
+ * the owner the tuple's H picks (a frame already forwarded to us is never sent on:
+ * placed stateless). */
+static inline int cheetah_sf_syn(struct hlb_worker *w, struct hlb_vip_table *t,
+                                 const struct hlb_service *s, uint8_t *tcp, uint8_t *ts,
+                                 const struct hlb_parsed *pp, int decap, uint32_t now, int *dip,
+                                 const struct hlb_dip **owner)
+{
+    uint64_t h = hlb_ck_hash(s, pp->t.src_ip, pp->t.src_port, pp->t.dst_port);
+    if (s->sf_self == HLB_SF_NOT_OWNER && !decap) {
+        *owner = &t->sf_owners[s->sf_owner_first + (uint32_t)((h >> 48) % s->sf_n_owners)];
+        return CK_FORWARD;
+    }
+    *dip = cheetah_syn_dip(w, t, s, &pp->t);
+    w->st.ck_syns[s->mechanism]++;
+    int idx = -1;
+    if (*dip >= 0 && s->sf_self != HLB_SF_NOT_OWNER) {
+        uint32_t p = hlb_sf_part_of(w->sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
+        idx = hlb_sf_insert(w->sf, p, t->server_ids[*dip], h, now);
+        if (idx >= 0)
+            ck_write_tsecr(tcp, ts, HLB_COOKIE_HINT_MAGIC << 16 |
+                                        hlb_sf_ident(s->sf_self, (uint32_t)idx));
+    }
+    if (*dip >= 0 && idx < 0)
+        w->st.ck_stateless_syns++;
+    return CK_PLACED;
+}
+
+/* A cheetah-stateful segment whose cookie names stateful ident `ident`: placed by
+ * this SMux's entry when it owns it, forwarded to its owner otherwise (never twice:
+ * a decapsulated frame naming another owner is a bad cookie). */
+static inline int cheetah_sf_segment(struct hlb_worker *w, const struct hlb_vip_table *t,
+                                     const struct hlb_service *s, const struct hlb_parsed *pp,
+                                     uint32_t ident, int decap, uint32_t now, int *dip,
+                                     const struct hlb_dip **owner)
+{
+    uint32_t o = (ident >> HLB_SF_OWNER_SHIFT) & 15u;
+    if (o != s->sf_self) {
+        if (decap || o >= s->sf_n_owners) {
+            w->sf->st.foreign_bad += decap;
+            hlb_dp_drop(w, HLB_DROP_BAD_COOKIE);
+            return CK_BAD;
+        }
+        *owner = &t->sf_owners[s->sf_owner_first + o];
+        return CK_FORWARD;
+    }
+    uint64_t h = hlb_ck_hash(s, pp->t.src_ip, pp->t.src_port, pp->t.dst_port);
+    uint32_t p = hlb_sf_part_of(w->sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
+    uint16_t server = hlb_sf_lookup(w->sf, p, ident & HLB_SF_INDEX_MASK, h, now);
+    *dip = server ? hlb_ck_server_dip(t, s, server) : -1;
+    if (*dip < 0) {
+        hlb_dp_drop(w, HLB_DROP_BAD_COOKIE);
+        return CK_BAD;
+    }
+    w->st.ck_decoded++;
+    return CK_PLACED;
+}
 
 /* The general code's step for a TCP frame of a cheetah service: CK_PLACED with *dip
  * (its cookie decoded, or a SYN placed by the mechanism; *dip may be -1 for a SYN
- * to a pool with no live DIP), CK_BAD (counted: a bad_cookie drop), or CK_FALLBACK
- * (no timestamp option: the hash + connection-table path, counted). */
+ * to a pool with no live DIP), CK_FORWARD with *owner (cheetah-stateful: another
+ * SMux owns it), CK_BAD (counted: a bad_cookie drop), or CK_FALLBACK (no timestamp
+ * option: the hash + connection-table path, counted).  decap: the frame came
+ * IP-in-IP from another SMux. */
 static inline int cheetah_step(struct hlb_worker *w, struct hlb_vip_table *t,
-                               const struct hlb_service *s, const uint8_t *d,
-                               const struct hlb_parsed *pp, int *dip)
+                               const struct hlb_service *s, uint8_t *d,
+                               const struct hlb_parsed *pp, int decap, uint32_t now, int *dip,
+                               const struct hlb_dip **owner)
 {
-    uint32_t tsecr;
+    uint8_t *tcp = d + pp->l3_off + pp->ip_hlen;
+    int off;
     if (pp->ip_tot_len < pp->ip_hlen + 20u ||
-        !hlb_ck_tsecr(d + pp->l3_off + pp->ip_hlen, pp->ip_tot_len - pp->ip_hlen, &tsecr)) {
+        (off = hlb_ck_ts_off(tcp, pp->ip_tot_len - pp->ip_hlen)) < 0) {
         w->st.ck_fallback++;
         return CK_FALLBACK;
     }
+    uint32_t tsecr;
+    memcpy(&tsecr, tcp + off + 4, 4);
+    tsecr = __builtin_bswap32(tsecr);
+    int stateful = s->affinity == HLB_AFF_CHEETAH_STATEFUL && w->sf;
     if (pp->tcp_flags & HLB_TCP_SYN) {
+        if (stateful && s->sf_n_owners)
+            return cheetah_sf_syn(w, t, s, tcp, tcp + off, pp, decap, now, dip, owner);
         *dip = cheetah_syn_dip(w, t, s, &pp->t);
         w->st.ck_syns[s->mechanism]++;
+        w->st.ck_stateless_syns += s->affinity == HLB_AFF_CHEETAH_STATEFUL;
         return CK_PLACED;
     }
-    *dip = hlb_ck_server_dip(t, s, hlb_ck_ident(s, tsecr, pp->t.src_ip, pp->t.src_port,
-                                                pp->t.dst_port));
+    uint32_t ident = hlb_ck_ident(s, tsecr, pp->t.src_ip, pp->t.src_port, pp->t.dst_port);
+    if (stateful && (ident & HLB_COOKIE_STATEFUL))
+        return cheetah_sf_segment(w, t, s, pp, ident, decap, now, dip, owner);
+    *dip = hlb_ck_server_dip(t, s, ident);
     if (*dip < 0) {
         hlb_dp_drop(w, HLB_DROP_BAD_COOKIE);
         return CK_BAD;
@@ -212,6 +363,7 @@ static inline void encap_ctx_init(struct encap_ctx *e, const struct hlb_dp_confi
  * service (a store-to-load chain per packet on one counter otherwise). */
 struct burst_acc {
     uint64_t fwd_packets, fwd_bytes;
+    uint64_t fwd_owner;               /* of those, sent to an owner SMux (two tiers) */
     const struct hlb_service *svc;    /* service of the current run, or NULL */
     uint32_t svc_packets;
     uint64_t svc_bytes;
@@ -238,12 +390,11 @@ static inline void acc_flush_svc(struct burst_acc *a, struct hlb_vip_table *t)
 /* Writes the outer Ethernet + IPv4 (+ GRE) header in front of the inner packet
  * (start = inner frame - overhead); returns the outer IP total length. */
 static inline __attribute__((always_inline)) uint32_t
-encap_write(const struct encap_ctx *ec, const struct hlb_vip_table *t, int dip, uint32_t gre,
+encap_write(const struct encap_ctx *ec, const struct hlb_dip *d, uint32_t gre,
             uint32_t overhead, uint32_t inner_len, uint16_t out_port, uint8_t *start)
 {
     uint32_t tos = start[overhead + HLB_ETH_HLEN + 1];
     uint32_t tot = inner_len + overhead;
-    const struct hlb_dip *d = &t->dips[dip];
 
     /* Checksum from precomputed partial sums (RFC 1071): only TOS, length and the
      * destination vary per packet. */
@@ -284,6 +435,15 @@ acc_count(struct burst_acc *acc, struct hlb_vip_table *t, const struct hlb_servi
     acc->dctr[dip].packets++;
     acc->dctr[dip].bytes += inner_len;
     acc->fwd_packets++;
+    acc->fwd_bytes += frame_len;
+}
+
+/* Counts one frame forwarded to another SMux (two tiers): worker totals only (the
+ * owner counts it on its service and DIP, once for the traffic matrix). */
+static inline void acc_count_forward(struct burst_acc *acc, uint32_t frame_len)
+{
+    acc->fwd_packets++;
+    acc->fwd_owner++;
     acc->fwd_bytes += frame_len;
 }
 

@@ -58,6 +58,8 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         uint32_t len = HLB_F_LEN(f);
         struct hlb_parsed *pp = &parsed[n_pending];   /* kept only if pinned */
         rx_bytes += len;
+        int decap = 0;                    /* opened an IP-in-IP frame from another SMux */
+    reparse:;
         enum hlb_parse_result r = HLB_PARSE_IPV4;
         if (HLB_UNLIKELY(!hlb_parse_fast(d, len, pp)))
             r = hlb_parse(d, len, pp);
@@ -92,6 +94,21 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         const struct hlb_service *s = last_svc;
         if (HLB_UNLIKELY(!s)) {
             out[i] = HLB_OUT_DROP;
+            if (pp->t.dst_ip == w->cfg.self_ip && pp->t.proto == HLB_IPPROTO_IPIP && !decap &&
+                pp->ip_tot_len >= pp->ip_hlen + 20u && w->sf) {
+                /* Two tiers: a segment another SMux forwards to us, the owner of its
+                 * stateful index.  Its outer header goes; the inner frame is then
+                 * classified like any other (once: an inner IP-in-IP is not opened). */
+                uint32_t ohl = pp->ip_hlen;
+                memmove(d + ohl, d, pp->l3_off);
+                d += ohl;
+                len = pp->l3_off + pp->ip_tot_len - ohl;
+                HLB_F_SET(f, d, len);
+                frames[i] = f;
+                decap = 1;
+                w->st.ck_decapsulated++;
+                goto reparse;
+            }
             if (pp->t.dst_ip == w->cfg.self_ip) {
                 struct hlb_pkt p = {.data = d, .len = len, .headroom = HLB_F_HEADROOM(f),
                                     .in_port = HLB_F_IN_PORT(f, burst_port)};
@@ -107,11 +124,16 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             continue;
         }
         int dip;
-        if (HLB_UNLIKELY(s->affinity == HLB_AFF_CHEETAH) && pp->t.proto == HLB_IPPROTO_TCP) {
-            int ck = cheetah_step(w, t, s, d, pp, &dip);
+        const struct hlb_dip *dst;        /* the tunnel end: t->dips[dip], or an owner SMux */
+        if (HLB_UNLIKELY(hlb_aff_cookie(s->affinity)) && pp->t.proto == HLB_IPPROTO_TCP) {
+            int ck = cheetah_step(w, t, s, d, pp, decap, now, &dip, &dst);
             if (ck == CK_BAD) {
                 out[i] = HLB_OUT_DROP;
                 continue;
+            }
+            if (ck == CK_FORWARD) {       /* IP-in-IP to the owner SMux, counted there */
+                dip = -1;
+                goto encap;
             }
             if (ck == CK_PLACED)
                 goto placed;
@@ -134,9 +156,11 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             out[i] = HLB_OUT_DROP;
             continue;
         }
+        dst = &t->dips[dip];
+    encap:
 #define HLB_BODY_ENCAP                                                                  \
         do {                                                                            \
-            uint32_t gre = s->encap == HLB_ENCAP_GRE;                                   \
+            uint32_t gre = dip >= 0 && s->encap == HLB_ENCAP_GRE;                       \
             uint32_t overhead = 20u + 4u * gre;                                         \
             uint32_t headroom = HLB_F_HEADROOM(f);                                      \
             uint16_t in_port = HLB_F_IN_PORT(f, burst_port);                            \
@@ -165,11 +189,13 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }                                                                           \
             uint16_t out_port = ec.two_port ? 1 : in_port;                              \
             uint8_t *start = d - overhead;                                              \
-            uint32_t tot = encap_write(&ec, t, dip, gre, overhead, inner, out_port,     \
-                                       start);                                          \
+            uint32_t tot = encap_write(&ec, dst, gre, overhead, inner, out_port, start);   \
             HLB_F_SET(f, start, HLB_ETH_HLEN + tot);                                    \
             out[i] = (uint8_t)out_port;                                                 \
-            acc_count(&acc, t, s, dip, inner, HLB_ETH_HLEN + tot);                      \
+            if (dip >= 0)                                                               \
+                acc_count(&acc, t, s, dip, inner, HLB_ETH_HLEN + tot);                  \
+            else                                                                        \
+                acc_count_forward(&acc, HLB_ETH_HLEN + tot);                            \
         } while (0)
         HLB_BODY_ENCAP;
     }
@@ -190,12 +216,15 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             out[i] = HLB_OUT_DROP;
             continue;
         }
+        const struct hlb_dip *dst = &t->dips[dip];
         HLB_BODY_ENCAP;
     }
 #undef HLB_BODY_ENCAP
     acc_flush_svc(&acc, t);
     w->st.fwd_packets += acc.fwd_packets;
     w->st.fwd_bytes += acc.fwd_bytes;
+    if (acc.fwd_owner)
+        w->sf->st.forwarded += acc.fwd_owner;
 }
 
 
@@ -285,6 +314,8 @@ struct lean_run {
     uint64_t key, m;
     __m128i eth0, eth1, ip;
     uint32_t crc, port0, total, gre, bsum, mtu, two_port;
+    struct hlb_sf_table *sf;              /* cheetah-stateful: this worker's entries */
+    uint32_t now;
     /* out */
     uint64_t rx_bytes, fwd_bytes, inner_bytes;
     unsigned fwd;
@@ -425,7 +456,8 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
     const uint32_t nop_nop_ts = hlb_htonl(0x0101080au);
     const unsigned first = i;
-    uint64_t rx_bytes = 0, inner_bytes = 0;
+    uint64_t rx_bytes = 0, inner_bytes = 0, sf_hits = 0;
+    struct hlb_sf_table *sf = r->sf;
     (void)burst_port;
     for (; i < n; i++) {
         HLB_BURST_FRAME f = frames[i];
@@ -441,15 +473,31 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
             inner < 20u + (tcp[12] >> 4) * 4u || opt != nop_nop_ts)
             break;
         memcpy(&echo, tcp + 28, 4);
-        int dip = hlb_ck_server_dip(t, &sv, hlb_ck_ident(&sv, __builtin_bswap32(echo),
-                                                          pl.t.src_ip, pl.t.src_port,
-                                                          pl.t.dst_port));
+        uint64_t h = hlb_ck_hash(&sv, pl.t.src_ip, pl.t.src_port, pl.t.dst_port);
+        uint32_t ident = (hlb_cookie_of(__builtin_bswap32(echo)) ^ (uint32_t)h) & HLB_COOKIE_MASK;
+        if (ident & HLB_COOKIE_STATEFUL) {
+            /* Stateful, this SMux the owner: the entry, if it is this connection's
+             * (anything else goes to the general code, which counts it). */
+            if (!sf || ((ident >> HLB_SF_OWNER_SHIFT) & 15u) != sv.sf_self)
+                break;
+            struct hlb_sf_entry *e =
+                &sf->parts[hlb_sf_part_of(sf, h, mode == HLB_COOKIE_CRC32C)].e[ident & HLB_SF_INDEX_MASK];
+            if (e->server == 0 || e->h != h)
+                break;
+            if (r->now - e->seen >= sf->refresh_ms)
+                e->seen = r->now;
+            sf_hits++;
+            ident = e->server;
+        }
+        int dip = hlb_ck_server_dip(t, &sv, ident);
         if (dip < 0)
             break;
         HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
         rx_bytes += len;
         inner_bytes += inner;
     }
+    if (sf_hits)
+        sf->st.hits += sf_hits;
     lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
     return i;
 }
@@ -888,7 +936,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }
             last_key = key;
             s = hlb_table_lookup(t, pl.t.dst_ip, pl.t.proto, pl.t.dst_port);
-            s_pinned = s && s->pin && pin_ok && s->affinity != HLB_AFF_CHEETAH;
+            s_pinned = s && s->pin && pin_ok && !hlb_aff_cookie(s->affinity);
             if (s) {
                 sv_gre = s->encap == HLB_ENCAP_GRE;
                 sv_overhead = 20u + 4u * sv_gre;
@@ -902,7 +950,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 sv_m = s->weight_mod_m;
                 sv_slot = sv_slots ? &t->slots[s->slot_first] : NULL;
                 sv_ovs = s->selection == HLB_SEL_OVS && s->ovs_live != 0;
-                sv_cheetah = s->affinity == HLB_AFF_CHEETAH;
+                sv_cheetah = hlb_aff_cookie(s->affinity);
             }
         }
         if (HLB_UNLIKELY(!s))
@@ -980,7 +1028,9 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
         if (HLB_UNLIKELY(sv_cheetah)) {   /* this frame and those behind it to s */
             struct lean_run r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
                                  .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
-                                 .mtu = mtu, .two_port = (uint32_t)two_port};
+                                 .mtu = mtu, .two_port = (uint32_t)two_port,
+                                 .sf = s->affinity == HLB_AFF_CHEETAH_STATEFUL ? w->sf : NULL,
+                                 .now = now};
             unsigned next = HLB_CRUN_FN(&r, frames, i, n, burst_port);
             if (next == i)
                 goto slow_frame;

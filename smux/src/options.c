@@ -36,6 +36,12 @@ static void usage(FILE *f)
             "                        (default: queues when every port has one per worker)\n"
             "  --tcp-syn-timeout S --tcp-timeout S --tcp-fin-timeout S --udp-timeout S\n"
             "                        idle timeouts in seconds, 0.001..1000000\n"
+            "  --stateful-partitions N\n"
+            "                        cheetah-stateful ConnStack partitions per worker of 1024\n"
+            "                        indexes each, a power of two 1..65536 (default 64)\n"
+            "  --stateful-idle S     free a stateful entry idle this long, seconds\n"
+            "                        0.001..1000000 (default 120; the host agent's close\n"
+            "                        report frees it at once)\n"
             "  --idle-sleep-us N     sleep up to N us when polls come back empty, 0..100000\n"
             "                        (default 200, 0 = busy poll)\n"
             "  --exit-when-idle MS   exit MS after the last packet, 0..86400000 (tests)\n"
@@ -175,13 +181,16 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
         {"run-seconds", 1, 0, 7}, {"bench-flows", 1, 0, 8}, {"bench-new-flows", 0, 0, 9},
         {"bench-prefill", 1, 0, 10}, {"bench-vip", 1, 0, 11}, {"bench-raw-forward", 0, 0, 12},
         {"rx-distribution", 1, 0, 13}, {"tls-cert", 1, 0, 14}, {"tls-key", 1, 0, 15},
-        {"tls-ca", 1, 0, 16}, {"help", 0, 0, 'h'},
+        {"tls-ca", 1, 0, 16}, {"stateful-partitions", 1, 0, 17}, {"stateful-idle", 1, 0, 18},
+        {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     *o = (struct options){.mode = "one-arm", .mtu = 1500, .ttl = 64, .mgmt_addr = mgmt_addr,
                           .mgmt_port = 9180, .conn_table = 1, .conn_capacity = 1u << 20,
                           .timeouts = {HLB_CONN_DEFAULT_SYN_MS, HLB_CONN_DEFAULT_EST_MS,
                                        HLB_CONN_DEFAULT_FIN_MS, HLB_CONN_DEFAULT_UDP_MS},
-                          .idle_sleep_us = 200};
+                          .idle_sleep_us = 200,
+                          .stateful_partitions = HLB_SF_DEFAULT_PARTITIONS,
+                          .stateful_idle_ms = HLB_SF_DEFAULT_IDLE_MS};
     int c, li = -1;
     char addr[64];
     uint64_t v = 0;
@@ -239,6 +248,12 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
         case 2: bad = opt_timeout(opt, arg, &o->timeouts.est_ms); break;
         case 3: bad = opt_timeout(opt, arg, &o->timeouts.fin_ms); break;
         case 4: bad = opt_timeout(opt, arg, &o->timeouts.udp_ms); break;
+        case 17:
+            if (!(bad = opt_uint(opt, arg, 1, HLB_SF_MAX_PARTITIONS, &v)) && (v & (v - 1)))
+                bad = bad_value(opt, arg, "must be a power of two");
+            o->stateful_partitions = (uint32_t)v;
+            break;
+        case 18: bad = opt_timeout(opt, arg, &o->stateful_idle_ms); break;
         case 5:
             /* At most 0.1 s: the backoff doubles up to it and sleeps that long, and
              * /health calls the loop stalled after 1 s without a turn. */

@@ -20,6 +20,8 @@ struct options {
     int conn_table;
     uint64_t conn_capacity;
     struct hlb_conn_timeouts timeouts;
+    uint32_t stateful_partitions;     /* per worker, a power of two (stateful.h) */
+    uint32_t stateful_idle_ms;
     const char *rx_distribution;      /* NULL (by the ports), "queues" or "software" */
     uint32_t idle_sleep_us;           /* 0: busy poll */
     uint32_t exit_when_idle_ms;       /* tests: exit once traffic stopped this long */

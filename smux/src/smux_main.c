@@ -275,6 +275,7 @@ static int worker_loop(void *arg)
     while (!stop_flag) {
         uint64_t tsc = rte_rdtsc();
         uint32_t now = tsc_ms(tsc);
+        hlb_sf_drain(w->sf);          /* the host agents' close reports (control.c) */
         struct hlb_vip_table *t = hlb_table_acquire(&run.slot);
         unsigned total_rx = hlb_io_poll(&x->io, t, now);
         hlb_table_quiesce(&run.slot, w->id, t);
@@ -290,9 +291,13 @@ static int worker_loop(void *arg)
              * table's pages are never touched. */
             if (w->ct->st.entries && (++sweep_tick & 7) == 0)
                 hlb_conn_sweep(w->ct, now, 1);
+            if (w->sf->st.entries && (sweep_tick & 7) == 0)
+                hlb_sf_sweep(w->sf, now, 4);
         } else {
             if (w->ct->st.entries)
                 hlb_conn_sweep(w->ct, now, 16);
+            if (w->sf->st.entries)
+                hlb_sf_sweep(w->sf, now, 64);
             /* Back off: after a run of empty polls, sleep 1, 2, 4 ... idle_sleep_us. */
             if (o->idle_sleep_us && ++idle_polls > 256) {
                 /* tv_nsec must stay below 1e9 (else EINVAL and no sleep at all);
@@ -478,6 +483,12 @@ int main(int argc, char **argv)
             HLB_LOG_ERR("cannot allocate a connection table of %" PRIu64 " slots", capacity);
             return eal_exit(1);
         }
+        w->sf = hlb_sf_create(o.stateful_partitions, o.stateful_idle_ms);
+        if (!w->sf) {
+            HLB_LOG_ERR("cannot allocate %u stateful partitions", o.stateful_partitions);
+            return eal_exit(1);
+        }
+        w->rng = 0x9e3779b97f4a7c15ull * (k + 1);
         atomic_store(&w->heartbeat_ms, mono_ms());
     }
     if (ports_init(software, wp) != 0)
@@ -501,7 +512,7 @@ int main(int argc, char **argv)
     struct hlb_control_config cc = {
         .listen_addr = o.mgmt_addr, .listen_port = o.mgmt_port, .slot = &run.slot,
         .workers = wp, .now_ms = mono_ms, .health_timeout_ms = HEALTH_TIMEOUT_MS,
-        .table_opt = {.default_pin = o.conn_table}, .extra_metrics = port_metrics,
+        .table_opt = {.default_pin = o.conn_table, .self_ip = o.self_ip}, .extra_metrics = port_metrics,
         .extra_metrics_arg = &run.ports, .tls_cert = o.tls_cert, .tls_key = o.tls_key,
         .tls_ca = o.tls_ca};
     struct hlb_control *ctl = hlb_control_start(&cc);
@@ -537,7 +548,8 @@ int main(int argc, char **argv)
     int bench = o.bench_flows || o.bench_new_flows;
     for (unsigned k = 0; bench && k < n; k++) {
         struct worker_ctx *x = &run.ctx[k];
-        bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n, hlb_table_acquire(&run.slot));
+        bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n, hlb_table_acquire(&run.slot),
+                       wp[k]->sf, tsc_ms(rte_rdtsc()));
         x->io.rx_hook = bench_gen_hook;
         x->io.rx_hook_arg = &x->gen;
     }
@@ -600,6 +612,7 @@ int main(int argc, char **argv)
     hlb_table_free(hlb_table_acquire(&run.slot));
     for (unsigned k = 0; k < n; k++) {
         hlb_conn_table_free(wp[k]->ct);
+        hlb_sf_free(wp[k]->sf);
         free(run.ctx[k].gen.chunk1);
         free(run.ctx[k].gen.tsecr);
     }

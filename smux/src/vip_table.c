@@ -350,6 +350,12 @@ static void table_release_arrays(struct hlb_vip_table *t)
     free(t->servers);
     free(t->server_ids);
     free(t->rr_next);
+    free(t->sf_owners);
+    free(t->dip_load);
+    free(t->awrr_cum[0]);
+    free(t->awrr_cum[1]);
+    free(t->awrr_total);
+    free(t->awrr_sel);
 }
 
 void hlb_table_free(struct hlb_vip_table *t)
@@ -409,7 +415,7 @@ struct hlb_vip_table *hlb_table_empty(void)
 static const char *const top_keys[] = {"version", "vips", NULL};
 static const char *const vip_keys[] = {"vip", "aggregate", "selection", "encap", "hashBasis",
                                        "connTable", "ports", "affinity", "cookieKey",
-                                       "cookieHash", "mechanism", NULL};
+                                       "cookieHash", "mechanism", "statefulOwners", NULL};
 static const char *const port_keys[] = {"proto", "port", "dips", NULL};
 static const char *const dip_keys[] = {"ip", "weight", "hostIp", "bucketId", "serverId", NULL};
 static const char *const sel_names[] = {"ovs", "crc32", "ovs-dphash", NULL};
@@ -550,7 +556,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
                     get_int(dobj, "weight", dpath, 0, 0, HLB_MAX_WEIGHT, 1, &ll, err) != 0 ||
                     get_int(dobj, "bucketId", dpath, 0, 0, 0xfffffeffLL, (long long)k, &ll,
                             err) != 0 ||
-                    get_int(dobj, "serverId", dpath, ck.affinity == HLB_AFF_CHEETAH, 1,
+                    get_int(dobj, "serverId", dpath, hlb_aff_cookie(ck.affinity), 1,
                             HLB_COOKIE_SERVER_ID_MAX, 0, &ll, err) != 0)
                     goto fail;
                 if (ip == vip) {
@@ -704,7 +710,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
         }
     }
     hlb_ck_ids_free(&ck_ids);
-    if (build_slots(t) != 0 || hlb_ovs_select_build(t) != 0 || hlb_ck_build(t) != 0) {
+    if (build_slots(t) != 0 || hlb_ovs_select_build(t) != 0 || hlb_ck_build(t, opt ? opt->self_ip : 0) != 0) {
         set_err(err, "vips", "out of memory");
         goto fail;
     }

@@ -17,11 +17,22 @@
  * hlb_ovs_dphash.h; its slot map lives in slots like crc32's. */
 enum hlb_selection { HLB_SEL_OVS = 0, HLB_SEL_CRC32 = 1, HLB_SEL_OVS_DPHASH = 2 };
 enum hlb_encap { HLB_ENCAP_IPIP = 0, HLB_ENCAP_GRE = 1 };
-/* How a TCP connection keeps its DIP: hash (+ connection table), or Cheetah's
- * stateless cookie (p4/COOKIE-SPEC.md; cheetah.h). */
-enum hlb_affinity { HLB_AFF_HASH = 0, HLB_AFF_CHEETAH = 1 };
-/* A cheetah service's choice for a SYN that carries a timestamp option. */
-enum hlb_mechanism { HLB_MECH_WRR = 0, HLB_MECH_RR = 1, HLB_MECH_HASH = 2, HLB_MECH_MAX };
+/* How a TCP connection keeps its DIP: hash (+ connection table), Cheetah's
+ * stateless cookie (p4/COOKIE-SPEC.md; cheetah.h), or its stateful cookie (an index
+ * into the owning SMux's ConnTable; stateful.h). */
+enum hlb_affinity { HLB_AFF_HASH = 0, HLB_AFF_CHEETAH = 1, HLB_AFF_CHEETAH_STATEFUL = 2 };
+static inline int hlb_aff_cookie(uint8_t affinity)   /* cheetah or cheetah-stateful */
+{
+    return affinity != HLB_AFF_HASH;
+}
+/* A cheetah service's choice for a SYN that carries a timestamp option.  The last
+ * three read the DIPs' reported loads (balance.h). */
+enum hlb_mechanism { HLB_MECH_WRR = 0, HLB_MECH_RR = 1, HLB_MECH_HASH = 2, HLB_MECH_P2C = 3,
+                     HLB_MECH_LEAST_LOADED = 4, HLB_MECH_AWRR = 5, HLB_MECH_MAX };
+/* A cheetah-stateful VIP has at most this many owner SMuxes (the 4 owner bits of
+ * the stateful ident, p4/COOKIE-SPEC.md §4). */
+#define HLB_SF_MAX_OWNERS 16u
+#define HLB_SF_NOT_OWNER 0xffu
 
 /* Limits, each rejected with a clear error when exceeded. */
 #define HLB_MAX_SERVICES      65536u
@@ -56,6 +67,11 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint8_t mechanism;          /* enum hlb_mechanism */
     uint8_t ck_mode;            /* HLB_COOKIE_SIPHASH13 | HLB_COOKIE_CRC32C */
     uint32_t srv_first, srv_mask;
+    /* cheetah-stateful: the VIP's owner SMuxes t->sf_owners[sf_owner_first ..
+     * + sf_n_owners - 1] (owner id = position), and this SMux's own owner id or
+     * HLB_SF_NOT_OWNER */
+    uint8_t sf_n_owners, sf_self;
+    uint32_t sf_owner_first;
     uint32_t ck_crc_key;        /* crc32c mode: the CRC register after the 16 key bytes */
     uint64_t ck_k0, ck_k1;      /* key bytes 0-7 and 8-15, little-endian */
 };
@@ -122,6 +138,16 @@ struct hlb_vip_table {
     struct hlb_index_slot *index;
     struct hlb_server_slot *servers;   /* cheetah services' server maps */
     uint16_t *server_ids;       /* per dip: its serverId, 0 when none */
+    struct hlb_dip *sf_owners;  /* cheetah-stateful VIPs' owner SMuxes (tunnel ends) */
+    /* Per dip: its reported load in millionths (balance.h), written by the control
+     * thread, read by the workers (relaxed 32-bit: each value one the control stored). */
+    uint32_t *dip_load;
+    /* awrr services: two cumulative-weight arrays indexed like cum (the control
+     * thread fills the one not in use, then flips awrr_sel[service]); awrr_total[2 *
+     * service + k] is array k's total. */
+    uint32_t *awrr_cum[2];
+    uint32_t *awrr_total;
+    uint8_t *awrr_sel;
     /* Per worker and cheetah service: the next round-robin position of its SYNs
      * (hlb_rr_next(); written by that worker only, slices on lines of their own). */
     uint32_t *rr_next;
@@ -165,6 +191,8 @@ struct hlb_table_options {
     int default_pin;            /* connTable when a VIP does not say */
     unsigned n_workers;         /* counter slices (0 counts as 1): the workers that
                                    will run the table */
+    uint32_t self_ip;           /* this SMux (network order): its owner id in each
+                                   cheetah-stateful VIP's statefulOwners */
 };
 
 static inline uint64_t hlb_service_key(uint32_t vip, uint8_t proto, uint16_t port)

@@ -5,6 +5,7 @@
 /* Both stats structs are plain arrays of uint64_t counters. */
 _Static_assert(sizeof(struct hlb_dp_stats) % 8 == 0, "hlb_dp_stats: uint64_t fields only");
 _Static_assert(sizeof(struct hlb_conn_stats) % 8 == 0, "hlb_conn_stats: uint64_t fields only");
+_Static_assert(sizeof(struct hlb_sf_stats) % 8 == 0, "hlb_sf_stats: uint64_t fields only");
 
 static void add_u64s(uint64_t *sum, const uint64_t *v, size_t bytes)
 {
@@ -24,6 +25,10 @@ void hlb_workers_total(struct hlb_worker *const *w, unsigned n, struct hlb_worke
             out->ct_capacity += ct->capacity;
             out->fc_hits += __atomic_load_n(&ct->fc_hits, __ATOMIC_RELAXED);
             out->have_ct = 1;
+        }
+        if (w[k]->sf) {
+            add_u64s((uint64_t *)&out->sf, (const uint64_t *)&w[k]->sf->st, sizeof(out->sf));
+            out->sf_capacity += (uint64_t)(w[k]->sf->part_mask + 1) * HLB_SF_INDEXES;
         }
         out->gw_known |= __atomic_load_n(&w[k]->cfg.gw_known, __ATOMIC_RELAXED) != 0;
         uint64_t hb = atomic_load_explicit(&w[k]->heartbeat_ms, memory_order_relaxed);

@@ -348,6 +348,69 @@ class ControlApi(unittest.TestCase):
         self.assertEqual(m1["hlb_smux_table_version"], v)
         self.assertIn("hlb_smux_conn_table_capacity", m1)
 
+    def test_stateful_cheetah_hints_close_reports_and_loads(self):
+        """A cheetah-stateful VIP this SMux owns: least-loaded SYNs follow POST /loads,
+        each SYN leaves with its stateful hint in TSecr, POST /cheetah/closed frees the
+        reported indexes (the workers apply them), bad reports are 400 naming the
+        field, and /stats and /metrics count it all."""
+        v = self.next_version()
+        dips = ["10.0.7.1", "10.0.7.2", "10.0.7.3"]
+        doc = {"version": v, "vips": [
+            {"vip": V1, "aggregate": "100.64.0.0/24", "selection": "crc32",
+             "affinity": "cheetah-stateful", "cookieKey": "00112233445566778899aabbccddeeff",
+             "mechanism": "least-loaded", "statefulOwners": ["192.0.2.99", tl.SMUX_IP],
+             "ports": [{"proto": "tcp", "port": 80, "dips": [
+                 {"ip": d, "serverId": k + 1} for k, d in enumerate(dips)]}]}]}
+        self.assertEqual(self.put(doc)[0], 200)
+        status, body = http("POST", "/loads", {"loads": [
+            {"dip": "10.0.7.1", "load": 0.9}, {"dip": "10.0.7.2", "load": 0.1},
+            {"dip": "10.0.7.3", "load": 0.5}, {"dip": "10.0.99.1", "load": 0.5}]})
+        self.assertEqual((status, json.loads(body)), (200, {"matched": 3}))
+        s0 = json.loads(http("GET", "/stats")[1])["cookie"]["stateful"]
+        syns = [Ether(src=tl.CLIENT_MAC, dst="02:00:00:00:00:aa") /
+                IP(src=f"198.51.7.{i + 1}", dst=V1) /
+                TCP(sport=31000 + i, dport=80, flags="S",
+                    options=[("NOP", None), ("NOP", None), ("Timestamp", (1000 + i, 0))])
+                for i in range(6)]
+        out = self.send_and_collect(syns)
+        self.assertEqual(len(out), 6)
+        idents = {}
+        for f in out:
+            inner = IP(f[34:])
+            self.assertEqual(outer_dst(f), "10.0.7.2")          # the least loaded
+            tsecr = dict(inner[TCP].options)["Timestamp"][1]
+            self.assertEqual(tsecr >> 16, 0xCEE7)
+            ident = tsecr & 0xFFFF
+            self.assertEqual(ident >> 10, 0x10 | 1)               # stateful, owner 1
+            idents[inner[TCP].sport] = (inner[IP].src, ident)
+            chk = inner[TCP].chksum                               # the hint kept it right
+            del inner[TCP].chksum
+            self.assertEqual(IP(bytes(inner))[TCP].chksum, chk)
+        self.assertEqual(len(idents), 6)     # (idents repeat across partitions: H picks those)
+        closed = [{"vip": V1, "port": 80, "client": src, "clientPort": sport, "ident": ident}
+                  for sport, (src, ident) in sorted(idents.items())[:4]]
+        status, body = http("POST", "/cheetah/closed", {"closed": closed})
+        self.assertEqual((status, json.loads(body)), (200, {"queued": 4, "ring_full": 0}))
+        bad = dict(closed[0], ident=closed[0]["ident"] & ~(1 << 10))   # owner 0: not us
+        status, body = http("POST", "/cheetah/closed", {"closed": [closed[1], bad]})
+        self.assertEqual(status, 400)
+        self.assertEqual(json.loads(body)["field"], "closed[1].ident")
+        status, body = http("POST", "/loads", {"loads": [{"dip": "10.0.7.1", "load": "x"}]})
+        self.assertEqual((status, json.loads(body)["field"]), (400, "loads[0].load"))
+        self.assertEqual(http("GET", "/loads")[0], 405)
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            s1 = json.loads(http("GET", "/stats")[1])["cookie"]["stateful"]
+            if s1["released"] - s0["released"] >= 4:
+                break
+            time.sleep(0.05)
+        self.assertEqual(s1["inserted"] - s0["inserted"], 6)
+        self.assertEqual(s1["released"] - s0["released"], 4)
+        self.assertEqual(s1["entries"] - s0["entries"], 2)
+        m = metrics()
+        self.assertEqual(m['hlb_smux_cookie_stateful_total{event="released"}'], s1["released"])
+        self.assertGreaterEqual(m['hlb_smux_cookie_syns_total{mechanism="least-loaded"}'], 6)
+
     def test_stats_json_counts_what_metrics_counts(self):
         v = self.next_version()
         doc = table(v, ["10.0.6.1", "10.0.6.2"])

@@ -3,7 +3,13 @@
  * thread's CPU time (robust to other processes sharing the cores), converted to
  * cycles with the TSC rate given on the command line (hlb-smux prints it).
  *
- *   dp-bench-core <tsc_hz> [seconds_per_mode]
+ *   dp-bench-core <tsc_hz> [seconds_per_mode] [stateless|conn|crc32|cheetah]
+ *
+ * The cheetah modes (also alone with "cheetah"): the decode of stateless cookies,
+ * of stateful ones (the owner's entries of the 10k flows), and a stateful SYN per
+ * packet (index popped, hint written) with the close reports of the connections
+ * opened 64k SYNs earlier applied as the host agents would send them, against the
+ * connection table with every packet new.
  */
 
 #include <inttypes.h>
@@ -12,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cheetah.h"
 #include "datapath.h"
 #include "hlb_pkt.h"
 #include "vip_table.h"
@@ -73,41 +80,208 @@ static void make_frame(uint8_t *d, uint32_t f, uint8_t flags)
     d[47] = flags;
 }
 
+/* A make_frame() frame's IP total length (< 256) and checksum. */
+static void set_ip_len(uint8_t *d, uint8_t len)
+{
+    uint16_t sum = 0;
+    d[17] = len;
+    memcpy(d + 24, &sum, 2);
+    sum = hlb_csum(d + 14, 20);
+    memcpy(d + 24, &sum, 2);
+}
+
+/* The frame of flow f with NOP, NOP, timestamp (tsval, tsecr): 66 bytes. */
+static void make_ts_frame(uint8_t *d, uint32_t f, uint8_t flags, uint32_t tsecr)
+{
+    make_frame(d, f, flags);
+    set_ip_len(d, 52);
+    d[46] = 8 << 4;
+    uint32_t v = hlb_htonl(1000 + f), e = hlb_htonl(tsecr);
+    memcpy(d + 54, (const uint8_t[]){1, 1, 8, 10}, 4);
+    memcpy(d + 58, &v, 4);
+    memcpy(d + 62, &e, 4);
+}
+
+/* A Linux client's SYN of flow f: MSS, SACK permitted + timestamp, NOP, window scale
+ * (74 bytes; the timestamp's TSecr, where the hint goes, at frame byte 66). */
+static void make_syn_frame(uint8_t *d, uint32_t f)
+{
+    make_frame(d, f, HLB_TCP_SYN);
+    set_ip_len(d, 60);
+    d[46] = 10 << 4;
+    uint32_t v = hlb_htonl(1000 + f);
+    memcpy(d + 54, (const uint8_t[]){2, 4, 5, 0xb4, 4, 2, 8, 10}, 8);
+    memcpy(d + 62, &v, 4);
+    memset(d + 66, 0, 4);
+    memcpy(d + 70, (const uint8_t[]){1, 3, 3, 7}, 4);
+}
+#define SYN_TSECR_AT 66                 /* in the received frame */
+
+/* Cheetah modes: flow f's TSecr (0: no timestamp option, the 64-byte frame);
+ * per-packet SYNs with a timestamp; the worker's close reports (stateful). */
+static uint32_t ck_tsecr[FLOWS];
+static int ck_frames, ck_new_syns;
+static const struct hlb_service *ck_svc;
+#define CK_LIVE 32768u                  /* stateful connections open at a time (half the
+                                           default 64 partitions' indexes) */
+
+static uint16_t ck_ident_of[CK_LIVE];   /* SYN k's hint, at k % CK_LIVE */
+
+/* The control thread's part of connection f's close report (queued for the worker);
+ * not part of the worker's measured time. */
+static void ck_release(struct hlb_worker *w, uint32_t f)
+{
+    uint32_t src = hlb_htonl(0x0a000000u | (f & 0xffffff));
+    uint16_t sp = hlb_htons((uint16_t)(1024 + (f >> 24)));
+    uint64_t h = hlb_ck_hash(ck_svc, src, sp, hlb_htons(80));
+    uint16_t ident = ck_ident_of[f % CK_LIVE];
+    if (ident & HLB_COOKIE_STATEFUL)
+        hlb_sf_queue_release(w->sf, hlb_sf_part_of(w->sf, h, 0), ident & HLB_SF_INDEX_MASK, h);
+}
+
 static double run_mode(const char *name, struct hlb_worker *w, struct hlb_vip_table *t,
                        uint32_t flows, int new_flows, double seconds, double tsc_hz)
 {
     static struct frame fr[BURST];
-    static uint8_t tmpl[FLOWS][64];
-    for (uint32_t f = 0; f < FLOWS; f++)
-        make_frame(tmpl[f], f, HLB_TCP_ACK);
+    static uint8_t tmpl[FLOWS][80];
+    for (uint32_t f = 0; f < FLOWS; f++) {
+        if (ck_frames)
+            make_ts_frame(tmpl[f], f, HLB_TCP_ACK, ck_tsecr[f]);
+        else
+            make_frame(tmpl[f], f, HLB_TCP_ACK);
+    }
+    uint32_t flen = ck_frames ? 66 : 64;
     struct hlb_pkt pk[BURST];
     uint8_t verdict[BURST];
     uint64_t pkts = 0, fwd0 = w->st.fwd_packets;
     uint32_t next = 0, uniq = 0;
+    double excluded = 0;
     double t0 = thread_cpu(), t1;
     do {
         for (int iter = 0; iter < 1000; iter++) {
             for (int i = 0; i < BURST; i++) {
                 uint8_t *d = fr[i].buf + 128;
-                if (new_flows) {
+                if (new_flows && ck_new_syns) {
+                    make_syn_frame(d, uniq++ & 0xffffff);
+                } else if (new_flows) {
                     make_frame(d, uniq++, HLB_TCP_SYN);
                 } else {
-                    memcpy(d, tmpl[next], 64);
+                    memcpy(d, tmpl[next], flen);
                     if (++next == flows)
                         next = 0;
                 }
-                pk[i] = (struct hlb_pkt){.data = d, .len = 64, .headroom = 128};
+                pk[i] = (struct hlb_pkt){.data = d, .len = ck_new_syns && new_flows ? 74 : flen,
+                                         .headroom = 128};
             }
             hlb_dp_burst(w, t, pk, verdict, BURST, 1000);
             pkts += BURST;
+            if (ck_new_syns && new_flows) {
+                /* The host agents' close reports of the connections opened CK_LIVE
+                 * SYNs ago: queued by the control thread (not timed), applied by
+                 * the worker as its loop does (hlb_sf_drain, timed). */
+                double x0 = thread_cpu();
+                if (uniq >= CK_LIVE)              /* (before their slots are reused) */
+                    for (uint32_t k = uniq - BURST; k < uniq; k++)
+                        ck_release(w, (k - CK_LIVE) & 0xffffff);
+                for (int i = 0; i < BURST; i++) {
+                    uint32_t hint;
+                    memcpy(&hint, pk[i].data + 20 + SYN_TSECR_AT, 4);   /* after IP-in-IP */
+                    hint = hlb_ntohl(hint);
+                    ck_ident_of[(uniq - BURST + (uint32_t)i) % CK_LIVE] =
+                        hint >> 16 == HLB_COOKIE_HINT_MAGIC ? (uint16_t)hint : 0;
+                }
+                excluded += thread_cpu() - x0;
+                hlb_sf_drain(w->sf);
+            }
         }
-        t1 = thread_cpu();
+        t1 = thread_cpu() - excluded;
     } while (t1 - t0 < seconds);
     double cpp = (t1 - t0) * tsc_hz / (double)pkts;
     printf("{\"mode\":\"%s\",\"packets\":%" PRIu64 ",\"forwarded\":%" PRIu64
            ",\"mppsPerCore\":%.2f,\"cyclesPerPacket\":%.1f}\n",
            name, pkts, w->st.fwd_packets - fwd0, (double)pkts / (t1 - t0) / 1e6, cpp);
     return cpp;
+}
+
+/* A cheetah VIP (siphash13) of the four DIPs of table_json(), stateless or stateful
+ * with this SMux as its owner. */
+static struct hlb_vip_table *ck_table(int stateful)
+{
+    char j[1024];
+    snprintf(j, sizeof(j),
+             "{\"version\":1,\"vips\":[{\"vip\":\"100.64.0.1\",\"selection\":\"crc32\","
+             "\"connTable\":false,\"affinity\":\"%s\",\"cookieKey\":"
+             "\"000102030405060708090a0b0c0d0e0f\",\"mechanism\":\"rr\"%s,\"ports\":[{"
+             "\"proto\":\"tcp\",\"port\":80,\"dips\":["
+             "{\"ip\":\"10.10.0.1\",\"serverId\":1},{\"ip\":\"10.10.0.2\",\"serverId\":2},"
+             "{\"ip\":\"10.10.0.3\",\"serverId\":3},{\"ip\":\"10.10.0.4\",\"serverId\":4}]}]}]}",
+             stateful ? "cheetah-stateful" : "cheetah",
+             stateful ? ",\"statefulOwners\":[\"192.0.2.10\"]" : "");
+    struct hlb_table_error err;
+    struct hlb_table_options opt = {.self_ip = hlb_htonl(0xc000020a)};
+    struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
+    if (!t) {
+        fprintf(stderr, "cheetah table: %s: %s\n", err.field, err.reason);
+        exit(2);
+    }
+    t->gen = 1;
+    return t;
+}
+
+/* The cheetah modes; prints their ratios (conn_new_cpp: the connection table's
+ * cycles per packet when every packet is new, 0 when not measured). */
+static void cheetah_modes(struct hlb_worker *w, double secs, double tsc_hz, double conn_new_cpp)
+{
+    struct hlb_vip_table *t = ck_table(0);
+    ck_svc = &t->services[0];
+    for (uint32_t f = 0; f < FLOWS; f++) {
+        uint32_t src = hlb_htonl(0x0a000000u | f);
+        uint32_t ident = 1 + f % 4;
+        uint64_t h = hlb_ck_hash(ck_svc, src, hlb_htons(1024), hlb_htons(80));
+        ck_tsecr[f] = 1u << 31 | ((ident ^ (uint32_t)h) & HLB_COOKIE_MASK) << 16 | 7;
+    }
+    ck_frames = 1;
+    double stateless = run_mode("cheetah-stateless-decode", w, t, FLOWS, 0, secs, tsc_hz);
+    hlb_table_free(t);
+
+    t = ck_table(1);
+    ck_svc = &t->services[0];
+    w->sf = hlb_sf_create(HLB_SF_DEFAULT_PARTITIONS, HLB_SF_DEFAULT_IDLE_MS);
+    for (uint32_t f = 0; f < FLOWS; f++) {       /* the 10k flows' entries, as their SYNs made */
+        uint32_t src = hlb_htonl(0x0a000000u | f);
+        uint64_t h = hlb_ck_hash(ck_svc, src, hlb_htons(1024), hlb_htons(80));
+        int idx = hlb_sf_insert(w->sf, hlb_sf_part_of(w->sf, h, 0), (uint16_t)(1 + f % 4), h, 1000);
+        uint32_t ident = idx >= 0 ? hlb_sf_ident(0, (uint32_t)idx) : 1 + f % 4;
+        ck_tsecr[f] = 1u << 31 | ((ident ^ (uint32_t)h) & HLB_COOKIE_MASK) << 16 | 7;
+    }
+    uint64_t hits0 = w->sf->st.hits;
+    double stateful = run_mode("cheetah-stateful-decode", w, t, FLOWS, 0, secs, tsc_hz);
+    uint64_t hits = w->sf->st.hits - hits0;
+    hlb_sf_free(w->sf);
+
+    w->sf = hlb_sf_create(HLB_SF_DEFAULT_PARTITIONS, HLB_SF_DEFAULT_IDLE_MS);
+    ck_frames = 0;
+    ck_new_syns = 1;
+    uint64_t ins0 = w->sf->st.inserts, ex0 = w->sf->st.exhausted;
+    double fresh = run_mode("cheetah-stateful-new-flows", w, t, FLOWS, 1, secs, tsc_hz);
+    uint64_t ins = w->sf->st.inserts - ins0, ex = w->sf->st.exhausted - ex0;
+    ck_new_syns = 0;
+    hlb_sf_free(w->sf);
+    w->sf = NULL;
+    hlb_table_free(t);
+    printf("{\"mode\":\"cheetah-ratios\",\"statefulHits\":%" PRIu64 ",\"statefulInserts\":%" PRIu64
+           ",\"statefulExhausted\":%" PRIu64 ",\"statefulVsStateless\":%.3f,"
+           "\"statefulInsertsPerSecondM\":%.2f,\"connNewVsStatefulNew\":%.3f}\n",
+           hits, ins, ex, stateful / stateless, tsc_hz / fresh / 1e6,
+           conn_new_cpp > 0 ? conn_new_cpp / fresh : 0.0);
+    printf("target stateful decode <= 1.1x the cycles per packet of stateless decode: %s "
+           "(%.2fx)\n", stateful / stateless <= 1.1 ? "MET" : "NOT MET", stateful / stateless);
+    if (conn_new_cpp > 0)
+        printf("target stateful, every packet a new connection, >= 2x fewer cycles than the "
+               "connection table: %s (%.2fx)\n", conn_new_cpp / fresh >= 2 ? "MET" : "NOT MET",
+               conn_new_cpp / fresh);
+    printf("target stateful inserts >= 6.4 M/s per core (packet core, SYN to hint): %s "
+           "(%.2f M/s)\n", tsc_hz / fresh / 1e6 >= 6.4 ? "MET" : "NOT MET", tsc_hz / fresh / 1e6);
 }
 
 int main(int argc, char **argv)
@@ -117,6 +291,7 @@ int main(int argc, char **argv)
     int only_stateless = argc > 3 && strcmp(argv[3], "stateless") == 0;
     int only_conn = argc > 3 && strcmp(argv[3], "conn") == 0;
     int n_stateless = argc > 3 && strcmp(argv[3], "crc32") == 0 ? 1 : 2;
+    int only_cheetah = argc > 3 && strcmp(argv[3], "cheetah") == 0;
     struct hlb_table_error err;
     struct hlb_table_options opt = {.default_pin = 0};
     struct hlb_worker w;
@@ -127,6 +302,19 @@ int main(int argc, char **argv)
     w.cfg.mtu = 1500;
 
     const char *modes[][2] = {{"crc32", "stateless-crc32"}, {"ovs", "stateless-ovs"}};
+    if (only_cheetah) {
+        /* the connection table's every-packet-new figure, measured in this run */
+        w.ct = hlb_conn_table_create(4u << 20, NULL);
+        const char *j = table_json("crc32", 1);
+        struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
+        t->gen = 1;
+        double cn = run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
+        hlb_table_free(t);
+        hlb_conn_table_free(w.ct);
+        w.ct = NULL;
+        cheetah_modes(&w, secs, tsc_hz, cn);
+        return 0;
+    }
     for (int m = 0; m < n_stateless && !only_conn; m++) {
         const char *j = table_json(modes[m][0], 0);
         struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
@@ -178,6 +366,12 @@ int main(int argc, char **argv)
     double cpp = run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
     printf("{\"mode\":\"insert-rate\",\"inserts\":%" PRIu64 ",\"minsertsPerSecond\":%.2f}\n",
            w.ct->st.inserts - ins0, tsc_hz / cpp / 1e6);
+    {
+        struct hlb_conn_table *keep = w.ct;
+        w.ct = NULL;
+        cheetah_modes(&w, secs, tsc_hz, cpp);
+        w.ct = keep;
+    }
 
     /* SYN flood: keep sending new connections until the table is full (every bucket
      * holds 8 live entries), then measure the established flows again.  Their

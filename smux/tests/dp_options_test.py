@@ -61,12 +61,15 @@ class Options(unittest.TestCase):
             ("tcp-timeout", "abc"), ("tcp-timeout", "-5"), ("tcp-syn-timeout", "inf"),
             ("tcp-fin-timeout", "0"), ("udp-timeout", "1e12"),
             ("exit-when-idle", "abc"), ("exit-when-idle", "-1"),
+            ("stateful-partitions", "0"), ("stateful-partitions", "3"),
+            ("stateful-partitions", "131072"), ("stateful-idle", "0"),
         ]
         for opt, value in cases:
             with self.subTest(opt=opt, value=value):
                 self.assert_rejected(opt, value)
         self.assert_rejected("mtu", "70000", "576..65535")
         self.assert_rejected("conn-capacity", "-1", "1..2147483648")
+        self.assert_rejected("stateful-partitions", "48", "must be a power of two")
 
     def test_other_values_checked(self):
         for opt, value in [("gateway-mac", "1ff:2:3:4:5:6:7"), ("gateway-mac", "1:2:3:4:5:6junk"),

@@ -40,7 +40,13 @@
     "\"affinity\":\"cheetah\",\"cookieKey\":\"ffeeddccbbaa99887766554433221100\"," \
     "\"cookieHash\":\"crc32c\",\"mechanism\":\"wrr\",\"ports\":[{\"proto\":\"tcp\",\"port\":0," \
     "\"dips\":[{\"ip\":\"10.0.8.1\",\"serverId\":201},{\"ip\":\"10.0.8.2\",\"serverId\":202," \
-    "\"weight\":2},{\"ip\":\"10.0.8.3\",\"serverId\":203}]}]}" \
+    "\"weight\":2},{\"ip\":\"10.0.8.3\",\"serverId\":203}]}]}," \
+    /* cheetah-stateful: this SMux (worker_init's 192.0.2.10) is owner 1 of 2 */ \
+    "{\"vip\":\"100.64.0.10\",\"selection\":\"crc32\",\"connTable\":false," \
+    "\"affinity\":\"cheetah-stateful\",\"cookieKey\":\"0f0e0d0c0b0a09080706050403020100\"," \
+    "\"mechanism\":\"rr\",\"statefulOwners\":[\"192.0.2.99\",\"192.0.2.10\"],\"ports\":[" \
+    "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.10.1\",\"serverId\":301}," \
+    "{\"ip\":\"10.0.10.2\",\"serverId\":302}]}]}" \
     "]}"
 
 static const char *TABLE =
@@ -75,6 +81,7 @@ static void world_init(struct world *x)
 {
     x->ct = hlb_conn_table_create(2048, NULL);   /* small: full buckets happen too */
     worker_init(&x->w, x->ct);
+    x->w.sf = hlb_sf_create(2, 60000);          /* 2 partitions: echoes hit live indexes */
     x->t = table_ok(TABLE, 1);
     x->t->gen = 1;
 }
@@ -83,6 +90,7 @@ static void world_free(struct world *x)
 {
     hlb_table_free(x->t);
     hlb_conn_table_free(x->ct);
+    hlb_sf_free(x->w.sf);
 }
 
 static uint32_t rng_state = 12345;
@@ -118,7 +126,9 @@ static void cheetah_frame(struct tframe *f, const char *src, const char *vip, ui
                                                    hlb_htons(dport));
     if (!cheetah_syns && (flags & HLB_TCP_SYN))
         flags = HLB_TCP_ACK;
-    unsigned id = (vip[9] == '7' ? 101 : 201) + rnd() % 4;
+    unsigned id = (vip[9] == '7' ? 101 : vip[9] == '8' ? 201 : 301) + rnd() % 4;
+    if (vip[10] == '0' && rnd() % 4)          /* 100.64.0.10: a stateful ident: owner 1 (us), */
+        id = hlb_sf_ident(rnd() % 4 ? 1 : rnd() % 3 ? 0 : 5, rnd() % 8);   /* 0, or none */
     uint32_t c = (uint32_t)(id ^ hlb_ck_hash(s, ip4(src), hlb_htons(sport), hlb_htons(dport))) &
                  HLB_COOKIE_MASK;
     uint32_t tsecr = (rnd() & 1u) << 31 | c << 16 | (rnd() & 0xffffu);
@@ -143,8 +153,8 @@ static void random_frame(struct tframe *f, int gw_arp)
 {
     static const char *vips[] = {"100.64.0.1", "100.64.0.2", "100.64.0.3", "100.64.0.4",
                                  "100.64.0.5", "100.64.0.6", "100.64.0.9", "100.64.0.7",
-                                 "100.64.0.8"};
-    static const uint16_t ports[] = {80, 80, 8080, 443, 80, 80, 80, 80, 8080};
+                                 "100.64.0.8", "100.64.0.10"};
+    static const uint16_t ports[] = {80, 80, 8080, 443, 80, 80, 80, 80, 8080, 80};
     static const uint8_t flags[] = {HLB_TCP_SYN, HLB_TCP_ACK, HLB_TCP_ACK, HLB_TCP_ACK,
                                     HLB_TCP_FIN | HLB_TCP_ACK, HLB_TCP_RST,
                                     HLB_TCP_SYN | HLB_TCP_ACK, HLB_TCP_SYN};
@@ -153,7 +163,7 @@ static void random_frame(struct tframe *f, int gw_arp)
     snprintf(src, sizeof(src), "198.51.100.%u", 1 + rnd() % 6);
     uint16_t sport = (uint16_t)(40000 + rnd() % 4);
     unsigned kind = rnd() % 200;                    /* about one frame in five is special */
-    unsigned v = rnd() % 9;
+    unsigned v = rnd() % 10;
     uint8_t *d;
     if (kind < 55 || kind >= 140) {                                /* TCP to a VIP (or no VIP) */
         if (v >= 7) {
@@ -282,6 +292,11 @@ static void assert_same_world(const struct world *a, const struct world *b)
         assert_memory_equal(a->t->rr_next, b->t->rr_next, a->t->n_services * sizeof(uint32_t));
     size_t buckets = (size_t)a->ct->mask + 1;
     assert_memory_equal(a->ct->b, b->ct->b, buckets * sizeof(*a->ct->b));
+    if (a->w.sf) {                            /* stateful entries, stacks and counters */
+        assert_memory_equal(&a->w.sf->st, &b->w.sf->st, sizeof(a->w.sf->st));
+        assert_memory_equal(a->w.sf->parts, b->w.sf->parts,
+                            (a->w.sf->part_mask + 1) * sizeof(*a->w.sf->parts));
+    }
 }
 
 static struct tframe fa[HLB_MAX_BURST], fb[HLB_MAX_BURST];
@@ -330,6 +345,11 @@ static void test_burst_equals_reference(void **state)
         burst_both_and_compare(&a, &b, n, now);
         now += rnd() % 3000;                          /* timeouts expire in between */
     }
+    print_message("stateful VIP: %llu SYNs given an index, %llu segments placed by their "
+                  "entry, %llu misses, %llu forwarded to the other owner\n",
+                  (unsigned long long)a.w.sf->st.inserts, (unsigned long long)a.w.sf->st.hits,
+                  (unsigned long long)a.w.sf->st.misses, (unsigned long long)a.w.sf->st.forwarded);
+    assert_true(a.w.sf->st.inserts > 0 && a.w.sf->st.hits > 0 && a.w.sf->st.forwarded > 0);
     /* The lean pass did finish most frames (the comparison is not vacuous). */
     print_message("lean pass finished %llu of %llu frames; cheetah: %llu decoded, %llu bad "
                   "cookies, %llu fallbacks, %llu rr and %llu wrr SYNs\n",
@@ -564,14 +584,17 @@ static void multi_init(struct multi *m, uint64_t slots_per_worker)
     m->t->gen = 1;
     for (unsigned k = 0; k < NW; k++) {
         worker_init(&m->w[k], hlb_conn_table_create(slots_per_worker, NULL));
+        m->w[k].sf = hlb_sf_create(2, 60000);
         m->w[k].id = (uint16_t)k;
     }
 }
 
 static void multi_free(struct multi *m)
 {
-    for (unsigned k = 0; k < NW; k++)
+    for (unsigned k = 0; k < NW; k++) {
         hlb_conn_table_free(m->w[k].ct);
+        hlb_sf_free(m->w[k].sf);
+    }
     hlb_table_free(m->t);
 }
 
@@ -648,11 +671,13 @@ static void test_workers_equal_reference(void **state)
                                 a.t->n_dips * sizeof(struct hlb_counter));
             assert_memory_equal(hlb_rr_next(a.t, k), hlb_rr_next(b.t, k),
                                 a.t->n_services * sizeof(uint32_t));
-            /* Each worker counts in its own slice only. */
+            assert_memory_equal(&a.w[k].sf->st, &b.w[k].sf->st, sizeof(a.w[k].sf->st));
+            /* Each worker counts in its own slice only (a frame sent on to its owner
+             * SMux is counted there, on no service here). */
             uint64_t in_slice = 0;
             for (uint32_t s = 0; s < a.t->n_services; s++)
                 in_slice += hlb_svc_counters(a.t, k)[s].packets;
-            assert_int_equal(in_slice, a.w[k].st.fwd_packets);
+            assert_int_equal(in_slice + a.w[k].sf->st.forwarded, a.w[k].st.fwd_packets);
         }
         now += rnd() % 3000;
     }

@@ -17,6 +17,7 @@
 #include "vip_table.h"
 
 #define TEST_HEADROOM 128
+#define T_SELF_IP "192.0.2.10"   /* the SMux's --ip: worker_init() and table_ok() */
 
 static const uint8_t T_SMUX_MAC[6] = {0x02, 0x53, 0x4d, 0x55, 0x58, 0x01};
 static const uint8_t T_GW_MAC[6] = {0x02, 0x47, 0x57, 0x00, 0x00, 0x01};
@@ -133,7 +134,8 @@ static inline struct hlb_vip_table *table_ok_n(const char *json, int default_pin
                                                unsigned n_workers)
 {
     struct hlb_table_error err = {{0}, {0}};
-    struct hlb_table_options opt = {.default_pin = default_pin, .n_workers = n_workers};
+    struct hlb_table_options opt = {.default_pin = default_pin, .n_workers = n_workers,
+                                    .self_ip = ip4(T_SELF_IP)};
     struct hlb_vip_table *t = hlb_table_from_json(json, strlen(json), &opt, &err);
     if (!t)
         fail_msg("table rejected: %s: %s", err.field, err.reason);
@@ -143,17 +145,28 @@ static inline struct hlb_vip_table *table_ok_n(const char *json, int default_pin
 static inline struct hlb_vip_table *table_ok(const char *json, int default_pin)
 {
     struct hlb_table_error err = {{0}, {0}};
-    struct hlb_table_options opt = {.default_pin = default_pin};
+    struct hlb_table_options opt = {.default_pin = default_pin, .self_ip = ip4(T_SELF_IP)};
     struct hlb_vip_table *t = hlb_table_from_json(json, strlen(json), &opt, &err);
     if (!t)
         fail_msg("table rejected: %s: %s", err.field, err.reason);
     return t;
 }
 
+/* The document is refused for field, its reason containing reason_part. */
+static inline void expect_table_error(const char *json, const char *field, const char *reason_part)
+{
+    struct hlb_table_error err = {{0}, {0}};
+    struct hlb_vip_table *t = hlb_table_from_json(json, strlen(json), NULL, &err);
+    if (t)
+        fail_msg("accepted, expected an error at %s", field);
+    if (strcmp(err.field, field) != 0 || !strstr(err.reason, reason_part))
+        fail_msg("error %s: %s, expected %s: ...%s...", err.field, err.reason, field, reason_part);
+}
+
 static inline void worker_init(struct hlb_worker *w, struct hlb_conn_table *ct)
 {
     memset(w, 0, sizeof(*w));
-    w->cfg.self_ip = ip4("192.0.2.10");
+    w->cfg.self_ip = ip4(T_SELF_IP);
     w->cfg.gw_ip = ip4("192.0.2.1");
     memcpy(w->cfg.port_mac[0], T_SMUX_MAC, 6);
     memcpy(w->cfg.port_mac[1], T_SMUX_MAC, 6);
