@@ -313,6 +313,9 @@ class Emulation:
             cmd = [PY, AGENT, "--iface", self.iface(nid), "--local-ip", n["ip"], "--no-vip-setup",
                    "--check", "http://%s:80/" % n["ip"], "--check-interval", "0.2", "--fall", "2", "--rise", "2",
                    "--listen", "%s:%d" % (n["mgmtIp"], AGENT_PORT), "--build-dir", AGENT_BUILD] + allow + self.tls_args("agent-" + nid)
+            # Cheetah: the agent keeps its cookie configuration here; hybridlbd fills it with
+            # PUT /cookie (server id, the keys of this host's VIPs) and it survives a restart.
+            cmd += ["--cookie-config", os.path.join(self.dir, "cookie-%s.json" % nid)]
             with open(os.path.join(self.dir, "agent-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
             self.spawn("agent " + nid, cmd, node=h, log_name="agent-" + nid)
