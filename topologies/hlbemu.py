@@ -337,6 +337,8 @@ class Emulation:
                 cmd += ["--udp-timeout", str(self.args.smux_udp_timeout)]
             if self.args.smux_tcp_timeout is not None:
                 cmd += ["--tcp-timeout", str(self.args.smux_tcp_timeout)]
+            if self.args.smux_conn_table:
+                cmd += ["--conn-table", self.args.smux_conn_table]
             with open(os.path.join(self.dir, "smux-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
             p = self.spawn("smux " + nid, cmd, node=h, log_name="smux-" + nid)
@@ -609,6 +611,8 @@ def cmd_start(args):
         argv += ["--smux-udp-timeout", str(args.smux_udp_timeout)]
     if args.smux_tcp_timeout is not None:
         argv += ["--smux-tcp-timeout", str(args.smux_tcp_timeout)]
+    if args.smux_conn_table:
+        argv += ["--smux-conn-table", args.smux_conn_table]
     for a in args.aggregate:
         argv += ["--aggregate", a]
     if args.no_services:
@@ -1109,6 +1113,8 @@ def main(argv=None):
                    help="seconds a UDP flow stays pinned on the SMuxes after its last packet (SMux default 60)")
     s.add_argument("--smux-tcp-timeout", type=float,
                    help="seconds an idle established TCP connection stays pinned (SMux default 300)")
+    s.add_argument("--smux-conn-table", choices=("on", "off"),
+                   help="the SMuxes' connection pinning for VIPs (SMux default on; off: stateless hashing)")
     s.add_argument("--timeout", type=float, default=180)
     r = sub.add_parser("_run")
     with open(os.path.join(REPO, "p4", "profiles.json")) as f:
@@ -1127,6 +1133,7 @@ def main(argv=None):
     r.add_argument("--smux-idle-sleep-us", type=int, default=1000)
     r.add_argument("--smux-udp-timeout", type=float)
     r.add_argument("--smux-tcp-timeout", type=float)
+    r.add_argument("--smux-conn-table", choices=("on", "off"))
     rsp = sub.add_parser("_route-server")
     rsp.add_argument("--tag", required=True)
     st = sub.add_parser("stop")
