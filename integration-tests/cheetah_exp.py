@@ -145,6 +145,28 @@ def cookie_counters(e, agents=True):
     return out
 
 
+def require_cookie_agents(e, timeout=60):
+    """Every DIP host's agent runs the XDP backend with cookies on (an agent whose XDP backend
+    did not start runs the user-space fallback, which cannot do cookies): else RuntimeError."""
+    def missing():
+        out = []
+        for h, v in e.fab["hosts"].items():
+            if v["role"] == "dip":
+                try:
+                    ok = e.agent_stats(h)["backend"].get("cookies")
+                except Exception:
+                    ok = False
+                if not ok:
+                    out.append(h)
+        return out
+    left = missing()
+    if left:
+        wait_for(lambda: not missing(), timeout, 2)
+        left = missing()
+    if left:
+        raise RuntimeError("host agents without Cheetah cookies (see their logs): %s" % ", ".join(sorted(left)))
+
+
 # ------------------------------------------------------------------------------------------
 # churn
 # ------------------------------------------------------------------------------------------
@@ -173,14 +195,15 @@ def classify(conns):
     return c
 
 
-def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, log=print):
+def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=True, log=print):
     """Runs the churn script once, on every VIP of `vips` ({label: vip}) at the same time.
 
     Each phase a new batch of long-lived connections opens (so connections born under every
     pool, SMux and placement state are held) from 2 client hosts per VIP, each sending a GET
     every `interval`; new short connections arrive all along. Phases: start; +3 DIPs; SMux
-    killed; SMux restarted; every switch drained (HMux VIPs move to the SMuxes); -3 DIPs (3 of
-    the original ones); end. The VIPs must exist with the first 8 DIP hosts as their pool.
+    killed; SMux restarted; (drain) every switch drained, so VIPs on HMuxes move to the SMuxes;
+    -3 DIPs (3 of the original ones set to weight 0: drained, the operator's way to take a DIP
+    out without breaking its connections); end. The pools are put back afterwards. The VIPs must exist with the first 8 DIP hosts as their pool.
     Returns {label: counts} and the events' log."""
     ips = dip_ips(e)
     added, removed = ips[8:11], ips[0:3]
@@ -230,12 +253,13 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, log=prin
         batch(3)
         event("SMux %s restarted and announcing" % victim)
         time.sleep(phase_s)
-        p = placement(e)
-        for sid in switches:
-            api_ok(e, "POST", "/switches/%s/drain" % sid)
-        batch(4)
-        event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in vips.values()})
-        time.sleep(phase_s)
+        if drain:
+            p = placement(e)
+            for sid in switches:
+                api_ok(e, "POST", "/switches/%s/drain" % sid)
+            batch(4)
+            event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in vips.values()})
+            time.sleep(phase_s)
         for vip in vips.values():
             set_weights(e, vip, {ip: 0 for ip in removed})
         batch(5)
@@ -261,7 +285,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, log=prin
         results_moves = moves.finish()
         for label, vip in vips.items():
             results[label]["moves"] = results_moves[vip]
-        for sid in switches:
+        for sid in switches if drain else ():
             e.api("DELETE", "/switches/%s/drain" % sid)
         for vip in vips.values():           # the pool as it was: the first 8 DIP hosts, weight 1
             set_weights(e, vip, {ip: 1 for ip in removed})
@@ -395,7 +419,8 @@ s.settimeout(10)
 req = ("GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % vip).encode()
 names, rtts, err = [], [], None
 print(json.dumps({"localPort": s.getsockname()[1]}), flush=True)
-end = time.monotonic() + seconds
+start = last = time.monotonic()
+end = start + seconds
 import http.client
 conn = http.client.HTTPConnection(vip, 80, timeout=10)
 conn.sock = s
@@ -411,8 +436,10 @@ while time.monotonic() < end:
         names.append(name)
     info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
     rtts.append(struct.unpack_from("I", info, 68)[0])
+    last = time.monotonic()
     time.sleep(every)
-print(json.dumps({"servers": names, "requests": len(rtts), "error": err, "clientRttUs": rtts}), flush=True)
+print(json.dumps({"servers": names, "requests": len(rtts), "error": err, "clientRttUs": rtts,
+                  "heldS": round(last - start, 1)}), flush=True)
 """
 
 
@@ -455,7 +482,7 @@ def wraps_finish(e, w):
         if w.get("server") else ""
     import re
     m = re.search(r"= [\d.]+/([\d.]+)/([\d.]+)/", ping)
-    res.update(heldS=round(time.monotonic() - w["t0"], 1), serverRttsUs=w["serverRtts"],
+    res.update(serverRttsUs=w["serverRtts"],
                pingAvgMs=float(m.group(1)) if m else None, pingMaxMs=float(m.group(2)) if m else None)
     return res
 
@@ -463,7 +490,7 @@ def wraps_finish(e, w):
 def wraps_table(r):
     c = r["clientRttUs"]
     s = r["serverRttsUs"]
-    lines = ["held %.0f s (%d wraps of the 16 low TSval bits at 1 kHz), %d requests, error: %s" % (
+    lines = ["answered for %.0f s (%d wraps of the 16 low TSval bits at 1 kHz), %d requests, error: %s" % (
         r["heldS"], int(r["heldS"] * 1000 // 65536), r["requests"], r["error"] or "none"),
         "servers seen: %s" % ", ".join(r["servers"]),
         "server tcpi_rtt (%d samples): median %.2f ms, max %.2f ms" % (
