@@ -43,12 +43,7 @@ def start(tag, workdir, vips, conn_table):
     subprocess.run([hlbemu.PY, os.path.join(hlbemu.HERE, "hlbemu.py"), "start", "--tag", tag, "--topology", topo,
                     "--vips", vfile, "--smux-conn-table", conn_table, "--no-prometheus"], check=True, timeout=300)
     e = hlbemu.Emu(tag)
-    conf_path = os.path.join(e.dir, "hybridlbd.json")
-    with open(conf_path) as f:
-        conf = json.load(f)
-    conf["intervals"] = {"reconcileMs": 2000, "statsMs": 1000}
-    with open(conf_path, "w") as f:
-        json.dump(conf, f)
+    e.set_daemon_intervals(2000, 1000)
     e.daemon_start()
     cx.require_cookie_agents(e)
     return e

@@ -14,9 +14,10 @@ starts the emulations and prints the tables, test_cheetah.py runs a short churn 
 import json
 import os
 import statistics
-import struct
 import threading
 import time
+
+from conftest import wait_for
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOPO = os.path.join(REPO, "topologies")
@@ -52,15 +53,6 @@ def api_ok(e, method, path, body=None):
     if not 200 <= code < 300:
         raise RuntimeError("%s %s: %s %s" % (method, path, code, ans))
     return ans
-
-
-def wait_for(cond, timeout, step=0.25):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v or time.monotonic() > deadline:
-            return v
-        time.sleep(step)
 
 
 def set_weights(e, vip, weights):

@@ -10,6 +10,8 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from hlb_http_server import answer_name
+
 MAX_MS = 10000
 
 
@@ -32,11 +34,7 @@ def main():
                 self.send_error(400, "ms: expected 0..%d" % MAX_MS)
                 return
             time.sleep(ms / 1000.0)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            answer_name(self, body)
 
         def log_message(self, *_):
             pass

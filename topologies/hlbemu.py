@@ -1086,6 +1086,15 @@ class Emu:
     def daemon_start(self, extra_args=()):
         return daemon_start(self.tag, extra_args)
 
+    def set_daemon_intervals(self, reconcile_ms, stats_ms):
+        """hybridlbd's reconcile and statistics periods (its config file; read when it starts)."""
+        conf_path = os.path.join(self.dir, "hybridlbd.json")
+        with open(conf_path) as f:
+            conf = json.load(f)
+        conf["intervals"] = {"reconcileMs": reconcile_ms, "statsMs": stats_ms}
+        with open(conf_path, "w") as f:
+            json.dump(conf, f)
+
     def daemon_stop(self, sig=signal.SIGTERM):
         daemon_stop(self.tag, sig)
 
