@@ -55,7 +55,7 @@ def warm_up(e, vips, seconds):
     ps = [e.probe(cl[i % len(cl)], "http", "--vip", v, "--rate", 10, "--duration", seconds)
           for i, v in enumerate(vips)]
     for p in ps:
-        e.finish(p, timeout=seconds + 60)
+        p.communicate(timeout=seconds + 60)   # to its end: a SIGTERM before it is up would kill it silently
 
 
 def churn_vips(ips):
