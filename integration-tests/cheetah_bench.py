@@ -110,8 +110,6 @@ def main():
                                          log=log)
                 churn.update(r)
                 tables.append("cookie counters during the churn (hash+table/cheetah emulation): %s" % ck)
-            if wraps:
-                cx.wraps_sample(e, wraps)
             if "balance" in only:
                 servers = [h for h in sorted(e.fab["hosts"]) if e.fab["hosts"][h]["role"] == "dip"][:12]
                 procs = cx.start_work_servers(e, servers, WORK_PORT)
@@ -123,8 +121,6 @@ def main():
                     bal = {}
                     for work in ("constant", "bimodal"):
                         for label, vip in (("hash", "10.100.2.1"), ("rr", "10.100.2.2"), ("wrr", "10.100.2.3")):
-                            if wraps:
-                                cx.wraps_sample(e, wraps)
                             bal[(work, label)] = cx.balance_run(e, vip, servers, rate, dur, work, mean_ms, WORK_PORT)
                             log("balance %s %s (%s): %s" % (work, label, cx.placement(e).get(vip), bal[(work, label)]))
                     tables.append("BALANCE: %d servers, one request at a time each, mean work %.0f ms, offered load "
@@ -146,9 +142,6 @@ def main():
                 for s in sw:
                     e.api("DELETE", "/switches/%s/drain" % s)
             if wraps:
-                while time.monotonic() - wraps["t0"] < wraps["seconds"] - 2 and wraps["proc"].poll() is None:
-                    cx.wraps_sample(e, wraps)
-                    time.sleep(5)
                 tables.append("WRAPS (cookie VIP 10.100.1.2):\n" + cx.wraps_table(cx.wraps_finish(e, wraps)))
         finally:
             hlbemu.stop(tag, quiet=True)

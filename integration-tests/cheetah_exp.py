@@ -450,12 +450,20 @@ def wraps_start(e, vip, seconds=140.0, every=1.0):
     node = clients(e)[-1]
     p = e.popen(node, [PY, "-c", WRAP_CLIENT, vip, str(seconds), str(every)], what="wrap client " + node)
     first = json.loads(p.stdout.readline())
-    return {"proc": p, "node": node, "vip": vip, "port": first["localPort"], "seconds": seconds, "serverRtts": [],
-            "t0": time.monotonic()}
+    w = {"proc": p, "node": node, "vip": vip, "port": first["localPort"], "seconds": seconds, "serverRtts": [],
+         "t0": time.monotonic()}
+
+    def sample():              # the server's tcpi_rtt every 5 s while the client holds the connection
+        while p.poll() is None:
+            wraps_sample(e, w)
+            time.sleep(5)
+    w["sampler"] = threading.Thread(target=sample, daemon=True)
+    w["sampler"].start()
+    return w
 
 
 def wraps_sample(e, w):
-    """The server's tcpi_rtt now (call every few seconds while the connection is held)."""
+    """The server's tcpi_rtt now."""
     cip = e.fab["hosts"][w["node"]]["ip"]
     for h, v in e.fab["hosts"].items():
         if v["role"] == "dip":
@@ -469,6 +477,7 @@ def wraps_sample(e, w):
 
 def wraps_finish(e, w):
     out, err = w["proc"].communicate(timeout=w["seconds"] + 60)
+    w["sampler"].join()
     res = json.loads(out.strip().splitlines()[-1])
     ping = e.run(w["node"], ["ping", "-c", "5", "-i", "0.2", "-q", e.fab["hosts"][w["server"]]["ip"]]).stdout \
         if w.get("server") else ""
@@ -501,9 +510,12 @@ def iperf_once(e, node, vip, seconds, reverse):
     r = e.run(node, cmd, timeout=seconds + 30)
     try:
         doc = json.loads(r.stdout)
-        return doc["end"]["sum_received"]["bits_per_second"] / 1e6
+        return doc["end"]["sum_received"]["bits_per_second"] / 1e6, None
     except (ValueError, KeyError):
-        return None
+        try:
+            return None, json.loads(r.stdout).get("error")
+        except ValueError:
+            return None, (r.stderr or r.stdout).strip()[-200:]
 
 
 def iperf_compare(e, vips, runs=5, seconds=5):
@@ -514,9 +526,11 @@ def iperf_compare(e, vips, runs=5, seconds=5):
         got = {label: [] for label in vips}
         for _ in range(runs):
             for label, vip in vips.items():
-                v = iperf_once(e, node, vip, seconds, reverse)
+                v, err = iperf_once(e, node, vip, seconds, reverse)
                 if v is not None:
                     got[label].append(v)
+                else:
+                    out.setdefault("errors", []).append("%s%s: %s" % (label, " -R" if reverse else "", err))
         for label in vips:
             out[(label, reverse)] = got[label]
     return out
@@ -531,4 +545,6 @@ def iperf_table(res, labels):
         lines.append("%-34s" % title + "".join("%16s" % ("%.0f (%d runs)" % (m, n) if m else "-")
                                                for m, n in zip(meds, runs))
                      + "%10s" % ("%.3f" % ratio if ratio else "-"))
+    for err in res.get("errors", []):
+        lines.append("failed run: " + err)
     return "\n".join(lines)
