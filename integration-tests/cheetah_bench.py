@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The Cheetah benchmark: churn, balance, wraps and iperf3 on the emulation, one table each
-(integration-tests/cheetah_exp.py has what each measures). Root needed; builds nothing
+(cheetah_exp.py and cheetah_perf.py say what each measures). Root needed; builds nothing
 (integration-tests/build-missing.sh first).
 
     sudo integration-tests/cheetah_bench.py                  # everything, ~20 min
@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "topologies"))
 sys.path.insert(0, HERE)
 import hlbemu  # noqa: E402
 import cheetah_exp as cx  # noqa: E402
+import cheetah_perf as perf  # noqa: E402
 
 CHURN_PORT, WORK_PORT, IPERF_PORT = 80, 8080, 5201
 
@@ -102,7 +103,7 @@ def main():
         try:
             wraps = None
             if "wraps" in only:
-                wraps = cx.wraps_start(e, "10.100.1.2", seconds=40 if a.quick else 140)
+                wraps = perf.wraps_start(e, "10.100.1.2", seconds=40 if a.quick else 140)
                 log("wraps: a connection held on the cookie VIP from client port %d" % wraps["port"])
             if "churn" in only:
                 warm_up(e, ["10.100.1.1", "10.100.1.2"], 10)
@@ -112,7 +113,7 @@ def main():
                 tables.append("cookie counters during the churn (hash+table/cheetah emulation): %s" % ck)
             if "balance" in only:
                 servers = [h for h in sorted(e.fab["hosts"]) if e.fab["hosts"][h]["role"] == "dip"][:12]
-                procs = cx.start_work_servers(e, servers, WORK_PORT)
+                procs = perf.start_work_servers(e, servers, WORK_PORT)
                 try:
                     time.sleep(2)
                     mean_ms, load = 100.0, 0.7
@@ -121,28 +122,28 @@ def main():
                     bal = {}
                     for work in ("constant", "bimodal"):
                         for label, vip in (("hash", "10.100.2.1"), ("rr", "10.100.2.2"), ("wrr", "10.100.2.3")):
-                            bal[(work, label)] = cx.balance_run(e, vip, servers, rate, dur, work, mean_ms, WORK_PORT)
+                            bal[(work, label)] = perf.balance_run(e, vip, servers, rate, dur, work, mean_ms, WORK_PORT)
                             log("balance %s %s (%s): %s" % (work, label, cx.placement(e).get(vip), bal[(work, label)]))
                     tables.append("BALANCE: %d servers, one request at a time each, mean work %.0f ms, offered load "
                                   "%.0f%% (%.0f req/s, Poisson, new connection each), %d s per cell\n%s"
-                                  % (len(servers), mean_ms, 100 * load, rate, dur, cx.balance_table(bal)))
+                                  % (len(servers), mean_ms, 100 * load, rate, dur, perf.balance_table(bal)))
                 finally:
-                    cx.stop_procs(procs)
+                    perf.stop_procs(procs)
             if "iperf" in only:
                 # both VIPs on the SMuxes (an HMux would be another path): every switch drained
                 sw = [s["id"] for s in e.api("GET", "/switches")[1]["switches"]]
                 for s in sw:
                     cx.api_ok(e, "POST", "/switches/%s/drain" % s)
                 cx.wait_for(lambda: cx.placement(e).get("10.100.3.1") == "smux", 60, 1)
-                res = cx.iperf_compare(e, {"cheetah": "10.100.3.2", "hash": "10.100.3.1"},
+                res = perf.iperf_compare(e, {"cheetah": "10.100.3.2", "hash": "10.100.3.1"},
                                        runs=3 if a.quick else 7, seconds=3 if a.quick else 5)
                 tables.append("IPERF3 through the SMuxes to one DIP (placement %s):\n%s" % (
                     {v: cx.placement(e).get(v) for v in ("10.100.3.1", "10.100.3.2")},
-                    cx.iperf_table(res, ["cheetah", "hash"])))
+                    perf.iperf_table(res, ["cheetah", "hash"])))
                 for s in sw:
                     e.api("DELETE", "/switches/%s/drain" % s)
             if wraps:
-                tables.append("WRAPS (cookie VIP 10.100.1.2):\n" + cx.wraps_table(cx.wraps_finish(e, wraps)))
+                tables.append("WRAPS (cookie VIP 10.100.1.2):\n" + perf.wraps_table(perf.wraps_finish(e, wraps)))
         finally:
             hlbemu.stop(tag, quiet=True)
     if churn:
