@@ -4,7 +4,7 @@
 (integration-tests/build-missing.sh first).
 
     sudo integration-tests/cheetah_bench.py                  # everything, ~20 min
-    sudo integration-tests/cheetah_bench.py --only churn --quick
+    sudo integration-tests/cheetah_bench.py --quick              # short phases and cells: ~8 min
 
 Two emulations, one after the other (k=4 fat-tree, 16 DIP hosts, 8 clients, 2 SMuxes):
 the SMuxes without connection table (`hash`: stateless hashing everywhere), then with it
