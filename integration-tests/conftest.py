@@ -60,12 +60,7 @@ def emu(tmp_path_factory):
                         # saw stays pinned that long): a VIP whose pool grew returns to an HMux sooner
                         "--smux-udp-timeout", "10", "--smux-tcp-timeout", "30"], check=True, timeout=240)
         e = hlbemu.Emu(tag)
-        conf_path = os.path.join(e.dir, "hybridlbd.json")
-        with open(conf_path) as f:
-            conf = json.load(f)
-        conf["intervals"] = {"reconcileMs": 2000, "statsMs": 1000}
-        with open(conf_path, "w") as f:
-            json.dump(conf, f)
+        e.set_daemon_intervals(2000, 1000)
         e.daemon_start()
         e.topo = topo
         e.vips = vips["vips"]
