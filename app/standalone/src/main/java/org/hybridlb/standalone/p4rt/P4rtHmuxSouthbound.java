@@ -55,6 +55,8 @@ import p4.v1.P4RuntimeOuterClass;
 public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(P4rtHmuxSouthbound.class.getName());
     static final long DEADLINE_MS = 10_000;
+    /** Updates per Write at most (gRPC's default 4 MiB message limit holds well over this many). */
+    static final int MAX_WRITE = 2000;
     /** The tables and profiles a reading asks for (wildcard reads by id). */
     private static final int[] READ_TABLES = {HMUX_VIP_SERVICE_ID, HMUX_VIP_SERVICE_ANY_PORT_ID, HMUX_VIP_WHOLE_ID,
         HMUX_DIP_SELECT_ID, ROUTING_ROUTING_V4_ID, ROUTING_NEXT_HOP_ID};
@@ -220,12 +222,15 @@ public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
                 sw(id).atomicity.toUpperCase(Locale.ROOT).replace('-', '_'));
         int n = 0;
         for (List<P4Update> b : batches) {
-            List<P4RuntimeOuterClass.Update> ups = new ArrayList<>(b.size());
-            b.forEach(u -> ups.add(codec.update(u)));
-            clients.get(id).write(ups, atomicity);
-            writes.incrementAndGet();
-            updates.addAndGet(ups.size());
-            n += ups.size();
+            // a batch larger than one Write carries is split: its updates are of one rank and independent
+            for (int from = 0; from < b.size(); from += MAX_WRITE) {
+                List<P4RuntimeOuterClass.Update> ups = new ArrayList<>();
+                b.subList(from, Math.min(b.size(), from + MAX_WRITE)).forEach(u -> ups.add(codec.update(u)));
+                clients.get(id).write(ups, atomicity);
+                writes.incrementAndGet();
+                updates.addAndGet(ups.size());
+                n += ups.size();
+            }
         }
         return n;
     }
