@@ -21,7 +21,7 @@ import p4.v1.P4RuntimeOuterClass;
  * emulation writes (topologies/hlb_p4.py) with a lower election id than the controller's.
  */
 final class ModelP4Switch implements AutoCloseable {
-    static final Path REPO = Path.of(System.getProperty("user.dir")).resolve("../..").normalize();
+    static final Path REPO = repo();
     static final long FABRIC_ELECTION_ID = 1;
 
     final Path dir;
@@ -44,6 +44,16 @@ final class ModelP4Switch implements AutoCloseable {
             }
             Thread.sleep(50);
         }
+    }
+
+    /** The repository: the working directory (app/standalone under Maven, the root for bench.sh) or above it. */
+    private static Path repo() {
+        for (Path p = Path.of(System.getProperty("user.dir")).toAbsolutePath(); p != null; p = p.getParent()) {
+            if (Files.exists(p.resolve("p4/switch/hlb_p4switch.py"))) {
+                return p;
+            }
+        }
+        throw new IllegalStateException("no p4/switch/hlb_p4switch.py above " + System.getProperty("user.dir"));
     }
 
     static Path p4info(String profile) {
