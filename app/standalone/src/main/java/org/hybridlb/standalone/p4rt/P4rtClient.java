@@ -262,7 +262,8 @@ public final class P4rtClient implements AutoCloseable {
             for (int i = 0; i < details.getDetailsCount() && shown < 5; i++) {
                 try {
                     P4RuntimeOuterClass.Error err = details.getDetails(i).unpack(P4RuntimeOuterClass.Error.class);
-                    if (err.getCanonicalCode() != 0) {
+                    if (err.getCanonicalCode() != 0 && err.getCanonicalCode() != Status.Code.ABORTED.value()) {
+                        // (ABORTED: not applied because another update of the batch failed)
                         s.append("; update ").append(i).append(i < updates.size() ? " (" + updates.get(i).getType() + ")" : "")
                                 .append(": ").append(Status.Code.values()[Math.min(err.getCanonicalCode(), 16)])
                                 .append(' ').append(err.getMessage());
