@@ -106,6 +106,28 @@ class P4rtSouthboundTest {
     }
 
     @Test
+    @Order(0)
+    void eachSwitchGoesToTheSouthboundFabricJsonNamesAndAnUnreachableP4SwitchReadsAsFailed() throws Exception {
+        Path d = Files.createDirectories(dir.resolve("gone"));
+        Topology topo = FatTree.generate(new FatTree.Params().k(2));
+        ObjectNode p4 = DaemonConfig.STRICT.createObjectNode().put("grpc", "unix:" + d.resolve("none.sock"))
+                .put("profile", HlbP4Info.PROFILE_HLB_HMUX).put("p4info", ModelP4Switch.p4info("hlb_hmux").toString());
+        TestFabric.write(d, topo, d.resolve("ovs"), "p4g", Map.of(), Map.of(SW, p4));
+        Fabric f = Fabric.load(d.resolve("fabric.json"));
+        String ovsSwitch = f.switches.keySet().stream().filter(s -> !s.equals(SW)).findFirst().get();
+        try (P4rtHmuxSouthbound p4sb = new P4rtHmuxSouthbound(f);
+             org.hybridlb.standalone.ovs.OvsHmuxSouthbound ovs = new org.hybridlb.standalone.ovs.OvsHmuxSouthbound(f,
+                     new org.hybridlb.standalone.ovs.Ovs(d.resolve("ovs"), 5000), java.util.Set::of)) {
+            HmuxSouthbounds both = new HmuxSouthbounds(ovs, p4sb);
+            assertEquals("crc32", both.capability(SW).hash.selection.smuxName);
+            assertEquals(org.hybridlb.standalone.ovs.OvsHmuxSouthbound.CONTRACT, both.capability(ovsSwitch).hash);
+            SwitchReading r = both.read(List.of(SW)).get(SW);
+            assertFalse(r.ok());
+            assertTrue(r.failure.contains(d.resolve("none.sock").toString()) && r.failure.contains("UNAVAILABLE"), r.failure);
+        }
+    }
+
+    @Test
     @Order(1)
     void anIntentWrittenReadsBackAsItselfAndAChangeSendsOnlyWhatChanged() {
         SwitchCapability cap = sb.capability(SW);

@@ -134,7 +134,7 @@ public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     }
 
     @Override
-    public Map<String, SwitchReading> read(Collection<String> switchIds) {
+    public synchronized Map<String, SwitchReading> read(Collection<String> switchIds) {
         Map<String, SwitchReading> out = new LinkedHashMap<>();
         parallel(switchIds, id -> {
             try {
@@ -174,7 +174,7 @@ public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     }
 
     @Override
-    public void apply(Map<String, SwitchDelta> deltas) {
+    public synchronized void apply(Map<String, SwitchDelta> deltas) {
         Map<String, String> failed = new TreeMap<>();
         parallel(deltas.keySet(), id -> {
             try {
