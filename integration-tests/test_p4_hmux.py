@@ -9,6 +9,7 @@ Its own emulation (module scope, before the suite's session emulation starts: se
 import json
 import os
 import subprocess
+import time
 import sys
 
 import pytest
@@ -95,3 +96,29 @@ def test_vip_is_served_through_the_p4_hmux(p4emu):
     moved = {b: n - b0.get(b, 0) for b, n in b1.items() if n - b0.get(b, 0) > 0}
     assert len(moved) == 2, "both DIP buckets carry the 16 flows: %s" % moved
     assert smux_vip_packets(e, VIP) == s0, "the SMuxes saw packets of a VIP on the P4 HMux"
+
+
+def test_p4_hmux_failure_smuxes_serve_and_connections_survive(p4emu):
+    """Duet §3.5.1 with a P4 HMux: its links fail (the OVS neighbours lose carrier, which is how
+    the daemon sees a P4 switch go down); the VIP falls to the SMuxes, whose crc32 selection picks
+    the DIP the P4 switch picked, so UDP flows and long-lived TCP connections keep their DIP."""
+    e = p4emu
+    assert wait_for(lambda: placement(e).get(VIP) == P4_HMUX, 60, 1), e.cli("assignment")
+    udp = e.probe(e.clients[2], "udp", "--vip", VIP, "--rate", 300, "--flows", 8, "--duration", 300)
+    tcp = e.probe(e.clients[3], "tcp", "--vip", VIP, "--conns", 6, "--interval", 0.02, "--duration", 300,
+                  "--timeout", 60)
+    time.sleep(3)
+    e.fail_switch(P4_HMUX)
+    try:
+        moved = wait_for(lambda: placement(e).get(VIP) != P4_HMUX, 90, 0.2)
+        time.sleep(3)
+        u = e.finish(udp)
+        t = e.finish(tcp)
+        assert moved, "VIP %s still on the failed P4 switch: %s" % (VIP, e.cli("assignment"))
+        assert not any(o.get("unrecovered") for o in u["outages"]), u["outages"]
+        print("P4 HMux failover outage at the client: %s ms, %d lost of %d" % (u["maxOutageMs"], u["lost"], u["sent"]))
+        assert t["broken"] == 0, "long-lived connections broken: %s" % [c for c in t["conns"] if c["errors"]]
+        assert all(len(c["dips"]) == 1 for c in t["conns"]), t["conns"]
+        assert all(len(f["dips"]) == 1 for f in u["flows"]), u["flows"]
+    finally:
+        e.recover_switch(P4_HMUX)

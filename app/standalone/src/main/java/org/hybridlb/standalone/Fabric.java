@@ -36,14 +36,18 @@ public final class Fabric {
         public final String tunnelActionsPrefix;
         /** The switch's P4Runtime southbound ({@code "p4"}); null: Open vSwitch over OpenFlow. */
         public final P4Switch p4;
+        /** Neighbour switch id -> this switch's port towards it ({@code "ports"}, optional). */
+        public final Map<String, Integer> ports;
 
-        SwitchInfo(String id, String bridge, int location, Integer tunnelOfport, String tunnelActionsPrefix, P4Switch p4) {
+        SwitchInfo(String id, String bridge, int location, Integer tunnelOfport, String tunnelActionsPrefix, P4Switch p4,
+                   Map<String, Integer> ports) {
             this.id = id;
             this.bridge = bridge;
             this.location = location;
             this.tunnelOfport = tunnelOfport;
             this.tunnelActionsPrefix = tunnelActionsPrefix;
             this.p4 = p4;
+            this.ports = ports;
         }
     }
 
@@ -324,8 +328,13 @@ public final class Fabric {
                     prefix = c.string(tun, "actionsPrefix", at + "/tunnel", "", false);
                 }
                 P4Switch p4 = s.has("p4") ? p4Switch(c, s, at + "/p4", dir, loc) : null;
+                Map<String, Integer> ports = new LinkedHashMap<>();
+                JsonNode ps = c.object(s, "ports", at, false);
+                if (ps != null) {
+                    ps.fieldNames().forEachRemaining(n -> ports.put(n, c.requiredInt(ps, n, at + "/ports", 1, 0xfeff)));
+                }
                 if (bridge != null && loc != null) {
-                    switches.put(e.getKey(), new SwitchInfo(e.getKey(), bridge, loc, ofport, prefix, p4));
+                    switches.put(e.getKey(), new SwitchInfo(e.getKey(), bridge, loc, ofport, prefix, p4, ports));
                 }
             }
         }
