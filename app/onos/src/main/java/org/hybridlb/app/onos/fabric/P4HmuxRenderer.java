@@ -81,7 +81,8 @@ final class P4HmuxRenderer {
         }
         for (FlowEntry e : flows) {
             String vip = P4HmuxRules.routeVip(e);
-            if (vip != null && (d.removeRoutes.contains(vip) || d.withdrawTowards.contains(switchOf(e, nextIds)))) {
+            String towards = vip == null ? null : switchOf(e, nextIds);
+            if (vip != null && (d.removeRoutes.contains(vip) || towards != null && d.withdrawTowards.contains(towards))) {
                 out.routeRemovals.add(e);
             }
         }
