@@ -65,7 +65,12 @@ import org.onosproject.net.group.GroupBucket;
 import org.onosproject.net.group.GroupDescription;
 import org.onosproject.net.pi.model.PiActionId;
 import org.onosproject.net.pi.model.PiActionParamId;
+import org.onosproject.net.pi.model.PiActionModel;
+import org.onosproject.net.pi.model.PiActionParamModel;
 import org.onosproject.net.pi.model.PiActionProfileId;
+import org.onosproject.net.pi.model.PiActionProfileModel;
+import org.onosproject.net.pi.model.PiMatchFieldModel;
+import org.onosproject.net.pi.model.PiTableModel;
 import org.onosproject.net.pi.model.PiMatchFieldId;
 import org.onosproject.net.pi.model.PiTableId;
 import org.onosproject.net.pi.runtime.PiAction;
@@ -353,5 +358,58 @@ public class P4HmuxSouthboundTest {
             assertTrue(e.getMessage(), e.getMessage().contains("65535 weight-unit members"));
         }
         assertTrue(in("p4tor1", HMUX_VIP_SERVICE).isEmpty());
+    }
+
+    /** ONOS's translator's checks, against the model ONOS's parser makes of the committed P4Info. */
+    @Test
+    public void everyRuleAndMemberFitsThePipelineModel() {
+        converge(wanted(pool()));
+        org.onosproject.net.pi.model.PiPipelineModel model =
+                org.hybridlb.app.onos.p4.HlbPipeconfLoader.model(HlbP4Info.PROFILE_HLB_HMUX);
+        int rules = 0;
+        for (String d : List.of("p4tor1", "p4tor2")) {
+            for (FlowEntry e : onos.flows.on(d)) {
+                PiTableModel t = model.table((PiTableId) e.table()).orElseThrow(() -> new AssertionError(e.table() + "?"));
+                for (org.onosproject.net.pi.runtime.PiFieldMatch f : criterion(e).fieldMatches()) {
+                    PiMatchFieldModel fm = t.matchField(f.fieldId()).orElseThrow(() -> new AssertionError(f + " in " + t.id()));
+                    assertEquals(f.toString(), fm.matchType(), f.type());
+                    ImmutableByteSequence v = f instanceof org.onosproject.net.pi.runtime.PiExactFieldMatch
+                            ? ((org.onosproject.net.pi.runtime.PiExactFieldMatch) f).value()
+                            : ((org.onosproject.net.pi.runtime.PiLpmFieldMatch) f).value();
+                    assertTrue(f + " fits " + fm.bitWidth() + " bits", fits(v, fm.bitWidth()));
+                }
+                assertEquals(t.id() + " match fields", t.matchFields().size(), criterion(e).fieldMatches().size());
+                Object a = only(e);
+                if (a instanceof PiActionProfileGroupId) {
+                    assertTrue(t.id() + " has an action profile", t.actionProfile() != null);
+                } else {
+                    assertAction(t, (PiAction) a);
+                }
+                rules++;
+            }
+            for (Group g : onos.groups.getGroups(NetTestTools.did(d))) {
+                PiGroupKey k = (PiGroupKey) g.appCookie();
+                PiActionProfileModel ap = model.actionProfiles(k.actionProfileId()).orElseThrow();
+                assertTrue(ap.hasSelector() && ap.tables().contains(k.tableId()));
+                for (GroupBucket b : g.buckets().buckets()) {
+                    assertAction(model.table(k.tableId()).orElseThrow(), (PiAction) ((PiInstruction)
+                            b.treatment().allInstructions().get(0)).action());
+                }
+            }
+        }
+        assertEquals(8, rules);
+    }
+
+    private static void assertAction(PiTableModel t, PiAction a) {
+        PiActionModel am = t.action(a.id()).orElseThrow(() -> new AssertionError(a.id() + " not an action of " + t.id()));
+        assertEquals(a.id() + " params", am.params().size(), a.parameters().size());
+        for (PiActionParam p : a.parameters()) {
+            PiActionParamModel pm = am.param(p.id()).orElseThrow(() -> new AssertionError(p.id() + " of " + a.id()));
+            assertTrue(p + " fits " + pm.bitWidth() + " bits", fits(p.value(), pm.bitWidth()));
+        }
+    }
+
+    private static boolean fits(ImmutableByteSequence v, int bits) {
+        return bits >= 64 || Long.numberOfLeadingZeros(num(v)) >= 64 - bits;
     }
 }
