@@ -148,16 +148,7 @@ public class P4HmuxSouthboundTest {
     }
 
     Map<String, SwitchDelta> converge(Map<String, SwitchIntent> want) {
-        Map<String, SwitchReading> read = southbound.read(want.keySet());
-        Map<String, SwitchDelta> deltas = new LinkedHashMap<>();
-        want.forEach((d, w) -> {
-            SwitchDelta x = IntentDiff.diff(w, read.get(d));
-            if (!x.isEmpty()) {
-                deltas.put(d, x);
-            }
-        });
-        southbound.apply(deltas);
-        return deltas;
+        return OnosHmuxSouthboundTest.converge(southbound, want);
     }
 
     private void assertConverged(Map<String, SwitchIntent> want) {
