@@ -331,6 +331,29 @@ public class P4HmuxSouthboundTest {
     }
 
     @Test
+    public void aServiceWhoseSelectEntryOrGroupWentIsReadInconsistentAndRewritten() {
+        Map<String, SwitchIntent> want = wanted(pool());
+        converge(want);
+        DeviceId tor1 = NetTestTools.did("p4tor1");
+        // the TCP service's dip_select entry goes behind the app's back, and the whole-VIP service's group
+        int tcpSid = Integer.parseInt(param((PiAction) only(in("p4tor1", HMUX_VIP_SERVICE).get(0)),
+                HMUX_SET_SERVICE_SERVICE_ID));
+        FlowEntry tcpSelect = in("p4tor1", HMUX_DIP_SELECT).stream()
+                .filter(e -> exact(e, HMUX_DIP_SELECT_SERVICE_ID) == tcpSid).findFirst().orElseThrow();
+        onos.flows.entries.remove(tcpSelect.id());
+        int wholeSid = Integer.parseInt(param((PiAction) only(in("p4tor1", HMUX_VIP_WHOLE).get(0)),
+                HMUX_SET_SERVICE_SERVICE_ID));
+        onos.groups.removeGroup(tor1, new PiGroupKey(PiTableId.of(HMUX_DIP_SELECT),
+                PiActionProfileId.of(HMUX_DIP_SELECTOR), wholeSid << 10), FakeOnos.APP);
+        SwitchReading r = southbound.read(List.of("p4tor1")).get("p4tor1");
+        assertEquals(r.toString(), "no dip_select entry for service id " + tcpSid, r.inconsistent.get(ItemKey.entry(TCP80)));
+        assertTrue(r.toString(), r.inconsistent.get(ItemKey.entry(WHOLE2)).endsWith("is missing"));
+        assertEquals(Set.of(UDP_ANY), r.intent.entries.keySet());
+        converge(want);
+        assertConverged(want);
+    }
+
+    @Test
     public void aP4DeviceOffersTheCrc32ContractAndKeepsBucketIds() {
         assertEquals(HashContract.Selection.CRC32, southbound.capability("p4tor1").hash.selection);
         assertEquals(HashContract.Encap.IPIP, southbound.capability("p4tor1").hash.encap);
