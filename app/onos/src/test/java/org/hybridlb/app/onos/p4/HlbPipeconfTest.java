@@ -154,7 +154,7 @@ public class HlbPipeconfTest {
     }
 
     /** A pipeconf service that keeps what it is given. */
-    static final class Pipeconfs implements PiPipeconfService {
+    public static class Pipeconfs implements PiPipeconfService {
         final Map<PiPipeconfId, PiPipeconf> registered = new HashMap<>();
         final List<String> calls = new ArrayList<>();
 
