@@ -218,6 +218,9 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
         Set<String> out2 = new TreeSet<>();
         for (org.hybridlb.solver.model.Switch t : fabric.topology.switches) {
             Fabric.SwitchInfo s = fabric.switches.get(t.id);
+            if (s.p4 != null) {
+                continue; // a P4Runtime switch has no bridge: its southbound says when it cannot be read
+            }
             Set<String> ports = bridgePorts.get(s.bridge);
             if (ports == null) {
                 out2.add(s.id);
