@@ -3,37 +3,30 @@ package org.hybridlb.app.onos.fabric;
 import static org.hybridlb.app.core.p4.HlbP4Info.ENCAP_IPIP;
 import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECT;
 import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECTOR;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECT_SERVICE_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECT_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECT_SERVICE_ID_ID;
 import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SELECTOR_SIZE;
 import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SERVICE_SIZE;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_DIP;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_DIP_BUCKET;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_DIP_TUNNEL_DST;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE_ENCAP;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE_SERVICE_ID;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_ANY_PORT;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_ANY_PORT_DST_ADDR;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_ANY_PORT_PROTOCOL;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_DST_ADDR;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_DST_PORT;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_PROTOCOL;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_WHOLE;
-import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_WHOLE_DST_ADDR;
-import static org.hybridlb.app.core.p4.HlbP4Info.IP_PROTO_TCP;
-import static org.hybridlb.app.core.p4.HlbP4Info.IP_PROTO_UDP;
-import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4;
-import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4_DST_ADDR;
-import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_ID;
-import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_ID_NEXT_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_DIP_BUCKET_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_DIP_TUNNEL_DST_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE_ENCAP_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE_SERVICE_ID_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4_ID;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.hybridlb.app.core.hmux.DipBucket;
+import org.hybridlb.app.core.hmux.HashContract;
 import org.hybridlb.app.core.hmux.HmuxLayout;
 import org.hybridlb.app.core.hmux.ServiceMatch;
-import org.hybridlb.solver.model.Ipv4;
+import org.hybridlb.app.core.p4.HmuxP4Layout;
+import org.hybridlb.app.core.p4.P4Action;
+import org.hybridlb.app.core.p4.P4Match;
+import org.hybridlb.app.core.p4.P4TableEntry;
+import org.hybridlb.app.core.p4.P4Value;
 import org.onlab.util.ImmutableByteSequence;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.net.DeviceId;
@@ -63,41 +56,54 @@ import org.onosproject.net.pi.runtime.PiLpmFieldMatch;
 import org.onosproject.net.pi.runtime.PiTableAction;
 
 /**
- * The ONOS form of the HMux layout on a device running a hybridlb P4 program (p4/README.md, "What a
- * controller writes"), by the P4Info names of {@code HlbP4Info}: a VIP service is one entry of
- * {@code vip_service} / {@code vip_service_any_port} / {@code vip_whole} setting its service id, one
- * {@code dip_select} entry on that id pointing at an action profile group of {@code dip_selector}, and
- * that group's weight-unit members ({@code set_dip(tunnel_dst, bucket)} once per unit of weight, in
- * bucket order); a VIP route is a {@code /32} of {@code routing_v4} setting the next id towards its
- * HMux switch. Built and read back here, so the renderer and the reader share one definition.
+ * The core's P4 HMux layout ({@link HmuxP4Layout}: which entries and members a service and a VIP
+ * route are) in ONOS's terms, both ways: its table entries as flow rules (PiCriterion, PiAction or a
+ * PiActionProfileGroupId), its weight-unit members as the buckets of a {@code dip_selector} group,
+ * and back. Only what ONOS decides differently from a plain P4Runtime client lives here:
  *
- * <p>Group ids: ONOS 2.7 numbers the P4Runtime members of a group {@code hash(groupId, bucket index)}
- * = 961 + 31·groupId + index, unique within the action profile only while groups are further apart
- * than their size / 31. A service's group is {@code serviceId << GROUP_SHIFT} (31·1024 ≥ the
- * selector's 16,384 members), which also keeps its members' ids ascending in bucket order, the order
- * the pipeline (and BMv2) selects by.
+ * <p>Group and member ids: ONOS 2.7 numbers the P4Runtime members of a group
+ * {@code hash(groupId, bucket index)} = 961 + 31·groupId + index, unique within the action profile
+ * only while groups are further apart than their size / 31. A service's group is
+ * {@code serviceId << GROUP_SHIFT} (31·1024 ≥ the selector's 16,384 members), which also keeps its
+ * members' ids ascending in bucket order, the order the pipeline (and BMv2) selects by.
  */
 final class P4HmuxRules {
     static final PiTableId DIP_SELECT = PiTableId.of(HMUX_DIP_SELECT);
-    static final PiTableId ROUTES = PiTableId.of(ROUTING_ROUTING_V4);
     static final PiActionProfileId SELECTOR = PiActionProfileId.of(HMUX_DIP_SELECTOR);
-    static final List<PiTableId> SERVICE_TABLES = List.of(PiTableId.of(HMUX_VIP_SERVICE),
-            PiTableId.of(HMUX_VIP_SERVICE_ANY_PORT), PiTableId.of(HMUX_VIP_WHOLE));
     static final int GROUP_SHIFT = 10;
     /** Members the selector holds (weight units of one group at most). */
     static final int MAX_MEMBERS = (int) HMUX_SELECTOR_SIZE;
     /** Service ids the app hands out: 1 .. the service tables' size - 1. */
     static final int MAX_SERVICE_ID = (int) HMUX_SERVICE_SIZE - 1;
+    private static final HashContract.Encap ENCAP = HashContract.Encap.IPIP;
+    /** P4Info ids by name, of every table, field, action and parameter the layout writes. */
+    private static final Map<String, Integer> IDS = new HashMap<>();
+
+    static {
+        List<P4TableEntry> prototypes = List.of(
+                HmuxP4Layout.serviceEntry(new ServiceMatch("0.0.0.1", "tcp", 1), 1, ENCAP, 0),
+                HmuxP4Layout.serviceEntry(new ServiceMatch("0.0.0.1", "tcp", 0), 1, ENCAP, 0),
+                HmuxP4Layout.serviceEntry(new ServiceMatch("0.0.0.1", ServiceMatch.ANY, 0), 1, ENCAP, 0),
+                HmuxP4Layout.dipSelectEntry(1, 1, 0), HmuxP4Layout.routeEntry("0.0.0.1/32", 1, 0));
+        for (P4TableEntry e : prototypes) {
+            IDS.put(e.table, e.tableId);
+            e.matches.forEach(m -> IDS.put(e.table + "/" + m.name, m.fieldId));
+            if (e.action != null) {
+                learn(e.action);
+            }
+        }
+        learn(HmuxP4Layout.dipAction("0.0.0.1", 0));
+    }
+
+    private static void learn(P4Action a) {
+        IDS.put(a.name, a.id);
+        a.paramNames.forEach((id, name) -> IDS.put(a.name + "/" + name, id));
+    }
 
     private final ApplicationId appId;
 
     P4HmuxRules(ApplicationId appId) {
         this.appId = appId;
-    }
-
-    /** The service table of {@code m}. */
-    static PiTableId serviceTable(ServiceMatch m) {
-        return m.wholeVip() ? SERVICE_TABLES.get(2) : m.port == 0 ? SERVICE_TABLES.get(1) : SERVICE_TABLES.get(0);
     }
 
     /** The group id of service {@code serviceId}. */
@@ -111,50 +117,25 @@ final class P4HmuxRules {
 
     /** The service entry of {@code m}: its VIP (protocol, port) → {@code set_service(serviceId, IP-in-IP)}. */
     FlowRule service(DeviceId dev, ServiceMatch m, int serviceId) {
-        PiCriterion.Builder c = PiCriterion.builder();
-        if (m.wholeVip()) {
-            c.matchExact(PiMatchFieldId.of(HMUX_VIP_WHOLE_DST_ADDR), Ipv4.parse(m.vip));
-        } else if (m.port == 0) {
-            c.matchExact(PiMatchFieldId.of(HMUX_VIP_SERVICE_ANY_PORT_DST_ADDR), Ipv4.parse(m.vip))
-                    .matchExact(PiMatchFieldId.of(HMUX_VIP_SERVICE_ANY_PORT_PROTOCOL), (byte) protocol(m));
-        } else {
-            c.matchExact(PiMatchFieldId.of(HMUX_VIP_SERVICE_DST_ADDR), Ipv4.parse(m.vip))
-                    .matchExact(PiMatchFieldId.of(HMUX_VIP_SERVICE_PROTOCOL), (byte) protocol(m))
-                    .matchExact(PiMatchFieldId.of(HMUX_VIP_SERVICE_DST_PORT), (short) m.port);
-        }
-        PiAction a = PiAction.builder().withId(PiActionId.of(HMUX_SET_SERVICE))
-                .withParameter(new PiActionParam(PiActionParamId.of(HMUX_SET_SERVICE_SERVICE_ID), (short) serviceId))
-                .withParameter(new PiActionParam(PiActionParamId.of(HMUX_SET_SERVICE_ENCAP), (byte) ENCAP_IPIP))
-                .build();
-        return rule(dev, serviceTable(m), c.build(), a, HmuxLayout.priority(m));
+        return rule(dev, HmuxP4Layout.serviceEntry(m, serviceId, ENCAP, 0), HmuxLayout.priority(m));
     }
 
     /** The {@code dip_select} entry of a service: its id → its action profile group. */
     FlowRule dipSelect(DeviceId dev, ServiceMatch m, int serviceId) {
-        PiCriterion c = PiCriterion.builder()
-                .matchExact(PiMatchFieldId.of(HMUX_DIP_SELECT_SERVICE_ID), (short) serviceId).build();
-        return rule(dev, DIP_SELECT, c, PiActionProfileGroupId.of(groupId(serviceId)), HmuxLayout.priority(m));
+        return rule(dev, HmuxP4Layout.dipSelectEntry(serviceId, groupId(serviceId), 0), HmuxLayout.priority(m));
     }
 
     /** The {@code /32} route of {@code vip} → {@code set_next_id(nextId)}, the fabric's next towards the HMux. */
     FlowRule route(DeviceId dev, String vip, int nextId) {
-        PiCriterion c = PiCriterion.builder()
-                .matchLpm(PiMatchFieldId.of(ROUTING_ROUTING_V4_DST_ADDR), Ipv4.parse(vip), 32).build();
-        PiAction a = PiAction.builder().withId(PiActionId.of(ROUTING_SET_NEXT_ID))
-                .withParameter(new PiActionParam(PiActionParamId.of(ROUTING_SET_NEXT_ID_NEXT_ID), (short) nextId))
-                .build();
-        return rule(dev, ROUTES, c, a, HmuxLayout.PRIORITY_ROUTE);
+        return rule(dev, HmuxP4Layout.routeEntry(vip + "/32", nextId, 0), HmuxLayout.PRIORITY_ROUTE);
     }
 
     /** The members of a service's group: each bucket once per unit of its weight, in bucket order. */
     static List<GroupBucket> members(List<DipBucket> buckets) {
         List<GroupBucket> out = new ArrayList<>();
         for (DipBucket b : buckets) {
-            PiAction a = PiAction.builder().withId(PiActionId.of(HMUX_SET_DIP))
-                    .withParameter(new PiActionParam(PiActionParamId.of(HMUX_SET_DIP_TUNNEL_DST), Ipv4.parse(b.endpoint)))
-                    .withParameter(new PiActionParam(PiActionParamId.of(HMUX_SET_DIP_BUCKET), (short) b.id))
-                    .build();
-            TrafficTreatment t = DefaultTrafficTreatment.builder().piTableAction(a).build();
+            TrafficTreatment t = DefaultTrafficTreatment.builder()
+                    .piTableAction(onos(HmuxP4Layout.dipAction(b.endpoint, b.id))).build();
             for (int i = 0; i < b.weight; i++) {
                 out.add(DefaultGroupBucket.createSelectGroupBucket(t));
             }
@@ -165,71 +146,53 @@ final class P4HmuxRules {
     /**
      * The buckets a group's members stand for: runs of equal {@code set_dip} members, each one bucket
      * whose weight is the run's length (no DIP: the device keeps only the tunnel endpoint); null when a
-     * member is no {@code set_dip} or a bucket id comes twice or out of order.
+     * member is not the layout's {@code set_dip} or a bucket id comes twice or out of order.
      */
     static List<DipBucket> bucketsOf(List<GroupBucket> members) {
         List<DipBucket> out = new ArrayList<>();
-        PiAction last = null;
+        P4Action last = null;
         for (GroupBucket m : members) {
             PiTableAction ta = tableAction(m.treatment());
-            if (!(ta instanceof PiAction) || !((PiAction) ta).id().equals(PiActionId.of(HMUX_SET_DIP))) {
-                return null;
-            }
-            PiAction a = (PiAction) ta;
-            if (a.equals(last)) {
+            P4Action a = ta instanceof PiAction ? p4((PiAction) ta) : null;
+            if (a != null && a.equals(last)) {
                 DipBucket prev = out.remove(out.size() - 1);
                 out.add(new DipBucket(prev.id, null, prev.endpoint, prev.weight + 1));
                 continue;
             }
-            int id = (int) param(a, HMUX_SET_DIP_BUCKET);
-            if (!out.isEmpty() && out.get(out.size() - 1).id >= id) {
+            P4Value dst = a == null ? null : a.param(HMUX_SET_DIP_TUNNEL_DST_ID);
+            P4Value bucket = a == null ? null : a.param(HMUX_SET_DIP_BUCKET_ID);
+            if (dst == null || bucket == null || !a.equals(HmuxP4Layout.dipAction(dst.asIpv4(), (int) bucket.asLong()))
+                    || !out.isEmpty() && out.get(out.size() - 1).id >= bucket.asLong()) {
                 return null;
             }
-            out.add(new DipBucket(id, null, Ipv4.format((int) param(a, HMUX_SET_DIP_TUNNEL_DST)), 1));
+            out.add(new DipBucket((int) bucket.asLong(), null, dst.asIpv4(), 1));
             last = a;
         }
         return out;
     }
 
-    /** The table action of a rule or bucket treatment, or null when it has none (or more than one instruction). */
-    static PiTableAction tableAction(TrafficTreatment t) {
-        List<Instruction> all = t.allInstructions();
-        return all.size() == 1 && all.get(0) instanceof PiInstruction ? ((PiInstruction) all.get(0)).action() : null;
-    }
-
-    /** The service a rule of a service table stands for, or null when it is not of that form. */
+    /** The service a rule of a service table stands for, or null when it is not of the layout's form. */
     static ServiceMatch matchOf(FlowRule r) {
-        int table = SERVICE_TABLES.indexOf(r.table());
-        PiCriterion c = piCriterion(r);
-        if (table < 0 || c == null) {
-            return null;
-        }
-        Long vip = exact(c, HMUX_VIP_SERVICE_DST_ADDR);
-        Long proto = exact(c, HMUX_VIP_SERVICE_PROTOCOL);
-        Long port = exact(c, HMUX_VIP_SERVICE_DST_PORT);
-        int fields = table == 2 ? 1 : table == 1 ? 2 : 3;
-        if (vip == null || c.fieldMatches().size() != fields || table < 2 && proto == null || table == 0 && port == null
-                || table < 2 && proto != IP_PROTO_TCP && proto != IP_PROTO_UDP || table == 0 && port == 0) {
-            return null;
-        }
-        String p = table == 2 ? ServiceMatch.ANY : proto == IP_PROTO_TCP ? "tcp" : "udp";
-        return new ServiceMatch(Ipv4.format(vip.intValue()), p, table == 0 ? port.intValue() : 0);
+        P4TableEntry e = entryOf(r);
+        return e == null || !HmuxP4Layout.isServiceTable(e.tableId) ? null : HmuxP4Layout.serviceOf(e);
     }
 
-    /** The service id a service rule sets, or -1. */
+    /** The service id a service rule sets (with the layout's encapsulation), or -1. */
     static int serviceIdOf(FlowRule r) {
-        PiTableAction a = tableAction(r.treatment());
-        return a instanceof PiAction && ((PiAction) a).id().equals(PiActionId.of(HMUX_SET_SERVICE))
-                && ((PiAction) a).parameters().size() == 2
-                && param((PiAction) a, HMUX_SET_SERVICE_ENCAP) == ENCAP_IPIP
-                ? (int) param((PiAction) a, HMUX_SET_SERVICE_SERVICE_ID) : -1;
+        P4TableEntry e = entryOf(r);
+        P4Action a = e == null ? null : e.action;
+        if (a == null || a.id != HMUX_SET_SERVICE_ID || a.param(HMUX_SET_SERVICE_ENCAP_ID) == null
+                || a.param(HMUX_SET_SERVICE_ENCAP_ID).asLong() != ENCAP_IPIP) {
+            return -1;
+        }
+        return (int) a.param(HMUX_SET_SERVICE_SERVICE_ID_ID).asLong();
     }
 
     /** The service id a {@code dip_select} rule matches, or -1. */
     static int selectedServiceOf(FlowRule r) {
-        PiCriterion c = piCriterion(r);
-        Long id = c == null || c.fieldMatches().size() != 1 ? null : exact(c, HMUX_DIP_SELECT_SERVICE_ID);
-        return DIP_SELECT.equals(r.table()) && id != null ? id.intValue() : -1;
+        P4TableEntry e = entryOf(r);
+        return e != null && e.tableId == HMUX_DIP_SELECT_ID && e.matches.size() == 1
+                ? (int) e.match(HMUX_DIP_SELECT_SERVICE_ID_ID).value.asLong() : -1;
     }
 
     /** The group a {@code dip_select} rule points at, or null. */
@@ -240,52 +203,94 @@ final class P4HmuxRules {
 
     /** The VIP of a {@code /32} route, or null. */
     static String routeVip(FlowRule r) {
-        PiCriterion c = piCriterion(r);
-        if (!ROUTES.equals(r.table()) || c == null || c.fieldMatches().size() != 1) {
-            return null;
-        }
-        PiFieldMatch f = c.fieldMatches().iterator().next();
-        return f instanceof PiLpmFieldMatch && ((PiLpmFieldMatch) f).prefixLength() == 32
-                ? Ipv4.format((int) asLong(((PiLpmFieldMatch) f).value())) : null;
+        P4TableEntry e = entryOf(r);
+        String prefix = e == null || e.tableId != ROUTING_ROUTING_V4_ID ? null : HmuxP4Layout.prefixOf(e);
+        return prefix != null && prefix.endsWith("/32") ? prefix.substring(0, prefix.length() - 3) : null;
     }
 
     /** The next id a route sets, or -1. */
     static int nextIdOf(FlowRule r) {
-        PiTableAction a = tableAction(r.treatment());
-        return a instanceof PiAction && ((PiAction) a).id().equals(PiActionId.of(ROUTING_SET_NEXT_ID))
-                ? (int) param((PiAction) a, ROUTING_SET_NEXT_ID_NEXT_ID) : -1;
+        P4TableEntry e = entryOf(r);
+        return e == null ? -1 : (int) HmuxP4Layout.nextIdOf(e);
     }
 
-    private FlowRule rule(DeviceId dev, PiTableId table, PiCriterion c, PiTableAction a, int priority) {
-        return DefaultFlowRule.builder().forDevice(dev).forTable(table).fromApp(appId).makePermanent()
-                .withPriority(priority).withSelector(DefaultTrafficSelector.builder().matchPi(c).build())
+    // ---- the two forms ------------------------------------------------------------------------------
+
+    private FlowRule rule(DeviceId dev, P4TableEntry e, int priority) {
+        PiCriterion.Builder c = PiCriterion.builder();
+        for (P4Match m : e.matches) {
+            if (m.isLpm()) {
+                c.matchLpm(PiMatchFieldId.of(m.name), m.value.bytes(), m.prefixLen);
+            } else {
+                c.matchExact(PiMatchFieldId.of(m.name), m.value.bytes());
+            }
+        }
+        PiTableAction a = e.groupId != null ? PiActionProfileGroupId.of(e.groupId.intValue()) : onos(e.action);
+        return DefaultFlowRule.builder().forDevice(dev).forTable(PiTableId.of(e.table)).fromApp(appId).makePermanent()
+                .withPriority(priority).withSelector(DefaultTrafficSelector.builder().matchPi(c.build()).build())
                 .withTreatment(DefaultTrafficTreatment.builder().piTableAction(a).build()).build();
     }
 
-    private static int protocol(ServiceMatch m) {
-        return (int) ("tcp".equals(m.proto) ? IP_PROTO_TCP : IP_PROTO_UDP);
+    private static PiAction onos(P4Action a) {
+        PiAction.Builder b = PiAction.builder().withId(PiActionId.of(a.name));
+        a.params.forEach((id, v) -> b.withParameter(new PiActionParam(PiActionParamId.of(a.paramNames.get(id)),
+                ImmutableByteSequence.copyFrom(v.bytes()))));
+        return b.build();
     }
 
-    private static PiCriterion piCriterion(FlowRule r) {
+    /** The layout's entry a rule is, or null when its table, fields or action are none the layout writes. */
+    static P4TableEntry entryOf(FlowRule r) {
         Criterion c = r.selector().getCriterion(Criterion.Type.PROTOCOL_INDEPENDENT);
-        return r.selector().criteria().size() == 1 && c instanceof PiCriterion ? (PiCriterion) c : null;
-    }
-
-    private static Long exact(PiCriterion c, String field) {
-        return c.fieldMatch(PiMatchFieldId.of(field)).filter(f -> f instanceof PiExactFieldMatch)
-                .map(f -> asLong(((PiExactFieldMatch) f).value())).orElse(null);
-    }
-
-    private static long param(PiAction a, String name) {
-        return a.parameters().stream().filter(p -> p.id().equals(PiActionParamId.of(name))).findFirst()
-                .map(p -> asLong(p.value())).orElse(-1L);
-    }
-
-    private static long asLong(ImmutableByteSequence b) {
-        long v = 0;
-        for (byte x : b.asArray()) {
-            v = v << 8 | (x & 0xff);
+        Integer table = r.table() instanceof PiTableId ? IDS.get(((PiTableId) r.table()).id()) : null;
+        if (table == null || r.selector().criteria().size() != 1 || !(c instanceof PiCriterion)) {
+            return null;
         }
-        return v;
+        String name = ((PiTableId) r.table()).id();
+        List<P4Match> matches = new ArrayList<>();
+        for (PiFieldMatch f : ((PiCriterion) c).fieldMatches()) {
+            Integer id = IDS.get(name + "/" + f.fieldId().id());
+            if (id == null) {
+                return null;
+            }
+            if (f instanceof PiExactFieldMatch) {
+                matches.add(P4Match.exact(id, f.fieldId().id(), P4Value.of(((PiExactFieldMatch) f).value().asArray())));
+            } else if (f instanceof PiLpmFieldMatch) {
+                PiLpmFieldMatch l = (PiLpmFieldMatch) f;
+                matches.add(P4Match.lpm(id, f.fieldId().id(), P4Value.of(l.value().asArray()), l.prefixLength()));
+            } else {
+                return null;
+            }
+        }
+        matches.sort(null);
+        PiTableAction ta = tableAction(r.treatment());
+        P4Action action = ta instanceof PiAction ? p4((PiAction) ta) : null;
+        Long group = ta instanceof PiActionProfileGroupId ? (long) ((PiActionProfileGroupId) ta).id() : null;
+        if (action == null && group == null) {
+            return null;
+        }
+        return P4TableEntry.read(name, table, matches, 0, action, group, null, 0);
+    }
+
+    /** A PiAction of the layout in the core's form, or null when it or a parameter is none of the layout's. */
+    private static P4Action p4(PiAction a) {
+        Integer id = IDS.get(a.id().id());
+        if (id == null) {
+            return null;
+        }
+        P4Action.Builder b = P4Action.of(a.id().id(), id);
+        for (PiActionParam p : a.parameters()) {
+            Integer pid = IDS.get(a.id().id() + "/" + p.id().id());
+            if (pid == null) {
+                return null;
+            }
+            b.param(pid, p.id().id(), P4Value.of(p.value().asArray()));
+        }
+        return b.build();
+    }
+
+    /** The table action of a rule or bucket treatment, or null when it has none (or more than one instruction). */
+    static PiTableAction tableAction(TrafficTreatment t) {
+        List<Instruction> all = t.allInstructions();
+        return all.size() == 1 && all.get(0) instanceof PiInstruction ? ((PiInstruction) all.get(0)).action() : null;
     }
 }
