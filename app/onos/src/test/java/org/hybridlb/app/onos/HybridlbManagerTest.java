@@ -351,6 +351,9 @@ public class HybridlbManagerTest {
                 return d.toString().contains("tor") ? java.util.Optional.of(hmuxPipeconf) : java.util.Optional.empty();
             }
         };
+        // a P4 device's driver has no Nicira extension: it is an HMux by its pipeline
+        onos.drivers.notOvs.add(NetTestTools.did("tor1"));
+        onos.drivers.notOvs.add(NetTestTools.did("tor2"));
         ObjectNode json = configJson(false);
         ((ObjectNode) json.get("switches").get("of:tor1")).put("nextId", 21);
         ((ObjectNode) json.get("switches").get("of:tor2")).put("nextId", 22);
