@@ -28,6 +28,7 @@ final class HostCookies {
     private static final Logger LOG = Logger.getLogger(HostCookies.class.getName());
 
     private final CookieRegistry registry = new CookieRegistry();
+    private final RetiringDips retiring = new RetiringDips(System::currentTimeMillis);
     private final HostCookieControl agents;
     private final StateKeeper keeper;
     private final Status status;
@@ -40,14 +41,19 @@ final class HostCookies {
         this.status = status;
     }
 
-    /** Ids and keys in line with the desired and installed VIPs; true when the state changed (persist it). */
+    /**
+     * Ids and keys in line with the desired and installed VIPs, and the DIPs removed from cheetah
+     * VIPs draining ({@link RetiringDips}); true when the state changed (persist it).
+     */
     boolean allocate() {
+        ControllerState state = keeper.state();
+        boolean drains = retiring.update(state.cookies, state.desired, state.installedVips);
         try {
-            return registry.update(keeper.state().cookies, vips());
+            return registry.update(state.cookies, vips()) | drains;
         } catch (IllegalStateException e) {
             LOG.log(Level.WARNING, "Cheetah server ids", e);
             status.error(e.getMessage());
-            return false;
+            return drains;
         }
     }
 
