@@ -11,8 +11,8 @@
 The router sends the VIPs to the SMux, which tunnels each connection (IP-in-IP) to the
 DIP host; the server answers directly (DSR). VIP_SF is cheetah-stateful, owned by this
 SMux: its SYNs leave with the owner's hint, the agent takes it, and when the server's
-socket closes, the agent reports the connection to the owner, whose entry goes
-(/stats cookie.stateful). VIP_SL is a stateless cheetah VIP: its closes are not reported.
+socket closes (FIN both ways, or a reset), the agent reports the connection to the
+owner, whose entry goes (/stats cookie.stateful). VIP_SL is a stateless cheetah VIP: its closes are not reported.
 """
 import json
 import os
@@ -29,6 +29,20 @@ from agent_cookie_e2e import (AGENT, DIP, KEY, MGMT, PEERS, PORT, SERVER_ID,  # 
 
 SMUX_BIN = os.path.join(os.environ.get("HLB_DP_BUILD", os.path.join(tl.SMUX_DIR, "build")), "hlb-smux")
 VIP_SF, VIP_SL = "10.200.0.10", "10.200.0.11"
+RST_PORT = 8081   # a server that reads until the client resets the connection
+RST_SERVER = ("import socket\n"
+              "l=socket.socket(); l.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+              f"l.bind(('0.0.0.0',{RST_PORT})); l.listen(4); print('ready',flush=True)\n"
+              "while True:\n"
+              " c,_=l.accept()\n"
+              " try:\n"
+              "  while c.recv(4096): pass\n"
+              " except OSError: pass\n"
+              " c.close()\n")
+RST_CLIENT = ("import socket,struct,sys,time\n"
+              f"s=socket.create_connection((sys.argv[1],{RST_PORT}),timeout=5); s.sendall(b'x'*100)\n"
+              "time.sleep(0.3)\n"
+              "s.setsockopt(socket.SOL_SOCKET,socket.SO_LINGER,struct.pack('ii',1,0)); s.close()\n")
 ROUTER_S, SMUX_DATA, SMUX_CTL = "10.78.3.1", "10.78.3.2", "10.78.3.3"
 SMUX_URL = f"https://{SMUX_CTL}:9200"
 CERTS = os.path.join(tl.SMUX_DIR, "..", "app", "standalone", "deploy", "hlb-certs")
@@ -96,7 +110,8 @@ def smux_table(version):
     def vip(addr, affinity):
         v = {"vip": addr, "aggregate": "10.200.0.0/24", "selection": "crc32", "affinity": affinity,
              "cookieKey": KEY, "mechanism": "rr",
-             "ports": [{"proto": "tcp", "port": PORT, "dips": [{"ip": DIP, "serverId": SERVER_ID}]}]}
+             "ports": [{"proto": "tcp", "port": p, "dips": [{"ip": DIP, "serverId": SERVER_ID}]}
+                       for p in (PORT, RST_PORT)]}
         if affinity == "cheetah-stateful":
             v["statefulOwners"] = [SMUX_DATA]
         return v
@@ -139,6 +154,7 @@ def test_closes_free_the_owners_entries_and_loads_reach_the_smux(topo):
     server_report = os.path.join(t.tmp, "server.json")
     t.ready(t.start(t.dip, [sys.executable, PEERS, "server", str(PORT), server_report], cgroup=True),
             "server")
+    t.ready(t.start(t.dip, [sys.executable, "-c", RST_SERVER], cgroup=True), "reset server")
 
     s0 = smux_api(t, "GET", "/stats")[1]["cookie"]["stateful"]
     ports = [connect(t, VIP_SF) for _ in range(3)]
@@ -164,12 +180,22 @@ def test_closes_free_the_owners_entries_and_loads_reach_the_smux(topo):
     assert st["reports"]["closed"]["reported"] == 3, st
     assert len(set(ports)) == 3
 
+    # A connection the client resets: the server's socket closes on the RST, reported too.
+    t.client.run([sys.executable, "-c", RST_CLIENT, VIP_SF], timeout=10)
+    assert tl_wait(lambda: smux_api(t, "GET", "/stats")[1]["cookie"]["stateful"]["released"]
+                   - s0["released"] >= 4, timeout=10), smux_api(t, "GET", "/stats")[1]["cookie"]
+    s2 = smux_api(t, "GET", "/stats")[1]["cookie"]["stateful"]
+    assert (s2["inserted"] - s0["inserted"], s2["entries"]) == (4, s0["entries"]), s2
+    _, ck = mgmt(t.dip, "/cookie")
+    assert ck["counters"]["close_reported"] == 4 and ck["counters"]["syn_hint"] == 4, ck
+    _, st = mgmt(t.dip, "/stats")
+
     # Loads: every 100 ms, matched by the SMux's table (the DIP is in it).
     loads = st["reports"]["loads"]
     assert loads["reported"] >= 10 and loads["failed"] == 0 and loads["lastMatched"] == 1, loads
     text = t.dip.run([sys.executable, "-c", "import urllib.request; print(urllib.request."
                       f"urlopen('http://127.0.0.1:{MGMT}/metrics').read().decode())"]).stdout
-    assert 'hlb_agent_smux_reports_total{kind="closed",result="reported"} 3.0' in text
+    assert 'hlb_agent_smux_reports_total{kind="closed",result="reported"} 4.0' in text
 
 
 def test_config_errors_name_the_field(tmp_path):
