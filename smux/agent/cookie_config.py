@@ -6,7 +6,15 @@ JSON, in the --cookie-config file and in PUT /cookie:
    "hash": "siphash13",                 default mode for every VIP of this host
    "key": "<32 hex digits>",            default 128-bit key
    "vips": [{"prefix": "10.200.0.0/24", "hash": "crc32c", "key": "..."}],   overrides
-   "keepaliveSeconds": 25}              sockops keep-alive bound, 1..25 (§6)
+   "keepaliveSeconds": 25,              sockops keep-alive bound, 1..25 (§6)
+   "statefulOwners": ["https://10.0.9.1:9200", ...],  optional: the control API of the
+                                        stateful SMuxes, in owner-id order (COOKIE-SPEC §7):
+                                        a hinted connection's close goes to the owner its
+                                        ident names (POST /cheetah/closed)
+   "smuxes": ["https://10.0.9.1:9200", ...]}  optional: every SMux that picks DIPs by
+                                        load; --load-report-ms sends them POST /loads
+                                        (https: with --smux-tls-*; http only to an SMux
+                                        whose control API listens on loopback)
 
 The agent keeps the file as the state that survives a restart, and hands the maps'
 content to the XDP loader as its cookie file (src/cookie_maps.h), reloaded on SIGHUP.
@@ -15,11 +23,14 @@ import ipaddress
 import json
 import os
 import sys
+import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "p4", "model"))
 import cheetah_cookie as cc  # noqa: E402
 
-FIELDS = {"serverId", "hash", "key", "vips", "keepaliveSeconds"}
+FIELDS = {"serverId", "hash", "key", "vips", "keepaliveSeconds", "statefulOwners", "smuxes"}
+MAX_OWNERS = 16   # owner ids are 4 bits of the stateful ident (COOKIE-SPEC §7)
+MAX_SMUXES = 64
 VIP_FIELDS = {"prefix", "hash", "key"}
 
 
@@ -49,6 +60,26 @@ def _key(field, value):
         raise CookieConfigError(f"{field}: expected 32 hex digits (a 128-bit key)") from None
 
 
+def _control_urls(field, value, limit):
+    """http(s)://HOST:PORT of SMux control APIs (no path), at most `limit`."""
+    if not isinstance(value, list):
+        raise CookieConfigError(f"{field}: expected a list of http(s)://HOST:PORT")
+    if len(value) > limit:
+        raise CookieConfigError(f"{field}: at most {limit}, got {len(value)}")
+    out = []
+    for i, v in enumerate(value):
+        try:
+            u = urllib.parse.urlsplit(v) if isinstance(v, str) else None
+            ok = u and u.scheme in ("http", "https") and u.hostname and u.port and u.path in ("", "/") \
+                and not u.query and not u.fragment
+        except ValueError:   # a port out of range
+            ok = False
+        if not ok:
+            raise CookieConfigError(f"{field}[{i}]: expected http(s)://HOST:PORT, got {v!r}")
+        out.append(f"{u.scheme}://{u.netloc}")
+    return out
+
+
 def parse(doc):
     """Validates a configuration document -> normalised dict; raises CookieConfigError
     naming the field."""
@@ -64,7 +95,9 @@ def parse(doc):
     if not isinstance(keepalive, int) or isinstance(keepalive, bool) or not 1 <= keepalive <= 25:
         raise CookieConfigError(f"keepaliveSeconds: expected an integer 1..25, got {keepalive!r}")
     out = {"serverId": sid, "hash": _mode("hash", doc.get("hash", "siphash13")),
-           "key": _key("key", doc.get("key")).hex(), "keepaliveSeconds": keepalive, "vips": []}
+           "key": _key("key", doc.get("key")).hex(), "keepaliveSeconds": keepalive, "vips": [],
+           "statefulOwners": _control_urls("statefulOwners", doc.get("statefulOwners", []), MAX_OWNERS),
+           "smuxes": _control_urls("smuxes", doc.get("smuxes", []), MAX_SMUXES)}
     vips = doc.get("vips", [])
     if not isinstance(vips, list):
         raise CookieConfigError("vips: expected a list")
@@ -125,6 +158,7 @@ def describe(cfg):
     return {"serverId": cfg["serverId"], "hash": cfg["hash"],
             "keyFingerprint": fingerprint(bytes.fromhex(cfg["key"])),
             "keepaliveSeconds": cfg["keepaliveSeconds"],
+            "statefulOwners": cfg.get("statefulOwners", []), "smuxes": cfg.get("smuxes", []),
             "vips": [{"prefix": v["prefix"], "hash": v["hash"],
                       "keyFingerprint": fingerprint(bytes.fromhex(v["key"]))} for v in cfg["vips"]]}
 

@@ -13,7 +13,9 @@
   controller's traffic matrix, as JSON (/stats) and Prometheus text (/metrics);
 - with --cookie-config, does the server's part of Cheetah (p4/COOKIE-SPEC.md): the
   XDP backend's programs write the cookie into TSval and restore TSecr; this host's
-  server id and keys come from that file and from PUT /cookie (cookie_config.py).
+  server id and keys come from that file and from PUT /cookie (cookie_config.py);
+  closes of connections a stateful SMux hinted go to their owner SMux, and with
+  --load-report-ms this host's CPU load to every SMux listed there (smux_reports.py).
 
 Management endpoints (HTTP on --listen; HTTPS with --tls-cert/--tls-key/--tls-ca, where
 writes need a client certificate issued by that CA for client use, and only then may
@@ -47,6 +49,7 @@ from prometheus_client import CollectorRegistry, generate_latest, CONTENT_TYPE_L
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 import cookie_config
+import smux_reports
 
 AGENT_DIR = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BUILD = os.environ.get("HLB_AGENT_BUILD",
@@ -142,6 +145,13 @@ def build_config(argv):
     p.add_argument("--cgroup", default="/",
                    help="path in the cgroup v2 hierarchy whose sockets get the cookie "
                         "keep-alive (default: all of this network namespace)")
+    p.add_argument("--load-report-ms", type=int, default=0,
+                   help="report this host's CPU load to the SMuxes of the cookie "
+                        "configuration's smuxes every N ms (ToN: about 100); 0: off")
+    p.add_argument("--smux-tls-cert", help="this agent's client certificate for https:// SMuxes "
+                   "(PEM; app/standalone/deploy/hlb-certs DIR client NAME)")
+    p.add_argument("--smux-tls-key", help="its private key (PEM)")
+    p.add_argument("--smux-tls-ca", help="CA (PEM) of the SMuxes' server certificates")
     p.add_argument("--pin-dir", help="bpffs directory to pin the cookie state in (kept "
                    "across restarts of the agent)")
     p.add_argument("--prism-pin-dir", help="bpffs directory to pin the Prism steering map in "
@@ -182,6 +192,11 @@ def build_config(argv):
             raise ConfigError("--stats-interval-ms: must be >= 10")
         if a.cookie_config:
             cookie_config.load(a.cookie_config)   # a bad file is refused at start
+        a.smux_tls = smux_tls(a.smux_tls_cert, a.smux_tls_key, a.smux_tls_ca)
+        if a.load_report_ms and not 10 <= a.load_report_ms <= 60000:
+            raise ConfigError(f"--load-report-ms: expected 10..60000 (or 0: off), got {a.load_report_ms}")
+        if a.load_report_ms and not a.cookie_config:
+            raise ConfigError("--load-report-ms: needs --cookie-config (its smuxes list names the SMuxes)")
         if a.prism_pin_dir and a.decap == "userspace":
             raise ConfigError("--prism-pin-dir: Prism steering runs in the XDP backend, "
                               "not with --decap userspace")
@@ -193,6 +208,18 @@ def build_config(argv):
     except (ConfigError, cookie_config.CookieConfigError) as e:
         p.error(str(e))
     return a
+
+
+def smux_tls(cert, key, ca):
+    """The client side of the reports to https:// SMuxes (smux_reports.py); all or none."""
+    names = ("--smux-tls-cert", "--smux-tls-key", "--smux-tls-ca")
+    given = [o for o, v in zip(names, (cert, key, ca)) if v]
+    if given and len(given) != 3:
+        raise ConfigError(f"{sorted(set(names) - set(given))[0]}: required with {', '.join(given)}")
+    try:
+        return smux_reports.client_tls(cert, key, ca)
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"--smux-tls-cert/--smux-tls-key/--smux-tls-ca: cannot load them: {e}") from None
 
 
 def is_loopback(host):
@@ -280,9 +307,10 @@ class VipSetup:
 class DecapBackend:
     """The C packet path as a child process that writes a counter file."""
 
-    def __init__(self, cfg, run_dir, cookies=None):
+    def __init__(self, cfg, run_dir, cookies=None, on_closed=None):
         self.cfg = cfg
         self.cookies = cookies
+        self.on_closed = on_closed
         self.stats_file = os.path.join(run_dir, "decap-stats.json")
         self.proc = None
         self.info = {}
@@ -333,12 +361,24 @@ class DecapBackend:
             self.cookies.attached(kind, proc)
         # Keep draining stderr into our log so the child never blocks on it.
         threading.Thread(target=self._drain, daemon=True).start()
+        threading.Thread(target=self._events, daemon=True).start()
         log("info", "decap backend attached", **self.info)
         return None
 
     def _drain(self):
         for line in self.proc.stderr:
             log("warn", "decap backend", backend=self.info.get("backend"), line=line.strip())
+
+    def _events(self):
+        """The loader's lines after the readiness one: closes of hinted connections."""
+        for line in self.proc.stdout:
+            try:
+                closed = json.loads(line)["closed"]
+            except (ValueError, KeyError, TypeError):
+                log("warn", "decap backend: unexpected output", line=line.strip())
+                continue
+            if self.on_closed:
+                self.on_closed(closed)
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -436,9 +476,16 @@ class Agent:
         self.vips = None if cfg.no_vip_setup else VipSetup(cfg.vip)
         self.cookies = (cookie_config.CookieControl(cfg.cookie_config, cfg.allow_vip, run_dir)
                         if cfg.cookie_config else None)
+        current = (lambda: self.cookies.cfg) if self.cookies else (lambda: None)
+        self.closed = smux_reports.ClosedReporter(current, log, cfg.smux_tls) if self.cookies else None
+        self.loads = (smux_reports.LoadReporter(cfg.dip, cfg.load_report_ms / 1000, current, log,
+                                                cfg.smux_tls)
+                      if cfg.load_report_ms else None)
         try:
-            self.decap = DecapBackend(cfg, run_dir, self.cookies)
+            self.decap = DecapBackend(cfg, run_dir, self.cookies,
+                                      self.closed.add if self.closed else None)
         except Exception:
+            self.stop_reports()
             if self.vips:
                 self.vips.undo()
             raise
@@ -472,7 +519,23 @@ class Agent:
             entry["by_mux"].append({"mux": mux, "encap": encap, "packets": packets,
                                     "bytes": nbytes, "pps": pps, "bytes_per_s": bps})
         return {"dip": self.cfg.dip, "time": now, "backend": self.decap.info,
-                "counters": snap["counters"], "vips": per_vip, "cookie": snap.get("cookie", {})}
+                "counters": snap["counters"], "vips": per_vip, "cookie": snap.get("cookie", {}),
+                "reports": self.reports()}
+
+    def reports(self):
+        """Counters of what went to the SMuxes (smux_reports.py)."""
+        out = {}
+        if self.closed:
+            out["closed"] = dict(self.closed.counters)
+        if self.loads:
+            out["loads"] = dict(self.loads.counters, lastLoad=self.loads.last_load,
+                               lastMatched=self.loads.last_matched)
+        return out
+
+    def stop_reports(self):
+        for r in (self.closed, self.loads):
+            if r:
+                r.stop()
 
     def health(self):
         return {"status": "ok" if self.decap.alive() else "degraded",
@@ -512,11 +575,18 @@ class Agent:
                                labels=["backend", "mode"])
         up.add_metric([self.decap.info.get("backend", ""), self.decap.info.get("mode", "")],
                       1 if self.decap.alive() else 0)
-        return [pk, by, res, ck, healthy, per_check, up]
+        sent = CounterMetricFamily("hlb_agent_smux_reports", "Reports to the SMuxes: closes of "
+                                   "stateful connections and loads", labels=["kind", "result"])
+        for kind, counters in s["reports"].items():
+            for result, value in counters.items():
+                if not result.startswith("last"):
+                    sent.add_metric([kind, result], value)
+        return [pk, by, res, ck, sent, healthy, per_check, up]
 
     def stop(self):
         self.dip_health.stop()
         self.decap.stop()
+        self.stop_reports()
         if self.vips:
             self.vips.undo()
 

@@ -1,7 +1,8 @@
 /* The host agent's part of Cheetah on the server side (p4/COOKIE-SPEC.md):
  *   - tc egress: TSval of TCP segments from a local cookie VIP carries the cookie
  *     (§2); per-connection state in the LRU map hlb_cookie_conns;
- *   - sockops: keep-alive <= 25 s on passively opened connections to those VIPs (§6).
+ *   - sockops: keep-alive <= 25 s on passively opened connections to those VIPs (§6),
+ *     and the close of a connection a stateful SMux hinted (§7) into a ring buffer.
  * The ingress half (TSecr restore) runs in the XDP decapsulator (bpf/cookie.bpf.h). */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -109,17 +110,73 @@ static __always_inline void keep_at_most(struct bpf_sock_ops *ops, int level, in
     bpf_setsockopt(ops, level, opt, &bound, sizeof(bound));
 }
 
+/* Closes of hinted connections, drained by the loader (src/xdp_loader.c), which hands
+ * them to the agent for the owner's POST /cheetah/closed (§7: under DSR the SMux never
+ * sees the server's FIN). */
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, HLB_COOKIE_CLOSED_RING);
+} hlb_cookie_closed SEC(".maps");
+
+static __always_inline struct hlb_cookie_tuple sockops_tuple(const struct bpf_sock_ops *ops)
+{
+    /* local_port is in host order; remote_port holds the network-order port in its
+     * top 16 bits on little-endian hosts, which bpf_ntohl turns into host order. */
+    return (struct hlb_cookie_tuple) { .vip = ops->local_ip4, .client = ops->remote_ip4,
+                                       .vip_port = bpf_htons((__u16) ops->local_port),
+                                       .client_port = bpf_htons((__u16) bpf_ntohl(ops->remote_port)) };
+}
+
+/* TCP_CLOSE of a hinted connection: the socket is done (LAST_ACK acknowledged, into
+ * TIME_WAIT, or reset), so no segment of it needs the owner's entry any more. */
+static __always_inline void report_close(struct bpf_sock_ops *ops)
+{
+    if (ops->args[1] != BPF_TCP_CLOSE) {
+        return;
+    }
+    struct hlb_cookie_tuple key = sockops_tuple(ops);
+    struct hlb_cookie_conn *c = bpf_map_lookup_elem(&hlb_cookie_conns, &key);
+    if (!c || !(c->flags & HLB_CONN_HINTED)) {
+        return;
+    }
+    struct hlb_cookie_closed *r = bpf_ringbuf_reserve(&hlb_cookie_closed, sizeof(*r), 0);
+    if (!r) {
+        cookie_count(HLB_CK_CLOSE_LOST);
+        return;
+    }
+    r->t = key;
+    r->ident = c->ident;
+    r->pad = 0;
+    bpf_ringbuf_submit(r, 0);
+    cookie_count(HLB_CK_CLOSE_REPORTED);
+}
+
 SEC("sockops")
 int hlb_cookie_sockops(struct bpf_sock_ops *ops)
 {
-    if (ops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB || ops->family != AF_INET) {
+    if (ops->family != AF_INET) {
+        return 1;
+    }
+    if (ops->op == BPF_SOCK_OPS_STATE_CB) {
+        report_close(ops);   /* set only on hinted connections, below */
+        return 1;
+    }
+    if (ops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB) {
         return 1;
     }
     const struct hlb_cookie_host *h = cookie_host();
-    if (!h || !h->keepalive_s || !cookie_vip(ops->local_ip4)) {
+    if (!h || !cookie_vip(ops->local_ip4)) {
         return 1;
     }
     if (h->netns_cookie && bpf_get_netns_cookie(ops) != h->netns_cookie) {
+        return 1;
+    }
+    struct hlb_cookie_tuple key = sockops_tuple(ops);
+    struct hlb_cookie_conn *c = bpf_map_lookup_elem(&hlb_cookie_conns, &key);
+    if (c && (c->flags & HLB_CONN_HINTED)) {
+        bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
+    }
+    if (!h->keepalive_s) {
         return 1;
     }
     int one = 1;

@@ -49,6 +49,16 @@ struct hlb_cookie_conn {
     __u16 flags;        /* HLB_CONN_* */
 };
 
+/* A record of the ring buffer hlb_cookie_closed: a connection the stateful SMux
+ * hinted (§7) reached TCP_CLOSE on this host; the agent reports it to the owner. */
+struct hlb_cookie_closed {
+    struct hlb_cookie_tuple t;   /* network order, as in hlb_cookie_conns */
+    __u16 ident;
+    __u16 pad;
+};
+
+#define HLB_COOKIE_CLOSED_RING (256 * 1024)   /* bytes: 16,384 records */
+
 /* Value of the LPM trie hlb_cookie_vips (key: struct hlb_lpm_key, hlb_decap.h). */
 struct hlb_cookie_vip {
     __u64 k0;           /* key bytes 0-7, little-endian (§5) */
@@ -76,12 +86,15 @@ enum hlb_cookie_counter {
     HLB_CK_SYN_HINT,
     HLB_CK_BAD_OPTIONS,
     HLB_CK_KEEPALIVE_SET,
+    HLB_CK_CLOSE_REPORTED,   /* a hinted connection's close queued for the agent (§7) */
+    HLB_CK_CLOSE_LOST,       /* ... found the ring full: the SMux's idle sweep frees it */
     HLB_CK_MAX
 };
 
 #define HLB_COOKIE_COUNTER_NAMES \
     { "encoded", "encoded_slow_path", "egress_no_ts", "egress_no_state", "restored", \
-      "restore_miss", "misrouted", "syn_hint", "bad_options", "keepalive_set" }
+      "restore_miss", "misrouted", "syn_hint", "bad_options", "keepalive_set", \
+      "close_reported", "close_lost" }
 
 /* ------------------------------------------------------------------ §5 hashes */
 

@@ -111,6 +111,25 @@ int hlb_cookie_share_maps(struct bpf_object *from, struct bpf_object *to)
     return 0;
 }
 
+/* A counters map pinned by a build with fewer counters cannot be reused (libbpf checks
+ * max_entries): unpin it, so that an upgrade starts the counters again but keeps the
+ * connections' state. */
+static void unpin_stale_counters(const char *path)
+{
+    int fd = bpf_obj_get(path);
+    if (fd < 0) {
+        return;
+    }
+    struct bpf_map_info info = { 0 };
+    __u32 len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.max_entries != HLB_CK_MAX) {
+        fprintf(stderr, "%s: %u counters pinned, this build has %u: counting again from 0\n",
+                path, info.max_entries, (unsigned) HLB_CK_MAX);
+        unlink(path);
+    }
+    close(fd);
+}
+
 int hlb_cookie_pin_maps(struct bpf_object *obj, const char *dir)
 {
     /* All of them: the state, the generation a restart must keep counting up from,
@@ -119,6 +138,9 @@ int hlb_cookie_pin_maps(struct bpf_object *obj, const char *dir)
     for (size_t i = 0; i < N_SHARED; i++) {
         struct bpf_map *m = bpf_object__find_map_by_name(obj, shared_maps[i]);
         snprintf(path, sizeof path, "%s/%s", dir, shared_maps[i]);
+        if (strcmp(shared_maps[i], "hlb_cookie_counters") == 0) {
+            unpin_stale_counters(path);
+        }
         if (!m || bpf_map__set_pin_path(m, path) != 0) {
             return -1;
         }

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -124,7 +125,44 @@ struct cookie_side {
     struct bpf_tc_hook hook;
     struct bpf_tc_opts tc;
     int cgroup_fd, sockops_fd, tc_attached;
+    struct ring_buffer *closed;   /* hinted connections' closes (bpf/cookie.bpf.c) */
 };
+
+/* One close per stdout line, {"closed":{...}}: the agent reads them after the readiness
+ * line and reports them to the VIP's stateful SMux (smux/agent/smux_reports.py). */
+static int print_closed(void *ctx, void *data, size_t size)
+{
+    (void) ctx;
+    const struct hlb_cookie_closed *r = data;
+    if (size < sizeof *r) {
+        return 0;
+    }
+    char vip[INET_ADDRSTRLEN], client[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &r->t.vip, vip, sizeof vip);
+    inet_ntop(AF_INET, &r->t.client, client, sizeof client);
+    printf("{\"closed\":{\"vip\":\"%s\",\"port\":%u,\"client\":\"%s\",\"clientPort\":%u,"
+           "\"ident\":%u}}\n",
+           vip, ntohs(r->t.vip_port), client, ntohs(r->t.client_port), r->ident);
+    return 0;
+}
+
+/* Sleeps for ms, printing closes as they come (at once, not at the next interval). */
+static void wait_draining(struct cookie_side *ck, int ms)
+{
+    if (!ck->closed) {
+        usleep((useconds_t) ms * 1000);
+        return;
+    }
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int left = ms; left > 0 && !stop;) {
+        if (ring_buffer__poll(ck->closed, left) > 0) {
+            fflush(stdout);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        left = ms - (int) ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+    }
+}
 
 static int cookie_reload(struct cookie_side *ck, struct bpf_object *xdp_obj)
 {
@@ -203,6 +241,12 @@ static int cookie_start(struct cookie_side *ck, struct bpf_object *xdp_obj, int 
         return -1;
     }
     ck->tc_attached = 1;
+    int closed_fd = bpf_object__find_map_fd_by_name(ck->obj, "hlb_cookie_closed");
+    ck->closed = closed_fd < 0 ? NULL : ring_buffer__new(closed_fd, print_closed, NULL, NULL);
+    if (!ck->closed) {
+        fprintf(stderr, "cannot open the close ring of %s: %s\n", ck->obj_path, strerror(errno));
+        return -1;
+    }
     ck->cgroup_fd = open_cgroup(ck->cgroup_path);
     ck->sockops_fd = bpf_program__fd(sockops);
     if (ck->cgroup_fd < 0
@@ -224,6 +268,11 @@ static void cookie_stop(struct cookie_side *ck)
     if (ck->tc_attached) {
         ck->tc.flags = ck->tc.prog_fd = ck->tc.prog_id = 0;
         bpf_tc_detach(&ck->hook, &ck->tc);
+    }
+    if (ck->closed) {
+        ring_buffer__poll(ck->closed, 0);   /* the last closes, before the ring goes */
+        fflush(stdout);
+        ring_buffer__free(ck->closed);
     }
     if (ck->obj) {
         bpf_object__close(ck->obj);
@@ -411,7 +460,7 @@ int main(int argc, char **argv)
         if (hlb_stats_write(stats_path, "xdp", attached, counters, entries, n, cookie_out) != 0) {
             fprintf(stderr, "cannot write %s: %s\n", stats_path, strerror(errno));
         }
-        usleep((useconds_t) interval_ms * 1000);
+        wait_draining(&ck, interval_ms);
     }
     snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
     hlb_cookie_counters_read(obj, cookie);
