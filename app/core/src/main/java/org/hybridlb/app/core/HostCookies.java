@@ -1,6 +1,7 @@
 package org.hybridlb.app.core;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.cheetah.CookieRegistry;
 import org.hybridlb.app.core.cheetah.HostCookieDocs;
+import org.hybridlb.app.core.cheetah.OwnerSlots;
 import org.hybridlb.app.core.port.HostCookieControl;
 import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.solver.model.Dip;
@@ -28,6 +30,7 @@ final class HostCookies {
     private static final Logger LOG = Logger.getLogger(HostCookies.class.getName());
 
     private final CookieRegistry registry = new CookieRegistry();
+    private final OwnerSlots ownerSlots = new OwnerSlots();
     private final HostCookieControl agents;
     private final StateKeeper keeper;
     private final Status status;
@@ -40,14 +43,18 @@ final class HostCookies {
         this.status = status;
     }
 
-    /** Ids and keys in line with the desired and installed VIPs; true when the state changed (persist it). */
-    boolean allocate() {
+    /**
+     * Ids and keys in line with the desired and installed VIPs, stateful owner slots with the live
+     * SMuxes' addresses; true when the state changed (persist it).
+     */
+    boolean allocate(Collection<String> liveSmuxIps) {
+        boolean slots = ownerSlots.update(keeper.state().cookies, liveSmuxIps);
         try {
-            return registry.update(keeper.state().cookies, vips());
+            return registry.update(keeper.state().cookies, vips()) | slots;
         } catch (IllegalStateException e) {
             LOG.log(Level.WARNING, "Cheetah server ids", e);
             status.error(e.getMessage());
-            return false;
+            return slots;
         }
     }
 
