@@ -186,6 +186,18 @@ class CheetahControllerTest {
     }
 
     @Test
+    void turningACheetahVipStatefulChangesItsTableInPlace() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
+        c.awaitIdle(20_000);
+        assertEquals(List.of(), owners("10.100.0.2"));
+        c.replaceVip("10.100.0.2", vipJson("10.100.0.2", ",\"affinity\":\"cheetah-stateful\"", 1, 2));
+        c.awaitIdle(20_000);
+        assertEquals(topo.smuxes.size(), owners("10.100.0.2").size(), Json.write(c.vips()));
+        assertEquals("wrr", entry("10.100.0.2").path("mechanism").asText());
+    }
+
+    @Test
     void idsAndKeysSurviveARestartAndNothingIsSentAgain() {
         Controller c = start();
         c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
