@@ -5,8 +5,9 @@ import java.util.TreeMap;
 
 /**
  * What the controller persists of the Cheetah cookies (part of the state document): each DIP
- * host's server id, the ids in quarantine, each VIP's key, and the SMuxes' stateful owner slots. The keys are secrets: the
- * state file is kept readable by its owner only ({@code FileStateStore}), and no API shows them.
+ * host's server id, the ids in quarantine, each VIP's key, and the SMuxes' stateful owner slots.
+ * The keys are secrets: the state file is kept readable by its owner only
+ * ({@code FileStateStore}), and no API shows them.
  * A state written before cookies existed has none of this and loads as empty.
  */
 public final class CookieState {
