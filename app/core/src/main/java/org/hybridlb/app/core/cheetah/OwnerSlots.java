@@ -2,12 +2,14 @@ package org.hybridlb.app.core.cheetah;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.LongSupplier;
+import org.hybridlb.solver.model.Ipv4;
 
 /**
  * The stateful owner slots of the SMuxes (COOKIE-SPEC §7), kept in a {@link CookieState}: a
@@ -55,7 +57,8 @@ public final class OwnerSlots {
      */
     public boolean update(CookieState s, Collection<String> liveSmuxIps) {
         long now = clock.getAsLong();
-        Set<String> live = new TreeSet<>(liveSmuxIps);
+        Set<String> live = new TreeSet<>(Comparator.comparingLong(ip -> Integer.toUnsignedLong(Ipv4.parse(ip))));
+        live.addAll(liveSmuxIps);
         boolean changed = false;
         for (Iterator<Map.Entry<Integer, String>> it = s.ownerSlots.entrySet().iterator(); it.hasNext();) {
             Map.Entry<Integer, String> e = it.next();

@@ -70,6 +70,7 @@ class OwnerSlotsTest {
         List<String> owners = OwnerSlots.owners(s);
         assertEquals(OwnerSlots.MAX, owners.size());
         assertEquals(16, owners.stream().distinct().count());
+        assertEquals(ips.subList(0, 16), owners, "given in address order (10.0.1.9 before 10.0.1.10)");
         // one owner lost: its slot is quarantined, not given to one of the two without a slot
         List<String> less = new ArrayList<>(ips);
         String gone = owners.get(3);
