@@ -59,14 +59,7 @@ def emu(tmp_path_factory):
                         # established TCP connections after 30 s (300 s; one whose FIN the SMux never
                         # saw stays pinned that long): a VIP whose pool grew returns to an HMux sooner
                         "--smux-udp-timeout", "10", "--smux-tcp-timeout", "30"], check=True, timeout=240)
-        e = hlbemu.Emu(tag)
-        conf_path = os.path.join(e.dir, "hybridlbd.json")
-        with open(conf_path) as f:
-            conf = json.load(f)
-        conf["intervals"] = {"reconcileMs": 2000, "statsMs": 1000}
-        with open(conf_path, "w") as f:
-            json.dump(conf, f)
-        e.daemon_start()
+        e = start_daemon(tag)
         e.topo = topo
         e.vips = vips["vips"]
         e.load = []
@@ -77,20 +70,33 @@ def emu(tmp_path_factory):
                                   "--duration", 600, "--timeout", 1))
         yield e
     finally:
-        # keep the logs of every process (daemon, SMuxes, FRR, agents) for a failed run
-        logs = os.path.join(hlbemu.rundir(tag), "logs")
-        keep = os.environ.get("HLB_IT_LOGS", "/tmp/hlb-it-logs")
-        if os.path.isdir(logs):
-            shutil.rmtree(keep, ignore_errors=True)
-            shutil.copytree(logs, keep)
-            print("\nintegration-tests: emulation logs copied to %s" % keep)
-        hlbemu.stop(tag, quiet=True)
+        stop(tag, os.environ.get("HLB_IT_LOGS", "/tmp/hlb-it-logs"))
+
+
+def start_daemon(tag):
+    """The emulation's hybridlbd, reconciling every 2 s and sampling traffic every second."""
+    e = hlbemu.Emu(tag)
+    e.set_daemon_intervals(2000, 1000)
+    e.daemon_start()
+    return e
+
+
+def stop(tag, keep):
+    """Stops the emulation, keeping the logs of every process (daemon, SMuxes, FRR, agents) in keep."""
+    logs = os.path.join(hlbemu.rundir(tag), "logs")
+    if os.path.isdir(logs):
+        shutil.rmtree(keep, ignore_errors=True)
+        shutil.copytree(logs, keep)
+        print("\nintegration-tests: emulation logs copied to %s" % keep)
+    hlbemu.stop(tag, quiet=True)
 
 
 def pytest_collection_modifyitems(items):
     """The API fuzzing (test_api_fuzz.py) runs last: it sends the live daemon everything the
-    OpenAPI document allows, and the other tests expect the fabric as the fixtures left it."""
-    items.sort(key=lambda item: item.module.__name__ == "test_api_fuzz")
+    OpenAPI document allows, and the other tests expect the fabric as the fixtures left it. The
+    P4 HMux case (test_p4_hmux.py) runs first: its own emulation is stopped before the session's
+    starts (two at once would share the machine's two cores)."""
+    items.sort(key=lambda item: {"test_p4_hmux": 0, "test_api_fuzz": 2}.get(item.module.__name__, 1))
 
 
 def wait_for(cond, timeout, step=0.25):

@@ -29,6 +29,15 @@ def udp_echo(name, port):
             pass
 
 
+def answer_name(handler, body):
+    """200 with the host's name as the body (what clients and tests read the DIP from)."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/plain")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--name", required=True)
@@ -42,11 +51,7 @@ def main():
         protocol_version = "HTTP/1.1"
 
         def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            answer_name(self, body)
 
         def log_message(self, *_):
             pass

@@ -313,6 +313,9 @@ class Emulation:
             cmd = [PY, AGENT, "--iface", self.iface(nid), "--local-ip", n["ip"], "--no-vip-setup",
                    "--check", "http://%s:80/" % n["ip"], "--check-interval", "0.2", "--fall", "2", "--rise", "2",
                    "--listen", "%s:%d" % (n["mgmtIp"], AGENT_PORT), "--build-dir", AGENT_BUILD] + allow + self.tls_args("agent-" + nid)
+            # Cheetah: the agent keeps its cookie configuration here; hybridlbd fills it with
+            # PUT /cookie (server id, the keys of this host's VIPs) and it survives a restart.
+            cmd += ["--cookie-config", os.path.join(self.dir, "cookie-%s.json" % nid)]
             with open(os.path.join(self.dir, "agent-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
             self.spawn("agent " + nid, cmd, node=h, log_name="agent-" + nid)
@@ -334,6 +337,8 @@ class Emulation:
                 cmd += ["--udp-timeout", str(self.args.smux_udp_timeout)]
             if self.args.smux_tcp_timeout is not None:
                 cmd += ["--tcp-timeout", str(self.args.smux_tcp_timeout)]
+            if self.args.smux_conn_table:
+                cmd += ["--conn-table", self.args.smux_conn_table]
             with open(os.path.join(self.dir, "smux-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
             p = self.spawn("smux " + nid, cmd, node=h, log_name="smux-" + nid)
@@ -606,6 +611,8 @@ def cmd_start(args):
         argv += ["--smux-udp-timeout", str(args.smux_udp_timeout)]
     if args.smux_tcp_timeout is not None:
         argv += ["--smux-tcp-timeout", str(args.smux_tcp_timeout)]
+    if args.smux_conn_table:
+        argv += ["--smux-conn-table", args.smux_conn_table]
     for a in args.aggregate:
         argv += ["--aggregate", a]
     if args.no_services:
@@ -1079,6 +1086,15 @@ class Emu:
     def daemon_start(self, extra_args=()):
         return daemon_start(self.tag, extra_args)
 
+    def set_daemon_intervals(self, reconcile_ms, stats_ms):
+        """hybridlbd's reconcile and statistics periods (its config file; read when it starts)."""
+        conf_path = os.path.join(self.dir, "hybridlbd.json")
+        with open(conf_path) as f:
+            conf = json.load(f)
+        conf["intervals"] = {"reconcileMs": reconcile_ms, "statsMs": stats_ms}
+        with open(conf_path, "w") as f:
+            json.dump(conf, f)
+
     def daemon_stop(self, sig=signal.SIGTERM):
         daemon_stop(self.tag, sig)
 
@@ -1106,6 +1122,8 @@ def main(argv=None):
                    help="seconds a UDP flow stays pinned on the SMuxes after its last packet (SMux default 60)")
     s.add_argument("--smux-tcp-timeout", type=float,
                    help="seconds an idle established TCP connection stays pinned (SMux default 300)")
+    s.add_argument("--smux-conn-table", choices=("on", "off"),
+                   help="the SMuxes' connection pinning for VIPs (SMux default on; off: stateless hashing)")
     s.add_argument("--timeout", type=float, default=180)
     r = sub.add_parser("_run")
     with open(os.path.join(REPO, "p4", "profiles.json")) as f:
@@ -1124,6 +1142,7 @@ def main(argv=None):
     r.add_argument("--smux-idle-sleep-us", type=int, default=1000)
     r.add_argument("--smux-udp-timeout", type=float)
     r.add_argument("--smux-tcp-timeout", type=float)
+    r.add_argument("--smux-conn-table", choices=("on", "off"))
     rsp = sub.add_parser("_route-server")
     rsp.add_argument("--tag", required=True)
     st = sub.add_parser("stop")

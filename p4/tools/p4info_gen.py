@@ -206,12 +206,16 @@ def constant_entries(infos):
             add("id", c + "_ID", t.preamble.id, "")
             for mf in t.match_fields:
                 add("field", f"{c}_{mf.name.upper()}", mf.name, f"match field {mf.id}, {mf.bitwidth} bits")
+                add("number", f"{c}_{mf.name.upper()}_ID", mf.id, "")
+                add("number", f"{c}_{mf.name.upper()}_BITS", mf.bitwidth, "")
         for a in info.actions:
             c = _const_name(a.preamble.name)
             add("action", c, a.preamble.name, "action")
             add("id", c + "_ID", a.preamble.id, "")
             for p in a.params:
                 add("param", f"{c}_{p.name.upper()}", p.name, f"param {p.id}, {p.bitwidth} bits")
+                add("number", f"{c}_{p.name.upper()}_ID", p.id, "")
+                add("number", f"{c}_{p.name.upper()}_BITS", p.bitwidth, "")
         for kind, items in (("action profile", info.action_profiles), ("counter", info.counters),
                             ("direct counter", info.direct_counters), ("register", info.registers)):
             for x in items:
@@ -236,7 +240,8 @@ def python_constants(infos, consts):
              "(p4/p4info/*.p4info.txtpb).  Written by p4/tools/p4info_gen.py: do not edit.",
              '"""', "", f"PROFILES = {tuple(infos)!r}", ""]
     for kind, cname, value, comment in consts:
-        v = (str(value) if kind == "value" else f"0x{value:08x}") if isinstance(value, int) else repr(value)
+        v = (str(value) if kind in ("value", "number") else f"0x{value:08x}") if isinstance(value, int) \
+            else repr(value)
         lines.append(f"{cname} = {v}" + (f"  # {comment}" if comment else ""))
     return "\n".join(lines) + "\n"
 
@@ -258,6 +263,8 @@ def java_constants(infos, consts):
             lines.append(f"    /** {comment}. */")
         if isinstance(value, int) and kind == "value":
             lines.append(f"    public static final long {cname} = {value}L;")
+        elif kind == "number":
+            lines.append(f"    public static final int {cname} = {value};")
         elif isinstance(value, int):
             lines.append(f"    public static final int {cname} = 0x{value:08x};")
         else:

@@ -27,6 +27,7 @@ import org.hybridlb.standalone.http.AgentHealthSource;
 import org.hybridlb.standalone.ovs.Ovs;
 import org.hybridlb.standalone.ovs.OvsHmuxSouthbound;
 import org.hybridlb.standalone.ovs.OvsTopologySource;
+import org.hybridlb.standalone.p4rt.P4rtHmuxSouthbound;
 
 /** hybridlbd: the controller core wired to OVS, the SMuxes, FRR and the host agents, with its REST API on HTTP(S). */
 public final class Daemon implements AutoCloseable {
@@ -44,6 +45,8 @@ public final class Daemon implements AutoCloseable {
     public final Ovs ovs;
     public final OvsTopologySource topology;
     public final OvsHmuxSouthbound hmux;
+    /** The fabric.json switches with a {@code "p4"} object. */
+    public final P4rtHmuxSouthbound p4rt;
     public final SmuxHttpClient smux;
     public final Controller controller;
     private final FrrRouteSource frr;
@@ -64,6 +67,7 @@ public final class Daemon implements AutoCloseable {
         this.topology = new OvsTopologySource(fabric, ovs);
         this.hmux = new OvsHmuxSouthbound(fabric, ovs, topology::downSwitches);
         topology.onSwitchDown(hmux::fastWithdraw);
+        this.p4rt = new P4rtHmuxSouthbound(fabric);
         this.smux = new SmuxHttpClient(id -> fabric.smuxes.containsKey(id) ? fabric.smuxes.get(id).controlUrl : null,
                 java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt);
         this.frr = overrides.routes == null ? new FrrRouteSource(fabric, config.commandTimeoutMillis) : null;
@@ -73,7 +77,7 @@ public final class Daemon implements AutoCloseable {
                         java.time.Duration.ofMillis(config.httpTimeoutMillis), mgmt) : null;
         java.util.Map<String, String> agentUrls = new java.util.TreeMap<>();
         fabric.hosts.values().stream().filter(h -> h.agentUrl != null).forEach(h -> agentUrls.put(h.ip, h.agentUrl));
-        Ports ports = new Ports(topology, hmux, smux, frr != null ? frr : overrides.routes,
+        Ports ports = new Ports(topology, new HmuxSouthbounds(hmux, p4rt), smux, frr != null ? frr : overrides.routes,
                 stats != null ? stats : overrides.stats, agents != null ? agents : overrides.health,
                 new FileStateStore(config.stateDir.resolve("state.json")),
                 new AgentCookieClient(() -> agentUrls, java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt),
@@ -239,6 +243,7 @@ public final class Daemon implements AutoCloseable {
         }
         topology.close();
         hmux.close();
+        p4rt.close();
         LOG.info("hybridlbd stopped");
     }
 }

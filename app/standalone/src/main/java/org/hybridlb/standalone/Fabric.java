@@ -10,6 +10,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.app.core.p4.HlbP4Info;
 import org.hybridlb.solver.io.InvalidInputException;
 import org.hybridlb.solver.io.ModelIo;
 import org.hybridlb.solver.model.Host;
@@ -23,7 +25,7 @@ import org.hybridlb.solver.model.Topology;
  * (the file grows); the fields the daemon uses are checked.
  */
 public final class Fabric {
-    /** One OVS bridge standing for a topology switch. */
+    /** One topology switch: an OVS bridge, or a P4Runtime switch when {@link #p4} is set. */
     public static final class SwitchInfo {
         public final String id;
         public final String bridge;
@@ -32,13 +34,51 @@ public final class Fabric {
         public final Integer tunnelOfport;
         /** Actions before the HMux group (e.g. {@code set_field:5->pkt_mark}); may be empty. */
         public final String tunnelActionsPrefix;
+        /** The switch's P4Runtime southbound ({@code "p4"}); null: Open vSwitch over OpenFlow. */
+        public final P4Switch p4;
+        /** Neighbour switch id -> this switch's port towards it ({@code "ports"}, optional). */
+        public final Map<String, Integer> ports;
 
-        SwitchInfo(String id, String bridge, int location, Integer tunnelOfport, String tunnelActionsPrefix) {
+        SwitchInfo(String id, String bridge, int location, Integer tunnelOfport, String tunnelActionsPrefix, P4Switch p4,
+                   Map<String, Integer> ports) {
             this.id = id;
             this.bridge = bridge;
             this.location = location;
             this.tunnelOfport = tunnelOfport;
             this.tunnelActionsPrefix = tunnelActionsPrefix;
+            this.p4 = p4;
+            this.ports = ports;
+        }
+    }
+
+    /** A switch driven over P4Runtime (the {@code "p4"} object of a switch; app/standalone/README.md). */
+    public static final class P4Switch {
+        /** The atomicities of a Write, by their fabric.json names (P4Runtime's {@code WriteRequest.Atomicity}). */
+        public static final List<String> ATOMICITIES = List.of("continue-on-error", "rollback-on-error", "dataplane-atomic");
+
+        /** {@code unix:/path} or {@code host:port}. */
+        public final String grpc;
+        public final long deviceId;
+        public final long electionId;
+        /** The program ({@code p4/profiles.json}): hlb_hmux, or a Cheetah one. */
+        public final String profile;
+        public final Path p4info;
+        public final HashContract.Encap encap;
+        /** The next id of the fabric's routes towards this switch on the other P4 switches. */
+        public final int nextId;
+        /** One of {@link #ATOMICITIES}. */
+        public final String atomicity;
+
+        P4Switch(String grpc, long deviceId, long electionId, String profile, Path p4info, HashContract.Encap encap,
+                 int nextId, String atomicity) {
+            this.grpc = grpc;
+            this.deviceId = deviceId;
+            this.electionId = electionId;
+            this.profile = profile;
+            this.p4info = p4info;
+            this.encap = encap;
+            this.nextId = nextId;
+            this.atomicity = atomicity;
         }
     }
 
@@ -86,6 +126,10 @@ public final class Fabric {
      * The fabric's own groups lie outside it (and below the fast-failover ids from 0xf0000000).
      */
     public static final long CONTROLLER_GROUP_SPAN = 1L << 24;
+    /** A P4 switch's election id unless fabric.json says otherwise: above the emulation's own client (1). */
+    public static final long DEFAULT_ELECTION_ID = 100;
+    static final List<String> P4_PROFILES = List.of(HlbP4Info.PROFILE_HLB_HMUX, HlbP4Info.PROFILE_HLB_CHEETAH,
+            HlbP4Info.PROFILE_HLB_CHEETAH_STATEFUL);
 
     public final Path file;
     public final String name;
@@ -157,6 +201,40 @@ public final class Fabric {
             }
         }
         throw new IllegalStateException("no location known for SMux " + m.id + " (" + m.ip + ")");
+    }
+
+    private static P4Switch p4Switch(Checker c, JsonNode s, String at, Path dir, Integer location) {
+        JsonNode p = c.object(s, "p4", at.substring(0, at.lastIndexOf('/')), true);
+        if (p == null) {
+            return null;
+        }
+        String grpc = c.string(p, "grpc", at, null, true);
+        if (grpc != null && !grpc.matches("unix:/.+|[A-Za-z0-9.\\-]+:[0-9]{1,5}|\\[[0-9a-fA-F:]+\\]:[0-9]{1,5}")) {
+            c.problem(at + "/grpc", "must be unix:/path or host:port, got \"" + grpc + "\"");
+        }
+        long deviceId = c.integer(p, "deviceId", at, 1, 0, Long.MAX_VALUE);
+        long electionId = c.integer(p, "electionId", at, DEFAULT_ELECTION_ID, 1, Long.MAX_VALUE);
+        String profile = c.string(p, "profile", at, null, true);
+        if (profile != null && !P4_PROFILES.contains(profile)) {
+            c.problem(at + "/profile", "must be one of " + P4_PROFILES + ", got \"" + profile + "\"");
+        }
+        String info = c.string(p, "p4info", at, null, true);
+        Path p4info = info == null ? null : dir.resolve(info).normalize();
+        if (p4info != null && !Files.isReadable(p4info)) {
+            c.problem(at + "/p4info", "cannot read " + p4info);
+        }
+        String encap = c.string(p, "encap", at, "gre", false);
+        if (!"gre".equals(encap) && !"ipip".equals(encap)) {
+            c.problem(at + "/encap", "must be gre or ipip, got \"" + encap + "\"");
+        }
+        long nextId = c.integer(p, "nextId", at, location == null ? 1 : location, 1, 0xffff);
+        String atomicity = c.string(p, "atomicity", at, "dataplane-atomic", false);
+        if (!P4Switch.ATOMICITIES.contains(atomicity)) {
+            c.problem(at + "/atomicity", "must be one of " + P4Switch.ATOMICITIES + ", got \"" + atomicity + "\"");
+            atomicity = "dataplane-atomic";
+        }
+        return new P4Switch(grpc, deviceId, electionId, profile, p4info,
+                "ipip".equals(encap) ? HashContract.Encap.IPIP : HashContract.Encap.GRE, (int) nextId, atomicity);
     }
 
     public static Fabric load(Path file) {
@@ -249,8 +327,14 @@ public final class Fabric {
                     ofport = c.requiredInt(tun, "ofport", at + "/tunnel", 1, 0xfeff);
                     prefix = c.string(tun, "actionsPrefix", at + "/tunnel", "", false);
                 }
+                P4Switch p4 = s.has("p4") ? p4Switch(c, s, at + "/p4", dir, loc) : null;
+                Map<String, Integer> ports = new LinkedHashMap<>();
+                JsonNode ps = c.object(s, "ports", at, false);
+                if (ps != null) {
+                    ps.fieldNames().forEachRemaining(n -> ports.put(n, c.requiredInt(ps, n, at + "/ports", 1, 0xfeff)));
+                }
                 if (bridge != null && loc != null) {
-                    switches.put(e.getKey(), new SwitchInfo(e.getKey(), bridge, loc, ofport, prefix));
+                    switches.put(e.getKey(), new SwitchInfo(e.getKey(), bridge, loc, ofport, prefix, p4, ports));
                 }
             }
         }

@@ -104,8 +104,8 @@ public final class TrafficStats implements StatsSource, AutoCloseable {
         CounterSample.Builder s = CounterSample.at(atMillis);
         Set<String> dn = down.get();
         for (Switch t : fabric.topology.switches) {
-            if (dn.contains(t.id)) {
-                continue;
+            if (dn.contains(t.id) || fabric.switches.get(t.id).p4 != null) {
+                continue; // P4 switches: no OpenFlow counters
             }
             String flows;
             try {

@@ -82,6 +82,29 @@ class DaemonConfigTest {
     }
 
     @Test
+    void p4SwitchProblemsNameTheField() throws IOException {
+        ModelIo.write(dir.resolve("topology.json"), FatTree.generate(new FatTree.Params().k(2)));
+        Path fabric = write("fabric.json", "{\"topology\": \"topology.json\", \"ovs\": {\"rundir\": \"/x\"},"
+                + " \"switches\": {\"tor-0-0\": {\"bridge\": \"s1\", \"location\": 1, \"p4\": {\"grpc\": \"tcp://sw\","
+                + " \"profile\": \"fabric_tna\", \"p4info\": \"nope.txtpb\", \"encap\": \"vxlan\", \"atomicity\": \"best-effort\","
+                + " \"electionId\": 0}, \"ports\": {\"agg-0-0\": 0}}}, \"hosts\": {}}");
+        List<String> p = assertThrows(ConfigException.class, () -> Fabric.load(fabric)).problems();
+        String at = fabric + ": /switches/tor-0-0/p4/";
+        assertTrue(p.contains(at + "grpc: must be unix:/path or host:port, got \"tcp://sw\""), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(at + "profile: must be one of [hlb_hmux, ")), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(at + "p4info: cannot read ")), p.toString());
+        assertTrue(p.contains(at + "encap: must be gre or ipip, got \"vxlan\""), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(at + "atomicity: must be one of [")), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(at + "electionId")), p.toString());
+        assertTrue(p.stream().anyMatch(s -> s.startsWith(fabric + ": /switches/tor-0-0/ports/agg-0-0: ")), p.toString());
+        Path ok = write("fabric2.json", "{\"topology\": \"topology.json\", \"ovs\": {\"rundir\": \"/x\"},"
+                + " \"switches\": {\"tor-0-0\": {\"bridge\": \"s1\", \"location\": 7, \"p4\": {\"grpc\": \"unix:/run/sw.sock\","
+                + " \"profile\": \"hlb_hmux\", \"p4info\": \"topology.json\"}}}, \"hosts\": {}}");
+        List<String> rest = assertThrows(ConfigException.class, () -> Fabric.load(ok)).problems();
+        assertTrue(rest.stream().noneMatch(s -> s.contains("/p4/")), rest.toString()); // only the other switches missing
+    }
+
+    @Test
     void fabricProblemsNameTheFabricFile() throws IOException {
         ModelIo.write(dir.resolve("topology.json"), FatTree.generate(new FatTree.Params().k(2)));
         Path fabric = write("fabric.json", "{\"topology\": \"topology.json\", \"ovs\": {},"

@@ -27,11 +27,17 @@ final class TestFabric {
 
     static TestFabric write(Path dir, Topology topo, PrivateOvs ovs, String bridgePrefix, Map<String, String> smuxUrls)
             throws IOException {
+        return write(dir, topo, ovs.dir, bridgePrefix, smuxUrls, Map.of());
+    }
+
+    /** With {@code p4}: switch id -> its {@code "p4"} object. */
+    static TestFabric write(Path dir, Topology topo, Path ovsDir, String bridgePrefix, Map<String, String> smuxUrls,
+                            Map<String, ObjectNode> p4) throws IOException {
         ModelIo.write(dir.resolve("topology.json"), topo);
         ObjectNode f = DaemonConfig.STRICT.createObjectNode();
         f.put("name", topo.name);
         f.put("topology", "topology.json");
-        f.putObject("ovs").put("rundir", ovs.dir.toString());
+        f.putObject("ovs").put("rundir", ovsDir.toString());
         f.putObject("tables").put("vip", 0).put("underlay", 1).put("location", 2);
         f.put("controllerCookie", Fabric.DEFAULT_CONTROLLER_COOKIE);
         f.put("controllerGroupIdBase", Fabric.DEFAULT_GROUP_ID_BASE);
@@ -45,6 +51,9 @@ final class TestFabric {
             o.put("bridge", br);
             o.put("location", n);
             o.putObject("tunnel").put("ofport", GRE_OFPORT).put("actionsPrefix", "set_field:" + n + "->pkt_mark");
+            if (p4.containsKey(s.id)) {
+                o.set("p4", p4.get(s.id));
+            }
             tf.bridges.put(s.id, br);
             tf.locations.put(s.id, n);
             n++;

@@ -31,6 +31,7 @@ final class HostCookies {
 
     private final CookieRegistry registry = new CookieRegistry();
     private final OwnerSlots ownerSlots = new OwnerSlots();
+    private final RetiringDips retiring = new RetiringDips(System::currentTimeMillis);
     private final HostCookieControl agents;
     private final StateKeeper keeper;
     private final Status status;
@@ -44,17 +45,20 @@ final class HostCookies {
     }
 
     /**
-     * Ids and keys in line with the desired and installed VIPs, stateful owner slots with the live
-     * SMuxes' addresses; true when the state changed (persist it).
+     * Ids and keys in line with the desired and installed VIPs, the DIPs removed from cheetah
+     * VIPs draining ({@link RetiringDips}), stateful owner slots with the live SMuxes' addresses
+     * ({@link OwnerSlots}); true when the state changed (persist it).
      */
     boolean allocate(Collection<String> liveSmuxIps) {
-        boolean slots = ownerSlots.update(keeper.state().cookies, liveSmuxIps);
+        ControllerState state = keeper.state();
+        boolean drains = retiring.update(state.cookies, state.desired, state.installedVips);
+        drains |= ownerSlots.update(state.cookies, liveSmuxIps);
         try {
-            return registry.update(keeper.state().cookies, vips()) | slots;
+            return registry.update(state.cookies, vips()) | drains;
         } catch (IllegalStateException e) {
             LOG.log(Level.WARNING, "Cheetah server ids", e);
             status.error(e.getMessage());
-            return slots;
+            return drains;
         }
     }
 

@@ -48,9 +48,13 @@ final class Reconciler {
         this.cookies = cookies;
     }
 
-    /** The desired VIPs without their unhealthy DIPs, weights in WCMP units: what the data path should serve now. */
+    /**
+     * The desired VIPs without their unhealthy DIPs, with the DIPs removed from cheetah VIPs still
+     * draining at weight 0, weights in WCMP units: what the data path should serve now.
+     */
     Map<String, Vip> target() {
-        Map<String, Vip> t = health.targetConfig(keeper.state().desired);
+        Map<String, Vip> t = RetiringDips.withDraining(keeper.state().cookies,
+                health.targetConfig(keeper.state().desired));
         t.replaceAll((vip, v) -> Wcmp.reduced(v));
         return t;
     }

@@ -231,10 +231,12 @@ class CheetahControllerTest {
     @Test
     void aHostThatLeavesEveryPoolKeepsItsIdOutOfUseForTheQuarantine() {
         Controller c = start();
-        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
+        // host 2 leaves a hash VIP (a cheetah VIP's removed DIP drains first: the next test)
+        c.createVip(vipJson("10.100.0.1", "", 1, 2));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1));
         c.awaitIdle(20_000);
         int gone = serverId(host(2));
-        c.removeDip("10.100.0.2", host(2), "tcp", 80);
+        c.removeDip("10.100.0.1", host(2), "tcp", 80);
         c.awaitIdle(20_000);
         assertEquals(0, serverId(host(2)), "released");
         long until = state().at("/cookies/quarantined/" + gone).asLong();
@@ -246,6 +248,51 @@ class CheetahControllerTest {
         int fresh = serverId(host(3));
         assertTrue(fresh > 0 && fresh != gone, "a new host does not get a quarantined id: " + fresh);
         assertEquals(fresh, entry("10.100.0.2").at("/ports/0/dips/1/serverId").asInt());
+    }
+
+    @Test
+    void aDipRemovedFromACheetahVipDrainsAtWeightZeroSoItsConnectionsCookiesStayValid() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2, 3));
+        c.createVip(vipJson("10.100.0.1", "", 1, 2, 3));
+        c.awaitIdle(20_000);
+        int id2 = serverId(host(2));
+        c.removeDip("10.100.0.2", host(2), "tcp", 80);
+        c.removeDip("10.100.0.1", host(3), "tcp", 80);
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().lastError);
+
+        assertEquals(2, c.vip("10.100.0.2").ports.get(0).dips.size(), "the operator's VIP has lost it");
+        JsonNode drained = dip(entry("10.100.0.2"), host(2));
+        assertNotNull(drained, "the SMuxes still decode to the removed DIP: " + entry("10.100.0.2"));
+        assertEquals(0, drained.path("weight").asInt(), "weight 0: no new connection");
+        assertEquals(id2, drained.path("serverId").asInt());
+        assertEquals(id2, serverId(host(2)), "its host keeps its id while it drains");
+        assertEquals(null, dip(entry("10.100.0.1"), host(3)), "a hash VIP's DIP leaves at once");
+        long left = state().at("/cookies/retiring/0/until").asLong() - System.currentTimeMillis();
+        assertTrue(left > RetiringDips.DRAIN.toMillis() - 60_000 && left <= RetiringDips.DRAIN.toMillis(), "" + left);
+
+        // persisted: a restarted controller keeps it draining and sends nothing new
+        c.close();
+        fabric.takeLog();
+        c = start();
+        assertEquals(0, dip(entry("10.100.0.2"), host(2)).path("weight").asInt());
+        assertFalse(fabric.takeLog().stream().anyMatch(l -> l.startsWith("put ")), "the running table is right");
+
+        // added back: serves again and no longer drains
+        c.addDip("10.100.0.2", "{\"ip\":\"" + host(2) + "\"}");
+        c.awaitIdle(20_000);
+        assertEquals(1, dip(entry("10.100.0.2"), host(2)).path("weight").asInt());
+        assertEquals(0, state().path("cookies").path("retiring").size());
+    }
+
+    static JsonNode dip(JsonNode entry, String ip) {
+        for (JsonNode d : entry.at("/ports/0/dips")) {
+            if (d.path("ip").asText().equals(ip)) {
+                return d;
+            }
+        }
+        return null;
     }
 
     @Test

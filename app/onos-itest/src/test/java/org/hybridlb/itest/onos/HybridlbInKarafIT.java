@@ -50,6 +50,7 @@ import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
 @ExamReactorStrategy(PerClass.class)
 public class HybridlbInKarafIT {
     private static final String COMPONENT = "org.hybridlb.app.onos.HybridlbManager";
+    private static final String PIPECONF_LOADER = "org.hybridlb.app.onos.p4.HlbPipeconfLoader";
     private static final String CONTEXT = "/onos/hybridlb";
 
     @Inject
@@ -138,6 +139,13 @@ public class HybridlbInKarafIT {
         r = http.get("/vips", true);
         assertEquals(r.toString(), 200, r.status);
         assertEquals(0, json.readTree(r.body).path("vips").size());
+        // the pipeconf loader, a component of its own: on this ONOS without P4 (no pipeconf service, no
+        // P4Runtime bundles: the parser is imported optionally) it waits while the app runs
+        ComponentConfigurationDTO pipeconfs = karaf.component(app, PIPECONF_LOADER);
+        assertEquals(ComponentConfigurationDTO.UNSATISFIED_REFERENCE, pipeconfs.state);
+        assertTrue(karaf.unsatisfied(pipeconfs), karaf.unsatisfied(pipeconfs).contains("pipeconfService"));
+        assertTrue(app.getHeaders().get("Import-Package").contains(
+                "org.onosproject.p4runtime.model;resolution:=optional"));
         JsonNode switches = json.readTree(http.get("/switches", true).body).path("switches");
         assertEquals(switches.toString(), StandInNetwork.SWITCH_ID, switches.path(0).path("id").asText());
         r = http.get("/openapi.json", true);

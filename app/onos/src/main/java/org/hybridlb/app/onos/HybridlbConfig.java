@@ -38,6 +38,8 @@ import org.onosproject.net.config.InvalidFieldException;
 public final class HybridlbConfig extends Config<ApplicationId> {
     public static final String KEY = "hybridlb";
     static final String SWITCHES = "switches";
+    /** The largest next id of the P4 programs' routing (16 bits). */
+    static final int NEXT_ID_MAX = 0xffff;
     static final String SMUXES = "smuxes";
     static final String HOSTS = "hosts";
     static final String VIPS = "vips";
@@ -56,8 +58,12 @@ public final class HybridlbConfig extends Config<ApplicationId> {
         public final Integer pod;
         public final Long tunnelPort;
         public final TableCapacity tables;
+        /** The next id P4 devices route towards this switch by (routing_v4 set_next_id); null: none. */
+        public final Integer nextId;
 
-        SwitchConfig(DeviceId device, String id, SwitchRole role, Integer pod, Long tunnelPort, TableCapacity tables) {
+        SwitchConfig(DeviceId device, String id, SwitchRole role, Integer pod, Long tunnelPort, TableCapacity tables,
+                     Integer nextId) {
+            this.nextId = nextId;
             this.device = device;
             this.id = id;
             this.role = role;
@@ -178,7 +184,11 @@ public final class HybridlbConfig extends Config<ApplicationId> {
                 // No GRE port: it routes VIPs but cannot encapsulate, so it offers no tunnel entries.
                 tables = new TableCapacity(tables.host, tables.ecmp, 0);
             }
-            out.add(new SwitchConfig(device, id, role, pod, tunnel, tables));
+            Integer nextId = n.has("nextId") ? nonNegativeInt(n.get("nextId"), at + "/nextId") : null;
+            if (nextId != null && (nextId == 0 || nextId > NEXT_ID_MAX)) {
+                throw new InvalidFieldException(at + "/nextId", "must be 1.." + NEXT_ID_MAX + " (a 16-bit next id)");
+            }
+            out.add(new SwitchConfig(device, id, role, pod, tunnel, tables, nextId));
         }
         return out;
     }

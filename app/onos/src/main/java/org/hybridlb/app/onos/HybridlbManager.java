@@ -25,6 +25,7 @@ import org.hybridlb.app.onos.fabric.FabricTracker;
 import org.hybridlb.app.onos.fabric.FabricView;
 import org.hybridlb.app.onos.fabric.HmuxCapability;
 import org.hybridlb.app.onos.fabric.OnosHmuxSouthbound;
+import org.hybridlb.app.onos.fabric.P4Devices;
 import org.hybridlb.app.onos.fabric.OnosRouteSource;
 import org.hybridlb.app.onos.fabric.OnosStatsSource;
 import org.hybridlb.app.core.port.SmuxControl;
@@ -49,6 +50,7 @@ import org.onosproject.net.flow.FlowRuleService;
 import org.onosproject.net.group.GroupService;
 import org.onosproject.net.host.HostService;
 import org.onosproject.net.link.LinkService;
+import org.onosproject.net.pi.service.PiPipeconfService;
 import org.onosproject.net.topology.TopologyService;
 import org.onosproject.routeservice.RouteService;
 import org.onlab.util.KryoNamespace;
@@ -121,6 +123,9 @@ public class HybridlbManager implements HybridlbService {
     /** Where the OpenFlow group provider's poll interval is read (optional: its default without it). */
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     protected volatile ComponentConfigService componentConfig;
+    /** Which devices run a hybridlb P4 program (optional: an ONOS without P4 has none). */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    protected volatile PiPipeconfService pipeconfService;
 
     /** Tests replace the SMux HTTP client with an in-memory fake. */
     SmuxControl smuxControl;
@@ -181,8 +186,9 @@ public class HybridlbManager implements HybridlbService {
         // the SMux and host-agent clients follow the configuration's mgmtTls (null: plain)
         mgmt = TlsFiles.following(
                 () -> java.util.Optional.ofNullable(config.get()).map(HybridlbConfig::mgmtTls).orElse(null), SMUX_TIMEOUT);
+        P4Devices p4Devices = new PipeconfDevices(() -> pipeconfService, config::get);
         fabric = new FabricTracker(config::get, deviceService, linkService, hostService,
-                new HmuxCapability(driverService, deviceService));
+                new HmuxCapability(driverService, deviceService, p4Devices));
         fabric.rebuild();
 
         stateMap = storageService.<String, String>consistentMapBuilder()
@@ -192,7 +198,7 @@ public class HybridlbManager implements HybridlbService {
         groupService.addListener(groupConfirmation);
         programmer = new OnosHmuxSouthbound(appId, flowRuleService, groupService, deviceService, topologyService,
                 hostService, driverService, fabric::view, DEVICE_TIMEOUT_MILLIS, groupConfirmation,
-                () -> config.get() != null && config.get().fastFailover());
+                () -> config.get() != null && config.get().fastFailover(), p4Devices);
         routeSource = new OnosRouteSource(routeService, fabric::view);
         // the SMuxes hash each VIP as its HMux does: the core asks the southbound (its hash contract)
         smux = smuxControl != null ? smuxControl : new SmuxHttpClient(this::controlUrl, SMUX_TIMEOUT, mgmt);

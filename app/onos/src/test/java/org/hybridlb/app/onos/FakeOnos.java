@@ -278,7 +278,8 @@ final class FakeOnos {
 
         @Override
         public synchronized void addGroup(GroupDescription d) {
-            DefaultGroup g = new DefaultGroup(GroupId.valueOf(nextId++), d);
+            // ONOS's group manager takes the id the app gives (P4 action profile groups), else picks one
+            DefaultGroup g = new DefaultGroup(GroupId.valueOf(d.givenGroupId() != null ? d.givenGroupId() : nextId++), d);
             log.add("group+ " + d.deviceId() + " " + text(d.appCookie()));
             if (refuse.contains(text(d.appCookie()))) {
                 listeners.process(new GroupEvent(GroupEvent.Type.GROUP_ADD_FAILED, g));

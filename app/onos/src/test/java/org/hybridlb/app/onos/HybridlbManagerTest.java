@@ -335,6 +335,57 @@ public class HybridlbManagerTest {
         assertEquals(group, pool);
     }
 
+    /**
+     * Both ToRs bound to the hybridlb P4 pipeconf (ONOS's pipeconf service says so), the spines
+     * Open vSwitch: the VIP's HMux holds P4 table entries and a dip_selector group of weight units,
+     * the other ToR a routing_v4 /32 towards it, the spines OpenFlow routes; the SMuxes hash as the
+     * P4 HMux does (crc32, IP-in-IP).
+     */
+    @Test
+    public void onP4TorsTheVipIsRenderedInP4TermsAndTheSmuxesFollowTheP4Hash() throws Exception {
+        org.onosproject.net.pi.model.PiPipeconfId hmuxPipeconf =
+                org.hybridlb.app.onos.p4.HlbPipeconfs.id(org.hybridlb.app.core.p4.HlbP4Info.PROFILE_HLB_HMUX);
+        manager.pipeconfService = new org.hybridlb.app.onos.p4.HlbPipeconfTest.Pipeconfs() {
+            @Override
+            public java.util.Optional<org.onosproject.net.pi.model.PiPipeconfId> ofDevice(org.onosproject.net.DeviceId d) {
+                return d.toString().contains("tor") ? java.util.Optional.of(hmuxPipeconf) : java.util.Optional.empty();
+            }
+        };
+        // a P4 device's driver has no Nicira extension: it is an HMux by its pipeline
+        onos.drivers.notOvs.add(NetTestTools.did("tor1"));
+        onos.drivers.notOvs.add(NetTestTools.did("tor2"));
+        ObjectNode json = configJson(false);
+        ((ObjectNode) json.get("switches").get("of:tor1")).put("nextId", 21);
+        ((ObjectNode) json.get("switches").get("of:tor2")).put("nextId", 22);
+        ObjectNode v = vip(VIP, "10.0.1.2", "10.0.1.3", "10.0.2.2");
+        ((ObjectNode) ((ArrayNode) v.at("/ports/0/dips")).get(1)).put("weight", 3);
+        ((ArrayNode) json.get("vips")).add(v);
+        activate(json);
+        String hmux = placedOnHmux();
+        String other = hmux.equals("tor1") ? "tor2" : "tor1";
+        org.onosproject.net.pi.model.PiTableId service =
+                org.onosproject.net.pi.model.PiTableId.of(org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE);
+        org.onosproject.net.pi.model.PiTableId routes =
+                org.onosproject.net.pi.model.PiTableId.of(org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4);
+        assertEquals(1, onos.flows.on(hmux).stream().filter(e -> e.table().equals(service)).count());
+        Group g = onos.groups.getGroups(NetTestTools.did(hmux)).iterator().next();
+        assertTrue(g.appCookie() instanceof org.onosproject.net.pi.runtime.PiGroupKey);
+        assertEquals(5, g.buckets().buckets().size());
+        List<FlowEntry> otherRoutes = onos.flows.on(other).stream().filter(e -> e.table().equals(routes))
+                .collect(java.util.stream.Collectors.toList());
+        assertEquals(1, otherRoutes.size());
+        assertTrue(otherRoutes.get(0).treatment().toString(), otherRoutes.get(0).treatment().toString()
+                .contains(hmux.equals("tor1") ? "0x15" : "0x16"));
+        // the spines are OpenFlow: a route at the layout's priority towards the HMux's group
+        assertTrue(onos.flows.on("spine1").stream().anyMatch(e -> e.priority() == org.hybridlb.app.core.hmux.HmuxLayout.PRIORITY_ROUTE
+                && !(e.table() instanceof org.onosproject.net.pi.model.PiTableId)));
+        org.hybridlb.app.core.model.SmuxTable.Entry e = onos.smuxes.tables.get("smux-1").vips.stream()
+                .filter(x -> x.vip.equals(VIP)).findFirst().orElseThrow();
+        assertEquals("crc32", e.selection);
+        assertEquals("ipip", e.encap);
+        assertTrue(holds(hmux, VIP));
+    }
+
     @Test
     public void dipAddMigratesInThePlannedOrder() throws Exception {
         activate(configJson(true));
@@ -580,6 +631,9 @@ public class HybridlbManagerTest {
         ObjectNode tlsTypo = configJson(false);
         tlsTypo.putObject("mgmtTls").put("cert", "x");
         cases.put("field /mgmtTls/cert: unknown field", tlsTypo);
+        ObjectNode badNext = configJson(false);
+        ((ObjectNode) badNext.get("switches").get("of:tor1")).put("nextId", 70000);
+        cases.put("/switches/of:tor1/nextId: must be 1..65535", badNext);
         ObjectNode notAHost = configJson(false);
         ((ArrayNode) notAHost.get("vips")).add(vip(VIP, "10.0.7.7"));
         cases.put("10.0.7.7", notAHost);

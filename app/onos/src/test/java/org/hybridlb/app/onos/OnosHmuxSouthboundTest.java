@@ -127,6 +127,12 @@ public class OnosHmuxSouthboundTest {
 
     /** Reads every device, diffs with {@code want}, applies: what the core's repair does. */
     Map<String, SwitchDelta> converge(Map<String, SwitchIntent> want) {
+        return converge(southbound, want);
+    }
+
+    /** The same on any southbound. */
+    static Map<String, SwitchDelta> converge(org.hybridlb.app.core.port.HmuxProgrammer southbound,
+                                             Map<String, SwitchIntent> want) {
         Map<String, SwitchReading> read = southbound.read(want.keySet());
         Map<String, SwitchDelta> deltas = new LinkedHashMap<>();
         want.forEach((d, w) -> {

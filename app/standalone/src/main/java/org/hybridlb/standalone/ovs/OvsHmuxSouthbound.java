@@ -173,7 +173,7 @@ public final class OvsHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
         String line = "flow delete table=" + fabric.vipTable + ",cookie=" + OvsRules.hex(rules.routeCookie(x.location)) + "/-1";
         List<Fabric.SwitchInfo> others = new ArrayList<>();
         for (org.hybridlb.solver.model.Switch t : fabric.topology.switches) {
-            if (!t.id.equals(switchId) && !down.contains(t.id)) {
+            if (!t.id.equals(switchId) && !down.contains(t.id) && fabric.switches.get(t.id).p4 == null) {
                 others.add(fabric.switches.get(t.id));
                 snapshots.computeIfPresent(t.id, (k, s) -> new Snapshot(s.reading, s.groups, s.takenNanos, -1));
             }

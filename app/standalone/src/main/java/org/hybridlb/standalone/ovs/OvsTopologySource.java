@@ -180,7 +180,7 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
     Set<String> readDown() {
         String out = ovs.vsctl("--format=json", "--columns=name,ports", "list", "Bridge", "--",
                 "--columns=_uuid,name", "list", "Port", "--",
-                "--columns=name,type,admin_state,link_state", "list", "Interface");
+                "--columns=name,type,admin_state,link_state,ofport", "list", "Interface");
         List<JsonNode> tables;
         try (MappingIterator<JsonNode> it = JSON.readerFor(JsonNode.class).readValues(out)) {
             tables = it.readAll();
@@ -192,12 +192,16 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
             portName.put(row.get(0).get(1).asText(), row.get(1).asText());
         }
         Map<String, Boolean> ifaceUp = new HashMap<>();
+        Map<String, Integer> ofport = new HashMap<>();
         Set<String> links = new HashSet<>();
         for (JsonNode row : tables.get(2).get("data")) {
             String name = row.get(0).asText();
             String type = row.get(1).asText();
             boolean up = "up".equals(row.get(2).asText()) && "up".equals(row.get(3).asText());
             ifaceUp.put(name, up);
+            if (row.get(4).isNumber()) {
+                ofport.put(name, row.get(4).asInt());
+            }
             if (!NOT_LINKS.contains(type)) {
                 links.add(name);
             }
@@ -218,6 +222,13 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
         Set<String> out2 = new TreeSet<>();
         for (org.hybridlb.solver.model.Switch t : fabric.topology.switches) {
             Fabric.SwitchInfo s = fabric.switches.get(t.id);
+            if (s.p4 != null) {
+                // no bridge, no port state over P4Runtime: down when every OVS port facing it is
+                if (p4Down(s, bridgePorts, ofport, ifaceUp)) {
+                    out2.add(s.id);
+                }
+                continue;
+            }
             Set<String> ports = bridgePorts.get(s.bridge);
             if (ports == null) {
                 out2.add(s.id);
@@ -236,5 +247,29 @@ public final class OvsTopologySource implements TopologySource, AutoCloseable {
             }
         }
         return out2;
+    }
+
+    /**
+     * A P4 switch is down when the OVS bridges' ports towards it ({@code ports} of fabric.json) are
+     * all down (its neighbours lost carrier: what LLDP would say); unknown without such ports.
+     */
+    private boolean p4Down(Fabric.SwitchInfo p4, Map<String, Set<String>> bridgePorts, Map<String, Integer> ofport,
+                           Map<String, Boolean> ifaceUp) {
+        boolean any = false;
+        for (Fabric.SwitchInfo n : fabric.switches.values()) {
+            Integer port = n.ports.get(p4.id);
+            if (n.p4 != null || port == null) {
+                continue;
+            }
+            for (String iface : bridgePorts.getOrDefault(n.bridge, Set.of())) {
+                if (iface != null && port.equals(ofport.get(iface))) {
+                    any = true;
+                    if (ifaceUp.getOrDefault(iface, false)) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return any;
     }
 }

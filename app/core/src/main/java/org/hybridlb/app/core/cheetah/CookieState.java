@@ -1,5 +1,7 @@
 package org.hybridlb.app.core.cheetah;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -29,4 +31,31 @@ public final class CookieState {
     public SortedMap<Integer, String> ownerSlots = new TreeMap<>();
     /** Owner slot of a lost SMux -> the time (epoch ms) from which it may be given to another SMux. */
     public SortedMap<Integer, Long> ownerQuarantine = new TreeMap<>();
+    /**
+     * DIPs the operator removed from a cheetah VIP that the SMuxes still decode to, at weight 0,
+     * until {@link Retiring#until}: their live connections' cookies stay valid (COOKIE-SPEC §4).
+     */
+    public List<Retiring> retiring = new ArrayList<>();
+
+    /** One removed DIP of one service of a cheetah VIP, draining. */
+    public static final class Retiring {
+        public String vip;
+        /** The service, {@code proto/port}. */
+        public String service;
+        public String ip;
+        public String hostIp;
+        /** Epoch ms at which it leaves the SMuxes' tables. */
+        public long until;
+
+        public Retiring() {
+        }
+
+        public Retiring(String vip, String service, String ip, String hostIp, long until) {
+            this.vip = vip;
+            this.service = service;
+            this.ip = ip;
+            this.hostIp = hostIp;
+            this.until = until;
+        }
+    }
 }

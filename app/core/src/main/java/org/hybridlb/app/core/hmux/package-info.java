@@ -12,8 +12,8 @@
  * hold, with the items it holds half-written or that nobody wrote, said explicitly) and gives the
  * {@link org.hybridlb.app.core.hmux.SwitchDelta} that makes the switch right.
  *
- * <p>Each southbound (Open vSwitch over OpenFlow in hybridlbd, ONOS FlowRule/Group in the app, later
- * P4Runtime) renders deltas into device operations, reads devices back into readings and sends the
+ * <p>Each southbound (Open vSwitch over OpenFlow and P4Runtime in hybridlbd, the latter through
+ * {@code org.hybridlb.app.core.p4}; ONOS FlowRule/Group in the app) renders deltas into device operations, reads devices back into readings and sends the
  * operations in batches; none decides layout. It also describes each switch
  * ({@link org.hybridlb.app.core.hmux.SwitchCapability}): how an SMux must hash and encapsulate to
  * agree with it ({@link org.hybridlb.app.core.hmux.HashContract}), what of a bucket it keeps, whether

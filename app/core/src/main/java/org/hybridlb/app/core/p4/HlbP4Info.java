@@ -18,32 +18,48 @@ public final class HlbP4Info {
     public static final int ARP_GATEWAY_ARP_ID = 0x02f7324a;
     /** match field 1, 32 bits. */
     public static final String ARP_GATEWAY_ARP_TARGET_ADDR = "target_addr";
+    public static final int ARP_GATEWAY_ARP_TARGET_ADDR_ID = 1;
+    public static final int ARP_GATEWAY_ARP_TARGET_ADDR_BITS = 32;
     /** table. */
     public static final String HMUX_VIP_SERVICE = "HlbIngress.hmux.vip_service";
     public static final int HMUX_VIP_SERVICE_ID = 0x024b4061;
     /** match field 1, 32 bits. */
     public static final String HMUX_VIP_SERVICE_DST_ADDR = "dst_addr";
+    public static final int HMUX_VIP_SERVICE_DST_ADDR_ID = 1;
+    public static final int HMUX_VIP_SERVICE_DST_ADDR_BITS = 32;
     /** match field 2, 8 bits. */
     public static final String HMUX_VIP_SERVICE_PROTOCOL = "protocol";
+    public static final int HMUX_VIP_SERVICE_PROTOCOL_ID = 2;
+    public static final int HMUX_VIP_SERVICE_PROTOCOL_BITS = 8;
     /** match field 3, 16 bits. */
     public static final String HMUX_VIP_SERVICE_DST_PORT = "dst_port";
+    public static final int HMUX_VIP_SERVICE_DST_PORT_ID = 3;
+    public static final int HMUX_VIP_SERVICE_DST_PORT_BITS = 16;
     /** table. */
     public static final String HMUX_VIP_SERVICE_ANY_PORT = "HlbIngress.hmux.vip_service_any_port";
     public static final int HMUX_VIP_SERVICE_ANY_PORT_ID = 0x02d545f5;
     /** match field 1, 32 bits. */
     public static final String HMUX_VIP_SERVICE_ANY_PORT_DST_ADDR = "dst_addr";
+    public static final int HMUX_VIP_SERVICE_ANY_PORT_DST_ADDR_ID = 1;
+    public static final int HMUX_VIP_SERVICE_ANY_PORT_DST_ADDR_BITS = 32;
     /** match field 2, 8 bits. */
     public static final String HMUX_VIP_SERVICE_ANY_PORT_PROTOCOL = "protocol";
+    public static final int HMUX_VIP_SERVICE_ANY_PORT_PROTOCOL_ID = 2;
+    public static final int HMUX_VIP_SERVICE_ANY_PORT_PROTOCOL_BITS = 8;
     /** table. */
     public static final String HMUX_VIP_WHOLE = "HlbIngress.hmux.vip_whole";
     public static final int HMUX_VIP_WHOLE_ID = 0x027da2d8;
     /** match field 1, 32 bits. */
     public static final String HMUX_VIP_WHOLE_DST_ADDR = "dst_addr";
+    public static final int HMUX_VIP_WHOLE_DST_ADDR_ID = 1;
+    public static final int HMUX_VIP_WHOLE_DST_ADDR_BITS = 32;
     /** table. */
     public static final String HMUX_DIP_SELECT = "HlbIngress.hmux.dip_select";
     public static final int HMUX_DIP_SELECT_ID = 0x026fb726;
     /** match field 1, 16 bits. */
     public static final String HMUX_DIP_SELECT_SERVICE_ID = "service_id";
+    public static final int HMUX_DIP_SELECT_SERVICE_ID_ID = 1;
+    public static final int HMUX_DIP_SELECT_SERVICE_ID_BITS = 16;
     /** table. */
     public static final String HMUX_ENCAP_TUNNEL_SOURCE = "HlbIngress.hmux_encap.tunnel_source";
     public static final int HMUX_ENCAP_TUNNEL_SOURCE_ID = 0x029ba7a7;
@@ -52,16 +68,22 @@ public final class HlbP4Info {
     public static final int ROUTING_ROUTING_V4_ID = 0x025ad4ff;
     /** match field 1, 32 bits. */
     public static final String ROUTING_ROUTING_V4_DST_ADDR = "dst_addr";
+    public static final int ROUTING_ROUTING_V4_DST_ADDR_ID = 1;
+    public static final int ROUTING_ROUTING_V4_DST_ADDR_BITS = 32;
     /** table. */
     public static final String ROUTING_NEXT_HOP = "HlbIngress.routing.next_hop";
     public static final int ROUTING_NEXT_HOP_ID = 0x0294cb55;
     /** match field 1, 16 bits. */
     public static final String ROUTING_NEXT_HOP_NEXT_ID = "next_id";
+    public static final int ROUTING_NEXT_HOP_NEXT_ID_ID = 1;
+    public static final int ROUTING_NEXT_HOP_NEXT_ID_BITS = 16;
     /** action. */
     public static final String ARP_ARP_REPLY = "HlbIngress.arp.arp_reply";
     public static final int ARP_ARP_REPLY_ID = 0x01b4da4d;
     /** param 1, 48 bits. */
     public static final String ARP_ARP_REPLY_MAC = "mac";
+    public static final int ARP_ARP_REPLY_MAC_ID = 1;
+    public static final int ARP_ARP_REPLY_MAC_BITS = 48;
     /** action. */
     public static final String NOACTION = "NoAction";
     public static final int NOACTION_ID = 0x01445b37;
@@ -70,15 +92,23 @@ public final class HlbP4Info {
     public static final int HMUX_SET_SERVICE_ID = 0x010e1090;
     /** param 1, 16 bits. */
     public static final String HMUX_SET_SERVICE_SERVICE_ID = "service_id";
+    public static final int HMUX_SET_SERVICE_SERVICE_ID_ID = 1;
+    public static final int HMUX_SET_SERVICE_SERVICE_ID_BITS = 16;
     /** param 2, 2 bits. */
     public static final String HMUX_SET_SERVICE_ENCAP = "encap";
+    public static final int HMUX_SET_SERVICE_ENCAP_ID = 2;
+    public static final int HMUX_SET_SERVICE_ENCAP_BITS = 2;
     /** action. */
     public static final String HMUX_SET_DIP = "HlbIngress.hmux.set_dip";
     public static final int HMUX_SET_DIP_ID = 0x01e78912;
     /** param 1, 32 bits. */
     public static final String HMUX_SET_DIP_TUNNEL_DST = "tunnel_dst";
+    public static final int HMUX_SET_DIP_TUNNEL_DST_ID = 1;
+    public static final int HMUX_SET_DIP_TUNNEL_DST_BITS = 32;
     /** param 2, 16 bits. */
     public static final String HMUX_SET_DIP_BUCKET = "bucket";
+    public static final int HMUX_SET_DIP_BUCKET_ID = 2;
+    public static final int HMUX_SET_DIP_BUCKET_BITS = 16;
     /** action. */
     public static final String HMUX_ENCAP_PUSH_OUTER_IPV4 = "HlbIngress.hmux_encap.push_outer_ipv4";
     public static final int HMUX_ENCAP_PUSH_OUTER_IPV4_ID = 0x01f5902d;
@@ -87,8 +117,12 @@ public final class HlbP4Info {
     public static final int HMUX_ENCAP_SET_TUNNEL_SOURCE_ID = 0x016a5287;
     /** param 1, 32 bits. */
     public static final String HMUX_ENCAP_SET_TUNNEL_SOURCE_SRC_ADDR = "src_addr";
+    public static final int HMUX_ENCAP_SET_TUNNEL_SOURCE_SRC_ADDR_ID = 1;
+    public static final int HMUX_ENCAP_SET_TUNNEL_SOURCE_SRC_ADDR_BITS = 32;
     /** param 2, 8 bits. */
     public static final String HMUX_ENCAP_SET_TUNNEL_SOURCE_TTL = "ttl";
+    public static final int HMUX_ENCAP_SET_TUNNEL_SOURCE_TTL_ID = 2;
+    public static final int HMUX_ENCAP_SET_TUNNEL_SOURCE_TTL_BITS = 8;
     /** action. */
     public static final String ROUTING_DECREMENT_TTL = "HlbIngress.routing.decrement_ttl";
     public static final int ROUTING_DECREMENT_TTL_ID = 0x01d1d37a;
@@ -97,6 +131,8 @@ public final class HlbP4Info {
     public static final int ROUTING_SET_NEXT_ID_ID = 0x01cfff72;
     /** param 1, 16 bits. */
     public static final String ROUTING_SET_NEXT_ID_NEXT_ID = "next_id";
+    public static final int ROUTING_SET_NEXT_ID_NEXT_ID_ID = 1;
+    public static final int ROUTING_SET_NEXT_ID_NEXT_ID_BITS = 16;
     /** action. */
     public static final String ROUTING_DROP_NO_ROUTE = "HlbIngress.routing.drop_no_route";
     public static final int ROUTING_DROP_NO_ROUTE_ID = 0x0156bc91;
@@ -105,10 +141,16 @@ public final class HlbP4Info {
     public static final int ROUTING_SET_NEXT_HOP_ID = 0x01e5ed34;
     /** param 1, 9 bits. */
     public static final String ROUTING_SET_NEXT_HOP_PORT = "port";
+    public static final int ROUTING_SET_NEXT_HOP_PORT_ID = 1;
+    public static final int ROUTING_SET_NEXT_HOP_PORT_BITS = 9;
     /** param 2, 48 bits. */
     public static final String ROUTING_SET_NEXT_HOP_SMAC = "smac";
+    public static final int ROUTING_SET_NEXT_HOP_SMAC_ID = 2;
+    public static final int ROUTING_SET_NEXT_HOP_SMAC_BITS = 48;
     /** param 3, 48 bits. */
     public static final String ROUTING_SET_NEXT_HOP_DMAC = "dmac";
+    public static final int ROUTING_SET_NEXT_HOP_DMAC_ID = 3;
+    public static final int ROUTING_SET_NEXT_HOP_DMAC_BITS = 48;
     /** action profile. */
     public static final String HMUX_DIP_SELECTOR = "HlbIngress.hmux.dip_selector";
     public static final int HMUX_DIP_SELECTOR_ID = 0x11ac7765;
@@ -132,50 +174,78 @@ public final class HlbP4Info {
     public static final int CHEETAH_ALL_SERVERS_ID = 0x028aa95f;
     /** match field 1, 14 bits. */
     public static final String CHEETAH_ALL_SERVERS_SERVER_ID = "server_id";
+    public static final int CHEETAH_ALL_SERVERS_SERVER_ID_ID = 1;
+    public static final int CHEETAH_ALL_SERVERS_SERVER_ID_BITS = 14;
     /** table. */
     public static final String CHEETAH_VIP_SERVERS = "HlbIngress.cheetah.vip_servers";
     public static final int CHEETAH_VIP_SERVERS_ID = 0x020f4112;
     /** match field 1, 16 bits. */
     public static final String CHEETAH_VIP_SERVERS_SERVICE_ID = "service_id";
+    public static final int CHEETAH_VIP_SERVERS_SERVICE_ID_ID = 1;
+    public static final int CHEETAH_VIP_SERVERS_SERVICE_ID_BITS = 16;
     /** match field 2, 14 bits. */
     public static final String CHEETAH_VIP_SERVERS_SERVER_ID = "server_id";
+    public static final int CHEETAH_VIP_SERVERS_SERVER_ID_ID = 2;
+    public static final int CHEETAH_VIP_SERVERS_SERVER_ID_BITS = 14;
     /** table. */
     public static final String CHEETAH_OWNERS = "HlbIngress.cheetah.owners";
     public static final int CHEETAH_OWNERS_ID = 0x029a7351;
     /** match field 1, 16 bits. */
     public static final String CHEETAH_OWNERS_SERVICE_ID = "service_id";
+    public static final int CHEETAH_OWNERS_SERVICE_ID_ID = 1;
+    public static final int CHEETAH_OWNERS_SERVICE_ID_BITS = 16;
     /** match field 2, 4 bits. */
     public static final String CHEETAH_OWNERS_OWNER = "owner";
+    public static final int CHEETAH_OWNERS_OWNER_ID = 2;
+    public static final int CHEETAH_OWNERS_OWNER_BITS = 4;
     /** action. */
     public static final String HMUX_SET_COOKIE_SERVICE = "HlbIngress.hmux.set_cookie_service";
     public static final int HMUX_SET_COOKIE_SERVICE_ID = 0x017cf51c;
     /** param 1, 16 bits. */
     public static final String HMUX_SET_COOKIE_SERVICE_SERVICE_ID = "service_id";
+    public static final int HMUX_SET_COOKIE_SERVICE_SERVICE_ID_ID = 1;
+    public static final int HMUX_SET_COOKIE_SERVICE_SERVICE_ID_BITS = 16;
     /** param 2, 2 bits. */
     public static final String HMUX_SET_COOKIE_SERVICE_ENCAP = "encap";
+    public static final int HMUX_SET_COOKIE_SERVICE_ENCAP_ID = 2;
+    public static final int HMUX_SET_COOKIE_SERVICE_ENCAP_BITS = 2;
     /** param 3, 2 bits. */
     public static final String HMUX_SET_COOKIE_SERVICE_AFFINITY = "affinity";
+    public static final int HMUX_SET_COOKIE_SERVICE_AFFINITY_ID = 3;
+    public static final int HMUX_SET_COOKIE_SERVICE_AFFINITY_BITS = 2;
     /** param 4, 128 bits. */
     public static final String HMUX_SET_COOKIE_SERVICE_COOKIE_KEY = "cookie_key";
+    public static final int HMUX_SET_COOKIE_SERVICE_COOKIE_KEY_ID = 4;
+    public static final int HMUX_SET_COOKIE_SERVICE_COOKIE_KEY_BITS = 128;
     /** param 5, 4 bits. */
     public static final String HMUX_SET_COOKIE_SERVICE_OWNER_ID = "owner_id";
+    public static final int HMUX_SET_COOKIE_SERVICE_OWNER_ID_ID = 5;
+    public static final int HMUX_SET_COOKIE_SERVICE_OWNER_ID_BITS = 4;
     /** action. */
     public static final String CHEETAH_SET_SERVER = "HlbIngress.cheetah.set_server";
     public static final int CHEETAH_SET_SERVER_ID = 0x01f56945;
     /** param 1, 32 bits. */
     public static final String CHEETAH_SET_SERVER_DIP = "dip";
+    public static final int CHEETAH_SET_SERVER_DIP_ID = 1;
+    public static final int CHEETAH_SET_SERVER_DIP_BITS = 32;
     /** action. */
     public static final String CHEETAH_ACCEPT_SERVER = "HlbIngress.cheetah.accept_server";
     public static final int CHEETAH_ACCEPT_SERVER_ID = 0x0155eff5;
     /** param 1, 16 bits. */
     public static final String CHEETAH_ACCEPT_SERVER_BUCKET = "bucket";
+    public static final int CHEETAH_ACCEPT_SERVER_BUCKET_ID = 1;
+    public static final int CHEETAH_ACCEPT_SERVER_BUCKET_BITS = 16;
     /** action. */
     public static final String CHEETAH_SET_OWNER = "HlbIngress.cheetah.set_owner";
     public static final int CHEETAH_SET_OWNER_ID = 0x014785f4;
     /** param 1, 32 bits. */
     public static final String CHEETAH_SET_OWNER_OWNER_ADDR = "owner_addr";
+    public static final int CHEETAH_SET_OWNER_OWNER_ADDR_ID = 1;
+    public static final int CHEETAH_SET_OWNER_OWNER_ADDR_BITS = 32;
     /** param 2, 16 bits. */
     public static final String CHEETAH_SET_OWNER_BUCKET = "bucket";
+    public static final int CHEETAH_SET_OWNER_BUCKET_ID = 2;
+    public static final int CHEETAH_SET_OWNER_BUCKET_BITS = 16;
     /** counter. */
     public static final String CHEETAH_CHEETAH_EVENTS = "HlbIngress.cheetah.cheetah_events";
     public static final int CHEETAH_CHEETAH_EVENTS_ID = 0x1224fb74;

@@ -10,7 +10,8 @@ import org.onosproject.net.flow.instructions.ExtensionTreatment;
 import org.onosproject.net.flow.instructions.ExtensionTreatmentType;
 
 /**
- * Whether an ONOS device can serve as an HMux: its driver must offer the Nicira
+ * Whether an ONOS device can serve as an HMux: a device running a hybridlb P4 program can; any other
+ * device's driver must offer the Nicira
  * set-tunnel-destination extension ({@link ExtensionTreatmentResolver}), which every HMux
  * select-group bucket uses to send a connection to its DIP's host.
  *
@@ -23,14 +24,24 @@ import org.onosproject.net.flow.instructions.ExtensionTreatmentType;
 public final class HmuxCapability {
     private final DriverService drivers;
     private final DeviceService devices;
+    private final P4Devices p4;
 
     public HmuxCapability(DriverService drivers, DeviceService devices) {
+        this(drivers, devices, P4Devices.NONE);
+    }
+
+    /** @param p4 devices running a hybridlb P4 program: HMuxes by their pipeline, no extension needed */
+    public HmuxCapability(DriverService drivers, DeviceService devices, P4Devices p4) {
         this.drivers = drivers;
         this.devices = devices;
+        this.p4 = p4;
     }
 
     /** Null when {@code device} can be an HMux; otherwise why not and what to set. */
     public String problem(DeviceId device) {
+        if (p4.profile(device).isPresent()) {
+            return null;
+        }
         try {
             ExtensionTreatment t = drivers.createHandler(device).behaviour(ExtensionTreatmentResolver.class)
                     .getExtensionInstruction(ExtensionTreatmentType.ExtensionTreatmentTypes.NICIRA_SET_TUNNEL_DST.type());

@@ -42,11 +42,24 @@ import org.slf4j.LoggerFactory;
  * buckets carry no ids and the select bucket has no DIP: a bucket is its position and tunnel
  * endpoint, which is what the hash depends on. A device whose driver lacks the Nicira tunnel
  * extension cannot be an HMux and no SMux could agree with it.
+ *
+ * <p>A device bound to one of the hybridlb pipeconfs ({@link P4Devices}: ONOS's
+ * {@code PiPipeconfService.ofDevice}) is rendered and read in P4 terms instead ({@link P4HmuxRenderer},
+ * {@link P4HmuxReader}): table entries and action profile groups through the same FlowRuleService
+ * and GroupService, with the P4 program's hash contract.
  */
 public final class OnosHmuxSouthbound implements HmuxProgrammer {
     private static final Logger log = LoggerFactory.getLogger(OnosHmuxSouthbound.class);
     static final HashContract OVS_DEFAULT =
             HashContract.of(HashContract.Selection.OVS_DP_HASH, 0, HashContract.Encap.GRE);
+    /**
+     * A hybridlb P4 program: CRC-32C selection over weight-unit members (p4/HASH-SPEC.md), IP-in-IP,
+     * bucket ids kept (the {@code bucket} parameter of {@code set_dip}), DIPs not (only the tunnel
+     * endpoint), no data-path fallback. Cookie VIPs are not placed on it: the Cheetah tables are not
+     * rendered through ONOS yet.
+     */
+    static final SwitchCapability P4_CAPABILITY = new SwitchCapability(
+            HashContract.of(HashContract.Selection.CRC32, 0, HashContract.Encap.IPIP), true, false, false, false);
 
     private final DeviceService devices;
     private final Supplier<FabricView> fabric;
@@ -55,6 +68,9 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
     private final OnosPaths paths;
     private final OnosReader reader;
     private final OnosRenderer renderer;
+    private final P4Devices p4;
+    private final P4HmuxReader p4Reader;
+    private final P4HmuxRenderer p4Renderer;
 
     /**
      * @param timeoutMillis how long ONOS may take to confirm a flow batch, or to hold a group just
@@ -66,6 +82,16 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
                               TopologyService topology, HostService hosts, DriverService drivers,
                               Supplier<FabricView> fabric, long timeoutMillis, GroupConfirmation confirmation,
                               BooleanSupplier fastFailover) {
+        this(appId, flows, groups, devices, topology, hosts, drivers, fabric, timeoutMillis, confirmation, fastFailover,
+                P4Devices.NONE);
+    }
+
+    /** @param p4 which devices run a hybridlb P4 program: those get the P4 renderer, the others the OpenFlow one */
+    public OnosHmuxSouthbound(ApplicationId appId, FlowRuleService flows, GroupService groups, DeviceService devices,
+                              TopologyService topology, HostService hosts, DriverService drivers,
+                              Supplier<FabricView> fabric, long timeoutMillis, GroupConfirmation confirmation,
+                              BooleanSupplier fastFailover, P4Devices p4) {
+        this.p4 = p4;
         this.devices = devices;
         this.fabric = fabric;
         this.fastFailover = fastFailover;
@@ -73,11 +99,16 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
         this.paths = new OnosPaths(topology, hosts, fabric);
         this.reader = new OnosReader(sender, paths);
         this.renderer = new OnosRenderer(sender, new OnosRules(appId, drivers), paths, fabric);
+        this.p4Reader = new P4HmuxReader(sender);
+        this.p4Renderer = new P4HmuxRenderer(sender, new P4HmuxRules(appId));
     }
 
     @Override
     public SwitchCapability capability(String switchId) {
         FabricView.SwitchSpec sw = spec(switchId);
+        if (p4.profile(sw.device).isPresent()) {
+            return P4_CAPABILITY;
+        }
         HashContract hash = sw.hmuxUnfit != null ? HashContract.none(sw.hmuxUnfit) : OVS_DEFAULT;
         return new SwitchCapability(hash, false, false, fastFailover.getAsBoolean(), false);
     }
@@ -92,6 +123,8 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
                 out.put(id, SwitchReading.failed("unknown switch " + id));
             } else if (!devices.isAvailable(sw.device)) {
                 out.put(id, SwitchReading.failed(sw.device + " is not available"));
+            } else if (p4.profile(sw.device).isPresent()) {
+                out.put(id, p4Reader.read(sw, fabric.get(), flows.getOrDefault(sw.device, List.of()), p4.nextIds()));
             } else {
                 out.put(id, reader.read(sw, flows.getOrDefault(sw.device, List.of()), fastFailover.getAsBoolean()));
             }
@@ -116,7 +149,11 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
             }
             OnosRenderer.Stages own = new OnosRenderer.Stages();
             try {
-                renderer.render(sw, e.getValue(), flows.getOrDefault(sw.device, List.of()), own);
+                if (p4.profile(sw.device).isPresent()) {
+                    p4Renderer.render(sw, e.getValue(), flows.getOrDefault(sw.device, List.of()), p4.nextIds(), own);
+                } else {
+                    renderer.render(sw, e.getValue(), flows.getOrDefault(sw.device, List.of()), own);
+                }
             } catch (SouthboundException ex) {
                 failed.add(e.getKey() + ": " + ex.getMessage());
                 continue;
@@ -133,7 +170,11 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
         }
         Map<DeviceId, List<FlowEntry>> now = sender.flowsByDevice();
         for (DeviceId d : touched) {
-            renderer.cleanUp(d, now.getOrDefault(d, List.of()));
+            if (p4.profile(d).isPresent()) {
+                p4Renderer.cleanUp(d, now.getOrDefault(d, List.of()));
+            } else {
+                renderer.cleanUp(d, now.getOrDefault(d, List.of()));
+            }
         }
         if (!failed.isEmpty()) {
             throw new SouthboundException(String.join("; ", failed));
@@ -151,7 +192,7 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
     public synchronized void refreshPaths() {
         FabricView view = fabric.get();
         for (FabricView.SwitchSpec d : view.switches().values()) {
-            if (!devices.isAvailable(d.device)) {
+            if (!devices.isAvailable(d.device) || p4.profile(d.device).isPresent()) {
                 continue;
             }
             for (Group g : sender.groups(d.device)) {

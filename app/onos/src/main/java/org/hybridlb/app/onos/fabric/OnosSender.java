@@ -87,7 +87,15 @@ final class OnosSender {
      * confirmed or pending with them, then waits (at most the timeout) until ONOS's group store holds it.
      */
     Group putGroup(DeviceId device, String keyText, GroupDescription.Type type, List<GroupBucket> buckets) {
-        GroupKey key = OnosGroups.key(keyText);
+        return putGroup(device, OnosGroups.key(keyText), keyText, type, buckets, null);
+    }
+
+    /**
+     * The same for a group of any key ({@code keyText} names it in messages), with the group id
+     * {@code givenId} when not null (P4 action profile groups: the id is the P4Runtime group id).
+     */
+    Group putGroup(DeviceId device, GroupKey key, String keyText, GroupDescription.Type type,
+                   List<GroupBucket> buckets, Integer givenId) {
         Group g = groups.getGroup(device, key);
         GroupConfirmation.State before = confirmation.state(device, key, g, buckets);
         if (before == GroupConfirmation.State.CONFIRMED || before == GroupConfirmation.State.PENDING) {
@@ -100,7 +108,7 @@ final class OnosSender {
         confirmation.writing(device, key);
         GroupBuckets gb = new GroupBuckets(buckets);
         if (g == null) {
-            groups.addGroup(new DefaultGroupDescription(device, type, gb, key, null, appId));
+            groups.addGroup(new DefaultGroupDescription(device, type, gb, key, givenId, appId));
         } else {
             groups.setBucketsForGroup(device, key, gb, key, appId);
         }

@@ -1,0 +1,429 @@
+package org.hybridlb.app.onos;
+
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECT;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECTOR;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECT_SERVICE_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_DIP;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_DIP_BUCKET;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_DIP_TUNNEL_DST;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE_ENCAP;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_SET_SERVICE_SERVICE_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_ANY_PORT;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_DST_ADDR;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_DST_PORT;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_PROTOCOL;
+import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_WHOLE;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4_DST_ADDR;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_ID;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_ID_NEXT_ID;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.hybridlb.app.core.hmux.DipBucket;
+import org.hybridlb.app.core.hmux.HashContract;
+import org.hybridlb.app.core.hmux.IntentDiff;
+import org.hybridlb.app.core.hmux.ItemKey;
+import org.hybridlb.app.core.hmux.ServiceMatch;
+import org.hybridlb.app.core.hmux.SwitchDelta;
+import org.hybridlb.app.core.hmux.SwitchIntent;
+import org.hybridlb.app.core.hmux.SwitchReading;
+import org.hybridlb.app.core.p4.HlbP4Info;
+import org.hybridlb.app.core.port.SouthboundException;
+import org.hybridlb.app.onos.fabric.FabricView;
+import org.hybridlb.app.onos.fabric.OnosHmuxSouthbound;
+import org.hybridlb.app.onos.fabric.P4Devices;
+import org.hybridlb.solver.model.Smux;
+import org.hybridlb.solver.model.Switch;
+import org.hybridlb.solver.model.SwitchRole;
+import org.junit.Before;
+import org.junit.Test;
+import org.onlab.util.ImmutableByteSequence;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.NetTestTools;
+import org.onosproject.net.PortNumber;
+import org.onosproject.net.flow.DefaultFlowRule;
+import org.onosproject.net.flow.DefaultTrafficSelector;
+import org.onosproject.net.flow.DefaultTrafficTreatment;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowRuleOperations;
+import org.onosproject.net.flow.criteria.PiCriterion;
+import org.onosproject.net.flow.instructions.PiInstruction;
+import org.onosproject.net.group.Group;
+import org.onosproject.net.group.GroupBucket;
+import org.onosproject.net.group.GroupDescription;
+import org.onosproject.net.pi.model.PiActionId;
+import org.onosproject.net.pi.model.PiActionParamId;
+import org.onosproject.net.pi.model.PiActionModel;
+import org.onosproject.net.pi.model.PiActionParamModel;
+import org.onosproject.net.pi.model.PiActionProfileId;
+import org.onosproject.net.pi.model.PiActionProfileModel;
+import org.onosproject.net.pi.model.PiMatchFieldModel;
+import org.onosproject.net.pi.model.PiTableModel;
+import org.onosproject.net.pi.model.PiMatchFieldId;
+import org.onosproject.net.pi.model.PiTableId;
+import org.onosproject.net.pi.runtime.PiAction;
+import org.onosproject.net.pi.runtime.PiActionParam;
+import org.onosproject.net.pi.runtime.PiActionProfileGroupId;
+import org.onosproject.net.pi.runtime.PiGroupKey;
+
+/**
+ * The P4 HMux renderer and reader against ONOS's flow rule and group services (adapters overridden,
+ * ONOS's group manager taking the group id given): the PiTableEntry rules and dip_selector action
+ * profile groups an intent becomes, by P4Info name; read back as the same intent; a pool change as
+ * one group modification; what the layout would not write read as foreign or inconsistent. A fabric
+ * of two P4 ToRs and one Open vSwitch spine: each device gets the renderer its pipeconf binding says.
+ */
+public class P4HmuxSouthboundTest {
+    static final String VIP = "10.100.0.1";
+    static final String VIP2 = "10.100.0.2";
+    static final ServiceMatch TCP80 = new ServiceMatch(VIP, "tcp", 80);
+    static final ServiceMatch UDP_ANY = new ServiceMatch(VIP, "udp", 0);
+    static final ServiceMatch WHOLE2 = new ServiceMatch(VIP2, ServiceMatch.ANY, 0);
+    static final List<String> DEVICES = List.of("p4tor1", "p4tor2", "spine1");
+    static final Map<String, Integer> NEXT_IDS = Map.of("p4tor1", 11, "p4tor2", 12, "spine1", 13);
+
+    private FakeOnos onos;
+    private FabricView view;
+    private OnosHmuxSouthbound southbound;
+
+    @Before
+    public void setUp() {
+        onos = new FakeOnos();
+        DEVICES.forEach(onos::device);
+        onos.link("p4tor1", 1, "spine1", 1);
+        onos.link("p4tor2", 1, "spine1", 2);
+        view = new FabricView(List.of(spec("p4tor1", SwitchRole.TOR, 0), spec("p4tor2", SwitchRole.TOR, 1),
+                spec("spine1", SwitchRole.CORE, null)), List.of(), List.of(),
+                List.of(new Smux("smux-1", "10.0.2.9", "p4tor2", 1e10)));
+        P4Devices p4 = new P4Devices() {
+            @Override
+            public Optional<String> profile(DeviceId device) {
+                return device.toString().contains("p4") ? Optional.of(HlbP4Info.PROFILE_HLB_HMUX) : Optional.empty();
+            }
+
+            @Override
+            public Map<String, Integer> nextIds() {
+                return NEXT_IDS;
+            }
+        };
+        southbound = new OnosHmuxSouthbound(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
+                onos.hosts, onos.drivers, () -> view, 1000, onos.confirmation(10), () -> false, p4);
+    }
+
+    private static FabricView.SwitchSpec spec(String name, SwitchRole role, Integer pod) {
+        return new FabricView.SwitchSpec(NetTestTools.did(name), new Switch(name, role, pod, null),
+                PortNumber.portNumber(100));
+    }
+
+    static List<DipBucket> pool() {
+        return List.of(new DipBucket(0, "10.0.1.2", "10.0.1.2", 1), new DipBucket(1, "10.0.1.3", "10.0.1.3", 2),
+                new DipBucket(4, "10.9.9.9", "10.0.2.2", 1));
+    }
+
+    /** VIP's TCP 80 and UDP services and VIP2 whole on p4tor1, routes to them on p4tor2, the aggregate everywhere. */
+    Map<String, SwitchIntent> wanted(List<DipBucket> tcpPool) {
+        Map<String, SwitchIntent> out = new LinkedHashMap<>();
+        for (String d : List.of("p4tor1", "p4tor2")) {
+            SwitchIntent.Builder b = SwitchIntent.builder().aggregate("10.100.0.0/16", Set.of("smux-1"));
+            if (d.equals("p4tor1")) {
+                b.entry(TCP80, tcpPool).entry(UDP_ANY, pool().subList(0, 1)).entry(WHOLE2, pool().subList(2, 3));
+            } else {
+                b.route(VIP, "p4tor1").route(VIP2, "p4tor1");
+            }
+            out.put(d, southbound.capability(d).holdable(b.build()));
+        }
+        return out;
+    }
+
+    Map<String, SwitchDelta> converge(Map<String, SwitchIntent> want) {
+        return OnosHmuxSouthboundTest.converge(southbound, want);
+    }
+
+    private void assertConverged(Map<String, SwitchIntent> want) {
+        Map<String, SwitchReading> read = southbound.read(want.keySet());
+        want.forEach((d, w) -> assertTrue(d + ": " + IntentDiff.diff(w, read.get(d)),
+                IntentDiff.diff(w, read.get(d)).isEmpty()));
+    }
+
+    static PiAction action(String name, Object... params) {
+        PiAction.Builder b = PiAction.builder().withId(PiActionId.of(name));
+        for (int i = 0; i < params.length; i += 2) {
+            b.withParameter(new PiActionParam(PiActionParamId.of((String) params[i]), (ImmutableByteSequence) params[i + 1]));
+        }
+        return b.build();
+    }
+
+    static long num(ImmutableByteSequence v) {
+        long x = 0;
+        for (byte b : v.asArray()) {
+            x = x << 8 | (b & 0xff);
+        }
+        return x;
+    }
+
+    private static Object only(FlowEntry e) {
+        return ((PiInstruction) e.treatment().allInstructions().get(0)).action();
+    }
+
+    private List<FlowEntry> in(String device, String table) {
+        return onos.flows.on(device).stream().filter(e -> e.table().equals(PiTableId.of(table)))
+                .collect(Collectors.toList());
+    }
+
+    private static PiCriterion criterion(FlowEntry e) {
+        return (PiCriterion) e.selector().criteria().iterator().next();
+    }
+
+    private static long exact(FlowEntry e, String field) {
+        return num(((org.onosproject.net.pi.runtime.PiExactFieldMatch) criterion(e).fieldMatch(PiMatchFieldId.of(field))
+                .orElseThrow()).value());
+    }
+
+    @Test
+    public void anIntentBecomesServiceEntriesSelectorGroupsAndRoutes() throws Exception {
+        Map<String, SwitchIntent> want = wanted(pool());
+        converge(want);
+
+        // the TCP service: vip_service (VIP, 6, 80) -> set_service(id, IP-in-IP); dip_select(id) -> group id << 10
+        List<FlowEntry> svc = in("p4tor1", HMUX_VIP_SERVICE);
+        assertEquals(1, svc.size());
+        assertEquals(0x0a640001L, exact(svc.get(0), HMUX_VIP_SERVICE_DST_ADDR));
+        assertEquals(6, exact(svc.get(0), HMUX_VIP_SERVICE_PROTOCOL));
+        assertEquals(80, exact(svc.get(0), HMUX_VIP_SERVICE_DST_PORT));
+        PiAction set = (PiAction) only(svc.get(0));
+        assertEquals(PiActionId.of(HMUX_SET_SERVICE), set.id());
+        long sid = Long.parseLong(param(set, HMUX_SET_SERVICE_SERVICE_ID));
+        assertEquals(Long.toString(HlbP4Info.ENCAP_IPIP), param(set, HMUX_SET_SERVICE_ENCAP));
+        assertEquals(1, in("p4tor1", HMUX_VIP_SERVICE_ANY_PORT).size());
+        assertEquals(1, in("p4tor1", HMUX_VIP_WHOLE).size());
+        List<FlowEntry> sel = in("p4tor1", HMUX_DIP_SELECT);
+        assertEquals(3, sel.size());
+        FlowEntry tcpSelect = sel.stream().filter(e -> {
+            try {
+                return exact(e, HMUX_DIP_SELECT_SERVICE_ID) == sid;
+            } catch (Exception x) {
+                throw new AssertionError(x);
+            }
+        }).findFirst().orElseThrow();
+        assertEquals(PiActionProfileGroupId.of((int) sid << 10), only(tcpSelect));
+
+        // its group: a dip_selector action profile group, weight-unit members in bucket order
+        Group g = onos.groups.getGroup(NetTestTools.did("p4tor1"), new PiGroupKey(PiTableId.of(HMUX_DIP_SELECT),
+                PiActionProfileId.of(HMUX_DIP_SELECTOR), (int) sid << 10));
+        assertEquals(GroupDescription.Type.SELECT, g.type());
+        assertEquals((int) sid << 10, g.id().id().intValue());
+        List<String> members = new ArrayList<>();
+        for (GroupBucket b : g.buckets().buckets()) {
+            PiAction a = (PiAction) ((PiInstruction) b.treatment().allInstructions().get(0)).action();
+            assertEquals(PiActionId.of(HMUX_SET_DIP), a.id());
+            members.add(param(a, HMUX_SET_DIP_TUNNEL_DST) + "#" + param(a, HMUX_SET_DIP_BUCKET));
+        }
+        assertEquals(List.of("10.0.1.2#0", "10.0.1.3#1", "10.0.1.3#1", "10.0.2.2#4"), members);
+
+        // the routes on the other ToR: routing_v4 VIP/32 -> set_next_id(next id towards p4tor1)
+        List<FlowEntry> routes = in("p4tor2", ROUTING_ROUTING_V4);
+        assertEquals(2, routes.size());
+        for (FlowEntry r : routes) {
+            org.onosproject.net.pi.runtime.PiLpmFieldMatch m = (org.onosproject.net.pi.runtime.PiLpmFieldMatch)
+                    criterion(r).fieldMatch(PiMatchFieldId.of(ROUTING_ROUTING_V4_DST_ADDR)).orElseThrow();
+            assertEquals(32, m.prefixLength());
+            PiAction a = (PiAction) only(r);
+            assertEquals(PiActionId.of(ROUTING_SET_NEXT_ID), a.id());
+            assertEquals("11", param(a, ROUTING_SET_NEXT_ID_NEXT_ID));
+        }
+        // nothing on the spine: it is an OpenFlow device and the intent had nothing for it
+        assertTrue(onos.flows.on("spine1").isEmpty());
+        assertConverged(want);
+    }
+
+    private static String param(PiAction a, String name) {
+        long x = num(a.parameters().stream().filter(p -> p.id().equals(PiActionParamId.of(name)))
+                .findFirst().orElseThrow().value());
+        return name.equals(HMUX_SET_DIP_TUNNEL_DST) ? org.hybridlb.solver.model.Ipv4.format((int) x) : Long.toString(x);
+    }
+
+    @Test
+    public void readBackGivesTheIntentAndAnEmptyDiff() {
+        Map<String, SwitchIntent> want = wanted(pool());
+        converge(want);
+        SwitchReading r = southbound.read(List.of("p4tor1")).get("p4tor1");
+        assertEquals(Set.of(TCP80, UDP_ANY, WHOLE2), r.intent.entries.keySet());
+        // bucket ids and endpoints kept, weights from the run lengths, DIPs not kept
+        assertEquals(List.of(new DipBucket(0, null, "10.0.1.2", 1), new DipBucket(1, null, "10.0.1.3", 2),
+                new DipBucket(4, null, "10.0.2.2", 1)), r.intent.entries.get(TCP80));
+        assertTrue(r.inconsistent.toString(), r.inconsistent.isEmpty());
+        // aggregates are not rendered on P4: the SMux reads as unreachable, the aggregate as blocked
+        assertTrue(r.unreachable.containsKey("smux-1"));
+        assertTrue(IntentDiff.diff(want.get("p4tor1"), r).blocked.containsKey(ItemKey.aggregate("10.100.0.0/16")));
+        assertTrue(converge(want).isEmpty());
+    }
+
+    @Test
+    public void aPoolChangeIsOneGroupModification() {
+        converge(wanted(pool()));
+        onos.log.clear();
+        List<DipBucket> changed = List.of(new DipBucket(0, "10.0.1.2", "10.0.1.2", 3), new DipBucket(4, "10.9.9.9", "10.0.2.2", 1));
+        Map<String, SwitchDelta> d = converge(wanted(changed));
+        assertEquals(Set.of("p4tor1"), d.keySet());
+        assertEquals(Set.of(TCP80), d.get("p4tor1").putEntries.keySet());
+        assertTrue(d.get("p4tor1").removeEntries.isEmpty());
+        assertEquals(1, onos.log.size());
+        assertTrue(onos.log.toString(), onos.log.get(0).startsWith("group* of:p4tor1"));
+        assertConverged(wanted(changed));
+    }
+
+    @Test
+    public void aRemovedServiceTakesItsEntriesAndGroupAndFreesItsId() {
+        converge(wanted(pool()));
+        Map<String, SwitchIntent> less = wanted(pool());
+        SwitchIntent.Builder b = wanted(pool()).get("p4tor1").toBuilder();
+        b.entries.remove(UDP_ANY);
+        less.put("p4tor1", b.build());
+        int groupsBefore = onos.groups.count();
+        converge(less);
+        assertTrue(in("p4tor1", HMUX_VIP_SERVICE_ANY_PORT).isEmpty());
+        assertEquals(2, in("p4tor1", HMUX_DIP_SELECT).size());
+        assertEquals(groupsBefore - 1, onos.groups.count());
+        assertConverged(less);
+    }
+
+    @Test
+    public void aForeignRuleAndARouteToNoSwitchAreRepaired() {
+        Map<String, SwitchIntent> want = wanted(pool());
+        converge(want);
+        DeviceId tor2 = NetTestTools.did("p4tor2");
+        // a dip_select entry of no service, and VIP's route pointing at a next id that names no switch
+        FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
+        ops.add(DefaultFlowRule.builder().forDevice(tor2).forTable(PiTableId.of(HMUX_DIP_SELECT)).fromApp(FakeOnos.APP)
+                .makePermanent().withPriority(3100).withSelector(DefaultTrafficSelector.builder().matchPi(
+                        PiCriterion.builder().matchExact(PiMatchFieldId.of(HMUX_DIP_SELECT_SERVICE_ID), (short) 77).build())
+                        .build())
+                .withTreatment(DefaultTrafficTreatment.builder().piTableAction(PiActionProfileGroupId.of(77 << 10)).build())
+                .build());
+        ops.add(DefaultFlowRule.builder().forDevice(tor2).forTable(PiTableId.of(ROUTING_ROUTING_V4)).fromApp(FakeOnos.APP)
+                .makePermanent().withPriority(2000).withSelector(DefaultTrafficSelector.builder().matchPi(
+                        PiCriterion.builder().matchLpm(PiMatchFieldId.of(ROUTING_ROUTING_V4_DST_ADDR), 0x0a640001, 32)
+                                .build()).build())
+                .withTreatment(DefaultTrafficTreatment.builder().piTableAction(action(ROUTING_SET_NEXT_ID,
+                        ROUTING_SET_NEXT_ID_NEXT_ID, ImmutableByteSequence.copyFrom((short) 999))).build())
+                .build());
+        onos.flows.apply(ops.build());
+        SwitchReading r = southbound.read(List.of("p4tor2")).get("p4tor2");
+        assertTrue(r.toString(), r.inconsistent.containsKey(ItemKey.route(VIP)));
+        assertTrue(r.toString(), r.inconsistent.keySet().stream().anyMatch(k -> k.item == ItemKey.Item.FOREIGN));
+        assertFalse(r.intent.routes.containsKey(VIP));
+        converge(want);
+        assertConverged(want);
+        assertEquals(2, in("p4tor2", ROUTING_ROUTING_V4).size());
+        assertTrue(in("p4tor2", HMUX_DIP_SELECT).isEmpty());
+    }
+
+    @Test
+    public void aServiceWhoseSelectEntryOrGroupWentIsReadInconsistentAndRewritten() {
+        Map<String, SwitchIntent> want = wanted(pool());
+        converge(want);
+        DeviceId tor1 = NetTestTools.did("p4tor1");
+        // the TCP service's dip_select entry goes behind the app's back, and the whole-VIP service's group
+        int tcpSid = Integer.parseInt(param((PiAction) only(in("p4tor1", HMUX_VIP_SERVICE).get(0)),
+                HMUX_SET_SERVICE_SERVICE_ID));
+        FlowEntry tcpSelect = in("p4tor1", HMUX_DIP_SELECT).stream()
+                .filter(e -> exact(e, HMUX_DIP_SELECT_SERVICE_ID) == tcpSid).findFirst().orElseThrow();
+        onos.flows.entries.remove(tcpSelect.id());
+        int wholeSid = Integer.parseInt(param((PiAction) only(in("p4tor1", HMUX_VIP_WHOLE).get(0)),
+                HMUX_SET_SERVICE_SERVICE_ID));
+        onos.groups.removeGroup(tor1, new PiGroupKey(PiTableId.of(HMUX_DIP_SELECT),
+                PiActionProfileId.of(HMUX_DIP_SELECTOR), wholeSid << 10), FakeOnos.APP);
+        SwitchReading r = southbound.read(List.of("p4tor1")).get("p4tor1");
+        assertEquals(r.toString(), "no dip_select entry for service id " + tcpSid, r.inconsistent.get(ItemKey.entry(TCP80)));
+        assertTrue(r.toString(), r.inconsistent.get(ItemKey.entry(WHOLE2)).endsWith("is missing"));
+        assertEquals(Set.of(UDP_ANY), r.intent.entries.keySet());
+        converge(want);
+        assertConverged(want);
+    }
+
+    @Test
+    public void aP4DeviceOffersTheCrc32ContractAndKeepsBucketIds() {
+        assertEquals(HashContract.Selection.CRC32, southbound.capability("p4tor1").hash.selection);
+        assertEquals(HashContract.Encap.IPIP, southbound.capability("p4tor1").hash.encap);
+        assertTrue(southbound.capability("p4tor1").keepsBucketIds);
+        assertFalse(southbound.capability("p4tor1").keepsDips);
+        assertEquals(HashContract.Selection.OVS_DP_HASH, southbound.capability("spine1").hash.selection);
+    }
+
+    @Test
+    public void aPoolOfMoreWeightUnitsThanTheSelectorHoldsIsRefusedWithWhy() {
+        Map<String, SwitchIntent> want = wanted(List.of(new DipBucket(0, "10.0.1.2", "10.0.1.2", 65535)));
+        try {
+            converge(want);
+            fail("a pool of 65535 weight units was written");
+        } catch (SouthboundException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("65535 weight-unit members"));
+        }
+        assertTrue(in("p4tor1", HMUX_VIP_SERVICE).isEmpty());
+    }
+
+    /** ONOS's translator's checks, against the model ONOS's parser makes of the committed P4Info. */
+    @Test
+    public void everyRuleAndMemberFitsThePipelineModel() {
+        converge(wanted(pool()));
+        org.onosproject.net.pi.model.PiPipelineModel model =
+                org.hybridlb.app.onos.p4.HlbPipeconfLoader.model(HlbP4Info.PROFILE_HLB_HMUX);
+        int rules = 0;
+        for (String d : List.of("p4tor1", "p4tor2")) {
+            for (FlowEntry e : onos.flows.on(d)) {
+                PiTableModel t = model.table((PiTableId) e.table()).orElseThrow(() -> new AssertionError(e.table() + "?"));
+                for (org.onosproject.net.pi.runtime.PiFieldMatch f : criterion(e).fieldMatches()) {
+                    PiMatchFieldModel fm = t.matchField(f.fieldId()).orElseThrow(() -> new AssertionError(f + " in " + t.id()));
+                    assertEquals(f.toString(), fm.matchType(), f.type());
+                    ImmutableByteSequence v = f instanceof org.onosproject.net.pi.runtime.PiExactFieldMatch
+                            ? ((org.onosproject.net.pi.runtime.PiExactFieldMatch) f).value()
+                            : ((org.onosproject.net.pi.runtime.PiLpmFieldMatch) f).value();
+                    assertTrue(f + " fits " + fm.bitWidth() + " bits", fits(v, fm.bitWidth()));
+                }
+                assertEquals(t.id() + " match fields", t.matchFields().size(), criterion(e).fieldMatches().size());
+                Object a = only(e);
+                if (a instanceof PiActionProfileGroupId) {
+                    assertTrue(t.id() + " has an action profile", t.actionProfile() != null);
+                } else {
+                    assertAction(t, (PiAction) a);
+                }
+                rules++;
+            }
+            for (Group g : onos.groups.getGroups(NetTestTools.did(d))) {
+                PiGroupKey k = (PiGroupKey) g.appCookie();
+                PiActionProfileModel ap = model.actionProfiles(k.actionProfileId()).orElseThrow();
+                assertTrue(ap.hasSelector() && ap.tables().contains(k.tableId()));
+                for (GroupBucket b : g.buckets().buckets()) {
+                    assertAction(model.table(k.tableId()).orElseThrow(), (PiAction) ((PiInstruction)
+                            b.treatment().allInstructions().get(0)).action());
+                }
+            }
+        }
+        assertEquals(8, rules);
+    }
+
+    private static void assertAction(PiTableModel t, PiAction a) {
+        PiActionModel am = t.action(a.id()).orElseThrow(() -> new AssertionError(a.id() + " not an action of " + t.id()));
+        assertEquals(a.id() + " params", am.params().size(), a.parameters().size());
+        for (PiActionParam p : a.parameters()) {
+            PiActionParamModel pm = am.param(p.id()).orElseThrow(() -> new AssertionError(p.id() + " of " + a.id()));
+            assertTrue(p + " fits " + pm.bitWidth() + " bits", fits(p.value(), pm.bitWidth()));
+        }
+    }
+
+    private static boolean fits(ImmutableByteSequence v, int bits) {
+        return bits >= 64 || Long.numberOfLeadingZeros(num(v)) >= 64 - bits;
+    }
+}

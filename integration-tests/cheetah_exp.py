@@ -1,0 +1,313 @@
+"""Cheetah experiments on the emulation (issue "Cheetah", section Experiments), with real Linux
+TCP clients in the client hosts and the real hybridlbd driving SMuxes, HMuxes and agents: the
+emulation helpers and the churn (per-connection consistency while the pool grows and shrinks,
+an SMux dies and comes back, and VIPs move off the HMuxes: NSDI'20 Fig. 9 analogue).
+cheetah_perf.py has balance, wraps and iperf3.
+
+The functions take a running emulation (hlbemu.Emu with the daemon started); cheetah_bench.py
+starts the emulations and prints the tables, test_cheetah.py runs a short churn in the suite.
+"""
+import json
+import os
+import threading
+import time
+
+from conftest import wait_for
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOPO = os.path.join(REPO, "topologies")
+PY = "/usr/bin/python3"
+AGG = "10.100.0.0/16"
+
+
+def dip_ips(e):
+    """The DIP hosts' addresses, in host-name order (host-0-0-0, host-0-0-1, ...)."""
+    return [e.fab["hosts"][h]["ip"] for h in sorted(e.fab["hosts"]) if e.fab["hosts"][h]["role"] == "dip"]
+
+
+def clients(e):
+    return sorted(h for h, v in e.fab["hosts"].items() if v["role"] == "client")
+
+
+def vip_doc(vip, port, dips, affinity="hash", mechanism=None):
+    d = {"vip": vip, "aggregate": AGG, "ports": [{"proto": "tcp", "port": port, "dips": [{"ip": i} for i in dips]}]}
+    if affinity != "hash":
+        d["affinity"] = affinity
+        d["mechanism"] = mechanism or "wrr"
+    return d
+
+
+def add_vip(e, doc):
+    code, ans = e.api("POST", "/vips", doc)
+    if code not in (200, 201):
+        raise RuntimeError("POST /vips %s: %s %s" % (doc["vip"], code, ans))
+
+
+def api_ok(e, method, path, body=None):
+    code, ans = e.api(method, path, body)
+    if not 200 <= code < 300:
+        raise RuntimeError("%s %s: %s %s" % (method, path, code, ans))
+    return ans
+
+
+def set_weights(e, vip, weights):
+    """PUT /vips/{vip} with the DIPs of `weights` ({ip: weight}) set so (0: drained, its
+    connections finish where they are, no new ones)."""
+    doc = api_ok(e, "GET", "/vips/%s" % vip)
+    for p in doc["ports"]:
+        for d in p["dips"]:
+            if d["ip"] in weights:
+                d["weight"] = weights[d["ip"]]
+    api_ok(e, "PUT", "/vips/%s" % vip, doc)
+
+
+def placement(e):
+    return e.api("GET", "/assignment")[1]["installed"]
+
+
+class PlacementLog:
+    """Polls /assignment once a second: where each watched VIP was, and its moves."""
+
+    def __init__(self, e, vips):
+        self.e, self.vips, self.moves, self.now = e, vips, {v: [] for v in vips}, {}
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            try:
+                p = placement(self.e)
+            except Exception:
+                p = {}
+            for v in self.vips:
+                where = p.get(v)
+                if where is None:
+                    continue
+                last = self.now.get(v)
+                if last is not None and where != last:
+                    self.moves[v].append((last, where))
+                self.now[v] = where
+            self.stop.wait(1.0)
+
+    def finish(self):
+        self.stop.set()
+        self.t.join()
+        return {v: {"hmuxToSmux": sum(1 for a, b in m if a != "smux" and b == "smux"),
+                    "smuxToHmux": sum(1 for a, b in m if a == "smux" and b != "smux"),
+                    "hmuxToHmux": sum(1 for a, b in m if a != "smux" and b != "smux")} for v, m in self.moves.items()}
+
+
+def peers_announcing(e):
+    out = e.ns_run(["vtysh", "--vty_socket", e.fab["routeServer"]["vtyDir"], "-c", "show bgp ipv4 unicast json"]).stdout
+    routes = json.loads(out).get("routes", {}) if out.strip() else {}
+    return sorted({p.get("peerId") or p.get("nexthops", [{}])[0].get("ip") for r in routes.values() for p in r})
+
+
+def cookie_counters(e, agents=True):
+    """Cheetah counters summed over the SMuxes and (agents) the host agents."""
+    out = {"smuxDecoded": 0, "smuxInvalid": 0, "smuxBadCookieDrops": 0, "agentEncoded": 0, "agentRestored": 0,
+           "agentMisrouted": 0}
+    for s in e.fab["smuxes"]:
+        try:
+            text = e.smux_metrics(s["id"])
+        except Exception:
+            continue
+        for line in text.splitlines():
+            key = {'hlb_smux_cookie_packets_total{event="decoded"}': "smuxDecoded",
+                   'hlb_smux_cookie_packets_total{event="invalid"}': "smuxInvalid",
+                   'hlb_smux_drops_total{reason="bad_cookie"}': "smuxBadCookieDrops"}.get(line.rsplit(" ", 1)[0])
+            if key:
+                out[key] += int(float(line.rsplit(" ", 1)[1]))
+    for h, v in e.fab["hosts"].items():
+        if v["role"] != "dip" or not agents:
+            continue
+        try:
+            ck = e.agent_stats(h).get("cookie", {})
+        except Exception:
+            continue
+        out["agentEncoded"] += ck.get("encoded", 0) + ck.get("encoded_slow_path", 0)
+        out["agentRestored"] += ck.get("restored", 0)
+        out["agentMisrouted"] += ck.get("misrouted", 0)
+    return out
+
+
+def require_cookie_agents(e, timeout=60):
+    """Every DIP host's agent runs the XDP backend with cookies on (an agent whose XDP backend
+    did not start runs the user-space fallback, which cannot do cookies): else RuntimeError."""
+    def missing():
+        out = []
+        for h, v in e.fab["hosts"].items():
+            if v["role"] == "dip":
+                try:
+                    ok = e.agent_stats(h)["backend"].get("cookies")
+                except Exception:
+                    ok = False
+                if not ok:
+                    out.append(h)
+        return out
+    left = missing()
+    if left:
+        wait_for(lambda: not missing(), timeout, 2)
+        left = missing()
+    if left:
+        raise RuntimeError("host agents without Cheetah cookies (see their logs): %s" % ", ".join(sorted(left)))
+
+
+# ------------------------------------------------------------------------------------------
+# churn
+# ------------------------------------------------------------------------------------------
+
+def classify(conns):
+    """Long-lived connections of hlb_probe.py tcp -> counts. A connection is broken when it
+    was reset, timed out, closed by the server, or answered by a second server."""
+    c = {"opened": 0, "connectFailed": 0, "reset": 0, "timeout": 0, "wrongServer": 0, "otherError": 0}
+    for r in conns:
+        errs = " ".join(r["errors"])
+        if errs.startswith("connect:"):
+            c["connectFailed"] += 1
+            continue
+        c["opened"] += 1
+        if len(r["dips"]) > 1:
+            c["wrongServer"] += 1
+        elif not errs:
+            continue
+        elif "timed out" in errs or "timeout" in errs:
+            c["timeout"] += 1
+        elif "Reset" in errs or "reset" in errs or "closed by peer" in errs or "Broken" in errs:
+            c["reset"] += 1
+        else:
+            c["otherError"] += 1
+    c["broken"] = c["reset"] + c["timeout"] + c["wrongServer"] + c["otherError"]
+    return c
+
+
+def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=True, log=print):
+    """Runs the churn script once, on every VIP of `vips` ({label: vip}) at the same time.
+
+    Each phase a new batch of long-lived connections opens (so connections born under every
+    pool, SMux and placement state are held) from 2 client hosts per VIP, each sending a GET
+    every `interval`; new short connections arrive all along. Phases: start; +3 DIPs; SMux
+    killed; SMux restarted; (drain) every switch drained, so VIPs on HMuxes move to the SMuxes;
+    -3 DIPs (3 of the original ones set to weight 0: drained, the operator's way to take a DIP
+    out without breaking its connections); end. The pools are put back afterwards. The VIPs must exist with the first 8 DIP hosts as their pool.
+    Returns {label: counts} and the events' log."""
+    ips = dip_ips(e)
+    added, removed = ips[8:11], ips[0:3]
+    cl = clients(e)
+    victim = e.fab["smuxes"][-1]["id"]
+    timeout = max(8.0, 2 * phase_s)       # a stall this long is a broken connection, not an outage
+    probes = {label: [] for label in vips}
+    shorts = {}
+    events = []
+    t0 = time.monotonic()
+
+    def event(what):
+        ck = cookie_counters(e, agents=False)
+        events.append((round(time.monotonic() - t0, 1), what, ck))
+        log("churn %5.1fs: %s (SMux cookies decoded %d, invalid %d)" % (time.monotonic() - t0, what,
+                                                                       ck["smuxDecoded"], ck["smuxInvalid"]))
+
+    def batch(n):
+        for i, (label, vip) in enumerate(sorted(vips.items())):
+            for k in range(2):
+                node = cl[(2 * i + k + n) % len(cl)]
+                probes[label].append(e.probe(node, "tcp", "--vip", vip, "--conns", conns, "--interval", interval,
+                                             "--duration", 590, "--timeout", timeout))
+
+    moves = PlacementLog(e, list(vips.values()))
+    before = cookie_counters(e)
+    switches = [s["id"] for s in e.api("GET", "/switches")[1]["switches"]]
+    try:
+        for i, (label, vip) in enumerate(sorted(vips.items())):
+            shorts[label] = e.probe(cl[(2 * i + 1) % len(cl)], "http", "--vip", vip, "--rate", short_rate,
+                                    "--duration", 590, "--timeout", timeout)
+        batch(0)
+        event("start: %d VIPs, pool of 8, placement %s" % (len(vips), {v: placement(e).get(v) for v in vips.values()}))
+        time.sleep(phase_s)
+        for ip in added:
+            for vip in vips.values():
+                api_ok(e, "POST", "/vips/%s/dips" % vip, {"ip": ip})
+        batch(1)
+        event("+3 DIPs (%s)" % ", ".join(added))
+        time.sleep(phase_s)
+        e.kill_smux(victim)
+        batch(2)
+        event("SMux %s killed" % victim)
+        time.sleep(phase_s)
+        e.restart_smux(victim)
+        wait_for(lambda: len(peers_announcing(e)) == len(e.fab["smuxes"]), 30, 0.5)
+        batch(3)
+        event("SMux %s restarted and announcing" % victim)
+        time.sleep(phase_s)
+        if drain:
+            p = placement(e)
+            for sid in switches:
+                api_ok(e, "POST", "/switches/%s/drain" % sid)
+            batch(4)
+            event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in vips.values()})
+            time.sleep(phase_s)
+        for vip in vips.values():
+            set_weights(e, vip, {ip: 0 for ip in removed})
+        batch(5)
+        event("-3 DIPs: weight 0, drained (%s)" % ", ".join(removed))
+        time.sleep(phase_s)
+        event("end")
+    finally:
+        results = {}
+        for label in vips:
+            conns_all = []
+            for pr in probes[label]:
+                try:
+                    conns_all += e.finish(pr, timeout=timeout + 30)["conns"]
+                except Exception as ex:
+                    log("churn: a probe of %s reported nothing: %s" % (label, ex))
+            results[label] = classify(conns_all)
+            try:
+                s = e.finish(shorts[label], timeout=timeout + 30) if label in shorts else None
+            except Exception:
+                s = None
+            results[label]["short"] = s["requests"] if s else 0
+            results[label]["shortFailed"] = s["failed"] if s else None
+        results_moves = moves.finish()
+        for label, vip in vips.items():
+            results[label]["moves"] = results_moves[vip]
+        for sid in switches if drain else ():
+            e.api("DELETE", "/switches/%s/drain" % sid)
+        for vip in vips.values():           # the pool as it was: the first 8 DIP hosts, weight 1
+            set_weights(e, vip, {ip: 1 for ip in removed})
+            for ip in added:
+                e.api("DELETE", "/vips/%s/dips/%s" % (vip, ip))
+        if not wait_for(lambda: len(peers_announcing(e)) == len(e.fab["smuxes"]), 1, 0.5):
+            e.restart_smux(victim) if not e.recorded_pids("smux " + victim) else None
+    after = cookie_counters(e)
+    return results, events, {k: after[k] - before[k] for k in after}
+
+
+CHURN_COLUMNS = ["hash", "hash+table", "cheetah", "cheetah-stateful"]
+
+
+def churn_table(results):
+    rows = [("long-lived connections", "opened"), ("broken", "broken"), ("  reset", "reset"),
+            ("  timeout", "timeout"), ("  wrong server", "wrongServer"), ("  other error", "otherError"),
+            ("connect failed", "connectFailed"), ("short requests", "short"), ("short failed", "shortFailed")]
+    w = 24
+    lines = ["%-*s" % (w, "") + "".join("%18s" % c for c in CHURN_COLUMNS)]
+    for title, key in rows:
+        cells = []
+        for c in CHURN_COLUMNS:
+            r = results.get(c)
+            cells.append("%18s" % ("not run" if r is None else r[key]))
+        lines.append("%-*s" % (w, title) + "".join(cells))
+    cells = []
+    for c in CHURN_COLUMNS:
+        r = results.get(c)
+        cells.append("%18s" % ("" if r is None else "%.2f%%" % (100.0 * r["broken"] / max(1, r["opened"]))))
+    lines.append("%-*s" % (w, "broken share") + "".join(cells))
+    cells = []
+    for c in CHURN_COLUMNS:
+        r = results.get(c)
+        cells.append("%18s" % ("" if r is None else "%d/%d/%d" % (r["moves"]["hmuxToSmux"], r["moves"]["smuxToHmux"],
+                                                               r["moves"]["hmuxToHmux"])))
+    lines.append("%-*s" % (w, "moves H>S / S>H / H>H") + "".join(cells))
+    return "\n".join(lines)
