@@ -119,7 +119,8 @@ public final class ModelChecks {
             }
             if (v.mechanism != null && !v.cheetah()) {
                 // as the SMux: a typo in affinity must not turn cookies off silently
-                throw new InvalidInputException(source, f + "/mechanism", "only for affinity \"cheetah\"");
+                throw new InvalidInputException(source, f + "/mechanism",
+                        "only for affinity \"cheetah\" or \"cheetah-stateful\"");
             }
             if (v.ports.size() > Limits.MAX_SERVICES_PER_VIP) {
                 throw new InvalidInputException(source, f + "/ports", v.ports.size()
@@ -157,7 +158,7 @@ public final class ModelChecks {
                         // the SMux refuses it too: a cookie carries the host's id, not the DIP's
                         throw new InvalidInputException(source, df + (dip.hostIp != null ? "/hostIp" : "/ip"),
                                 "host " + dip.tunnelEndpoint() + " is also that of dips/" + sameHost
-                                        + ": with affinity \"cheetah\" a pool has one DIP per host (a cookie names the host)");
+                                        + ": with affinity \"" + v.affinity + "\" a pool has one DIP per host (a cookie names the host)");
                     }
                     requireUnicastHost(dip.ip, source, df + "/ip");
                     if (dip.hostIp != null) {

@@ -11,9 +11,11 @@ import java.util.Objects;
 /**
  * A virtual IP, the aggregate prefix the SMuxes announce for it, and its ports. {@code affinity}
  * says what keeps a connection on its DIP: {@code hash} (absent: the hash and the SMuxes'
- * connection table) or {@code cheetah} (the Cheetah cookie its server's host agent writes,
- * p4/COOKIE-SPEC.md); {@code mechanism} how a cheetah VIP's SYNs pick a DIP ({@code wrr}
- * when absent, {@code rr}, {@code hash}); {@code prism} the Prism request hand-off, when the VIP
+ * connection table), {@code cheetah} (the Cheetah cookie its server's host agent writes,
+ * p4/COOKIE-SPEC.md) or {@code cheetah-stateful} (the cookie carries an index into the owner
+ * SMux's ConnTable, COOKIE-SPEC §7); {@code mechanism} how such a VIP's SYNs pick a DIP
+ * ({@code wrr} when absent, {@code rr}, {@code hash}, {@code p2c}, {@code least-loaded},
+ * {@code awrr}); {@code prism} the Prism request hand-off, when the VIP
  * has one (its front ends and rules: {@link PrismConfig}; no effect on the muxes, which balance
  * connections over the front ends as over any pool). Absent fields are left out of the JSON.
  */
@@ -22,6 +24,7 @@ import java.util.Objects;
 public final class Vip {
     public static final String AFFINITY_HASH = "hash";
     public static final String AFFINITY_CHEETAH = "cheetah";
+    public static final String AFFINITY_CHEETAH_STATEFUL = "cheetah-stateful";
     public static final String MECHANISM_WRR = "wrr";
 
     public final String vip;
@@ -59,10 +62,25 @@ public final class Vip {
         return new Vip(vip, aggregate, affinity, mechanism, newPorts, prism);
     }
 
-    /** True when cookies keep its connections: a mux needs to decode them (COOKIE-SPEC §4–§5). */
+    /**
+     * True when cookies keep its connections ({@code cheetah} or {@code cheetah-stateful}): a mux
+     * needs to decode them (COOKIE-SPEC §4–§5), each pool has one DIP per host.
+     */
     @JsonIgnore
     public boolean cheetah() {
-        return AFFINITY_CHEETAH.equals(affinity);
+        return AFFINITY_CHEETAH.equals(affinity) || stateful();
+    }
+
+    /** True for {@code cheetah-stateful}: the SMux table names the VIP's owner SMuxes (COOKIE-SPEC §7). */
+    @JsonIgnore
+    public boolean stateful() {
+        return AFFINITY_CHEETAH_STATEFUL.equals(affinity);
+    }
+
+    /** The affinity, its default applied: {@code hash} when absent. */
+    @JsonIgnore
+    public String effectiveAffinity() {
+        return affinity == null ? AFFINITY_HASH : affinity;
     }
 
     /** The SYN mechanism of a cheetah VIP, its default applied; null for a hash VIP. */
@@ -73,6 +91,7 @@ public final class Vip {
 
     /** Same affinity and mechanism, defaults applied (so absent equals "hash", "wrr"). */
     public boolean sameAffinity(Vip o) {
-        return cheetah() == o.cheetah() && Objects.equals(effectiveMechanism(), o.effectiveMechanism());
+        return effectiveAffinity().equals(o.effectiveAffinity())
+                && Objects.equals(effectiveMechanism(), o.effectiveMechanism());
     }
 }

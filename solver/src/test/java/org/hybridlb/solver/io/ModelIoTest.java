@@ -104,6 +104,42 @@ class ModelIoTest {
         assertEquals(0, drained.vips.get(0).ports.get(0).dips.get(0).weight);
     }
 
+    @Test
+    void cookieAffinitiesAndMechanismsAreReadAndCheckedByField() {
+        String base = "{\"vips\":[{\"vip\":\"100.64.1.1\",\"aggregate\":\"100.64.0.0/16\"%s,"
+                + "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.0.1\"}%s]}]}]}";
+        for (String m : List.of("wrr", "rr", "hash", "p2c", "least-loaded", "awrr")) {
+            Vip v = vips(String.format(base, ",\"affinity\":\"cheetah-stateful\",\"mechanism\":\"" + m + "\"", ""))
+                    .vips.get(0);
+            assertTrue(v.cheetah() && v.stateful(), m);
+            assertEquals(m, v.effectiveMechanism());
+        }
+        Vip plain = vips(String.format(base, ",\"affinity\":\"cheetah\"", "")).vips.get(0);
+        assertTrue(plain.cheetah() && !plain.stateful());
+        assertEquals("wrr", plain.effectiveMechanism());
+        assertTrue(!plain.sameAffinity(vips(String.format(base, ",\"affinity\":\"cheetah-stateful\"", "")).vips.get(0)),
+                "cheetah and cheetah-stateful differ");
+
+        InvalidInputException affinity = assertThrows(InvalidInputException.class,
+                () -> vips(String.format(base, ",\"affinity\":\"stateful\"", "")));
+        assertEquals("/vips/0/affinity", affinity.field());
+        InvalidInputException mechanism = assertThrows(InvalidInputException.class,
+                () -> vips(String.format(base, ",\"affinity\":\"cheetah-stateful\",\"mechanism\":\"p3c\"", "")));
+        assertEquals("/vips/0/mechanism", mechanism.field());
+        InvalidInputException hashOnly = assertThrows(InvalidInputException.class,
+                () -> vips(String.format(base, ",\"mechanism\":\"least-loaded\"", "")));
+        assertEquals("/vips/0/mechanism", hashOnly.field());
+        assertTrue(hashOnly.reason().contains("cheetah-stateful"), hashOnly.reason());
+        InvalidInputException oneHost = assertThrows(InvalidInputException.class, () -> vips(String.format(base,
+                ",\"affinity\":\"cheetah-stateful\"", ",{\"ip\":\"10.0.0.2\",\"hostIp\":\"10.0.0.1\"}")));
+        assertEquals("/vips/0/ports/0/dips/1/hostIp", oneHost.field());
+        assertTrue(oneHost.reason().contains("one DIP per host"), oneHost.reason());
+        // the controller's owner list is not configuration: refused as an unknown field
+        InvalidInputException owners = assertThrows(InvalidInputException.class, () -> vips(String.format(base,
+                ",\"affinity\":\"cheetah-stateful\",\"statefulOwners\":[\"10.0.0.9\"]", "")));
+        assertTrue(owners.getMessage().contains("statefulOwners"), owners.getMessage());
+    }
+
     /** The limits hold for configurations built in memory too (the controller edits pools one DIP at a time). */
     @Test
     void theModelChecksHoldTheLimits() {

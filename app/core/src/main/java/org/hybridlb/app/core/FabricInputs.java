@@ -226,6 +226,17 @@ final class FabricInputs {
         return out;
     }
 
+    /** The addresses of the live SMuxes of the topology (those with one). */
+    List<String> liveSmuxIps() {
+        List<String> out = new ArrayList<>();
+        for (Smux m : topology().smuxes) {
+            if (liveSmuxes.contains(m.id) && m.ip != null) {
+                out.add(m.ip);
+            }
+        }
+        return out;
+    }
+
     Map<String, Smux> smuxesById() {
         Map<String, Smux> out = new LinkedHashMap<>();
         topology().smuxes.forEach(m -> out.put(m.id, m));

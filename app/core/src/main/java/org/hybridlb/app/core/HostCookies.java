@@ -1,6 +1,7 @@
 package org.hybridlb.app.core;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.cheetah.CookieRegistry;
 import org.hybridlb.app.core.cheetah.HostCookieDocs;
+import org.hybridlb.app.core.cheetah.OwnerSlots;
 import org.hybridlb.app.core.port.HostCookieControl;
 import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.solver.model.Dip;
@@ -28,6 +30,7 @@ final class HostCookies {
     private static final Logger LOG = Logger.getLogger(HostCookies.class.getName());
 
     private final CookieRegistry registry = new CookieRegistry();
+    private final OwnerSlots ownerSlots = new OwnerSlots();
     private final RetiringDips retiring = new RetiringDips(System::currentTimeMillis);
     private final HostCookieControl agents;
     private final StateKeeper keeper;
@@ -42,12 +45,14 @@ final class HostCookies {
     }
 
     /**
-     * Ids and keys in line with the desired and installed VIPs, and the DIPs removed from cheetah
-     * VIPs draining ({@link RetiringDips}); true when the state changed (persist it).
+     * Ids and keys in line with the desired and installed VIPs, the DIPs removed from cheetah
+     * VIPs draining ({@link RetiringDips}), stateful owner slots with the live SMuxes' addresses
+     * ({@link OwnerSlots}); true when the state changed (persist it).
      */
-    boolean allocate() {
+    boolean allocate(Collection<String> liveSmuxIps) {
         ControllerState state = keeper.state();
         boolean drains = retiring.update(state.cookies, state.desired, state.installedVips);
+        drains |= ownerSlots.update(state.cookies, liveSmuxIps);
         try {
             return registry.update(state.cookies, vips()) | drains;
         } catch (IllegalStateException e) {

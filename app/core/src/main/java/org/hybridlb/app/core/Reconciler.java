@@ -71,7 +71,7 @@ final class Reconciler {
             status.error("reading the sources: " + e.getMessage());
         }
         // ids and keys, on disk, then the hosts' documents: all before any SMux table is rendered
-        if (cookies.allocate()) {
+        if (cookies.allocate(inputs.liveSmuxIps())) {
             persisted();
         }
         cookies.push();
@@ -87,7 +87,7 @@ final class Reconciler {
         repair.settleMultiHomed();
         changePoolsInPlace();
         holds.release(target());
-        cookies.allocate(); // hosts that the in-place changes took out of every pool go into quarantine now
+        cookies.allocate(inputs.liveSmuxIps()); // hosts that the in-place changes took out of every pool go into quarantine now
         if (persisted()) { // a migration starts only from a state that is on disk
             AssignmentPlanner.Planned p = planner.plan(target());
             if (p != null) {
@@ -127,6 +127,9 @@ final class Reconciler {
             return;
         }
         inputs.setLiveSmuxes(now);
+        if (cookies.allocate(inputs.liveSmuxIps())) { // owner slots before any table names the SMuxes
+            persisted();
+        }
         if (!now.containsAll(before)) {
             status.metrics.failover("smux", (int) before.stream().filter(id -> !now.contains(id)).count());
             repair.dropLostSmuxes();

@@ -8,6 +8,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.cheetah.CookieState;
+import org.hybridlb.app.core.cheetah.OwnerSlots;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.SmuxControl;
@@ -43,7 +44,8 @@ final class SmuxTablePublisher {
 
     /**
      * The installed configuration as the SMux table of {@code version}, each VIP hashed as its HMux does;
-     * a cheetah VIP with its key, mode (SipHash-1-3), mechanism and its hosts' server ids.
+     * a cheetah VIP with its key, mode (SipHash-1-3), mechanism and its hosts' server ids, a
+     * cheetah-stateful one also with the SMuxes' owner slots ({@link OwnerSlots}).
      */
     SmuxTable table(long version) {
         List<VipEntry> entries = new ArrayList<>();
@@ -56,8 +58,12 @@ final class SmuxTablePublisher {
                 if (key == null) {
                     throw new IllegalStateException("cheetah VIP " + v.vip + " has no cookie key yet");
                 }
-                cookies.put(v.vip, new SmuxTable.Cheetah(v.effectiveMechanism(), key, Cookie.HashMode.SIPHASH13,
-                        c.serverIds));
+                List<String> owners = v.stateful() ? OwnerSlots.owners(c) : null;
+                if (owners != null && owners.isEmpty()) {
+                    throw new IllegalStateException("cheetah-stateful VIP " + v.vip + ": no SMux has an owner slot yet");
+                }
+                cookies.put(v.vip, new SmuxTable.Cheetah(v.effectiveAffinity(), v.effectiveMechanism(), key,
+                        Cookie.HashMode.SIPHASH13, c.serverIds, owners));
             }
         }
         return SmuxTable.of(version, entries, contracts.forEntries(entries), cookies);

@@ -134,6 +134,69 @@ class CheetahControllerTest {
         }
     }
 
+    /** The statefulOwners of {@code vip} in the table the last SMux of the topology runs. */
+    List<String> owners(String vip) {
+        List<String> out = new ArrayList<>();
+        JsonNode t = Json.MAPPER.valueToTree(fabric.tables.get(topo.smuxes.get(topo.smuxes.size() - 1).id));
+        for (JsonNode e : t.path("vips")) {
+            if (e.path("vip").asText().equals(vip)) {
+                e.path("statefulOwners").forEach(o -> out.add(o.asText()));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aStatefulVipNamesEveryLiveSmuxAsOwnerAndTheSlotsStayAcrossLossesAndRestarts() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah-stateful\",\"mechanism\":\"p2c\"", 1, 2));
+        c.createVip(vipJson("10.100.0.3", ",\"affinity\":\"cheetah\",\"mechanism\":\"awrr\"", 3));
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().lastError);
+        JsonNode e = entry("10.100.0.2");
+        assertEquals(List.of("vip", "aggregate", "selection", "encap", "affinity", "cookieKey", "cookieHash",
+                "mechanism", "statefulOwners", "ports"), names(e));
+        assertEquals("cheetah-stateful", e.path("affinity").asText());
+        assertEquals("p2c", e.path("mechanism").asText());
+        assertEquals(serverId(host(2)), e.at("/ports/0/dips/1/serverId").asInt());
+        assertFalse(entry("10.100.0.3").has("statefulOwners"), "a cheetah VIP names no owners");
+        assertEquals("awrr", entry("10.100.0.3").path("mechanism").asText());
+        List<String> all = new ArrayList<>();
+        topo.smuxes.forEach(m -> all.add(m.ip));
+        List<String> first = owners("10.100.0.2");
+        assertEquals(new HashSet<>(all), new HashSet<>(first), "every live SMux owns");
+        assertEquals(all.size(), first.size());
+        // a stateful VIP stays off the switches that cannot decode cookies, as a cheetah VIP
+        assertTrue(c.assignment().hashUnmatched.containsKey("10.100.0.2"), c.assignment().hashUnmatched.toString());
+
+        // an SMux lost: every other keeps its owner id, and the lost one's slot keeps its address
+        String lost = topo.smuxes.get(0).id;
+        fabric.live.remove(lost);
+        c.smuxesChanged(fabric.liveSmuxes());
+        c.awaitIdle(20_000);
+        assertEquals(first, owners("10.100.0.2"));
+        assertTrue(state().at("/cookies/ownerQuarantine").size() == 1, state().path("cookies").toString());
+
+        // a restart keeps the slots (and the quarantine): the running tables are right, nothing sent
+        c.close();
+        fabric.takeLog();
+        start();
+        assertEquals(first, owners("10.100.0.2"));
+        assertFalse(fabric.takeLog().stream().anyMatch(l -> l.startsWith("put ")), "the running table is right");
+    }
+
+    @Test
+    void turningACheetahVipStatefulChangesItsTableInPlace() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 1, 2));
+        c.awaitIdle(20_000);
+        assertEquals(List.of(), owners("10.100.0.2"));
+        c.replaceVip("10.100.0.2", vipJson("10.100.0.2", ",\"affinity\":\"cheetah-stateful\"", 1, 2));
+        c.awaitIdle(20_000);
+        assertEquals(topo.smuxes.size(), owners("10.100.0.2").size(), Json.write(c.vips()));
+        assertEquals("wrr", entry("10.100.0.2").path("mechanism").asText());
+    }
+
     @Test
     void idsAndKeysSurviveARestartAndNothingIsSentAgain() {
         Controller c = start();

@@ -149,14 +149,18 @@ class RestResourcesTest {
         refused(400, "/affinity", "", "POST", "vips",
                 vip("10.100.0.3", host(1)).replace("\"aggregate\"", "\"affinity\":\"cookie\",\"aggregate\""));
         refused(400, "/mechanism", "", "POST", "vips", vip("10.100.0.3", host(1))
-                .replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"mechanism\":\"awrr\",\"aggregate\""));
-        refused(400, "/mechanism", "only for affinity \"cheetah\"", "POST", "vips",
+                .replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"mechanism\":\"lc\",\"aggregate\""));
+        refused(400, "/affinity", "", "POST", "vips", vip("10.100.0.3", host(1))
+                .replace("\"aggregate\"", "\"affinity\":\"cheetah-statefull\",\"aggregate\""));
+        refused(400, "/mechanism", "only for affinity \"cheetah\" or \"cheetah-stateful\"", "POST", "vips",
                 vip("10.100.0.3", host(1)).replace("\"aggregate\"", "\"mechanism\":\"rr\",\"aggregate\""));
         // two DIPs of one host (VMs behind hostIp) in a cheetah pool: a cookie names the host
         String twoOnOneHost = "{\"vip\":\"10.100.0.3\",\"aggregate\":\"10.100.0.0/16\",\"affinity\":\"cheetah\","
                 + "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.9.0.1\",\"hostIp\":\"" + host(1)
                 + "\"},{\"ip\":\"10.9.0.2\",\"hostIp\":\"" + host(1) + "\"}]}]}";
         refused(400, "/ports/0/dips/1/hostIp", "one DIP per host", "POST", "vips", twoOnOneHost);
+        refused(400, "/ports/0/dips/1/hostIp", "with affinity \"cheetah-stateful\" a pool has one DIP per host",
+                "POST", "vips", twoOnOneHost.replace("\"cheetah\"", "\"cheetah-stateful\""));
         assertEquals(201, call("POST", "vips", twoOnOneHost.replace(",\"affinity\":\"cheetah\"", "")).status,
                 "a hash VIP may have them");
         controller.awaitIdle(20_000);
@@ -167,6 +171,31 @@ class RestResourcesTest {
         refused(400, "/vips/1/mechanism", "only for affinity \"cheetah\"", "PUT", "vips", "{\"vips\":["
                 + vip("10.100.0.1", host(0)) + "," + vip("10.100.0.3", host(1))
                         .replace("\"aggregate\"", "\"affinity\":\"hash\",\"mechanism\":\"wrr\",\"aggregate\"") + "]}");
+    }
+
+    @Test
+    void statefulAffinityAndLoadAwareMechanismsAreTakenAndKept() {
+        for (String m : List.of("p2c", "least-loaded", "awrr")) {
+            String v = "10.100.0." + (10 + m.length());
+            Reply created = call("POST", "vips", vip(v, host(1))
+                    .replace("\"aggregate\"", "\"affinity\":\"cheetah-stateful\",\"mechanism\":\"" + m + "\",\"aggregate\""));
+            assertEquals(201, created.status, created.body.toString());
+            assertEquals("cheetah-stateful", created.body.path("affinity").asText());
+            assertEquals(m, created.body.path("mechanism").asText());
+            controller.awaitIdle(20_000);
+            JsonNode shown = call("GET", "vips/" + v, null).body;
+            assertEquals("cheetah-stateful", shown.path("affinity").asText(), shown.toString());
+            assertEquals(m, shown.path("mechanism").asText(), shown.toString());
+        }
+        // a DIP added keeps them
+        Reply added = call("POST", "vips/10.100.0.14/dips", "{\"ip\":\"" + host(2) + "\"}");
+        assertEquals("cheetah-stateful", added.body.path("affinity").asText(), added.body.toString());
+        assertEquals("awrr", added.body.path("mechanism").asText(), added.body.toString());
+        controller.awaitIdle(20_000);
+        fabric.takeLog();
+        // a stateful VIP turned back to hash with its mechanism left: refused, nothing changed
+        refused(400, "/mechanism", "only for affinity", "PUT", "vips/10.100.0.13", vip("10.100.0.13", host(1))
+                .replace("\"aggregate\"", "\"affinity\":\"hash\",\"mechanism\":\"p2c\",\"aggregate\""));
     }
 
     @Test

@@ -52,6 +52,11 @@ public class CliCommandsTest {
         assertEquals(HybridlbManagerTest.VIP + " aggregate=10.100.0.0/16 on=smux\n  tcp/80 -> 10.0.1.2 10.0.1.3\n", text);
         JsonNode j = Json.MAPPER.readTree(run(CliAccess.vips(HybridlbManagerTest.VIP), true));
         assertEquals(Json.MAPPER.readTree(Json.write(java.util.Map.of("vips", app.manager.api().vips()))), j);
+        app.manager.api().createVip(HybridlbManagerTest.vip("10.100.0.9", "10.0.1.2")
+                .put("affinity", "cheetah-stateful").put("mechanism", "least-loaded").toString());
+        String stateful = run(CliAccess.vips("10.100.0.9"), false);
+        assertTrue(stateful, stateful.startsWith("10.100.0.9 aggregate=10.100.0.0/16 on=")
+                && stateful.contains(" affinity=cheetah-stateful mechanism=least-loaded\n"));
     }
 
     @Test

@@ -107,10 +107,10 @@ final class VipCommands {
         @Option(names = "--dip", description = "DIP address, optionally *weight or @hostIp (repeat)")
         List<String> dips;
 
-        @Option(names = "--affinity", description = "hash (default) or cheetah: what keeps a connection on its DIP")
+        @Option(names = "--affinity", description = "hash (default), cheetah or cheetah-stateful: what keeps a connection on its DIP")
         String affinity;
 
-        @Option(names = "--mechanism", description = "wrr (default), rr or hash: how a cheetah VIP's SYNs pick a DIP")
+        @Option(names = "--mechanism", description = "wrr (default), rr, hash, p2c, least-loaded or awrr: how a cheetah VIP's SYNs pick a DIP")
         String mechanism;
 
         @Option(names = "--file", description = "the VIP as JSON (solver schema); replaces the other options")

@@ -7,8 +7,9 @@ import java.util.TreeMap;
 
 /**
  * What the controller persists of the Cheetah cookies (part of the state document): each DIP
- * host's server id, the ids in quarantine, and each VIP's key. The keys are secrets: the
- * state file is kept readable by its owner only ({@code FileStateStore}), and no API shows them.
+ * host's server id, the ids in quarantine, each VIP's key, and the SMuxes' stateful owner slots.
+ * The keys are secrets: the state file is kept readable by its owner only
+ * ({@code FileStateStore}), and no API shows them.
  * A state written before cookies existed has none of this and loads as empty.
  */
 public final class CookieState {
@@ -23,6 +24,13 @@ public final class CookieState {
      * serves that no VIP names. No mux decodes with it.
      */
     public String hostDefaultKey;
+    /**
+     * Stateful owner slot (owner id, 0-15, COOKIE-SPEC §7) -> the SMux address holding it: a live
+     * SMux, or one lost whose slot is in {@link #ownerQuarantine} ({@link OwnerSlots}).
+     */
+    public SortedMap<Integer, String> ownerSlots = new TreeMap<>();
+    /** Owner slot of a lost SMux -> the time (epoch ms) from which it may be given to another SMux. */
+    public SortedMap<Integer, Long> ownerQuarantine = new TreeMap<>();
     /**
      * DIPs the operator removed from a cheetah VIP that the SMuxes still decode to, at weight 0,
      * until {@link Retiring#until}: their live connections' cookies stay valid (COOKIE-SPEC §4).

@@ -90,21 +90,35 @@ public final class SmuxTable {
     }
 
     /**
-     * What a cheetah VIP's entry carries besides its pool (smux/README.md, VIP table): the SYN
-     * mechanism, the key (32 hex digits), the hash mode, and its DIP hosts' server ids.
+     * What a cheetah VIP's entry carries besides its pool (smux/README.md, VIP table): its affinity,
+     * the SYN mechanism, the key (32 hex digits), the hash mode, its DIP hosts' server ids and, for
+     * {@code cheetah-stateful}, its owner SMuxes' addresses (owner id = position, COOKIE-SPEC §7).
      */
     public static final class Cheetah {
+        public final String affinity;
         public final String mechanism;
         public final String key;
         public final Cookie.HashMode hash;
         /** Tunnel endpoint -> server id. */
         public final Map<String, Integer> serverIds;
+        /** The owner SMuxes of a cheetah-stateful VIP, null for a cheetah one. */
+        public final List<String> statefulOwners;
 
         public Cheetah(String mechanism, String key, Cookie.HashMode hash, Map<String, Integer> serverIds) {
+            this(Vip.AFFINITY_CHEETAH, mechanism, key, hash, serverIds, null);
+        }
+
+        public Cheetah(String affinity, String mechanism, String key, Cookie.HashMode hash,
+                       Map<String, Integer> serverIds, List<String> statefulOwners) {
+            if (Vip.AFFINITY_CHEETAH_STATEFUL.equals(affinity) != (statefulOwners != null)) {
+                throw new IllegalArgumentException("statefulOwners go with affinity cheetah-stateful, and only with it");
+            }
+            this.affinity = affinity;
             this.mechanism = mechanism;
             this.key = key;
             this.hash = hash;
             this.serverIds = serverIds;
+            this.statefulOwners = statefulOwners == null ? null : List.copyOf(statefulOwners);
         }
 
         List<Bucket> withServerIds(List<Bucket> dips) {
@@ -123,19 +137,21 @@ public final class SmuxTable {
     /** One VIP of the table. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"vip", "aggregate", "selection", "encap", "hashBasis", "affinity", "cookieKey", "cookieHash",
-                        "mechanism", "ports"})
+                        "mechanism", "statefulOwners", "ports"})
     public static final class Entry {
         public final String vip;
         public final String aggregate;
         public final String selection;
         public final String encap;
         public final List<Port> ports;
-        /** {@code cheetah}, or absent: {@code hash}. */
+        /** {@code cheetah}, {@code cheetah-stateful}, or absent: {@code hash}. */
         public final String affinity;
         /** A cheetah VIP's key as sent; never read back (an SMux shows its fingerprint instead). */
         public final String cookieKey;
         public final String cookieHash;
         public final String mechanism;
+        /** A cheetah-stateful VIP's owner SMuxes, owner id = position; absent otherwise. */
+        public final List<String> statefulOwners;
         /** The key's fingerprint (COOKIE-SPEC §8): from the key, or as an SMux's {@code GET /table} shows it. */
         @JsonIgnore
         public final String cookieKeyFingerprint;
@@ -153,12 +169,12 @@ public final class SmuxTable {
 
         public Entry(String vip, String aggregate, String selection, String encap, long hashBasisBits,
                      List<Port> ports) {
-            this(vip, aggregate, selection, encap, hashBasisBits, ports, null, null, null, null, null);
+            this(vip, aggregate, selection, encap, hashBasisBits, ports, null, null, null, null, null, null);
         }
 
         private Entry(String vip, String aggregate, String selection, String encap, long hashBasisBits,
                       List<Port> ports, String affinity, String cookieKey, String cookieHash, String mechanism,
-                      String cookieKeyFingerprint) {
+                      List<String> statefulOwners, String cookieKeyFingerprint) {
             this.vip = vip;
             this.aggregate = aggregate;
             this.selection = selection;
@@ -169,14 +185,15 @@ public final class SmuxTable {
             this.cookieKey = cookieKey;
             this.cookieHash = cookieHash;
             this.mechanism = mechanism;
+            this.statefulOwners = statefulOwners == null ? null : List.copyOf(statefulOwners);
             this.cookieKeyFingerprint = cookieKey != null ? Cookie.fingerprint(Cookie.parseKey(cookieKey))
                     : cookieKeyFingerprint;
         }
 
         /** The same entry as a cheetah VIP's (its buckets already carry their server ids). */
         Entry withCookies(Cheetah k) {
-            return new Entry(vip, aggregate, selection, encap, hashBasisBits, ports, Vip.AFFINITY_CHEETAH, k.key,
-                    k.hash.wireName(), k.mechanism, null);
+            return new Entry(vip, aggregate, selection, encap, hashBasisBits, ports, k.affinity, k.key,
+                    k.hash.wireName(), k.mechanism, k.statefulOwners, null);
         }
 
         /** {@code hashBasis} as written: unsigned decimal text, absent when 0. */
@@ -192,13 +209,14 @@ public final class SmuxTable {
                               @JsonProperty("hashBasis") JsonNode hashBasis, @JsonProperty("ports") List<Port> ports,
                               @JsonProperty("affinity") String affinity, @JsonProperty("cookieKey") String cookieKey,
                               @JsonProperty("cookieHash") String cookieHash, @JsonProperty("mechanism") String mechanism,
+                              @JsonProperty("statefulOwners") List<String> statefulOwners,
                               @JsonProperty("cookieKeyFingerprint") String fingerprint) {
             // the SMux leaves out what is its default: "hash" affinity; a cheetah VIP's siphash13 and wrr
-            boolean cheetah = Vip.AFFINITY_CHEETAH.equals(affinity);
+            boolean cheetah = Vip.AFFINITY_CHEETAH.equals(affinity) || Vip.AFFINITY_CHEETAH_STATEFUL.equals(affinity);
             return new Entry(vip, aggregate, selection, encap, hashBasisBits(hashBasis), ports,
                     cheetah ? affinity : null, cookieKey,
                     cheetah && cookieHash == null ? Cookie.HashMode.SIPHASH13.wireName() : cookieHash,
-                    cheetah && mechanism == null ? Vip.MECHANISM_WRR : mechanism, fingerprint);
+                    cheetah && mechanism == null ? Vip.MECHANISM_WRR : mechanism, statefulOwners, fingerprint);
         }
 
         static long hashBasisBits(JsonNode basis) {
@@ -234,7 +252,7 @@ public final class SmuxTable {
                     && Objects.equals(selection, e.selection) && Objects.equals(encap, e.encap)
                     && hashBasisBits == e.hashBasisBits && ports.equals(e.ports)
                     && Objects.equals(affinity, e.affinity) && Objects.equals(cookieHash, e.cookieHash)
-                    && Objects.equals(mechanism, e.mechanism)
+                    && Objects.equals(mechanism, e.mechanism) && Objects.equals(statefulOwners, e.statefulOwners)
                     && Objects.equals(cookieKeyFingerprint, e.cookieKeyFingerprint);
         }
 

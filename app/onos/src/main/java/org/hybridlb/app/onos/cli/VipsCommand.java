@@ -33,7 +33,8 @@ public class VipsCommand extends HybridlbCommand<List<Vip>> {
         Map<String, String> installed = api().assignment().installed;
         for (Vip v : result) {
             String at = installed.get(v.vip);
-            print("%s aggregate=%s on=%s", v.vip, v.aggregate, at == null ? "not installed" : at);
+            print("%s aggregate=%s on=%s%s", v.vip, v.aggregate, at == null ? "not installed" : at,
+                    v.cheetah() ? " affinity=" + v.affinity + " mechanism=" + v.effectiveMechanism() : "");
             for (VipPort p : v.ports) {
                 StringBuilder dips = new StringBuilder();
                 for (Dip d : p.dips) {
