@@ -286,9 +286,9 @@ class CheetahControllerTest {
         fabric.traffic = new TrafficInterval(0, 0, 10, vt);
     }
 
-    /** Every switch says it decodes cookies (a P4 HMux would), with Open vSwitch's hash. */
-    void everySwitchDecodesCookies() {
-        SwitchCapability decoder = new SwitchCapability(FakeFabric.OVS.hash, true, true, false, true);
+    /** Every switch says it decodes cookies of {@code modes}, with Open vSwitch's hash. */
+    void everySwitchDecodesCookies(Cookie.HashMode... modes) {
+        SwitchCapability decoder = new SwitchCapability(FakeFabric.OVS.hash, true, true, false, Set.of(modes));
         topo.switches.forEach(s -> fabric.capabilities.put(s.id, decoder));
     }
 
@@ -305,7 +305,7 @@ class CheetahControllerTest {
         assertEquals(null, a.lastError);
         AssignmentView.HashUnmatched off = a.hashUnmatched.get("10.100.0.2");
         assertNotNull(off, Json.write(a));
-        assertTrue(off.reason.contains("cannot decode Cheetah cookies"), off.reason);
+        assertTrue(off.reason.contains("cannot decode the VIP's Cheetah cookies"), off.reason);
         long hmuxCapable = topo.switches.stream().filter(s -> s.tables.tunnel > 0).count();
         assertEquals(hmuxCapable, off.switches.size(), off.switches.toString());
         assertFalse(a.hashUnmatched.containsKey("10.100.0.1"));
@@ -322,13 +322,30 @@ class CheetahControllerTest {
 
     @Test
     void onSwitchesThatDecodeCookiesACheetahVipMayBeOnAnHmux() {
-        everySwitchDecodesCookies();
+        everySwitchDecodesCookies(Cookie.VIP_MODE);
         Controller c = start();
         traffic("10.100.0.2");
         c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
         c.awaitIdle(20_000);
         assertNotEquals(Assignment.SMUX, c.assignment().installed.get("10.100.0.2"));
         assertTrue(c.assignment().hashUnmatched.isEmpty(), c.assignment().hashUnmatched.toString());
+    }
+
+    @Test
+    void aSwitchThatDecodesOnlyAnotherModeIsNoHmuxOfACheetahVip() {
+        // the P4 programs hash crc32c; the hosts encode with siphash13: such a switch would drop the cookies
+        everySwitchDecodesCookies(Cookie.HashMode.CRC32C);
+        Controller c = start();
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        AssignmentView a = c.assignment();
+        assertNotEquals(Assignment.SMUX, a.installed.get("10.100.0.1"), "a hash VIP still has an HMux");
+        assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"));
+        assertEquals(topo.switches.stream().filter(s -> s.tables.tunnel > 0).count(),
+                a.hashUnmatched.get("10.100.0.2").switches.size(), a.hashUnmatched.toString());
+        assertTrue(a.hashUnmatched.get("10.100.0.2").reason.contains("hash mode siphash13"), a.hashUnmatched.toString());
     }
 
     @Test

@@ -144,7 +144,7 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     /** Per switch, what it says of itself (default: Open vSwitch's hash, GRE, ids and DIPs kept). */
     final Map<String, SwitchCapability> capabilities = new HashMap<>();
     static final SwitchCapability OVS = new SwitchCapability(
-            HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.GRE), true, true, false, false);
+            HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.GRE), true, true, false, Set.of());
 
     @Override
     public synchronized SwitchCapability capability(String switchId) {

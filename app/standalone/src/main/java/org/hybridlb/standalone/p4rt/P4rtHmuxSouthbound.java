@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -49,8 +50,10 @@ import p4.v1.P4RuntimeOuterClass;
  *
  * <p>Every P4 switch selects by CRC32 over the 5-tuple (p4/HASH-SPEC.md), which the SMux's
  * {@code crc32} selection replicates, and keeps bucket ids but not DIPs (a member holds the tunnel
- * endpoint and the bucket). Cookie decoding is not offered: the HMux intent does not carry a VIP's
- * cookie key and server ids, so a Cheetah VIP on a P4 HMux would be hashed, not decoded.
+ * endpoint and the bucket). It offers no cookie mode, whatever the switch's profile: the Cheetah
+ * programs hash crc32c only, the hosts encode every VIP's cookies with siphash13
+ * ({@code Cookie.VIP_MODE}), and the HMux intent carries no cookie key or server ids to render the
+ * Cheetah tables from; so a cheetah VIP stays off P4 switches (a hashed one would lose connections).
  */
 public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(P4rtHmuxSouthbound.class.getName());
@@ -130,7 +133,8 @@ public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     @Override
     public SwitchCapability capability(String switchId) {
         Fabric.P4Switch s = sw(switchId);
-        return new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0, s.encap), true, false, false, false);
+        return new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0, s.encap), true, false, false,
+                Set.of());
     }
 
     @Override

@@ -27,7 +27,7 @@ class HmuxP4PlanTest {
     static final HmuxP4Config CONFIG = new HmuxP4Config(HashContract.Encap.GRE, COOKIE_BASE,
             Map.of("tor-1", 1, "tor-2", 2, "agg-1", 3), Map.of("smux-a", "10.0.2.10", "smux-b", "10.0.3.10"));
     static final SwitchCapability CAP = new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0,
-            HashContract.Encap.GRE), true, false, false, false);
+            HashContract.Encap.GRE), true, false, false, Set.of());
     static final ServiceMatch WEB = new ServiceMatch("10.9.0.1", "tcp", 80);
     static final ServiceMatch DNS = new ServiceMatch("10.9.0.1", "udp", 0);
     static final ServiceMatch WHOLE = new ServiceMatch("10.9.0.2", ServiceMatch.ANY, 0);
