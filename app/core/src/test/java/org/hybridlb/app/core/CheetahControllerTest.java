@@ -16,6 +16,8 @@ import java.util.Map;
 import java.util.Set;
 import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.cheetah.CookieRegistry;
+import org.hybridlb.app.core.hmux.CookieDecode;
+import org.hybridlb.app.core.hmux.ServiceMatch;
 import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.view.AssignmentView;
@@ -327,8 +329,17 @@ class CheetahControllerTest {
         traffic("10.100.0.2");
         c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
         c.awaitIdle(20_000);
-        assertNotEquals(Assignment.SMUX, c.assignment().installed.get("10.100.0.2"));
+        String hmux = c.assignment().installed.get("10.100.0.2");
+        assertNotEquals(Assignment.SMUX, hmux);
         assertTrue(c.assignment().hashUnmatched.isEmpty(), c.assignment().hashUnmatched.toString());
+        // its HMux is given what it decodes the cookies with: the hosts' mode and key, the pool's server ids
+        CookieDecode held = fabric.cookiesOn.get(hmux).get(new ServiceMatch("10.100.0.2", "tcp", 80));
+        assertNotNull(held, "cookies on " + hmux + ": " + fabric.cookiesOn.get(hmux));
+        assertEquals(Cookie.VIP_MODE, held.mode);
+        assertEquals(state().path("cookies").path("keys").path("10.100.0.2").asText(), held.key);
+        assertEquals(Map.of(serverId(host(2)), host(2), serverId(host(3)), host(3)),
+                held.servers.entrySet().stream().collect(java.util.stream.Collectors.toMap(Map.Entry::getKey,
+                        e -> e.getValue().endpoint)));
     }
 
     @Test

@@ -48,14 +48,17 @@ public final class SwitchCapability {
 
     /**
      * {@code intent} as this switch can hold it: buckets renumbered by position where it keeps no
-     * ids, without DIPs where it keeps none, the fallback only where it fails over in the data path.
+     * ids, without DIPs where it keeps none, the fallback only where it fails over in the data path,
+     * cookies only of the modes it decodes.
      */
     public SwitchIntent holdable(SwitchIntent intent) {
-        if (keepsBucketIds && keepsDips && intent.fallback == fastFailover) {
+        boolean allCookies = intent.cookies.values().stream().allMatch(c -> decodes(c.mode));
+        if (keepsBucketIds && keepsDips && intent.fallback == fastFailover && allCookies) {
             return intent;
         }
         SwitchIntent.Builder b = intent.toBuilder();
         b.fallback = fastFailover;
+        b.cookies.values().removeIf(c -> !decodes(c.mode));
         if (!keepsBucketIds || !keepsDips) {
             Map<ServiceMatch, List<DipBucket>> entries = new TreeMap<>();
             intent.entries.forEach((m, buckets) -> {
