@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,18 +15,13 @@ import java.util.TreeMap;
 import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.hmux.CookieDecode;
 import org.hybridlb.app.core.hmux.DipBucket;
-import org.hybridlb.app.core.hmux.IntentDiff;
 import org.hybridlb.app.core.hmux.ServiceMatch;
 import org.hybridlb.app.core.hmux.SwitchCapability;
-import org.hybridlb.app.core.hmux.SwitchDelta;
 import org.hybridlb.app.core.hmux.SwitchIntent;
-import org.hybridlb.app.core.hmux.SwitchReading;
 import org.hybridlb.app.core.p4.HlbP4Info;
 import org.hybridlb.app.core.p4.HmuxP4Snapshot;
 import org.hybridlb.app.core.p4.P4Diff;
 import org.hybridlb.app.core.p4.P4State;
-import org.hybridlb.solver.model.Topology;
-import org.hybridlb.solver.topology.FatTree;
 import org.hybridlb.standalone.p4rt.P4rtCodec;
 import org.hybridlb.standalone.p4rt.P4rtHmuxSouthbound;
 import p4.v1.P4RuntimeOuterClass;
@@ -44,37 +38,25 @@ import org.junit.jupiter.api.io.TempDir;
  * each crc32c cookie vector to its server's host and drop one the service does not accept.
  */
 class P4rtCheetahSouthboundTest {
-    static final String SW = "tor-0-0";
+    static final String SW = P4rtUnderTest.SW;
     static final ServiceMatch SHOP = new ServiceMatch("10.200.0.3", "tcp", 443);
     static final String KEY = "00112233445566778899aabbccddeeff";
 
     @TempDir
     static Path dir;
-    static ModelP4Switch sw;
+    static P4rtUnderTest under;
     static P4rtHmuxSouthbound sb;
 
     @BeforeAll
     static void start() throws Exception {
-        Topology topo = FatTree.generate(new FatTree.Params().k(2));
-        sw = new ModelP4Switch(Files.createDirectories(dir.resolve("sw")));
-        ObjectNode p4 = DaemonConfig.STRICT.createObjectNode().put("grpc", sw.address).put("deviceId", 1)
-                .put("profile", HlbP4Info.PROFILE_HLB_CHEETAH)
-                .put("p4info", ModelP4Switch.p4info(HlbP4Info.PROFILE_HLB_CHEETAH).toString());
-        TestFabric.write(dir, topo, dir.resolve("ovs"), "p4c", Map.of(), Map.of(SW, p4));
-        Fabric fabric = Fabric.load(dir.resolve("fabric.json"));
-        Map<String, Integer> nextIds = new TreeMap<>();
-        fabric.switches.values().stream().filter(s -> !s.id.equals(SW)).forEach(s -> nextIds.put(s.id, s.location));
-        sw.programFabric(HlbP4Info.PROFILE_HLB_CHEETAH, nextIds, Map.of());
-        sb = new P4rtHmuxSouthbound(fabric);
+        under = new P4rtUnderTest(dir, HlbP4Info.PROFILE_HLB_CHEETAH);
+        sb = under.sb;
     }
 
     @AfterAll
     static void stop() {
-        if (sb != null) {
-            sb.close();
-        }
-        if (sw != null) {
-            sw.close();
+        if (under != null) {
+            under.close();
         }
     }
 
@@ -84,20 +66,8 @@ class P4rtCheetahSouthboundTest {
                 .cookies(SHOP, new CookieDecode(Cookie.HashMode.CRC32C, KEY, servers)).build();
     }
 
-    SwitchReading read() {
-        return sb.read(List.of(SW)).get(SW);
-    }
-
-    void reconcile(SwitchIntent holdable) {
-        SwitchDelta d = IntentDiff.diff(holdable, read());
-        if (!d.isEmpty()) {
-            sb.apply(Map.of(SW, d));
-        }
-        SwitchReading back = read();
-        assertTrue(back.ok(), back.toString());
-        assertEquals(holdable, back.intent);
-        assertTrue(back.inconsistent.isEmpty(), back.inconsistent.toString());
-        assertTrue(IntentDiff.diff(holdable, back).isEmpty(), back.toString());
+    void reconcile(SwitchIntent want) {
+        under.reconcile(want);
     }
 
     @Test

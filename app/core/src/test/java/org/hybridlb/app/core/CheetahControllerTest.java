@@ -294,14 +294,19 @@ class CheetahControllerTest {
         topo.switches.forEach(s -> fabric.capabilities.put(s.id, decoder));
     }
 
-    @Test
-    void aCheetahVipStaysOffSwitchesThatCannotDecodeCookiesAndTheAssignmentSaysWhy() {
-        Controller c = start();
+    /** A hash VIP (10.100.0.1) and a cheetah VIP (10.100.0.2) with traffic, planned: the assignment. */
+    AssignmentView placeAHashAndACheetahVip(Controller c) {
         traffic("10.100.0.1", "10.100.0.2");
         c.createVip(vipJson("10.100.0.1", "", 0, 1));
         c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
         c.awaitIdle(20_000);
-        AssignmentView a = c.assignment();
+        return c.assignment();
+    }
+
+    @Test
+    void aCheetahVipStaysOffSwitchesThatCannotDecodeCookiesAndTheAssignmentSaysWhy() {
+        Controller c = start();
+        AssignmentView a = placeAHashAndACheetahVip(c);
         assertNotEquals(Assignment.SMUX, a.installed.get("10.100.0.1"), "the hash VIP reaches an HMux: " + a.installed);
         assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"), "the cheetah VIP stays on the SMuxes");
         assertEquals(null, a.lastError);
@@ -347,11 +352,7 @@ class CheetahControllerTest {
         // the P4 programs hash crc32c; the hosts encode with siphash13: such a switch would drop the cookies
         everySwitchDecodesCookies(Cookie.HashMode.CRC32C);
         Controller c = start();
-        traffic("10.100.0.1", "10.100.0.2");
-        c.createVip(vipJson("10.100.0.1", "", 0, 1));
-        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
-        c.awaitIdle(20_000);
-        AssignmentView a = c.assignment();
+        AssignmentView a = placeAHashAndACheetahVip(c);
         assertNotEquals(Assignment.SMUX, a.installed.get("10.100.0.1"), "a hash VIP still has an HMux");
         assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"));
         assertEquals(topo.switches.stream().filter(s -> s.tables.tunnel > 0).count(),
