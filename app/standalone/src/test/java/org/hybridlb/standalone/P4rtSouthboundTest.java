@@ -10,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.hybridlb.app.core.hmux.DipBucket;
 import org.hybridlb.app.core.hmux.IntentDiff;
 import org.hybridlb.app.core.hmux.ServiceMatch;
@@ -43,40 +42,29 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class P4rtSouthboundTest {
-    static final String SW = "tor-0-0";
+    static final String SW = P4rtUnderTest.SW;
     static final ServiceMatch WEB = new ServiceMatch("10.200.0.1", "tcp", 80);
     static final ServiceMatch ALL = new ServiceMatch("10.200.0.2", ServiceMatch.ANY, 0);
 
     @TempDir
     static Path dir;
+    static P4rtUnderTest under;
     static ModelP4Switch sw;
     static Fabric fabric;
     static P4rtHmuxSouthbound sb;
 
     @BeforeAll
     static void start() throws Exception {
-        Topology topo = FatTree.generate(new FatTree.Params().k(2));
-        sw = new ModelP4Switch(Files.createDirectories(dir.resolve("sw")));
-        ObjectNode p4 = DaemonConfig.STRICT.createObjectNode().put("grpc", sw.address).put("deviceId", 1)
-                .put("profile", HlbP4Info.PROFILE_HLB_HMUX).put("p4info", ModelP4Switch.p4info("hlb_hmux").toString());
-        TestFabric.write(dir, topo, dir.resolve("ovs"), "p4t", Map.of(), Map.of(SW, p4));
-        fabric = Fabric.load(dir.resolve("fabric.json"));
-        Map<String, Integer> nextIds = new TreeMap<>();
-        fabric.switches.values().stream().filter(s -> !s.id.equals(SW)).forEach(s -> nextIds.put(s.id, s.location));
-        Map<String, Integer> hosts = new TreeMap<>();
-        int first = nextIds.values().iterator().next();
-        fabric.smuxes.values().forEach(m -> hosts.put(m.ip, first));
-        sw.programFabric(HlbP4Info.PROFILE_HLB_HMUX, nextIds, hosts);
-        sb = new P4rtHmuxSouthbound(fabric);
+        under = new P4rtUnderTest(dir, HlbP4Info.PROFILE_HLB_HMUX);
+        sw = under.sw;
+        fabric = under.fabric;
+        sb = under.sb;
     }
 
     @AfterAll
     static void stop() {
-        if (sb != null) {
-            sb.close();
-        }
-        if (sw != null) {
-            sw.close();
+        if (under != null) {
+            under.close();
         }
     }
 
@@ -90,19 +78,11 @@ class P4rtSouthboundTest {
     }
 
     SwitchReading read() {
-        return sb.read(List.of(SW)).get(SW);
+        return under.read();
     }
 
     void reconcile(SwitchIntent want) {
-        SwitchIntent holdable = sb.capability(SW).holdable(want);
-        SwitchDelta d = IntentDiff.diff(holdable, read());
-        if (!d.isEmpty()) {
-            sb.apply(Map.of(SW, d));
-        }
-        SwitchReading back = read();
-        assertTrue(back.ok(), back.toString());
-        assertEquals(holdable, back.intent);
-        assertTrue(IntentDiff.diff(holdable, back).isEmpty(), back.toString());
+        under.reconcile(want);
     }
 
     @Test

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.hmux.HashContract;
 import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.model.Bucket;
@@ -24,11 +25,13 @@ import org.hybridlb.solver.model.Vip;
  * southbound's {@link HashContract} of that switch), and where no SMux could: switches that offer
  * no agreement at all (they serve as no HMux, like a switch without tunnels) and, per VIP, the
  * switches whose selection cannot pick from its pools, or that cannot decode the cookies of a
- * cheetah VIP (it stays off them). Loop thread only.
+ * cheetah VIP in the mode its hosts encode them ({@link Cookie#VIP_MODE}; it stays off them). Loop
+ * thread only.
  */
 final class HashContracts {
-    static final String COOKIES_UNDECODED = "affinity cheetah: the switch cannot decode Cheetah cookies (it does not"
-            + " read TCP options), so the VIP stays off it and lives on the SMuxes";
+    static final String COOKIES_UNDECODED = "affinity cheetah: the switch cannot decode the VIP's Cheetah cookies"
+            + " (hash mode " + Cookie.VIP_MODE.wireName() + ": Open vSwitch reads no TCP options, the P4 programs"
+            + " hash crc32c only), so the VIP stays off it and lives on the SMuxes";
 
     private final HmuxProgrammer hmux;
     private final StateKeeper keeper;
@@ -96,7 +99,7 @@ final class HashContracts {
                 SwitchCapability cap = hmux.capability(s.id);
                 if (cap.hash.agrees()) {
                     byContract.computeIfAbsent(cap.hash, k -> new ArrayList<>()).add(s.id);
-                    if (!cap.decodesCookies) {
+                    if (!cap.decodes(Cookie.VIP_MODE)) {
                         noCookies.add(s.id);
                     }
                 }

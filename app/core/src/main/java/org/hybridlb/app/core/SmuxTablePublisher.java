@@ -63,7 +63,7 @@ final class SmuxTablePublisher {
                     throw new IllegalStateException("cheetah-stateful VIP " + v.vip + ": no SMux has an owner slot yet");
                 }
                 cookies.put(v.vip, new SmuxTable.Cheetah(v.effectiveAffinity(), v.effectiveMechanism(), key,
-                        Cookie.HashMode.SIPHASH13, c.serverIds, owners));
+                        Cookie.VIP_MODE, c.serverIds, owners));
             }
         }
         return SmuxTable.of(version, entries, contracts.forEntries(entries), cookies);

@@ -6,13 +6,17 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import org.hybridlb.app.core.cheetah.Cookie;
+import org.hybridlb.app.core.hmux.CookieDecode;
 import org.hybridlb.app.core.hmux.HmuxLayout;
 import org.hybridlb.app.core.hmux.IntentDiff;
 import org.hybridlb.app.core.hmux.ServiceMatch;
 import org.hybridlb.app.core.hmux.SwitchDelta;
 import org.hybridlb.app.core.hmux.SwitchIntent;
 import org.hybridlb.app.core.hmux.SwitchReading;
+import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.ServiceEntry;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.HmuxProgrammer;
@@ -81,11 +85,16 @@ final class SwitchSync {
                 continue;
             }
             VipEntry e = ids.entry(v.getValue());
+            Map<ServiceMatch, CookieDecode> cookies = v.getValue().cheetah() ? cookies(v.getValue(), state) : Map.of();
             for (String sw : at) {
                 SwitchIntent.Builder b = out.get(sw);
                 if (b != null) {
                     for (ServiceEntry s : e.ports) {
-                        b.entry(new ServiceMatch(e.vip, s.proto, s.port), HmuxLayout.hmuxBuckets(s.dips));
+                        ServiceMatch m = new ServiceMatch(e.vip, s.proto, s.port);
+                        b.entry(m, HmuxLayout.hmuxBuckets(s.dips));
+                        if (cookies.containsKey(m)) {
+                            b.cookies(m, cookies.get(m)); // dropped by holdable where the switch cannot decode them
+                        }
                     }
                 }
             }
@@ -99,6 +108,30 @@ final class SwitchSync {
         Map<String, SwitchIntent> result = new LinkedHashMap<>();
         out.forEach((sw, b) -> result.put(sw, hmux.capability(sw).holdable(b.build())));
         return result;
+    }
+
+    /**
+     * How an HMux decodes the cookies of cheetah VIP {@code v}, per service: its hosts' mode and key,
+     * and the server ids of the pool the SMuxes hold (drained DIPs included, so their connections stay).
+     */
+    private Map<ServiceMatch, CookieDecode> cookies(Vip v, ControllerState state) {
+        String key = state.cookies.keys.get(v.vip);
+        if (key == null) {
+            throw new IllegalStateException("cheetah VIP " + v.vip + " has no cookie key yet");
+        }
+        Map<ServiceMatch, CookieDecode> out = new TreeMap<>();
+        for (ServiceEntry s : ids.smuxEntry(v).ports) {
+            Map<Integer, CookieDecode.Server> servers = new TreeMap<>();
+            for (Bucket b : s.dips) {
+                Integer id = state.cookies.serverIds.get(b.tunnelEndpoint());
+                if (id != null) { // a host without an id has written no cookie
+                    servers.merge(id, new CookieDecode.Server(b.tunnelEndpoint(), b.bucketId),
+                            (x, y) -> x.bucket <= y.bucket ? x : y);
+                }
+            }
+            out.put(new ServiceMatch(v.vip, s.proto, s.port), new CookieDecode(Cookie.VIP_MODE, key, servers));
+        }
+        return out;
     }
 
     /** Reads {@code switches} and remembers what was read (a switch that could not be read is forgotten). */

@@ -16,6 +16,8 @@ import java.util.Map;
 import java.util.Set;
 import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.cheetah.CookieRegistry;
+import org.hybridlb.app.core.hmux.CookieDecode;
+import org.hybridlb.app.core.hmux.ServiceMatch;
 import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.view.AssignmentView;
@@ -350,26 +352,31 @@ class CheetahControllerTest {
         fabric.traffic = new TrafficInterval(0, 0, 10, vt);
     }
 
-    /** Every switch says it decodes cookies (a P4 HMux would), with Open vSwitch's hash. */
-    void everySwitchDecodesCookies() {
-        SwitchCapability decoder = new SwitchCapability(FakeFabric.OVS.hash, true, true, false, true);
+    /** Every switch says it decodes cookies of {@code modes}, with Open vSwitch's hash. */
+    void everySwitchDecodesCookies(Cookie.HashMode... modes) {
+        SwitchCapability decoder = new SwitchCapability(FakeFabric.OVS.hash, true, true, false, Set.of(modes));
         topo.switches.forEach(s -> fabric.capabilities.put(s.id, decoder));
+    }
+
+    /** A hash VIP (10.100.0.1) and a cheetah VIP (10.100.0.2) with traffic, planned: the assignment. */
+    AssignmentView placeAHashAndACheetahVip(Controller c) {
+        traffic("10.100.0.1", "10.100.0.2");
+        c.createVip(vipJson("10.100.0.1", "", 0, 1));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        return c.assignment();
     }
 
     @Test
     void aCheetahVipStaysOffSwitchesThatCannotDecodeCookiesAndTheAssignmentSaysWhy() {
         Controller c = start();
-        traffic("10.100.0.1", "10.100.0.2");
-        c.createVip(vipJson("10.100.0.1", "", 0, 1));
-        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
-        c.awaitIdle(20_000);
-        AssignmentView a = c.assignment();
+        AssignmentView a = placeAHashAndACheetahVip(c);
         assertNotEquals(Assignment.SMUX, a.installed.get("10.100.0.1"), "the hash VIP reaches an HMux: " + a.installed);
         assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"), "the cheetah VIP stays on the SMuxes");
         assertEquals(null, a.lastError);
         AssignmentView.HashUnmatched off = a.hashUnmatched.get("10.100.0.2");
         assertNotNull(off, Json.write(a));
-        assertTrue(off.reason.contains("cannot decode Cheetah cookies"), off.reason);
+        assertTrue(off.reason.contains("cannot decode the VIP's Cheetah cookies"), off.reason);
         long hmuxCapable = topo.switches.stream().filter(s -> s.tables.tunnel > 0).count();
         assertEquals(hmuxCapable, off.switches.size(), off.switches.toString());
         assertFalse(a.hashUnmatched.containsKey("10.100.0.1"));
@@ -386,13 +393,35 @@ class CheetahControllerTest {
 
     @Test
     void onSwitchesThatDecodeCookiesACheetahVipMayBeOnAnHmux() {
-        everySwitchDecodesCookies();
+        everySwitchDecodesCookies(Cookie.VIP_MODE);
         Controller c = start();
         traffic("10.100.0.2");
         c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
         c.awaitIdle(20_000);
-        assertNotEquals(Assignment.SMUX, c.assignment().installed.get("10.100.0.2"));
+        String hmux = c.assignment().installed.get("10.100.0.2");
+        assertNotEquals(Assignment.SMUX, hmux);
         assertTrue(c.assignment().hashUnmatched.isEmpty(), c.assignment().hashUnmatched.toString());
+        // its HMux is given what it decodes the cookies with: the hosts' mode and key, the pool's server ids
+        CookieDecode held = fabric.cookiesOn.get(hmux).get(new ServiceMatch("10.100.0.2", "tcp", 80));
+        assertNotNull(held, "cookies on " + hmux + ": " + fabric.cookiesOn.get(hmux));
+        assertEquals(Cookie.VIP_MODE, held.mode);
+        assertEquals(state().path("cookies").path("keys").path("10.100.0.2").asText(), held.key);
+        assertEquals(Map.of(serverId(host(2)), host(2), serverId(host(3)), host(3)),
+                held.servers.entrySet().stream().collect(java.util.stream.Collectors.toMap(Map.Entry::getKey,
+                        e -> e.getValue().endpoint)));
+    }
+
+    @Test
+    void aSwitchThatDecodesOnlyAnotherModeIsNoHmuxOfACheetahVip() {
+        // the P4 programs hash crc32c; the hosts encode with siphash13: such a switch would drop the cookies
+        everySwitchDecodesCookies(Cookie.HashMode.CRC32C);
+        Controller c = start();
+        AssignmentView a = placeAHashAndACheetahVip(c);
+        assertNotEquals(Assignment.SMUX, a.installed.get("10.100.0.1"), "a hash VIP still has an HMux");
+        assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"));
+        assertEquals(topo.switches.stream().filter(s -> s.tables.tunnel > 0).count(),
+                a.hashUnmatched.get("10.100.0.2").switches.size(), a.hashUnmatched.toString());
+        assertTrue(a.hashUnmatched.get("10.100.0.2").reason.contains("hash mode siphash13"), a.hashUnmatched.toString());
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import org.hybridlb.app.core.hmux.CookieDecode;
 import org.hybridlb.app.core.hmux.DipBucket;
 import org.hybridlb.app.core.hmux.HashContract;
 import org.hybridlb.app.core.hmux.ServiceMatch;
@@ -141,10 +142,12 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     /** Per switch: aggregate -> SMux ids. */
     final Map<String, Map<String, Set<String>>> aggregatesOn = new TreeMap<>();
     final Set<String> fallbackOn = new HashSet<>();
+    /** Per switch: the cookies its entries decode (what a decoding switch was given). */
+    final Map<String, Map<ServiceMatch, CookieDecode>> cookiesOn = new TreeMap<>();
     /** Per switch, what it says of itself (default: Open vSwitch's hash, GRE, ids and DIPs kept). */
     final Map<String, SwitchCapability> capabilities = new HashMap<>();
     static final SwitchCapability OVS = new SwitchCapability(
-            HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.GRE), true, true, false, false);
+            HashContract.of(HashContract.Selection.OVS_HASH, 0, HashContract.Encap.GRE), true, true, false, Set.of());
 
     @Override
     public synchronized SwitchCapability capability(String switchId) {
@@ -172,6 +175,11 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
                 p.dips.forEach(d -> buckets.add(new DipBucket(d.bucketId, d.ip, d.tunnelEndpoint(), d.weight)));
                 b.entry(new ServiceMatch(e.vip, p.proto, p.port), buckets);
             }));
+            cookiesOn.getOrDefault(sw, Map.of()).forEach((m, c) -> {
+                if (b.entries.containsKey(m)) {
+                    b.cookies(m, c);
+                }
+            });
             b.routes.putAll(routes.getOrDefault(sw, Map.of()));
             aggregatesOn.getOrDefault(sw, Map.of()).forEach(b::aggregate);
             b.fallback(fallbackOn.contains(sw));
@@ -218,6 +226,16 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
             if (d.putEntries.isEmpty() && d.removeEntries.isEmpty()) {
                 continue;
             }
+            Map<ServiceMatch, CookieDecode> cookies = cookiesOn.computeIfAbsent(sw, k -> new TreeMap<>());
+            cookies.keySet().removeAll(d.removeEntries);
+            d.putEntries.keySet().forEach(m -> {
+                CookieDecode c = d.target == null ? null : d.target.cookies.get(m);
+                if (c == null) {
+                    cookies.remove(m);
+                } else {
+                    cookies.put(m, c);
+                }
+            });
             boolean lie = (sw.equals(lieOn) || "*".equals(lieOn)) && lies > 0 && !d.putEntries.isEmpty();
             Map<String, VipEntry> on = switches.computeIfAbsent(sw, k -> new LinkedHashMap<>());
             for (String vip : d.entryVips()) {

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.hybridlb.app.core.hmux.HashContract;
 import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.model.SmuxTable;
@@ -33,7 +34,8 @@ import org.junit.jupiter.api.Test;
 class HashContractsTest {
     static final String AGG = "10.100.0.0/16";
     static final SwitchCapability DP_HASH = new SwitchCapability(
-            HashContract.of(HashContract.Selection.OVS_DP_HASH, 0, HashContract.Encap.GRE), false, false, false, false);
+            HashContract.of(HashContract.Selection.OVS_DP_HASH, 0, HashContract.Encap.GRE), false, false, false,
+            Set.of());
 
     final Topology topo = FatTree.generate(4);
     final FakeFabric fabric = new FakeFabric(topo);
@@ -111,7 +113,7 @@ class HashContractsTest {
     void aSwitchNoSmuxCanAgreeWithServesAsNoHmux() {
         String hmuxFirst = topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).findFirst().orElseThrow().id;
         topo.switches.forEach(s -> fabric.capabilities.put(s.id, new SwitchCapability(
-                HashContract.none("a hash no SMux replicates"), true, true, false, false)));
+                HashContract.none("a hash no SMux replicates"), true, true, false, Set.of())));
         start();
         traffic("10.100.0.1");
         c.createVip(vip("10.100.0.1", 1, 1));

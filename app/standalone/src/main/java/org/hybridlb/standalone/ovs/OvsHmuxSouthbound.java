@@ -68,7 +68,7 @@ public final class OvsHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
         this.reader = new OvsReader(fabric, rules);
         this.renderer = new OvsRenderer(fabric, rules);
         this.sender = new OvsSender(fabric, ovs);
-        this.capability = new SwitchCapability(CONTRACT, true, true, fabric.fastFailover(), false);
+        this.capability = new SwitchCapability(CONTRACT, true, true, fabric.fastFailover(), Set.of());
     }
 
     /** The least time a reading is reused for (default {@link #SNAPSHOT_TTL_MS}). */

@@ -4,6 +4,7 @@ import static org.hybridlb.app.core.p4.HlbP4Info.*;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,6 +22,7 @@ import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.hmux.SwitchDelta;
 import org.hybridlb.app.core.hmux.SwitchReading;
 import org.hybridlb.app.core.p4.HmuxP4Config;
+import org.hybridlb.app.core.p4.HmuxP4Layout;
 import org.hybridlb.app.core.p4.HmuxP4Plan;
 import org.hybridlb.app.core.p4.HmuxP4Reader;
 import org.hybridlb.app.core.p4.HmuxP4Snapshot;
@@ -49,8 +51,10 @@ import p4.v1.P4RuntimeOuterClass;
  *
  * <p>Every P4 switch selects by CRC32 over the 5-tuple (p4/HASH-SPEC.md), which the SMux's
  * {@code crc32} selection replicates, and keeps bucket ids but not DIPs (a member holds the tunnel
- * endpoint and the bucket). Cookie decoding is not offered: the HMux intent does not carry a VIP's
- * cookie key and server ids, so a Cheetah VIP on a P4 HMux would be hashed, not decoded.
+ * endpoint and the bucket). A switch running a Cheetah program ({@code profile} in fabric.json)
+ * decodes crc32c cookies, the only mode its pipeline hashes ({@link HmuxP4Layout#cookieModes}): a
+ * cheetah VIP's services are written with their key and server ids. The hosts encode with
+ * {@code Cookie.VIP_MODE} (siphash13), so the placement keeps today's cheetah VIPs off P4 switches.
  */
 public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(P4rtHmuxSouthbound.class.getName());
@@ -60,6 +64,8 @@ public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     /** The tables and profiles a reading asks for (wildcard reads by id). */
     private static final int[] READ_TABLES = {HMUX_VIP_SERVICE_ID, HMUX_VIP_SERVICE_ANY_PORT_ID, HMUX_VIP_WHOLE_ID,
         HMUX_DIP_SELECT_ID, ROUTING_ROUTING_V4_ID, ROUTING_NEXT_HOP_ID};
+    /** Read too where the program has them (a Cheetah one). */
+    private static final int[] READ_COOKIE_TABLES = {CHEETAH_VIP_SERVERS_ID, CHEETAH_ALL_SERVERS_ID};
     private static final int[] READ_PROFILES = {HMUX_DIP_SELECTOR_ID, ROUTING_ECMP_SELECTOR_ID};
 
     /** Entities written and Write calls made, since start. */
@@ -130,7 +136,8 @@ public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     @Override
     public SwitchCapability capability(String switchId) {
         Fabric.P4Switch s = sw(switchId);
-        return new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0, s.encap), true, false, false, false);
+        return new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0, s.encap), true, false, false,
+                HmuxP4Layout.cookieModes(s.profile));
     }
 
     @Override
@@ -153,7 +160,12 @@ public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     public HmuxP4Snapshot readSwitch(String id) {
         P4rtCodec codec = codecs.get(id);
         List<P4RuntimeOuterClass.Entity> filters = new ArrayList<>();
-        for (int t : READ_TABLES) {
+        List<Integer> tables = new ArrayList<>();
+        Arrays.stream(READ_TABLES).forEach(tables::add);
+        if (!HmuxP4Layout.cookieModes(sw(id).profile).isEmpty()) {
+            Arrays.stream(READ_COOKIE_TABLES).forEach(tables::add);
+        }
+        for (int t : tables) {
             filters.add(P4RuntimeOuterClass.Entity.newBuilder().setTableEntry(
                     P4RuntimeOuterClass.TableEntry.newBuilder().setTableId(t)).build());
         }

@@ -21,6 +21,13 @@ public final class Cookie {
     /** §8: keys are 128 bits. */
     public static final int KEY_BYTES = 16;
 
+    /**
+     * The mode the host agents encode every VIP's cookies with, and so the one a mux must decode
+     * to hold a cheetah VIP: SipHash-1-3, the keyed PRF (§5). A switch that has only CRC-32C (the
+     * P4 programs) cannot decode these cookies.
+     */
+    public static final HashMode VIP_MODE = HashMode.SIPHASH13;
+
     private static final int IPPROTO_TCP = 6;
     private static final long U32 = 0xFFFFFFFFL;
 

@@ -127,13 +127,13 @@ public final class HostCookieDocs {
             }
             ObjectNode doc = Json.MAPPER.createObjectNode();
             doc.put("serverId", e.getValue());
-            doc.put("hash", Cookie.HashMode.SIPHASH13.wireName());
+            doc.put("hash", Cookie.VIP_MODE.wireName());
             doc.put("key", s.hostDefaultKey);
             ArrayNode list = doc.putArray("vips");
             for (String vip : its) {
                 String key = s.keys.get(vip);
                 if (key != null) {
-                    list.addObject().put("prefix", vip + "/32").put("hash", Cookie.HashMode.SIPHASH13.wireName())
+                    list.addObject().put("prefix", vip + "/32").put("hash", Cookie.VIP_MODE.wireName())
                             .put("key", key);
                 }
             }

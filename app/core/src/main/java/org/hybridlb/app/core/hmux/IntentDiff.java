@@ -29,7 +29,8 @@ public final class IntentDiff {
 
         for (Map.Entry<ServiceMatch, java.util.List<DipBucket>> e : want.entries.entrySet()) {
             ItemKey k = ItemKey.entry(e.getKey());
-            if (bad.containsKey(k) || !e.getValue().equals(have.entries.get(e.getKey()))) {
+            if (bad.containsKey(k) || !e.getValue().equals(have.entries.get(e.getKey()))
+                    || !Objects.equals(want.cookies.get(e.getKey()), have.cookies.get(e.getKey()))) {
                 d.putEntries.put(e.getKey(), e.getValue());
             }
         }

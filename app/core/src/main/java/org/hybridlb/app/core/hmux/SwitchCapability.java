@@ -1,44 +1,64 @@
 package org.hybridlb.app.core.hmux;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
+import org.hybridlb.app.core.cheetah.Cookie;
 
 /**
  * What a switch's southbound says about the switch as an HMux: the hash contract the SMuxes must
  * follow to agree with it, whether it keeps bucket ids and DIPs in its select groups (OpenFlow 1.5
  * buckets carry ids; OpenFlow 1.3 buckets through ONOS carry neither, so a bucket is known by its
  * position and tunnel endpoint), whether its routes fall back to the aggregates in the data path,
- * and whether it can decode Cheetah cookies (it must read TCP options: P4, not Open vSwitch).
+ * and the Cheetah cookie hash modes it decodes (COOKIE-SPEC §5): it must read TCP options (P4, not
+ * Open vSwitch), compute the mode's hash (the P4 programs have CRC-32C, no keyed PRF) and be
+ * programmed with the cookie tables by its southbound. A cheetah VIP may be an HMux's only where
+ * the switch decodes the mode its hosts encode the VIP's cookies with ({@link Cookie#VIP_MODE}).
  */
 public final class SwitchCapability {
     public final HashContract hash;
     public final boolean keepsBucketIds;
     public final boolean keepsDips;
     public final boolean fastFailover;
+    /** The cookie hash modes the switch decodes as an HMux; empty: none. */
+    public final Set<Cookie.HashMode> cookieModes;
+    /** Whether it decodes cookies of some mode (for views). */
     public final boolean decodesCookies;
 
     public SwitchCapability(HashContract hash, boolean keepsBucketIds, boolean keepsDips, boolean fastFailover,
-                            boolean decodesCookies) {
+                            Set<Cookie.HashMode> cookieModes) {
         this.hash = Objects.requireNonNull(hash);
         this.keepsBucketIds = keepsBucketIds;
         this.keepsDips = keepsDips;
         this.fastFailover = fastFailover;
-        this.decodesCookies = decodesCookies;
+        this.cookieModes = cookieModes.isEmpty() ? Set.of()
+                : Collections.unmodifiableSet(EnumSet.copyOf(cookieModes));
+        this.decodesCookies = !this.cookieModes.isEmpty();
+    }
+
+    /** Whether the switch decodes cookies hashed with {@code mode}. */
+    public boolean decodes(Cookie.HashMode mode) {
+        return cookieModes.contains(mode);
     }
 
     /**
      * {@code intent} as this switch can hold it: buckets renumbered by position where it keeps no
-     * ids, without DIPs where it keeps none, the fallback only where it fails over in the data path.
+     * ids, without DIPs where it keeps none, the fallback only where it fails over in the data path,
+     * cookies only of the modes it decodes.
      */
     public SwitchIntent holdable(SwitchIntent intent) {
-        if (keepsBucketIds && keepsDips && intent.fallback == fastFailover) {
+        boolean allCookies = intent.cookies.values().stream().allMatch(c -> decodes(c.mode));
+        if (keepsBucketIds && keepsDips && intent.fallback == fastFailover && allCookies) {
             return intent;
         }
         SwitchIntent.Builder b = intent.toBuilder();
         b.fallback = fastFailover;
+        b.cookies.values().removeIf(c -> !decodes(c.mode));
         if (!keepsBucketIds || !keepsDips) {
             Map<ServiceMatch, List<DipBucket>> entries = new TreeMap<>();
             intent.entries.forEach((m, buckets) -> {
@@ -61,17 +81,17 @@ public final class SwitchCapability {
         }
         SwitchCapability c = (SwitchCapability) o;
         return hash.equals(c.hash) && keepsBucketIds == c.keepsBucketIds && keepsDips == c.keepsDips
-                && fastFailover == c.fastFailover && decodesCookies == c.decodesCookies;
+                && fastFailover == c.fastFailover && cookieModes.equals(c.cookieModes);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(hash, keepsBucketIds, keepsDips, fastFailover, decodesCookies);
+        return Objects.hash(hash, keepsBucketIds, keepsDips, fastFailover, cookieModes);
     }
 
     @Override
     public String toString() {
         return "hash " + hash + (keepsBucketIds ? "" : ", positional buckets") + (keepsDips ? "" : ", no DIPs")
-                + (fastFailover ? ", fast failover" : "") + (decodesCookies ? ", decodes cookies" : "");
+                + (fastFailover ? ", fast failover" : "") + (decodesCookies ? ", decodes cookies " + cookieModes : "");
     }
 }

@@ -13,7 +13,8 @@ import org.hybridlb.solver.model.Ipv4;
 
 /**
  * What one switch holds for hybridlb, device-neutral and immutable: HMux entries (each service
- * with its buckets in bucket-id order), {@code VIP/32} routes towards the VIP's HMux (by switch
+ * with its buckets in bucket-id order, and for a cheetah VIP's service on a switch that decodes
+ * its cookies, what it decodes them with), {@code VIP/32} routes towards the VIP's HMux (by switch
  * id), aggregates routed to live SMuxes (by SMux id), and whether routes fall back to the
  * aggregates in the data path when their HMux is unreachable. The core builds the desired one of
  * each switch, readers give the one a switch holds, and {@link IntentDiff} compares them.
@@ -22,6 +23,8 @@ public final class SwitchIntent {
     public static final SwitchIntent EMPTY = new Builder().build();
 
     public final SortedMap<ServiceMatch, List<DipBucket>> entries;
+    /** The entries whose switch decodes their Cheetah cookies, with how (a subset of {@link #entries}' keys). */
+    public final SortedMap<ServiceMatch, CookieDecode> cookies;
     /** VIP -> the switch its HMux entry is on. */
     public final SortedMap<String, String> routes;
     /** Aggregate prefix -> the SMuxes of its group. */
@@ -33,7 +36,13 @@ public final class SwitchIntent {
         b.entries.forEach((k, v) -> e.put(k, List.copyOf(v)));
         SortedMap<String, SortedSet<String>> a = new TreeMap<>();
         b.aggregates.forEach((k, v) -> a.put(k, Collections.unmodifiableSortedSet(new TreeSet<>(v))));
+        for (ServiceMatch m : b.cookies.keySet()) {
+            if (!e.containsKey(m)) {
+                throw new IllegalArgumentException("cookies of " + m + ", which has no entry");
+            }
+        }
         this.entries = Collections.unmodifiableSortedMap(e);
+        this.cookies = Collections.unmodifiableSortedMap(new TreeMap<>(b.cookies));
         this.routes = Collections.unmodifiableSortedMap(new TreeMap<>(b.routes));
         this.aggregates = Collections.unmodifiableSortedMap(a);
         this.fallback = b.fallback;
@@ -47,6 +56,7 @@ public final class SwitchIntent {
     public Builder toBuilder() {
         Builder b = new Builder();
         b.entries.putAll(entries);
+        b.cookies.putAll(cookies);
         b.routes.putAll(routes);
         b.aggregates.putAll(aggregates);
         b.fallback = fallback;
@@ -101,6 +111,15 @@ public final class SwitchIntent {
         Builder b = toBuilder();
         d.removeEntries.forEach(b.entries::remove);
         b.entries.putAll(d.putEntries);
+        b.cookies.keySet().removeAll(d.removeEntries);
+        for (ServiceMatch m : d.putEntries.keySet()) { // an entry is written whole, with its target's cookies
+            CookieDecode c = d.target == null ? null : d.target.cookies.get(m);
+            if (c == null) {
+                b.cookies.remove(m);
+            } else {
+                b.cookies.put(m, c);
+            }
+        }
         d.removeRoutes.forEach(b.routes::remove);
         b.routes.values().removeIf(d.withdrawTowards::contains);
         b.routes.putAll(d.putRoutes);
@@ -123,19 +142,19 @@ public final class SwitchIntent {
             return false;
         }
         SwitchIntent s = (SwitchIntent) o;
-        return entries.equals(s.entries) && routes.equals(s.routes) && aggregates.equals(s.aggregates)
+        return entries.equals(s.entries) && cookies.equals(s.cookies) && routes.equals(s.routes) && aggregates.equals(s.aggregates)
                 && fallback == s.fallback;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(entries, routes, aggregates, fallback);
+        return Objects.hash(entries, cookies, routes, aggregates, fallback);
     }
 
     @Override
     public String toString() {
         List<String> parts = new ArrayList<>();
-        entries.forEach((m, b) -> parts.add(m + " " + b));
+        entries.forEach((m, b) -> parts.add(m + " " + b + (cookies.containsKey(m) ? " " + cookies.get(m) : "")));
         routes.forEach((v, t) -> parts.add(v + " -> " + t));
         aggregates.forEach((a, m) -> parts.add(a + " -> " + m));
         if (fallback) {
@@ -147,12 +166,19 @@ public final class SwitchIntent {
     /** Mutable maps to fill, then {@link #build}. */
     public static final class Builder {
         public final Map<ServiceMatch, List<DipBucket>> entries = new TreeMap<>();
+        public final Map<ServiceMatch, CookieDecode> cookies = new TreeMap<>();
         public final Map<String, String> routes = new TreeMap<>();
         public final Map<String, SortedSet<String>> aggregates = new TreeMap<>();
         public boolean fallback;
 
         public Builder entry(ServiceMatch m, List<DipBucket> buckets) {
             entries.put(m, buckets);
+            return this;
+        }
+
+        /** Decode the cookies of {@code m} (its entry is put too) with {@code c}. */
+        public Builder cookies(ServiceMatch m, CookieDecode c) {
+            cookies.put(m, c);
             return this;
         }
 

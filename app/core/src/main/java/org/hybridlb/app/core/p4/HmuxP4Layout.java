@@ -3,7 +3,11 @@ package org.hybridlb.app.core.p4;
 import static org.hybridlb.app.core.p4.HlbP4Info.*;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import org.hybridlb.app.core.cheetah.Cookie;
+import org.hybridlb.app.core.hmux.CookieDecode;
 import org.hybridlb.app.core.hmux.HashContract;
 import org.hybridlb.app.core.hmux.ServiceMatch;
 
@@ -18,6 +22,11 @@ import org.hybridlb.app.core.hmux.ServiceMatch;
  *     {@code dip_selector} group of the same id, whose members are weight-unit
  *     {@code set_dip(tunnel_dst, bucket)}. The pipeline tries the three tables in that order, so a
  *     port beats a protocol beats the whole VIP without priorities (every table here is exact or LPM).</li>
+ * <li>A service whose cookies the switch decodes (a Cheetah program): its entry runs
+ *     {@code set_cookie_service(service_id, encap, affinity cheetah, cookie_key, owner_id 0)}; one
+ *     {@code vip_servers} entry (service id, server id) to {@code accept_server(bucket)} per server
+ *     it accepts, and one {@code all_servers} entry (server id) to {@code set_server(dip)} per server
+ *     of any such service on the switch.</li>
  * <li>A VIP route: {@code routing_v4} {@code VIP/32} to {@code set_next_id} of the HMux switch.</li>
  * <li>An aggregate: {@code routing_v4} prefix to {@code set_next_id} of a controller next id;
  *     {@code next_hop} to the {@code ecmp_selector} group of that id, one member per live SMux.</li>
@@ -27,9 +36,22 @@ public final class HmuxP4Layout {
     private HmuxP4Layout() {
     }
 
-    /** Whether other entries lead to {@code e} (written before them, deleted after). */
+    /**
+     * Whether other entries lead to {@code e} (written before them, deleted after): a service's
+     * {@code dip_select} and cookie servers (a cookie service without them would drop its cookies).
+     */
     public static boolean leadsTo(P4TableEntry e) {
-        return e.tableId == HMUX_DIP_SELECT_ID || e.tableId == ROUTING_NEXT_HOP_ID;
+        return e.tableId == HMUX_DIP_SELECT_ID || e.tableId == ROUTING_NEXT_HOP_ID
+                || e.tableId == CHEETAH_VIP_SERVERS_ID || e.tableId == CHEETAH_ALL_SERVERS_ID;
+    }
+
+    /**
+     * The cookie hash modes a switch running {@code profile} decodes once this layer programs it:
+     * crc32c on the Cheetah programs (COOKIE-SPEC §5: a switch has no keyed PRF), none otherwise.
+     */
+    public static Set<Cookie.HashMode> cookieModes(String profile) {
+        return PROFILE_HLB_CHEETAH.equals(profile) || PROFILE_HLB_CHEETAH_STATEFUL.equals(profile)
+                ? Set.of(Cookie.HashMode.CRC32C) : Set.of();
     }
 
     /** Whether {@code tableId} is one of the three service tables. */
@@ -51,11 +73,21 @@ public final class HmuxP4Layout {
         return code == ENCAP_GRE ? HashContract.Encap.GRE : code == ENCAP_IPIP ? HashContract.Encap.IPIP : null;
     }
 
-    /** The service table entry of {@code m}. */
+    /** The service table entry of {@code m}, a hashed service. */
     public static P4TableEntry serviceEntry(ServiceMatch m, int serviceId, HashContract.Encap encap, long cookie) {
-        P4Action a = P4Action.of(HMUX_SET_SERVICE, HMUX_SET_SERVICE_ID)
+        return serviceEntry(m, serviceId, encap, null, cookie);
+    }
+
+    /**
+     * The service table entry of {@code m}: hashed, or decoding cookies with {@code cookies} (null:
+     * none). Throws IllegalArgumentException for a mode the programs do not decode.
+     */
+    public static P4TableEntry serviceEntry(ServiceMatch m, int serviceId, HashContract.Encap encap,
+                                            CookieDecode cookies, long cookie) {
+        P4Action a = cookies == null ? P4Action.of(HMUX_SET_SERVICE, HMUX_SET_SERVICE_ID)
                 .param(HMUX_SET_SERVICE_SERVICE_ID_ID, HMUX_SET_SERVICE_SERVICE_ID, P4Value.of(serviceId))
-                .param(HMUX_SET_SERVICE_ENCAP_ID, HMUX_SET_SERVICE_ENCAP, P4Value.of(encapCode(encap))).build();
+                .param(HMUX_SET_SERVICE_ENCAP_ID, HMUX_SET_SERVICE_ENCAP, P4Value.of(encapCode(encap))).build()
+                : cookieServiceAction(m, serviceId, encap, cookies);
         P4Value vip = P4Value.ipv4(m.vip);
         List<P4Match> match = new ArrayList<>();
         if (m.wholeVip()) {
@@ -72,6 +104,61 @@ public final class HmuxP4Layout {
         match.add(P4Match.exact(HMUX_VIP_SERVICE_PROTOCOL_ID, HMUX_VIP_SERVICE_PROTOCOL, proto));
         match.add(P4Match.exact(HMUX_VIP_SERVICE_DST_PORT_ID, HMUX_VIP_SERVICE_DST_PORT, P4Value.of(m.port)));
         return P4TableEntry.withAction(HMUX_VIP_SERVICE, HMUX_VIP_SERVICE_ID, match, a, cookie);
+    }
+
+    private static P4Action cookieServiceAction(ServiceMatch m, int serviceId, HashContract.Encap encap,
+                                                CookieDecode cookies) {
+        if (cookies.mode != Cookie.HashMode.CRC32C) {
+            throw new IllegalArgumentException(m + ": cookies hashed with " + cookies.mode.wireName()
+                    + ", the P4 programs decode crc32c only");
+        }
+        return P4Action.of(HMUX_SET_COOKIE_SERVICE, HMUX_SET_COOKIE_SERVICE_ID)
+                .param(HMUX_SET_COOKIE_SERVICE_SERVICE_ID_ID, HMUX_SET_COOKIE_SERVICE_SERVICE_ID, P4Value.of(serviceId))
+                .param(HMUX_SET_COOKIE_SERVICE_ENCAP_ID, HMUX_SET_COOKIE_SERVICE_ENCAP, P4Value.of(encapCode(encap)))
+                .param(HMUX_SET_COOKIE_SERVICE_AFFINITY_ID, HMUX_SET_COOKIE_SERVICE_AFFINITY, P4Value.of(AFFINITY_CHEETAH))
+                .param(HMUX_SET_COOKIE_SERVICE_COOKIE_KEY_ID, HMUX_SET_COOKIE_SERVICE_COOKIE_KEY,
+                        P4Value.of(Cookie.parseKey(cookies.key)))
+                .param(HMUX_SET_COOKIE_SERVICE_OWNER_ID_ID, HMUX_SET_COOKIE_SERVICE_OWNER_ID, P4Value.of(0)).build();
+    }
+
+    /** The service id a service entry's action sets ({@code set_service} or {@code set_cookie_service}), or null. */
+    public static P4Value serviceIdOf(P4Action a) {
+        return a == null ? null : a.id == HMUX_SET_SERVICE_ID ? a.param(HMUX_SET_SERVICE_SERVICE_ID_ID)
+                : a.id == HMUX_SET_COOKIE_SERVICE_ID ? a.param(HMUX_SET_COOKIE_SERVICE_SERVICE_ID_ID) : null;
+    }
+
+    /** The encapsulation code a service entry's action sets, or null. */
+    static P4Value encapCodeOf(P4Action a) {
+        return a.id == HMUX_SET_SERVICE_ID ? a.param(HMUX_SET_SERVICE_ENCAP_ID)
+                : a.id == HMUX_SET_COOKIE_SERVICE_ID ? a.param(HMUX_SET_COOKIE_SERVICE_ENCAP_ID) : null;
+    }
+
+    /** The 128-bit cookie key of a {@code set_cookie_service} action, as {@link Cookie#formatKey} writes it. */
+    static String cookieKeyOf(P4Action a) {
+        byte[] v = a.param(HMUX_SET_COOKIE_SERVICE_COOKIE_KEY_ID).bytes();
+        if (v.length > Cookie.KEY_BYTES) {
+            throw new IllegalArgumentException("a cookie key of " + v.length + " bytes");
+        }
+        byte[] key = new byte[Cookie.KEY_BYTES];
+        System.arraycopy(v, 0, key, Cookie.KEY_BYTES - v.length, v.length);
+        return Cookie.formatKey(key);
+    }
+
+    /** A {@code vip_servers} entry: service {@code serviceId} accepts {@code serverId}, counted in {@code bucket}. */
+    public static P4TableEntry vipServersEntry(int serviceId, int serverId, int bucket, long cookie) {
+        return P4TableEntry.withAction(CHEETAH_VIP_SERVERS, CHEETAH_VIP_SERVERS_ID, Arrays.asList(
+                P4Match.exact(CHEETAH_VIP_SERVERS_SERVICE_ID_ID, CHEETAH_VIP_SERVERS_SERVICE_ID, P4Value.of(serviceId)),
+                P4Match.exact(CHEETAH_VIP_SERVERS_SERVER_ID_ID, CHEETAH_VIP_SERVERS_SERVER_ID, P4Value.of(serverId))),
+                P4Action.of(CHEETAH_ACCEPT_SERVER, CHEETAH_ACCEPT_SERVER_ID).param(CHEETAH_ACCEPT_SERVER_BUCKET_ID,
+                        CHEETAH_ACCEPT_SERVER_BUCKET, P4Value.of(bucket)).build(), cookie);
+    }
+
+    /** An {@code all_servers} entry: server {@code serverId} is the host at {@code endpoint}. */
+    public static P4TableEntry allServersEntry(int serverId, String endpoint, long cookie) {
+        return P4TableEntry.withAction(CHEETAH_ALL_SERVERS, CHEETAH_ALL_SERVERS_ID, List.of(
+                P4Match.exact(CHEETAH_ALL_SERVERS_SERVER_ID_ID, CHEETAH_ALL_SERVERS_SERVER_ID, P4Value.of(serverId))),
+                P4Action.of(CHEETAH_SET_SERVER, CHEETAH_SET_SERVER_ID).param(CHEETAH_SET_SERVER_DIP_ID,
+                        CHEETAH_SET_SERVER_DIP, P4Value.ipv4(endpoint)).build(), cookie);
     }
 
     /**

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.TreeMap;
+import org.hybridlb.app.core.hmux.CookieDecode;
 import org.hybridlb.app.core.hmux.DipBucket;
 import org.hybridlb.app.core.hmux.HmuxLayout;
 import org.hybridlb.app.core.hmux.ServiceMatch;
@@ -26,6 +28,8 @@ import org.hybridlb.app.core.hmux.SwitchIntent;
  * <li>a service whose buckets changed gets new members (ids above every member on the switch, in
  *     pool order, so a selector orders them as the SMuxes do) and its group is modified to list them
  *     in one update; the old members go after (make before break, {@link P4Diff});</li>
+ * <li>a service whose cookies the switch decodes has its {@code vip_servers} entries, and every
+ *     server of such services one {@code all_servers} entry (a server id is one host fabric-wide);</li>
  * <li>an aggregate keeps its next id; each SMux has one {@code ecmp_selector} member shared by every
  *     aggregate ({@link HmuxP4Config#smuxMemberId}) running the hop the switch routes it with.</li>
  * </ul>
@@ -50,7 +54,7 @@ public final class HmuxP4Plan {
         for (P4Entity e : current.ours.all()) {
             if (e instanceof P4TableEntry && HmuxP4Layout.isServiceTable(((P4TableEntry) e).tableId)) {
                 P4TableEntry t = (P4TableEntry) e;
-                P4Value sid = t.action.id == HMUX_SET_SERVICE_ID ? t.action.param(HMUX_SET_SERVICE_SERVICE_ID_ID) : null;
+                P4Value sid = HmuxP4Layout.serviceIdOf(t.action);
                 ServiceMatch m = HmuxP4Layout.serviceOf(t);
                 if (sid != null && m != null && serviceIds.putIfAbsent(m, sid.asLong()) == null) {
                     usedServiceIds.add(sid.asLong());
@@ -68,6 +72,8 @@ public final class HmuxP4Plan {
         long entryCookie = HmuxLayout.cookie(config.cookieBase, HmuxLayout.Kind.ENTRY, 0);
         int units = 0;
         long freeId = 1;
+        Map<Integer, String> servers = new TreeMap<>(); // AllServers: server id -> host
+        int poolServers = 0;
         for (Map.Entry<ServiceMatch, List<DipBucket>> e : target.entries.entrySet()) {
             Long sid = serviceIds.get(e.getKey());
             if (sid == null) {
@@ -80,7 +86,19 @@ public final class HmuxP4Plan {
             if (sid > 0xffff) {
                 throw new IllegalArgumentException("no service id left for " + e.getKey() + " (16 bits)");
             }
-            want.add(HmuxP4Layout.serviceEntry(e.getKey(), sid.intValue(), config.encap, entryCookie));
+            CookieDecode cookies = target.cookies.get(e.getKey());
+            want.add(HmuxP4Layout.serviceEntry(e.getKey(), sid.intValue(), config.encap, cookies, entryCookie));
+            if (cookies != null) {
+                for (Map.Entry<Integer, CookieDecode.Server> s : cookies.servers.entrySet()) {
+                    want.add(HmuxP4Layout.vipServersEntry(sid.intValue(), s.getKey(), s.getValue().bucket, entryCookie));
+                    String other = servers.putIfAbsent(s.getKey(), s.getValue().endpoint);
+                    if (other != null && !other.equals(s.getValue().endpoint)) {
+                        throw new IllegalArgumentException(e.getKey() + ": server id " + s.getKey() + " is "
+                                + s.getValue().endpoint + ", another service has it at " + other);
+                    }
+                    poolServers++;
+                }
+            }
             want.add(HmuxP4Layout.dipSelectEntry(sid.intValue(), sid, entryCookie));
             List<P4Action> layout = new ArrayList<>();
             for (DipBucket b : e.getValue()) {
@@ -105,6 +123,12 @@ public final class HmuxP4Plan {
             throw new IllegalArgumentException(target.entries.size() + " HMux services, the service tables hold "
                     + HMUX_SERVICE_SIZE);
         }
+        if (servers.size() > CHEETAH_SERVERS_SIZE || poolServers > CHEETAH_POOL_SERVERS_SIZE) {
+            throw new IllegalArgumentException(servers.size() + " cookie servers in " + poolServers
+                    + " service pools, all_servers holds " + CHEETAH_SERVERS_SIZE + ", vip_servers "
+                    + CHEETAH_POOL_SERVERS_SIZE);
+        }
+        servers.forEach((id, host) -> want.add(HmuxP4Layout.allServersEntry(id, host, entryCookie)));
         if (units > HMUX_SELECTOR_SIZE) {
             throw new IllegalArgumentException(units + " weight units of HMux buckets, dip_selector holds "
                     + HMUX_SELECTOR_SIZE + " members");

@@ -11,6 +11,8 @@ import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.hybridlb.app.core.cheetah.Cookie;
+import org.hybridlb.app.core.hmux.CookieDecode;
 import org.hybridlb.app.core.hmux.DipBucket;
 import org.hybridlb.app.core.hmux.HmuxLayout;
 import org.hybridlb.app.core.hmux.ItemKey;
@@ -23,7 +25,8 @@ import org.hybridlb.solver.model.Ipv4;
  * Reads what a P4 switch holds (every entry of the HMux and routing tables, every member and group
  * of both action profiles) back into the intent it stands for, without memory of its own: a service
  * by its table entry, its {@code dip_select} entry and group, its buckets from the runs of equal
- * weight-unit members; routes and aggregates by their cookie. Anything half-written (a service whose
+ * weight-unit members, its cookies (a Cheetah program) from its {@code vip_servers} and their
+ * {@code all_servers} entries; routes and aggregates by their cookie. Anything half-written (a service whose
  * group is missing, a bucket in two runs, another encapsulation, an aggregate member with a stale
  * hop) is inconsistent, with why; anything of the controller's that no item accounts for is foreign.
  */
@@ -48,7 +51,8 @@ public final class HmuxP4Reader {
         SwitchIntent.Builder intent = SwitchIntent.builder();
 
         // the HMux tables and dip_selector are the controller's alone
-        for (int t : new int[] {HMUX_VIP_SERVICE_ID, HMUX_VIP_SERVICE_ANY_PORT_ID, HMUX_VIP_WHOLE_ID, HMUX_DIP_SELECT_ID}) {
+        for (int t : new int[] {HMUX_VIP_SERVICE_ID, HMUX_VIP_SERVICE_ANY_PORT_ID, HMUX_VIP_WHOLE_ID, HMUX_DIP_SELECT_ID,
+                                CHEETAH_VIP_SERVERS_ID, CHEETAH_ALL_SERVERS_ID}) {
             ours.addAll(device.entries(t));
         }
         Map<Long, P4Member> dipMembers = device.members(HMUX_DIP_SELECTOR_ID);
@@ -57,6 +61,13 @@ public final class HmuxP4Reader {
         ours.addAll(dipGroups.values());
         Map<Long, P4TableEntry> dipSelect = new HashMap<>();
         device.entries(HMUX_DIP_SELECT_ID).forEach(e -> dipSelect.put(e.match(HMUX_DIP_SELECT_SERVICE_ID_ID).value.asLong(), e));
+
+        Map<Long, List<P4TableEntry>> vipServers = new HashMap<>();
+        device.entries(CHEETAH_VIP_SERVERS_ID).forEach(e -> vipServers.computeIfAbsent(
+                e.match(CHEETAH_VIP_SERVERS_SERVICE_ID_ID).value.asLong(), k -> new ArrayList<>()).add(e));
+        Map<Long, P4TableEntry> allServers = new HashMap<>();
+        device.entries(CHEETAH_ALL_SERVERS_ID).forEach(e -> allServers.put(
+                e.match(CHEETAH_ALL_SERVERS_SERVER_ID_ID).value.asLong(), e));
 
         Map<Long, ServiceMatch> byServiceId = new HashMap<>();
         for (P4TableEntry e : serviceEntries(device)) {
@@ -67,14 +78,15 @@ public final class HmuxP4Reader {
             explained.add(e.key());
             String why = null;
             List<DipBucket> buckets = null;
-            if (e.action.id != HMUX_SET_SERVICE_ID) {
-                why = "runs " + e.action + ", not set_service";
+            CookieDecode cookies = null;
+            if (HmuxP4Layout.serviceIdOf(e.action) == null) {
+                why = "runs " + e.action + ", not set_service or set_cookie_service";
             } else {
-                long sid = e.action.param(HMUX_SET_SERVICE_SERVICE_ID_ID).asLong();
+                long sid = HmuxP4Layout.serviceIdOf(e.action).asLong();
                 ServiceMatch other = byServiceId.putIfAbsent(sid, m);
                 P4TableEntry sel = dipSelect.get(sid);
                 org.hybridlb.app.core.hmux.HashContract.Encap encap =
-                        HmuxP4Layout.encapOf(e.action.param(HMUX_SET_SERVICE_ENCAP_ID).asLong());
+                        HmuxP4Layout.encapOf(HmuxP4Layout.encapCodeOf(e.action).asLong());
                 if (other != null) {
                     why = "shares service id " + sid + " with " + other;
                     bad.put(ItemKey.entry(other), "shares service id " + sid + " with " + m);
@@ -91,6 +103,10 @@ public final class HmuxP4Reader {
                         explained.add(g.key());
                         List<String> problem = new ArrayList<>(1);
                         buckets = buckets(g, dipMembers, explained, problem);
+                        if (problem.isEmpty() && e.action.id == HMUX_SET_COOKIE_SERVICE_ID) {
+                            cookies = cookies(e.action, vipServers.getOrDefault(sid, List.of()), allServers,
+                                    explained, problem);
+                        }
                         why = problem.isEmpty() ? null : problem.get(0);
                     }
                 }
@@ -99,9 +115,15 @@ public final class HmuxP4Reader {
                 bad.put(ItemKey.entry(m), why);
             } else {
                 intent.entry(m, buckets);
+                if (cookies != null) {
+                    intent.cookies(m, cookies);
+                }
             }
         }
-        bad.keySet().stream().filter(k -> k.item == ItemKey.Item.ENTRY).forEach(k -> intent.entries.remove(k.match));
+        bad.keySet().stream().filter(k -> k.item == ItemKey.Item.ENTRY).forEach(k -> {
+            intent.entries.remove(k.match);
+            intent.cookies.remove(k.match);
+        });
 
         Map<String, P4Action> hops = smuxHops(device, unreachable);
         switchReachability(device, unreachable);
@@ -120,6 +142,43 @@ public final class HmuxP4Reader {
         out.addAll(device.entries(HMUX_VIP_SERVICE_ANY_PORT_ID));
         out.addAll(device.entries(HMUX_VIP_WHOLE_ID));
         return out;
+    }
+
+    /**
+     * What a {@code set_cookie_service} entry decodes with: its key (crc32c, the programs' only mode)
+     * and its {@code vip_servers} entries, each with the host of its {@code all_servers} entry; null
+     * with the problem when the switch holds it otherwise than this layer writes it.
+     */
+    private static CookieDecode cookies(P4Action a, List<P4TableEntry> accepted, Map<Long, P4TableEntry> allServers,
+                                        Set<String> explained, List<String> problem) {
+        try {
+            long affinity = a.param(HMUX_SET_COOKIE_SERVICE_AFFINITY_ID).asLong();
+            long owner = a.param(HMUX_SET_COOKIE_SERVICE_OWNER_ID_ID).asLong();
+            if (affinity != AFFINITY_CHEETAH || owner != 0) {
+                problem.add("decodes with affinity " + affinity + " and owner " + owner
+                        + ", not the stateless cheetah affinity with owner 0");
+                return null;
+            }
+            Map<Integer, CookieDecode.Server> servers = new TreeMap<>();
+            for (P4TableEntry v : accepted) {
+                long id = v.match(CHEETAH_VIP_SERVERS_SERVER_ID_ID).value.asLong();
+                P4TableEntry host = allServers.get(id);
+                if (v.action == null || v.action.id != CHEETAH_ACCEPT_SERVER_ID || host == null
+                        || host.action == null || host.action.id != CHEETAH_SET_SERVER_ID) {
+                    problem.add("server id " + id + (host == null ? " has no all_servers entry" : " runs "
+                            + v.action + " / " + host.action));
+                    return null;
+                }
+                explained.add(v.key());
+                explained.add(host.key());
+                servers.put((int) id, new CookieDecode.Server(host.action.param(CHEETAH_SET_SERVER_DIP_ID).asIpv4(),
+                        (int) v.action.param(CHEETAH_ACCEPT_SERVER_BUCKET_ID).asLong()));
+            }
+            return new CookieDecode(Cookie.HashMode.CRC32C, HmuxP4Layout.cookieKeyOf(a), servers);
+        } catch (RuntimeException unreadable) {
+            problem.add("cookie service unreadable: " + unreadable.getMessage());
+            return null;
+        }
     }
 
     /** A group's buckets: each run of equal {@code set_dip} members is one bucket, its length the weight. */

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import java.util.Set;
 import org.hybridlb.app.core.model.Bucket;
 import org.junit.jupiter.api.Test;
 
@@ -33,10 +34,10 @@ class HashContractTest {
                 List.of(new DipBucket(3, "10.9.0.1", "10.0.0.1", 1), new DipBucket(7, "10.0.0.2", "10.0.0.2", 4)))
                 .route("10.100.0.2", "tor-1").build();
         SwitchCapability of15 = new SwitchCapability(HashContract.of(HashContract.Selection.OVS_HASH, 0,
-                HashContract.Encap.GRE), true, true, true, false);
+                HashContract.Encap.GRE), true, true, true, Set.of());
         assertEquals(want.toBuilder().fallback(true).build(), of15.holdable(want));
         SwitchCapability of13 = new SwitchCapability(HashContract.of(HashContract.Selection.OVS_DP_HASH, 0,
-                HashContract.Encap.GRE), false, false, false, false);
+                HashContract.Encap.GRE), false, false, false, Set.of());
         assertEquals(List.of(new DipBucket(0, null, "10.0.0.1", 1), new DipBucket(1, null, "10.0.0.2", 4)),
                 of13.holdable(want).entries.values().iterator().next(), "buckets by position, without DIPs");
         assertEquals(want.routes, of13.holdable(want).routes);

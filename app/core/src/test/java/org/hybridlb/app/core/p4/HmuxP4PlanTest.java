@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import org.hybridlb.app.core.cheetah.Cookie;
+import org.hybridlb.app.core.hmux.CookieDecode;
 import org.hybridlb.app.core.hmux.DipBucket;
 import org.hybridlb.app.core.hmux.HashContract;
 import org.hybridlb.app.core.hmux.IntentDiff;
@@ -27,10 +29,16 @@ class HmuxP4PlanTest {
     static final HmuxP4Config CONFIG = new HmuxP4Config(HashContract.Encap.GRE, COOKIE_BASE,
             Map.of("tor-1", 1, "tor-2", 2, "agg-1", 3), Map.of("smux-a", "10.0.2.10", "smux-b", "10.0.3.10"));
     static final SwitchCapability CAP = new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0,
-            HashContract.Encap.GRE), true, false, false, false);
+            HashContract.Encap.GRE), true, false, false, Set.of());
     static final ServiceMatch WEB = new ServiceMatch("10.9.0.1", "tcp", 80);
     static final ServiceMatch DNS = new ServiceMatch("10.9.0.1", "udp", 0);
     static final ServiceMatch WHOLE = new ServiceMatch("10.9.0.2", ServiceMatch.ANY, 0);
+    /** A Cheetah program's switch: it decodes crc32c cookies. */
+    static final SwitchCapability CHEETAH_CAP = new SwitchCapability(CAP.hash, true, false, false,
+            HmuxP4Layout.cookieModes(PROFILE_HLB_CHEETAH));
+    static final String KEY = "000102030405060708090a0b0c0d0e0f";
+    static final ServiceMatch SHOP = new ServiceMatch("10.9.0.3", "tcp", 443);
+    static final ServiceMatch SHOP_ALT = new ServiceMatch("10.9.0.3", "tcp", 8443);
 
     final HmuxP4Plan plan = new HmuxP4Plan(CONFIG);
     final HmuxP4Reader reader = new HmuxP4Reader(CONFIG);
@@ -103,6 +111,104 @@ class HmuxP4PlanTest {
         assertEquals(Set.of("tor-1"), back.reading.unreachable.keySet()); // no next hop towards itself
         // the same plan again changes nothing
         assertTrue(P4Diff.batches(back.ours, plan.plan(back.reading.intent, back)).isEmpty());
+    }
+
+    static CookieDecode.Server server(String host, int bucket) {
+        return new CookieDecode.Server(host, bucket);
+    }
+
+    /** {@link #intent()} with two services of a cheetah VIP (server 7 drained on SHOP: accepted, no bucket weight). */
+    static SwitchIntent cookieIntent() {
+        return intent().toBuilder()
+                .entry(SHOP, List.of(new DipBucket(0, null, "10.1.0.1", 2), new DipBucket(1, null, "10.1.0.4", 1)))
+                .cookies(SHOP, new CookieDecode(Cookie.HashMode.CRC32C, KEY,
+                        Map.of(3, server("10.1.0.1", 0), 5, server("10.1.0.4", 1), 7, server("10.1.0.5", 4))))
+                .entry(SHOP_ALT, List.of(new DipBucket(0, null, "10.1.0.4", 1)))
+                .cookies(SHOP_ALT, new CookieDecode(Cookie.HashMode.CRC32C, KEY, Map.of(5, server("10.1.0.4", 0))))
+                .build();
+    }
+
+    @Test
+    void aCookieServiceRoundTripsThroughTheCheetahTables() {
+        SwitchIntent want = CHEETAH_CAP.holdable(cookieIntent());
+        assertEquals(2, want.cookies.size(), "a crc32c decoder keeps the cookies");
+        // the servers are in place before the entry that decodes with them (else its cookies would drop)
+        List<List<P4Update>> first = P4Diff.batches(reader.read(fabric()).ours, plan.plan(want, reader.read(fabric())));
+        assertTrue(batchOf(first, CHEETAH_ALL_SERVERS_ID) < batchOf(first, HMUX_VIP_SERVICE_ID)
+                && batchOf(first, CHEETAH_VIP_SERVERS_ID) < batchOf(first, HMUX_VIP_SERVICE_ID), first.toString());
+        P4State device = write(fabric(), want);
+        P4TableEntry shop = (P4TableEntry) device.get(HmuxP4Layout.serviceEntry(SHOP, 0, CONFIG.encap, 0).key());
+        assertEquals(HMUX_SET_COOKIE_SERVICE_ID, shop.action.id);
+        assertEquals(AFFINITY_CHEETAH, shop.action.param(HMUX_SET_COOKIE_SERVICE_AFFINITY_ID).asLong());
+        assertEquals(KEY, HmuxP4Layout.cookieKeyOf(shop.action), "the key with its leading zero byte");
+        assertEquals(4, device.entries(CHEETAH_VIP_SERVERS_ID).size());
+        assertEquals(3, device.entries(CHEETAH_ALL_SERVERS_ID).size(), "one all_servers entry per server id");
+        HmuxP4Snapshot back = reader.read(device);
+        assertEquals(want, back.reading.intent);
+        assertTrue(back.reading.inconsistent.isEmpty(), back.reading.inconsistent.toString());
+        assertTrue(IntentDiff.diff(want, back.reading).isEmpty());
+        assertTrue(P4Diff.batches(back.ours, plan.plan(want, back)).isEmpty());
+        // a switch without the Cheetah tables is given the services hashed
+        assertTrue(CAP.holdable(cookieIntent()).cookies.isEmpty());
+    }
+
+    /** The index of the first batch writing an entry of {@code tableId}. */
+    static int batchOf(List<List<P4Update>> batches, int tableId) {
+        for (int i = 0; i < batches.size(); i++) {
+            if (batches.get(i).stream().anyMatch(u -> u.entity instanceof P4TableEntry
+                    && ((P4TableEntry) u.entity).tableId == tableId)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Test
+    void aCookiePoolChangeIsAMinimalDeltaWithTheServersWrittenBeforeAndRemovedAfter() {
+        P4State device = write(fabric(), CHEETAH_CAP.holdable(cookieIntent()));
+        HmuxP4Snapshot now = reader.read(device);
+        // server 7 leaves SHOP (its quarantine is over), server 9 joins it
+        SwitchIntent next = cookieIntent().toBuilder()
+                .cookies(SHOP, new CookieDecode(Cookie.HashMode.CRC32C, KEY,
+                        Map.of(3, server("10.1.0.1", 0), 5, server("10.1.0.4", 1), 9, server("10.1.0.6", 5))))
+                .build();
+        List<List<P4Update>> batches = P4Diff.batches(now.ours, plan.plan(CHEETAH_CAP.holdable(next), now));
+        List<String> updates = new ArrayList<>();
+        P4Diff.flat(batches).forEach(u -> updates.add(u.type + " " + u.entity.key()));
+        long sid = HmuxP4Layout.serviceIdOf(((P4TableEntry) device.get(
+                HmuxP4Layout.serviceEntry(SHOP, 0, CONFIG.encap, 0).key())).action).asLong();
+        List<String> expected = List.of(
+                "INSERT " + HmuxP4Layout.vipServersEntry((int) sid, 9, 5, 0).key(),
+                "INSERT " + HmuxP4Layout.allServersEntry(9, "10.1.0.6", 0).key(),
+                "DELETE " + HmuxP4Layout.vipServersEntry((int) sid, 7, 4, 0).key(),
+                "DELETE " + HmuxP4Layout.allServersEntry(7, "10.1.0.5", 0).key());
+        assertEquals(Set.copyOf(expected), Set.copyOf(updates), updates.toString());
+        assertEquals(2, batches.size(), "the new servers in one batch, then the old ones away: " + batches);
+        P4State after = apply(device, batches);
+        assertEquals(CHEETAH_CAP.holdable(next), reader.read(after).reading.intent);
+    }
+
+    @Test
+    void aCookieServiceHeldHalfIsInconsistentAndRewritten() {
+        P4State device = write(fabric(), CHEETAH_CAP.holdable(cookieIntent()));
+        P4TableEntry all7 = HmuxP4Layout.allServersEntry(7, "10.1.0.5", 0);
+        P4State half = new P4State();
+        device.all().stream().filter(e -> !e.key().equals(all7.key())).forEach(half::add);
+        HmuxP4Snapshot back = reader.read(half);
+        assertTrue(back.reading.inconsistent.containsKey(ItemKey.entry(SHOP)), back.reading.inconsistent.toString());
+        assertFalse(back.reading.intent.cookies.containsKey(SHOP));
+        assertEquals(CHEETAH_CAP.holdable(cookieIntent()).cookies.get(SHOP_ALT), back.reading.intent.cookies.get(SHOP_ALT));
+    }
+
+    @Test
+    void cookiesOfAModeTheProgramsCannotDecodeAreRefused() {
+        SwitchIntent sip = intent().toBuilder().entry(SHOP, List.of(new DipBucket(0, null, "10.1.0.1", 1)))
+                .cookies(SHOP, new CookieDecode(Cookie.HashMode.SIPHASH13, KEY, Map.of(3, server("10.1.0.1", 0))))
+                .build();
+        assertTrue(CHEETAH_CAP.holdable(sip).cookies.isEmpty(), "a crc32c decoder is given no siphash13 cookies");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> plan.plan(sip, reader.read(fabric())));
+        assertTrue(e.getMessage().contains("siphash13"), e.getMessage());
     }
 
     @Test
