@@ -316,6 +316,12 @@ class Emulation:
             # Cheetah: the agent keeps its cookie configuration here; hybridlbd fills it with
             # PUT /cookie (server id, the keys of this host's VIPs) and it survives a restart.
             cmd += ["--cookie-config", os.path.join(self.dir, "cookie-%s.json" % nid)]
+            # Stateful closes and loads go to the SMuxes' control APIs the cookie document names,
+            # over mutual TLS: a client certificate of this agent's own (smux/agent/README.md).
+            cmd += ["--smux-tls-cert", os.path.join(self.tls, "agent-%s-client.pem" % nid),
+                    "--smux-tls-key", os.path.join(self.tls, "agent-%s-client.key" % nid),
+                    "--smux-tls-ca", os.path.join(self.tls, "ca.pem"),
+                    "--load-report-ms", str(self.args.agent_load_report_ms)]
             with open(os.path.join(self.dir, "agent-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
             self.spawn("agent " + nid, cmd, node=h, log_name="agent-" + nid)
@@ -413,6 +419,7 @@ class Emulation:
         for nid, n in self.plan.by_role("dip").items():
             if n["mgmtIp"]:
                 jobs.append(["server", "agent-" + nid, "--ip", n["mgmtIp"]])
+                jobs.append(["client", "agent-%s-client" % nid])
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda j: sh(["bash", HLB_CERTS, self.tls] + j), jobs))
 
@@ -613,6 +620,7 @@ def cmd_start(args):
         argv += ["--smux-tcp-timeout", str(args.smux_tcp_timeout)]
     if args.smux_conn_table:
         argv += ["--smux-conn-table", args.smux_conn_table]
+    argv += ["--agent-load-report-ms", str(args.agent_load_report_ms)]
     for a in args.aggregate:
         argv += ["--aggregate", a]
     if args.no_services:
@@ -1143,6 +1151,10 @@ def main(argv=None):
     r.add_argument("--smux-udp-timeout", type=float)
     r.add_argument("--smux-tcp-timeout", type=float)
     r.add_argument("--smux-conn-table", choices=("on", "off"))
+    for x in (s, r):
+        x.add_argument("--agent-load-report-ms", type=int, default=100,
+                       help="how often a host agent reports its load to the SMuxes, for the VIPs that place "
+                            "SYNs by load (p2c, least-loaded, awrr); 0: never (default 100, as ToN IV-B)")
     rsp = sub.add_parser("_route-server")
     rsp.add_argument("--tag", required=True)
     st = sub.add_parser("stop")

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * A virtual IP, the aggregate prefix the SMuxes announce for it, and its ports. {@code affinity}
@@ -26,6 +27,8 @@ public final class Vip {
     public static final String AFFINITY_CHEETAH = "cheetah";
     public static final String AFFINITY_CHEETAH_STATEFUL = "cheetah-stateful";
     public static final String MECHANISM_WRR = "wrr";
+    /** The mechanisms that place SYNs by the DIPs' loads, which their host agents report to the SMuxes. */
+    public static final Set<String> LOAD_MECHANISMS = Set.of("p2c", "least-loaded", "awrr");
 
     public final String vip;
     public final String aggregate;
@@ -87,6 +90,12 @@ public final class Vip {
     @JsonIgnore
     public String effectiveMechanism() {
         return !cheetah() ? null : mechanism == null ? MECHANISM_WRR : mechanism;
+    }
+
+    /** True for a cheetah VIP whose SYNs pick a DIP by load ({@link #LOAD_MECHANISMS}). */
+    @JsonIgnore
+    public boolean balancesByLoad() {
+        return cheetah() && LOAD_MECHANISMS.contains(effectiveMechanism());
     }
 
     /** Same affinity and mechanism, defaults applied (so absent equals "hash", "wrr"). */

@@ -71,7 +71,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         this.migrations = new MigrationRunner(keeper, waves, repair, this::target, loop::enqueue,
                 () -> loop.requestReconcile(new Reason(Cause.GROWN_POOL, "grown pool installed")), status);
         this.reconciler = new Reconciler(config, keeper, inputs, health, repair, tables, holds, planner, migrations,
-                loop, status, new HostCookies(ports.cookies, keeper, status));
+                loop, status, new HostCookies(ports.cookies, ports.smux, keeper, status));
         this.desired = new DesiredConfig(keeper, validator, ports.topology, loop::reconcileSoon);
         this.views = new StatusViews(keeper, inputs, health, holds, planner, migrations, ports.hmux, status);
         this.prism = new PrismHandoff(ports.prism, () -> loop.call(desired::vips),

@@ -13,8 +13,10 @@ import org.hybridlb.app.core.cheetah.CookieRegistry;
 import org.hybridlb.app.core.cheetah.HostCookieDocs;
 import org.hybridlb.app.core.cheetah.OwnerSlots;
 import org.hybridlb.app.core.port.HostCookieControl;
+import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.port.SouthboundException;
 import org.hybridlb.solver.model.Dip;
+import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.Vip;
 import org.hybridlb.solver.model.VipPort;
 
@@ -33,13 +35,15 @@ final class HostCookies {
     private final OwnerSlots ownerSlots = new OwnerSlots();
     private final RetiringDips retiring = new RetiringDips(System::currentTimeMillis);
     private final HostCookieControl agents;
+    private final SmuxControl smuxes;
     private final StateKeeper keeper;
     private final Status status;
     /** Host -> the document it last answered to: sent again only when it changes (or after a restart). */
     private final Map<String, String> sent = new HashMap<>();
 
-    HostCookies(HostCookieControl agents, StateKeeper keeper, Status status) {
+    HostCookies(HostCookieControl agents, SmuxControl smuxes, StateKeeper keeper, Status status) {
         this.agents = agents;
+        this.smuxes = smuxes;
         this.keeper = keeper;
         this.status = status;
     }
@@ -62,12 +66,31 @@ final class HostCookies {
         }
     }
 
-    /** Every agent whose document changed gets it (call once the ids and keys are on disk). */
-    void push() {
+    /**
+     * Every agent whose document changed gets it (call once the ids and keys are on disk);
+     * {@code topology}: every SMux of the topology, {@code live}: the ids of the live ones (their
+     * control URLs go into the documents: {@link HostCookieDocs}).
+     */
+    void push(List<Smux> topology, Set<String> live) {
         Set<String> reachable = agents.hosts();
-        if (!reachable.isEmpty()) {
-            push(vips(), reachable);
+        if (reachable.isEmpty()) {
+            return;
         }
+        Map<String, String> urlByIp = new HashMap<>();
+        List<String> liveUrls = new ArrayList<>();
+        for (Smux m : topology) {
+            String url = HostCookieDocs.agentUrl(smuxes.controlUrl(m.id));
+            if (url == null) {
+                continue;
+            }
+            if (m.ip != null) {
+                urlByIp.put(m.ip, url);
+            }
+            if (live.contains(m.id)) {
+                liveUrls.add(url);
+            }
+        }
+        push(vips(), reachable, urlByIp, liveUrls);
     }
 
     private List<Vip> vips() {
@@ -77,10 +100,10 @@ final class HostCookies {
         return vips;
     }
 
-    private void push(List<Vip> vips, Set<String> reachable) {
+    private void push(List<Vip> vips, Set<String> reachable, Map<String, String> urlByIp, List<String> liveUrls) {
         Map<String, String> docs;
         try {
-            docs = HostCookieDocs.build(keeper.state().cookies, vips);
+            docs = HostCookieDocs.build(keeper.state().cookies, vips, urlByIp, liveUrls);
         } catch (IllegalStateException e) {
             status.error(e.getMessage());
             return;

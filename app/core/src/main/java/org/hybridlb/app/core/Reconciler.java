@@ -74,7 +74,7 @@ final class Reconciler {
         if (cookies.allocate(inputs.liveSmuxIps())) {
             persisted();
         }
-        cookies.push();
+        cookies.push(inputs.topology().smuxes, inputs.liveSmuxes());
         repair.withdrawFromDownSwitches();
         refreshReachability();
         // reading every switch back costs one dump per device: the periodic round does it only

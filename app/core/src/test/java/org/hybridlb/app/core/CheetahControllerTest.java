@@ -22,6 +22,7 @@ import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.solver.model.Assignment;
+import org.hybridlb.solver.model.Smux;
 import org.hybridlb.solver.model.SwitchRole;
 import org.hybridlb.solver.model.TrafficInterval;
 import org.hybridlb.solver.model.VipTraffic;
@@ -500,6 +501,73 @@ class CheetahControllerTest {
         c.awaitIdle(20_000);
         assertEquals(List.of("cookies " + host(3)),
                 fabric.takeLog().stream().filter(l -> l.startsWith("cookies ")).collect(java.util.stream.Collectors.toList()));
+    }
+
+    /** The last document host {@code h} was sent. */
+    JsonNode lastDoc(int h) throws Exception {
+        List<String> sent = fabric.cookieDocs.get(host(h));
+        return Json.MAPPER.readTree(sent.get(sent.size() - 1));
+    }
+
+    static List<String> texts(JsonNode n) {
+        List<String> out = new ArrayList<>();
+        n.forEach(x -> out.add(x.asText()));
+        return out;
+    }
+
+    List<String> urls(List<String> smuxIps) {
+        List<String> out = new ArrayList<>();
+        smuxIps.forEach(ip -> out.add("https://" + ip + ":9200"));
+        return out;
+    }
+
+    @Test
+    void theAgentsOfStatefulAndLoadBalancedVipsGetTheSmuxesTheyReportTo() throws Exception {
+        for (int h = 0; h < 4; h++) {
+            fabric.agentHosts.add(host(h));
+        }
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.1", ",\"affinity\":\"cheetah\"", 0));
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah-stateful\"", 1));
+        c.createVip(vipJson("10.100.0.3", ",\"affinity\":\"cheetah\",\"mechanism\":\"least-loaded\"", 2));
+        c.createVip(vipJson("10.100.0.4", ",\"affinity\":\"cheetah-stateful\",\"mechanism\":\"awrr\"", 3));
+        c.awaitIdle(20_000);
+        assertEquals(null, c.assignment().lastError);
+        List<String> all = new ArrayList<>();
+        topo.smuxes.forEach(m -> all.add(m.ip));
+        List<String> owners = owners("10.100.0.2");
+        assertEquals(all.size(), owners.size());
+
+        assertFalse(lastDoc(0).has("statefulOwners") || lastDoc(0).has("smuxes"), "cheetah wrr: " + lastDoc(0));
+        assertEquals(urls(owners), texts(lastDoc(1).path("statefulOwners")), "the owner slots' SMuxes, in slot order");
+        assertFalse(lastDoc(1).has("smuxes"), "wrr takes no loads");
+        assertEquals(urls(all), texts(lastDoc(2).path("smuxes")), "every live SMux, in topology order");
+        assertFalse(lastDoc(2).has("statefulOwners"));
+        assertEquals(urls(owners), texts(lastDoc(3).path("statefulOwners")));
+        assertEquals(urls(all), texts(lastDoc(3).path("smuxes")));
+
+        // an SMux lost: the hosts that report loads lose it; its owner slot keeps its URL (quarantine)
+        fabric.takeLog();
+        Smux lost = topo.smuxes.get(0);
+        fabric.live.remove(lost.id);
+        c.smuxesChanged(fabric.liveSmuxes());
+        c.awaitIdle(20_000);
+        assertEquals(List.of("cookies " + host(2), "cookies " + host(3)),
+                fabric.takeLog().stream().filter(l -> l.startsWith("cookies ")).collect(java.util.stream.Collectors.toList()),
+                "only the documents that name the live SMuxes change");
+        List<String> rest = new ArrayList<>(all);
+        rest.remove(lost.ip);
+        assertEquals(urls(rest), texts(lastDoc(2).path("smuxes")));
+        assertEquals(urls(owners), texts(lastDoc(3).path("statefulOwners")));
+
+        // back: the load reporters get it again, the owners are as they were
+        fabric.live.add(lost.id);
+        c.smuxesChanged(fabric.liveSmuxes());
+        c.awaitIdle(20_000);
+        assertEquals(List.of("cookies " + host(2), "cookies " + host(3)),
+                fabric.takeLog().stream().filter(l -> l.startsWith("cookies ")).collect(java.util.stream.Collectors.toList()));
+        assertEquals(new HashSet<>(urls(all)), new HashSet<>(texts(lastDoc(2).path("smuxes"))));
+        assertEquals(urls(owners), texts(lastDoc(1).path("statefulOwners")));
     }
 
     @Test

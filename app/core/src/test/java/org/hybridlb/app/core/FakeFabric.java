@@ -281,6 +281,13 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
         log.addAll(entryLog);
     }
 
+    /** Each SMux's control API on its address (a trailing "/", as operators may write it). */
+    @Override
+    public String controlUrl(String smuxId) {
+        return topology.smuxes.stream().filter(m -> m.id.equals(smuxId)).map(m -> "https://" + m.ip + ":9200/")
+                .findFirst().orElse(null);
+    }
+
     // SMux
     @Override
     public synchronized void putTable(String smuxId, SmuxTable table) {

@@ -77,6 +77,11 @@ public final class MeteredPorts {
         }
 
         @Override
+        public String controlUrl(String smuxId) {
+            return inner.controlUrl(smuxId);
+        }
+
+        @Override
         public Map<String, Long> vipBytes(String smuxId) {
             return m.southbound(SMUX, "vip_bytes", () -> inner.vipBytes(smuxId));
         }

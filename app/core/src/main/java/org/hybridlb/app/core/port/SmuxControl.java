@@ -12,6 +12,14 @@ public interface SmuxControl {
     /** Sends {@code table}; throws when the SMux refuses it (400 invalid, 409 stale version) or is unreachable. */
     void putTable(String smuxId, SmuxTable table);
 
+    /**
+     * The base URL ({@code http(s)://HOST:PORT}) of {@code smuxId}'s control API, which the host
+     * agents send their Cheetah close and load reports to; null when unknown (no reports to it).
+     */
+    default String controlUrl(String smuxId) {
+        return null;
+    }
+
     /** The running table of {@code smuxId}. */
     SmuxTable getTable(String smuxId);
 

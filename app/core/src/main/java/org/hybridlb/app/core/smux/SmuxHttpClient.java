@@ -49,6 +49,11 @@ public final class SmuxHttpClient implements SmuxControl {
     }
 
     @Override
+    public String controlUrl(String smuxId) {
+        return controlUrl.apply(smuxId);
+    }
+
+    @Override
     public void putTable(String smuxId, SmuxTable table) {
         HttpResponse<String> r;
         try {

@@ -39,33 +39,77 @@ class HostCookieDocsTest {
         return new Vip(vip, "10.100.0.0/16", affinity, null, List.of(new VipPort("tcp", 80, dips)));
     }
 
+    static final String A = "https://10.0.9.1:9200";
+    static final String B = "https://10.0.9.3:9200";
+
     @Test
     void theAgentsParserTakesEveryDocumentAsWritten(@TempDir Path dir) throws Exception {
         CookieState s = new CookieState();
         List<Vip> vips = List.of(vip("10.100.0.1", "cheetah", "10.0.0.1", "10.0.0.2"), vip("10.100.0.2", null, "10.0.0.2"),
-                new Vip("10.100.0.3", "10.100.0.0/16", List.of(new VipPort("any", 0, List.of(new Dip("10.9.0.7", 3, "10.0.0.3"))))));
+                new Vip("10.100.0.3", "10.100.0.0/16", List.of(new VipPort("any", 0, List.of(new Dip("10.9.0.7", 3, "10.0.0.3"))))),
+                vip("10.100.0.4", "cheetah-stateful", "10.0.0.4"),
+                new Vip("10.100.0.5", "10.100.0.0/16", "cheetah", "p2c", List.of(new VipPort("tcp", 80,
+                        List.of(new Dip("10.0.0.5", 1, null))))));
         new CookieRegistry().update(s, vips);
-        Map<String, String> docs = HostCookieDocs.build(s, vips);
-        assertEquals(List.of("10.0.0.1", "10.0.0.2", "10.0.0.3"), new ArrayList<>(docs.keySet()));
+        // slot 1 free below a held slot 2; slot 3 held by an SMux with no URL the agents can use
+        s.ownerSlots.put(0, "10.0.9.1");
+        s.ownerSlots.put(2, "10.0.9.3");
+        s.ownerSlots.put(3, "10.0.9.4");
+        Map<String, String> docs = HostCookieDocs.build(s, vips, Map.of("10.0.9.1", A, "10.0.9.3", B, "10.0.9.2", A),
+                List.of(B, A));
+        assertEquals(List.of("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"), new ArrayList<>(docs.keySet()));
         JsonNode two = Json.MAPPER.readTree(docs.get("10.0.0.2"));
         assertEquals(s.serverIds.get("10.0.0.2").intValue(), two.path("serverId").asInt());
         assertEquals(2, two.path("vips").size());
         assertEquals("10.100.0.3/32", Json.MAPPER.readTree(docs.get("10.0.0.3")).at("/vips/0/prefix").asText(),
                 "a VM's host gets the keys of its VIPs");
-        // smux/agent/cookie_config.py's parse() normalises a document it takes: it must take each as it is
+        assertEquals(List.of("serverId", "hash", "key", "vips", "keepaliveSeconds"), names(two),
+                "a host of no stateful or load-balanced VIP gets neither list");
+        JsonNode four = Json.MAPPER.readTree(docs.get("10.0.0.4"));
+        assertEquals(List.of(A, "http://0.0.0.2:9", B, "http://0.0.0.4:9"), texts(four.path("statefulOwners")),
+                "owners in slot order, a placeholder for the free slot and the SMux without a URL");
+        assertTrue(four.path("smuxes").isMissingNode(), "wrr: no loads");
+        JsonNode five = Json.MAPPER.readTree(docs.get("10.0.0.5"));
+        assertEquals(List.of(B, A), texts(five.path("smuxes")), "every live SMux, in the order given");
+        assertTrue(five.path("statefulOwners").isMissingNode(), "not stateful: no owners");
+        // smux/agent/cookie_config.py's parse() normalises a document it takes (absent lists as []):
+        // it must take each as it is
         Path in = dir.resolve("docs.json");
         Files.writeString(in, Json.MAPPER.writeValueAsString(docs.values()));
         Process p = new ProcessBuilder("python3", "-c", "import json, sys; sys.path.insert(0, sys.argv[1]);"
                 + " import cookie_config as c\n"
                 + "for d in json.load(open(sys.argv[2])):\n"
                 + "    doc = json.loads(d); out = c.parse(doc)\n"
-                + "    assert out == doc, (out, doc)\n"
+                + "    assert out == {'statefulOwners': [], 'smuxes': [], **doc}, (out, doc)\n"
                 + "print('ok')", REPO.resolve("smux/agent").toString(), in.toString())
                 .redirectErrorStream(true).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), out);
         assertEquals("ok\n", out);
+    }
+
+    @Test
+    void controlUrlsAreWrittenAsTheAgentsTakeThem() {
+        assertEquals("https://10.0.9.1:9200", HostCookieDocs.agentUrl("https://10.0.9.1:9200/"));
+        assertEquals("http://smux-a.example:80", HostCookieDocs.agentUrl("HTTP://smux-a.example"));
+        assertEquals("https://10.0.9.1:443", HostCookieDocs.agentUrl("https://10.0.9.1"));
+        assertEquals(null, HostCookieDocs.agentUrl("https://10.0.9.1:9200/smux"), "a path: the agent refuses it");
+        assertEquals(null, HostCookieDocs.agentUrl("ftp://10.0.9.1:21"));
+        assertEquals(null, HostCookieDocs.agentUrl("https://10.0.9.1:9200/?a=b"));
+        assertEquals(null, HostCookieDocs.agentUrl(null));
+    }
+
+    static List<String> names(JsonNode n) {
+        List<String> out = new ArrayList<>();
+        n.fieldNames().forEachRemaining(out::add);
+        return out;
+    }
+
+    static List<String> texts(JsonNode n) {
+        List<String> out = new ArrayList<>();
+        n.forEach(x -> out.add(x.asText()));
+        return out;
     }
 
     @Test
