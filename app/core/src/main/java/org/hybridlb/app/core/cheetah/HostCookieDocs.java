@@ -35,7 +35,9 @@ public final class HostCookieDocs {
      */
     public static Map<String, String> build(CookieState s, Collection<Vip> vips) {
         Map<String, Set<String>> served = new TreeMap<>();
+        Map<String, Cookie.HashMode> modes = new TreeMap<>();
         for (Vip v : vips) {
+            modes.put(v.vip, Cookie.modeOf(v));
             for (VipPort p : v.ports) {
                 for (Dip d : p.dips) {
                     served.computeIfAbsent(d.tunnelEndpoint(), h -> new TreeSet<>()).add(v.vip);
@@ -51,13 +53,13 @@ public final class HostCookieDocs {
             }
             ObjectNode doc = Json.MAPPER.createObjectNode();
             doc.put("serverId", e.getValue());
-            doc.put("hash", Cookie.VIP_MODE.wireName());
+            doc.put("hash", Cookie.DEFAULT_MODE.wireName());
             doc.put("key", s.hostDefaultKey);
             ArrayNode list = doc.putArray("vips");
             for (String vip : its) {
                 String key = s.keys.get(vip);
                 if (key != null) {
-                    list.addObject().put("prefix", vip + "/32").put("hash", Cookie.VIP_MODE.wireName())
+                    list.addObject().put("prefix", vip + "/32").put("hash", modes.get(vip).wireName())
                             .put("key", key);
                 }
             }
