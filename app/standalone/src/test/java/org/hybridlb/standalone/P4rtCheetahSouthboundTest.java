@@ -74,7 +74,7 @@ class P4rtCheetahSouthboundTest {
     void aCookieServiceWrittenReadsBackAndAServerChangeSendsOnlyItsEntries() {
         SwitchCapability cap = sb.capability(SW);
         assertEquals(Set.of(Cookie.HashMode.CRC32C), cap.cookieModes);
-        assertFalse(cap.decodes(Cookie.VIP_MODE), "the hosts' siphash13 cookies cannot be decoded by the program");
+        assertFalse(cap.decodes(Cookie.DEFAULT_MODE), "the hosts' siphash13 cookies cannot be decoded by the program");
 
         SwitchIntent want = cap.holdable(intent(Map.of(3, new CookieDecode.Server("10.0.9.1", 0),
                 5, new CookieDecode.Server("10.0.9.2", 1))));

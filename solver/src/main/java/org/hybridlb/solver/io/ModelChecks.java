@@ -122,6 +122,15 @@ public final class ModelChecks {
                 throw new InvalidInputException(source, f + "/mechanism",
                         "only for affinity \"cheetah\" or \"cheetah-stateful\"");
             }
+            if (v.cookieHash != null && !v.cheetah()) {
+                throw new InvalidInputException(source, f + "/cookieHash",
+                        "only for affinity \"cheetah\" or \"cheetah-stateful\" (a hash VIP has no cookies)");
+            }
+            if (v.cookieHash != null && !Vip.COOKIE_HASH_SIPHASH13.equals(v.cookieHash)
+                    && !Vip.COOKIE_HASH_CRC32C.equals(v.cookieHash)) {
+                throw new InvalidInputException(source, f + "/cookieHash",
+                        "unknown hash '" + v.cookieHash + "' (siphash13 or crc32c)");
+            }
             if (v.ports.size() > Limits.MAX_SERVICES_PER_VIP) {
                 throw new InvalidInputException(source, f + "/ports", v.ports.size()
                         + " services, over the limit of " + Limits.MAX_SERVICES_PER_VIP + " per VIP");

@@ -16,12 +16,15 @@ import java.util.Set;
  * p4/COOKIE-SPEC.md) or {@code cheetah-stateful} (the cookie carries an index into the owner
  * SMux's ConnTable, COOKIE-SPEC §7); {@code mechanism} how such a VIP's SYNs pick a DIP
  * ({@code wrr} when absent, {@code rr}, {@code hash}, {@code p2c}, {@code least-loaded},
- * {@code awrr}); {@code prism} the Prism request hand-off, when the VIP
+ * {@code awrr}); {@code cookieHash} the keyed hash its hosts write the cookies with ({@code siphash13}
+ * when absent; {@code crc32c} only for VIPs a CRC-only P4 HMux must decode: CRC-32C is linear, so a
+ * client that saw one cookie can aim any tuple at the same server, COOKIE-SPEC §5; fixed for the
+ * VIP's life, as live connections' cookies would stop decoding); {@code prism} the Prism request hand-off, when the VIP
  * has one (its front ends and rules: {@link PrismConfig}; no effect on the muxes, which balance
  * connections over the front ends as over any pool). Absent fields are left out of the JSON.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"vip", "aggregate", "affinity", "mechanism", "ports", "prism"})
+@JsonPropertyOrder({"vip", "aggregate", "affinity", "mechanism", "cookieHash", "ports", "prism"})
 public final class Vip {
     public static final String AFFINITY_HASH = "hash";
     public static final String AFFINITY_CHEETAH = "cheetah";
@@ -29,11 +32,14 @@ public final class Vip {
     public static final String MECHANISM_WRR = "wrr";
     /** The mechanisms that place SYNs by the DIPs' loads, which their host agents report to the SMuxes. */
     public static final Set<String> LOAD_MECHANISMS = Set.of("p2c", "least-loaded", "awrr");
+    public static final String COOKIE_HASH_SIPHASH13 = "siphash13";
+    public static final String COOKIE_HASH_CRC32C = "crc32c";
 
     public final String vip;
     public final String aggregate;
     public final String affinity;
     public final String mechanism;
+    public final String cookieHash;
     public final List<VipPort> ports;
     public final PrismConfig prism;
 
@@ -45,24 +51,31 @@ public final class Vip {
         this(vip, aggregate, affinity, mechanism, ports, null);
     }
 
+    public Vip(String vip, String aggregate, String affinity, String mechanism, List<VipPort> ports,
+               PrismConfig prism) {
+        this(vip, aggregate, affinity, mechanism, null, ports, prism);
+    }
+
     @JsonCreator
     public Vip(@JsonProperty("vip") String vip,
                @JsonProperty("aggregate") String aggregate,
                @JsonProperty("affinity") String affinity,
                @JsonProperty("mechanism") String mechanism,
+               @JsonProperty("cookieHash") String cookieHash,
                @JsonProperty("ports") List<VipPort> ports,
                @JsonProperty("prism") PrismConfig prism) {
         this.vip = vip;
         this.aggregate = aggregate;
         this.affinity = affinity;
         this.mechanism = mechanism;
+        this.cookieHash = cookieHash;
         this.ports = List.copyOf(ports);
         this.prism = prism;
     }
 
-    /** The same VIP (address, aggregate, affinity, mechanism, Prism hand-off) with other services. */
+    /** The same VIP (address, aggregate, affinity, mechanism, cookie hash, Prism hand-off) with other services. */
     public Vip withPorts(List<VipPort> newPorts) {
-        return new Vip(vip, aggregate, affinity, mechanism, newPorts, prism);
+        return new Vip(vip, aggregate, affinity, mechanism, cookieHash, newPorts, prism);
     }
 
     /**
@@ -98,9 +111,16 @@ public final class Vip {
         return cheetah() && LOAD_MECHANISMS.contains(effectiveMechanism());
     }
 
-    /** Same affinity and mechanism, defaults applied (so absent equals "hash", "wrr"). */
+    /** The cookie hash mode of a cheetah VIP, its default applied; null for a hash VIP. */
+    @JsonIgnore
+    public String effectiveCookieHash() {
+        return !cheetah() ? null : cookieHash == null ? COOKIE_HASH_SIPHASH13 : cookieHash;
+    }
+
+    /** Same affinity, mechanism and cookie hash, defaults applied (so absent equals "hash", "wrr", "siphash13"). */
     public boolean sameAffinity(Vip o) {
         return effectiveAffinity().equals(o.effectiveAffinity())
-                && Objects.equals(effectiveMechanism(), o.effectiveMechanism());
+                && Objects.equals(effectiveMechanism(), o.effectiveMechanism())
+                && Objects.equals(effectiveCookieHash(), o.effectiveCookieHash());
     }
 }

@@ -134,6 +134,19 @@ class ModelIoTest {
                 ",\"affinity\":\"cheetah-stateful\"", ",{\"ip\":\"10.0.0.2\",\"hostIp\":\"10.0.0.1\"}")));
         assertEquals("/vips/0/ports/0/dips/1/hostIp", oneHost.field());
         assertTrue(oneHost.reason().contains("one DIP per host"), oneHost.reason());
+        // the cookie hash: siphash13 when absent, crc32c on request, only with a cheetah affinity
+        assertEquals("siphash13", plain.effectiveCookieHash());
+        Vip crc = vips(String.format(base, ",\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\"", "")).vips.get(0);
+        assertEquals("crc32c", crc.effectiveCookieHash());
+        assertTrue(!crc.sameAffinity(plain), "another cookie hash is another affinity");
+        assertEquals(null, vips(String.format(base, "", "")).vips.get(0).effectiveCookieHash());
+        InvalidInputException hashVip = assertThrows(InvalidInputException.class,
+                () -> vips(String.format(base, ",\"cookieHash\":\"crc32c\"", "")));
+        assertEquals("/vips/0/cookieHash", hashVip.field());
+        assertTrue(hashVip.reason().contains("only for affinity"), hashVip.reason());
+        InvalidInputException unknownHash = assertThrows(InvalidInputException.class,
+                () -> vips(String.format(base, ",\"affinity\":\"cheetah\",\"cookieHash\":\"crc32\"", "")));
+        assertEquals("/vips/0/cookieHash", unknownHash.field());
         // the controller's owner list is not configuration: refused as an unknown field
         InvalidInputException owners = assertThrows(InvalidInputException.class, () -> vips(String.format(base,
                 ",\"affinity\":\"cheetah-stateful\",\"statefulOwners\":[\"10.0.0.9\"]", "")));

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.logging.Logger;
+import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.port.TopologySource;
 import org.hybridlb.solver.model.Switch;
 import org.hybridlb.solver.model.Vip;
@@ -44,6 +45,12 @@ final class DesiredConfig {
 
     List<Vip> replaceAll(String body) {
         List<Vip> all = validator.parseVipSet(body, topology.topology());
+        for (int i = 0; i < all.size(); i++) {
+            int was = indexOf(all.get(i).vip);
+            if (was >= 0) {
+                keepsCookieHash(keeper.state().desired.get(was), all.get(i), "/vips/" + i + "/cookieHash");
+            }
+        }
         commit(new ArrayList<>(all), "VIP configuration replaced");
         return List.copyOf(all);
     }
@@ -61,11 +68,25 @@ final class DesiredConfig {
 
     Vip replace(Vip v) {
         int i = existing(v.vip);
+        keepsCookieHash(keeper.state().desired.get(i), v, "/cookieHash");
         List<Vip> next = new ArrayList<>(keeper.state().desired);
         next.set(i, v);
         validator.checkAll(next, i, topology.topology());
         commit(next, "VIP " + v.vip + " changed");
         return v;
+    }
+
+    /**
+     * The mode a VIP's hosts encode its cookies with is fixed for its life (a hash VIP's: the default,
+     * they encode every VIP): its live connections carry cookies in that mode, which no mux could
+     * decode once it decodes another. Only a VIP that stops decoding cookies (turned to hash) may drop it.
+     */
+    private static void keepsCookieHash(Vip now, Vip next, String field) {
+        if (next.cheetah() && Cookie.modeOf(now) != Cookie.modeOf(next)) {
+            throw ApiException.conflict(field, "VIP " + now.vip + "'s hosts encode its cookies with "
+                    + Cookie.modeOf(now).wireName() + ": the mode is fixed for the VIP's life, since its live"
+                    + " connections' cookies would stop decoding (delete and re-create the VIP to change it)");
+        }
     }
 
     void delete(String vip) {

@@ -2,6 +2,7 @@ package org.hybridlb.app.core;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,13 +26,16 @@ import org.hybridlb.solver.model.Vip;
  * southbound's {@link HashContract} of that switch), and where no SMux could: switches that offer
  * no agreement at all (they serve as no HMux, like a switch without tunnels) and, per VIP, the
  * switches whose selection cannot pick from its pools, or that cannot decode the cookies of a
- * cheetah VIP in the mode its hosts encode them ({@link Cookie#VIP_MODE}; it stays off them). Loop
+ * cheetah VIP in the mode its hosts encode them ({@link Cookie#modeOf}; it stays off them). Loop
  * thread only.
  */
 final class HashContracts {
-    static final String COOKIES_UNDECODED = "affinity cheetah: the switch cannot decode the VIP's Cheetah cookies"
-            + " (hash mode " + Cookie.VIP_MODE.wireName() + ": Open vSwitch reads no TCP options, the P4 programs"
-            + " hash crc32c only), so the VIP stays off it and lives on the SMuxes";
+    /** Why a cheetah VIP whose hosts encode with {@code mode} stays off a switch that cannot decode it. */
+    static String cookiesUndecoded(Cookie.HashMode mode) {
+        return "affinity cheetah: the switch cannot decode the VIP's Cheetah cookies (hash mode " + mode.wireName()
+                + ": Open vSwitch reads no TCP options, the P4 programs hash crc32c only), so the VIP stays off it"
+                + " and lives on the SMuxes";
+    }
 
     private final HmuxProgrammer hmux;
     private final StateKeeper keeper;
@@ -93,14 +97,16 @@ final class HashContracts {
      */
     Map<String, AssignmentView.HashUnmatched> unmatched(Map<String, Vip> target, Topology t) {
         Map<HashContract, List<String>> byContract = new LinkedHashMap<>();
-        List<String> noCookies = new ArrayList<>();
+        Map<Cookie.HashMode, List<String>> undecoding = new EnumMap<>(Cookie.HashMode.class);
         for (Switch s : t.switches) {
             if (s.tables.tunnel > 0) {
                 SwitchCapability cap = hmux.capability(s.id);
                 if (cap.hash.agrees()) {
                     byContract.computeIfAbsent(cap.hash, k -> new ArrayList<>()).add(s.id);
-                    if (!cap.decodes(Cookie.VIP_MODE)) {
-                        noCookies.add(s.id);
+                    for (Cookie.HashMode mode : Cookie.HashMode.values()) {
+                        if (!cap.decodes(mode)) {
+                            undecoding.computeIfAbsent(mode, m -> new ArrayList<>()).add(s.id);
+                        }
                     }
                 }
             }
@@ -121,10 +127,11 @@ final class HashContracts {
             if (why != null) {
                 reasons.add(why + ": the SMuxes could not pick the DIPs such an HMux picks, so the VIP stays off it");
             }
-            if (v.cheetah() && !noCookies.isEmpty()) {
+            List<String> noCookies = v.cheetah() ? undecoding.getOrDefault(Cookie.modeOf(v), List.of()) : List.of();
+            if (!noCookies.isEmpty()) {
                 // a cheetah connection is placed by its cookie wherever it is muxed: only a decoder may hold it
                 noCookies.stream().filter(sw -> !switches.contains(sw)).forEach(switches::add);
-                reasons.add(COOKIES_UNDECODED);
+                reasons.add(cookiesUndecoded(Cookie.modeOf(v)));
             }
             if (!switches.isEmpty()) {
                 out.put(v.vip, new AssignmentView.HashUnmatched(switches, String.join("; ", reasons)));

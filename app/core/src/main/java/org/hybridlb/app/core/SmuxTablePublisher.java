@@ -44,7 +44,7 @@ final class SmuxTablePublisher {
 
     /**
      * The installed configuration as the SMux table of {@code version}, each VIP hashed as its HMux does;
-     * a cheetah VIP with its key, mode (SipHash-1-3), mechanism and its hosts' server ids, a
+     * a cheetah VIP with its key, mode (its cookieHash), mechanism and its hosts' server ids, a
      * cheetah-stateful one also with the SMuxes' owner slots ({@link OwnerSlots}).
      */
     SmuxTable table(long version) {
@@ -63,7 +63,7 @@ final class SmuxTablePublisher {
                     throw new IllegalStateException("cheetah-stateful VIP " + v.vip + ": no SMux has an owner slot yet");
                 }
                 cookies.put(v.vip, new SmuxTable.Cheetah(v.effectiveAffinity(), v.effectiveMechanism(), key,
-                        Cookie.VIP_MODE, c.serverIds, owners));
+                        Cookie.modeOf(v), c.serverIds, owners));
             }
         }
         return SmuxTable.of(version, entries, contracts.forEntries(entries), cookies);

@@ -129,7 +129,7 @@ final class SwitchSync {
                             (x, y) -> x.bucket <= y.bucket ? x : y);
                 }
             }
-            out.put(new ServiceMatch(v.vip, s.proto, s.port), new CookieDecode(Cookie.VIP_MODE, key, servers));
+            out.put(new ServiceMatch(v.vip, s.proto, s.port), new CookieDecode(Cookie.modeOf(v), key, servers));
         }
         return out;
     }

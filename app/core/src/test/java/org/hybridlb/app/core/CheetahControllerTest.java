@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -393,7 +394,7 @@ class CheetahControllerTest {
 
     @Test
     void onSwitchesThatDecodeCookiesACheetahVipMayBeOnAnHmux() {
-        everySwitchDecodesCookies(Cookie.VIP_MODE);
+        everySwitchDecodesCookies(Cookie.DEFAULT_MODE);
         Controller c = start();
         traffic("10.100.0.2");
         c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
@@ -404,7 +405,7 @@ class CheetahControllerTest {
         // its HMux is given what it decodes the cookies with: the hosts' mode and key, the pool's server ids
         CookieDecode held = fabric.cookiesOn.get(hmux).get(new ServiceMatch("10.100.0.2", "tcp", 80));
         assertNotNull(held, "cookies on " + hmux + ": " + fabric.cookiesOn.get(hmux));
-        assertEquals(Cookie.VIP_MODE, held.mode);
+        assertEquals(Cookie.DEFAULT_MODE, held.mode);
         assertEquals(state().path("cookies").path("keys").path("10.100.0.2").asText(), held.key);
         assertEquals(Map.of(serverId(host(2)), host(2), serverId(host(3)), host(3)),
                 held.servers.entrySet().stream().collect(java.util.stream.Collectors.toMap(Map.Entry::getKey,
@@ -422,6 +423,64 @@ class CheetahControllerTest {
         assertEquals(topo.switches.stream().filter(s -> s.tables.tunnel > 0).count(),
                 a.hashUnmatched.get("10.100.0.2").switches.size(), a.hashUnmatched.toString());
         assertTrue(a.hashUnmatched.get("10.100.0.2").reason.contains("hash mode siphash13"), a.hashUnmatched.toString());
+    }
+
+    @Test
+    void aCrc32cCheetahVipMayBeOnACrc32cDecoderAndEveryPartyUsesItsMode() throws Exception {
+        // the P4 programs hash crc32c: a VIP whose hosts encode crc32c may be theirs, a siphash13 one may not
+        everySwitchDecodesCookies(Cookie.HashMode.CRC32C);
+        for (int h = 0; h < 4; h++) {
+            fabric.agentHosts.add(host(h));
+        }
+        Controller c = start();
+        traffic("10.100.0.2", "10.100.0.3");
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.createVip(vipJson("10.100.0.3", ",\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\"", 0, 1));
+        c.awaitIdle(20_000);
+        AssignmentView a = c.assignment();
+        assertEquals(null, a.lastError);
+        assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"), "the siphash13 VIP stays on the SMuxes");
+        assertTrue(a.hashUnmatched.get("10.100.0.2").reason.contains("hash mode siphash13"), a.hashUnmatched.toString());
+        String hmux = a.installed.get("10.100.0.3");
+        assertNotEquals(Assignment.SMUX, hmux, "the crc32c VIP reaches an HMux: " + Json.write(a));
+        assertFalse(a.hashUnmatched.containsKey("10.100.0.3"), a.hashUnmatched.toString());
+        // its HMux decodes crc32c with the key the hosts encode with
+        CookieDecode held = fabric.cookiesOn.get(hmux).get(new ServiceMatch("10.100.0.3", "tcp", 80));
+        assertNotNull(held, "cookies on " + hmux + ": " + fabric.cookiesOn.get(hmux));
+        assertEquals(Cookie.HashMode.CRC32C, held.mode);
+        assertEquals(state().path("cookies").path("keys").path("10.100.0.3").asText(), held.key);
+        // the SMuxes decode it in crc32c, the other in siphash13
+        assertEquals("crc32c", entry("10.100.0.3").path("cookieHash").asText());
+        assertEquals("siphash13", entry("10.100.0.2").path("cookieHash").asText());
+        // its hosts encode it in crc32c; their default for other prefixes stays siphash13
+        List<String> sent = fabric.cookieDocs.get(host(0));
+        JsonNode doc = Json.MAPPER.readTree(sent.get(sent.size() - 1));
+        assertEquals("siphash13", doc.path("hash").asText());
+        assertEquals("10.100.0.3/32", doc.at("/vips/0/prefix").asText(), doc.toString());
+        assertEquals("crc32c", doc.at("/vips/0/hash").asText(), doc.toString());
+        List<String> sent2 = fabric.cookieDocs.get(host(2));
+        assertEquals("siphash13", Json.MAPPER.readTree(sent2.get(sent2.size() - 1)).at("/vips/0/hash").asText());
+    }
+
+    @Test
+    void aVipsCookieHashIsFixedForItsLife() {
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.awaitIdle(20_000);
+        String before = store.json;
+        ApiException e = assertThrows(ApiException.class, () -> c.replaceVip("10.100.0.2",
+                vipJson("10.100.0.2", ",\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\"", 2, 3)));
+        assertEquals(409, e.status);
+        assertTrue(e.getMessage().contains("cookieHash"), e.getMessage());
+        assertEquals(before, store.json, "nothing changed");
+        assertEquals("siphash13", entry("10.100.0.2").path("cookieHash").asText());
+        // naming the default it has is no change; a hash VIP naming one is refused by the reader
+        c.replaceVip("10.100.0.2", vipJson("10.100.0.2", ",\"affinity\":\"cheetah\",\"cookieHash\":\"siphash13\"", 2, 3));
+        ApiException bad = assertThrows(ApiException.class, () -> c.createVip(
+                vipJson("10.100.0.4", ",\"cookieHash\":\"crc32c\"", 1)));
+        assertEquals(400, bad.status);
+        assertTrue(bad.getMessage().contains("cookieHash"), bad.getMessage());
+        assertTrue(c.vips().stream().noneMatch(v -> v.vip.equals("10.100.0.4")));
     }
 
     @Test

@@ -174,6 +174,33 @@ class RestResourcesTest {
     }
 
     @Test
+    void aCookieHashIsTakenCheckedByFieldAndFixedForTheVipsLife() {
+        String crc = vip("10.100.0.2", host(1)).replace("\"aggregate\"",
+                "\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\",\"aggregate\"");
+        Reply created = call("POST", "vips", crc);
+        assertEquals(201, created.status, created.body.toString());
+        assertEquals("crc32c", created.body.path("cookieHash").asText());
+        controller.awaitIdle(20_000);
+        Reply added = call("POST", "vips/10.100.0.2/dips", "{\"ip\":\"" + host(2) + "\"}");
+        assertEquals("crc32c", added.body.path("cookieHash").asText(), "a DIP added keeps it: " + added.body);
+        controller.awaitIdle(20_000);
+        assertFalse(call("GET", "vips/10.100.0.1", null).body.has("cookieHash"), "absent where not set");
+        fabric.takeLog();
+
+        refused(400, "/cookieHash", "", "POST", "vips", vip("10.100.0.3", host(1))
+                .replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"cookieHash\":\"md5\",\"aggregate\""));
+        refused(400, "/cookieHash", "only for affinity", "POST", "vips", vip("10.100.0.3", host(1))
+                .replace("\"aggregate\"", "\"cookieHash\":\"crc32c\",\"aggregate\""));
+        // live connections carry cookies in the VIP's mode: changing it is refused, by PUT of the VIP or of the set
+        refused(409, "/cookieHash", "fixed for the VIP's life", "PUT", "vips/10.100.0.2",
+                crc.replace("crc32c", "siphash13"));
+        refused(409, "/cookieHash", "siphash13", "PUT", "vips/10.100.0.1", vip("10.100.0.1", host(0))
+                .replace("\"aggregate\"", "\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\",\"aggregate\""));
+        refused(409, "/vips/1/cookieHash", "fixed", "PUT", "vips", "{\"vips\":[" + vip("10.100.0.1", host(0)) + ","
+                + crc.replace(",\"cookieHash\":\"crc32c\"", "") + "]}");
+    }
+
+    @Test
     void statefulAffinityAndLoadAwareMechanismsAreTakenAndKept() {
         for (String m : List.of("p2c", "least-loaded", "awrr")) {
             String v = "10.100.0." + (10 + m.length());

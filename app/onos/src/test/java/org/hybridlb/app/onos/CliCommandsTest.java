@@ -53,10 +53,10 @@ public class CliCommandsTest {
         JsonNode j = Json.MAPPER.readTree(run(CliAccess.vips(HybridlbManagerTest.VIP), true));
         assertEquals(Json.MAPPER.readTree(Json.write(java.util.Map.of("vips", app.manager.api().vips()))), j);
         app.manager.api().createVip(HybridlbManagerTest.vip("10.100.0.9", "10.0.1.2")
-                .put("affinity", "cheetah-stateful").put("mechanism", "least-loaded").toString());
+                .put("affinity", "cheetah-stateful").put("mechanism", "least-loaded").put("cookieHash", "crc32c").toString());
         String stateful = run(CliAccess.vips("10.100.0.9"), false);
         assertTrue(stateful, stateful.startsWith("10.100.0.9 aggregate=10.100.0.0/16 on=")
-                && stateful.contains(" affinity=cheetah-stateful mechanism=least-loaded\n"));
+                && stateful.contains(" affinity=cheetah-stateful mechanism=least-loaded cookieHash=crc32c\n"));
     }
 
     @Test

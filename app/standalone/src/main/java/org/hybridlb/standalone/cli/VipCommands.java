@@ -92,7 +92,7 @@ final class VipCommands {
     }
 
     @Command(name = "add", description = "Add a VIP: hybridlb vip add 10.100.0.1 --aggregate 10.100.0.0/16 "
-            + "--service tcp/80 --dip 10.0.0.2 --dip 10.0.0.3*2 [--affinity cheetah [--mechanism rr]] (or --file vip.json).")
+            + "--service tcp/80 --dip 10.0.0.2 --dip 10.0.0.3*2 [--affinity cheetah [--mechanism rr] [--cookie-hash crc32c]] (or --file vip.json).")
     static final class VipAdd extends VipSub {
         @Parameters(index = "0", arity = "0..1", description = "the VIP address")
         String vip;
@@ -112,6 +112,11 @@ final class VipCommands {
 
         @Option(names = "--mechanism", description = "wrr (default), rr, hash, p2c, least-loaded or awrr: how a cheetah VIP's SYNs pick a DIP")
         String mechanism;
+
+        @Option(names = "--cookie-hash", description = "siphash13 (default) or crc32c: the keyed hash a cheetah VIP's"
+                + " hosts write its cookies with, fixed for its life; crc32c only for a VIP a CRC-only P4 HMux must"
+                + " decode (linear: a client that saw one cookie can aim any tuple at the same server)")
+        String cookieHash;
 
         @Option(names = "--file", description = "the VIP as JSON (solver schema); replaces the other options")
         Path file;
@@ -133,6 +138,9 @@ final class VipCommands {
                 }
                 if (mechanism != null) {
                     v.put("mechanism", mechanism);
+                }
+                if (cookieHash != null) {
+                    v.put("cookieHash", cookieHash);
                 }
                 ObjectNode port = v.putArray("ports").addObject();
                 String[] pp = service.split("/");

@@ -53,8 +53,9 @@ import p4.v1.P4RuntimeOuterClass;
  * {@code crc32} selection replicates, and keeps bucket ids but not DIPs (a member holds the tunnel
  * endpoint and the bucket). A switch running a Cheetah program ({@code profile} in fabric.json)
  * decodes crc32c cookies, the only mode its pipeline hashes ({@link HmuxP4Layout#cookieModes}): a
- * cheetah VIP's services are written with their key and server ids. The hosts encode with
- * {@code Cookie.VIP_MODE} (siphash13), so the placement keeps today's cheetah VIPs off P4 switches.
+ * cheetah VIP's services are written with their key and server ids. The placement puts only the
+ * cheetah VIPs whose hosts encode crc32c ({@code cookieHash}, {@code Cookie.modeOf}) on it; the
+ * default siphash13 ones stay off P4 switches.
  */
 public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(P4rtHmuxSouthbound.class.getName());

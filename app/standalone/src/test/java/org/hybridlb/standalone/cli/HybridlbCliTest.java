@@ -277,10 +277,10 @@ class HybridlbCliTest {
     @Test
     void vipAddSendsAffinityAndMechanismOnlyWhenGiven() {
         String[] r = run("vip", "add", "10.100.0.9", "--aggregate", "10.100.0.0/16", "--service", "tcp/80",
-                "--dip", "10.0.0.2", "--affinity", "cheetah", "--mechanism", "rr");
+                "--dip", "10.0.0.2", "--affinity", "cheetah", "--mechanism", "rr", "--cookie-hash", "crc32c");
         assertEquals("0", r[0], r[2]);
         assertTrue(calls.contains("createVip {\"vip\":\"10.100.0.9\",\"aggregate\":\"10.100.0.0/16\",\"affinity\":\"cheetah\","
-                + "\"mechanism\":\"rr\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.0.2\"}]}]}"), calls.toString());
+                + "\"mechanism\":\"rr\",\"cookieHash\":\"crc32c\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.0.2\"}]}]}"), calls.toString());
         calls.clear();
         r = run("vip", "add", "10.100.0.7", "--aggregate", "10.100.0.0/16", "--service", "tcp/80",
                 "--dip", "10.0.0.2", "--affinity", "cheetah-stateful", "--mechanism", "awrr");

@@ -5,6 +5,7 @@ import java.nio.ByteOrder;
 import java.util.Locale;
 import java.util.zip.CRC32C;
 import org.hybridlb.solver.model.Ipv4;
+import org.hybridlb.solver.model.Vip;
 
 /**
  * The Cheetah cookie of {@code p4/COOKIE-SPEC.md}, the controller's copy (the section numbers
@@ -22,11 +23,11 @@ public final class Cookie {
     public static final int KEY_BYTES = 16;
 
     /**
-     * The mode the host agents encode every VIP's cookies with, and so the one a mux must decode
-     * to hold a cheetah VIP: SipHash-1-3, the keyed PRF (§5). A switch that has only CRC-32C (the
-     * P4 programs) cannot decode these cookies.
+     * The mode the host agents encode a VIP's cookies with unless the VIP names another, and their
+     * default for other prefixes: SipHash-1-3, the keyed PRF (§5). A switch that has only CRC-32C
+     * (the P4 programs) cannot decode these cookies.
      */
-    public static final HashMode VIP_MODE = HashMode.SIPHASH13;
+    public static final HashMode DEFAULT_MODE = HashMode.SIPHASH13;
 
     private static final int IPPROTO_TCP = 6;
     private static final long U32 = 0xFFFFFFFFL;
@@ -47,6 +48,15 @@ public final class Cookie {
         public String wireName() {
             return wireName;
         }
+    }
+
+    /**
+     * The mode the hosts encode {@code v}'s cookies with, and so the one a mux must decode to hold
+     * it: its {@code cookieHash} ({@code crc32c} only for VIPs a CRC-only P4 HMux must decode, §5),
+     * {@link #DEFAULT_MODE} when it names none.
+     */
+    public static HashMode modeOf(Vip v) {
+        return Vip.COOKIE_HASH_CRC32C.equals(v.cookieHash) ? HashMode.CRC32C : DEFAULT_MODE;
     }
 
     /** §3: VIP(4) | proto 6 (1) | VIP port(2) | client(4) | client port(2), network order. */

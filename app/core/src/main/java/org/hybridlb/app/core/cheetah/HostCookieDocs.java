@@ -99,7 +99,9 @@ public final class HostCookieDocs {
         Map<String, Set<String>> served = new TreeMap<>();
         Set<String> statefulHosts = new TreeSet<>();
         Set<String> loadHosts = new TreeSet<>();
+        Map<String, Cookie.HashMode> modes = new TreeMap<>();
         for (Vip v : vips) {
+            modes.put(v.vip, Cookie.modeOf(v));
             for (VipPort p : v.ports) {
                 for (Dip d : p.dips) {
                     served.computeIfAbsent(d.tunnelEndpoint(), h -> new TreeSet<>()).add(v.vip);
@@ -127,13 +129,13 @@ public final class HostCookieDocs {
             }
             ObjectNode doc = Json.MAPPER.createObjectNode();
             doc.put("serverId", e.getValue());
-            doc.put("hash", Cookie.VIP_MODE.wireName());
+            doc.put("hash", Cookie.DEFAULT_MODE.wireName());
             doc.put("key", s.hostDefaultKey);
             ArrayNode list = doc.putArray("vips");
             for (String vip : its) {
                 String key = s.keys.get(vip);
                 if (key != null) {
-                    list.addObject().put("prefix", vip + "/32").put("hash", Cookie.VIP_MODE.wireName())
+                    list.addObject().put("prefix", vip + "/32").put("hash", modes.get(vip).wireName())
                             .put("key", key);
                 }
             }

@@ -18,7 +18,7 @@ import org.hybridlb.app.core.cheetah.Cookie;
  * and the Cheetah cookie hash modes it decodes (COOKIE-SPEC §5): it must read TCP options (P4, not
  * Open vSwitch), compute the mode's hash (the P4 programs have CRC-32C, no keyed PRF) and be
  * programmed with the cookie tables by its southbound. A cheetah VIP may be an HMux's only where
- * the switch decodes the mode its hosts encode the VIP's cookies with ({@link Cookie#VIP_MODE}).
+ * the switch decodes the mode its hosts encode the VIP's cookies with ({@link Cookie#modeOf}).
  */
 public final class SwitchCapability {
     public final HashContract hash;

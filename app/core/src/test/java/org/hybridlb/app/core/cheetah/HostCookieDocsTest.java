@@ -45,11 +45,14 @@ class HostCookieDocsTest {
     @Test
     void theAgentsParserTakesEveryDocumentAsWritten(@TempDir Path dir) throws Exception {
         CookieState s = new CookieState();
+        Vip crc = new Vip("10.100.0.6", "10.100.0.0/16", "cheetah", null, "crc32c",
+                List.of(new VipPort("tcp", 443, List.of(new Dip("10.0.0.2", 1, null)))), null);
         List<Vip> vips = List.of(vip("10.100.0.1", "cheetah", "10.0.0.1", "10.0.0.2"), vip("10.100.0.2", null, "10.0.0.2"),
                 new Vip("10.100.0.3", "10.100.0.0/16", List.of(new VipPort("any", 0, List.of(new Dip("10.9.0.7", 3, "10.0.0.3"))))),
                 vip("10.100.0.4", "cheetah-stateful", "10.0.0.4"),
                 new Vip("10.100.0.5", "10.100.0.0/16", "cheetah", "p2c", List.of(new VipPort("tcp", 80,
-                        List.of(new Dip("10.0.0.5", 1, null))))));
+                        List.of(new Dip("10.0.0.5", 1, null))))),
+                crc);
         new CookieRegistry().update(s, vips);
         // slot 1 free below a held slot 2; slot 3 held by an SMux with no URL the agents can use
         s.ownerSlots.put(0, "10.0.9.1");
@@ -60,7 +63,13 @@ class HostCookieDocsTest {
         assertEquals(List.of("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"), new ArrayList<>(docs.keySet()));
         JsonNode two = Json.MAPPER.readTree(docs.get("10.0.0.2"));
         assertEquals(s.serverIds.get("10.0.0.2").intValue(), two.path("serverId").asInt());
-        assertEquals(2, two.path("vips").size());
+        assertEquals(3, two.path("vips").size());
+        // each VIP in its own mode (a crc32c VIP's for a P4 HMux), the host's default siphash13
+        assertEquals("siphash13", two.path("hash").asText());
+        assertEquals(List.of("10.100.0.1/32 siphash13", "10.100.0.2/32 siphash13", "10.100.0.6/32 crc32c"),
+                java.util.stream.StreamSupport.stream(two.path("vips").spliterator(), false)
+                        .map(v -> v.path("prefix").asText() + " " + v.path("hash").asText())
+                        .collect(java.util.stream.Collectors.toList()));
         assertEquals("10.100.0.3/32", Json.MAPPER.readTree(docs.get("10.0.0.3")).at("/vips/0/prefix").asText(),
                 "a VM's host gets the keys of its VIPs");
         assertEquals(List.of("serverId", "hash", "key", "vips", "keepaliveSeconds"), names(two),

@@ -34,7 +34,8 @@ public class VipsCommand extends HybridlbCommand<List<Vip>> {
         for (Vip v : result) {
             String at = installed.get(v.vip);
             print("%s aggregate=%s on=%s%s", v.vip, v.aggregate, at == null ? "not installed" : at,
-                    v.cheetah() ? " affinity=" + v.affinity + " mechanism=" + v.effectiveMechanism() : "");
+                    v.cheetah() ? " affinity=" + v.affinity + " mechanism=" + v.effectiveMechanism()
+                            + " cookieHash=" + v.effectiveCookieHash() : "");
             for (VipPort p : v.ports) {
                 StringBuilder dips = new StringBuilder();
                 for (Dip d : p.dips) {

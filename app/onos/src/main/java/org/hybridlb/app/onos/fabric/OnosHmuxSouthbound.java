@@ -55,9 +55,8 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
     /**
      * A hybridlb P4 program: CRC-32C selection over weight-unit members (p4/HASH-SPEC.md), IP-in-IP,
      * bucket ids kept (the {@code bucket} parameter of {@code set_dip}), DIPs not (only the tunnel
-     * endpoint), no data-path fallback. No cookie mode: the Cheetah programs hash crc32c only, the
-     * hosts encode with siphash13 ({@code Cookie.VIP_MODE}), and the Cheetah tables are not rendered
-     * through ONOS, so cookie VIPs are not placed on it.
+     * endpoint), no data-path fallback. No cookie mode: the Cheetah tables are not rendered through
+     * ONOS, so cookie VIPs (whatever their {@code cookieHash}) are not placed on it.
      */
     static final SwitchCapability P4_CAPABILITY = new SwitchCapability(
             HashContract.of(HashContract.Selection.CRC32, 0, HashContract.Encap.IPIP), true, false, false, Set.of());
