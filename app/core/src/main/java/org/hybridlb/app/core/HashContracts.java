@@ -26,8 +26,8 @@ import org.hybridlb.solver.model.Vip;
  * southbound's {@link HashContract} of that switch), and where no SMux could: switches that offer
  * no agreement at all (they serve as no HMux, like a switch without tunnels) and, per VIP, the
  * switches whose selection cannot pick from its pools, or that cannot decode the cookies of a
- * cheetah VIP in the mode its hosts encode them ({@link Cookie#modeOf}; it stays off them). Loop
- * thread only.
+ * cheetah VIP in the mode its hosts encode them ({@link Cookie#modeOf}; it stays off them); a
+ * cheetah-stateful VIP stays off every switch. Loop thread only.
  */
 final class HashContracts {
     /** Why a cheetah VIP whose hosts encode with {@code mode} stays off a switch that cannot decode it. */
@@ -36,6 +36,10 @@ final class HashContracts {
                 + ": Open vSwitch reads no TCP options, the P4 programs hash crc32c only), so the VIP stays off it"
                 + " and lives on the SMuxes";
     }
+
+    /** Why a cheetah-stateful VIP stays off every switch. */
+    static final String STATEFUL_ON_SMUXES = "affinity cheetah-stateful: its connections' state lives on their owner"
+            + " SMuxes (two tiers), which a switch neither keeps nor forwards to, so the VIP lives on the SMuxes";
 
     private final HmuxProgrammer hmux;
     private final StateKeeper keeper;
@@ -98,10 +102,12 @@ final class HashContracts {
     Map<String, AssignmentView.HashUnmatched> unmatched(Map<String, Vip> target, Topology t) {
         Map<HashContract, List<String>> byContract = new LinkedHashMap<>();
         Map<Cookie.HashMode, List<String>> undecoding = new EnumMap<>(Cookie.HashMode.class);
+        List<String> hmuxCapable = new ArrayList<>();
         for (Switch s : t.switches) {
             if (s.tables.tunnel > 0) {
                 SwitchCapability cap = hmux.capability(s.id);
                 if (cap.hash.agrees()) {
+                    hmuxCapable.add(s.id);
                     byContract.computeIfAbsent(cap.hash, k -> new ArrayList<>()).add(s.id);
                     for (Cookie.HashMode mode : Cookie.HashMode.values()) {
                         if (!cap.decodes(mode)) {
@@ -128,7 +134,10 @@ final class HashContracts {
                 reasons.add(why + ": the SMuxes could not pick the DIPs such an HMux picks, so the VIP stays off it");
             }
             List<String> noCookies = v.cheetah() ? undecoding.getOrDefault(Cookie.modeOf(v), List.of()) : List.of();
-            if (!noCookies.isEmpty()) {
+            if (v.stateful()) {
+                hmuxCapable.stream().filter(sw -> !switches.contains(sw)).forEach(switches::add);
+                reasons.add(STATEFUL_ON_SMUXES);
+            } else if (!noCookies.isEmpty()) {
                 // a cheetah connection is placed by its cookie wherever it is muxed: only a decoder may hold it
                 noCookies.stream().filter(sw -> !switches.contains(sw)).forEach(switches::add);
                 reasons.add(cookiesUndecoded(Cookie.modeOf(v)));

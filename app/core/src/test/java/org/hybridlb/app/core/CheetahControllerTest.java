@@ -393,6 +393,18 @@ class CheetahControllerTest {
     }
 
     @Test
+    void aStatefulVipStaysOnTheSmuxesEvenWhereSwitchesDecodeItsCookies() {
+        everySwitchDecodesCookies(Cookie.HashMode.values());
+        Controller c = start();
+        traffic("10.100.0.2");
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah-stateful\"", 2, 3));
+        c.awaitIdle(20_000);
+        assertEquals(Assignment.SMUX, c.assignment().installed.get("10.100.0.2"),
+                "a switch keeps no owner state and forwards to no owner SMux");
+        assertEquals(HashContracts.STATEFUL_ON_SMUXES, c.assignment().hashUnmatched.get("10.100.0.2").reason);
+    }
+
+    @Test
     void onSwitchesThatDecodeCookiesACheetahVipMayBeOnAnHmux() {
         everySwitchDecodesCookies(Cookie.DEFAULT_MODE);
         Controller c = start();
