@@ -158,16 +158,21 @@ def require_cookie_agents(e, timeout=60):
 # churn
 # ------------------------------------------------------------------------------------------
 
-def classify(conns):
+def classify(conns, t0_wall=None):
     """Long-lived connections of hlb_probe.py tcp -> counts. A connection is broken when it
-    was reset, timed out, closed by the server, or answered by a second server."""
-    c = {"opened": 0, "connectFailed": 0, "reset": 0, "timeout": 0, "wrongServer": 0, "otherError": 0}
+    was reset, timed out, closed by the server, or answered by a second server. "brokenConns"
+    lists each broken one (client port, servers seen, error, seconds after t0_wall)."""
+    c = {"opened": 0, "connectFailed": 0, "reset": 0, "timeout": 0, "wrongServer": 0, "otherError": 0,
+         "brokenConns": []}
     for r in conns:
         errs = " ".join(r["errors"])
         if errs.startswith("connect:"):
             c["connectFailed"] += 1
             continue
         c["opened"] += 1
+        if len(r["dips"]) > 1 or errs:
+            c["brokenConns"].append({"localPort": r.get("localPort"), "dips": r["dips"], "ok": r["ok"], "errors": errs,
+                                     "atS": round(r["errorAt"] - t0_wall, 1) if t0_wall and r.get("errorAt") else None})
         if len(r["dips"]) > 1:
             c["wrongServer"] += 1
         elif not errs:
@@ -201,6 +206,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     shorts = {}
     events = []
     t0 = time.monotonic()
+    t0_wall = time.time()
 
     def event(what):
         ck = cookie_counters(e, agents=False)
@@ -262,7 +268,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
                     conns_all += e.finish(pr, timeout=timeout + 30)["conns"]
                 except Exception as ex:
                     log("churn: a probe of %s reported nothing: %s" % (label, ex))
-            results[label] = classify(conns_all)
+            results[label] = classify(conns_all, t0_wall)
             try:
                 s = e.finish(shorts[label], timeout=timeout + 30) if label in shorts else None
             except Exception:

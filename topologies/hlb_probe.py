@@ -134,6 +134,7 @@ def tcp_probe(a):
             s = socket.create_connection((a.vip, a.port), timeout=a.timeout)
         except OSError as e:
             r["errors"].append("connect: %s" % e)
+            r["errorAt"] = time.time()
             return
         r["localPort"] = s.getsockname()[1]
         s.settimeout(a.timeout)
@@ -158,6 +159,7 @@ def tcp_probe(a):
                 name, buf = rest[:length].decode().strip(), rest[length:]
             except (OSError, IndexError, ValueError) as e:
                 r["errors"].append("%s: %s" % (type(e).__name__, e))
+                r["errorAt"] = time.time()      # wall clock: to line up with the caller's events
                 break
             r["ok"] += 1
             if name not in r["dips"]:
