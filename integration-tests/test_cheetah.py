@@ -20,9 +20,9 @@ def test_cookie_vip_keeps_every_connection_through_pool_changes_and_an_smux_rest
         ck = results["cheetah"]
         # the SMuxes decoded the agents' cookies (no vacuous pass with cookies off)
         assert counters["agentEncoded"] > 0 and counters["smuxDecoded"] > 0, counters
-        assert ck["opened"] >= 60 and ck["connectFailed"] == 0, ck
-        assert ck["broken"] == 0, ck
-        assert ck["shortFailed"] == 0, ck
+        assert ck["opened"] >= 60 and ck["connectFailed"] == 0, (ck, events)
+        assert ck["broken"] == 0, (ck, events, counters)
+        assert ck["shortFailed"] == 0, (ck, counters)
     finally:
         for vip in (COOKIE_VIP, HASH_VIP):
             emu.api("DELETE", "/vips/%s" % vip)

@@ -23,6 +23,7 @@ import ipaddress
 import json
 import os
 import sys
+import threading
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "p4", "model"))
@@ -40,6 +41,10 @@ class CookieConfigError(ValueError):
 
 class CookiesUnavailable(RuntimeError):
     pass
+
+
+class CookiesNotApplied(RuntimeError):
+    """The loader did not confirm a new configuration in time, or refused it."""
 
 
 def fingerprint(key):
@@ -138,10 +143,11 @@ def save(path, cfg):
     os.replace(tmp, path)
 
 
-def loader_lines(cfg, served_prefixes):
+def loader_lines(cfg, served_prefixes, generation=0):
     """The loader's cookie file: every prefix this host serves gets the default mode
     and key unless a "vips" entry names it."""
-    lines = [f"server_id {cfg['serverId']}", f"keepalive {cfg['keepaliveSeconds']}"]
+    lines = [f"generation {generation}", f"server_id {cfg['serverId']}",
+             f"keepalive {cfg['keepaliveSeconds']}"]
     overrides = {v["prefix"]: v for v in cfg["vips"]}
     for prefix in served_prefixes:
         if prefix not in overrides:
@@ -165,7 +171,11 @@ def describe(cfg):
 
 class CookieControl:
     """Owns the saved configuration and the loader's cookie file; a change is saved
-    first, then written for the loader, which a SIGHUP makes reload its maps."""
+    first, then written for the loader, which a SIGHUP makes reload its maps. put()
+    returns once the loader says its maps hold the change: the controller publishes an
+    SMux table that decodes a host's cookies only after that answer (COOKIE-SPEC §9)."""
+
+    APPLY_TIMEOUT_S = 5.0
 
     def __init__(self, path, served_prefixes, run_dir):
         self.path = path
@@ -174,10 +184,16 @@ class CookieControl:
         self.cfg = load(path)
         self.proc = None
         self.unavailable = "the decap backend has not started"
+        self.generation = 0          # of the loader file last written
+        self.applied = 0             # the newest one the loader confirmed
+        self.refused = False
+        self._changes = threading.Lock()           # one put at a time: generations in order
+        self._loader = threading.Condition()
         self._write_loader_file()
 
     def _write_loader_file(self):
-        text = loader_lines(self.cfg, self.served) if self.cfg else "server_id 0\nkeepalive 0\n"
+        text = (loader_lines(self.cfg, self.served, self.generation) if self.cfg
+                else "server_id 0\nkeepalive 0\n")
         tmp = f"{self.loader_file}.tmp"
         with open(tmp, "w") as f:
             f.write(text)
@@ -195,11 +211,31 @@ class CookieControl:
         cfg = parse(doc)
         if self.unavailable:
             raise CookiesUnavailable(f"cookies: {self.unavailable}")
-        save(self.path, cfg)
-        self.cfg = cfg
-        self._write_loader_file()
-        self.proc.send_signal(1)   # SIGHUP: the loader rereads the file
+        with self._changes:
+            save(self.path, cfg)
+            self.cfg = cfg
+            with self._loader:
+                self.generation += 1
+                self.refused = False
+                self._write_loader_file()
+                self.proc.send_signal(1)   # SIGHUP: the loader rereads the file
+                done = self._loader.wait_for(lambda: self.applied >= self.generation or self.refused,
+                                             self.APPLY_TIMEOUT_S)
+                if self.refused:
+                    raise CookiesNotApplied("cookies: the loader refused the configuration (see the agent log)")
+                if not done:
+                    raise CookiesNotApplied(f"cookies: the loader did not apply the configuration within "
+                                            f"{self.APPLY_TIMEOUT_S:.0f} s; it will when it can")
         return cfg
+
+    def loader_said(self, line):
+        """A {"cookieConfig": ...} line of the loader."""
+        with self._loader:
+            if line.get("refused"):
+                self.refused = True
+            else:
+                self.applied = max(self.applied, int(line.get("generation", 0)))
+            self._loader.notify_all()
 
     def state(self, counters):
         return {"enabled": bool(self.cfg) and not self.unavailable,

@@ -370,15 +370,22 @@ class DecapBackend:
             log("warn", "decap backend", backend=self.info.get("backend"), line=line.strip())
 
     def _events(self):
-        """The loader's lines after the readiness one: closes of hinted connections."""
+        """The loader's lines after the readiness one: closes of hinted connections, and
+        which cookie configuration its maps hold."""
         for line in self.proc.stdout:
             try:
-                closed = json.loads(line)["closed"]
-            except (ValueError, KeyError, TypeError):
+                event = json.loads(line)
+                closed, config = event.get("closed"), event.get("cookieConfig")
+            except (ValueError, AttributeError):
+                closed = config = None
+            if config is not None and self.cookies:
+                self.cookies.loader_said(config)
+                log("info" if not config.get("refused") else "error", "cookie maps reloaded", **config)
+            elif closed is not None:
+                if self.on_closed:
+                    self.on_closed(closed)
+            else:
                 log("warn", "decap backend: unexpected output", line=line.strip())
-                continue
-            if self.on_closed:
-                self.on_closed(closed)
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -658,6 +665,9 @@ def make_handler(agent, registry):
                 return
             except cookie_config.CookiesUnavailable as e:
                 self._send(409, {"error": str(e)})
+                return
+            except cookie_config.CookiesNotApplied as e:   # saved; not yet in force: ask again
+                self._send(503, {"error": str(e)})
                 return
             log("info", "cookie configuration replaced",
                 **(cookie_config.describe(agent.cookies.cfg) or {}))

@@ -232,6 +232,33 @@ def test_cookie_connection_through_agent(topo):
     assert rep and rep[0]["keepalive"] == 0
 
 
+def test_put_cookie_answers_once_the_maps_hold_it(plain):
+    """The controller publishes an SMux table that decodes a host's new key right after
+    the host's 200 to PUT /cookie: a connection opened at once must already carry the
+    new key's cookie. The loader's stats loop is slowed to 3 s so that an answer given
+    before the maps changed shows."""
+    t = plain
+    cfg = os.path.join(t.tmp, "cookie.json")
+    with open(cfg, "w") as f:
+        json.dump({"serverId": SERVER_ID, "key": "ab" * 16}, f)
+    start_agent(t, cfg, "--stats-interval-ms", "3000")
+    server_report, mux, mux_stats = start_server_and_mux(t)   # the mux decodes with KEY
+    status, body = mgmt(t.dip, "/cookie", "PUT", {"serverId": SERVER_ID, "key": KEY})
+    assert status == 200, body
+    out = t.client.run([sys.executable, PEERS, "client", VIP, str(PORT), "20000", t.if_c],
+                       timeout=60).stdout
+    res = json.loads(out)
+    assert res["echo_ok"]
+    segs = [s for s in res["segments"] if s["client_port"] == res["client_port"]]
+    cookie = cc.make_cookie("siphash13", cc.parse_key(KEY),
+                            cc.tuple_bytes(VIP, PORT, CLIENT, res["client_port"]), SERVER_ID)
+    assert segs and all(cc.cookie_of(s["tsval"]) == cookie for s in segs), \
+        [(hex(s["tsval"]), hex(cookie)) for s in segs[:3]]
+    tl.stop_pid(mux.pid)
+    m = wait_for(mux_stats)
+    assert m["decoded"] > 0 and m["wrong_ident"] == 0, m
+
+
 def test_state_survives_agent_restart(plain):
     """--pin-dir keeps the connections' state in bpffs: a connection open across a
     restart of the agent keeps its cookie and gets its timestamps restored."""

@@ -67,6 +67,15 @@ int hlb_cookie_config_read(const char *path, struct hlb_cookie_config *cfg, char
             } else {
                 cfg->keepalive_s = (uint16_t) n;
             }
+        } else if (!strcmp(what, "generation")) {
+            unsigned long long g = fields == 2 ? strtoull(a, &endp, 10) : 0;
+            if (fields != 2 || *endp) {
+                snprintf(err, errlen, "%s:%d: generation: not a number: '%s'", path, lineno,
+                         fields >= 2 ? a : "");
+                rc = -1;
+            } else {
+                cfg->generation = g;
+            }
         } else if (!strcmp(what, "vip") && fields == 4) {
             struct hlb_prefix_list one = { .n = 0 };
             struct hlb_cookie_vip v = { 0 };

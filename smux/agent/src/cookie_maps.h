@@ -6,7 +6,10 @@
  * '#' comments):
  *   server_id N            1..16383 (0: cookies off)
  *   keepalive S            sockops keep-alive bound in seconds (0: off)
- *   vip PREFIX MODE KEY    A.B.C.D[/LEN], siphash13|crc32c, 32 hex digits */
+ *   vip PREFIX MODE KEY    A.B.C.D[/LEN], siphash13|crc32c, 32 hex digits
+ *   generation G           the writer's count of files (optional, 0): the loader names it
+ *                          on stdout once the maps hold the file, so the writer knows when
+ *                          a change is in force */
 #ifndef HLB_COOKIE_MAPS_H
 #define HLB_COOKIE_MAPS_H
 
@@ -21,6 +24,7 @@
 struct hlb_cookie_config {
     uint16_t server_id;
     uint16_t keepalive_s;
+    uint64_t generation;
     int n_vips;
     struct hlb_lpm_key prefixes[HLB_COOKIE_MAX_VIPS];
     struct hlb_cookie_vip vips[HLB_COOKIE_MAX_VIPS];

@@ -22,7 +22,9 @@
  * --prism-backend: this host is a Prism backend: a tunnelled TCP segment of a flow
  * without a ready socket here is dropped, not answered with an RST (hlb_prism.h).
  *
- * Prints one JSON line {"attached":...,"mode":...} on stdout once attached;
+ * Prints one JSON line {"attached":...,"mode":...} on stdout once attached, then one
+ * line a SIGHUP: {"cookieConfig":{"generation":G}} once the maps hold the file (G is its
+ * `generation` line) or {"cookieConfig":{"refused":true}}, and one line a close;
  * exits 2 on bad arguments, 1 when the program cannot be loaded/attached. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -126,6 +128,7 @@ struct cookie_side {
     struct bpf_tc_opts tc;
     int cgroup_fd, sockops_fd, tc_attached;
     struct ring_buffer *closed;   /* hinted connections' closes (bpf/cookie.bpf.c) */
+    uint64_t generation;          /* of the cookie file the maps hold */
 };
 
 /* One close per stdout line, {"closed":{...}}: the agent reads them after the readiness
@@ -155,7 +158,7 @@ static void wait_draining(struct cookie_side *ck, int ms)
     }
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int left = ms; left > 0 && !stop;) {
+    for (int left = ms; left > 0 && !stop && !reload;) {   /* a SIGHUP is answered now */
         if (ring_buffer__poll(ck->closed, left) > 0) {
             fflush(stdout);
         }
@@ -176,6 +179,7 @@ static int cookie_reload(struct cookie_side *ck, struct bpf_object *xdp_obj)
         fprintf(stderr, "cannot write the cookie maps: %s\n", strerror(errno));
         return -1;
     }
+    ck->generation = cfg.generation;
     return 0;
 }
 
@@ -451,9 +455,14 @@ int main(int argc, char **argv)
         if (reload && ck.obj_path) {
             reload = 0;
             /* A bad file keeps the maps as they were; the error goes to stderr. */
+            /* The agent answers PUT /cookie only when this line names its file: only then
+             * does the host encode what the controller is about to tell the SMuxes. */
             if (cookie_reload(&ck, obj) == 0) {
-                fprintf(stderr, "cookie configuration reloaded\n");
+                printf("{\"cookieConfig\":{\"generation\":%llu}}\n", (unsigned long long) ck.generation);
+            } else {
+                printf("{\"cookieConfig\":{\"refused\":true}}\n");
             }
+            fflush(stdout);
         }
         snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
         hlb_cookie_counters_read(obj, cookie);

@@ -40,6 +40,10 @@ final class HostCookies {
     private final Status status;
     /** Host -> the document it last answered to: sent again only when it changes (or after a restart). */
     private final Map<String, String> sent = new HashMap<>();
+    /** Hosts with an agent that has not yet taken its current document (refused, unreachable, no cookies). */
+    private Set<String> unconfirmed = Set.of();
+    /** "vip service dip" held at weight 0 by the last {@link #holdUnconfirmedJoiners}: logged when it changes. */
+    private Set<String> held = Set.of();
 
     HostCookies(HostCookieControl agents, SmuxControl smuxes, StateKeeper keeper, Status status) {
         this.agents = agents;
@@ -117,15 +121,18 @@ final class HostCookies {
             }
         }
         sent.keySet().retainAll(docs.keySet());
+        Set<String> waiting = new TreeSet<>();
         for (Map.Entry<String, String> e : docs.entrySet()) {
             String host = e.getKey();
             if (!reachable.contains(host) || e.getValue().equals(sent.get(host))) {
                 continue;
             }
+            waiting.add(host); // until it answers TAKEN below
             boolean needed = cheetahHosts.contains(host);
             try {
                 if (agents.putCookies(host, e.getValue()) == HostCookieControl.Answer.TAKEN) {
                     sent.put(host, e.getValue());
+                    waiting.remove(host);
                 } else if (needed) {
                     status.error("host agent " + host + " runs without Cheetah cookies (no --cookie-config, or no XDP"
                             + " backend) but serves a cheetah VIP: the SMuxes drop its connections' segments as bad_cookie");
@@ -140,5 +147,56 @@ final class HostCookies {
                 }
             }
         }
+        unconfirmed = waiting;
+    }
+
+    /**
+     * A DIP that joins a cheetah VIP (in {@code target}, not in the installed pool or there at weight 0) stays at weight 0
+     * while its host's agent has not taken its current document: it would answer SYNs with no
+     * cookie, or one under another key, and the SMuxes would drop the rest of those connections.
+     * At weight 0 its id decodes and no new connection is sent to it; the next round that gets an
+     * answer lets it in. A service keeps its desired weights when no DIP would be left with weight.
+     */
+    Map<String, Vip> holdUnconfirmedJoiners(Map<String, Vip> target) {
+        Set<String> now = new TreeSet<>();
+        if (!unconfirmed.isEmpty()) {
+            Map<String, Vip> installed = keeper.state().installedVips;
+            target.replaceAll((vip, v) -> v.cheetah() ? held(v, installed.get(vip), now) : v);
+        }
+        if (!now.equals(held)) {
+            LOG.info(now.isEmpty() ? "every DIP joining a cheetah VIP has its cookies: none held at weight 0"
+                    : "DIPs joining cheetah VIPs held at weight 0 until their host agents take their cookie documents: "
+                    + now);
+            held = now;
+        }
+        return target;
+    }
+
+    private Vip held(Vip want, Vip installed, Set<String> log) {
+        List<VipPort> ports = new ArrayList<>();
+        boolean changed = false;
+        for (VipPort p : want.ports) {
+            String service = VipConfigs.key(p);
+            List<Dip> dips = new ArrayList<>();
+            List<String> heldBack = new ArrayList<>();
+            for (Dip d : p.dips) {
+                Dip now = installed == null ? null : VipConfigs.dip(installed, service, d.ip);
+                boolean joins = now == null || now.weight == 0; // held last round, or drained by the operator
+                if (joins && d.weight > 0 && unconfirmed.contains(d.tunnelEndpoint())) {
+                    dips.add(new Dip(d.ip, 0, d.hostIp));
+                    heldBack.add(d.ip);
+                } else {
+                    dips.add(d);
+                }
+            }
+            if (!heldBack.isEmpty() && dips.stream().anyMatch(d -> d.weight > 0)) {
+                heldBack.forEach(ip -> log.add(want.vip + " " + service + " " + ip));
+                ports.add(new VipPort(p.proto, p.port, dips));
+                changed = true;
+            } else {
+                ports.add(p);
+            }
+        }
+        return changed ? want.withPorts(ports) : want;
     }
 }

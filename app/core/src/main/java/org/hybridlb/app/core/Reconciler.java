@@ -53,8 +53,8 @@ final class Reconciler {
      * draining at weight 0, weights in WCMP units: what the data path should serve now.
      */
     Map<String, Vip> target() {
-        Map<String, Vip> t = RetiringDips.withDraining(keeper.state().cookies,
-                health.targetConfig(keeper.state().desired));
+        Map<String, Vip> t = cookies.holdUnconfirmedJoiners(RetiringDips.withDraining(keeper.state().cookies,
+                health.targetConfig(keeper.state().desired)));
         t.replaceAll((vip, v) -> Wcmp.reduced(v));
         return t;
     }

@@ -515,6 +515,36 @@ class CheetahControllerTest {
     }
 
     @Test
+    void aDipJoinsACheetahVipAtWeightZeroUntilItsHostAgentTakesItsDocument() {
+        for (int h : new int[] {2, 3, 4, 5}) {
+            fabric.agentHosts.add(host(h));
+        }
+        Controller c = start();
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3));
+        c.createVip(vipJson("10.100.0.1", "", 2, 3));
+        c.awaitIdle(20_000);
+        fabric.agentsUnreachable.add(host(4));
+        c.addDip("10.100.0.2", "{\"ip\":\"" + host(4) + "\"}");
+        c.addDip("10.100.0.1", "{\"ip\":\"" + host(4) + "\"}");
+        c.addDip("10.100.0.2", "{\"ip\":\"" + host(5) + "\"}");
+        c.awaitIdle(20_000);
+        JsonNode joined = dip(entry("10.100.0.2"), host(4));
+        assertNotNull(joined, "its id decodes on the SMuxes: " + entry("10.100.0.2"));
+        assertEquals(serverId(host(4)), joined.path("serverId").asInt());
+        assertEquals(0, joined.path("weight").asInt(), "no SYN goes to a host that may not encode yet");
+        assertEquals(1, dip(entry("10.100.0.2"), host(5)).path("weight").asInt(), "a host that took its document joins");
+        assertEquals(1, dip(entry("10.100.0.2"), host(2)).path("weight").asInt());
+        assertEquals(1, dip(entry("10.100.0.1"), host(4)).path("weight").asInt(), "a hash VIP does not wait");
+        assertEquals(1, c.vip("10.100.0.2").ports.get(0).dips.stream().filter(d -> d.ip.equals(host(4)))
+                .findFirst().orElseThrow().weight, "the operator's VIP keeps the weight asked for");
+
+        fabric.agentsUnreachable.remove(host(4));
+        c.requestReconcile("test: the agent is back");
+        c.awaitIdle(20_000);
+        assertEquals(1, dip(entry("10.100.0.2"), host(4)).path("weight").asInt(), "it joins once its agent answered");
+    }
+
+    @Test
     void everyHostAgentGetsItsIdAndItsVipsKeysBeforeTheSmuxesDecodeAndOnlyWhenTheyChange() throws Exception {
         for (int h = 0; h < 4; h++) {
             fabric.agentHosts.add(host(h));

@@ -101,6 +101,8 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
     final Set<String> agentHosts = new java.util.TreeSet<>();
     /** Hosts whose agent runs without cookies (answers 404). */
     final Set<String> agentsWithoutCookies = new HashSet<>();
+    /** Hosts whose agent cannot be reached (PUT /cookie throws). */
+    final Set<String> agentsUnreachable = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Per host, the documents it was sent, in order. */
     final Map<String, List<String>> cookieDocs = new TreeMap<>();
 
@@ -114,6 +116,9 @@ final class FakeFabric implements TopologySource, HmuxProgrammer, SmuxControl, R
 
     @Override
     public synchronized Answer putCookies(String host, String document) {
+        if (agentsUnreachable.contains(host)) {
+            throw new org.hybridlb.app.core.port.SouthboundException("host agent " + host + " unreachable (test)");
+        }
         onCookies.accept(host, document);
         log.add("cookies " + host);
         cookieDocs.computeIfAbsent(host, h -> new ArrayList<>()).add(document);
