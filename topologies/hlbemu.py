@@ -338,7 +338,8 @@ class Emulation:
                    "--file-prefix=" + prefix, "-l", str(i % os.cpu_count()),
                    "--vdev", "net_af_packet0,iface=" + self.iface(nid), "--",
                    "--ip", n["ip"], "--gateway", GATEWAY_IP, "--mgmt", "%s:%d" % (n["mgmtIp"], SMUX_CONTROL_PORT),
-                   "--idle-sleep-us", str(self.args.smux_idle_sleep_us), "--mtu", "1600"] + self.tls_args("smux-" + nid)
+                   "--idle-sleep-us", str(self.args.smux_idle_sleep_us), "--mtu", "1600",
+                   "--table-state", os.path.join(self.dir, "smux-%s.table.json" % nid)] + self.tls_args("smux-" + nid)
             if self.args.smux_udp_timeout is not None:
                 cmd += ["--udp-timeout", str(self.args.smux_udp_timeout)]
             if self.args.smux_tcp_timeout is not None:

@@ -2,8 +2,13 @@
 #include "balance.h"
 #include "cheetah.h"
 #include "cookie_reports.h"
+#include "log.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <jansson.h>
@@ -25,6 +30,7 @@ struct hlb_control {
     json_t *retired;               /* counters of replaced tables, by label key */
     uint64_t swaps;
     uint64_t rejected;             /* atomic: counted outside the lock */
+    uint64_t state_errors;         /* atomic: accepted tables --table-state did not keep */
     /* Version of the running table, readable without the lock (/health must not
      * wait for a swap, nor read a table a concurrent swap may free). */
     uint64_t running_version;
@@ -135,6 +141,29 @@ static void retire(struct hlb_control *c, struct hlb_vip_table *old, const struc
 
 /* ---- operations ------------------------------------------------------------------ */
 
+/* The accepted table to cfg.table_state: a temporary file, fsync, rename, so that a
+ * crash leaves the old table or the new one. Under c->lock: files in version order. */
+static void keep_state(struct hlb_control *c, const char *body, size_t len, uint64_t version)
+{
+    const char *path = c->cfg.table_state;
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+        HLB_LOG_ERR("--table-state %s: path too long", path);
+        return;
+    }
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fwrite(body, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok || rename(tmp, path) != 0) {
+        __atomic_fetch_add(&c->state_errors, 1, __ATOMIC_RELAXED);
+        HLB_LOG_ERR("--table-state %s: table version %llu not kept: %s (it runs; a restart "
+                    "would start from the previous one)", path, (unsigned long long)version,
+                    strerror(errno));
+        unlink(tmp);
+    }
+}
+
 /* Parsing and validation run outside the lock, so that requests on other
  * connections are answered meanwhile; the version check and the swap under it. */
 static int apply(struct hlb_control *c, const char *body, size_t len,
@@ -164,6 +193,8 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     retire(c, old, t);                 /* t stays readable: swaps are serialised by c->lock */
     c->swaps++;
     __atomic_store_n(&c->running_version, v, __ATOMIC_RELEASE);
+    if (c->cfg.table_state && !initial)
+        keep_state(c, body, len, v);
     pthread_mutex_unlock(&c->lock);
     if (version)
         *version = v;
@@ -231,6 +262,9 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     fprintf(f, "hlb_smux_table_swaps_total %llu\n", (unsigned long long)c->swaps);
     metric_head(f, "hlb_smux_table_rejected_total", "counter", "VIP tables rejected (400/409/413).");
     fprintf(f, "hlb_smux_table_rejected_total %llu\n", (unsigned long long)RD(c->rejected));
+    metric_head(f, "hlb_smux_table_state_errors_total", "counter",
+                "Accepted VIP tables that could not be written to --table-state.");
+    fprintf(f, "hlb_smux_table_state_errors_total %llu\n", (unsigned long long)RD(c->state_errors));
     metric_head(f, "hlb_smux_table_uploads_in_progress", "gauge",
                 "Request bodies being received (at most 4; more are answered 503).");
     fprintf(f, "hlb_smux_table_uploads_in_progress %u\n", __atomic_load_n(&c->uploads, __ATOMIC_RELAXED));

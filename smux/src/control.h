@@ -41,6 +41,9 @@ struct hlb_control_config {
     /* PEM files, all three or none: the server's certificate and key, and the CA whose
      * client certificates may write (docs/operating.md, app/standalone/deploy/hlb-certs). */
     const char *tls_cert, *tls_key, *tls_ca;
+    /* --table-state: every table the API accepts is written here (atomically, synced)
+     * before the answer, so that a restarted SMux runs it at once; NULL: not kept. */
+    const char *table_state;
 };
 
 /* Whether the control API may listen on addr (IPv4) with or without TLS: 0, or -1 with the

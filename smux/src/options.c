@@ -27,6 +27,9 @@ static void usage(FILE *f)
             "                        HTTPS with mutual TLS (PEM): only client certificates of\n"
             "                        that CA may write (app/standalone/deploy/hlb-certs)\n"
             "  --table FILE          initial VIP table (JSON, same schema as PUT /table)\n"
+            "  --table-state FILE    every table PUT /table accepts is written here before the\n"
+            "                        answer, and read at start (over --table when newer): a\n"
+            "                        restarted SMux forwards with the controller's last table\n"
             "  --conn-table on|off   default connection pinning for VIPs (default on)\n"
             "  --conn-capacity N     connection-table slots, 1..2147483648 (default 1048576),\n"
             "                        shared out among the workers\n"
@@ -182,6 +185,7 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
         {"bench-prefill", 1, 0, 10}, {"bench-vip", 1, 0, 11}, {"bench-raw-forward", 0, 0, 12},
         {"rx-distribution", 1, 0, 13}, {"tls-cert", 1, 0, 14}, {"tls-key", 1, 0, 15},
         {"tls-ca", 1, 0, 16}, {"stateful-partitions", 1, 0, 17}, {"stateful-idle", 1, 0, 18},
+        {"table-state", 1, 0, 19},
         {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     *o = (struct options){.mode = "one-arm", .mtu = 1500, .ttl = 64, .mgmt_addr = mgmt_addr,
@@ -233,6 +237,7 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
                 bad = bad_value(opt, arg, "must be ADDR:PORT, PORT 0..65535");
             break;
         case 't': o->table_file = arg; break;
+        case 19: o->table_state = arg; break;
         case 14: o->tls_cert = arg; break;
         case 15: o->tls_key = arg; break;
         case 16: o->tls_ca = arg; break;

@@ -17,6 +17,7 @@ struct options {
     uint16_t mgmt_port;
     const char *tls_cert, *tls_key, *tls_ca;   /* the control API's mutual TLS */
     const char *table_file;
+    const char *table_state;          /* --table-state: the running table, kept across restarts */
     int conn_table;
     uint64_t conn_capacity;
     struct hlb_conn_timeouts timeouts;

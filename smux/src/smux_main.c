@@ -185,6 +185,26 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* The table a previous run kept (--table-state). A missing file is a first start; one
+ * that cannot be read or is refused is logged and left for the controller to replace:
+ * the SMux starts with what it has rather than not at all. */
+static void load_table_state(struct hlb_control *ctl, const char *path)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) {
+        if (errno != ENOENT)
+            HLB_LOG_ERR("--table-state %s: cannot read: %s; starting without it", path, strerror(errno));
+        return;
+    }
+    struct hlb_table_error err = {{0}, {0}};
+    if (hlb_control_apply_initial(ctl, text, len, &err) != 0)
+        HLB_LOG_ERR("--table-state %s: not used: %s: %s", path, err.field, err.reason);
+    else
+        HLB_LOG_INFO("--table-state %s: running the kept table until the controller sends one", path);
+    free(text);
+}
+
 /* ---- the workers ----------------------------------------------------------------- */
 
 /* One worker: what its lcore owns.  Each on cache lines of its own. */
@@ -514,7 +534,7 @@ int main(int argc, char **argv)
         .workers = wp, .now_ms = mono_ms, .health_timeout_ms = HEALTH_TIMEOUT_MS,
         .table_opt = {.default_pin = o.conn_table, .self_ip = o.self_ip}, .extra_metrics = port_metrics,
         .extra_metrics_arg = &run.ports, .tls_cert = o.tls_cert, .tls_key = o.tls_key,
-        .tls_ca = o.tls_ca};
+        .tls_ca = o.tls_ca, .table_state = o.table_state};
     struct hlb_control *ctl = hlb_control_start(&cc);
     if (!ctl)
         return eal_exit(1);
@@ -533,6 +553,8 @@ int main(int argc, char **argv)
         }
         free(text);
     }
+    if (o.table_state)
+        load_table_state(ctl, o.table_state);
     const char *dist = n == 1 ? "none" : run.sh.software_rx ? "software" : "queues";
     printf("{\"event\":\"ready\",\"mgmtPort\":%u,\"ports\":%d,\"mode\":\"%s\",\"workers\":%u,"
            "\"rxDistribution\":\"%s\",\"macs\":[",

@@ -3,7 +3,8 @@
 private network namespace (as in the emulation), driven over HTTP and fed with real
 frames (scapy-built, sent and received on raw AF_PACKET sockets).
 
-Covers: GET /health, /table, /metrics (also through prometheus_client's parser), /stats (JSON, the same counters); PUT valid, invalid (400 naming the field),
+Covers: --table-state (a restarted SMux forwards with the last accepted table; a damaged
+file is not used); GET /health, /table, /metrics (also through prometheus_client's parser), /stats (JSON, the same counters); PUT valid, invalid (400 naming the field),
 malformed and stale (409) tables with the old table still forwarding; whole-table
 swaps under traffic with no loss; connection pinning across a DIP addition through
 the API; an idle SMux not spinning its core.  Every test runs twice: against an SMux
@@ -775,6 +776,62 @@ class PcapSwapFixtureTwoWorkers(PcapSwapFixture):
     both send on net_pcap's one tx queue."""
     LCORES = "0,1"
     DISTRIBUTION = "software"
+
+
+class TableState(unittest.TestCase):
+    """--table-state: the table the API accepted is what a restarted SMux forwards with,
+    before any controller speaks to it; a damaged file is logged and not used."""
+
+    def start(self, state):
+        self.prefix = f"hlbdpst{os.getpid()}"
+        cmd = [tl.SMUX_BIN] + tl.eal_args(self.prefix, [f"net_af_packet0,iface={SMUX_IF}"]) + [
+            "--", "--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0",
+            "--idle-sleep-us", "500", "--table-state", state]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ready = json.loads(p.stdout.readline())
+        global PORT
+        PORT = ready["mgmtPort"]
+        return p, Wire(TEST_IF, ready["macs"][0])
+
+    def stop(self, p, wire, sig=9):
+        p.send_signal(sig)
+        p.wait(timeout=10)
+        err = p.stderr.read()
+        p.stdout.close()
+        p.stderr.close()
+        wire.s.close()
+        tl.cleanup_prefix(self.prefix)
+        return err
+
+    def test_a_restarted_smux_forwards_with_the_last_accepted_table(self):
+        state = f"/tmp/hlb-dp-state-{os.getpid()}.json"
+        try:
+            p, wire = self.start(state)
+            self.assertEqual(http("PUT", "/table", table(7, ["10.0.7.1", "10.0.7.2"]))[0], 200)
+            self.assertEqual(http("PUT", "/table", table(6, ["10.0.7.9"]))[0], 409)   # refused: not kept
+            self.stop(p, wire)                                     # SIGKILL: no shutdown path
+            p, wire = self.start(state)
+            status, body = http("GET", "/table")
+            self.assertEqual((status, json.loads(body)["version"]), (200, 7))
+            wire.drain()
+            for i in range(20):
+                wire.send(flow(i))
+            out = wire.collect(20)
+            self.assertEqual(len(out), 20, "the kept table forwards before any PUT")
+            self.assertEqual({outer_dst(f) for f in out}, {"10.0.7.1", "10.0.7.2"})
+            self.assertEqual(http("PUT", "/table", table(7, ["10.0.7.3"]))[0], 409, "its version runs")
+            self.stop(p, wire, sig=15)
+            with open(state, "w") as f:
+                f.write('{"version": 9, "vips": [{"vip": "not an address"}]}')
+            p, wire = self.start(state)
+            status, body = http("GET", "/table")
+            self.assertEqual((status, json.loads(body)["version"]), (200, 0))
+            err = self.stop(p, wire, sig=15)
+            self.assertIn("--table-state %s: not used" % state, err)
+        finally:
+            for f in (state, state + ".tmp"):
+                if os.path.exists(f):
+                    os.remove(f)
 
 
 def in_namespace_main():
