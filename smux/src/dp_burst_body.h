@@ -137,6 +137,13 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }
             if (ck == CK_PLACED)
                 goto placed;
+        } else if (HLB_UNLIKELY(hlb_aff_cookie(s->affinity)) && pp->t.proto == HLB_IPPROTO_UDP) {
+            dip = quic_step(w, t, s, d + pp->l3_off + pp->ip_hlen, pp->ip_tot_len - pp->ip_hlen);
+            if (dip < 0) {                /* counted: a bad id or header, or no backend */
+                out[i] = HLB_OUT_DROP;
+                continue;
+            }
+            goto placed;
         }
         if (s->pin && ct) {
             svc[n_pending] = s;
