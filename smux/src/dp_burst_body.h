@@ -520,6 +520,8 @@ HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
                                          r->s->ck_mode);
 }
 
+#include "dp_burst_quic_body.h"   /* its QUIC counterpart: HLB_FAST_FN##_qrun */
+
 /* The frames of pinned services kept by the lean pass, in arrival order, and what
  * their loop (HLB_PEND_FN) needs and adds up. */
 struct lean_pend {
@@ -1038,10 +1040,15 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                                  .mtu = mtu, .two_port = (uint32_t)two_port,
                                  .sf = s->affinity == HLB_AFF_CHEETAH_STATEFUL ? w->sf : NULL,
                                  .now = now};
-            unsigned next = HLB_CRUN_FN(&r, frames, i, n, burst_port);
+            int quic = pl.t.proto == HLB_IPPROTO_UDP;
+            unsigned next = quic ? HLB_PASTE(HLB_FAST_FN, _qrun)(&r, frames, i, n, burst_port)
+                                 : HLB_CRUN_FN(&r, frames, i, n, burst_port);
             if (next == i)
                 goto slow_frame;
-            w->st.ck_decoded += r.fwd;
+            if (quic)
+                w->st.quic_decoded += r.fwd;
+            else
+                w->st.ck_decoded += r.fwd;
             HLB_RUN_ADD(r, next);
             continue;
         }

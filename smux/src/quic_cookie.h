@@ -53,19 +53,22 @@ static inline enum hlb_quic_header hlb_quic_dcid(const uint8_t *p, uint32_t len,
     return HLB_QUIC_LONG;
 }
 
-/* The message words of §13.2's tuple: hlb_cookie_words' layout with protocol 17 and
- * the nonce where a TCP tuple has the client's address and port. */
+/* The message words of §13.2's tuple for the 8-byte connection id at cid (its bytes
+ * as one little-endian word c): hlb_cookie_words' layout with protocol 17 and the
+ * nonce (c >> 16) where a TCP tuple has the client's address and port. */
 static inline __attribute__((always_inline)) void
-hlb_quic_words(uint32_t vip, uint16_t vip_port, const uint8_t *nonce, uint64_t *m0, uint64_t *m1)
+hlb_quic_words(uint32_t vip, uint16_t vip_port, uint64_t c, uint64_t *m0, uint64_t *m1)
 {
-    uint8_t b[16] = {0};
-    memcpy(b, &vip, 4);
-    b[4] = 17;
-    memcpy(b + 5, &vip_port, 2);
-    memcpy(b + 7, nonce, 6);
-    b[15] = 13;                        /* SipHash's last word carries the length */
-    memcpy(m0, b, 8);                  /* little-endian words, as hlb_cookie_words */
-    memcpy(m1, b + 8, 8);
+    *m0 = (uint64_t)vip | (uint64_t)17 << 32 | (uint64_t)vip_port << 40 | (c >> 16) << 56;
+    *m1 = (c >> 24) | (uint64_t)13 << 56;    /* SipHash's last word carries the length */
+}
+
+/* The 8 id bytes as one word, little-endian like the packet core's other loads. */
+static inline __attribute__((always_inline)) uint64_t hlb_quic_cid_word(const uint8_t *cid)
+{
+    uint64_t c;
+    memcpy(&c, cid, 8);
+    return c;
 }
 
 /* H of an 8-byte connection id cid of service s on port vip_port (network order). */
@@ -73,7 +76,7 @@ static inline __attribute__((always_inline)) uint64_t
 hlb_quic_hash(const struct hlb_service *s, uint16_t vip_port, const uint8_t *cid)
 {
     uint64_t m0, m1;
-    hlb_quic_words(s->vip, vip_port, cid + HLB_QUIC_NONCE_OFF, &m0, &m1);
+    hlb_quic_words(s->vip, vip_port, hlb_quic_cid_word(cid), &m0, &m1);
     return hlb_ck_hash_words(s, m0, m1);
 }
 
@@ -82,8 +85,10 @@ hlb_quic_hash(const struct hlb_service *s, uint16_t vip_port, const uint8_t *cid
 static inline __attribute__((always_inline)) uint32_t
 hlb_quic_ident(const struct hlb_service *s, uint16_t vip_port, const uint8_t *cid)
 {
-    uint32_t field = (uint32_t)cid[0] << 8 | cid[1];
-    return (field ^ (uint32_t)hlb_quic_hash(s, vip_port, cid)) & 0xffffu;
+    uint64_t c = hlb_quic_cid_word(cid), m0, m1;
+    hlb_quic_words(s->vip, vip_port, c, &m0, &m1);
+    uint32_t field = (uint32_t)(c & 0xff) << 8 | (uint32_t)(c >> 8 & 0xff);
+    return (field ^ (uint32_t)hlb_ck_hash_words(s, m0, m1)) & 0xffffu;
 }
 
 /* §13.4: CRC-32C(key | DCID), from the register the key leaves (s->ck_crc_key). */

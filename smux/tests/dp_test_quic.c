@@ -253,11 +253,13 @@ static void test_forged_ids(void **state)
     for (int i = 0; i < 4; i++) {
         uint8_t cid[8];
         make_cid(s, hlb_htons(443), bad[i], nonce, cid);
-        struct tframe f;
-        build_short(&f, "198.51.100.9", 4000, VIP, 443, cid);
-        assert_int_equal(run_one(&w, t, &f, i & 1), HLB_V_DROP);
+        for (int ref = 0; ref < 2; ref++) {   /* the lean pass and the general code */
+            struct tframe f;
+            build_short(&f, "198.51.100.9", 4000, VIP, 443, cid);
+            assert_int_equal(run_one(&w, t, &f, ref), HLB_V_DROP);
+        }
     }
-    assert_int_equal(w.st.drops[HLB_DROP_BAD_QUIC_CID], n - accepted + 4);
+    assert_int_equal(w.st.drops[HLB_DROP_BAD_QUIC_CID], n - accepted + 8);
     /* An id of another VIP port, or under another key: dropped too (with the odds
      * above of naming some server). */
     uint8_t cid[8];
@@ -384,6 +386,125 @@ static void test_handshake_on_one_server(void **state)
     hlb_table_free(t);
 }
 
+/* The lean pass's QUIC loop against the general code: 300 random bursts of 1-64
+ * frames (short headers of the pool's servers, forged ids, long headers with client
+ * DCIDs and with server ids, short headers too short, TCP segments echoing cookies,
+ * to a cheetah VIP on IP-in-IP and one on GRE with crc32c) come out of hlb_dp_burst
+ * exactly as out of hlb_dp_burst_reference: verdicts, every byte, every counter. */
+static void test_lean_pass_equals_general_code(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"version\":1,\"vips\":["
+        "{\"vip\":\"" VIP "\",\"selection\":\"crc32\",\"connTable\":false,\"affinity\":\"cheetah\","
+        "\"mechanism\":\"rr\",\"cookieKey\":\"" KEY "\",\"ports\":["
+        "{\"proto\":\"udp\",\"port\":443,\"dips\":[{\"ip\":\"10.9.0.1\",\"serverId\":11},"
+        "{\"ip\":\"10.9.0.2\",\"serverId\":12},{\"ip\":\"10.9.0.3\",\"serverId\":13}]},"
+        "{\"proto\":\"tcp\",\"port\":443,\"dips\":[{\"ip\":\"10.9.0.1\",\"serverId\":11},"
+        "{\"ip\":\"10.9.0.2\",\"serverId\":12}]}]},"
+        "{\"vip\":\"10.200.0.12\",\"selection\":\"crc32\",\"connTable\":false,\"encap\":\"gre\","
+        "\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\",\"cookieKey\":\"" KEY "\",\"ports\":["
+        "{\"proto\":\"udp\",\"port\":0,\"dips\":[{\"ip\":\"10.9.0.1\",\"serverId\":11},"
+        "{\"ip\":\"10.9.0.3\",\"serverId\":13,\"weight\":2}]}]}]}";
+    struct hlb_vip_table *ta = table_ok(json, 0), *tb = table_ok(json, 0);
+    static struct tframe fa[64], fb[64];
+    struct hlb_pkt pa[64], pb[64];
+    uint8_t va[64], vb[64];
+    struct hlb_worker wa, wb;
+    worker_init(&wa, NULL);
+    worker_init(&wb, NULL);
+    const char *vips[2] = {VIP, "10.200.0.12"};
+    uint64_t x = 99;
+    for (int burst = 0; burst < 300; burst++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        unsigned n = 1 + (unsigned)(x % 64);
+        for (unsigned k = 0; k < n; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            unsigned v = (unsigned)(x >> 60) & 1, kind = (unsigned)(x >> 8) % 8;
+            const struct hlb_service *s = hlb_table_lookup(ta, ip4(vips[v]), HLB_IPPROTO_UDP,
+                                                           hlb_htons(443));
+            uint8_t nonce[6], cid[8];
+            memcpy(nonce, &x, 6);
+            make_cid(s, hlb_htons(443), 11 + (unsigned)(x >> 20) % 3, nonce, cid);
+            char client[16];
+            snprintf(client, sizeof(client), "198.51.%u.%u", (unsigned)(x >> 24) & 255,
+                     1 + (unsigned)(x >> 32) % 250);
+            uint16_t cport = (uint16_t)(1024 + (x >> 40) % 60000);
+            switch (kind) {
+            case 0: case 1: case 2:   /* a server's id, short header */
+                build_short(&fa[k], client, cport, vips[v], 443, cid);
+                break;
+            case 3:                   /* forged */
+                memcpy(cid, &x, 8);
+                build_short(&fa[k], client, cport, vips[v], 443, cid);
+                break;
+            case 4:                   /* Initial with the client's DCID, or with a server id */
+                build_long(&fa[k], client, cport, vips[v], 443, 0, (x & 1) ? cid : nonce,
+                           (x & 1) ? 8 : 6);
+                break;
+            case 5: {                 /* too short for a short header */
+                uint8_t h[9] = {0x41};
+                memcpy(h + 1, cid, 8);
+                build_quic(&fa[k], client, cport, vips[v], 443, h, 9, HLB_QUIC_SHORT_MIN - 1);
+                break;
+            }
+            default: {                /* TCP echoing a cookie of server 11 or 12 (VIP only) */
+                const struct hlb_service *st = hlb_table_lookup(ta, ip4(VIP), HLB_IPPROTO_TCP,
+                                                                hlb_htons(443));
+                uint32_t sid = 11 + (unsigned)(x >> 21) % 2;
+                uint64_t h = hlb_ck_hash(st, ip4(client), hlb_htons(cport), hlb_htons(443));
+                build_tcp_ts(&fa[k], client, VIP, cport, 443, HLB_TCP_ACK, 5,
+                             ((sid ^ (uint32_t)h) & HLB_COOKIE_MASK) << 16);
+            }
+            }
+            fb[k] = fa[k];
+            fa[k].p.data = fa[k].buf + TEST_HEADROOM;
+            fb[k].p.data = fb[k].buf + TEST_HEADROOM;
+            pa[k] = fa[k].p;
+            pb[k] = fb[k].p;
+        }
+        hlb_dp_burst(&wa, ta, pa, va, n, 0);
+        hlb_dp_burst_reference(&wb, tb, pb, vb, n, 0);
+        for (unsigned k = 0; k < n; k++) {
+            if (va[k] != vb[k] || pa[k].len != pb[k].len ||
+                (va[k] == HLB_V_TX && memcmp(pa[k].data, pb[k].data, pa[k].len) != 0))
+                fail_msg("burst %d frame %u: lean and general code differ", burst, k);
+        }
+    }
+    /* A burst of the servers' short headers: every one decoded by the lean pass. */
+    uint64_t lean0 = wa.st.lean_packets, dec0 = wa.st.quic_decoded;
+    const struct hlb_service *s0 = hlb_table_lookup(ta, ip4(VIP), HLB_IPPROTO_UDP, hlb_htons(443));
+    for (unsigned k = 0; k < 64; k++) {
+        uint8_t nonce[6] = {(uint8_t)k, 1, 2, 3, 4, 5}, cid[8];
+        make_cid(s0, hlb_htons(443), 11 + k % 3, nonce, cid);
+        build_short(&fa[k], "198.51.100.30", (uint16_t)(3000 + k), VIP, 443, cid);
+        fb[k] = fa[k];
+        fb[k].p.data = fb[k].buf + TEST_HEADROOM;
+        pa[k] = fa[k].p;
+        pb[k] = fb[k].p;
+    }
+    hlb_dp_burst(&wa, ta, pa, va, 64, 0);
+    hlb_dp_burst_reference(&wb, tb, pb, vb, 64, 0);
+    assert_int_equal(wa.st.lean_packets - lean0, 64);
+    assert_int_equal(wa.st.quic_decoded - dec0, 64);
+    for (unsigned k = 0; k < 64; k++)
+        assert_memory_equal(pa[k].data, pb[k].data, pa[k].len);
+    wa.st.lean_packets = wb.st.lean_packets = 0;
+    assert_memory_equal(&wa.st, &wb.st, sizeof(wa.st));
+    for (uint32_t d = 0; d < ta->n_dips; d++) {
+        assert_int_equal(hlb_dip_counters(ta, 0)[d].packets, hlb_dip_counters(tb, 0)[d].packets);
+        assert_int_equal(hlb_dip_counters(ta, 0)[d].bytes, hlb_dip_counters(tb, 0)[d].bytes);
+    }
+    print_message("300 bursts: %llu QUIC packets decoded, %llu by the DCID hash, %llu bad ids, "
+                  "%llu bad headers, %llu TCP cookies\n", (unsigned long long)wa.st.quic_decoded,
+                  (unsigned long long)wa.st.quic_initial,
+                  (unsigned long long)wa.st.drops[HLB_DROP_BAD_QUIC_CID],
+                  (unsigned long long)wa.st.drops[HLB_DROP_BAD_QUIC_HEADER],
+                  (unsigned long long)wa.st.ck_decoded);
+    hlb_table_free(ta);
+    hlb_table_free(tb);
+}
+
 /* UDP to a hash VIP is no QUIC to the SMux: placed by the 5-tuple hash, not counted. */
 static void test_hash_vip_untouched(void **state)
 {
@@ -409,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_forged_ids),
         cmocka_unit_test(test_malformed_headers),
         cmocka_unit_test(test_handshake_on_one_server),
+        cmocka_unit_test(test_lean_pass_equals_general_code),
         cmocka_unit_test(test_hash_vip_untouched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
