@@ -172,3 +172,47 @@ def test_quic_connections_stay_on_their_server(topo):
                           f"https://{SMUX_CTL}:9200/metrics", t.certs]).stdout
     assert f'hlb_smux_cookie_quic_packets_total{{event="invalid"}} {q3["invalid"]}' in metrics
     assert f'hlb_smux_drops_total{{reason="bad_quic_cid"}} {q3["invalid"]}' in metrics
+
+
+def load_server_module():
+    sys.path.insert(0, os.path.join(tl.SMUX_DIR, "agent"))
+    import quic_server
+    return quic_server
+
+
+def test_server_ids_follow_the_cookie_document(tmp_path):
+    """The ids the server issues carry the document's server id and the key of the most
+    specific prefix holding the VIP; a rewritten document (PUT /cookie) applies to the
+    next id; an unreadable one keeps the last good one; none at start is an error."""
+    qs = load_server_module()
+    import cookie_config
+    path = str(tmp_path / "cookie.json")
+    key2 = "ff" * 16
+    doc = {"serverId": 77, "key": KEY, "vips": [{"prefix": "10.200.0.0/16", "key": key2, "hash": "crc32c"},
+                                               {"prefix": "10.0.0.0/8", "key": "11" * 16}]}
+    cookie_config.save(path, cookie_config.parse(doc))
+    ids = qs.CookieIds(path, VIP, QPORT)
+    for _ in range(20):
+        cid = ids.new_cid()
+        assert len(cid) == cc.QUIC_CID_LEN
+        assert cc.quic_ident("crc32c", bytes.fromhex(key2), VIP, QPORT, cid) == 77
+    assert len({ids.new_cid() for _ in range(50)}) == 50
+    doc["serverId"], doc["vips"] = 78, []
+    cookie_config.save(path, cookie_config.parse(doc))
+    os.utime(path, ns=(1, 1))          # a new stamp even within the clock's resolution
+    assert ident(ids.new_cid().hex()) == 78
+    with open(path, "w") as f:
+        f.write("{not json")
+    assert ident(ids.new_cid().hex()) == 78
+    with pytest.raises(cookie_config.CookieConfigError):
+        qs.CookieIds(str(tmp_path / "missing.json"), VIP, QPORT)
+
+
+def test_http09_answers():
+    qs = load_server_module()
+    s = qs.Server.__new__(qs.Server)
+    s.ids = type("Ids", (), {"server_id": 5})()
+    assert s.answer(b"GET /a\r\n") == b"5 /a\n"
+    assert len(s.answer(b"GET /a?bytes=100\r\n")) == 100
+    assert s.answer(b"PUT /a\r\n").startswith(b"error")
+    assert s.answer(b"GET /a?bytes=x\r\n").startswith(b"error")
