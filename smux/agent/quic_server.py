@@ -103,7 +103,6 @@ class Server(asyncio.DatagramProtocol):
         self.by_cid = {}          # every live id (and each client's first DCID) -> connection
         self.timers = {}
         self.requests = {}        # (connection, stream id) -> bytes received so far
-        self.served = 0
 
     def connection_made(self, transport):
         self.transport = transport
@@ -172,7 +171,6 @@ class Server(asyncio.DatagramProtocol):
             return
         self.requests.pop(key, None)
         conn.send_stream_data(ev.stream_id, self.answer(buf), end_stream=True)
-        self.served += 1
 
     def answer(self, request):
         """HTTP/0.9: `GET /path` -> "<server id> <path>\\n", padded to ?bytes=N."""
