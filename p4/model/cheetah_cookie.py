@@ -194,3 +194,54 @@ def parse_key(text):
     if len(key) != 16:
         raise ValueError(f"key: expected 32 hex digits, got {text!r}")
     return key
+
+
+# ---------------------------------------------------------------- §13 QUIC
+# The server-chosen connection id: 2 cookie bytes, then a 6-byte nonce.
+QUIC_CID_LEN = 8
+QUIC_NONCE_LEN = 6
+QUIC_FIELD_MASK = 0xFFFF
+QUIC_MAX_CID_LEN = 20             # RFC 9000 §17.2: a v1 connection id is at most 20 bytes
+IPPROTO_UDP = 17
+
+
+def quic_tuple(vip, vip_port, nonce):
+    """§13.2: the 13 hashed bytes of a QUIC connection id: VIP(4) | 17 | VIP port(2) |
+    nonce(6), where a TCP tuple has the client's address and port."""
+    if len(nonce) != QUIC_NONCE_LEN:
+        raise ValueError(f"nonce: {QUIC_NONCE_LEN} bytes, got {len(nonce)}")
+    return ipaddress.IPv4Address(vip).packed + struct.pack("!BH", IPPROTO_UDP, vip_port) + nonce
+
+
+def quic_cid(mode, key, vip, vip_port, server_id, nonce):
+    """§13.1: the connection id a server with `server_id` issues: the 16-bit field
+    server_id XOR (H & 0xFFFF), big-endian, then the nonce."""
+    if not 1 <= server_id <= SERVER_ID_MAX:
+        raise ValueError(f"server_id: 1..{SERVER_ID_MAX}, got {server_id}")
+    h = cookie_hash(mode, key, quic_tuple(vip, vip_port, nonce))
+    return struct.pack("!H", (server_id ^ h) & QUIC_FIELD_MASK) + nonce
+
+
+def quic_hash(mode, key, vip, vip_port, cid):
+    """H of an 8-byte connection id's tuple (§13.2)."""
+    return cookie_hash(mode, key, quic_tuple(vip, vip_port, cid[2:QUIC_CID_LEN]))
+
+
+def quic_ident(mode, key, vip, vip_port, cid):
+    """§13.3: the 16-bit ident an 8-byte connection id names; a server id only when
+    1..16383 and a server of the VIP's pool."""
+    if len(cid) != QUIC_CID_LEN:
+        raise ValueError(f"cid: {QUIC_CID_LEN} bytes, got {len(cid)}")
+    field = struct.unpack("!H", cid[:2])[0]
+    return (field ^ quic_hash(mode, key, vip, vip_port, cid)) & QUIC_FIELD_MASK
+
+
+def quic_initial_hash(key, dcid):
+    """§13.4: where a long-header packet whose DCID names no server goes:
+    CRC-32C(key | DCID)."""
+    return crc32c(key + dcid)
+
+
+def quic_initial_slot(h, weight_total):
+    """§13.4: the slot of the pool's cumulative weights a handshake hash picks."""
+    return (h * weight_total) >> 32

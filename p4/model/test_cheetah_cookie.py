@@ -19,8 +19,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cheetah_cookie as cc  # noqa: E402
 import gen_cookie_vectors  # noqa: E402
+import gen_quic_vectors  # noqa: E402
 
 VECTORS = os.path.join(HERE, "..", "vectors", "cookie_vectors.csv")
+QUIC_VECTORS = os.path.join(HERE, "..", "vectors", "quic_cookie_vectors.csv")
 HASH_VECTORS = os.path.join(HERE, "..", "vectors", "crc32_5tuple.json")
 
 
@@ -182,6 +184,66 @@ class CrcAimabilityTest(unittest.TestCase):
 
     def test_siphash_mode_is_not(self):
         self.assertLess(self.hits("siphash13", random.Random(8)), 5)   # chance: 2000/32768
+
+
+class QuicTest(unittest.TestCase):
+    """§13: connection ids that carry the cookie."""
+
+    def test_roundtrip_both_modes_independent_hashes(self):
+        rng = random.Random(5)
+        for mode in cc.HASH_MODES:
+            for _ in range(300):
+                key, nonce = rng.randbytes(16), rng.randbytes(cc.QUIC_NONCE_LEN)
+                sid, port = rng.randint(1, cc.SERVER_ID_MAX), rng.randint(0, 65535)
+                cid = cc.quic_cid(mode, key, "10.200.0.10", port, sid, nonce)
+                self.assertEqual(len(cid), cc.QUIC_CID_LEN)
+                self.assertEqual(cid[2:], nonce)
+                msg = bytes([10, 200, 0, 10, 17]) + port.to_bytes(2, "big") + nonce
+                h = (int.from_bytes(bytes.fromhex(siphash24.siphash13(msg, key=key).hexdigest()), "little")
+                     if mode == "siphash13" else crc32c_pkg.crc32c(key + msg))
+                self.assertEqual(int.from_bytes(cid[:2], "big"), (sid ^ h) & 0xFFFF)
+                self.assertEqual(cc.quic_ident(mode, key, "10.200.0.10", port, cid), sid)
+
+    def test_nonce_changes_the_field(self):
+        # Two ids of one server differ in their cookie bytes too: a client cannot tell
+        # that two of its connections share a server.
+        rng = random.Random(6)
+        key = rng.randbytes(16)
+        fields = {cc.quic_cid("siphash13", key, "10.200.0.10", 443, 7, rng.randbytes(6))[:2]
+                  for _ in range(200)}
+        self.assertGreater(len(fields), 190)
+
+    def test_random_ids_rarely_name_a_server(self):
+        # A forged 8-byte id decodes to a server of a 16-server pool with probability
+        # 16/65536 (an ident must also be below 2**14).
+        rng = random.Random(7)
+        key, pool = rng.randbytes(16), set(range(1, 17))
+        hits = sum(cc.quic_ident("siphash13", key, "10.200.0.10", 443, rng.randbytes(8)) in pool
+                   for _ in range(20000))
+        self.assertLess(hits, 20)
+
+    def test_initial_hash_and_slot(self):
+        self.assertEqual(cc.quic_initial_hash(bytes(16), b"abc"), crc32c_pkg.crc32c(bytes(16) + b"abc"))
+        self.assertEqual(cc.quic_initial_slot(0xFFFFFFFF, 3), 2)
+        self.assertEqual(cc.quic_initial_slot(0, 3), 0)
+
+    def test_committed_vectors_match_model(self):
+        rows = load_vectors(QUIC_VECTORS)
+        self.assertGreater(len(rows), 300)
+        self.assertEqual(list(rows[0]), gen_quic_vectors.COLUMNS)
+        kinds = set()
+        for r in rows:
+            key, dcid, port = cc.parse_key(r["key"]), bytes.fromhex(r["dcid"]), int(r["vip_port"])
+            if len(dcid) == cc.QUIC_CID_LEN:
+                self.assertEqual(cc.quic_hash(r["mode"], key, r["vip"], port, dcid), int(r["hash"], 16))
+                self.assertEqual(cc.quic_ident(r["mode"], key, r["vip"], port, dcid), int(r["ident"]))
+            else:
+                self.assertEqual(int(r["ident"]), -1)
+            ih = cc.quic_initial_hash(key, dcid)
+            self.assertEqual(ih, int(r["initial_hash"], 16))
+            self.assertEqual(cc.quic_initial_slot(ih, int(r["weight_total"])), int(r["slot"]))
+            kinds.add((r["mode"], "srv" in r["seq"], len(dcid) == cc.QUIC_CID_LEN))
+        self.assertEqual(len(kinds), 6)   # both modes: issued ids, client 8-byte ids, other lengths
 
 
 class VectorFileTest(unittest.TestCase):

@@ -157,6 +157,19 @@ def loader_lines(cfg, served_prefixes, generation=0):
     return "\n".join(lines) + "\n"
 
 
+def for_vip(cfg, vip):
+    """(hash mode, key in hex) of a VIP: the most specific "vips" prefix holding it,
+    else the defaults, as the loader's LPM map finds them."""
+    addr = ipaddress.IPv4Address(vip)
+    best = None
+    for v in cfg["vips"]:
+        net = ipaddress.IPv4Network(v["prefix"])
+        if addr in net and (best is None or net.prefixlen > best[0].prefixlen):
+            best = (net, v)
+    v = best[1] if best else cfg
+    return v["hash"], v["key"]
+
+
 def describe(cfg):
     """The configuration as GET /cookie shows it: fingerprints, never keys."""
     if cfg is None:

@@ -41,14 +41,15 @@
     "{\"vip\":\"100.64.0.6\",\"selection\":\"ovs\",\"hashBasis\":9,\"connTable\":false,"           \
     "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.6.1\",\"weight\":2},"           \
     "{\"ip\":\"10.0.6.2\",\"weight\":0},{\"ip\":\"10.0.6.3\",\"hostIp\":\"172.16.6.3\"}]}]},"
-/* ... a cheetah-stateful VIP this SMux (192.0.2.10) owns as owner 1 of 2, and an
- * empty pool. */
+/* ... a cheetah-stateful VIP this SMux (192.0.2.10) owns as owner 1 of 2 (its UDP
+ * port is QUIC), and an empty pool. */
 #define TABLE_TAIL                                                                       \
     "{\"vip\":\"100.64.0.8\",\"selection\":\"crc32\",\"connTable\":false,"                    \
     "\"affinity\":\"cheetah-stateful\",\"cookieKey\":\"000102030405060708090a0b0c0d0e0f\","   \
     "\"mechanism\":\"rr\",\"statefulOwners\":[\"192.0.2.99\",\"192.0.2.10\"],\"ports\":["         \
     "{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.0.8.1\",\"serverId\":1},"            \
-    "{\"ip\":\"10.0.8.2\",\"serverId\":2}]}]},"                                              \
+    "{\"ip\":\"10.0.8.2\",\"serverId\":2}]},"                                                \
+    "{\"proto\":\"udp\",\"port\":443,\"dips\":[{\"ip\":\"10.0.8.1\",\"serverId\":1}]}]},"      \
     "{\"vip\":\"100.64.0.5\",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[]}]}]}"
 
 static const char *TABLE =

@@ -32,6 +32,11 @@ frames = [
     Ether() / IP(src="192.0.2.20", dst="192.0.2.10") / IP(src="198.51.100.4", dst="100.64.0.8") /
     TCP(sport=4003, dport=80, flags="A", options=[("NOP", None), ("NOP", None),
                                                   ("Timestamp", (3, 0x45670000))]),
+    # QUIC to the cheetah VIP's UDP port: an Initial (long header, 8-byte DCID), a short header
+    Ether() / IP(src="198.51.100.5", dst="100.64.0.8") / UDP(sport=4004, dport=443) /
+    Raw(bytes([0xc0, 0, 0, 0, 1, 8]) + bytes(range(8)) + bytes([0]) + b"i" * 40),
+    Ether() / IP(src="198.51.100.5", dst="100.64.0.8") / UDP(sport=4004, dport=443) /
+    Raw(bytes([0x41]) + bytes(range(8)) + b"s" * 30),
 ]
 
 

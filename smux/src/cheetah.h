@@ -20,6 +20,20 @@
 
 #define HLB_COOKIE_KEY_BYTES 16
 
+/* H(key, tuple) of §5 under service s's key and mode, the 13 tuple bytes as the
+ * message words m0, m1 (hlb_cookie_words). */
+static inline __attribute__((always_inline)) uint64_t
+hlb_ck_hash_words(const struct hlb_service *s, uint64_t m0, uint64_t m1)
+{
+    if (s->ck_mode == HLB_COOKIE_CRC32C) {
+        uint32_t crc = (uint32_t)_mm_crc32_u64(s->ck_crc_key, m0);
+        crc = _mm_crc32_u32(crc, (uint32_t)m1);
+        crc = _mm_crc32_u8(crc, (uint8_t)(m1 >> 32));
+        return crc ^ 0xffffffffu;
+    }
+    return hlb_siphash13_words(s->ck_k0, s->ck_k1, m0, m1);
+}
+
 /* H(key, tuple) of §5 for a segment of service s from (src_ip, src_port) to its
  * dst_port (all network order). */
 static inline __attribute__((always_inline)) uint64_t
@@ -29,13 +43,7 @@ hlb_ck_hash(const struct hlb_service *s, uint32_t src_ip, uint16_t src_port, uin
                                   .client_port = src_port};
     __u64 m0, m1;
     hlb_cookie_words(&tp, &m0, &m1);
-    if (s->ck_mode == HLB_COOKIE_CRC32C) {
-        uint32_t crc = (uint32_t)_mm_crc32_u64(s->ck_crc_key, m0);
-        crc = _mm_crc32_u32(crc, (uint32_t)m1);
-        crc = _mm_crc32_u8(crc, (uint8_t)(m1 >> 32));
-        return crc ^ 0xffffffffu;
-    }
-    return hlb_siphash13_words(s->ck_k0, s->ck_k1, m0, m1);
+    return hlb_ck_hash_words(s, m0, m1);
 }
 
 /* The ident a client's echo names (§2, §5): the 15 cookie bits (the version bit

@@ -335,6 +335,19 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
             (unsigned long long)RD(st->drops[HLB_DROP_BAD_COOKIE]));
     fprintf(f, "hlb_smux_cookie_packets_total{event=\"fallback\"} %llu\n",
             (unsigned long long)RD(st->ck_fallback));
+    metric_head(f, "hlb_smux_cookie_quic_packets_total", "counter",
+                "QUIC packets to cheetah VIPs (p4/COOKIE-SPEC.md section 13): placed by their "
+                "connection id (decoded) or by the hash of a long header's DCID (initial), "
+                "dropped for an id naming no server of the pool (invalid, the bad_quic_cid "
+                "drops) or for a header that is no QUIC packet (malformed, bad_quic_header).");
+    fprintf(f, "hlb_smux_cookie_quic_packets_total{event=\"decoded\"} %llu\n",
+            (unsigned long long)RD(st->quic_decoded));
+    fprintf(f, "hlb_smux_cookie_quic_packets_total{event=\"initial\"} %llu\n",
+            (unsigned long long)RD(st->quic_initial));
+    fprintf(f, "hlb_smux_cookie_quic_packets_total{event=\"invalid\"} %llu\n",
+            (unsigned long long)RD(st->drops[HLB_DROP_BAD_QUIC_CID]));
+    fprintf(f, "hlb_smux_cookie_quic_packets_total{event=\"malformed\"} %llu\n",
+            (unsigned long long)RD(st->drops[HLB_DROP_BAD_QUIC_HEADER]));
     metric_head(f, "hlb_smux_cookie_syns_total", "counter",
                 "SYNs with a timestamp option to cheetah VIPs, by the mechanism that placed them.");
     for (int m = 0; m < HLB_MECH_MAX; m++)
@@ -554,10 +567,14 @@ static json_t *stats_report(struct hlb_control *c)
         "decapsulated", (json_int_t)tot.st.ck_decapsulated,
         "foreign_bad", (json_int_t)tot.sf.foreign_bad,
         "stateless_syns", (json_int_t)tot.st.ck_stateless_syns);
-    json_t *cookie = json_pack("{s:I,s:I,s:I,s:o,s:o}", "decoded", (json_int_t)tot.st.ck_decoded,
+    json_t *quic = json_pack("{s:I,s:I,s:I,s:I}", "decoded", (json_int_t)tot.st.quic_decoded,
+                             "initial", (json_int_t)tot.st.quic_initial,
+                             "invalid", (json_int_t)tot.st.drops[HLB_DROP_BAD_QUIC_CID],
+                             "malformed", (json_int_t)tot.st.drops[HLB_DROP_BAD_QUIC_HEADER]);
+    json_t *cookie = json_pack("{s:I,s:I,s:I,s:o,s:o,s:o}", "decoded", (json_int_t)tot.st.ck_decoded,
                                "invalid", (json_int_t)tot.st.drops[HLB_DROP_BAD_COOKIE],
                                "fallback", (json_int_t)tot.st.ck_fallback, "syns", syns,
-                               "stateful", stateful);
+                               "stateful", stateful, "quic", quic);
     json_t *out = json_pack("{s:I,s:o*,s:o}", "version", (json_int_t)t->version, "services",
                             services, "cookie", cookie);
     pthread_mutex_unlock(&c->lock);

@@ -19,6 +19,8 @@ const char *const hlb_drop_names[HLB_DROP_MAX] = {
     [HLB_DROP_MULTISEG] = "multi_segment",
     [HLB_DROP_TX_FULL] = "tx_full",
     [HLB_DROP_BAD_COOKIE] = "bad_cookie",
+    [HLB_DROP_BAD_QUIC_CID] = "bad_quic_cid",
+    [HLB_DROP_BAD_QUIC_HEADER] = "bad_quic_header",
 };
 
 unsigned hlb_flow_worker_tuple(uint32_t src_ip, uint32_t dst_ip, uint16_t src_port,

@@ -39,6 +39,8 @@ enum hlb_drop_reason {
     HLB_DROP_FRAG_NEEDED,      /* over MTU after encap: ICMP sent back instead */
     HLB_DROP_NO_HEADROOM,
     HLB_DROP_BAD_COOKIE,       /* cheetah: the echoed cookie names no server of the pool */
+    HLB_DROP_BAD_QUIC_CID,     /* cheetah QUIC: a short header's connection id names none */
+    HLB_DROP_BAD_QUIC_HEADER,  /* cheetah QUIC: a UDP payload that is no QUIC packet */
     HLB_DROP_MULTISEG,         /* chained mbuf (I/O loop) */
     HLB_DROP_TX_FULL,          /* TX queue (or a worker's inbox) full (I/O loop) */
     HLB_DROP_MAX
@@ -80,6 +82,8 @@ struct hlb_dp_stats {
     uint64_t ck_stateless_syns;  /* cheetah-stateful SYNs left stateless (not an owner,
                                     or the stack empty: stateful.h exhausted) */
     uint64_t ck_decapsulated;    /* IP-in-IP frames from another SMux, opened (two tiers) */
+    uint64_t quic_decoded;       /* QUIC packets placed by their connection id (dp_quic.h) */
+    uint64_t quic_initial;       /* QUIC long headers placed by the hash of their DCID */
     uint64_t drops[HLB_DROP_MAX];
 };
 

@@ -545,4 +545,6 @@ pinned_dip_packed(struct hlb_worker *w, struct hlb_vip_table *t, const struct hl
     return pinned_dip(w, t, s, &pp, hash, now);
 }
 
+#include "dp_quic.h"   /* cheetah over QUIC: its step, on pick_slot and the drops */
+
 #endif

@@ -137,6 +137,13 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }
             if (ck == CK_PLACED)
                 goto placed;
+        } else if (HLB_UNLIKELY(hlb_aff_cookie(s->affinity)) && pp->t.proto == HLB_IPPROTO_UDP) {
+            dip = quic_step(w, t, s, d + pp->l3_off + pp->ip_hlen, pp->ip_tot_len - pp->ip_hlen);
+            if (dip < 0) {                /* counted: a bad id or header, or no backend */
+                out[i] = HLB_OUT_DROP;
+                continue;
+            }
+            goto placed;
         }
         if (s->pin && ct) {
             svc[n_pending] = s;
@@ -512,6 +519,8 @@ HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
     return HLB_PASTE(HLB_CRUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, (int)r->two_port,
                                          r->s->ck_mode);
 }
+
+#include "dp_burst_quic_body.h"   /* its QUIC counterpart: HLB_FAST_FN##_qrun */
 
 /* The frames of pinned services kept by the lean pass, in arrival order, and what
  * their loop (HLB_PEND_FN) needs and adds up. */
@@ -1031,10 +1040,15 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                                  .mtu = mtu, .two_port = (uint32_t)two_port,
                                  .sf = s->affinity == HLB_AFF_CHEETAH_STATEFUL ? w->sf : NULL,
                                  .now = now};
-            unsigned next = HLB_CRUN_FN(&r, frames, i, n, burst_port);
+            int quic = pl.t.proto == HLB_IPPROTO_UDP;
+            unsigned next = quic ? HLB_PASTE(HLB_FAST_FN, _qrun)(&r, frames, i, n, burst_port)
+                                 : HLB_CRUN_FN(&r, frames, i, n, burst_port);
             if (next == i)
                 goto slow_frame;
-            w->st.ck_decoded += r.fwd;
+            if (quic)
+                w->st.quic_decoded += r.fwd;
+            else
+                w->st.ck_decoded += r.fwd;
             HLB_RUN_ADD(r, next);
             continue;
         }

@@ -623,7 +623,8 @@ int main(int argc, char **argv)
            tot.st.ck_decoded, tot.st.drops[HLB_DROP_BAD_COOKIE], tot.st.ck_fallback);
     for (int m = 0; m < HLB_MECH_MAX; m++)
         printf(",\"syn_%s\":%" PRIu64, hlb_mechanism_names[m], tot.st.ck_syns[m]);
-    printf("}}\n");
+    printf(",\"quic_decoded\":%" PRIu64 ",\"quic_initial\":%" PRIu64 "}}\n", tot.st.quic_decoded,
+           tot.st.quic_initial);
     fflush(stdout);
 
     hlb_control_stop(ctl);
