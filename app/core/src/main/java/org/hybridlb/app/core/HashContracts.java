@@ -41,6 +41,11 @@ final class HashContracts {
     static final String STATEFUL_ON_SMUXES = "affinity cheetah-stateful: its connections' state lives on their owner"
             + " SMuxes (two tiers), which a switch neither keeps nor forwards to, so the VIP lives on the SMuxes";
 
+    /** Why a cheetah VIP with a UDP service stays off every switch. */
+    static final String QUIC_ON_SMUXES = "affinity cheetah with a UDP service: UDP to a cheetah VIP is QUIC, placed by"
+            + " the server id in its connection ids (COOKIE-SPEC §13), which no switch decodes (a switch would hash"
+            + " it), so the VIP lives on the SMuxes";
+
     private final HmuxProgrammer hmux;
     private final StateKeeper keeper;
     private final BucketIds ids;
@@ -134,9 +139,9 @@ final class HashContracts {
                 reasons.add(why + ": the SMuxes could not pick the DIPs such an HMux picks, so the VIP stays off it");
             }
             List<String> noCookies = v.cheetah() ? undecoding.getOrDefault(Cookie.modeOf(v), List.of()) : List.of();
-            if (v.stateful()) {
+            if (v.stateful() || carriesQuic(v)) {
                 hmuxCapable.stream().filter(sw -> !switches.contains(sw)).forEach(switches::add);
-                reasons.add(STATEFUL_ON_SMUXES);
+                reasons.add(v.stateful() ? STATEFUL_ON_SMUXES : QUIC_ON_SMUXES);
             } else if (!noCookies.isEmpty()) {
                 // a cheetah connection is placed by its cookie wherever it is muxed: only a decoder may hold it
                 noCookies.stream().filter(sw -> !switches.contains(sw)).forEach(switches::add);
@@ -147,6 +152,11 @@ final class HashContracts {
             }
         }
         return out;
+    }
+
+    /** A cheetah VIP with a service UDP reaches ({@code udp} or {@code any}): the SMuxes treat that UDP as QUIC. */
+    static boolean carriesQuic(Vip v) {
+        return v.cheetah() && v.ports.stream().anyMatch(p -> !"tcp".equals(p.proto));
     }
 
     private HashContract fabricContract(Map<String, HashContract> bySwitch) {

@@ -405,6 +405,20 @@ class CheetahControllerTest {
     }
 
     @Test
+    void aCheetahVipWithAUdpServiceStaysOnTheSmuxesThatDecodeItsQuicConnectionIds() {
+        everySwitchDecodesCookies(Cookie.HashMode.values());
+        Controller c = start();
+        traffic("10.100.0.2", "10.100.0.3");
+        c.createVip(vipJson("10.100.0.2", ",\"affinity\":\"cheetah\"", 2, 3).replace("\"tcp\"", "\"udp\""));
+        c.createVip(vipJson("10.100.0.3", ",\"affinity\":\"cheetah\"", 4, 5));
+        c.awaitIdle(20_000);
+        AssignmentView a = c.assignment();
+        assertEquals(Assignment.SMUX, a.installed.get("10.100.0.2"), "a switch would hash its QUIC: " + a.installed);
+        assertEquals(HashContracts.QUIC_ON_SMUXES, a.hashUnmatched.get("10.100.0.2").reason);
+        assertNotEquals(Assignment.SMUX, a.installed.get("10.100.0.3"), "a TCP-only cheetah VIP may have a decoding HMux");
+    }
+
+    @Test
     void onSwitchesThatDecodeCookiesACheetahVipMayBeOnAnHmux() {
         everySwitchDecodesCookies(Cookie.DEFAULT_MODE);
         Controller c = start();
