@@ -76,8 +76,9 @@ static __always_inline int encap(struct __sk_buff *skb, __u32 outer_src, __u32 d
     return TC_ACT_OK;
 }
 
-SEC("tc")
-int mux_encap(struct __sk_buff *skb)
+/* mux_encap: every packet to the VIP, to the front-end host; pinned_only (mux_pin):
+ * only the TCP packets of a pinned flow, to the pin's DIP. */
+static __always_inline int mux(struct __sk_buff *skb, int pinned_only)
 {
     __u32 zero = 0;
     struct mux_cfg *cfg = bpf_map_lookup_elem(&mux_cfg, &zero);
@@ -88,23 +89,11 @@ int mux_encap(struct __sk_buff *skb)
         || ip->daddr != cfg->vip) {
         return TC_ACT_OK;
     }
-    return encap(skb, cfg->outer_src, cfg->dip, bpf_ntohs(ip->tot_len));
-}
-
-SEC("tc")
-int mux_pin(struct __sk_buff *skb)
-{
-    __u32 zero = 0;
-    struct mux_cfg *cfg = bpf_map_lookup_elem(&mux_cfg, &zero);
-    void *data = (void *) (long) skb->data, *end = (void *) (long) skb->data_end;
-    struct ethhdr *eth = data;
-    struct iphdr *ip = (void *) (eth + 1);
-    if (!cfg || (void *) (ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP)
-        || ip->daddr != cfg->vip || ip->protocol != IPPROTO_TCP || ip->ihl != 5) {
-        return TC_ACT_OK;
+    if (!pinned_only) {
+        return encap(skb, cfg->outer_src, cfg->dip, bpf_ntohs(ip->tot_len));
     }
     struct tcphdr *tcp = (void *) (ip + 1);
-    if ((void *) (tcp + 1) > end) {
+    if (ip->protocol != IPPROTO_TCP || ip->ihl != 5 || (void *) (tcp + 1) > end) {
         return TC_ACT_OK;
     }
     struct prism_flow_key k = { .client = ip->saddr, .vip = ip->daddr,
@@ -114,6 +103,18 @@ int mux_pin(struct __sk_buff *skb)
         return TC_ACT_OK;
     }
     return encap(skb, cfg->pin_src, pin->owner_dip, bpf_ntohs(ip->tot_len));
+}
+
+SEC("tc")
+int mux_encap(struct __sk_buff *skb)
+{
+    return mux(skb, 0);
+}
+
+SEC("tc")
+int mux_pin(struct __sk_buff *skb)
+{
+    return mux(skb, 1);
 }
 
 /* Attached (native XDP) on the same router link: the front-end host's agent sends

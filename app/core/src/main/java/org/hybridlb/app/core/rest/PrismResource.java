@@ -79,17 +79,10 @@ public class PrismResource {
     }
 
     private static int port(String field, String text) {
-        if (text == null) {
+        Integer p = Rest.port(field, text, 1);
+        if (p == null) {
             throw ApiException.invalid(field, "required: a port 1..65535");
         }
-        try {
-            int p = Integer.parseInt(text);
-            if (p >= 1 && p <= 65535) {
-                return p;
-            }
-        } catch (NumberFormatException e) {
-            // below
-        }
-        throw ApiException.invalid(field, "expected a port 1..65535, got '" + text + "'");
+        return p;
     }
 }
