@@ -518,7 +518,7 @@ def host_port(field, value):
     return host, p
 
 
-def build_config(argv):
+def parser():
     p = argparse.ArgumentParser(prog="hlb-prism-fe", description=__doc__.split("\n\n")[0])
     p.add_argument("--listen", action="append", required=True,
                    type=lambda v: host_port("--listen", v), help="VIP:PORT (repeatable)")
@@ -551,6 +551,11 @@ def build_config(argv):
     p.add_argument("--trace", action="store_true",
                    help="log the time of each stage of every hand-off (debug)")
     p.add_argument("--build-dir", default=handoff.DEFAULT_BUILD)
+    return p
+
+
+def build_config(argv):
+    p = parser()
     a = p.parse_args(argv)
     try:
         a.tls = tls_context(a.tls_cert, a.tls_key, a.tls_ca)

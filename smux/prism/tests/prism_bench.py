@@ -86,7 +86,8 @@ http {{
 class Bench:
     def __init__(self, args):
         self.a = args
-        self.tb = pt.Testbed(args.backends, frontend=False, trace=args.trace)
+        self.tb = pt.Testbed(args.backends, frontend=False, trace=args.trace,
+                             pins="prism-fabric" in args.modes)
         self.proxy = None
         self.stages = {}
         self.trace_mark = {}

@@ -11,7 +11,8 @@ The backends are hlb-prism-objserver (hand-offs on :9500, ordinary HTTP on
 :8080 for the baselines).  By default the backends' agents guard unready flows
 (--prism-backend) and the front end steers before the import
 (--steer-before-import); before_import=False runs the GO round trip instead.
-steering="fabric" runs mode b: the mux pins each handed-off flow (its pin map,
+steering="fabric" (or pins=True, to switch modes later) runs mode b: the mux pins
+each handed-off flow (its pin map,
 written by tests/fabric_pins.py, which plays the controller's pin API on the front
 end's loopback) and the front end runs --steering fabric.
 trace=True: the front end and the backends log each hand-off's stages (fe.log,
@@ -61,9 +62,10 @@ def default_rules(n):
 
 class Testbed:
     def __init__(self, n_backends=2, rules=None, frontend=True, fe_args=(), before_import=True,
-                 guard=None, trace=False, steering="agent"):
+                 guard=None, trace=False, steering="agent", pins=None):
         self.tag = tl.unique("")
         self.steering = steering
+        self.pins = steering == "fabric" if pins is None else pins   # the mux's pin map
         self.before_import = before_import
         self.guard = before_import if guard is None else guard   # backends' --prism-backend
         self.trace = trace
@@ -108,10 +110,10 @@ class Testbed:
         tl.run(["mount", "-t", "bpf", "bpf", self.bpffs])
         self.router.run(["ip", "route", "add", f"{VIP}/32", "via", FE_IP])
         self.mux_pins = os.path.join(self.bpffs, "mux_pins")
+        pin_args = [self.mux_pins, self.if_rt_client, "10.78.0.1"] if self.pins else []
         self.start(self.router, [os.path.join(BUILD, "prism-test-mux"),
                                  os.path.join(BUILD, "mux_encap.bpf.o"), self.if_rt_fe, VIP,
-                                 "10.78.2.1", FE_IP, self.mux_pins, self.if_rt_client, "10.78.0.1"],
-                   ready_line=True)
+                                 "10.78.2.1", FE_IP, *pin_args], ready_line=True)
         self.start_agent(self.fe, self.if_fe, FE_IP, prism=True)
         for i in range(1, n + 1):
             self.start_agent(self.backend_ns[i], self.if_backend[i], backend_ip(i),

@@ -290,7 +290,13 @@ def test_the_controllers_vip_schema_describes_this_rule_format():
                         "schemas", "vips.schema.json")
     with open(path) as f:
         defs = json.load(f)["$defs"]
-    assert set(defs["prism"]["properties"]) - {"frontends"} == {"backends", "rules"}
+    # frontends and steering are the controller's; backends and rules the front end's document
+    assert set(defs["prism"]["properties"]) - {"frontends", "steering"} == {"backends", "rules"}
+    # the VIP's steering mode is the front end's --steering choice
+    import prism_fe
+    steer_opt = next(a for a in prism_fe.parser()._actions if a.dest == "steering")
+    assert tuple(defs["prism"]["properties"]["steering"]["enum"]) == tuple(steer_opt.choices)
+    assert defs["prism"]["properties"]["steering"]["default"] == steer_opt.default
     assert tuple(defs["prismRule"]["properties"]) == rules.RULE_FIELDS
     assert set(defs["prismRule"]["required"]) == {"name", "priority", "split"}
     assert tuple(defs["prismMatch"]["properties"]) == rules.MATCH_FIELDS
