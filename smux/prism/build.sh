@@ -18,7 +18,7 @@ CFLAGS=(-O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$PRISM/include" -I "$PRIS
 # BPF_PROG_TEST_RUN of the agent's XDP program with the steering map (checks + cost).
 "$CC" "${CFLAGS[@]}" -I "$SMUX/agent/include" "$PRISM/tests/steer_test.c" -lbpf -o "$OUT/prism-steer-test"
 # The test topology's mux (tc ingress IP-in-IP encapsulation) and its loader.
-clang -O2 -g -Wall -Werror -target bpf -I "/usr/include/$(gcc -print-multiarch)" \
+clang -O2 -g -Wall -Werror -target bpf -I "/usr/include/$(gcc -print-multiarch)" -I "$PRISM/include" \
     -c "$PRISM/tests/mux_encap.bpf.c" -o "$OUT/mux_encap.bpf.o"
 "$CC" "${CFLAGS[@]}" "$PRISM/tests/mux_loader.c" -lbpf -o "$OUT/prism-test-mux"
 # 1% random loss on a link (tc egress), for the loss experiment: no netem here.

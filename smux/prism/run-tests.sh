@@ -7,7 +7,8 @@
 #   2. end to end on namespaces (tests/prism_testbed.py): 10,000 requests over
 #      100 connections, pipelining, client FIN while a backend owns the
 #      connection, backend killed mid-response, 1% loss, 100 concurrent
-#      hand-offs, rules through the admin API; captures checked with tshark
+#      hand-offs, rules through the admin API, fabric steering (mode b: the test
+#      mux pins each handed-off flow); captures checked with tshark
 # Ends with "prism: N passed, N failed"; exits non-zero on any failure.
 # A skipped test counts as failed: every suite here must really run in CI.
 set -uo pipefail

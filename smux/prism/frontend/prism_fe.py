@@ -267,7 +267,14 @@ class FrontEnd:
             # The backend's host drops the flow's packets until its import is
             # complete: steering there (written by the one-call hand-off) locks
             # the flow as well, and the backend serves at import (HANDOFF).
-            entry = self.steer.handoff_entry(c.flow, link)
+            try:
+                entry = self.steer.handoff_entry(c.flow, link)
+            except steering_mod.PinRefused as e:
+                # The fabric could not be told: the connection stays here.
+                self.stats["steering_failed"] += 1
+                log("warn", "steering refused", conn=c.id, error=str(e))
+                self.reply_and_close(c, 503, "Service Unavailable", b"cannot steer the connection\n")
+                return
         else:
             # Locked; the backend serves after GO, once the flow is steered to it.
             self.steer.lock(c.flow)
@@ -325,7 +332,13 @@ class FrontEnd:
                     self.end_trace(c)
                 self.steer.to_backend(c.flow, link, go)
         elif msg_type == wire.RECLAIM and c.state == REMOTE:
-            self.steer.lock(c.flow)
+            try:
+                self.steer.lock(c.flow)
+            except steering_mod.PinRefused as e:
+                # Still pinned to the backend: this host cannot take it back.
+                self.stats["steering_failed"] += 1
+                self.fail(c, f"unpin failed: {e}")
+                return
             c.state = WAIT_RETURN
             link.send(wire.LOCKED, c.id)
         elif msg_type == wire.RETURN and c.state == WAIT_RETURN:
@@ -439,6 +452,13 @@ class FrontEnd:
         out["steering"] = {"mode": self.steer.name, **self.steer.counters()}
         return out
 
+    def backend_name(self, address):
+        """The rules' name of the backend at address (pins name backends)."""
+        for name, b in self.ruleset.backends.items():
+            if b.address == address:
+                return name
+        raise steering_mod.PinRefused(f"no backend at {address} in the rules in force")
+
     def connections(self):
         return [{"id": c.id, "client": f"{c.flow[0]}:{c.flow[1]}", "state": c.state,
                  "owner": f"{c.link.address}" if c.link else "frontend",
@@ -498,7 +518,7 @@ def host_port(field, value):
     return host, p
 
 
-def build_config(argv):
+def parser():
     p = argparse.ArgumentParser(prog="hlb-prism-fe", description=__doc__.split("\n\n")[0])
     p.add_argument("--listen", action="append", required=True,
                    type=lambda v: host_port("--listen", v), help="VIP:PORT (repeatable)")
@@ -521,9 +541,21 @@ def build_config(argv):
                         "backend serve at import (no GO round trip); needs every backend's host "
                         "agent with --prism-backend, which drops the flow's packets until the "
                         "import is complete")
+    p.add_argument("--steering", choices=("agent", "fabric"), default="agent",
+                   help="agent: this host's agent steers the flows (mode a); fabric: the "
+                        "controller pins each handed-off flow in the fabric (mode b, the VIP's "
+                        "prism steering: fabric; implies --steer-before-import)")
+    p.add_argument("--controller", help="with --steering fabric: the controller's REST base URL "
+                                        "(e.g. https://ctl:8181/hybridlb/v1)")
+    p.add_argument("--controller-token-file", help="a file with a write token for the controller's API")
     p.add_argument("--trace", action="store_true",
                    help="log the time of each stage of every hand-off (debug)")
     p.add_argument("--build-dir", default=handoff.DEFAULT_BUILD)
+    return p
+
+
+def build_config(argv):
+    p = parser()
     a = p.parse_args(argv)
     try:
         a.tls = tls_context(a.tls_cert, a.tls_key, a.tls_ca)
@@ -535,6 +567,25 @@ def build_config(argv):
     for name in ("handoff_timeout", "idle_timeout", "closed_linger"):
         if getattr(a, name) <= 0:
             p.error(f"--{name.replace('_', '-')}: must be > 0")
+    a.token = None
+    if a.steering == "fabric":
+        if not a.controller:
+            p.error("--controller: required with --steering fabric")
+        if len({h for h, _ in a.listen}) != 1:
+            p.error("--listen: with --steering fabric every address must be the one VIP the pins are for")
+        a.steer_before_import = True
+        try:
+            steering_mod.ControllerPins(a.controller, a.listen[0][0])
+        except ValueError as e:
+            p.error(str(e))
+        if a.controller_token_file:
+            try:
+                with open(a.controller_token_file) as f:
+                    a.token = f.read().strip()
+            except OSError as e:
+                p.error(f"--controller-token-file: {e}")
+    elif a.controller or a.controller_token_file:
+        p.error("--controller: only with --steering fabric")
     if a.max_request_bytes < 1024:
         p.error("--max-request-bytes: must be >= 1024")
     try:
@@ -548,9 +599,15 @@ def build_config(argv):
 def main(argv=None):
     cfg = build_config(sys.argv[1:] if argv is None else argv)
     lib = handoff.Lib(cfg.build_dir)
+    fe = None
     try:
-        steer = steering_mod.AgentSteering(lib, cfg.prism_pin_dir,
-                                           before_import=cfg.steer_before_import)
+        if cfg.steering == "fabric":
+            pins = steering_mod.ControllerPins(cfg.controller, cfg.listen[0][0], cfg.token)
+            steer = steering_mod.FabricSteering(lib, cfg.prism_pin_dir, pins,
+                                                lambda address: fe.backend_name(address))
+        else:
+            steer = steering_mod.AgentSteering(lib, cfg.prism_pin_dir,
+                                               before_import=cfg.steer_before_import)
     except handoff.HandoffError as e:
         log("error", "no steering map: is the agent running with --prism-pin-dir?", error=str(e))
         return 1

@@ -12,7 +12,10 @@
    minus the paused one); total = one back-to-back request cycle.  Prism also
    with the backends' route initcwnd raised to 64 (section 5.2: an imported
    connection restarts at the initial window).  Prism twice: steering before the
-   import (--steer-before-import, the default) and with the GO round trip.
+   import (--steer-before-import, the default) and with the GO round trip; and
+   prism-fabric: mode b, the fabric steers (a pin per hand-off in the test mux,
+   installed through the controller's pin API in miniature, tests/fabric_pins.py),
+   so its start-up includes the pin's round trip.
    --trace: where Prism's start-up goes, the median time of each hand-off stage
    (front end and backend logs; slows Prism down a little, for diagnosis).
 3. Steering cost per packet (BPF_PROG_TEST_RUN of the agent's XDP program).
@@ -83,7 +86,8 @@ http {{
 class Bench:
     def __init__(self, args):
         self.a = args
-        self.tb = pt.Testbed(args.backends, frontend=False, trace=args.trace)
+        self.tb = pt.Testbed(args.backends, frontend=False, trace=args.trace,
+                             pins="prism-fabric" in args.modes)
         self.proxy = None
         self.stages = {}
         self.trace_mark = {}
@@ -92,8 +96,9 @@ class Bench:
 
     def start_mode(self, mode):
         tb = self.tb
-        if mode in ("prism", "prism-go"):
-            tb.before_import = mode == "prism"
+        if mode in ("prism", "prism-go", "prism-fabric"):
+            tb.before_import = mode != "prism-go"
+            tb.steering = "fabric" if mode == "prism-fabric" else "agent"
             tb.start_frontend(pt.default_rules(self.a.backends))
             self.proxy = tb.fe_proc
             return
@@ -133,6 +138,9 @@ class Bench:
             self.proxy.wait(5)
             self.proxy = None
             pt.wait_until(lambda: not self.port_open(), 10, what="the VIP port to be free")
+        if self.tb.steering == "fabric":
+            self.tb.stop_pins()
+            self.tb.steering = "agent"
 
     def shape_all(self, rate):
         tb = self.tb
@@ -223,7 +231,7 @@ class Bench:
         size, n = 2 << 20, self.a.requests
         modes = [("direct", "direct"), ("haproxy", "haproxy"), ("nginx", "nginx"),
                  ("nginx-newconn", "nginx-newconn"), ("prism", "prism"), ("prism-go", "prism-go"),
-                 ("prism-iw64", "prism")]
+                 ("prism-iw64", "prism"), ("prism-fabric", "prism-fabric")]
         modes = [(label, mode) for label, mode in modes
                  if (mode if mode != "prism-go" else "prism") in self.a.modes]
         rows = {label: ([], []) for label, _ in modes}   # paused, back to back
@@ -346,7 +354,9 @@ def main():
     p.add_argument("--requests", type=int, default=30, help="2 MB requests per timing series")
     p.add_argument("--rounds", type=int, default=1,
                    help="per-request series of every mode in turn, this many times (pooled)")
-    p.add_argument("--modes", default="prism,haproxy,nginx,nginx-newconn,direct")
+    p.add_argument("--modes", default="prism,prism-fabric,haproxy,nginx,nginx-newconn,direct",
+                   help="prism: steering by the front-end host's agent (mode a); prism-fabric: "
+                        "by pins in the fabric (mode b, the test mux's pin map)")
     p.add_argument("--skip-bandwidth", action="store_true")
     p.add_argument("--trace", action="store_true",
                    help="also print where Prism's start-up goes (median µs per hand-off stage)")

@@ -11,6 +11,10 @@ The backends are hlb-prism-objserver (hand-offs on :9500, ordinary HTTP on
 :8080 for the baselines).  By default the backends' agents guard unready flows
 (--prism-backend) and the front end steers before the import
 (--steer-before-import); before_import=False runs the GO round trip instead.
+steering="fabric" (or pins=True, to switch modes later) runs mode b: the mux pins
+each handed-off flow (its pin map,
+written by tests/fabric_pins.py, which plays the controller's pin API on the front
+end's loopback) and the front end runs --steering fabric.
 trace=True: the front end and the backends log each hand-off's stages (fe.log,
 b<i>.log in run_dir).  Every resource is ours and removed on close()."""
 import json
@@ -32,7 +36,7 @@ BUILD = os.environ.get("HLB_PRISM_BUILD", os.path.join(SMUX, "build-prism"))
 AGENT_BUILD = os.environ.get("HLB_AGENT_BUILD", os.path.join(SMUX, "build-agent"))
 VIP, VIP_PORT = "10.210.0.10", 80
 CLIENT_IP, FE_IP = "10.78.1.2", "10.78.2.2"
-CTL_PORT, HTTP_PORT, ADMIN_PORT, AGENT_PORT = 9500, 8080, 9400, 9100
+CTL_PORT, HTTP_PORT, ADMIN_PORT, AGENT_PORT, PINS_PORT = 9500, 8080, 9400, 9100, 9600
 
 
 def backend_ip(i):
@@ -58,8 +62,10 @@ def default_rules(n):
 
 class Testbed:
     def __init__(self, n_backends=2, rules=None, frontend=True, fe_args=(), before_import=True,
-                 guard=None, trace=False):
+                 guard=None, trace=False, steering="agent", pins=None):
         self.tag = tl.unique("")
+        self.steering = steering
+        self.pins = steering == "fabric" if pins is None else pins   # the mux's pin map
         self.before_import = before_import
         self.guard = before_import if guard is None else guard   # backends' --prism-backend
         self.trace = trace
@@ -103,9 +109,11 @@ class Testbed:
         self.bpffs = tempfile.mkdtemp(prefix="hlb-prism-bpf-")
         tl.run(["mount", "-t", "bpf", "bpf", self.bpffs])
         self.router.run(["ip", "route", "add", f"{VIP}/32", "via", FE_IP])
+        self.mux_pins = os.path.join(self.bpffs, "mux_pins")
+        pin_args = [self.mux_pins, self.if_rt_client, "10.78.0.1"] if self.pins else []
         self.start(self.router, [os.path.join(BUILD, "prism-test-mux"),
                                  os.path.join(BUILD, "mux_encap.bpf.o"), self.if_rt_fe, VIP,
-                                 "10.78.2.1", FE_IP], ready_line=True)
+                                 "10.78.2.1", FE_IP, *pin_args], ready_line=True)
         self.start_agent(self.fe, self.if_fe, FE_IP, prism=True)
         for i in range(1, n + 1):
             self.start_agent(self.backend_ns[i], self.if_backend[i], backend_ip(i),
@@ -160,17 +168,31 @@ class Testbed:
         with open(path, "w") as f:
             json.dump(rules, f)
         self.fe_log = open(os.path.join(self.run_dir, "fe.log"), "w")
+        if self.steering == "fabric":
+            self.start_pins()
+            fe_args = ("--steering", "fabric", "--controller", f"http://127.0.0.1:{PINS_PORT}", *fe_args)
         fe_args = (*(["--steer-before-import"] if self.before_import else []),
                    *(["--trace"] if self.trace else []), *fe_args)
         self.fe_proc = self.start(self.fe, [sys.executable, os.path.join(PRISM, "frontend", "prism_fe.py"),
                                             "--listen", f"{VIP}:{VIP_PORT}", "--rules", path,
-                                            "--prism-pin-dir", self.bpffs,
+                                            "--prism-pin-dir", self.bpffs, "--build-dir", BUILD,
                                             "--admin", f"127.0.0.1:{ADMIN_PORT}", *fe_args],
                                   stderr=self.fe_log)
         names = list(rules["backends"])
         wait_until(lambda: all(b["up"] for b in self.fe_stats()["backends"].values())
                    if self.fe_alive() else None, 15, what="the front end with every backend up")
         return names
+
+    def start_pins(self):
+        """The controller's pin API in miniature (tests/fabric_pins.py), on the front end's loopback."""
+        self.pins_proc = self.start(self.fe, [sys.executable, os.path.join(TESTS, "fabric_pins.py"), "--listen",
+                                              f"127.0.0.1:{PINS_PORT}", "--vip", VIP, "--rules",
+                                              os.path.join(self.run_dir, "rules.json"), "--map", self.mux_pins,
+                                              "--build-dir", BUILD], ready_line=True)
+
+    def stop_pins(self):
+        tl.stop_pid(self.pins_proc.pid)
+        self.pins_proc.wait(5)
 
     def fe_alive(self):
         return self.fe_proc.poll() is None

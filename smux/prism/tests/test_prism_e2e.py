@@ -1,7 +1,8 @@
 """Prism end to end on namespaces (prism_testbed.py): real clients (h2load and
 Python sockets) reach the VIP through a mux, the front end hands every request
 to a backend with TCP_REPAIR, the backends answer directly (DSR), the front-end
-host's agent steers the client's packets (mode a).  Checked on a capture of the
+host's agent steers the client's packets (mode a), or the fabric does (mode b:
+the mux pins each handed-off flow, test_fabric_*).  Checked on a capture of the
 client's link: no RST, sequence and acknowledgement numbers continuous."""
 import json
 import os
@@ -50,6 +51,10 @@ def h2load(tb, n, c, path="/obj/1024", timeout=240):
 
 
 def test_10000_requests_over_100_connections(tb):
+    check_10000_requests_over_100_connections(tb)
+
+
+def check_10000_requests_over_100_connections(tb):
     before = tb.fe_stats()
     cap = capture.Capture(tb)
     try:
@@ -346,3 +351,50 @@ def test_the_controller_pushes_over_mutual_tls(tb, tmp_path):
     finally:
         pt.tl.stop_pid(fe.pid)
         tb.procs.remove((tb.fe, fe))
+
+
+@pytest.fixture(scope="module")
+def tb_fabric():
+    bed = pt.Testbed(N_BACKENDS, rules=rules_with_pin(), fe_args=["--handoff-timeout", "5"], steering="fabric")
+    yield bed
+    bed.close()
+
+
+def test_fabric_steering_10000_requests_over_100_connections(tb_fabric):
+    """Mode b, with the checks of mode a; and the client's packets went to the
+    backends through the mux's pins, not through the front-end host."""
+    before = tb_fabric.fe_stats()["steering"]
+    check_10000_requests_over_100_connections(tb_fabric)
+    st = pt.wait_until(lambda: (lambda s: s if s["pinned"] == 0 else None)(tb_fabric.fe_stats()["steering"]),
+                       10, what="every pin released")
+    assert st["mode"] == "fabric"
+    assert st["pins"] - before["pins"] >= 10000
+    assert st["unpins"] - before["unpins"] == st["pins"] - before["pins"], st
+    assert st["pin_failures"] == 0
+    # Mode a re-encapsulates every client packet of a handed-off connection at the
+    # front-end host (>= one ACK per response); here only stragglers get there.
+    assert st["forwarded"] - before["forwarded"] < 1000, st
+
+
+def test_fabric_steering_client_fin_and_pipelining(tb_fabric):
+    out = tb_fabric.client_run(["pipeline", "--count", "8", "--path", "/obj/20000"])
+    assert [r["status"] for r in out["responses"]] == [200] * 8
+    assert all(r["ok"] and r["len"] == 20000 for r in out["responses"])
+
+
+def test_fabric_steering_with_the_controller_down_answers_503(tb_fabric):
+    """No pin can be installed (the controller does not answer): the connection is
+    not handed off, the front end answers 503 itself, and once the controller is
+    back the next connection is served."""
+    before = tb_fabric.fe_stats()["steering"]
+    tb_fabric.stop_pins()
+    try:
+        out = tb_fabric.client_run(["get", "--no-check"])
+        assert out["bad"] == 1 and out["errors"] == 0, out   # an answer (503), no reset, no hang
+        st = tb_fabric.fe_stats()["steering"]
+        assert st["pin_failures"] > before["pin_failures"]
+        assert st["pinned"] == 0
+    finally:
+        tb_fabric.start_pins()
+    out = tb_fabric.client_run(["get", "--requests", "5"])
+    assert out["ok"] == 5, out

@@ -290,7 +290,13 @@ def test_the_controllers_vip_schema_describes_this_rule_format():
                         "schemas", "vips.schema.json")
     with open(path) as f:
         defs = json.load(f)["$defs"]
-    assert set(defs["prism"]["properties"]) - {"frontends"} == {"backends", "rules"}
+    # frontends and steering are the controller's; backends and rules the front end's document
+    assert set(defs["prism"]["properties"]) - {"frontends", "steering"} == {"backends", "rules"}
+    # the VIP's steering mode is the front end's --steering choice
+    import prism_fe
+    steer_opt = next(a for a in prism_fe.parser()._actions if a.dest == "steering")
+    assert tuple(defs["prism"]["properties"]["steering"]["enum"]) == tuple(steer_opt.choices)
+    assert defs["prism"]["properties"]["steering"]["default"] == steer_opt.default
     assert tuple(defs["prismRule"]["properties"]) == rules.RULE_FIELDS
     assert set(defs["prismRule"]["required"]) == {"name", "priority", "split"}
     assert tuple(defs["prismMatch"]["properties"]) == rules.MATCH_FIELDS
@@ -302,3 +308,149 @@ def test_the_controllers_vip_schema_describes_this_rule_format():
     rules.validate({"backends": {"b1": {"address": "10.0.0.1", "controlPort": 9500}},
                     "rules": [{"name": "r", "priority": 0, "match": {"cookie": {"sid": "*"}},
                                "split": {"b1": 1}, "sticky": "sid", "balance": "least-loaded"}]})
+
+
+# ---------------------------------------------------------------- fabric steering (mode b)
+
+class _PinApi:
+    """The controller's pin API on loopback: records each call; answers as told."""
+
+    def __init__(self, log):
+        import http.server
+        import json as js
+        import threading
+        self.log, self.status = log, 200
+        api = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def answer(self, what):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                api.log.append((what, self.path, js.loads(body) if body else None))
+                doc = ({"vip": "10.210.0.10"} if api.status == 200 else
+                       {"error": "invalid request", "field": "/backend", "reason": "unknown backend 'b9'"})
+                out = js.dumps(doc).encode()
+                self.send_response(api.status)
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def do_POST(self):
+                self.answer("pin")
+
+            def do_DELETE(self):
+                self.answer("unpin")
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hybridlb/v1"
+
+    def close(self):
+        self.server.shutdown()
+
+
+class _Map:
+    """SteerMap's calls, recorded in the same log as the pin API's."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def entry(self, flow, dip):
+        self.log.append(("map-entry", flow, dip))
+        return ("entry", flow, dip)
+
+    def lock(self, flow):
+        self.log.append(("map-lock", flow))
+
+    def forward(self, flow, dip):
+        self.log.append(("map-forward", flow, dip))
+
+    def delete(self, flow):
+        self.log.append(("map-delete", flow))
+
+    def counters(self):
+        return {}
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def fabric(monkeypatch):
+    import steering
+    log = []
+    api = _PinApi(log)
+    monkeypatch.setattr(handoff, "SteerMap", lambda lib, pin_dir: _Map(log))
+    st = steering.FabricSteering(None, "/unused", steering.ControllerPins(api.url, "10.210.0.10"),
+                                 lambda address: {"10.0.0.1": "b1"}[address])
+    yield st, api, log
+    st.close()
+    api.close()
+
+
+FLOW = ("10.9.0.7", 40001, "10.210.0.10", 80)
+
+
+class _Backend:
+    address = "10.0.0.1"
+
+
+def test_fabric_steering_pins_before_the_state_is_sent_and_unpins_before_locked(fabric):
+    st, api, log = fabric
+    entry = st.handoff_entry(FLOW, _Backend())
+    # The pin is acknowledged before the front end gets the entry its one-call
+    # hand-off writes (and so before the backend has the state).
+    assert log[0] == ("pin", "/hybridlb/v1/prism/10.210.0.10/pins",
+                      {"client": "10.9.0.7", "clientPort": 40001, "vipPort": 80, "backend": "b1"})
+    assert log[1] == ("map-entry", FLOW, "10.0.0.1") and entry[0] == "entry"
+    log.clear()
+    st.lock(FLOW)     # RECLAIM: this host drops the flow's packets, then the pin goes
+    assert [e[0] for e in log] == ["map-lock", "unpin"]
+    assert log[1][1] == "/hybridlb/v1/prism/10.210.0.10/pins?client=10.9.0.7&clientPort=40001&vipPort=80"
+    st.to_frontend(FLOW)
+    st.forget(FLOW)   # nothing pinned any more: no second unpin
+    assert [e[0] for e in log] == ["map-lock", "unpin", "map-delete", "map-delete"]
+    assert st.counters()["pins"] == 1 and st.counters()["unpins"] == 1 and st.counters()["pinned"] == 0
+
+
+def test_fabric_steering_refused_pin_names_the_field_and_writes_nothing(fabric):
+    import steering
+    st, api, log = fabric
+    api.status = 400
+    with pytest.raises(steering.PinRefused, match=r"400 /backend: unknown backend 'b9'"):
+        st.handoff_entry(FLOW, _Backend())
+    assert [e[0] for e in log] == ["pin"], "no map entry: the connection stays at the front end"
+    assert st.counters()["pin_failures"] == 1 and st.counters()["pinned"] == 0
+
+
+def test_fabric_steering_unreachable_controller_and_a_failed_unpin(fabric):
+    import steering
+    st, api, log = fabric
+    st.handoff_entry(FLOW, _Backend())
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    dead = s.getsockname()[1]
+    s.close()      # nothing listens there: the controller is down
+    st.pins.close()
+    st.pins = steering.ControllerPins(f"http://127.0.0.1:{dead}", "10.210.0.10")
+    with pytest.raises(steering.PinRefused, match="controller unreachable"):
+        st.lock(FLOW)
+    st.forget(FLOW)   # gives the flow up: the controller's rounds collect the pin
+    assert st.counters()["pinned"] == 0
+
+
+def test_fabric_front_end_options_are_checked(capsys):
+    import prism_fe
+    base = ["--listen", "10.210.0.10:80", "--rules", os.devnull, "--prism-pin-dir", "/x"]
+    for extra, msg in ((["--steering", "fabric"], "--controller: required"),
+                       (["--steering", "fabric", "--controller", "ftp://x"], "--controller: expected"),
+                       (["--controller", "http://c:8181"], "only with --steering fabric"),
+                       (["--steering", "fabric", "--controller", "http://c", "--listen", "10.210.0.11:80"],
+                        "--listen: with --steering fabric")):
+        with pytest.raises(SystemExit):
+            prism_fe.build_config(base + extra)
+        assert msg in capsys.readouterr().err

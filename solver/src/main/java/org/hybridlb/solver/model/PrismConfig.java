@@ -16,19 +16,34 @@ import java.util.Objects;
  * front end's own rule format ({@code smux/prism/frontend/rules.py}, the VIP schema's
  * {@code prismRule}), handed to the front ends as they are, so there is one definition of it.
  */
-@JsonPropertyOrder({"frontends", "backends", "rules"})
+@JsonPropertyOrder({"frontends", "backends", "rules", "steering"})
 public final class PrismConfig {
+    /** Steering by the front-end host's agent (the default). */
+    public static final String STEERING_AGENT = "agent";
+    /** Steering by per-flow pins the controller installs in the fabric. */
+    public static final String STEERING_FABRIC = "fabric";
+
     public final List<PrismFrontend> frontends;
+    /** {@link #STEERING_AGENT} or {@link #STEERING_FABRIC} (the schema allows nothing else). */
+    public final String steering;
     private final JsonNode backends;
     private final JsonNode rules;
 
     @JsonCreator
     public PrismConfig(@JsonProperty("frontends") List<PrismFrontend> frontends,
                        @JsonProperty("backends") JsonNode backends,
-                       @JsonProperty("rules") JsonNode rules) {
+                       @JsonProperty("rules") JsonNode rules,
+                       @JsonProperty("steering") String steering) {
         this.frontends = List.copyOf(frontends);
+        this.steering = steering != null ? steering : STEERING_AGENT;
         this.backends = backends.deepCopy();
         this.rules = rules.deepCopy();
+    }
+
+    /** Whether the fabric steers the VIP's handed-off flows (controller pins), not the front-end host's agent. */
+    @JsonIgnore
+    public boolean fabricSteering() {
+        return STEERING_FABRIC.equals(steering);
     }
 
     /** backend name -> {address, controlPort} (a copy). */
@@ -58,11 +73,12 @@ public final class PrismConfig {
             return false;
         }
         PrismConfig p = (PrismConfig) o;
-        return frontends.equals(p.frontends) && backends.equals(p.backends) && rules.equals(p.rules);
+        return frontends.equals(p.frontends) && backends.equals(p.backends) && rules.equals(p.rules)
+                && steering.equals(p.steering);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(frontends, backends, rules);
+        return Objects.hash(frontends, backends, rules, steering);
     }
 }

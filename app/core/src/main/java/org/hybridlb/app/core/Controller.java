@@ -9,6 +9,8 @@ import org.hybridlb.app.core.port.EventSink;
 import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.prism.PrismConnectionView;
 import org.hybridlb.app.core.prism.PrismHandoff;
+import org.hybridlb.app.core.prism.PrismPin;
+import org.hybridlb.app.core.prism.PrismPins;
 import org.hybridlb.app.core.prism.PrismVipView;
 import org.hybridlb.app.core.view.AssignmentView;
 import org.hybridlb.app.core.view.MigrationsView;
@@ -42,6 +44,7 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
     private final DesiredConfig desired;
     private final StatusViews views;
     private final PrismHandoff prism;
+    private final PrismPins pins;
 
     public Controller(ControllerConfig config, Ports ports) {
         this(config, ports, new ControllerMetrics());
@@ -72,9 +75,11 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
                 () -> loop.requestReconcile(new Reason(Cause.GROWN_POOL, "grown pool installed")), status);
         this.reconciler = new Reconciler(config, keeper, inputs, health, repair, tables, holds, planner, migrations,
                 loop, status, new HostCookies(ports.cookies, ports.smux, keeper, status));
-        this.desired = new DesiredConfig(keeper, validator, ports.topology, loop::reconcileSoon);
+        this.desired = new DesiredConfig(keeper, validator, ports.topology, loop::reconcileSoon,
+                ports.pins.available());
         this.views = new StatusViews(keeper, inputs, health, holds, planner, migrations, ports.hmux, status);
-        this.prism = new PrismHandoff(ports.prism, () -> loop.call(desired::vips),
+        this.pins = new PrismPins(ports.pins);
+        this.prism = new PrismHandoff(ports.prism, pins, () -> loop.call(desired::vips),
                 () -> loop.call(health::unhealthyDips), java.time.Clock.systemUTC());
     }
 
@@ -290,6 +295,26 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         }
         loop.call(() -> prismConfigured(vip));
         return List.of(); // not asked yet
+    }
+
+    @Override
+    public List<PrismPin> prismPins(String vip) {
+        loop.call(() -> prismConfigured(vip));
+        return pins.pins(vip);
+    }
+
+    @Override
+    public PrismPin prismPin(String vip, String body) {
+        Vip v = loop.call(() -> prismConfigured(vip));
+        java.util.Collection<String> down = loop.call(health::unhealthyDips);
+        // off the loop: the fabric's acknowledgement may take a while
+        return pins.pin(v, down, body, System.currentTimeMillis());
+    }
+
+    @Override
+    public boolean prismUnpin(String vip, String client, int clientPort, int vipPort) {
+        loop.call(() -> prismConfigured(vip));
+        return pins.unpin(vip, client, clientPort, vipPort);
     }
 
     /** The VIP, which has a Prism hand-off; 404 otherwise (loop thread). */

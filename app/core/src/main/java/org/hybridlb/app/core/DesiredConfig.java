@@ -23,8 +23,12 @@ final class DesiredConfig {
     private final VipValidator validator;
     private final TopologySource topology;
     private final Consumer<Reason> reconcileSoon;
+    /** Whether this controller can install Prism fabric pins (else {@code steering: fabric} is refused). */
+    private final boolean fabricPins;
 
-    DesiredConfig(StateKeeper keeper, VipValidator validator, TopologySource topology, Consumer<Reason> reconcileSoon) {
+    DesiredConfig(StateKeeper keeper, VipValidator validator, TopologySource topology, Consumer<Reason> reconcileSoon,
+                  boolean fabricPins) {
+        this.fabricPins = fabricPins;
         this.keeper = keeper;
         this.validator = validator;
         this.topology = topology;
@@ -46,6 +50,7 @@ final class DesiredConfig {
     List<Vip> replaceAll(String body) {
         List<Vip> all = validator.parseVipSet(body, topology.topology());
         for (int i = 0; i < all.size(); i++) {
+            steerable(all.get(i), "/vips/" + i + "/prism/steering");
             int was = indexOf(all.get(i).vip);
             if (was >= 0) {
                 keepsCookieHash(keeper.state().desired.get(was), all.get(i), "/vips/" + i + "/cookieHash");
@@ -56,6 +61,7 @@ final class DesiredConfig {
     }
 
     Vip create(Vip v) {
+        steerable(v, "/prism/steering");
         if (indexOf(v.vip) >= 0) {
             throw ApiException.conflict("/vip", "VIP " + v.vip + " exists (PUT /vips/" + v.vip + " replaces it)");
         }
@@ -67,6 +73,7 @@ final class DesiredConfig {
     }
 
     Vip replace(Vip v) {
+        steerable(v, "/prism/steering");
         int i = existing(v.vip);
         keepsCookieHash(keeper.state().desired.get(i), v, "/cookieHash");
         List<Vip> next = new ArrayList<>(keeper.state().desired);
@@ -81,6 +88,13 @@ final class DesiredConfig {
      * they encode every VIP): its live connections carry cookies in that mode, which no mux could
      * decode once it decodes another. Only a VIP that stops decoding cookies (turned to hash) may drop it.
      */
+    /** A fabric-steered Prism VIP only where pins can be installed. */
+    private void steerable(Vip v, String field) {
+        if (v.prism != null && v.prism.fabricSteering() && !fabricPins) {
+            throw ApiException.invalid(field, org.hybridlb.app.core.prism.FabricPins.WHY_NONE);
+        }
+    }
+
     private static void keepsCookieHash(Vip now, Vip next, String field) {
         if (next.cheetah() && Cookie.modeOf(now) != Cookie.modeOf(next)) {
             throw ApiException.conflict(field, "VIP " + now.vip + "'s hosts encode its cookies with "

@@ -73,6 +73,25 @@ public interface HybridlbApi {
         throw ApiException.unavailable("this controller has no Prism hand-off controller");
     }
 
+    /** The fabric steering pins of a Prism VIP; 404 when {@code vip} is no Prism VIP. */
+    default List<org.hybridlb.app.core.prism.PrismPin> prismPins(String vip) {
+        throw ApiException.unavailable("this controller has no Prism hand-off controller");
+    }
+
+    /**
+     * Installs a fabric steering pin on a Prism VIP with {@code steering: fabric} and returns it once
+     * the fabric acknowledged it ({@code {client, clientPort, vipPort, backend}}; 400 naming the field,
+     * 404 no such Prism VIP, 409 the VIP is agent-steered, 503 not acknowledged: nothing kept).
+     */
+    default org.hybridlb.app.core.prism.PrismPin prismPin(String vip, String body) {
+        throw ApiException.unavailable("this controller has no Prism hand-off controller");
+    }
+
+    /** Removes the pin of a flow once the fabric acknowledged it; false when there was none. */
+    default boolean prismUnpin(String vip, String client, int clientPort, int vipPort) {
+        throw ApiException.unavailable("this controller has no Prism hand-off controller");
+    }
+
     /** The connections of a Prism VIP and who owns each now (none until asked); 404 when {@code vip} is no Prism VIP. */
     default List<PrismConnectionView> prismConnections(String vip) {
         throw ApiException.unavailable("this controller has no Prism hand-off controller");

@@ -138,6 +138,14 @@ class OpenApiContractTest {
         send("GET", "/prism/" + v3 + "/connections", null, 200);
         send("GET", "/prism/" + v1, null, 404);
         send("GET", "/prism/10.100.0.9/connections", null, 404);
+        send("GET", "/prism/" + v3 + "/pins", null, 200);
+        send("POST", "/prism/" + v3 + "/pins", "{\"client\": \"10.9.0.1\", \"clientPort\": 40000, \"vipPort\": 80,"
+                + " \"backend\": \"b\"}", 409); // agent-steered
+        send("POST", "/prism/" + v1 + "/pins", "{}", 404);
+        send("DELETE", "/prism/" + v3 + "/pins?client=10.9.0.1&clientPort=40000&vipPort=80", null, 200);
+        send("DELETE", "/prism/" + v3 + "/pins?client=10.9.0.1&clientPort=0&vipPort=80", null, 400);
+        send("PUT", "/vips/" + v3, Json.write(controller.vip(v3)).replace("\"steering\":\"agent\"",
+                "\"steering\":\"fabric\""), 400); // no pin renderer here
         send("DELETE", "/vips/" + v3, null, 204);
         send("DELETE", "/vips/" + v2 + "/dips/" + f + "?proto=tcp&port=80", null, 200);
         send("DELETE", "/switches/" + core + "/drain", null, 200);

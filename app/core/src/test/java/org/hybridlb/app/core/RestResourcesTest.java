@@ -16,6 +16,7 @@ import org.glassfish.jersey.server.ContainerRequest;
 import org.glassfish.jersey.server.ContainerResponse;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.hybridlb.app.core.prism.FakeFrontEnd;
+import org.hybridlb.app.core.prism.PrismPinsTest;
 import org.hybridlb.app.core.rest.HybridlbRestApplication;
 import org.hybridlb.solver.model.Limits;
 import org.hybridlb.solver.model.Topology;
@@ -431,6 +432,47 @@ class RestResourcesTest {
             assertEquals(5, fe.rules.at("/rules/1/split/b1").asInt());
             assertEquals(404, call("GET", "prism/" + "10.100.0.1", null).status, "a VIP without Prism");
             assertEquals(404, call("GET", "prism/10.100.0.9/connections", null).status, "no such VIP");
+        }
+
+        @Test
+        void steeringIsCheckedByFieldAndFabricNeedsAPinRenderer() {
+            refused(400, "/prism/steering", "", "POST", "vips", prismVip(RULES + ", \"steering\": \"switch\""));
+            refused(400, "/prism/steering", "no fabric pin renderer", "POST", "vips",
+                    prismVip(RULES + ", \"steering\": \"fabric\""));
+            refused(400, "/vips/0/prism/steering", "no fabric pin renderer", "PUT", "vips",
+                    "{\"vips\": [" + prismVip(RULES + ", \"steering\": \"fabric\"") + "]}");
+            Reply created = call("POST", "vips", prismVip(RULES));
+            assertEquals("agent", created.body.at("/prism/steering").asText(), "agent by default");
+        }
+
+        @Test
+        void aFabricSteeredVipTakesPinsThroughRest() {
+            controller.close();
+            PrismPinsTest.Device device = new PrismPinsTest.Device();
+            org.hybridlb.app.core.port.Ports p = fabric.ports(store);
+            controller = new Controller(ControllerConfig.defaults().withInterval(Duration.ZERO),
+                    new org.hybridlb.app.core.port.Ports(p.topology, p.hmux, p.smux, p.routes, p.stats, p.health, p.store,
+                            p.cookies, p.prism, device));
+            controller.start();
+            app = new ApplicationHandler(ResourceConfig.forApplication(new HybridlbRestApplication(controller)));
+            Reply made = call("POST", "vips", prismVip(RULES + ", \"steering\": \"fabric\""));
+            assertEquals(201, made.status, String.valueOf(made.body));
+            String pin = "{\"client\": \"10.9.0.1\", \"clientPort\": 40000, \"vipPort\": 80, \"backend\": \"b2\"}";
+            Reply r = call("POST", "prism/10.100.0.2/pins", pin);
+            assertEquals(200, r.status, String.valueOf(r.body));
+            assertEquals("10.3.0.3", r.body.path("dip").asText());
+            assertEquals(1, device.held.size(), "on the fabric when the answer came");
+            Reply bad = call("POST", "prism/10.100.0.2/pins", pin.replace("40000", "\"x\""));
+            assertEquals(400, bad.status);
+            assertEquals("/clientPort", bad.body.path("field").asText());
+            assertEquals(1, call("GET", "prism/10.100.0.2/pins", null).body.path("pins").size());
+            Reply noPort = call("DELETE", "prism/10.100.0.2/pins?client=10.9.0.1&vipPort=80", null);
+            assertEquals(400, noPort.status);
+            assertEquals("clientPort", noPort.body.path("field").asText());
+            Reply gone = call("DELETE", "prism/10.100.0.2/pins?client=10.9.0.1&clientPort=40000&vipPort=80", null);
+            assertTrue(gone.body.path("removed").asBoolean(), String.valueOf(gone.body));
+            assertEquals(0, device.held.size());
+            assertEquals(404, call("POST", "prism/10.100.0.9/pins", pin).status, "no such VIP");
         }
 
         /** Polls (the hand-off controller's rounds run every 2 s and on VIP changes). */

@@ -184,6 +184,12 @@ class HybridlbCliTest {
                     "10.0.1.2", 3));
         }
 
+        @Override
+        public List<org.hybridlb.app.core.prism.PrismPin> prismPins(String vip) {
+            prismVip(vip);
+            return List.of(new org.hybridlb.app.core.prism.PrismPin(vip, 80, "10.9.0.1", 40000, "b1", "10.0.1.2"));
+        }
+
         /** A migration record whose plan has {@code waves} waves of one step each. */
         static MigrationRecord record(long id, String trigger, String state, int waves) {
             List<MigrationWave> plan = new ArrayList<>();
@@ -337,6 +343,12 @@ class HybridlbCliTest {
         assertTrue(r[2].contains("field:  /vip") && r[2].contains("has no Prism hand-off"), r[2]);
         r = run("prism", "--connections");
         assertEquals("2", r[0]);
+        r = run("prism", "10.100.0.1", "--pins");
+        assertEquals("CLIENT             VIP PORT           BACKEND            DIP\n"
+                + "10.9.0.1:40000     80                 b1                 10.0.1.2\n", r[1]);
+        r = run("prism", "--pins");
+        assertEquals("2", r[0]);
+        assertTrue(r[2].contains("--pins needs a VIP"), r[2]);
     }
 
     @Test

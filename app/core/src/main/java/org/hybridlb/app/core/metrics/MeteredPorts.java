@@ -24,7 +24,7 @@ public final class MeteredPorts {
     /** {@code ports} with its HMux programmer and SMux client timed by {@code metrics}. */
     public static Ports wrap(Ports ports, ControllerMetrics metrics) {
         return new Ports(ports.topology, new Hmux(ports.hmux, metrics), new Smuxes(ports.smux, metrics), ports.routes,
-                ports.stats, ports.health, ports.store, ports.cookies);
+                ports.stats, ports.health, ports.store, ports.cookies, ports.prism, ports.pins);
     }
 
     private static final class Hmux implements HmuxProgrammer {

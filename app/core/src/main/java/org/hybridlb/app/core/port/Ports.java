@@ -4,6 +4,7 @@ import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
+import org.hybridlb.app.core.prism.FabricPins;
 import org.hybridlb.app.core.prism.HttpPrismFrontEnds;
 import org.hybridlb.app.core.prism.PrismFrontEnds;
 import org.hybridlb.app.core.tls.TlsFiles;
@@ -21,6 +22,8 @@ public final class Ports {
     public final HostCookieControl cookies;
     /** The Prism front ends' admin APIs; without one, plain HTTP (a front end's admin on its host's loopback). */
     public final PrismFrontEnds prism;
+    /** Where Prism fabric steering pins go; {@link FabricPins#NONE} when nothing renders them. */
+    public final FabricPins pins;
 
     public Ports(TopologySource topology, HmuxProgrammer hmux, SmuxControl smux, RouteSource routes,
                  StatsSource stats, HealthSource health, StateStore store) {
@@ -35,6 +38,12 @@ public final class Ports {
     public Ports(TopologySource topology, HmuxProgrammer hmux, SmuxControl smux, RouteSource routes,
                  StatsSource stats, HealthSource health, StateStore store, HostCookieControl cookies,
                  PrismFrontEnds prism) {
+        this(topology, hmux, smux, routes, stats, health, store, cookies, prism, null);
+    }
+
+    public Ports(TopologySource topology, HmuxProgrammer hmux, SmuxControl smux, RouteSource routes,
+                 StatsSource stats, HealthSource health, StateStore store, HostCookieControl cookies,
+                 PrismFrontEnds prism, FabricPins pins) {
         this.topology = Objects.requireNonNull(topology, "topology");
         this.hmux = Objects.requireNonNull(hmux, "hmux");
         this.smux = Objects.requireNonNull(smux, "smux");
@@ -44,6 +53,7 @@ public final class Ports {
         this.store = Objects.requireNonNull(store, "store");
         this.cookies = cookies != null ? cookies : HostCookieControl.NONE;
         this.prism = prism != null ? prism : new HttpPrismFrontEnds(Duration.ofSeconds(5), PlainClient::get);
+        this.pins = pins != null ? pins : FabricPins.NONE;
     }
 
     /** One plain HTTP client, made when first used. */

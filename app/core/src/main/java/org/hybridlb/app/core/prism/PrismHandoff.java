@@ -40,6 +40,7 @@ public final class PrismHandoff implements AutoCloseable {
     static final int MAX_CONNECTIONS_SHOWN = 10000;
 
     private final PrismFrontEnds frontEnds;
+    private final PrismPins pins;
     private final Supplier<List<Vip>> vips;
     private final Supplier<Collection<String>> unhealthyDips;
     private final Clock clock;
@@ -59,7 +60,14 @@ public final class PrismHandoff implements AutoCloseable {
      */
     public PrismHandoff(PrismFrontEnds frontEnds, Supplier<List<Vip>> vips, Supplier<Collection<String>> unhealthyDips,
                         Clock clock) {
+        this(frontEnds, new PrismPins(FabricPins.NONE), vips, unhealthyDips, clock);
+    }
+
+    /** As above, with the fabric steering pins each round reconciles ({@link PrismPins#reconcile}). */
+    public PrismHandoff(PrismFrontEnds frontEnds, PrismPins pins, Supplier<List<Vip>> vips,
+                        Supplier<Collection<String>> unhealthyDips, Clock clock) {
         this.frontEnds = frontEnds;
+        this.pins = pins;
         this.vips = vips;
         this.unhealthyDips = unhealthyDips;
         this.clock = clock;
@@ -109,7 +117,9 @@ public final class PrismHandoff implements AutoCloseable {
 
     /** One round (the timer's thread; tests call it directly). */
     public synchronized void round() {
+        long start = clock.millis();
         List<Vip> all = vips.get();
+        Map<String, Map<String, String>> handedOff = new HashMap<>();
         Set<String> down = Set.copyOf(unhealthyDips.get());
         Map<String, Seen> now = new HashMap<>();
         Map<String, PrismVipView> nextViews = new LinkedHashMap<>();
@@ -131,9 +141,13 @@ public final class PrismHandoff implements AutoCloseable {
                     sync(v.vip, s, want, text);
                 }
             }
+            if (v.prism.fabricSteering()) {
+                handedOff.put(v.vip, handedOff(fes));
+            }
             nextViews.put(v.vip, view(v, fes, down));
             nextConns.put(v.vip, connections(fes));
         }
+        pins.reconcile(all, down, handedOff, start);
         seen.clear();
         seen.putAll(now);
         views = nextViews;
@@ -203,6 +217,22 @@ public final class PrismHandoff implements AutoCloseable {
                     !down.contains(address), upAt, owned, handoffs));
         }
         return new PrismVipView(v.vip, frontends, backends);
+    }
+
+    /** client "ip:port" -> the backend address that holds it, from every front end; null unless all were read. */
+    private static Map<String, String> handedOff(List<Seen> fes) {
+        Map<String, String> out = new HashMap<>();
+        for (Seen s : fes) {
+            if (!PrismVipView.Frontend.IN_SYNC.equals(s.state)) {
+                return null;
+            }
+            for (JsonNode c : s.connections) {
+                if (!"frontend".equals(c.path("owner").asText())) {
+                    out.put(c.path("client").asText(), c.path("owner").asText());
+                }
+            }
+        }
+        return out;
     }
 
     private static List<PrismConnectionView> connections(List<Seen> fes) {

@@ -50,6 +50,18 @@ public final class PrismText {
         return b.toString();
     }
 
+    /** Each fabric steering pin: the flow and the backend it goes to. */
+    public static String pins(List<PrismPin> pins) {
+        if (pins.isEmpty()) {
+            return "no pins\n";
+        }
+        StringBuilder b = new StringBuilder(row("CLIENT", "VIP PORT", "BACKEND", "DIP"));
+        for (PrismPin p : pins) {
+            b.append(row(p.client + ":" + p.clientPort, p.vipPort, p.backend, p.dip));
+        }
+        return b.toString();
+    }
+
     private static String row(Object... cells) {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < cells.length; i++) {

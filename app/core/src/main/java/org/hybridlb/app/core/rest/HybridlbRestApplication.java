@@ -44,7 +44,7 @@ public class HybridlbRestApplication extends Application {
      * longer request bodies are refused with 413 before they are parsed.
      */
     public HybridlbRestApplication(Supplier<HybridlbApi> api, Supplier<ControllerMetrics> metrics, long maxBodyBytes) {
-        this.resources = Set.of(new VipResource(api, maxBodyBytes), new StatusResource(api), new PrismResource(api),
+        this.resources = Set.of(new VipResource(api, maxBodyBytes), new StatusResource(api), new PrismResource(api, maxBodyBytes),
                 new OpenApiResource(),
                 new RefusalMapper(), new MetricsResource(metrics), new WebViewResource());
     }

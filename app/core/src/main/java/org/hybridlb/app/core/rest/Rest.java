@@ -42,6 +42,23 @@ final class Rest {
         return new String(b, StandardCharsets.UTF_8);
     }
 
+    /** A port in a query parameter, {@code min}..65535; null when absent. 400 naming {@code field} otherwise. */
+    static Integer port(String field, String text, int min) {
+        if (text == null) {
+            return null;
+        }
+        int p;
+        try {
+            p = Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+            throw ApiException.invalid(field, "'" + text + "' is not a port number");
+        }
+        if (p < min || p > 65535) {
+            throw ApiException.invalid(field, "must be " + min + ".." + 65535 + ", got " + p);
+        }
+        return p;
+    }
+
     static Response json(int status, Object body) {
         return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE).entity(Json.write(body) + "\n").build();
     }

@@ -14,7 +14,6 @@ import javax.ws.rs.Produces;
 import javax.ws.rs.QueryParam;
 import javax.ws.rs.core.MediaType;
 import javax.ws.rs.core.Response;
-import org.hybridlb.app.core.ApiException;
 import org.hybridlb.app.core.HybridlbApi;
 
 /** VIPs and their DIPs: {@code /vips}, {@code /vips/{vip}}, {@code /vips/{vip}/dips[/{dip}]}. */
@@ -86,21 +85,6 @@ public class VipResource {
     @Path("{vip}/dips/{dip}")
     public Response removeDip(@PathParam("vip") String vip, @PathParam("dip") String dip,
                               @QueryParam("proto") String proto, @QueryParam("port") String port) {
-        return Rest.run(() -> Rest.json(200, api.get().removeDip(vip, dip, proto, port(port))));
-    }
-
-    private static Integer port(String text) {
-        if (text == null) {
-            return null;
-        }
-        try {
-            int p = Integer.parseInt(text);
-            if (p < 0 || p > 65535) {
-                throw ApiException.invalid("port", "must be 0..65535, got " + p);
-            }
-            return p;
-        } catch (NumberFormatException e) {
-            throw ApiException.invalid("port", "'" + text + "' is not a port number");
-        }
+        return Rest.run(() -> Rest.json(200, api.get().removeDip(vip, dip, proto, Rest.port("port", port, 0))));
     }
 }
