@@ -236,6 +236,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_ORUN_FN HLB_PASTE(HLB_FAST_FN, _orun)
 #define HLB_TAKES_FN HLB_PASTE(HLB_FAST_FN, _takes)
 #define HLB_CRUN_FN HLB_PASTE(HLB_FAST_FN, _crun)
+#define HLB_SRUN_FN HLB_PASTE(HLB_FAST_FN, _srun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation) to the DIP
  * of index dip, whose tunnel destination is outer, counted on the DIP: expects
@@ -307,7 +308,7 @@ HLB_TAKES_FN(HLB_BURST_FRAME f, uint64_t key, uint32_t overhead, uint32_t mtu,
 /* What a run of frames to one unpinned service needs (crc32 with a slot array:
  * HLB_RUN_FN; ovs: HLB_ORUN_FN), and what the run adds up. */
 struct lean_run {
-    const struct hlb_vip_table *t;
+    struct hlb_vip_table *t;
     const struct hlb_service *s;
     struct hlb_counter *dctr;
     const struct hlb_slot *slot;          /* crc32 */
@@ -316,6 +317,7 @@ struct lean_run {
     uint32_t crc, port0, total, gre, bsum, mtu, two_port;
     struct hlb_sf_table *sf;              /* cheetah-stateful: this worker's entries */
     uint32_t now;
+    struct hlb_worker *w;                 /* cheetah SYNs: the mechanism's state, counters */
     /* out */
     uint64_t rx_bytes, fwd_bytes, inner_bytes;
     unsigned fwd;
@@ -511,6 +513,84 @@ HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
                                              HLB_COOKIE_SIPHASH13);
     return HLB_PASTE(HLB_CRUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, (int)r->two_port,
                                          r->s->ck_mode);
+}
+
+/* The lean pass's loop for a run of SYNs to a cheetah service that this SMux places
+ * (not one to forward to its owner; a pool with a live DIP): frames i, i+1, ... as
+ * long as each is a frame the lean pass accepts for that service and a TCP SYN with
+ * a timestamp option; returns the index of the first frame it did not take.  The
+ * same steps as cheetah_step()'s for a SYN, in two passes: the SYNs taken and, for
+ * a stateful VIP with owners, their H and the lines of their partition's stack top
+ * and of the entry it names fetched, all together (the misses of a burst overlap
+ * instead of one after the other), then each SYN placed in arrival order. */
+static inline __attribute__((always_inline)) unsigned
+HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
+                              unsigned n, uint16_t burst_port, const uint32_t gre,
+                              const int two_port)
+{
+    struct hlb_counter *dctr = r->dctr;
+    struct hlb_vip_table *t = r->t;
+    const struct hlb_service *s = r->s;
+    const struct hlb_dip *dips = t->dips;
+    const uint64_t key = r->key;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
+    struct hlb_sf_table *sf = r->sf;
+    const int sf_syn = sf && s->sf_n_owners;         /* cheetah_sf_syn(): an index each */
+    const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
+    struct hlb_parsed pl[HLB_MAX_BURST];
+    uint64_t h[HLB_MAX_BURST];
+    uint8_t ts_off[HLB_MAX_BURST];
+    const unsigned first = i;
+    uint64_t rx_bytes = 0, inner_bytes = 0;
+    (void)burst_port;
+    unsigned m = 0;
+    for (; i < n; i++, m++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl[m]) || pl[m].t.proto != HLB_IPPROTO_TCP ||
+            !(pl[m].tcp_flags & HLB_TCP_SYN) || pl[m].ip_tot_len < 40u)
+            break;
+        int off = hlb_ck_ts_off(HLB_F_DATA(f) + HLB_ETH_HLEN + 20, pl[m].ip_tot_len - 20u);
+        if (off < 0)
+            break;                        /* no timestamp: the connection-table path */
+        ts_off[m] = (uint8_t)off;
+        h[m] = 0;
+        if (sf_syn) {
+            h[m] = hlb_ck_hash(s, pl[m].t.src_ip, pl[m].t.src_port, pl[m].t.dst_port);
+            __builtin_prefetch(&sf->parts[hlb_sf_part_of(sf, h[m], crc)].n_free, 1);
+        }
+    }
+    for (unsigned k = 0; sf_syn && k < m; k++) {
+        struct hlb_sf_part *pt = &sf->parts[hlb_sf_part_of(sf, h[k], crc)];
+        uint32_t nf = pt->n_free;
+        if (nf)                           /* (an earlier SYN of the burst may take it) */
+            __builtin_prefetch(&pt->e[pt->free_idx[nf - 1]], 1);
+    }
+    unsigned k = 0;
+    for (; k < m; k++) {
+        HLB_BURST_FRAME f = frames[first + k];
+        uint8_t *d = HLB_F_DATA(f);
+        uint8_t *tcp = d + HLB_ETH_HLEN + 20;
+        uint32_t len = HLB_F_LEN(f), inner = pl[k].ip_tot_len;
+        int dip = cheetah_syn_dip(r->w, t, s, &pl[k].t);
+        if (dip < 0)
+            break;                        /* (nothing changed: the general code counts it) */
+        cheetah_syn_placed(r->w, t, s, tcp, tcp + ts_off[k], sf_syn, h[k], dip, r->now);
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
+        rx_bytes += len;
+        inner_bytes += inner;
+    }
+    lean_run_done(r, first, first + k, rx_bytes, inner_bytes, overhead);
+    return first + k;
+}
+
+static __attribute__((noinline)) unsigned
+HLB_SRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
+            uint16_t burst_port)
+{
+    if (HLB_LIKELY(!r->gre && !r->two_port))
+        return HLB_PASTE(HLB_SRUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0);
+    return HLB_PASTE(HLB_SRUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, (int)r->two_port);
 }
 
 /* The frames of pinned services kept by the lean pass, in arrival order, and what
@@ -1030,11 +1110,20 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                                  .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
                                  .mtu = mtu, .two_port = (uint32_t)two_port,
                                  .sf = s->affinity == HLB_AFF_CHEETAH_STATEFUL ? w->sf : NULL,
-                                 .now = now};
+                                 .now = now, .w = w};
             unsigned next = HLB_CRUN_FN(&r, frames, i, n, burst_port);
-            if (next == i)
-                goto slow_frame;
-            w->st.ck_decoded += r.fwd;
+            if (next == i) {
+                /* SYNs, in arrival order with the general code's frames: only while
+                 * it has none yet (the mechanism's position, the stacks).  A pool of
+                 * weight total 0 has no DIP for them, a non-owner forwards them. */
+                if (n_slow == 0 && s->weight_total != 0 &&
+                    !(r.sf && s->sf_n_owners && s->sf_self == HLB_SF_NOT_OWNER))
+                    next = HLB_SRUN_FN(&r, frames, i, n, burst_port);
+                if (next == i)
+                    goto slow_frame;
+            } else {
+                w->st.ck_decoded += r.fwd;
+            }
             HLB_RUN_ADD(r, next);
             continue;
         }
@@ -1175,6 +1264,7 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
 #undef HLB_ORUN_FN
 #undef HLB_TAKES_FN
 #undef HLB_CRUN_FN
+#undef HLB_SRUN_FN
 #undef HLB_PASTE
 #undef HLB_PASTE2
 #undef HLB_BURST_FN

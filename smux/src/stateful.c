@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define HLB_SF_DRAIN_AHEAD 8u           /* releases between an entry's prefetch and its use */
+
 struct hlb_sf_table *hlb_sf_create(uint32_t n_parts, uint32_t idle_ms)
 {
     if (n_parts == 0 || n_parts > HLB_SF_MAX_PARTITIONS || (n_parts & (n_parts - 1)) ||
@@ -56,6 +58,12 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf)
     uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_acquire);
     unsigned n = 0;
     for (; tail != head; tail++, n++) {
+        if (head - tail > HLB_SF_DRAIN_AHEAD) {
+            /* The entry of a release further on: the entries are too many to stay
+             * cached, and a miss per release would otherwise be waited for in turn. */
+            const struct hlb_sf_release *a = &sf->ring[(tail + HLB_SF_DRAIN_AHEAD) % HLB_SF_RING];
+            __builtin_prefetch(&sf->parts[a->part & sf->part_mask].e[a->index & HLB_SF_INDEX_MASK], 1);
+        }
         const struct hlb_sf_release *r = &sf->ring[tail % HLB_SF_RING];
         uint32_t p = r->part & sf->part_mask, idx = r->index & HLB_SF_INDEX_MASK;
         const struct hlb_sf_entry *e = &sf->parts[p].e[idx];
