@@ -442,7 +442,8 @@ HLB_ORUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
  * whose cookie names a server of the pool; returns the index of the first frame it
  * did not take (possibly i: the general code then has it, e.g. a SYN, a segment
  * without a timestamp, or a bad cookie to count).  The same decode as
- * cheetah_step(), with the service's key and map in registers. */
+ * cheetah_step(), with the service's key and map in registers and the hashes of
+ * the run computed together. */
 static inline __attribute__((always_inline)) unsigned
 HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
                               unsigned n, uint16_t burst_port, const uint32_t gre,
@@ -460,31 +461,52 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const unsigned first = i;
     uint64_t rx_bytes = 0, inner_bytes = 0, sf_hits = 0;
     struct hlb_sf_table *sf = r->sf;
+    uint32_t src[HLB_MAX_BURST], echo[HLB_MAX_BURST], inner[HLB_MAX_BURST];
+    uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
+    uint64_t h[HLB_MAX_BURST];
     (void)burst_port;
-    for (; i < n; i++) {
+    /* The frames taken, then their hashes all together (hlb_ck_hash_burst: vector
+     * lanes), then each decoded and forwarded, up to the first whose cookie does
+     * not name a server of the pool. */
+    unsigned m = 0;
+    for (; i < n; i++, m++) {
         HLB_BURST_FRAME f = frames[i];
         struct hlb_parsed pl;
         if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
             break;
-        uint8_t *d = HLB_F_DATA(f);
-        uint32_t len = HLB_F_LEN(f);
-        const uint8_t *tcp = d + HLB_ETH_HLEN + 20;
-        uint32_t inner = pl.ip_tot_len, opt, echo;
+        const uint8_t *tcp = HLB_F_DATA(f) + HLB_ETH_HLEN + 20;
+        uint32_t opt, e;
         memcpy(&opt, tcp + 20, 4);
         if (pl.t.proto != HLB_IPPROTO_TCP || (pl.tcp_flags & HLB_TCP_SYN) || tcp[12] < 0x80 ||
-            inner < 20u + (tcp[12] >> 4) * 4u || opt != nop_nop_ts)
+            pl.ip_tot_len < 20u + (tcp[12] >> 4) * 4u || opt != nop_nop_ts)
             break;
-        memcpy(&echo, tcp + 28, 4);
-        uint64_t h = hlb_ck_hash(&sv, pl.t.src_ip, pl.t.src_port, pl.t.dst_port);
-        uint32_t ident = (hlb_cookie_of(__builtin_bswap32(echo)) ^ (uint32_t)h) & HLB_COOKIE_MASK;
+        memcpy(&e, tcp + 28, 4);
+        echo[m] = __builtin_bswap32(e);
+        src[m] = pl.t.src_ip;
+        sport[m] = pl.t.src_port;
+        dport[m] = pl.t.dst_port;
+        inner[m] = pl.ip_tot_len;
+    }
+    if (m)
+        hlb_ck_hash_burst(r->s, src, sport, dport, m, h);
+    for (unsigned k = 0; sf && k < m; k++) {
+        /* Stateful: the entries the cookies name, fetched together. */
+        uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
+        if (ident & HLB_COOKIE_STATEFUL)
+            __builtin_prefetch(&sf->parts[hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C)]
+                                    .e[ident & HLB_SF_INDEX_MASK]);
+    }
+    unsigned k = 0;
+    for (; k < m; k++) {
+        uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
         if (ident & HLB_COOKIE_STATEFUL) {
             /* Stateful, this SMux the owner: the entry, if it is this connection's
              * (anything else goes to the general code, which counts it). */
             if (!sf || ((ident >> HLB_SF_OWNER_SHIFT) & 15u) != sv.sf_self)
                 break;
             struct hlb_sf_entry *e =
-                &sf->parts[hlb_sf_part_of(sf, h, mode == HLB_COOKIE_CRC32C)].e[ident & HLB_SF_INDEX_MASK];
-            if (e->server == 0 || e->h != h)
+                &sf->parts[hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C)].e[ident & HLB_SF_INDEX_MASK];
+            if (e->server == 0 || e->h != h[k])
                 break;
             if (r->now - e->seen >= sf->refresh_ms)
                 e->seen = r->now;
@@ -494,14 +516,17 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         int dip = hlb_ck_server_dip(t, &sv, ident);
         if (dip < 0)
             break;
-        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
+        HLB_BURST_FRAME f = frames[first + k];
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner[k]);
         rx_bytes += len;
-        inner_bytes += inner;
+        inner_bytes += inner[k];
     }
     if (sf_hits)
         sf->st.hits += sf_hits;
-    lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
-    return i;
+    lean_run_done(r, first, first + k, rx_bytes, inner_bytes, overhead);
+    return first + k;
 }
 
 static __attribute__((noinline)) unsigned
@@ -519,10 +544,11 @@ HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
  * (not one to forward to its owner; a pool with a live DIP): frames i, i+1, ... as
  * long as each is a frame the lean pass accepts for that service and a TCP SYN with
  * a timestamp option; returns the index of the first frame it did not take.  The
- * same steps as cheetah_step()'s for a SYN, in two passes: the SYNs taken and, for
- * a stateful VIP with owners, their H and the lines of their partition's stack top
- * and of the entry it names fetched, all together (the misses of a burst overlap
- * instead of one after the other), then each SYN placed in arrival order. */
+ * same steps as cheetah_step()'s for a SYN, in passes: the SYNs taken; for a
+ * stateful VIP with owners, their H (hlb_ck_hash_burst: vector lanes) and the lines
+ * of their partition's stack top and of the entry it names fetched, all together
+ * (the misses of a burst overlap instead of one after the other); then each SYN
+ * placed in arrival order. */
 static inline __attribute__((always_inline)) unsigned
 HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
                               unsigned n, uint16_t burst_port, const uint32_t gre,
@@ -539,6 +565,8 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const int sf_syn = sf && s->sf_n_owners;         /* cheetah_sf_syn(): an index each */
     const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
     struct hlb_parsed pl[HLB_MAX_BURST];
+    uint32_t src[HLB_MAX_BURST];
+    uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
     uint64_t h[HLB_MAX_BURST];
     uint8_t ts_off[HLB_MAX_BURST];
     const unsigned first = i;
@@ -554,12 +582,13 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         if (off < 0)
             break;                        /* no timestamp: the connection-table path */
         ts_off[m] = (uint8_t)off;
+        src[m] = pl[m].t.src_ip;
+        sport[m] = pl[m].t.src_port;
+        dport[m] = pl[m].t.dst_port;
         h[m] = 0;
-        if (sf_syn) {
-            h[m] = hlb_ck_hash(s, pl[m].t.src_ip, pl[m].t.src_port, pl[m].t.dst_port);
-            __builtin_prefetch(&sf->parts[hlb_sf_part_of(sf, h[m], crc)].n_free, 1);
-        }
     }
+    if (sf_syn && m)
+        hlb_ck_hash_burst(s, src, sport, dport, m, h);
     for (unsigned k = 0; sf_syn && k < m; k++) {
         struct hlb_sf_part *pt = &sf->parts[hlb_sf_part_of(sf, h[k], crc)];
         uint32_t nf = pt->n_free;
