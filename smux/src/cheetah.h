@@ -46,6 +46,12 @@ hlb_ck_hash(const struct hlb_service *s, uint32_t src_ip, uint16_t src_port, uin
     return hlb_ck_hash_words(s, m0, m1);
 }
 
+/* hlb_ck_hash() of n segments of service s (src_ip[k], src_port[k], dst_port[k]),
+ * into h[k]: several at once in vector lanes where the target has them (cheetah.c). */
+void hlb_ck_hash_burst(const struct hlb_service *s, const uint32_t *src_ip,
+                       const uint16_t *src_port, const uint16_t *dst_port, unsigned n,
+                       uint64_t *h);
+
 /* The ident a client's echo names (§2, §5): the 15 cookie bits (the version bit
  * left out) XOR H15. */
 static inline __attribute__((always_inline)) uint32_t

@@ -212,6 +212,32 @@ static inline void ck_write_tsecr(uint8_t *tcp, uint8_t *ts, uint32_t tsecr)
     memcpy(tcp + 16, &csum, 2);
 }
 
+/* A cheetah SYN this SMux places on dip (-1: the pool has no live DIP), counted.
+ * sf: a stateful VIP with owners, h the SYN's H; an owner then gives it an index
+ * and writes the hint (COOKIE-SPEC §7) into the TSecr of its timestamp option (ts:
+ * TSval's first byte). */
+static inline __attribute__((always_inline)) void
+cheetah_syn_placed(struct hlb_worker *w, const struct hlb_vip_table *t,
+                   const struct hlb_service *s, uint8_t *tcp, uint8_t *ts, int sf, uint64_t h,
+                   int dip, uint32_t now)
+{
+    w->st.ck_syns[s->mechanism]++;
+    if (!sf) {
+        w->st.ck_stateless_syns += s->affinity == HLB_AFF_CHEETAH_STATEFUL;
+        return;
+    }
+    int idx = -1;
+    if (dip >= 0 && s->sf_self != HLB_SF_NOT_OWNER) {
+        uint32_t p = hlb_sf_part_of(w->sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
+        idx = hlb_sf_insert(w->sf, p, t->server_ids[dip], h, now);
+        if (idx >= 0)
+            ck_write_tsecr(tcp, ts, HLB_COOKIE_HINT_MAGIC << 16 |
+                                        hlb_sf_ident(s->sf_self, (uint32_t)idx));
+    }
+    if (dip >= 0 && idx < 0)
+        w->st.ck_stateless_syns++;
+}
+
 /* A cheetah-stateful SYN: placed by the mechanism; an owner gives it an index and
  * writes the hint (COOKIE-SPEC §7) into its TSecr; a first-tier SMux forwards it to
  * the owner the tuple's H picks (a frame already forwarded to us is never sent on:
@@ -227,17 +253,7 @@ static inline int cheetah_sf_syn(struct hlb_worker *w, struct hlb_vip_table *t,
         return CK_FORWARD;
     }
     *dip = cheetah_syn_dip(w, t, s, &pp->t);
-    w->st.ck_syns[s->mechanism]++;
-    int idx = -1;
-    if (*dip >= 0 && s->sf_self != HLB_SF_NOT_OWNER) {
-        uint32_t p = hlb_sf_part_of(w->sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
-        idx = hlb_sf_insert(w->sf, p, t->server_ids[*dip], h, now);
-        if (idx >= 0)
-            ck_write_tsecr(tcp, ts, HLB_COOKIE_HINT_MAGIC << 16 |
-                                        hlb_sf_ident(s->sf_self, (uint32_t)idx));
-    }
-    if (*dip >= 0 && idx < 0)
-        w->st.ck_stateless_syns++;
+    cheetah_syn_placed(w, t, s, tcp, ts, 1, h, *dip, now);
     return CK_PLACED;
 }
 
@@ -297,8 +313,7 @@ static inline int cheetah_step(struct hlb_worker *w, struct hlb_vip_table *t,
         if (stateful && s->sf_n_owners)
             return cheetah_sf_syn(w, t, s, tcp, tcp + off, pp, decap, now, dip, owner);
         *dip = cheetah_syn_dip(w, t, s, &pp->t);
-        w->st.ck_syns[s->mechanism]++;
-        w->st.ck_stateless_syns += s->affinity == HLB_AFF_CHEETAH_STATEFUL;
+        cheetah_syn_placed(w, t, s, tcp, tcp + off, 0, 0, *dip, now);
         return CK_PLACED;
     }
     uint32_t ident = hlb_ck_ident(s, tsecr, pp->t.src_ip, pp->t.src_port, pp->t.dst_port);

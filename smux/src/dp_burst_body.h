@@ -243,6 +243,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
 #define HLB_ORUN_FN HLB_PASTE(HLB_FAST_FN, _orun)
 #define HLB_TAKES_FN HLB_PASTE(HLB_FAST_FN, _takes)
 #define HLB_CRUN_FN HLB_PASTE(HLB_FAST_FN, _crun)
+#define HLB_SRUN_FN HLB_PASTE(HLB_FAST_FN, _srun)
 
 /* The outer header of one forwarded frame (the lean pass's encapsulation) to the DIP
  * of index dip, whose tunnel destination is outer, counted on the DIP: expects
@@ -314,7 +315,7 @@ HLB_TAKES_FN(HLB_BURST_FRAME f, uint64_t key, uint32_t overhead, uint32_t mtu,
 /* What a run of frames to one unpinned service needs (crc32 with a slot array:
  * HLB_RUN_FN; ovs: HLB_ORUN_FN), and what the run adds up. */
 struct lean_run {
-    const struct hlb_vip_table *t;
+    struct hlb_vip_table *t;
     const struct hlb_service *s;
     struct hlb_counter *dctr;
     const struct hlb_slot *slot;          /* crc32 */
@@ -323,6 +324,7 @@ struct lean_run {
     uint32_t crc, port0, total, gre, bsum, mtu, two_port;
     struct hlb_sf_table *sf;              /* cheetah-stateful: this worker's entries */
     uint32_t now;
+    struct hlb_worker *w;                 /* cheetah SYNs: the mechanism's state, counters */
     /* out */
     uint64_t rx_bytes, fwd_bytes, inner_bytes;
     unsigned fwd;
@@ -447,7 +449,8 @@ HLB_ORUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
  * whose cookie names a server of the pool; returns the index of the first frame it
  * did not take (possibly i: the general code then has it, e.g. a SYN, a segment
  * without a timestamp, or a bad cookie to count).  The same decode as
- * cheetah_step(), with the service's key and map in registers. */
+ * cheetah_step(), with the service's key and map in registers and the hashes of
+ * the run computed together. */
 static inline __attribute__((always_inline)) unsigned
 HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
                               unsigned n, uint16_t burst_port, const uint32_t gre,
@@ -465,31 +468,52 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const unsigned first = i;
     uint64_t rx_bytes = 0, inner_bytes = 0, sf_hits = 0;
     struct hlb_sf_table *sf = r->sf;
+    uint32_t src[HLB_MAX_BURST], echo[HLB_MAX_BURST], inner[HLB_MAX_BURST];
+    uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
+    uint64_t h[HLB_MAX_BURST];
     (void)burst_port;
-    for (; i < n; i++) {
+    /* The frames taken, then their hashes all together (hlb_ck_hash_burst: vector
+     * lanes), then each decoded and forwarded, up to the first whose cookie does
+     * not name a server of the pool. */
+    unsigned m = 0;
+    for (; i < n; i++, m++) {
         HLB_BURST_FRAME f = frames[i];
         struct hlb_parsed pl;
         if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl))
             break;
-        uint8_t *d = HLB_F_DATA(f);
-        uint32_t len = HLB_F_LEN(f);
-        const uint8_t *tcp = d + HLB_ETH_HLEN + 20;
-        uint32_t inner = pl.ip_tot_len, opt, echo;
+        const uint8_t *tcp = HLB_F_DATA(f) + HLB_ETH_HLEN + 20;
+        uint32_t opt, e;
         memcpy(&opt, tcp + 20, 4);
         if (pl.t.proto != HLB_IPPROTO_TCP || (pl.tcp_flags & HLB_TCP_SYN) || tcp[12] < 0x80 ||
-            inner < 20u + (tcp[12] >> 4) * 4u || opt != nop_nop_ts)
+            pl.ip_tot_len < 20u + (tcp[12] >> 4) * 4u || opt != nop_nop_ts)
             break;
-        memcpy(&echo, tcp + 28, 4);
-        uint64_t h = hlb_ck_hash(&sv, pl.t.src_ip, pl.t.src_port, pl.t.dst_port);
-        uint32_t ident = (hlb_cookie_of(__builtin_bswap32(echo)) ^ (uint32_t)h) & HLB_COOKIE_MASK;
+        memcpy(&e, tcp + 28, 4);
+        echo[m] = __builtin_bswap32(e);
+        src[m] = pl.t.src_ip;
+        sport[m] = pl.t.src_port;
+        dport[m] = pl.t.dst_port;
+        inner[m] = pl.ip_tot_len;
+    }
+    if (m)
+        hlb_ck_hash_burst(r->s, src, sport, dport, m, h);
+    for (unsigned k = 0; sf && k < m; k++) {
+        /* Stateful: the entries the cookies name, fetched together. */
+        uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
+        if (ident & HLB_COOKIE_STATEFUL)
+            __builtin_prefetch(&sf->parts[hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C)]
+                                    .e[ident & HLB_SF_INDEX_MASK]);
+    }
+    unsigned k = 0;
+    for (; k < m; k++) {
+        uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
         if (ident & HLB_COOKIE_STATEFUL) {
             /* Stateful, this SMux the owner: the entry, if it is this connection's
              * (anything else goes to the general code, which counts it). */
             if (!sf || ((ident >> HLB_SF_OWNER_SHIFT) & 15u) != sv.sf_self)
                 break;
             struct hlb_sf_entry *e =
-                &sf->parts[hlb_sf_part_of(sf, h, mode == HLB_COOKIE_CRC32C)].e[ident & HLB_SF_INDEX_MASK];
-            if (e->server == 0 || e->h != h)
+                &sf->parts[hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C)].e[ident & HLB_SF_INDEX_MASK];
+            if (e->server == 0 || e->h != h[k])
                 break;
             if (r->now - e->seen >= sf->refresh_ms)
                 e->seen = r->now;
@@ -499,14 +523,17 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         int dip = hlb_ck_server_dip(t, &sv, ident);
         if (dip < 0)
             break;
-        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
+        HLB_BURST_FRAME f = frames[first + k];
+        uint8_t *d = HLB_F_DATA(f);
+        uint32_t len = HLB_F_LEN(f);
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner[k]);
         rx_bytes += len;
-        inner_bytes += inner;
+        inner_bytes += inner[k];
     }
     if (sf_hits)
         sf->st.hits += sf_hits;
-    lean_run_done(r, first, i, rx_bytes, inner_bytes, overhead);
-    return i;
+    lean_run_done(r, first, first + k, rx_bytes, inner_bytes, overhead);
+    return first + k;
 }
 
 static __attribute__((noinline)) unsigned
@@ -521,6 +548,88 @@ HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
 }
 
 #include "dp_burst_quic_body.h"   /* its QUIC counterpart: HLB_FAST_FN##_qrun */
+
+/* The lean pass's loop for a run of SYNs to a cheetah service that this SMux places
+ * (not one to forward to its owner; a pool with a live DIP): frames i, i+1, ... as
+ * long as each is a frame the lean pass accepts for that service and a TCP SYN with
+ * a timestamp option; returns the index of the first frame it did not take.  The
+ * same steps as cheetah_step()'s for a SYN, in passes: the SYNs taken; for a
+ * stateful VIP with owners, their H (hlb_ck_hash_burst: vector lanes) and the lines
+ * of their partition's stack top and of the entry it names fetched, all together
+ * (the misses of a burst overlap instead of one after the other); then each SYN
+ * placed in arrival order. */
+static inline __attribute__((always_inline)) unsigned
+HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
+                              unsigned n, uint16_t burst_port, const uint32_t gre,
+                              const int two_port)
+{
+    struct hlb_counter *dctr = r->dctr;
+    struct hlb_vip_table *t = r->t;
+    const struct hlb_service *s = r->s;
+    const struct hlb_dip *dips = t->dips;
+    const uint64_t key = r->key;
+    const __m128i eth0 = r->eth0, eth1 = r->eth1, ip = r->ip;
+    const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
+    struct hlb_sf_table *sf = r->sf;
+    const int sf_syn = sf && s->sf_n_owners;         /* cheetah_sf_syn(): an index each */
+    const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
+    struct hlb_parsed pl[HLB_MAX_BURST];
+    uint32_t src[HLB_MAX_BURST];
+    uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
+    uint64_t h[HLB_MAX_BURST];
+    uint8_t ts_off[HLB_MAX_BURST];
+    const unsigned first = i;
+    uint64_t rx_bytes = 0, inner_bytes = 0;
+    (void)burst_port;
+    unsigned m = 0;
+    for (; i < n; i++, m++) {
+        HLB_BURST_FRAME f = frames[i];
+        if (!HLB_TAKES_FN(f, key, overhead, mtu, &pl[m]) || pl[m].t.proto != HLB_IPPROTO_TCP ||
+            !(pl[m].tcp_flags & HLB_TCP_SYN) || pl[m].ip_tot_len < 40u)
+            break;
+        int off = hlb_ck_ts_off(HLB_F_DATA(f) + HLB_ETH_HLEN + 20, pl[m].ip_tot_len - 20u);
+        if (off < 0)
+            break;                        /* no timestamp: the connection-table path */
+        ts_off[m] = (uint8_t)off;
+        src[m] = pl[m].t.src_ip;
+        sport[m] = pl[m].t.src_port;
+        dport[m] = pl[m].t.dst_port;
+        h[m] = 0;
+    }
+    if (sf_syn && m)
+        hlb_ck_hash_burst(s, src, sport, dport, m, h);
+    for (unsigned k = 0; sf_syn && k < m; k++) {
+        struct hlb_sf_part *pt = &sf->parts[hlb_sf_part_of(sf, h[k], crc)];
+        uint32_t nf = pt->n_free;
+        if (nf)                           /* (an earlier SYN of the burst may take it) */
+            __builtin_prefetch(&pt->e[pt->free_idx[nf - 1]], 1);
+    }
+    unsigned k = 0;
+    for (; k < m; k++) {
+        HLB_BURST_FRAME f = frames[first + k];
+        uint8_t *d = HLB_F_DATA(f);
+        uint8_t *tcp = d + HLB_ETH_HLEN + 20;
+        uint32_t len = HLB_F_LEN(f), inner = pl[k].ip_tot_len;
+        int dip = cheetah_syn_dip(r->w, t, s, &pl[k].t);
+        if (dip < 0)
+            break;                        /* (nothing changed: the general code counts it) */
+        cheetah_syn_placed(r->w, t, s, tcp, tcp + ts_off[k], sf_syn, h[k], dip, r->now);
+        HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
+        rx_bytes += len;
+        inner_bytes += inner;
+    }
+    lean_run_done(r, first, first + k, rx_bytes, inner_bytes, overhead);
+    return first + k;
+}
+
+static __attribute__((noinline)) unsigned
+HLB_SRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
+            uint16_t burst_port)
+{
+    if (HLB_LIKELY(!r->gre && !r->two_port))
+        return HLB_PASTE(HLB_SRUN_FN, _impl)(r, frames, i, n, burst_port, 0, 0);
+    return HLB_PASTE(HLB_SRUN_FN, _impl)(r, frames, i, n, burst_port, r->gre, (int)r->two_port);
+}
 
 /* The frames of pinned services kept by the lean pass, in arrival order, and what
  * their loop (HLB_PEND_FN) needs and adds up. */
@@ -1039,16 +1148,24 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                                  .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
                                  .mtu = mtu, .two_port = (uint32_t)two_port,
                                  .sf = s->affinity == HLB_AFF_CHEETAH_STATEFUL ? w->sf : NULL,
-                                 .now = now};
+                                 .now = now, .w = w};
             int quic = pl.t.proto == HLB_IPPROTO_UDP;
             unsigned next = quic ? HLB_PASTE(HLB_FAST_FN, _qrun)(&r, frames, i, n, burst_port)
                                  : HLB_CRUN_FN(&r, frames, i, n, burst_port);
-            if (next == i)
-                goto slow_frame;
-            if (quic)
+            if (next == i) {
+                /* SYNs, in arrival order with the general code's frames: only while
+                 * it has none yet (the mechanism's position, the stacks).  A pool of
+                 * weight total 0 has no DIP for them, a non-owner forwards them. */
+                if (!quic && n_slow == 0 && s->weight_total != 0 &&
+                    !(r.sf && s->sf_n_owners && s->sf_self == HLB_SF_NOT_OWNER))
+                    next = HLB_SRUN_FN(&r, frames, i, n, burst_port);
+                if (next == i)
+                    goto slow_frame;
+            } else if (quic) {
                 w->st.quic_decoded += r.fwd;
-            else
+            } else {
                 w->st.ck_decoded += r.fwd;
+            }
             HLB_RUN_ADD(r, next);
             continue;
         }
@@ -1189,6 +1306,7 @@ static unsigned HLB_BURST_FN(struct hlb_worker *w, struct hlb_vip_table *t,
 #undef HLB_ORUN_FN
 #undef HLB_TAKES_FN
 #undef HLB_CRUN_FN
+#undef HLB_SRUN_FN
 #undef HLB_PASTE
 #undef HLB_PASTE2
 #undef HLB_BURST_FN

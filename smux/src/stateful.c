@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define HLB_SF_DRAIN_AHEAD 24u          /* releases between an entry's prefetch and its use */
+
 struct hlb_sf_table *hlb_sf_create(uint32_t n_parts, uint32_t idle_ms)
 {
     if (n_parts == 0 || n_parts > HLB_SF_MAX_PARTITIONS || (n_parts & (n_parts - 1)) ||
@@ -50,12 +52,25 @@ int hlb_sf_queue_release(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint
     return 0;
 }
 
+static inline void sf_prefetch_release(const struct hlb_sf_table *sf, uint32_t k)
+{
+    const struct hlb_sf_release *r = &sf->ring[k % HLB_SF_RING];
+    __builtin_prefetch(&sf->parts[r->part & sf->part_mask].e[r->index & HLB_SF_INDEX_MASK], 1);
+}
+
 unsigned hlb_sf_drain(struct hlb_sf_table *sf)
 {
     uint32_t tail = atomic_load_explicit(&sf->ring_tail, memory_order_relaxed);
     uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_acquire);
     unsigned n = 0;
+    /* The entries are too many to stay cached: each is fetched HLB_SF_DRAIN_AHEAD
+     * releases before its turn, so that the misses overlap instead of being waited
+     * for one after the other. */
+    for (uint32_t k = tail; k != head && k - tail < HLB_SF_DRAIN_AHEAD; k++)
+        sf_prefetch_release(sf, k);
     for (; tail != head; tail++, n++) {
+        if (head - tail > HLB_SF_DRAIN_AHEAD)
+            sf_prefetch_release(sf, tail + HLB_SF_DRAIN_AHEAD);
         const struct hlb_sf_release *r = &sf->ring[tail % HLB_SF_RING];
         uint32_t p = r->part & sf->part_mask, idx = r->index & HLB_SF_INDEX_MASK;
         const struct hlb_sf_entry *e = &sf->parts[p].e[idx];

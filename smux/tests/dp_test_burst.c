@@ -77,13 +77,18 @@ struct world {
     struct hlb_vip_table *t;
 };
 
-static void world_init(struct world *x)
+static void world_init_table(struct world *x, const char *table)
 {
     x->ct = hlb_conn_table_create(2048, NULL);   /* small: full buckets happen too */
     worker_init(&x->w, x->ct);
     x->w.sf = hlb_sf_create(2, 60000);          /* 2 partitions: echoes hit live indexes */
-    x->t = table_ok(TABLE, 1);
+    x->t = table_ok(table, 1);
     x->t->gen = 1;
+}
+
+static void world_init(struct world *x)
+{
+    world_init_table(x, TABLE);
 }
 
 static void world_free(struct world *x)
@@ -758,6 +763,108 @@ static void test_workers_equal_one_worker(void **state)
     world_free(&one);
 }
 
+/* Cheetah SYNs: VIP .20 stateful with this SMux (192.0.2.10) owner 0 of 2, .21
+ * stateful owned by another SMux only (its SYNs are forwarded), .22 stateless;
+ * round robin over a pool with a drained DIP. */
+#define SYN_VIP(n, affinity, owners)                                                     \
+    "{\"vip\":\"100.64.0." #n "\",\"selection\":\"crc32\",\"connTable\":true,"       \
+    "\"affinity\":\"" affinity "\",\"cookieKey\":\"000102030405060708090a0b0c0d0e0f\","    \
+    "\"mechanism\":\"rr\"" owners ",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["  \
+    "{\"ip\":\"10.0." #n ".1\",\"serverId\":" #n "1},"                                    \
+    "{\"ip\":\"10.0." #n ".2\",\"serverId\":" #n "2,\"weight\":0},"                       \
+    "{\"ip\":\"10.0." #n ".3\",\"serverId\":" #n "3}]}]}"
+static const char *SYN_TABLE =
+    "{\"version\":1,\"vips\":["
+    SYN_VIP(20, "cheetah-stateful", ",\"statefulOwners\":[\"192.0.2.10\",\"192.0.2.99\"]") ","
+    SYN_VIP(21, "cheetah-stateful", ",\"statefulOwners\":[\"192.0.2.99\"]") ","
+    SYN_VIP(22, "cheetah", "") "]}";
+
+/* f becomes the IP-in-IP frame another SMux (192.0.2.99) sends this one (two tiers). */
+static void wrap_ipip(struct tframe *f)
+{
+    uint8_t *d = f->p.data - 20;
+    uint16_t inner_len = (uint16_t)(f->p.data[16] << 8 | f->p.data[17]);
+    memmove(d, f->p.data, 14);
+    struct hlb_ipv4_hdr ip = {.ver_ihl = 0x45, .tot_len = hlb_htons((uint16_t)(inner_len + 20)),
+                              .frag_off = hlb_htons(0x4000), .ttl = 64,
+                              .proto = HLB_IPPROTO_IPIP, .src = ip4("192.0.2.99"),
+                              .dst = ip4(T_SELF_IP)};
+    ip.csum = hlb_csum(&ip, 20);
+    memcpy(d + 14, &ip, 20);
+    f->p.data = d;
+    f->p.len += 20;
+    f->p.headroom -= 20;
+}
+
+/* A SYN (or, now and then, another segment) to one of SYN_TABLE's VIPs, in each of
+ * the ways the SMux tells apart: the lean pass's SYN (Linux's SYN options, or NOP,
+ * NOP, timestamp), one without a timestamp, one forwarded by another SMux, an echo. */
+static void syn_frame(struct tframe *f, int lean_only)
+{
+    static const char *vips[] = {"100.64.0.20", "100.64.0.22", "100.64.0.20", "100.64.0.21"};
+    const char *vip = vips[rnd() % (lean_only ? 2 : 4)];
+    char src[32];
+    snprintf(src, sizeof(src), "198.51.100.%u", 1 + rnd() % 200);
+    uint16_t sport = (uint16_t)(40000 + rnd() % 1000);
+    uint8_t linux_syn[20] = {2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7};
+    unsigned k = rnd() % (lean_only ? 7 : 10);
+    if (k < 5)
+        build_tcp_opts(f, src, vip, sport, 80, HLB_TCP_SYN, linux_syn, sizeof(linux_syn));
+    else if (k < 7)
+        build_tcp_ts(f, src, vip, sport, 80, HLB_TCP_SYN, rnd(), 0);
+    else if (k == 7)
+        build_tcp(f, src, vip, sport, 80, HLB_TCP_SYN);
+    else
+        build_tcp_ts(f, src, vip, sport, 80, HLB_TCP_ACK, rnd(), rnd());
+    if (!lean_only && vip[9] == '2' && vip[10] == '0' && rnd() % 5 == 0)
+        wrap_ipip(f);
+}
+
+/* Bursts of SYNs through the lean pass's SYN loop against the general code alone:
+ * the same DIPs, hints, indexes, counters and round-robin positions, in arrival
+ * order with the SYNs the general code takes (forwarded to us, or to forward).
+ * Every third burst has only SYNs the lean pass takes. */
+static void test_cheetah_syns_equal_reference(void **state)
+{
+    (void)state;
+    struct world a, b;
+    world_init_table(&a, SYN_TABLE);
+    world_init_table(&b, SYN_TABLE);
+    hlb_sf_free(a.w.sf);
+    hlb_sf_free(b.w.sf);
+    a.w.sf = hlb_sf_create(2, 1500);            /* stacks emptied and refilled (idle sweep) */
+    b.w.sf = hlb_sf_create(2, 1500);
+    uint32_t now = 1000;
+    rng_state = 4242;
+    for (int r = 0; r < ROUNDS; r++) {
+        unsigned n = r % 3 == 0 ? HLB_MAX_BURST : 1 + rnd() % HLB_MAX_BURST;
+        for (unsigned i = 0; i < n; i++) {
+            syn_frame(&fa[i], r % 3 == 1);
+            fb[i] = fa[i];
+            fb[i].p.data = fb[i].buf + (fa[i].p.data - fa[i].buf);
+        }
+        burst_both_and_compare(&a, &b, n, now);
+        now += 10;
+        hlb_sf_sweep(a.w.sf, now, 64);
+        hlb_sf_sweep(b.w.sf, now, 64);
+    }
+    print_message("%llu of %llu frames by the lean pass; %llu SYNs given an index, %llu "
+                  "stateless, %llu forwarded, %llu opened from another SMux, %llu fallbacks\n",
+                  (unsigned long long)a.w.st.lean_packets, (unsigned long long)a.w.st.rx_packets,
+                  (unsigned long long)a.w.sf->st.inserts,
+                  (unsigned long long)a.w.st.ck_stateless_syns,
+                  (unsigned long long)a.w.sf->st.forwarded,
+                  (unsigned long long)a.w.st.ck_decapsulated,
+                  (unsigned long long)a.w.st.ck_fallback);
+    assert_true(a.w.st.lean_packets > a.w.st.rx_packets / 5);
+    assert_true(a.w.sf->st.inserts > 3000 && a.w.sf->st.exhausted > 0 &&
+                a.w.sf->st.idle_expired > 1000 &&
+                a.w.st.ck_stateless_syns > 100 && a.w.sf->st.forwarded > 100 &&
+                a.w.st.ck_decapsulated > 100 && a.w.st.ck_fallback > 100);
+    world_free(&a);
+    world_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -768,6 +875,7 @@ int main(void)
         cmocka_unit_test(test_ovs_runs_equal_reference),
         cmocka_unit_test(test_workers_equal_reference),
         cmocka_unit_test(test_workers_equal_one_worker),
+        cmocka_unit_test(test_cheetah_syns_equal_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,6 +124,39 @@ static unsigned check_file(const char *path)
     return rows;
 }
 
+/* The burst form of the hash equals hlb_ck_hash() in both modes, over random keys,
+ * VIPs, tuples and burst lengths (every lane and the scalar tail). */
+static void test_hash_burst(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+#define NEXT() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    unsigned checked = 0;
+    for (int round = 0; round < 400; round++) {
+        struct hlb_service s = {.vip = (uint32_t)NEXT(), .ck_k0 = NEXT(), .ck_k1 = NEXT(),
+                                .ck_crc_key = (uint32_t)NEXT(),
+                                .ck_mode = round % 4 ? HLB_COOKIE_SIPHASH13 : HLB_COOKIE_CRC32C};
+        uint32_t src[HLB_MAX_BURST];
+        uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
+        uint64_t h[HLB_MAX_BURST];
+        unsigned n = 1 + round % HLB_MAX_BURST;
+        for (unsigned k = 0; k < n; k++) {
+            uint64_t r = NEXT();
+            src[k] = (uint32_t)r;
+            sport[k] = (uint16_t)(r >> 32);
+            dport[k] = (uint16_t)(r >> 48);
+        }
+        hlb_ck_hash_burst(&s, src, sport, dport, n, h);
+        for (unsigned k = 0; k < n; k++, checked++)
+            if (h[k] != hlb_ck_hash(&s, src[k], sport[k], dport[k]))
+                fail_msg("round %d, tuple %u of %u: %016llx, hlb_ck_hash %016llx", round, k, n,
+                         (unsigned long long)h[k],
+                         (unsigned long long)hlb_ck_hash(&s, src[k], sport[k], dport[k]));
+    }
+#undef NEXT
+    assert_true(checked > 6000);
+}
+
 static void test_shared_vectors(void **state)
 {
     (void)state;
@@ -550,6 +583,7 @@ static void test_option_layouts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hash_burst),
         cmocka_unit_test(test_shared_vectors),
         cmocka_unit_test(test_model_random_rows),
         cmocka_unit_test(test_table_fields),
