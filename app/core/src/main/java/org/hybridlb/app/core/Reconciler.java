@@ -132,7 +132,16 @@ final class Reconciler {
         }
         if (!now.containsAll(before)) {
             status.metrics.failover("smux", (int) before.stream().filter(id -> !now.contains(id)).count());
-            repair.dropLostSmuxes();
+            // the lost ones leave the groups now; an SMux that joined meanwhile may have no table
+            // yet: it joins through the reconcile, which sends its table before any group names it
+            Set<String> kept = new java.util.LinkedHashSet<>(before);
+            kept.retainAll(now);
+            inputs.setLiveSmuxes(kept);
+            try {
+                repair.dropLostSmuxes();
+            } finally {
+                inputs.setLiveSmuxes(now);
+            }
         }
         loop.requestReconcile(new Reason(Cause.SMUXES_CHANGED, "SMuxes " + now));
     }

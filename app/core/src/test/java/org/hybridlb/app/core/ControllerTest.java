@@ -554,6 +554,36 @@ class ControllerTest {
         assertTrue(fabric.groups.get(AGG).contains(lost));
     }
 
+    @Test
+    void anSmuxThatJoinsAsAnotherIsLostGetsItsTableBeforeAnyGroupNamesIt() {
+        Controller c = start(new FakeFabric.MemoryStore());
+        vipOnHmux(c, "10.100.0.1", 0, 1);
+        String lost = topo.smuxes.get(1).id;
+        String joins = topo.smuxes.get(3).id;
+        fabric.live.remove(joins);
+        c.smuxesChanged(fabric.liveSmuxes());
+        c.awaitIdle(20_000);
+        fabric.tables.remove(joins); // a new SMux: no table
+        fabric.takeLog();
+        fabric.live.remove(lost);    // one report: one lost, one new
+        fabric.live.add(joins);
+        c.smuxesChanged(fabric.liveSmuxes());
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        int firstGroup = indexOf(log, "setSmuxGroup");
+        assertTrue(firstGroup >= 0 && !log.get(firstGroup).contains(lost), log.toString());
+        int named = -1;
+        for (int i = 0; i < log.size() && named < 0; i++) {
+            if (log.get(i).startsWith("setSmuxGroup") && log.get(i).contains(joins)) {
+                named = i;
+            }
+        }
+        assertTrue(named > indexOf(log, "put " + joins) && indexOf(log, "put " + joins) >= 0,
+                "the table first, then a group with it: " + log);
+        assertTrue(fabric.groups.get(AGG).contains(joins));
+        assertFalse(fabric.groups.get(AGG).contains(lost));
+    }
+
     /** Index (for {@link #host}) of the {@code n}th host hanging off {@code tor}. */
     int hostOn(String tor, int n) {
         int seen = 0;
