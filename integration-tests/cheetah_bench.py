@@ -6,10 +6,11 @@
     sudo integration-tests/cheetah_bench.py                  # everything, ~20 min
     sudo integration-tests/cheetah_bench.py --quick              # short phases and cells: ~8 min
 
-Two emulations, one after the other (k=4 fat-tree, 16 DIP hosts, 8 clients, 2 SMuxes):
-the SMuxes without connection table (`hash`: stateless hashing everywhere), then with it
-(today's default), where the `hash+table` and `cheetah` VIPs go through the same churn at
-the same time and balance, wraps and iperf3 run afterwards.
+Two emulations, one after the other (k=4 fat-tree, 16 DIP hosts, 8 clients, 2 SMuxes running
+and a third on standby, which the churn adds after killing one): the SMuxes without connection
+table (`hash`: stateless hashing everywhere), then with it (today's default), where the
+`hash+table`, `cheetah` and `cheetah-stateful` VIPs go through the same churn at the same time
+and balance, wraps and iperf3 run afterwards.
 """
 import argparse
 import json
@@ -26,6 +27,10 @@ import cheetah_exp as cx  # noqa: E402
 import cheetah_perf as perf  # noqa: E402
 
 CHURN_PORT, WORK_PORT, IPERF_PORT = 80, 8080, 5201
+SMUX_TORS = "tor-0-0,tor-1-0,tor-2-0"    # the last SMux (smux-2, on tor-2-0) on standby
+CHURN_VIPS = {"hash+table": "10.100.1.1", "cheetah": "10.100.1.2", "cheetah-stateful": "10.100.1.3"}
+BALANCE_VIPS = {"hash": "10.100.2.1", "rr": "10.100.2.2", "wrr": "10.100.2.3", "awrr": "10.100.2.4",
+                "p2c": "10.100.2.5", "least-loaded": "10.100.2.6"}
 
 
 def log(msg):
@@ -35,14 +40,14 @@ def log(msg):
 def start(tag, workdir, vips, conn_table):
     topo = os.path.join(workdir, "topology.json")
     subprocess.run(["java", "-jar", hlbemu.SOLVER_JAR, "topology", "fat-tree", "--k=4",
-                    "--smux-tor=tor-0-0,tor-2-0", "--out=" + topo], check=True, capture_output=True)
+                    "--smux-tor=" + SMUX_TORS, "--out=" + topo], check=True, capture_output=True)
     with open(topo) as f:
         ips = [h["ip"] for h in json.load(f)["hosts"]]
     vfile = os.path.join(workdir, "vips-%s.json" % tag)
     with open(vfile, "w") as f:
         json.dump({"vips": vips(ips)}, f)
     subprocess.run([hlbemu.PY, os.path.join(hlbemu.HERE, "hlbemu.py"), "start", "--tag", tag, "--topology", topo,
-                    "--vips", vfile, "--smux-conn-table", conn_table, "--no-prometheus"], check=True, timeout=300)
+                    "--vips", vfile, "--smux-conn-table", conn_table, "--no-prometheus", "--standby-smuxes", "1"], check=True, timeout=300)
     e = hlbemu.Emu(tag)
     e.set_daemon_intervals(2000, 1000)
     e.daemon_start()
@@ -60,15 +65,16 @@ def warm_up(e, vips, seconds):
 
 
 def churn_vips(ips):
-    return [cx.vip_doc("10.100.1.1", CHURN_PORT, ips[:8]),
-            cx.vip_doc("10.100.1.2", CHURN_PORT, ips[:8], "cheetah", "rr")]
+    return [cx.vip_doc(CHURN_VIPS["hash+table"], CHURN_PORT, ips[:8]),
+            cx.vip_doc(CHURN_VIPS["cheetah"], CHURN_PORT, ips[:8], "cheetah", "rr"),
+            cx.vip_doc(CHURN_VIPS["cheetah-stateful"], CHURN_PORT, ips[:8], "cheetah-stateful", "rr")]
 
 
 def other_vips(ips):
     dips = ips[:12]
     return churn_vips(ips) + [
-        cx.vip_doc("10.100.2.1", WORK_PORT, dips), cx.vip_doc("10.100.2.2", WORK_PORT, dips, "cheetah", "rr"),
-        cx.vip_doc("10.100.2.3", WORK_PORT, dips, "cheetah", "wrr"),
+        cx.vip_doc(vip, WORK_PORT, dips, *(() if label == "hash" else ("cheetah", label)))
+        for label, vip in BALANCE_VIPS.items()] + [
         cx.vip_doc("10.100.3.1", IPERF_PORT, ips[15:16]), cx.vip_doc("10.100.3.2", IPERF_PORT, ips[15:16], "cheetah")]
 
 
@@ -84,7 +90,7 @@ def main():
     os.makedirs(a.workdir, exist_ok=True)
     phase = 8.0 if a.quick else 20.0
     tables = []
-    churn = {}
+    churn, churn_notes = {}, []
     tag_prefix = "cb%d" % (os.getpid() % 10000)
     if "churn" in only:
         tag = tag_prefix + "s"
@@ -94,6 +100,7 @@ def main():
             warm_up(e, ["10.100.1.1"], 10)
             r, events, ck = cx.churn(e, {"hash": "10.100.1.1"}, phase_s=phase, log=log)
             churn.update(r)
+            churn_notes.append("hash emulation " + cx.churn_details(r, events))
         finally:
             hlbemu.stop(tag, quiet=True)
     if only - {"churn"} or "churn" in only:
@@ -106,10 +113,10 @@ def main():
                 wraps = perf.wraps_start(e, "10.100.1.2", seconds=40 if a.quick else 140)
                 log("wraps: a connection held on the cookie VIP from client port %d" % wraps["port"])
             if "churn" in only:
-                warm_up(e, ["10.100.1.1", "10.100.1.2"], 10)
-                r, events, ck = cx.churn(e, {"hash+table": "10.100.1.1", "cheetah": "10.100.1.2"}, phase_s=phase,
-                                         log=log)
+                warm_up(e, list(CHURN_VIPS.values()), 10)
+                r, events, ck = cx.churn(e, CHURN_VIPS, phase_s=phase, log=log)
                 churn.update(r)
+                churn_notes.append("hash+table/cheetah emulation " + cx.churn_details(r, events))
                 tables.append("cookie counters during the churn (hash+table/cheetah emulation): %s" % ck)
             if "balance" in only:
                 servers = [h for h in sorted(e.fab["hosts"]) if e.fab["hosts"][h]["role"] == "dip"][:12]
@@ -121,7 +128,7 @@ def main():
                     dur = 15 if a.quick else 40
                     bal = {}
                     for work in ("constant", "bimodal"):
-                        for label, vip in (("hash", "10.100.2.1"), ("rr", "10.100.2.2"), ("wrr", "10.100.2.3")):
+                        for label, vip in BALANCE_VIPS.items():
                             bal[(work, label)] = perf.balance_run(e, vip, servers, rate, dur, work, mean_ms, WORK_PORT)
                             log("balance %s %s (%s): %s" % (work, label, cx.placement(e).get(vip), bal[(work, label)]))
                     tables.append("BALANCE: %d servers, one request at a time each, mean work %.0f ms, offered load "
@@ -147,8 +154,9 @@ def main():
         finally:
             hlbemu.stop(tag, quiet=True)
     if churn:
-        tables.insert(0, "CHURN (phases of %.0f s; long-lived connections: a GET every 200 ms; short: 4/s per VIP)\n%s"
-                      % (phase, cx.churn_table(churn)))
+        tables.insert(0, "CHURN (phases of %.0f s; long-lived connections: a GET every 200 ms; short: one GET each, "
+                         "4/s per VIP on average, sinusoidal +-75%% over two phases)\n%s\n%s"
+                      % (phase, cx.churn_table(churn), "\n".join(churn_notes)))
     print()
     print("\n\n".join(tables))
 
