@@ -15,6 +15,7 @@ and balance, wraps and iperf3 run afterwards.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -53,6 +54,23 @@ def start(tag, workdir, vips, conn_table):
     e.daemon_start()
     cx.require_cookie_agents(e)
     return e
+
+
+def keep_logs(tag, workdir):
+    """The emulation's logs (hybridlbd, SMuxes, FRR, agents) into the workdir before it stops:
+    hlbemu stop removes its run directory, and a broken connection is read in them."""
+    src = os.path.join(hlbemu.rundir(tag), "logs")
+    if os.path.isdir(src):
+        dst = os.path.join(workdir, "logs-" + tag)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst)
+        log("logs of %s kept in %s" % (tag, dst))
+
+
+def show(table):
+    """A table as soon as it is measured (all of them are printed again at the end)."""
+    print("\n" + table + "\n", flush=True)
+    return table
 
 
 def warm_up(e, vips, seconds):
@@ -100,8 +118,9 @@ def main():
             warm_up(e, ["10.100.1.1"], 10)
             r, events, ck = cx.churn(e, {"hash": "10.100.1.1"}, phase_s=phase, log=log)
             churn.update(r)
-            churn_notes.append("hash emulation " + cx.churn_details(r, events))
+            churn_notes.append(show("hash emulation " + cx.churn_details(r, events)))
         finally:
+            keep_logs(tag, a.workdir)
             hlbemu.stop(tag, quiet=True)
     if only - {"churn"} or "churn" in only:
         tag = tag_prefix + "t"
@@ -116,7 +135,8 @@ def main():
                 warm_up(e, list(CHURN_VIPS.values()), 10)
                 r, events, ck = cx.churn(e, CHURN_VIPS, phase_s=phase, log=log)
                 churn.update(r)
-                churn_notes.append("hash+table/cheetah emulation " + cx.churn_details(r, events))
+                churn_notes.append(show("hash+table/cheetah emulation " + cx.churn_details(r, events)))
+                show(cx.churn_table(churn))
                 tables.append("cookie counters during the churn (hash+table/cheetah emulation): %s" % ck)
             if "balance" in only:
                 servers = [h for h in sorted(e.fab["hosts"]) if e.fab["hosts"][h]["role"] == "dip"][:12]
@@ -131,9 +151,9 @@ def main():
                         for label, vip in BALANCE_VIPS.items():
                             bal[(work, label)] = perf.balance_run(e, vip, servers, rate, dur, work, mean_ms, WORK_PORT)
                             log("balance %s %s (%s): %s" % (work, label, cx.placement(e).get(vip), bal[(work, label)]))
-                    tables.append("BALANCE: %d servers, one request at a time each, mean work %.0f ms, offered load "
+                    tables.append(show("BALANCE: %d servers, one request at a time each, mean work %.0f ms, offered load "
                                   "%.0f%% (%.0f req/s, Poisson, new connection each), %d s per cell\n%s"
-                                  % (len(servers), mean_ms, 100 * load, rate, dur, perf.balance_table(bal)))
+                                  % (len(servers), mean_ms, 100 * load, rate, dur, perf.balance_table(bal))))
                 finally:
                     perf.stop_procs(procs)
             if "iperf" in only:
@@ -152,6 +172,7 @@ def main():
             if wraps:
                 tables.append("WRAPS (cookie VIP 10.100.1.2):\n" + perf.wraps_table(perf.wraps_finish(e, wraps)))
         finally:
+            keep_logs(tag, a.workdir)
             hlbemu.stop(tag, quiet=True)
     if churn:
         tables.insert(0, "CHURN (phases of %.0f s; long-lived connections: a GET every 200 ms; short: one GET each, "

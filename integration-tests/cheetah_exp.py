@@ -231,6 +231,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
 
     moves = PlacementLog(e, list(vips.values()))
     before = cookie_counters(e)
+    events.append((0.0, "first batch opening", before))
     switches = [s["id"] for s in e.api("GET", "/switches")[1]["switches"]]
     try:
         for i, (label, vip) in enumerate(sorted(vips.items())):
@@ -280,6 +281,8 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
                 except Exception as ex:
                     log("churn: a probe of %s reported nothing: %s" % (label, ex))
             results[label] = classify(conns_all, t0_wall)
+            for b in results[label]["brokenConns"]:     # a timeout: the stall began `timeout` s earlier
+                b["stalledFromS"] = round(b["atS"] - timeout, 1) if b["atS"] and "timed out" in b["errors"] else None
             try:
                 s = e.finish(shorts[label], timeout=timeout + 30) if label in shorts else None
             except Exception:
@@ -343,11 +346,16 @@ def phase_at(events, t):
 def churn_details(results, events):
     """The churn's timeline and every broken connection with the phase it broke in: a broken
     connection in a column that should have none is a finding to read, not a number to average."""
+    def phase(t):
+        p = phase_at(events, t) if t is not None else None
+        return p.split(" (")[0] if p else "phase unknown"
+
     lines = ["timeline: " + "; ".join("%.1fs %s" % (at, what.split(" (")[0]) for at, what, _ in events)]
     for label in CHURN_COLUMNS:
         for b in (results.get(label) or {}).get("brokenConns", []):
-            phase = phase_at(events, b["atS"]) if b["atS"] is not None else None
-            lines.append("broken %s: client port %s, servers %s, %d answers, at %s s (%s): %s" % (
-                label, b["localPort"], ",".join(b["dips"]), b["ok"], b["atS"],
-                phase.split(" (")[0] if phase else "phase unknown", b["errors"] or "answered by a second server"))
+            when = "at %s s (%s)" % (b["atS"], phase(b["atS"]))
+            if b.get("stalledFromS") is not None:
+                when = "stalled from %s s (%s), timed out %s" % (b["stalledFromS"], phase(b["stalledFromS"]), when)
+            lines.append("broken %s: client port %s, servers %s, %d answers, %s: %s" % (
+                label, b["localPort"], ",".join(b["dips"]), b["ok"], when, b["errors"] or "answered by a second server"))
     return "\n".join(lines)
