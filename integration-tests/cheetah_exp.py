@@ -216,11 +216,16 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     t0 = time.monotonic()
     t0_wall = time.time()
 
-    def event(what):
+    def now():
+        return round(time.monotonic() - t0, 1)
+
+    def event(what, began):
+        """A phase that began `began` s after t0 (its action's start: the phase a connection broke
+        in is the one whose action preceded it, however long the action took)."""
         ck = cookie_counters(e, agents=False)
-        events.append((round(time.monotonic() - t0, 1), what, ck))
-        log("churn %5.1fs: %s (SMux cookies decoded %d, invalid %d)" % (time.monotonic() - t0, what,
-                                                                       ck["smuxDecoded"], ck["smuxInvalid"]))
+        events.append((began, what, ck))
+        log("churn %5.1fs: %s (from %.1fs; SMux cookies decoded %d, invalid %d)" % (
+            now(), what, began, ck["smuxDecoded"], ck["smuxInvalid"]))
 
     def batch(n):
         for i, (label, vip) in enumerate(sorted(vips.items())):
@@ -231,46 +236,51 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
 
     moves = PlacementLog(e, list(vips.values()))
     before = cookie_counters(e)
-    events.append((0.0, "first batch opening", before))
     switches = [s["id"] for s in e.api("GET", "/switches")[1]["switches"]]
     try:
         for i, (label, vip) in enumerate(sorted(vips.items())):
             shorts[label] = e.probe(cl[(2 * i + 1) % len(cl)], "http", "--vip", vip, "--rate", short_rate,
                                     "--sine-period", 2 * phase_s, "--duration", 590, "--timeout", timeout)
         batch(0)
-        event("start: %d VIPs, pool of 8, placement %s" % (len(vips), {v: placement(e).get(v) for v in vips.values()}))
+        event("start: %d VIPs, pool of 8, placement %s" % (len(vips), {v: placement(e).get(v) for v in vips.values()}),
+              0.0)
         time.sleep(phase_s)
+        began = now()
         for ip in added:
             for vip in vips.values():
                 api_ok(e, "POST", "/vips/%s/dips" % vip, {"ip": ip})
         batch(1)
-        event("+3 DIPs (%s)" % ", ".join(added))
+        event("+3 DIPs (%s)" % ", ".join(added), began)
         time.sleep(phase_s)
+        began = now()
         e.kill_smux(victim)
         batch(2)
-        event("SMux %s killed" % victim)
+        event("SMux %s killed" % victim, began)
         time.sleep(phase_s)
+        began = now()
         if newcomer:
             e.add_smux(newcomer)
         else:
             e.restart_smux(victim)
         wait_for(lambda: len(peers_announcing(e)) == len(running_smuxes(e)) - (1 if newcomer else 0), 30, 0.5)
         batch(3)
-        event(("SMux %s added" % newcomer if newcomer else "SMux %s restarted" % victim) + " and announcing")
+        event(("SMux %s added" % newcomer if newcomer else "SMux %s restarted" % victim) + " and announcing", began)
         time.sleep(phase_s)
         if drain:
+            began = now()
             p = placement(e)
             for sid in switches:
                 api_ok(e, "POST", "/switches/%s/drain" % sid)
             batch(4)
-            event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in vips.values()})
+            event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in vips.values()}, began)
             time.sleep(phase_s)
+        began = now()
         for vip in vips.values():
             set_weights(e, vip, {ip: 0 for ip in removed})
         batch(5)
-        event("-3 DIPs: weight 0, drained (%s)" % ", ".join(removed))
+        event("-3 DIPs: weight 0, drained (%s)" % ", ".join(removed), began)
         time.sleep(phase_s)
-        event("end")
+        event("end", now())
     finally:
         results = {}
         for label in vips:
