@@ -262,9 +262,12 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
             e.add_smux(newcomer)
         else:
             e.restart_smux(victim)
-        wait_for(lambda: len(peers_announcing(e)) == len(running_smuxes(e)) - (1 if newcomer else 0), 30, 0.5)
+        announcing = wait_for(lambda: len(peers_announcing(e)) == len(running_smuxes(e)) - (1 if newcomer else 0),
+                              60, 0.5)
         batch(3)
-        event(("SMux %s added" % newcomer if newcomer else "SMux %s restarted" % victim) + " and announcing", began)
+        event(("SMux %s added" % newcomer if newcomer else "SMux %s restarted" % victim)
+              + (" and announcing" if announcing else " but NOT announcing after 60 s (peers: %s)" % peers_announcing(e)),
+              began)
         time.sleep(phase_s)
         if drain:
             began = now()
