@@ -334,7 +334,7 @@ class Emulation:
         server, agents' allow lists, fabric.json) but not started; Emu.add_smux starts one."""
         ids = list(self.plan.by_role("smux"))
         n = self.args.standby_smuxes
-        if not 0 <= n < len(ids):
+        if n and not 0 < n < len(ids):
             raise RuntimeError("--standby-smuxes %d: the topology has %d SMuxes, at least one must run" % (n, len(ids)))
         return ids[len(ids) - n:] if n else []
 
