@@ -6,14 +6,16 @@
     sudo integration-tests/cheetah_bench.py                  # everything, ~20 min
     sudo integration-tests/cheetah_bench.py --quick              # short phases and cells: ~8 min
 
-Two emulations, one after the other (k=4 fat-tree, 16 DIP hosts, 8 clients, 2 SMuxes):
-the SMuxes without connection table (`hash`: stateless hashing everywhere), then with it
-(today's default), where the `hash+table` and `cheetah` VIPs go through the same churn at
-the same time and balance, wraps and iperf3 run afterwards.
+Two emulations, one after the other (k=4 fat-tree, 16 DIP hosts, 8 clients, 2 SMuxes running
+and a third on standby, which the churn adds after killing one): the SMuxes without connection
+table (`hash`: stateless hashing everywhere), then with it (today's default), where the
+`hash+table`, `cheetah` and `cheetah-stateful` VIPs go through the same churn at the same time
+and balance, wraps and iperf3 run afterwards.
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -26,6 +28,10 @@ import cheetah_exp as cx  # noqa: E402
 import cheetah_perf as perf  # noqa: E402
 
 CHURN_PORT, WORK_PORT, IPERF_PORT = 80, 8080, 5201
+SMUX_TORS = "tor-0-0,tor-1-0,tor-2-0"    # the last SMux (smux-2, on tor-2-0) on standby
+CHURN_VIPS = {"hash+table": "10.100.1.1", "cheetah": "10.100.1.2", "cheetah-stateful": "10.100.1.3"}
+BALANCE_VIPS = {"hash": "10.100.2.1", "rr": "10.100.2.2", "wrr": "10.100.2.3", "awrr": "10.100.2.4",
+                "p2c": "10.100.2.5", "least-loaded": "10.100.2.6"}
 
 
 def log(msg):
@@ -35,19 +41,36 @@ def log(msg):
 def start(tag, workdir, vips, conn_table):
     topo = os.path.join(workdir, "topology.json")
     subprocess.run(["java", "-jar", hlbemu.SOLVER_JAR, "topology", "fat-tree", "--k=4",
-                    "--smux-tor=tor-0-0,tor-2-0", "--out=" + topo], check=True, capture_output=True)
+                    "--smux-tor=" + SMUX_TORS, "--out=" + topo], check=True, capture_output=True)
     with open(topo) as f:
         ips = [h["ip"] for h in json.load(f)["hosts"]]
     vfile = os.path.join(workdir, "vips-%s.json" % tag)
     with open(vfile, "w") as f:
         json.dump({"vips": vips(ips)}, f)
     subprocess.run([hlbemu.PY, os.path.join(hlbemu.HERE, "hlbemu.py"), "start", "--tag", tag, "--topology", topo,
-                    "--vips", vfile, "--smux-conn-table", conn_table, "--no-prometheus"], check=True, timeout=300)
+                    "--vips", vfile, "--smux-conn-table", conn_table, "--no-prometheus", "--standby-smuxes", "1"], check=True, timeout=300)
     e = hlbemu.Emu(tag)
     e.set_daemon_intervals(2000, 1000)
     e.daemon_start()
     cx.require_cookie_agents(e)
     return e
+
+
+def keep_logs(tag, workdir):
+    """The emulation's logs (hybridlbd, SMuxes, FRR, agents) into the workdir before it stops:
+    hlbemu stop removes its run directory, and a broken connection is read in them."""
+    src = os.path.join(hlbemu.rundir(tag), "logs")
+    if os.path.isdir(src):
+        dst = os.path.join(workdir, "logs-" + tag)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst)
+        log("logs of %s kept in %s" % (tag, dst))
+
+
+def show(table):
+    """A table as soon as it is measured (all of them are printed again at the end)."""
+    print("\n" + table + "\n", flush=True)
+    return table
 
 
 def warm_up(e, vips, seconds):
@@ -60,15 +83,16 @@ def warm_up(e, vips, seconds):
 
 
 def churn_vips(ips):
-    return [cx.vip_doc("10.100.1.1", CHURN_PORT, ips[:8]),
-            cx.vip_doc("10.100.1.2", CHURN_PORT, ips[:8], "cheetah", "rr")]
+    return [cx.vip_doc(CHURN_VIPS["hash+table"], CHURN_PORT, ips[:8]),
+            cx.vip_doc(CHURN_VIPS["cheetah"], CHURN_PORT, ips[:8], "cheetah", "rr"),
+            cx.vip_doc(CHURN_VIPS["cheetah-stateful"], CHURN_PORT, ips[:8], "cheetah-stateful", "rr")]
 
 
 def other_vips(ips):
     dips = ips[:12]
     return churn_vips(ips) + [
-        cx.vip_doc("10.100.2.1", WORK_PORT, dips), cx.vip_doc("10.100.2.2", WORK_PORT, dips, "cheetah", "rr"),
-        cx.vip_doc("10.100.2.3", WORK_PORT, dips, "cheetah", "wrr"),
+        cx.vip_doc(vip, WORK_PORT, dips, *(() if label == "hash" else ("cheetah", label)))
+        for label, vip in BALANCE_VIPS.items()] + [
         cx.vip_doc("10.100.3.1", IPERF_PORT, ips[15:16]), cx.vip_doc("10.100.3.2", IPERF_PORT, ips[15:16], "cheetah")]
 
 
@@ -84,7 +108,7 @@ def main():
     os.makedirs(a.workdir, exist_ok=True)
     phase = 8.0 if a.quick else 20.0
     tables = []
-    churn = {}
+    churn, churn_notes = {}, []
     tag_prefix = "cb%d" % (os.getpid() % 10000)
     if "churn" in only:
         tag = tag_prefix + "s"
@@ -94,7 +118,9 @@ def main():
             warm_up(e, ["10.100.1.1"], 10)
             r, events, ck = cx.churn(e, {"hash": "10.100.1.1"}, phase_s=phase, log=log)
             churn.update(r)
+            churn_notes.append(show("hash emulation " + cx.churn_details(r, events)))
         finally:
+            keep_logs(tag, a.workdir)
             hlbemu.stop(tag, quiet=True)
     if only - {"churn"} or "churn" in only:
         tag = tag_prefix + "t"
@@ -106,10 +132,11 @@ def main():
                 wraps = perf.wraps_start(e, "10.100.1.2", seconds=40 if a.quick else 140)
                 log("wraps: a connection held on the cookie VIP from client port %d" % wraps["port"])
             if "churn" in only:
-                warm_up(e, ["10.100.1.1", "10.100.1.2"], 10)
-                r, events, ck = cx.churn(e, {"hash+table": "10.100.1.1", "cheetah": "10.100.1.2"}, phase_s=phase,
-                                         log=log)
+                warm_up(e, list(CHURN_VIPS.values()), 10)
+                r, events, ck = cx.churn(e, CHURN_VIPS, phase_s=phase, log=log)
                 churn.update(r)
+                churn_notes.append(show("hash+table/cheetah emulation " + cx.churn_details(r, events)))
+                show(cx.churn_table(churn))
                 tables.append("cookie counters during the churn (hash+table/cheetah emulation): %s" % ck)
             if "balance" in only:
                 servers = [h for h in sorted(e.fab["hosts"]) if e.fab["hosts"][h]["role"] == "dip"][:12]
@@ -121,12 +148,12 @@ def main():
                     dur = 15 if a.quick else 40
                     bal = {}
                     for work in ("constant", "bimodal"):
-                        for label, vip in (("hash", "10.100.2.1"), ("rr", "10.100.2.2"), ("wrr", "10.100.2.3")):
+                        for label, vip in BALANCE_VIPS.items():
                             bal[(work, label)] = perf.balance_run(e, vip, servers, rate, dur, work, mean_ms, WORK_PORT)
                             log("balance %s %s (%s): %s" % (work, label, cx.placement(e).get(vip), bal[(work, label)]))
-                    tables.append("BALANCE: %d servers, one request at a time each, mean work %.0f ms, offered load "
+                    tables.append(show("BALANCE: %d servers, one request at a time each, mean work %.0f ms, offered load "
                                   "%.0f%% (%.0f req/s, Poisson, new connection each), %d s per cell\n%s"
-                                  % (len(servers), mean_ms, 100 * load, rate, dur, perf.balance_table(bal)))
+                                  % (len(servers), mean_ms, 100 * load, rate, dur, perf.balance_table(bal))))
                 finally:
                     perf.stop_procs(procs)
             if "iperf" in only:
@@ -145,10 +172,12 @@ def main():
             if wraps:
                 tables.append("WRAPS (cookie VIP 10.100.1.2):\n" + perf.wraps_table(perf.wraps_finish(e, wraps)))
         finally:
+            keep_logs(tag, a.workdir)
             hlbemu.stop(tag, quiet=True)
     if churn:
-        tables.insert(0, "CHURN (phases of %.0f s; long-lived connections: a GET every 200 ms; short: 4/s per VIP)\n%s"
-                      % (phase, cx.churn_table(churn)))
+        tables.insert(0, "CHURN (phases of %.0f s; long-lived connections: a GET every 200 ms; short: one GET each, "
+                         "4/s per VIP on average, sinusoidal +-75%% over two phases)\n%s\n%s"
+                      % (phase, cx.churn_table(churn), "\n".join(churn_notes)))
     print()
     print("\n\n".join(tables))
 

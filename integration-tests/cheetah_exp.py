@@ -187,20 +187,28 @@ def classify(conns, t0_wall=None):
     return c
 
 
+def running_smuxes(e):
+    return [s["id"] for s in e.fab["smuxes"] if s["id"] not in e.standby_smuxes()]
+
+
 def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=True, log=print):
     """Runs the churn script once, on every VIP of `vips` ({label: vip}) at the same time.
 
     Each phase a new batch of long-lived connections opens (so connections born under every
     pool, SMux and placement state are held) from 2 client hosts per VIP, each sending a GET
-    every `interval`; new short connections arrive all along. Phases: start; +3 DIPs; SMux
-    killed; SMux restarted; (drain) every switch drained, so VIPs on HMuxes move to the SMuxes;
-    -3 DIPs (3 of the original ones set to weight 0: drained, the operator's way to take a DIP
-    out without breaking its connections); end. The pools are put back afterwards. The VIPs must exist with the first 8 DIP hosts as their pool.
-    Returns {label: counts} and the events' log."""
+    every `interval`; new short connections (one GET each) arrive all along at a sinusoidal
+    rate around `short_rate` (+-75%, a period of two phases). Phases: start; +3 DIPs; an SMux
+    killed; another SMux added (a standby SMux of the emulation, hlbemu --standby-smuxes; without
+    one, the killed SMux restarted); (drain) every switch drained, so VIPs on HMuxes move to the
+    SMuxes; -3 DIPs (3 of the original ones set to weight 0: drained, the operator's way to take
+    a DIP out without breaking its connections); end. The pools are put back and the killed SMux
+    restarted afterwards. The VIPs must exist with the first 8 DIP hosts as their pool.
+    Returns {label: counts}, the events' log and the cookie counters' increase."""
     ips = dip_ips(e)
     added, removed = ips[8:11], ips[0:3]
     cl = clients(e)
-    victim = e.fab["smuxes"][-1]["id"]
+    victim = running_smuxes(e)[-1]
+    newcomer = (e.standby_smuxes() or [None])[0]
     timeout = max(8.0, 2 * phase_s)       # a stall this long is a broken connection, not an outage
     probes = {label: [] for label in vips}
     shorts = {}
@@ -208,11 +216,16 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     t0 = time.monotonic()
     t0_wall = time.time()
 
-    def event(what):
+    def now():
+        return round(time.monotonic() - t0, 1)
+
+    def event(what, began):
+        """A phase that began `began` s after t0 (its action's start: the phase a connection broke
+        in is the one whose action preceded it, however long the action took)."""
         ck = cookie_counters(e, agents=False)
-        events.append((round(time.monotonic() - t0, 1), what, ck))
-        log("churn %5.1fs: %s (SMux cookies decoded %d, invalid %d)" % (time.monotonic() - t0, what,
-                                                                       ck["smuxDecoded"], ck["smuxInvalid"]))
+        events.append((began, what, ck))
+        log("churn %5.1fs: %s (from %.1fs; SMux cookies decoded %d, invalid %d)" % (
+            now(), what, began, ck["smuxDecoded"], ck["smuxInvalid"]))
 
     def batch(n):
         for i, (label, vip) in enumerate(sorted(vips.items())):
@@ -227,38 +240,50 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     try:
         for i, (label, vip) in enumerate(sorted(vips.items())):
             shorts[label] = e.probe(cl[(2 * i + 1) % len(cl)], "http", "--vip", vip, "--rate", short_rate,
-                                    "--duration", 590, "--timeout", timeout)
+                                    "--sine-period", 2 * phase_s, "--duration", 590, "--timeout", timeout)
         batch(0)
-        event("start: %d VIPs, pool of 8, placement %s" % (len(vips), {v: placement(e).get(v) for v in vips.values()}))
+        event("start: %d VIPs, pool of 8, placement %s" % (len(vips), {v: placement(e).get(v) for v in vips.values()}),
+              0.0)
         time.sleep(phase_s)
+        began = now()
         for ip in added:
             for vip in vips.values():
                 api_ok(e, "POST", "/vips/%s/dips" % vip, {"ip": ip})
         batch(1)
-        event("+3 DIPs (%s)" % ", ".join(added))
+        event("+3 DIPs (%s)" % ", ".join(added), began)
         time.sleep(phase_s)
+        began = now()
         e.kill_smux(victim)
         batch(2)
-        event("SMux %s killed" % victim)
+        event("SMux %s killed" % victim, began)
         time.sleep(phase_s)
-        e.restart_smux(victim)
-        wait_for(lambda: len(peers_announcing(e)) == len(e.fab["smuxes"]), 30, 0.5)
+        began = now()
+        if newcomer:
+            e.add_smux(newcomer)
+        else:
+            e.restart_smux(victim)
+        announcing = wait_for(lambda: len(peers_announcing(e)) == len(running_smuxes(e)) - (1 if newcomer else 0),
+                              60, 0.5)
         batch(3)
-        event("SMux %s restarted and announcing" % victim)
+        event(("SMux %s added" % newcomer if newcomer else "SMux %s restarted" % victim)
+              + (" and announcing" if announcing else " but NOT announcing after 60 s (peers: %s)" % peers_announcing(e)),
+              began)
         time.sleep(phase_s)
         if drain:
+            began = now()
             p = placement(e)
             for sid in switches:
                 api_ok(e, "POST", "/switches/%s/drain" % sid)
             batch(4)
-            event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in vips.values()})
+            event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in vips.values()}, began)
             time.sleep(phase_s)
+        began = now()
         for vip in vips.values():
             set_weights(e, vip, {ip: 0 for ip in removed})
         batch(5)
-        event("-3 DIPs: weight 0, drained (%s)" % ", ".join(removed))
+        event("-3 DIPs: weight 0, drained (%s)" % ", ".join(removed), began)
         time.sleep(phase_s)
-        event("end")
+        event("end", now())
     finally:
         results = {}
         for label in vips:
@@ -269,6 +294,8 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
                 except Exception as ex:
                     log("churn: a probe of %s reported nothing: %s" % (label, ex))
             results[label] = classify(conns_all, t0_wall)
+            for b in results[label]["brokenConns"]:     # a timeout: the stall began `timeout` s earlier
+                b["stalledFromS"] = round(b["atS"] - timeout, 1) if b["atS"] and "timed out" in b["errors"] else None
             try:
                 s = e.finish(shorts[label], timeout=timeout + 30) if label in shorts else None
             except Exception:
@@ -284,8 +311,9 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
             set_weights(e, vip, {ip: 1 for ip in removed})
             for ip in added:
                 e.api("DELETE", "/vips/%s/dips/%s" % (vip, ip))
-        if not wait_for(lambda: len(peers_announcing(e)) == len(e.fab["smuxes"]), 1, 0.5):
-            e.restart_smux(victim) if not e.recorded_pids("smux " + victim) else None
+        if not e.recorded_pids("smux " + victim):
+            e.restart_smux(victim)
+        wait_for(lambda: len(peers_announcing(e)) == len(running_smuxes(e)), 30, 0.5)
     after = cookie_counters(e)
     return results, events, {k: after[k] - before[k] for k in after}
 
@@ -316,4 +344,31 @@ def churn_table(results):
         cells.append("%18s" % ("" if r is None else "%d/%d/%d" % (r["moves"]["hmuxToSmux"], r["moves"]["smuxToHmux"],
                                                                r["moves"]["hmuxToHmux"])))
     lines.append("%-*s" % (w, "moves H>S / S>H / H>H") + "".join(cells))
+    return "\n".join(lines)
+
+
+def phase_at(events, t):
+    """The churn phase (event text) running t seconds after the churn's start."""
+    now = None
+    for at, what, _ in events:
+        if at <= t:
+            now = what
+    return now
+
+
+def churn_details(results, events):
+    """The churn's timeline and every broken connection with the phase it broke in: a broken
+    connection in a column that should have none is a finding to read, not a number to average."""
+    def phase(t):
+        p = phase_at(events, t) if t is not None else None
+        return p.split(" (")[0] if p else "phase unknown"
+
+    lines = ["timeline: " + "; ".join("%.1fs %s" % (at, what.split(" (")[0]) for at, what, _ in events)]
+    for label in CHURN_COLUMNS:
+        for b in (results.get(label) or {}).get("brokenConns", []):
+            when = "at %s s (%s)" % (b["atS"], phase(b["atS"]))
+            if b.get("stalledFromS") is not None:
+                when = "stalled from %s s (%s), timed out %s" % (b["stalledFromS"], phase(b["stalledFromS"]), when)
+            lines.append("broken %s: client port %s, servers %s, %d answers, %s: %s" % (
+                label, b["localPort"], ",".join(b["dips"]), b["ok"], when, b["errors"] or "answered by a second server"))
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Cheetah performance experiments on the emulation (cheetah_exp.py has the helpers and the churn):
 
-  balance  p99 latency and per-server load spread of hash, RR and WRR in front of
-           request-serialising servers (topologies/hlb_work_server.py) at ~70% load
+  balance  p99 latency, per-server load spread and herding of hash, RR, WRR, AWRR, power of
+           two choices and least-loaded in front of request-serialising servers
+           (topologies/hlb_work_server.py) at ~70% load
   wraps    one live connection held across two wraps of the 16 low TSval bits
   iperf    iperf3 through a cookie VIP and through the same server behind a hash VIP
 """
@@ -65,7 +66,24 @@ def balance_run(e, vip, servers, rate, duration, work, mean_ms, port=8080, n_cli
     util = [busy[s] / (duration * 1000.0) for s in servers]
     return {"requests": len(reqs), "failed": len(reqs) - len(ok), "p50": percentile(lat, 0.5),
             "p99": percentile(lat, 0.99), "utilMean": statistics.mean(util), "utilMax": max(util),
-            "utilMin": min(util), "countMax": max(count.values()), "countMin": min(count.values())}
+            "utilMin": min(util), "utilStdev": statistics.pstdev(util), "countMax": max(count.values()),
+            "countMin": min(count.values()), "herding": herding(ok)}
+
+
+HERD_WINDOW_S = 0.1     # the host agents' load-report period (hlbemu --agent-load-report-ms 100)
+
+
+def herding(ok):
+    """Herding: in each HERD_WINDOW_S of arrivals (all clients), the share of the window's
+    requests that went to its most-chosen server, averaged over windows with >= 4 requests. A
+    mechanism that sends every SYN to the server it last saw least loaded until the next load
+    report shows a share near 1/(number of SMuxes); spreading ones near that of random choice."""
+    windows = {}
+    for r in ok:
+        w = windows.setdefault(int(r[3] / HERD_WINDOW_S), {})
+        w[r[1]] = w.get(r[1], 0) + 1
+    shares = [max(w.values()) / sum(w.values()) for w in windows.values() if sum(w.values()) >= 4]
+    return statistics.mean(shares) if shares else None
 
 
 BALANCE_COLUMNS = ["hash", "rr", "wrr", "awrr", "p2c", "least-loaded"]
@@ -75,11 +93,13 @@ def balance_table(results):
     lines = []
     for work in ("constant", "bimodal"):
         lines.append("%s work:" % work)
-        lines.append("%-26s" % "" + "".join("%14s" % c for c in BALANCE_COLUMNS))
+        lines.append("%-28s" % "" + "".join("%14s" % c for c in BALANCE_COLUMNS))
         for title, f in (("requests (failed)", lambda r: "%d (%d)" % (r["requests"], r["failed"])),
                          ("p50 ms", lambda r: "%.0f" % r["p50"]), ("p99 ms", lambda r: "%.0f" % r["p99"]),
                          ("server load mean", lambda r: "%.0f%%" % (100 * r["utilMean"])),
                          ("server load min-max", lambda r: "%.0f-%.0f%%" % (100 * r["utilMin"], 100 * r["utilMax"])),
+                         ("server load stdev", lambda r: "%.1f%%" % (100 * r["utilStdev"])),
+                         ("herding (100 ms top share)", lambda r: "%.2f" % r["herding"] if r["herding"] else "-"),
                          ("p99 vs hash", None)):
             cells = []
             for c in BALANCE_COLUMNS:
@@ -91,7 +111,7 @@ def balance_table(results):
                     cells.append("%14s" % ("%.2fx" % (h["p99"] / r["p99"]) if h and r["p99"] else ""))
                 else:
                     cells.append("%14s" % f(r))
-            lines.append("%-26s" % title + "".join(cells))
+            lines.append("%-28s" % title + "".join(cells))
     return "\n".join(lines)
 
 

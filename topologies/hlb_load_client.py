@@ -5,7 +5,7 @@ hlb_work_server.py), whether or not earlier ones were answered. --work constant:
 request N = --mean-ms; bimodal: 10% of requests 50x heavier than the rest, same mean.
 
 Prints one JSON document: per request [latency ms from its arrival time, server name or
-null, work ms]."""
+null, work ms, arrival time (Unix seconds: to line up the clients' arrivals)]."""
 import argparse
 import http.client
 import json
@@ -53,9 +53,11 @@ def main():
         except (OSError, http.client.HTTPException):
             pass
         with lock:
-            results.append([round((time.monotonic() - arrival) * 1000, 2), name, round(ms, 2)])
+            results.append([round((time.monotonic() - arrival) * 1000, 2), name, round(ms, 2),
+                            round(arrival - mono0 + wall0, 4)])
 
     start = time.monotonic()
+    mono0, wall0 = start, time.time()
     t = start
     with ThreadPoolExecutor(max_workers=512) as pool:
         while True:

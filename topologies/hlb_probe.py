@@ -9,11 +9,14 @@
         Reports per connection: requests answered, errors (reset/timeout), DIPs seen,
         retransmissions (TCP_INFO), the longest wait for an answer.
   http  a new TCP connection per GET at --rate (offered load): answered, failed, per DIP.
+        --sine-period P makes the rate sinusoidal around --rate (amplitude --sine-amplitude,
+        a fraction of it), starting at the mean and rising.
 
 The result is one JSON document on stdout. --progress FILE rewrites a small live summary.
 """
 import argparse
 import json
+import math
 import os
 import socket
 import struct
@@ -179,18 +182,25 @@ def tcp_probe(a):
             "maxWaitMs": max((r["maxWaitMs"] for r in results), default=0.0)}
 
 
+def rate_at(a, t):
+    """The http probe's request rate t seconds after its start: --rate, or a sine around it."""
+    if not a.sine_period:
+        return a.rate
+    return a.rate * (1.0 + a.sine_amplitude * math.sin(2 * math.pi * t / a.sine_period))
+
+
 def http_probe(a):
     req = ("GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % a.vip).encode()
     per_dip, failed, latencies = {}, 0, []
-    n_total = int(a.rate * a.duration)
     start = now()
-    for i in range(n_total):
+    i, due = 0, 0.0               # request i is due `due` seconds after start
+    while due < a.duration:
         if STOP.is_set():
-            n_total = i
             break
-        d = start + i / a.rate - now()
+        d = start + due - now()
         if d > 0:
             time.sleep(d)
+        due += 1.0 / rate_at(a, due)
         t0 = now()
         try:
             with socket.create_connection((a.vip, a.port), timeout=a.timeout) as s:
@@ -211,8 +221,9 @@ def http_probe(a):
             failed += 1
         if a.progress and i % max(1, int(a.rate)) == 0:
             write_progress(a.progress, {"sent": i + 1, "failed": failed, "dips": per_dip})
+        i += 1
     latencies.sort()
-    return {"mode": "http", "vip": a.vip, "requests": n_total, "answered": len(latencies), "failed": failed,
+    return {"mode": "http", "vip": a.vip, "requests": i, "answered": len(latencies), "failed": failed,
             "dips": per_dip, "medianMs": round(latencies[len(latencies) // 2], 2) if latencies else None}
 
 
@@ -238,7 +249,12 @@ def main():
     # counted late answers of the last ~60 ms of sends as lost
     p.add_argument("--grace", type=float, default=1.5)
     p.add_argument("--progress")
+    p.add_argument("--sine-period", type=float, help="http: seconds per period of a sinusoidal rate (default: constant)")
+    p.add_argument("--sine-amplitude", type=float, default=0.75,
+                   help="http: the sine's amplitude as a fraction of --rate, 0 <= a < 1 (default 0.75)")
     a = p.parse_args()
+    if a.sine_period is not None and (a.sine_period <= 0 or not 0 <= a.sine_amplitude < 1):
+        p.error("--sine-period > 0 and 0 <= --sine-amplitude < 1 (the rate must stay positive)")
     if a.duration > 600 or a.rate > 5000 or a.rate <= 0:
         p.error("--duration <= 600 s and 0 < --rate <= 5000 (the emulation shares 2 cores)")
     if a.port is None:

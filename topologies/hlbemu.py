@@ -329,8 +329,20 @@ class Emulation:
     def start_route_server(self):
         self.rs = route_server(self.tag, self.plan, self.pids)
 
+    def standby_smuxes(self):
+        """The last --standby-smuxes SMuxes of the topology: set up everywhere (certificates, route
+        server, agents' allow lists, fabric.json) but not started; Emu.add_smux starts one."""
+        ids = list(self.plan.by_role("smux"))
+        n = self.args.standby_smuxes
+        if n and not 0 < n < len(ids):
+            raise RuntimeError("--standby-smuxes %d: the topology has %d SMuxes, at least one must run" % (n, len(ids)))
+        return ids[len(ids) - n:] if n else []
+
     def start_smuxes(self):
         from hlb_topo import GATEWAY_IP, MGMT_HOST_IP, ROUTE_SERVER_ASN, SMUX_ASN_BASE
+        standby = self.standby_smuxes()
+        with open(os.path.join(self.dir, "standby-smuxes.json"), "w") as f:
+            json.dump(standby, f)
         for i, (nid, n) in enumerate(self.plan.by_role("smux").items()):
             h = self.node(nid)
             prefix = "hlb%s%d" % (self.tag, i)
@@ -348,10 +360,11 @@ class Emulation:
                 cmd += ["--conn-table", self.args.smux_conn_table]
             with open(os.path.join(self.dir, "smux-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
-            p = self.spawn("smux " + nid, cmd, node=h, log_name="smux-" + nid)
             pidfile = os.path.join(self.dir, "smux-%s.pid" % nid)
-            with open(pidfile, "w") as f:
-                f.write("%d\n" % p.pid)
+            if nid not in standby:
+                p = self.spawn("smux " + nid, cmd, node=h, log_name="smux-" + nid)
+                with open(pidfile, "w") as f:
+                    f.write("%d\n" % p.pid)
             frrdir = os.path.join(self.dir, "frr", nid)
             sup = [PY, FRR_SUPERVISOR, "--name", ("hlbs%s%d" % (self.tag, i))[:30], "--run-dir", frrdir,
                    "--asn", str(SMUX_ASN_BASE + i), "--router-id", n["mgmtIp"],
@@ -360,7 +373,10 @@ class Emulation:
                    "--health-ca", os.path.join(self.tls, "ca.pem"), "--pidfile", pidfile]
             for agg in self.aggregates:
                 sup += ["--prefix", agg]
-            self.spawn("frr-supervisor " + nid, sup, node=h, log_name="frr-" + nid)
+            with open(os.path.join(self.dir, "frr-supervisor-%s.cmd" % nid), "w") as f:
+                json.dump(sup, f)
+            if nid not in standby:
+                self.spawn("frr-supervisor " + nid, sup, node=h, log_name="frr-" + nid)
 
     def write_files(self):
         fab = self.plan.fabric_json("topology.json", self.ovsdir, os.path.join(self.dir, "frr", "rs"),
@@ -393,7 +409,8 @@ class Emulation:
         deadline = time.monotonic() + timeout
         pending = {}
         for nid, n in self.plan.by_role("smux").items():
-            pending[nid] = "https://%s:%d/health" % (n["mgmtIp"], SMUX_CONTROL_PORT)
+            if nid not in self.standby_smuxes():
+                pending[nid] = "https://%s:%d/health" % (n["mgmtIp"], SMUX_CONTROL_PORT)
         if not self.args.no_agents:
             for nid, n in self.plan.by_role("dip").items():
                 pending[nid] = "https://%s:%d/health" % (n["mgmtIp"], AGENT_PORT)
@@ -621,7 +638,7 @@ def cmd_start(args):
         argv += ["--smux-tcp-timeout", str(args.smux_tcp_timeout)]
     if args.smux_conn_table:
         argv += ["--smux-conn-table", args.smux_conn_table]
-    argv += ["--agent-load-report-ms", str(args.agent_load_report_ms)]
+    argv += ["--agent-load-report-ms", str(args.agent_load_report_ms), "--standby-smuxes", str(args.standby_smuxes)]
     for a in args.aggregate:
         argv += ["--aggregate", a]
     if args.no_services:
@@ -977,6 +994,27 @@ class Emu:
         pid = self.smux_pid(smux_id)
         kill_recorded([e for e in self.pids.entries() if e["pid"] == pid], sig)
 
+    def standby_smuxes(self):
+        """SMuxes of the topology that hlbemu start --standby-smuxes left unstarted (add_smux starts them)."""
+        path = os.path.join(self.dir, "standby-smuxes.json")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [s for s in json.load(f) if not os.path.exists(os.path.join(self.dir, "smux-%s.pid" % s))]
+
+    def add_smux(self, smux_id):
+        """Starts a standby SMux and its FRR supervisor: a new SMux joins (it announces the VIP
+        aggregates once healthy, and hybridlbd learns it from the route server)."""
+        if smux_id not in self.standby_smuxes():
+            raise ValueError("add_smux: %s is not a standby SMux of %s (%s)" % (smux_id, self.tag, self.standby_smuxes()))
+        p = self.restart_smux(smux_id)
+        with open(os.path.join(self.dir, "frr-supervisor-%s.cmd" % smux_id)) as f:
+            sup = json.load(f)
+        out = open(os.path.join(self.dir, "logs", "frr-%s.log" % smux_id), "a")
+        self.popen(smux_id, sup, what="frr-supervisor " + smux_id, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        return p
+
     def restart_smux(self, smux_id):
         """A new SMux process with the same arguments; the FRR supervisor follows the pidfile."""
         with open(os.path.join(self.dir, "smux-%s.cmd" % smux_id)) as f:
@@ -1153,6 +1191,9 @@ def main(argv=None):
     r.add_argument("--smux-tcp-timeout", type=float)
     r.add_argument("--smux-conn-table", choices=("on", "off"))
     for x in (s, r):
+        x.add_argument("--standby-smuxes", type=int, default=0,
+                       help="the last N SMuxes of the topology are set up but not started: Emu.add_smux "
+                            "starts one, an SMux added at run time (default 0)")
         x.add_argument("--agent-load-report-ms", type=int, default=100,
                        help="how often a host agent reports its load to the SMuxes, for the VIPs that place "
                             "SYNs by load (p2c, least-loaded, awrr); 0: never (default 100, as ToN IV-B)")
