@@ -643,6 +643,9 @@ public class HybridlbManagerTest {
         ObjectNode badNext = configJson(false);
         ((ObjectNode) badNext.get("switches").get("of:tor1")).put("nextId", 70000);
         cases.put("/switches/of:tor1/nextId: must be 1..65535", badNext);
+        ObjectNode aggregateNext = configJson(false);
+        ((ObjectNode) aggregateNext.get("switches").get("of:tor1")).put("nextId", 0x7001);
+        cases.put("/switches/of:tor1/nextId: 28673 lies in the aggregates' next ids 0x7000..0x73ff", aggregateNext);
         ObjectNode notAHost = configJson(false);
         ((ArrayNode) notAHost.get("vips")).add(vip(VIP, "10.0.7.7"));
         cases.put("10.0.7.7", notAHost);
