@@ -178,8 +178,8 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
     private SwitchReading readP4(FabricView.SwitchSpec sw) {
         try {
             return heldP4(sw).reading;
-        } catch (SouthboundException e) {
-            return SwitchReading.failed(e.getMessage());
+        } catch (RuntimeException e) { // a configuration the core refuses, or rules it cannot read
+            return SwitchReading.failed(sw.sw.id + ": " + e.getMessage());
         }
     }
 
