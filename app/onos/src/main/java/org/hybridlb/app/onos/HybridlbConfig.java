@@ -188,6 +188,13 @@ public final class HybridlbConfig extends Config<ApplicationId> {
             if (nextId != null && (nextId == 0 || nextId > NEXT_ID_MAX)) {
                 throw new InvalidFieldException(at + "/nextId", "must be 1.." + NEXT_ID_MAX + " (a 16-bit next id)");
             }
+            int aggregates = org.hybridlb.app.core.p4.HmuxP4Config.DEFAULT_AGGREGATE_NEXT_ID_BASE;
+            if (nextId != null && nextId >= aggregates
+                    && nextId < aggregates + org.hybridlb.app.core.p4.HmuxP4Config.AGGREGATE_NEXT_IDS) {
+                throw new InvalidFieldException(at + "/nextId", String.format(java.util.Locale.ROOT, "%d lies in the aggregates' next ids"
+                        + " 0x%x..0x%x the app writes on P4 devices", nextId, aggregates,
+                        aggregates + org.hybridlb.app.core.p4.HmuxP4Config.AGGREGATE_NEXT_IDS - 1));
+            }
             out.add(new SwitchConfig(device, id, role, pod, tunnel, tables, nextId));
         }
         return out;

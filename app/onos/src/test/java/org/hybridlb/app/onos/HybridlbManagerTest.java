@@ -312,6 +312,9 @@ public class HybridlbManagerTest {
         ArrayNode dips = (ArrayNode) v.at("/ports/0/dips");
         ((ObjectNode) dips.get(1)).put("weight", 3);
         ((ArrayNode) json.get("vips")).add(v);
+        // the fabric's routing on the P4 ToRs: next hops for both next ids, the SMux's address via tor2
+        P4HmuxSouthboundTest.fabricRouting(onos, "tor1", List.of(21, 22), 22);
+        P4HmuxSouthboundTest.fabricRouting(onos, "tor2", List.of(21, 22), 22);
         activate(json);
         String hmux = placedOnHmux();
         // OVS deals its dp_hash slots to the buckets in order, by weight: the SMux pool must list the
@@ -360,6 +363,9 @@ public class HybridlbManagerTest {
         ObjectNode v = vip(VIP, "10.0.1.2", "10.0.1.3", "10.0.2.2");
         ((ObjectNode) ((ArrayNode) v.at("/ports/0/dips")).get(1)).put("weight", 3);
         ((ArrayNode) json.get("vips")).add(v);
+        // the fabric's routing on the P4 ToRs: next hops for both next ids, the SMux's address via tor2
+        P4HmuxSouthboundTest.fabricRouting(onos, "tor1", List.of(21, 22), 22);
+        P4HmuxSouthboundTest.fabricRouting(onos, "tor2", List.of(21, 22), 22);
         activate(json);
         String hmux = placedOnHmux();
         String other = hmux.equals("tor1") ? "tor2" : "tor1";
@@ -368,10 +374,13 @@ public class HybridlbManagerTest {
         org.onosproject.net.pi.model.PiTableId routes =
                 org.onosproject.net.pi.model.PiTableId.of(org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4);
         assertEquals(1, onos.flows.on(hmux).stream().filter(e -> e.table().equals(service)).count());
-        Group g = onos.groups.getGroups(NetTestTools.did(hmux)).iterator().next();
-        assertTrue(g.appCookie() instanceof org.onosproject.net.pi.runtime.PiGroupKey);
+        Group g = java.util.stream.StreamSupport.stream(onos.groups.getGroups(NetTestTools.did(hmux), FakeOnos.APP)
+                .spliterator(), false).filter(x -> ((org.onosproject.net.pi.runtime.PiGroupKey) x.appCookie())
+                .actionProfileId().id().equals(org.hybridlb.app.core.p4.HlbP4Info.HMUX_DIP_SELECTOR))
+                .findFirst().orElseThrow();
         assertEquals(5, g.buckets().buckets().size());
-        List<FlowEntry> otherRoutes = onos.flows.on(other).stream().filter(e -> e.table().equals(routes))
+        List<FlowEntry> otherRoutes = onos.flows.on(other).stream().filter(e -> e.table().equals(routes)
+                && e.appId() == FakeOnos.APP.id() && e.priority() == org.hybridlb.app.core.hmux.HmuxLayout.PRIORITY_ROUTE)
                 .collect(java.util.stream.Collectors.toList());
         assertEquals(1, otherRoutes.size());
         assertTrue(otherRoutes.get(0).treatment().toString(), otherRoutes.get(0).treatment().toString()
@@ -634,6 +643,9 @@ public class HybridlbManagerTest {
         ObjectNode badNext = configJson(false);
         ((ObjectNode) badNext.get("switches").get("of:tor1")).put("nextId", 70000);
         cases.put("/switches/of:tor1/nextId: must be 1..65535", badNext);
+        ObjectNode aggregateNext = configJson(false);
+        ((ObjectNode) aggregateNext.get("switches").get("of:tor1")).put("nextId", 0x7001);
+        cases.put("/switches/of:tor1/nextId: 28673 lies in the aggregates' next ids 0x7000..0x73ff", aggregateNext);
         ObjectNode notAHost = configJson(false);
         ((ArrayNode) notAHost.get("vips")).add(vip(VIP, "10.0.7.7"));
         cases.put("10.0.7.7", notAHost);

@@ -15,8 +15,15 @@ import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_DST_ADDR;
 import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_DST_PORT;
 import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_SERVICE_PROTOCOL;
 import static org.hybridlb.app.core.p4.HlbP4Info.HMUX_VIP_WHOLE;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ECMP_SELECTOR;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_NEXT_HOP;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_NEXT_HOP_NEXT_ID;
 import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4;
 import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_ROUTING_V4_DST_ADDR;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_HOP;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_HOP_DMAC;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_HOP_PORT;
+import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_HOP_SMAC;
 import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_ID;
 import static org.hybridlb.app.core.p4.HlbP4Info.ROUTING_SET_NEXT_ID_NEXT_ID;
 import static org.junit.Assert.assertEquals;
@@ -57,6 +64,7 @@ import org.onosproject.net.flow.DefaultFlowRule;
 import org.onosproject.net.flow.DefaultTrafficSelector;
 import org.onosproject.net.flow.DefaultTrafficTreatment;
 import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.FlowRuleOperations;
 import org.onosproject.net.flow.criteria.PiCriterion;
 import org.onosproject.net.flow.instructions.PiInstruction;
@@ -100,17 +108,35 @@ public class P4HmuxSouthboundTest {
 
     @Before
     public void setUp() {
-        onos = new FakeOnos();
+        onos = fabric();
+        view = view();
+        southbound = southbound(onos, () -> view);
+    }
+
+    /** Two P4 ToRs (p4tor1 runs the Cheetah program, p4tor2 the HMux one) under an Open vSwitch spine, routed. */
+    static FakeOnos fabric() {
+        FakeOnos onos = new FakeOnos();
         DEVICES.forEach(onos::device);
         onos.link("p4tor1", 1, "spine1", 1);
         onos.link("p4tor2", 1, "spine1", 2);
-        view = new FabricView(List.of(spec("p4tor1", SwitchRole.TOR, 0), spec("p4tor2", SwitchRole.TOR, 1),
+        fabricRouting(onos, "p4tor1", NEXT_IDS.values(), NEXT_IDS.get("p4tor2"));
+        fabricRouting(onos, "p4tor2", NEXT_IDS.values(), NEXT_IDS.get("p4tor2"));
+        return onos;
+    }
+
+    static FabricView view() {
+        return new FabricView(List.of(spec("p4tor1", SwitchRole.TOR, 0), spec("p4tor2", SwitchRole.TOR, 1),
                 spec("spine1", SwitchRole.CORE, null)), List.of(), List.of(),
-                List.of(new Smux("smux-1", "10.0.2.9", "p4tor2", 1e10)));
+                List.of(new Smux("smux-1", SMUX_IP, "p4tor2", 1e10)));
+    }
+
+    static OnosHmuxSouthbound southbound(FakeOnos onos, java.util.function.Supplier<FabricView> view) {
         P4Devices p4 = new P4Devices() {
             @Override
             public Optional<String> profile(DeviceId device) {
-                return device.toString().contains("p4") ? Optional.of(HlbP4Info.PROFILE_HLB_HMUX) : Optional.empty();
+                String d = device.toString();
+                return d.contains("p4tor1") ? Optional.of(HlbP4Info.PROFILE_HLB_CHEETAH)
+                        : d.contains("p4") ? Optional.of(HlbP4Info.PROFILE_HLB_HMUX) : Optional.empty();
             }
 
             @Override
@@ -118,8 +144,61 @@ public class P4HmuxSouthboundTest {
                 return NEXT_IDS;
             }
         };
-        southbound = new OnosHmuxSouthbound(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
-                onos.hosts, onos.drivers, () -> view, 1000, onos.confirmation(10), () -> false, p4);
+        return new OnosHmuxSouthbound(FakeOnos.APP, onos.flows, onos.groups, onos.devices, onos.topology,
+                onos.hosts, onos.drivers, view, 1000, onos.confirmation(10), () -> false, p4);
+    }
+
+    /** Another application of the fabric (its routing). */
+    static final org.onosproject.core.ApplicationId FABRIC =
+            org.onosproject.TestApplicationId.create("org.onosproject.fabric-routing");
+    static final String SMUX_IP = "10.0.2.9";
+
+    /** The fabric's hop of next id {@code next}: out of port {@code next}. */
+    static PiAction hop(int next) {
+        return action(ROUTING_SET_NEXT_HOP, ROUTING_SET_NEXT_HOP_PORT, ImmutableByteSequence.copyFrom((short) next),
+                ROUTING_SET_NEXT_HOP_SMAC, ImmutableByteSequence.copyFrom(0x02aaL),
+                ROUTING_SET_NEXT_HOP_DMAC, ImmutableByteSequence.copyFrom(0x0200L + next));
+    }
+
+    /**
+     * What the fabric's routing application holds on a P4 device: {@code next_hop} of every switch's
+     * next id to an {@code ecmp_selector} group of one hop, and the SMux's address routed to the
+     * next id of the ToR it hangs off ({@code smuxNext}).
+     */
+    static void fabricRouting(FakeOnos onos, String device, java.util.Collection<Integer> nextIds, int smuxNext) {
+        DeviceId dev = NetTestTools.did(device);
+        FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
+        for (int next : nextIds) {
+            PiGroupKey key = new PiGroupKey(PiTableId.of(ROUTING_NEXT_HOP), PiActionProfileId.of(ROUTING_ECMP_SELECTOR), next);
+            onos.groups.addGroup(new org.onosproject.net.group.DefaultGroupDescription(dev, GroupDescription.Type.SELECT,
+                    new org.onosproject.net.group.GroupBuckets(List.of(org.onosproject.net.group.DefaultGroupBucket
+                            .createSelectGroupBucket(DefaultTrafficTreatment.builder().piTableAction(hop(next)).build()))),
+                    key, next, FABRIC));
+            ops.add(DefaultFlowRule.builder().forDevice(dev).forTable(PiTableId.of(ROUTING_NEXT_HOP)).fromApp(FABRIC)
+                    .makePermanent().withPriority(10).withSelector(DefaultTrafficSelector.builder().matchPi(
+                            PiCriterion.builder().matchExact(PiMatchFieldId.of(ROUTING_NEXT_HOP_NEXT_ID), (short) next)
+                                    .build()).build())
+                    .withTreatment(DefaultTrafficTreatment.builder().piTableAction(PiActionProfileGroupId.of(next)).build())
+                    .build());
+        }
+        ops.add(fabricRoute(dev, smuxNext));
+        onos.flows.apply(ops.build());
+    }
+
+    /** The fabric's route to the SMux's address, through next id {@code smuxNext}. */
+    static FlowRule fabricRoute(DeviceId dev, int smuxNext) {
+        return DefaultFlowRule.builder().forDevice(dev).forTable(PiTableId.of(ROUTING_ROUTING_V4)).fromApp(FABRIC)
+                .makePermanent().withPriority(10).withSelector(DefaultTrafficSelector.builder().matchPi(
+                        PiCriterion.builder().matchLpm(PiMatchFieldId.of(ROUTING_ROUTING_V4_DST_ADDR), 0x0a000209, 32)
+                                .build()).build())
+                .withTreatment(DefaultTrafficTreatment.builder().piTableAction(action(ROUTING_SET_NEXT_ID,
+                        ROUTING_SET_NEXT_ID_NEXT_ID, ImmutableByteSequence.copyFrom((short) smuxNext))).build())
+                .build();
+    }
+
+    /** ONOS's id of the dip_selector group of service {@code sid}: spaced for ONOS's member ids. */
+    static int dipGroup(long sid) {
+        return 0x10000 + ((int) sid << 10);
     }
 
     private static FabricView.SwitchSpec spec(String name, SwitchRole role, Integer pod) {
@@ -182,11 +261,11 @@ public class P4HmuxSouthboundTest {
                 .collect(Collectors.toList());
     }
 
-    private static PiCriterion criterion(FlowEntry e) {
+    static PiCriterion criterion(FlowEntry e) {
         return (PiCriterion) e.selector().criteria().iterator().next();
     }
 
-    private static long exact(FlowEntry e, String field) {
+    static long exact(FlowEntry e, String field) {
         return num(((org.onosproject.net.pi.runtime.PiExactFieldMatch) criterion(e).fieldMatch(PiMatchFieldId.of(field))
                 .orElseThrow()).value());
     }
@@ -196,7 +275,7 @@ public class P4HmuxSouthboundTest {
         Map<String, SwitchIntent> want = wanted(pool());
         converge(want);
 
-        // the TCP service: vip_service (VIP, 6, 80) -> set_service(id, IP-in-IP); dip_select(id) -> group id << 10
+        // the TCP service: vip_service (VIP, 6, 80) -> set_service(id, IP-in-IP); dip_select(id) -> its group
         List<FlowEntry> svc = in("p4tor1", HMUX_VIP_SERVICE);
         assertEquals(1, svc.size());
         assertEquals(0x0a640001L, exact(svc.get(0), HMUX_VIP_SERVICE_DST_ADDR));
@@ -217,13 +296,13 @@ public class P4HmuxSouthboundTest {
                 throw new AssertionError(x);
             }
         }).findFirst().orElseThrow();
-        assertEquals(PiActionProfileGroupId.of((int) sid << 10), only(tcpSelect));
+        assertEquals(PiActionProfileGroupId.of(dipGroup(sid)), only(tcpSelect));
 
         // its group: a dip_selector action profile group, weight-unit members in bucket order
         Group g = onos.groups.getGroup(NetTestTools.did("p4tor1"), new PiGroupKey(PiTableId.of(HMUX_DIP_SELECT),
-                PiActionProfileId.of(HMUX_DIP_SELECTOR), (int) sid << 10));
+                PiActionProfileId.of(HMUX_DIP_SELECTOR), dipGroup(sid)));
         assertEquals(GroupDescription.Type.SELECT, g.type());
-        assertEquals((int) sid << 10, g.id().id().intValue());
+        assertEquals(dipGroup(sid), g.id().id().intValue());
         List<String> members = new ArrayList<>();
         for (GroupBucket b : g.buckets().buckets()) {
             PiAction a = (PiAction) ((PiInstruction) b.treatment().allInstructions().get(0)).action();
@@ -233,7 +312,8 @@ public class P4HmuxSouthboundTest {
         assertEquals(List.of("10.0.1.2#0", "10.0.1.3#1", "10.0.1.3#1", "10.0.2.2#4"), members);
 
         // the routes on the other ToR: routing_v4 VIP/32 -> set_next_id(next id towards p4tor1)
-        List<FlowEntry> routes = in("p4tor2", ROUTING_ROUTING_V4);
+        List<FlowEntry> routes = in("p4tor2", ROUTING_ROUTING_V4).stream().filter(e -> e.appId() == FakeOnos.APP.id()
+                && e.priority() == org.hybridlb.app.core.hmux.HmuxLayout.PRIORITY_ROUTE).collect(Collectors.toList());
         assertEquals(2, routes.size());
         for (FlowEntry r : routes) {
             org.onosproject.net.pi.runtime.PiLpmFieldMatch m = (org.onosproject.net.pi.runtime.PiLpmFieldMatch)
@@ -245,6 +325,8 @@ public class P4HmuxSouthboundTest {
         }
         // nothing on the spine: it is an OpenFlow device and the intent had nothing for it
         assertTrue(onos.flows.on("spine1").isEmpty());
+        // the aggregate towards the SMux: routing_v4 prefix -> a controller next id -> its ecmp_selector group
+        assertEquals(1, in("p4tor2", ROUTING_NEXT_HOP).stream().filter(e -> e.appId() == FakeOnos.APP.id()).count());
         assertConverged(want);
     }
 
@@ -264,9 +346,9 @@ public class P4HmuxSouthboundTest {
         assertEquals(List.of(new DipBucket(0, null, "10.0.1.2", 1), new DipBucket(1, null, "10.0.1.3", 2),
                 new DipBucket(4, null, "10.0.2.2", 1)), r.intent.entries.get(TCP80));
         assertTrue(r.inconsistent.toString(), r.inconsistent.isEmpty());
-        // aggregates are not rendered on P4: the SMux reads as unreachable, the aggregate as blocked
-        assertTrue(r.unreachable.containsKey("smux-1"));
-        assertTrue(IntentDiff.diff(want.get("p4tor1"), r).blocked.containsKey(ItemKey.aggregate("10.100.0.0/16")));
+        // the aggregate, routed through the fabric's hop towards the SMux
+        assertFalse(r.toString(), r.unreachable.containsKey("smux-1"));
+        assertEquals(Set.of("smux-1"), r.intent.aggregates.get("10.100.0.0/16"));
         assertTrue(converge(want).isEmpty());
     }
 
@@ -326,7 +408,7 @@ public class P4HmuxSouthboundTest {
         assertFalse(r.intent.routes.containsKey(VIP));
         converge(want);
         assertConverged(want);
-        assertEquals(2, in("p4tor2", ROUTING_ROUTING_V4).size());
+        assertEquals(4, in("p4tor2", ROUTING_ROUTING_V4).size()); // 2 routes, the aggregate, the fabric's route
         assertTrue(in("p4tor2", HMUX_DIP_SELECT).isEmpty());
     }
 
@@ -344,10 +426,13 @@ public class P4HmuxSouthboundTest {
         int wholeSid = Integer.parseInt(param((PiAction) only(in("p4tor1", HMUX_VIP_WHOLE).get(0)),
                 HMUX_SET_SERVICE_SERVICE_ID));
         onos.groups.removeGroup(tor1, new PiGroupKey(PiTableId.of(HMUX_DIP_SELECT),
-                PiActionProfileId.of(HMUX_DIP_SELECTOR), wholeSid << 10), FakeOnos.APP);
+                PiActionProfileId.of(HMUX_DIP_SELECTOR), dipGroup(wholeSid)), FakeOnos.APP);
         SwitchReading r = southbound.read(List.of("p4tor1")).get("p4tor1");
-        assertEquals(r.toString(), "no dip_select entry for service id " + tcpSid, r.inconsistent.get(ItemKey.entry(TCP80)));
-        assertTrue(r.toString(), r.inconsistent.get(ItemKey.entry(WHOLE2)).endsWith("is missing"));
+        // the core's reader says why (HmuxP4Reader: the one place of these checks)
+        assertEquals(r.toString(), "service id " + tcpSid + " has no dip_select entry to a group",
+                r.inconsistent.get(ItemKey.entry(TCP80)));
+        assertEquals(r.toString(), "dip_select " + wholeSid + " points at no dip_selector group " + wholeSid,
+                r.inconsistent.get(ItemKey.entry(WHOLE2)));
         assertEquals(Set.of(UDP_ANY), r.intent.entries.keySet());
         converge(want);
         assertConverged(want);
@@ -360,6 +445,9 @@ public class P4HmuxSouthboundTest {
         assertTrue(southbound.capability("p4tor1").keepsBucketIds);
         assertFalse(southbound.capability("p4tor1").keepsDips);
         assertEquals(HashContract.Selection.OVS_DP_HASH, southbound.capability("spine1").hash.selection);
+        // the Cheetah program decodes crc32c cookies, the HMux one none
+        assertEquals(Set.of(org.hybridlb.app.core.cheetah.Cookie.HashMode.CRC32C), southbound.capability("p4tor1").cookieModes);
+        assertTrue(southbound.capability("p4tor2").cookieModes.isEmpty());
     }
 
     @Test
@@ -369,7 +457,7 @@ public class P4HmuxSouthboundTest {
             converge(want);
             fail("a pool of 65535 weight units was written");
         } catch (SouthboundException e) {
-            assertTrue(e.getMessage(), e.getMessage().contains("65535 weight-unit members"));
+            assertTrue(e.getMessage(), e.getMessage().contains("weight units of HMux buckets, dip_selector holds 16384"));
         }
         assertTrue(in("p4tor1", HMUX_VIP_SERVICE).isEmpty());
     }
@@ -411,7 +499,7 @@ public class P4HmuxSouthboundTest {
                 }
             }
         }
-        assertEquals(8, rules);
+        assertEquals(20, rules); // the app's 8 + 4 (an aggregate: its route and next_hop per ToR), the fabric's 8
     }
 
     private static void assertAction(PiTableModel t, PiAction a) {

@@ -44,23 +44,16 @@ import org.slf4j.LoggerFactory;
  * extension cannot be an HMux and no SMux could agree with it.
  *
  * <p>A device bound to one of the hybridlb pipeconfs ({@link P4Devices}: ONOS's
- * {@code PiPipeconfService.ofDevice}) is rendered and read in P4 terms instead ({@link P4HmuxRenderer},
- * {@link P4HmuxReader}): table entries and action profile groups through the same FlowRuleService
- * and GroupService, with the P4 program's hash contract.
+ * {@code PiPipeconfService.ofDevice}) is planned and read by the core's P4 layer, the one
+ * hybridlbd's P4Runtime southbound uses, and its entities go through the same FlowRuleService and
+ * GroupService as table entries and action profile groups ({@link P4HmuxRenderer},
+ * {@link P4HmuxReader}), with the P4 program's hash contract and, on a Cheetah program, its cookie
+ * decoding.
  */
 public final class OnosHmuxSouthbound implements HmuxProgrammer {
     private static final Logger log = LoggerFactory.getLogger(OnosHmuxSouthbound.class);
     static final HashContract OVS_DEFAULT =
             HashContract.of(HashContract.Selection.OVS_DP_HASH, 0, HashContract.Encap.GRE);
-    /**
-     * A hybridlb P4 program: CRC-32C selection over weight-unit members (p4/HASH-SPEC.md), IP-in-IP,
-     * bucket ids kept (the {@code bucket} parameter of {@code set_dip}), DIPs not (only the tunnel
-     * endpoint), no data-path fallback. No cookie mode: the Cheetah tables are not rendered through
-     * ONOS, so cookie VIPs (whatever their {@code cookieHash}) are not placed on it.
-     */
-    static final SwitchCapability P4_CAPABILITY = new SwitchCapability(
-            HashContract.of(HashContract.Selection.CRC32, 0, HashContract.Encap.IPIP), true, false, false, Set.of());
-
     private final DeviceService devices;
     private final Supplier<FabricView> fabric;
     private final BooleanSupplier fastFailover;
@@ -100,14 +93,15 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
         this.reader = new OnosReader(sender, paths);
         this.renderer = new OnosRenderer(sender, new OnosRules(appId, drivers), paths, fabric);
         this.p4Reader = new P4HmuxReader(sender);
-        this.p4Renderer = new P4HmuxRenderer(sender, new P4HmuxRules(appId));
+        this.p4Renderer = new P4HmuxRenderer(sender);
     }
 
     @Override
     public SwitchCapability capability(String switchId) {
         FabricView.SwitchSpec sw = spec(switchId);
-        if (p4.profile(sw.device).isPresent()) {
-            return P4_CAPABILITY;
+        java.util.Optional<String> profile = p4.profile(sw.device);
+        if (profile.isPresent()) {
+            return P4HmuxReader.capability(profile.get());
         }
         HashContract hash = sw.hmuxUnfit != null ? HashContract.none(sw.hmuxUnfit) : OVS_DEFAULT;
         return new SwitchCapability(hash, false, false, fastFailover.getAsBoolean(), Set.of());
@@ -124,7 +118,7 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
             } else if (!devices.isAvailable(sw.device)) {
                 out.put(id, SwitchReading.failed(sw.device + " is not available"));
             } else if (p4.profile(sw.device).isPresent()) {
-                out.put(id, p4Reader.read(sw, fabric.get(), flows.getOrDefault(sw.device, List.of()), p4.nextIds()));
+                out.put(id, readP4(sw));
             } else {
                 out.put(id, reader.read(sw, flows.getOrDefault(sw.device, List.of()), fastFailover.getAsBoolean()));
             }
@@ -150,7 +144,7 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
             OnosRenderer.Stages own = new OnosRenderer.Stages();
             try {
                 if (p4.profile(sw.device).isPresent()) {
-                    p4Renderer.render(sw, e.getValue(), flows.getOrDefault(sw.device, List.of()), p4.nextIds(), own);
+                    p4Renderer.render(sw, e.getValue(), heldP4(sw), own);
                 } else {
                     renderer.render(sw, e.getValue(), flows.getOrDefault(sw.device, List.of()), own);
                 }
@@ -179,6 +173,25 @@ public final class OnosHmuxSouthbound implements HmuxProgrammer {
         if (!failed.isEmpty()) {
             throw new SouthboundException(String.join("; ", failed));
         }
+    }
+
+    private SwitchReading readP4(FabricView.SwitchSpec sw) {
+        try {
+            return heldP4(sw).reading;
+        } catch (RuntimeException e) { // a configuration the core refuses, or rules it cannot read
+            return SwitchReading.failed(sw.sw.id + ": " + e.getMessage());
+        }
+    }
+
+    /** A P4 device as ONOS holds it, read by the core's P4 layer. */
+    private P4HmuxReader.Held heldP4(FabricView.SwitchSpec sw) {
+        org.hybridlb.app.core.p4.HmuxP4Config config;
+        try {
+            config = P4HmuxReader.config(fabric.get(), p4.nextIds());
+        } catch (IllegalArgumentException e) {
+            throw new SouthboundException(sw.sw.id + ": " + e.getMessage());
+        }
+        return p4Reader.read(sw.device, config);
     }
 
     /** Removes every flow and group of the app (deactivation). */

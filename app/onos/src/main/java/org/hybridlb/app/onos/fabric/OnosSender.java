@@ -68,6 +68,27 @@ final class OnosSender {
         return out;
     }
 
+    /** Every application's live flows on {@code device} (a P4 device's: the fabric's routes too). */
+    List<FlowEntry> deviceFlows(DeviceId device) {
+        List<FlowEntry> out = new ArrayList<>();
+        for (FlowEntry e : flows.getFlowEntries(device)) {
+            if (e.state() == FlowEntry.FlowEntryState.ADDED || e.state() == FlowEntry.FlowEntryState.PENDING_ADD) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+
+    /** Every application's groups on {@code device}. */
+    List<Group> deviceGroups(DeviceId device) {
+        List<Group> out = new ArrayList<>();
+        Iterable<Group> g = groups.getGroups(device);
+        if (g != null) {
+            g.forEach(out::add);
+        }
+        return out;
+    }
+
     /** The app's groups on {@code device}. */
     List<Group> groups(DeviceId device) {
         List<Group> out = new ArrayList<>();

@@ -29,7 +29,7 @@ import org.onosproject.net.pi.runtime.PiPacketOperation;
 
 /**
  * The interpreter of the hybridlb P4 programs. The app's own rules are written in P4 terms
- * (PiCriterion, PiAction, action profile groups: {@link P4HmuxRules}), which ONOS passes through
+ * (PiCriterion, PiAction, action profile groups: {@code P4OnosForm}), which ONOS passes through
  * unchanged; what is left to interpret is what other ONOS apps may write with ONOS's protocol-neutral
  * selectors and treatments:
  *
