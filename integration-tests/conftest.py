@@ -21,6 +21,10 @@ AGG = "10.100.0.0/16"
 # stay on the SMuxes.
 HOST_TABLE = 4
 N_VIPS = 6
+# UDP flows unpin 10 s after their last datagram (SMux default 60 s), idle established TCP
+# connections after 30 s (300 s; one whose FIN the SMux never saw stays pinned that long): a VIP
+# held on the SMuxes (its pool grew) returns to an HMux sooner once the tests' traffic ends.
+SMUX_PIN_TIMEOUTS = ["--smux-udp-timeout", "10", "--smux-tcp-timeout", "30"]
 
 
 def vip_config(topo):
@@ -55,10 +59,7 @@ def emu(tmp_path_factory):
     try:
         subprocess.run([hlbemu.PY, os.path.join(REPO, "topologies", "hlbemu.py"), "start", "--tag", tag,
                         "--topology", topo_file, "--vips", vip_file,
-                        # UDP flows unpin 10 s after their last datagram (SMux default 60 s), idle
-                        # established TCP connections after 30 s (300 s; one whose FIN the SMux never
-                        # saw stays pinned that long): a VIP whose pool grew returns to an HMux sooner
-                        "--smux-udp-timeout", "10", "--smux-tcp-timeout", "30"], check=True, timeout=240)
+                        *SMUX_PIN_TIMEOUTS], check=True, timeout=240)
         e = start_daemon(tag)
         e.topo = topo
         e.vips = vips["vips"]

@@ -1,11 +1,23 @@
 """A P4 switch as an HMux of the real hybridlbd: the emulation runs agg-1-0 as the P4 model
-switch (hlb-p4switch, `hlbemu.py start --p4-switches`), the topology lets no other switch hold
-VIPs, and the daemon programs the VIP on it over P4Runtime (fabric.json's "p4" object). Traffic
-to the VIP is served without loss through the P4 HMux: the switch's per-service and per-bucket
-counters, read over P4Runtime, count every probe packet and the SMuxes none.
+switch (hlb-p4switch, `hlbemu.py start --p4-switches`) with the `hlb_cheetah` program (the HMux
+tables and the Cheetah decode), and the daemon programs its VIPs on it over P4Runtime
+(fabric.json's "p4" object). One OVS switch, agg-1-1, may hold VIPs too; it is drained (the
+operator's maintenance mode) except while a VIP migrates between it and the P4 switch. No other
+switch holds VIPs.
+
+- a VIP is served through the P4 HMux: its service counter, read over P4Runtime, counts every
+  probe packet and the SMuxes none;
+- the weight split: a WCMP VIP's 2,000 flows follow its DIP weights (its service counter counts
+  them all); the per-DIP bucket counters, which today add up every VIP's i-th bucket: xfail;
+- a Cheetah VIP (crc32c cookies) decoded on the P4 HMux keeps every connection while DIPs are
+  added and one is drained;
+- migration P4 HMux -> OVS HMux and back with traffic: a known gap (marked xfail, strict);
+- the P4 switch fails: its VIPs go to the SMuxes, connections survive.
 
 Its own emulation (module scope, before the suite's session emulation starts: see conftest).
 """
+import contextlib
+import ipaddress
 import json
 import os
 import subprocess
@@ -14,17 +26,38 @@ import sys
 
 import pytest
 
-from conftest import REPO, placement, start_daemon, stop, wait_for
+import cheetah_exp as cx
+from conftest import (REPO, SMUX_PIN_TIMEOUTS, applied_steps, between_migrations, placement, start_daemon, stop,
+                      wait_for, wait_quiet)
 import hlbemu
-from test_e2e import smux_vip_packets
+from test_e2e import client, smux_vip_packets
+from test_wcmp import CONNECTIONS, WEIGHTS, check_split, host_of
 
 sys.path.insert(0, os.path.join(REPO, "p4", "switch"))
 sys.path.insert(0, os.path.join(REPO, "p4", "model"))
 
 P4_HMUX = "agg-1-0"
-PROFILE = "hlb_hmux"
+OVS_HMUX = "agg-1-1"
+PROFILE = "hlb_cheetah"
 VIP = "10.100.1.1"
+WCMP_VIP = "10.100.1.2"
+COOKIE_VIP = "10.100.2.1"
+COOKIE_PORT = 80                  # hlb_probe's tcp and http port
 AGG = "10.100.0.0/16"
+WCMP_HOSTS = (2, 10, 5, 13)       # indexes of the topology's hosts; the first len(WEIGHTS)
+
+
+def vip_config(hosts):
+    """Three VIPs with disjoint pools (a bucket counter then names one VIP's DIP): VIP, 2 DIPs;
+    WCMP_VIP, the DIPs weighted WEIGHTS; COOKIE_VIP, cheetah with crc32c cookies, 4 DIPs (the
+    test adds hosts[7] and hosts[15])."""
+    any_port = {"proto": "any", "port": 0}
+    return {"vips": [
+        {"vip": VIP, "aggregate": AGG, "ports": [dict(any_port, dips=[{"ip": hosts[1]}, {"ip": hosts[9]}])]},
+        {"vip": WCMP_VIP, "aggregate": AGG, "ports": [dict(any_port, dips=[
+            {"ip": hosts[i], "weight": w} for i, w in zip(WCMP_HOSTS, WEIGHTS)])]},
+        dict(cx.vip_doc(COOKIE_VIP, COOKIE_PORT, [hosts[i] for i in (3, 11, 6, 14)], "cheetah", "hash"),
+             cookieHash="crc32c")]}
 
 
 @pytest.fixture(scope="module")
@@ -38,43 +71,106 @@ def p4emu(tmp_path_factory):
                     "--smux-tor=tor-0-0,tor-2-0", "--out=" + topo_file], check=True, capture_output=True)
     with open(topo_file) as f:
         topo = json.load(f)
-    for s in topo["switches"]:            # only the P4 switch may hold VIPs
-        if s["id"] != P4_HMUX:
+    for s in topo["switches"]:            # only the P4 switch and one OVS switch may hold VIPs
+        if s["id"] not in (P4_HMUX, OVS_HMUX):
             s.setdefault("tables", {})["tunnel"] = 0
     with open(topo_file, "w") as f:
         json.dump(topo, f)
     hosts = [h["ip"] for h in topo["hosts"]]
-    vips = {"vips": [{"vip": VIP, "aggregate": AGG,
-                      "ports": [{"proto": "any", "port": 0, "dips": [{"ip": hosts[1]}, {"ip": hosts[9]}]}]}]}
     vip_file = str(d / "vips.json")
     with open(vip_file, "w") as f:
-        json.dump(vips, f)
+        json.dump(vip_config(hosts), f)
     try:
         subprocess.run([hlbemu.PY, os.path.join(REPO, "topologies", "hlbemu.py"), "start", "--tag", tag,
-                        "--topology", topo_file, "--vips", vip_file,
+                        "--topology", topo_file, "--vips", vip_file, *SMUX_PIN_TIMEOUTS,
                         "--p4-switches", P4_HMUX, "--p4-profile", PROFILE], check=True, timeout=300)
         e = start_daemon(tag)
+        code, body = e.api("POST", "/switches/%s/drain" % OVS_HMUX)
+        assert code == 200 and body["drained"], body
+        e.topo = topo
+        e.hosts = hosts
         clients = sorted(h for h, v in e.fab["hosts"].items() if v["role"] == "client")
-        e.load = [e.probe(clients[0], "http", "--vip", VIP, "--rate", 8, "--duration", 300, "--timeout", 1)]
+        # traffic on every VIP: the controller places measured VIPs on HMuxes
+        e.load = [e.probe(clients[i], "http", "--vip", v, "--rate", 8, "--duration", 600, "--timeout", 1)
+                  for i, v in enumerate((VIP, WCMP_VIP, COOKIE_VIP))]
         e.clients = clients
         yield e
     finally:
         stop(tag, os.environ.get("HLB_IT_P4_LOGS", "/tmp/hlb-it-p4-logs"))
 
 
-def p4_counters(emu):
-    """(service counter, bucket counters) of the P4 HMux's services, read over P4Runtime."""
+@contextlib.contextmanager
+def p4rt(emu):
+    """A P4Runtime client of the P4 HMux (reads need no arbitration)."""
     from p4rt_client import P4RuntimeClient
     p4 = emu.fab["switches"][P4_HMUX]["p4"]
     c = P4RuntimeClient(p4["grpc"], profile=p4["profile"])
     try:
-        svc = c.read(c.b.counter_entry("HlbIngress.hmux.service_counter"))
-        bkt = c.read(c.b.counter_entry("HlbIngress.hmux_encap.bucket_counter"))
-        return (sum(e.counter_entry.data.packet_count for e in svc),
-                {e.counter_entry.index.index: e.counter_entry.data.packet_count for e in bkt
-                 if e.counter_entry.data.packet_count})
+        yield c
     finally:
         c.close()
+
+
+def service_packets(emu, vip):
+    """Packets the P4 HMux's service_counter counted for vip's services (the service ids its
+    entries in vip_whole, vip_service_any_port or vip_service name), read over P4Runtime."""
+    with p4rt(emu) as c:
+        services = set()
+        for table in ("HlbIngress.hmux.vip_whole", "HlbIngress.hmux.vip_service_any_port", "HlbIngress.hmux.vip_service"):
+            for e in c.read(c.b.table_entry(table)):
+                if ip(int.from_bytes(e.table_entry.match[0].exact.value, "big")) == vip:
+                    services.add(action_params(c.b, e.table_entry.action.action)["service_id"])
+        assert services, "no service entry for %s on the P4 HMux" % vip
+        return sum(c.read(c.b.counter_entry("HlbIngress.hmux.service_counter", i))[0].counter_entry.data.packet_count
+                   for i in services)
+
+
+def cheetah_events(emu):
+    """The P4 HMux's Cheetah event counter: {event (define.p4's CHEETAH_*): packets}."""
+    import hlb_p4info as info
+    names = {getattr(info, n): n for n in ("CHEETAH_DECODED", "CHEETAH_INVALID", "CHEETAH_FALLBACK", "CHEETAH_SYN")}
+    with p4rt(emu) as c:
+        ev = c.read(c.b.counter_entry("HlbIngress.cheetah.cheetah_events"))
+    return {names[e.counter_entry.index.index]: e.counter_entry.data.packet_count for e in ev
+            if e.counter_entry.index.index in names}
+
+
+def action_params(builder, action):
+    """{parameter name: int} of a P4Runtime Action message."""
+    import p4rt_build
+    info = next(a for a in builder.actions.values() if a.preamble.id == action.action_id)
+    names = {p.id: p.name for p in info.params}
+    return {names[p.param_id]: p4rt_build.to_int(p.value) for p in action.params}
+
+
+def ip(value):
+    return str(ipaddress.IPv4Address(value))
+
+
+def bucket_dips(emu):
+    """{bucket counter index: the DIPs whose dip_selector members (set_dip) count there}."""
+    from p4rt_client import p4runtime_pb2
+    with p4rt(emu) as c:
+        profile = c.b.profiles["HlbIngress.hmux.dip_selector"].preamble.id
+        members = c.read(p4runtime_pb2.ActionProfileMember(action_profile_id=profile))
+        params = [action_params(c.b, m.action_profile_member.action) for m in members]
+    out = {}
+    for p in params:
+        out.setdefault(p["bucket"], set()).add(ip(p["tunnel_dst"]))
+    return out
+
+
+def selector_dips(emu):
+    """The DIPs the P4 HMux's dip_selector members send new flows to."""
+    return set().union(*bucket_dips(emu).values())
+
+
+def all_servers(emu):
+    """{server id: DIP address} of the P4 HMux's all_servers table (the papers' AllServers)."""
+    with p4rt(emu) as c:
+        entries = [e.table_entry for e in c.read(c.b.table_entry("HlbIngress.cheetah.all_servers"))]
+        return {int.from_bytes(e.match[0].exact.value, "big"): ip(action_params(c.b, e.action.action)["dip"])
+                for e in entries}
 
 
 def test_vip_is_served_through_the_p4_hmux(p4emu):
@@ -83,19 +179,198 @@ def test_vip_is_served_through_the_p4_hmux(p4emu):
     assert at, "VIP %s not placed on the P4 switch %s: %s" % (VIP, P4_HMUX, e.cli("assignment"))
     code, sw = e.api("GET", "/switches")
     mine = [s for s in sw["switches"] if s["id"] == P4_HMUX][0]
-    assert mine["hash"]["selection"] == "crc32" and not mine["decodesCookies"], mine
-    svc0, b0 = p4_counters(e)
-    s0 = smux_vip_packets(e, VIP)
-    out, err = e.probe(e.clients[1], "udp", "--vip", VIP, "--rate", 200, "--flows", 16,
-                       "--duration", 3).communicate(timeout=120)
-    assert out.strip(), err
-    r = json.loads(out)
-    svc1, b1 = p4_counters(e)
+    assert mine["hash"]["selection"] == "crc32" and mine["decodesCookies"], mine
+
+    def measure():
+        assert wait_for(lambda: placement(e).get(VIP) == P4_HMUX, 120, 1), e.cli("assignment")
+        svc0, s0 = service_packets(e, VIP), smux_vip_packets(e, VIP)
+        out, err = e.probe(e.clients[1], "udp", "--vip", VIP, "--rate", 200, "--flows", 16,
+                           "--duration", 3).communicate(timeout=120)
+        assert out.strip(), err
+        return json.loads(out), service_packets(e, VIP) - svc0, smux_vip_packets(e, VIP) - s0
+    r, svc, smux_packets = between_migrations(e, measure)
     assert r["lost"] == 0, r
-    assert svc1 - svc0 >= r["sent"], "the P4 HMux's service counter counted %d of %d" % (svc1 - svc0, r["sent"])
-    moved = {b: n - b0.get(b, 0) for b, n in b1.items() if n - b0.get(b, 0) > 0}
-    assert len(moved) == 2, "both DIP buckets carry the 16 flows: %s" % moved
-    assert smux_vip_packets(e, VIP) == s0, "the SMuxes saw packets of a VIP on the P4 HMux"
+    assert svc >= r["sent"], "the P4 HMux's counter of the VIP's service counted %d of %d" % (svc, r["sent"])
+    assert {d for f in r["flows"] for d in f["dips"]} == {host_of(e, e.hosts[1]), host_of(e, e.hosts[9])}, \
+        "the 16 flows reach both DIPs: %s" % r["flows"]
+    assert smux_packets == 0, "the SMuxes saw %d packets of a VIP on the P4 HMux" % smux_packets
+
+
+class BucketsShared(AssertionError):
+    """Two VIPs' DIPs count in one bucket_counter index."""
+
+
+@pytest.mark.xfail(raises=BucketsShared, strict=True, reason=(
+    "known bug: the P4 renderer gives set_dip / accept_server the VIP's own bucket id (0, 1, ... "
+    "in every VIP: HmuxP4Plan, HmuxP4Reader reads it back as the bucket id), so bucket_counter[i] "
+    "adds up the i-th buckets of every VIP on the switch"))
+def test_each_dip_of_the_p4_hmux_counts_in_a_bucket_counter_of_its_own(p4emu):
+    """p4/README.md: bucket_counter counts per DIP. The three VIPs' pools are disjoint (9 DIPs):
+    each DIP must count in an index no other DIP's members name."""
+    e = p4emu
+    assert wait_for(lambda: all(placement(e).get(v) == P4_HMUX for v in (VIP, WCMP_VIP, COOKIE_VIP)), 120, 2), \
+        e.cli("assignment")
+    buckets = bucket_dips(e)
+    dips = {d for ds in buckets.values() for d in ds}
+    assert len(dips) >= 2 + len(WEIGHTS) + 4, "members of the three VIPs' DIPs: %s" % buckets
+    shared = {b: ds for b, ds in buckets.items() if len(ds) > 1}
+    if shared:
+        raise BucketsShared("bucket counter indexes counting several DIPs: %s" % shared)
+
+
+def udp_flows(emu, vip, n=CONNECTIONS, probes=4, per_flow=2, rate=125):
+    """n UDP flows (fixed source ports) from `probes` clients at once, per_flow datagrams each:
+    (datagrams sent, {DIP host: flows it answered})."""
+    per_probe = n // probes
+    procs = [emu.probe(client(emu, i), "udp", "--vip", vip, "--flows", per_probe, "--rate", rate,
+                       "--duration", per_probe * per_flow / rate) for i in range(probes)]
+    sent, served = 0, {}
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert out.strip(), err
+        r = json.loads(out)
+        assert r["lost"] == 0, "lost %d of %d: %s" % (r["lost"], r["sent"], r["outages"][:4])
+        sent += r["sent"]
+        for f in r["flows"]:
+            assert len(f["dips"]) == 1, f
+            served[f["dips"][0]] = served.get(f["dips"][0], 0) + 1
+    assert sum(served.values()) == per_probe * probes, served
+    return sent, served
+
+
+def test_flows_split_by_weight_on_the_p4_hmux(p4emu):
+    """WCMP on the P4 HMux: a DIP of weight w is w members of the VIP's dip_selector group
+    (p4/README.md). 2,000 UDP flows of 2 datagrams each, all counted by the VIP's service counter
+    on the switch and none by the SMuxes: each DIP's share of the flows it answered is within
+    BOUND of its weight's share (test_wcmp.py says why that bound). (The per-DIP bucket counters
+    cannot tell the VIPs on a switch apart: the xfail test above.)"""
+    e = p4emu
+    pool = {e.hosts[i]: w for i, w in zip(WCMP_HOSTS, WEIGHTS)}
+    weights = {host_of(e, ip): w for ip, w in pool.items()}
+
+    def measure():
+        assert wait_for(lambda: placement(e).get(WCMP_VIP) == P4_HMUX, 120, 1), e.cli("assignment")
+        svc0, s0 = service_packets(e, WCMP_VIP), smux_vip_packets(e, WCMP_VIP)
+        sent, served = udp_flows(e, WCMP_VIP)
+        return sent, served, service_packets(e, WCMP_VIP) - svc0, smux_vip_packets(e, WCMP_VIP) - s0
+    sent, served, svc, smux_packets = between_migrations(e, measure)
+    assert svc >= sent, "the P4 HMux's counter of the VIP's service counted %d of %d datagrams" % (svc, sent)
+    assert smux_packets == 0, "the SMuxes carried %d packets of a VIP on the P4 HMux" % smux_packets
+    check_split("P4 HMux %s, DIPs that answered (flows)" % WCMP_VIP, served, weights)
+
+
+def test_cheetah_vip_decoded_on_the_p4_hmux_keeps_every_connection_through_pool_changes(p4emu):
+    """A cheetah VIP with crc32c cookies sits on the P4 HMux (it decodes them; OVS cannot).
+    Long-lived connections open in three batches (pool of 4; 2 DIPs added; one of the first
+    drained, weight 0) while new connections keep arriving: none breaks or changes server, the
+    VIP never leaves the P4 switch, the switch decodes the cookies (its decoded counter grows,
+    its invalid one does not; all_servers maps the added DIPs' server ids and still the drained
+    DIP's) and the SMuxes see no packet of the VIP. The drained DIP gets no new connection."""
+    e = p4emu
+    cx.require_cookie_agents(e)
+    assert wait_for(lambda: placement(e).get(COOKIE_VIP) == P4_HMUX, 120, 2), e.cli("assignment")
+    added, drained = [e.hosts[7], e.hosts[15]], e.hosts[3]
+    phase_s, probes, t0 = 5, [], time.time()
+
+    def batch(n):
+        probes.append([e.probe(client(e, (2 * n + k) % len(e.clients)), "tcp", "--vip", COOKIE_VIP, "--port",
+                               COOKIE_PORT, "--conns", 6, "--interval", 0.2, "--duration", 120, "--timeout", 10)
+                       for k in range(2)])
+
+    wait_quiet(e)
+    ev0, s0 = cheetah_events(e), smux_vip_packets(e, COOKIE_VIP)
+    moves = cx.PlacementLog(e, [COOKIE_VIP])
+    short = e.probe(client(e, 7), "http", "--vip", COOKIE_VIP, "--port", COOKIE_PORT, "--rate", 4,
+                    "--duration", 120, "--timeout", 10)
+    try:
+        batch(0)
+        time.sleep(phase_s)
+        for dip in added:
+            cx.api_ok(e, "POST", "/vips/%s/dips" % COOKIE_VIP, {"ip": dip})
+        # each batch opens once the switch's dip_selector holds the change (a reconcile away)
+        assert wait_for(lambda: set(added) <= selector_dips(e), 30, 0.5), bucket_dips(e)
+        batch(1)
+        time.sleep(phase_s)
+        cx.set_weights(e, COOKIE_VIP, {drained: 0})
+        assert wait_for(lambda: drained not in selector_dips(e), 30, 0.5), bucket_dips(e)
+        batch(2)
+        time.sleep(phase_s)
+    finally:
+        results = [[e.finish(p, timeout=60)["conns"] for p in b] for b in probes]
+        s = e.finish(short, timeout=60)
+        placed = moves.finish()[COOKIE_VIP]
+        servers = all_servers(e)
+        ev1, s1 = cheetah_events(e), smux_vip_packets(e, COOKIE_VIP)
+    conns = [c for b in results for p in b for c in p]
+    counts = cx.classify(conns, t0)
+    decoded = ev1["CHEETAH_DECODED"] - ev0["CHEETAH_DECODED"]
+    print("cheetah on the P4 HMux: %s; short %d (failed %d); switch events %s; all_servers %s" % (
+        {k: v for k, v in counts.items() if k != "brokenConns"}, s["requests"], s["failed"],
+        {k: ev1[k] - ev0[k] for k in ev1}, servers))
+    assert counts["opened"] == 36 and counts["connectFailed"] == 0, counts
+    assert counts["broken"] == 0, counts["brokenConns"]
+    assert s["failed"] == 0, s
+    assert placed == {"hmuxToSmux": 0, "smuxToHmux": 0, "hmuxToHmux": 0} and placement(e)[COOKIE_VIP] == P4_HMUX, \
+        "the VIP left the P4 HMux: %s" % placed
+    assert s1 == s0, "the SMuxes saw %d packets of the cheetah VIP on the P4 HMux" % (s1 - s0)
+    assert decoded >= sum(c["ok"] for c in conns), "the switch decoded %d cookies for %d answered requests" % (
+        decoded, sum(c["ok"] for c in conns))
+    assert ev1["CHEETAH_INVALID"] == ev0["CHEETAH_INVALID"], (ev0, ev1)
+    assert set(added) | {drained} <= set(servers.values()), servers
+    later = {d for b in results[1:] for p in b for c in p for d in c["dips"]}
+    assert {host_of(e, ip) for ip in added} & later, "no connection reached an added DIP: %s" % later
+    last = {d for p in results[2] for c in p for d in c["dips"]}
+    assert host_of(e, drained) not in last, "a connection opened after the drain reached %s" % drained
+
+
+class ConnectionsMoved(AssertionError):
+    """A flow or connection lost datagrams, broke or changed DIP across the migration."""
+
+
+@pytest.mark.xfail(raises=ConnectionsMoved, strict=True, reason=(
+    "known gap: the controller moves a VIP between HMuxes whose hash contracts differ (OVS's hash, "
+    "the P4 crc32) like between equal ones (the new HMux's first, then the old one's withdrawal), "
+    "so each flow lands on the DIP the new hash picks; no hold on the SMuxes until no pinned "
+    "connection would diverge (integration-tests/README.md)"))
+def test_sticky_migration_between_the_p4_hmux_and_an_ovs_hmux_loses_nothing(p4emu):
+    """Duet §3.5 between two kinds of HMux: the VIP moves from the P4 switch to the OVS switch
+    (the P4 switch drained, the OVS one not), then back. A paced UDP stream and long-lived TCP
+    connections run throughout: no datagram lost, no connection broken, every flow and
+    connection keeps its one DIP. The moves must happen (a plain failure otherwise); what they
+    do to the connections is the known gap this test is marked with (ConnectionsMoved)."""
+    e = p4emu
+    assert wait_for(lambda: placement(e).get(VIP) == P4_HMUX, 60, 1), e.cli("assignment")
+    wait_quiet(e)
+    seen = {r["id"] for r in e.api("GET", "/migrations")[1]["recent"]}
+    udp = e.probe(e.clients[4], "udp", "--vip", VIP, "--rate", 300, "--flows", 16, "--duration", 300)
+    tcp = e.probe(e.clients[5], "tcp", "--vip", VIP, "--conns", 4, "--interval", 0.02, "--duration", 300,
+                  "--timeout", 60)
+    time.sleep(2)
+    try:
+        assert e.api("DELETE", "/switches/%s/drain" % OVS_HMUX)[0] == 200
+        assert e.api("POST", "/switches/%s/drain" % P4_HMUX)[0] == 200
+        there = wait_for(lambda: placement(e).get(VIP) == OVS_HMUX, 120, 0.5)
+        time.sleep(2)
+        assert e.api("DELETE", "/switches/%s/drain" % P4_HMUX)[0] == 200
+        assert e.api("POST", "/switches/%s/drain" % OVS_HMUX)[0] == 200
+        back = wait_for(lambda: placement(e).get(VIP) == P4_HMUX, 120, 0.5)
+        time.sleep(2)
+    finally:
+        u = e.finish(udp)
+        t = e.finish(tcp)
+        e.api("DELETE", "/switches/%s/drain" % P4_HMUX)
+        e.api("POST", "/switches/%s/drain" % OVS_HMUX)
+    steps = applied_steps(e, seen, VIP)
+    moved = [f["dips"] for f in u["flows"] if len(f["dips"]) > 1] + [c["dips"] for c in t["conns"] if len(c["dips"]) > 1]
+    print("migration %s %s -> %s -> %s: %s; %d of %d datagrams lost; %d TCP connections broken; flows and "
+          "connections that changed DIP: %s" % (VIP, P4_HMUX, OVS_HMUX, P4_HMUX, steps, u["lost"], u["sent"],
+                                                 t["broken"], moved))
+    assert there and back, "VIP %s did not move to %s and back: %s" % (VIP, OVS_HMUX, steps)
+    for a, b in ((P4_HMUX, OVS_HMUX), (OVS_HMUX, P4_HMUX)):
+        assert ("withdraw-from-hmux", a) in steps and ("announce-on-hmux", b) in steps, steps
+    if u["lost"] or t["broken"] or moved:
+        raise ConnectionsMoved("lost %d of %d datagrams (outages %s), %d connections broken, changed DIP: %s" % (
+            u["lost"], u["sent"], u["outages"][:4], t["broken"], moved))
 
 
 def test_p4_hmux_failure_smuxes_serve_and_connections_survive(p4emu):

@@ -26,6 +26,11 @@ import org.hybridlb.solver.model.Wcmp;
  * </ul>
  * A change of the pool's gcd re-scales every DIP's units (weights 2:4 going to 2:3 make 1:2 into
  * 2:3 units): more buckets change then than the edited DIP's.
+ * <p>
+ * A cheetah VIP's pool changes in place whole, DIPs added and drained too, on its HMux as on the
+ * SMuxes: its connections are kept by their cookies, which every mux it can be on decodes (a
+ * switch that cannot stays no HMux of it, {@link HashContracts}), not by the buckets; the hosts
+ * encode with their new server ids before the pool changes ({@link HostCookies} runs first).
  */
 final class PoolChanges {
     private PoolChanges() {
@@ -36,14 +41,19 @@ final class PoolChanges {
      * aggregate): the services {@code want} keeps, each with the DIPs {@code want} keeps on the same
      * tunnel endpoint. On an HMux ({@code onHmux}) a DIP keeps the fewer of its installed and wanted
      * units, and a DIP being drained keeps its units; on the SMuxes alone every kept DIP takes its
-     * wanted units.
+     * wanted units. A cheetah VIP's kept services take their wanted pools whole.
      */
     static Vip inPlace(Vip installed, Vip want, boolean onHmux) {
+        boolean whole = want.cheetah();
         Map<String, VipPort> wanted = byService(want);
         List<VipPort> ports = new ArrayList<>();
         for (VipPort p : installed.ports) {
             VipPort w = wanted.get(VipConfigs.key(p));
             if (w == null) {
+                continue;
+            }
+            if (whole) {
+                ports.add(w);
                 continue;
             }
             Map<String, Dip> there = byIp(w);

@@ -174,7 +174,8 @@ final class Reconciler {
      * failure and removal, and WCMP units removed (§3.5.1, §3.5.2): bucket ids are stable, so only
      * their connections move. A VIP no HMux holds also takes its added units and drained DIPs here
      * (the SMuxes pin its connections); it is held first, so that it reaches an HMux only once no
-     * pinned connection would move. (Adding a DIP goes through the planner: off the HMux, add, back.)
+     * pinned connection would move. (Adding a DIP goes through the planner: off the HMux, add, back;
+     * a cheetah VIP, whose cookies keep its connections, takes its whole pool here.)
      */
     private void changePoolsInPlace() {
         ControllerState state = keeper.state();

@@ -15,6 +15,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.cheetah.CookieRegistry;
 import org.hybridlb.app.core.hmux.CookieDecode;
@@ -556,6 +557,36 @@ class CheetahControllerTest {
         c.requestReconcile("test: the agent is back");
         c.awaitIdle(20_000);
         assertEquals(1, dip(entry("10.100.0.2"), host(4)).path("weight").asInt(), "it joins once its agent answered");
+    }
+
+    @Test
+    void aCheetahVipOnADecodingHmuxTakesAddedAndDrainedDipsThereWithoutLeavingIt() {
+        // the P4 HMux decodes the VIP's cookies: its connections are kept by them, not by the
+        // SMuxes' pinning, so a pool change is written on the switch, not taken through the SMuxes
+        everySwitchDecodesCookies(Cookie.HashMode.CRC32C);
+        Controller c = start();
+        traffic("10.100.0.3");
+        c.createVip(vipJson("10.100.0.3", ",\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\"", 0, 1));
+        c.awaitIdle(20_000);
+        String hmux = c.assignment().installed.get("10.100.0.3");
+        assertNotEquals(Assignment.SMUX, hmux);
+        fabric.takeLog();
+        c.addDip("10.100.0.3", "{\"ip\":\"" + host(4) + "\"}");
+        c.awaitIdle(20_000);
+        c.replaceVip("10.100.0.3", vipJson("10.100.0.3", ",\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\"", 0, 1, 4)
+                .replace("{\"ip\":\"" + host(0) + "\"}", "{\"ip\":\"" + host(0) + "\",\"weight\":0}"));
+        c.awaitIdle(20_000);
+        List<String> log = fabric.takeLog();
+        assertEquals(-1, ControllerTest.indexOf(log, "remove " + hmux + " 10.100.0.3"), "the VIP left its HMux: " + log);
+        assertEquals(hmux, c.assignment().installed.get("10.100.0.3"));
+        Map<String, Integer> units = new TreeMap<>();
+        fabric.switches.get(hmux).get("10.100.0.3").ports.get(0).dips.forEach(b -> units.put(b.ip, b.weight));
+        assertEquals(Map.of(host(1), 1, host(4), 1, host(0), 0),
+                Map.of(host(1), units.get(host(1)), host(4), units.get(host(4)), host(0), units.getOrDefault(host(0), 0)),
+                "the HMux's pool, added to and drained there: " + units);
+        CookieDecode held = fabric.cookiesOn.get(hmux).get(new ServiceMatch("10.100.0.3", "tcp", 80));
+        assertEquals(Set.of(serverId(host(0)), serverId(host(1)), serverId(host(4))), held.servers.keySet(),
+                "the HMux decodes the added DIP's id and still the drained one's");
     }
 
     @Test

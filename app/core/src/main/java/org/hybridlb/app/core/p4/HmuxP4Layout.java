@@ -54,6 +54,16 @@ public final class HmuxP4Layout {
                 ? Set.of(Cookie.HashMode.CRC32C) : Set.of();
     }
 
+    /**
+     * Whether {@code tableId} is {@code vip_servers} or {@code all_servers}: the server ids a switch
+     * accepts in cookies. Their entries go in with the members, before the groups: once a group
+     * lists a new server's member, a SYN may reach it and the client's next segment carries its
+     * cookie, which must decode (else dropped as invalid); they go after the groups.
+     */
+    public static boolean isCookieServerTable(int tableId) {
+        return tableId == CHEETAH_VIP_SERVERS_ID || tableId == CHEETAH_ALL_SERVERS_ID;
+    }
+
     /** Whether {@code tableId} is one of the three service tables. */
     public static boolean isServiceTable(int tableId) {
         return tableId == HMUX_VIP_SERVICE_ID || tableId == HMUX_VIP_SERVICE_ANY_PORT_ID

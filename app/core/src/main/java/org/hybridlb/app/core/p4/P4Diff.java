@@ -7,11 +7,12 @@ import java.util.List;
  * The updates that turn one {@link P4State} into another, in batches a device may apply each
  * whole and in any order within (P4Runtime 1.3 §12.2 lets a server reorder a batch, so an entity
  * and what it refers to never share one): make before break. First inserts and modifications by
- * rank (members, then the groups listing them, then the entries that point at groups, then the
- * entries that lead to those), then deletions in the reverse order. Batches with nothing are left out.
+ * rank (members and the cookie servers a switch accepts, then the groups listing the members, then
+ * the entries that point at groups, then the entries that lead to those), then deletions in the
+ * reverse order. Batches with nothing are left out.
  */
 public final class P4Diff {
-    /** Entity ranks: member 0, group 1, entry 2 (a table other entries lead to) and 3. */
+    /** Entity ranks: member and cookie server entry 0, group 1, entry 2 (a table other entries lead to) and 3. */
     static final int RANKS = 4;
 
     private P4Diff() {

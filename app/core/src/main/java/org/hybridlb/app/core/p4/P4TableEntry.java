@@ -80,6 +80,9 @@ public final class P4TableEntry implements P4Entity {
 
     @Override
     public int dependencyRank() {
+        if (HmuxP4Layout.isCookieServerTable(tableId)) {
+            return 0; // refers to nothing; accepted before a group sends connections to the server
+        }
         return HmuxP4Layout.leadsTo(this) ? 2 : 3;
     }
 

@@ -189,6 +189,34 @@ class HmuxP4PlanTest {
     }
 
     @Test
+    void aDipJoiningACookieServiceIsAcceptedBeforeTheGroupSendsItConnections() {
+        // server 9 (10.1.0.6) joins SHOP's pool: once the group lists its member, a SYN may reach it
+        // and the client's next segment carries its cookie, which the switch must already accept
+        P4State device = write(fabric(), CHEETAH_CAP.holdable(cookieIntent()));
+        HmuxP4Snapshot now = reader.read(device);
+        SwitchIntent next = cookieIntent().toBuilder()
+                .entry(SHOP, List.of(new DipBucket(0, null, "10.1.0.1", 2), new DipBucket(1, null, "10.1.0.4", 1),
+                        new DipBucket(5, null, "10.1.0.6", 1)))
+                .cookies(SHOP, new CookieDecode(Cookie.HashMode.CRC32C, KEY, Map.of(3, server("10.1.0.1", 0),
+                        5, server("10.1.0.4", 1), 7, server("10.1.0.5", 4), 9, server("10.1.0.6", 5))))
+                .build();
+        List<List<P4Update>> batches = P4Diff.batches(now.ours, plan.plan(CHEETAH_CAP.holdable(next), now));
+        int group = -1;
+        for (int i = 0; i < batches.size() && group < 0; i++) {
+            if (batches.get(i).stream().anyMatch(u -> u.entity instanceof P4Group && u.type == P4Update.Type.MODIFY)) {
+                group = i;
+            }
+        }
+        assertTrue(group >= 0, "the pool's group is modified: " + batches);
+        int accepted = batchOf(batches, CHEETAH_VIP_SERVERS_ID);
+        int known = batchOf(batches, CHEETAH_ALL_SERVERS_ID);
+        assertTrue(accepted >= 0 && accepted < group && known >= 0 && known < group,
+                "vip_servers (batch " + accepted + ") and all_servers (" + known + ") before the group (" + group + "): "
+                        + batches);
+        assertEquals(CHEETAH_CAP.holdable(next), reader.read(apply(device, batches)).reading.intent);
+    }
+
+    @Test
     void aCookieServiceHeldHalfIsInconsistentAndRewritten() {
         P4State device = write(fabric(), CHEETAH_CAP.holdable(cookieIntent()));
         P4TableEntry all7 = HmuxP4Layout.allServersEntry(7, "10.1.0.5", 0);
