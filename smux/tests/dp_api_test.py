@@ -788,6 +788,7 @@ class TableState(unittest.TestCase):
             "--", "--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0",
             "--idle-sleep-us", "500", "--table-state", state]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: p.poll() is not None or (p.kill(), p.wait()))   # a failed check stops it too
         ready = json.loads(p.stdout.readline())
         global PORT
         PORT = ready["mgmtPort"]
@@ -832,6 +833,7 @@ class TableState(unittest.TestCase):
             for f in (state, state + ".tmp"):
                 if os.path.exists(f):
                     os.remove(f)
+            tl.cleanup_prefix(self.prefix)
 
 
 def in_namespace_main():
