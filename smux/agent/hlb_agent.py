@@ -380,7 +380,10 @@ class DecapBackend:
                 closed = config = None
             if config is not None and self.cookies:
                 self.cookies.loader_said(config)
-                log("info" if not config.get("refused") else "error", "cookie maps reloaded", **config)
+                if config.get("refused"):
+                    log("error", "cookie file refused by the loader: its maps keep the previous keys", **config)
+                else:
+                    log("info", "cookie maps reloaded", **config)
             elif closed is not None:
                 if self.on_closed:
                     self.on_closed(closed)
