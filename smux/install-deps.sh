@@ -9,8 +9,9 @@ if ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
     apt-get update -q -o DPkg::Lock::Timeout=300
 fi
 
-# AGENT/OVS: Open vSwitch userspace (agreement test), FRR, XDP toolchain + libbpf, cmocka, tools.
-"${APT_INSTALL[@]}" openvswitch-switch openvswitch-common frr clang llvm libbpf-dev libcmocka-dev gcc libc6-dev linux-libc-dev iproute2 ethtool python3 python3-pip
+# AGENT/OVS: Open vSwitch userspace (agreement test), FRR, XDP toolchain + libbpf, cmocka, tools
+# (iperf3: agent/bench.sh's cookie VIP against a plain one).
+"${APT_INSTALL[@]}" openvswitch-switch openvswitch-common frr clang llvm libbpf-dev libcmocka-dev gcc libc6-dev linux-libc-dev iproute2 ethtool python3 python3-pip iperf3
 
 # AGENT/OVS: Python test deps and the host agent's runtime dependency (PyPI).
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check \

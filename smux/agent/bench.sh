@@ -4,6 +4,8 @@
 #   - Cheetah cookie: host egress encode cost per packet (BPF_PROG_TEST_RUN, median)
 #   - end-to-end decap rate into the local stack, XDP vs user-space fallback,
 #     through a veth pair between two namespaces, in one run (ratio printed)
+#   - iperf3 through a cookie VIP against the same VIP without cookies, through a real
+#     hlb-smux (needs smux/build/hlb-smux: smux/README.md, Build)
 set -euo pipefail
 AGENT="$(cd "$(dirname "$0")" && pwd)"
 SMUX="$(dirname "$AGENT")"
@@ -19,3 +21,5 @@ echo "== agent bench: Cheetah cookie host egress encode (target <= 100 ns/packet
     "$SMUX/../p4/vectors/cookie_vectors.csv" --bench "${HLB_AGENT_BENCH_RUNS:-100000}"
 echo "== agent bench: end-to-end decap rate (veth, ${HLB_AGENT_BENCH_SECONDS:-3} s per case)"
 python3 "$SMUX/tests/agent_bench_decap.py" "${HLB_AGENT_BENCH_SECONDS:-3}"
+echo "== agent bench: iperf3, cookie VIP vs the same VIP without cookies (target: within 2%)"
+python3 "$SMUX/tests/agent_iperf_bench.py" --rounds "${HLB_AGENT_BENCH_IPERF_ROUNDS:-7}"
