@@ -8,7 +8,7 @@ switch holds VIPs.
 - a VIP is served through the P4 HMux: its service counter, read over P4Runtime, counts every
   probe packet and the SMuxes none;
 - the weight split: a WCMP VIP's 2,000 flows follow its DIP weights (its service counter counts
-  them all); the per-DIP bucket counters, which today add up every VIP's i-th bucket: xfail;
+  them all); each DIP of the three VIPs counts in a bucket counter of its own;
 - a Cheetah VIP (crc32c cookies) decoded on the P4 HMux keeps every connection while DIPs are
   added and one is drained;
 - migration P4 HMux -> OVS HMux and back with traffic: a known gap (marked xfail, strict);
@@ -196,17 +196,10 @@ def test_vip_is_served_through_the_p4_hmux(p4emu):
     assert smux_packets == 0, "the SMuxes saw %d packets of a VIP on the P4 HMux" % smux_packets
 
 
-class BucketsShared(AssertionError):
-    """Two VIPs' DIPs count in one bucket_counter index."""
-
-
-@pytest.mark.xfail(raises=BucketsShared, strict=True, reason=(
-    "known bug: the P4 renderer gives set_dip / accept_server the VIP's own bucket id (0, 1, ... "
-    "in every VIP: HmuxP4Plan, HmuxP4Reader reads it back as the bucket id), so bucket_counter[i] "
-    "adds up the i-th buckets of every VIP on the switch"))
 def test_each_dip_of_the_p4_hmux_counts_in_a_bucket_counter_of_its_own(p4emu):
-    """p4/README.md: bucket_counter counts per DIP. The three VIPs' pools are disjoint (9 DIPs):
-    each DIP must count in an index no other DIP's members name."""
+    """p4/README.md: bucket_counter counts per DIP, at an index the controller gives each bucket on
+    the switch (the VIPs' own bucket ids are 0, 1, ... in every VIP). The three VIPs' pools are
+    disjoint (9 DIPs): each DIP must count in an index no other DIP's members name."""
     e = p4emu
     assert wait_for(lambda: all(placement(e).get(v) == P4_HMUX for v in (VIP, WCMP_VIP, COOKIE_VIP)), 120, 2), \
         e.cli("assignment")
@@ -214,8 +207,7 @@ def test_each_dip_of_the_p4_hmux_counts_in_a_bucket_counter_of_its_own(p4emu):
     dips = {d for ds in buckets.values() for d in ds}
     assert len(dips) >= 2 + len(WEIGHTS) + 4, "members of the three VIPs' DIPs: %s" % buckets
     shared = {b: ds for b, ds in buckets.items() if len(ds) > 1}
-    if shared:
-        raise BucketsShared("bucket counter indexes counting several DIPs: %s" % shared)
+    assert not shared, "bucket counter indexes counting several DIPs: %s" % shared
 
 
 def udp_flows(emu, vip, n=CONNECTIONS, probes=4, per_flow=2, rate=125):
@@ -242,8 +234,7 @@ def test_flows_split_by_weight_on_the_p4_hmux(p4emu):
     """WCMP on the P4 HMux: a DIP of weight w is w members of the VIP's dip_selector group
     (p4/README.md). 2,000 UDP flows of 2 datagrams each, all counted by the VIP's service counter
     on the switch and none by the SMuxes: each DIP's share of the flows it answered is within
-    BOUND of its weight's share (test_wcmp.py says why that bound). (The per-DIP bucket counters
-    cannot tell the VIPs on a switch apart: the xfail test above.)"""
+    BOUND of its weight's share (test_wcmp.py says why that bound)."""
     e = p4emu
     pool = {e.hosts[i]: w for i, w in zip(WCMP_HOSTS, WEIGHTS)}
     weights = {host_of(e, ip): w for ip, w in pool.items()}
