@@ -311,6 +311,19 @@ public class P4HmuxSouthboundTest {
         }
         // bucket: the switch's counter index of each DIP (TCP80's come first), not the VIP's bucket id
         assertEquals(List.of("10.0.1.2#0", "10.0.1.3#1", "10.0.1.3#1", "10.0.2.2#2"), members);
+        // every DIP of the device's three services counts in an index no other names (UDP_ANY's
+        // 10.0.1.2 and WHOLE2's 10.0.2.2 are bucket 0 of their services, as TCP80's 10.0.1.2 is)
+        Map<String, Integer> counters = new LinkedHashMap<>();
+        for (Group x : onos.groups.getGroups(NetTestTools.did("p4tor1"), FakeOnos.APP)) {
+            if (((PiGroupKey) x.appCookie()).actionProfileId().equals(PiActionProfileId.of(HMUX_DIP_SELECTOR))) {
+                for (GroupBucket b : x.buckets().buckets()) {
+                    PiAction a = (PiAction) ((PiInstruction) b.treatment().allInstructions().get(0)).action();
+                    Integer other = counters.put(param(a, HMUX_SET_DIP_BUCKET), x.id().id());
+                    assertTrue(counters.toString(), other == null || other.equals(x.id().id()));
+                }
+            }
+        }
+        assertEquals(counters.toString(), 5, counters.size());
 
         // the routes on the other ToR: routing_v4 VIP/32 -> set_next_id(next id towards p4tor1)
         List<FlowEntry> routes = in("p4tor2", ROUTING_ROUTING_V4).stream().filter(e -> e.appId() == FakeOnos.APP.id()
