@@ -8,7 +8,8 @@ switch holds VIPs.
 - a VIP is served through the P4 HMux: its service counter, read over P4Runtime, counts every
   probe packet and the SMuxes none;
 - the weight split: a WCMP VIP's 2,000 flows follow its DIP weights (its service counter counts
-  them all); the per-DIP bucket counters, which today add up every VIP's i-th bucket: xfail;
+  them all, each DIP's bucket counter at least the datagrams it answered);
+- each DIP of the three VIPs counts in a bucket counter of its own;
 - a Cheetah VIP (crc32c cookies) decoded on the P4 HMux keeps every connection while DIPs are
   added and one is drained;
 - migration P4 HMux -> OVS HMux and back with traffic: a known gap (marked xfail, strict);
@@ -111,18 +112,45 @@ def p4rt(emu):
         c.close()
 
 
+def service_ids(c, vip):
+    """The service ids of vip's entries in vip_whole, vip_service_any_port or vip_service."""
+    services = set()
+    for table in ("HlbIngress.hmux.vip_whole", "HlbIngress.hmux.vip_service_any_port", "HlbIngress.hmux.vip_service"):
+        for e in c.read(c.b.table_entry(table)):
+            if ip(int.from_bytes(e.table_entry.match[0].exact.value, "big")) == vip:
+                services.add(action_params(c.b, e.table_entry.action.action)["service_id"])
+    assert services, "no service entry for %s on the P4 HMux" % vip
+    return services
+
+
 def service_packets(emu, vip):
-    """Packets the P4 HMux's service_counter counted for vip's services (the service ids its
-    entries in vip_whole, vip_service_any_port or vip_service name), read over P4Runtime."""
+    """Packets the P4 HMux's service_counter counted for vip's services, read over P4Runtime."""
     with p4rt(emu) as c:
-        services = set()
-        for table in ("HlbIngress.hmux.vip_whole", "HlbIngress.hmux.vip_service_any_port", "HlbIngress.hmux.vip_service"):
-            for e in c.read(c.b.table_entry(table)):
-                if ip(int.from_bytes(e.table_entry.match[0].exact.value, "big")) == vip:
-                    services.add(action_params(c.b, e.table_entry.action.action)["service_id"])
-        assert services, "no service entry for %s on the P4 HMux" % vip
         return sum(c.read(c.b.counter_entry("HlbIngress.hmux.service_counter", i))[0].counter_entry.data.packet_count
-                   for i in services)
+                   for i in service_ids(c, vip))
+
+
+def dip_packets(emu, vip):
+    """{DIP host: packets bucket_counter counted at the indexes its set_dip members in vip's groups
+    name (one per bucket: a DIP of u WCMP units is u buckets)}, read over P4Runtime (dip_select:
+    service id -> group -> members)."""
+    from p4rt_client import p4runtime_pb2
+    with p4rt(emu) as c:
+        services = service_ids(c, vip)
+        groups = {e.table_entry.action.action_profile_group_id
+                  for e in c.read(c.b.table_entry("HlbIngress.hmux.dip_select"))
+                  if int.from_bytes(e.table_entry.match[0].exact.value, "big") in services}
+        profile = c.b.profiles["HlbIngress.hmux.dip_selector"].preamble.id
+        member_ids = {m.member_id for g in c.read(p4runtime_pb2.ActionProfileGroup(action_profile_id=profile))
+                      if g.action_profile_group.group_id in groups for m in g.action_profile_group.members}
+        indexes = {}
+        for m in c.read(p4runtime_pb2.ActionProfileMember(action_profile_id=profile)):
+            if m.action_profile_member.member_id in member_ids:
+                p = action_params(c.b, m.action_profile_member.action)
+                indexes.setdefault(host_of(emu, ip(p["tunnel_dst"])), set()).add(p["bucket"])
+        return {h: sum(c.read(c.b.counter_entry("HlbIngress.hmux_encap.bucket_counter", i))[0]
+                       .counter_entry.data.packet_count for i in ixs)
+                for h, ixs in indexes.items()}
 
 
 def cheetah_events(emu):
@@ -196,17 +224,10 @@ def test_vip_is_served_through_the_p4_hmux(p4emu):
     assert smux_packets == 0, "the SMuxes saw %d packets of a VIP on the P4 HMux" % smux_packets
 
 
-class BucketsShared(AssertionError):
-    """Two VIPs' DIPs count in one bucket_counter index."""
-
-
-@pytest.mark.xfail(raises=BucketsShared, strict=True, reason=(
-    "known bug: the P4 renderer gives set_dip / accept_server the VIP's own bucket id (0, 1, ... "
-    "in every VIP: HmuxP4Plan, HmuxP4Reader reads it back as the bucket id), so bucket_counter[i] "
-    "adds up the i-th buckets of every VIP on the switch"))
 def test_each_dip_of_the_p4_hmux_counts_in_a_bucket_counter_of_its_own(p4emu):
-    """p4/README.md: bucket_counter counts per DIP. The three VIPs' pools are disjoint (9 DIPs):
-    each DIP must count in an index no other DIP's members name."""
+    """p4/README.md: bucket_counter counts per DIP, at an index the controller gives each bucket on
+    the switch (the VIPs' own bucket ids are 0, 1, ... in every VIP). The three VIPs' pools are
+    disjoint (9 DIPs): each DIP must count in an index no other DIP's members name."""
     e = p4emu
     assert wait_for(lambda: all(placement(e).get(v) == P4_HMUX for v in (VIP, WCMP_VIP, COOKIE_VIP)), 120, 2), \
         e.cli("assignment")
@@ -214,8 +235,7 @@ def test_each_dip_of_the_p4_hmux_counts_in_a_bucket_counter_of_its_own(p4emu):
     dips = {d for ds in buckets.values() for d in ds}
     assert len(dips) >= 2 + len(WEIGHTS) + 4, "members of the three VIPs' DIPs: %s" % buckets
     shared = {b: ds for b, ds in buckets.items() if len(ds) > 1}
-    if shared:
-        raise BucketsShared("bucket counter indexes counting several DIPs: %s" % shared)
+    assert not shared, "bucket counter indexes counting several DIPs: %s" % shared
 
 
 def udp_flows(emu, vip, n=CONNECTIONS, probes=4, per_flow=2, rate=125):
@@ -242,8 +262,9 @@ def test_flows_split_by_weight_on_the_p4_hmux(p4emu):
     """WCMP on the P4 HMux: a DIP of weight w is w members of the VIP's dip_selector group
     (p4/README.md). 2,000 UDP flows of 2 datagrams each, all counted by the VIP's service counter
     on the switch and none by the SMuxes: each DIP's share of the flows it answered is within
-    BOUND of its weight's share (test_wcmp.py says why that bound). (The per-DIP bucket counters
-    cannot tell the VIPs on a switch apart: the xfail test above.)"""
+    BOUND of its weight's share (test_wcmp.py says why that bound). Each DIP's bucket counter
+    counts at least the datagrams of the flows it answered, and the DIPs' counters together no
+    more than the service counter (no other VIP's packets in them)."""
     e = p4emu
     pool = {e.hosts[i]: w for i, w in zip(WCMP_HOSTS, WEIGHTS)}
     weights = {host_of(e, ip): w for ip, w in pool.items()}
@@ -251,10 +272,20 @@ def test_flows_split_by_weight_on_the_p4_hmux(p4emu):
     def measure():
         assert wait_for(lambda: placement(e).get(WCMP_VIP) == P4_HMUX, 120, 1), e.cli("assignment")
         svc0, s0 = service_packets(e, WCMP_VIP), smux_vip_packets(e, WCMP_VIP)
+        d0 = dip_packets(e, WCMP_VIP)  # after svc0 and, below, before svc: their deltas nest
         sent, served = udp_flows(e, WCMP_VIP)
-        return sent, served, service_packets(e, WCMP_VIP) - svc0, smux_vip_packets(e, WCMP_VIP) - s0
-    sent, served, svc, smux_packets = between_migrations(e, measure)
+        d1 = dip_packets(e, WCMP_VIP)
+        dips = {h: d1[h] - d0.get(h, 0) for h in d1}
+        return sent, served, dips, service_packets(e, WCMP_VIP) - svc0, smux_vip_packets(e, WCMP_VIP) - s0
+    sent, served, dips, svc, smux_packets = between_migrations(e, measure)
     assert svc >= sent, "the P4 HMux's counter of the VIP's service counted %d of %d datagrams" % (svc, sent)
+    print("P4 HMux %s: service counter %d, bucket counters %s, flows answered %s" % (WCMP_VIP, svc, dips, served))
+    assert set(dips) == set(weights), "bucket counters of %s, DIPs %s" % (dips, weights)
+    for h, flows in served.items():
+        assert dips[h] >= 2 * flows, "%s answered %d flows of 2 datagrams, its bucket counter counted %d" % (
+            h, flows, dips[h])
+    assert sum(dips.values()) <= svc, "the DIPs' bucket counters counted %d, the service %d: %s" % (
+        sum(dips.values()), svc, dips)
     assert smux_packets == 0, "the SMuxes carried %d packets of a VIP on the P4 HMux" % smux_packets
     check_split("P4 HMux %s, DIPs that answered (flows)" % WCMP_VIP, served, weights)
 

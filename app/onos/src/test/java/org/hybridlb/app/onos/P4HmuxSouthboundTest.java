@@ -309,7 +309,21 @@ public class P4HmuxSouthboundTest {
             assertEquals(PiActionId.of(HMUX_SET_DIP), a.id());
             members.add(param(a, HMUX_SET_DIP_TUNNEL_DST) + "#" + param(a, HMUX_SET_DIP_BUCKET));
         }
-        assertEquals(List.of("10.0.1.2#0", "10.0.1.3#1", "10.0.1.3#1", "10.0.2.2#4"), members);
+        // bucket: the switch's counter index of each DIP (TCP80's come first), not the VIP's bucket id
+        assertEquals(List.of("10.0.1.2#0", "10.0.1.3#1", "10.0.1.3#1", "10.0.2.2#2"), members);
+        // every DIP of the device's three services counts in an index no other names (UDP_ANY's
+        // 10.0.1.2 and WHOLE2's 10.0.2.2 are bucket 0 of their services, as TCP80's 10.0.1.2 is)
+        Map<String, Integer> counters = new LinkedHashMap<>();
+        for (Group x : onos.groups.getGroups(NetTestTools.did("p4tor1"), FakeOnos.APP)) {
+            if (((PiGroupKey) x.appCookie()).actionProfileId().equals(PiActionProfileId.of(HMUX_DIP_SELECTOR))) {
+                for (GroupBucket b : x.buckets().buckets()) {
+                    PiAction a = (PiAction) ((PiInstruction) b.treatment().allInstructions().get(0)).action();
+                    Integer other = counters.put(param(a, HMUX_SET_DIP_BUCKET), x.id().id());
+                    assertTrue(counters.toString(), other == null || other.equals(x.id().id()));
+                }
+            }
+        }
+        assertEquals(counters.toString(), 5, counters.size());
 
         // the routes on the other ToR: routing_v4 VIP/32 -> set_next_id(next id towards p4tor1)
         List<FlowEntry> routes = in("p4tor2", ROUTING_ROUTING_V4).stream().filter(e -> e.appId() == FakeOnos.APP.id()
@@ -342,9 +356,10 @@ public class P4HmuxSouthboundTest {
         converge(want);
         SwitchReading r = southbound.read(List.of("p4tor1")).get("p4tor1");
         assertEquals(Set.of(TCP80, UDP_ANY, WHOLE2), r.intent.entries.keySet());
-        // bucket ids and endpoints kept, weights from the run lengths, DIPs not kept
+        // buckets by position (set_dip's bucket is the switch's counter index), endpoints kept, weights
+        // from the run lengths, DIPs not kept
         assertEquals(List.of(new DipBucket(0, null, "10.0.1.2", 1), new DipBucket(1, null, "10.0.1.3", 2),
-                new DipBucket(4, null, "10.0.2.2", 1)), r.intent.entries.get(TCP80));
+                new DipBucket(2, null, "10.0.2.2", 1)), r.intent.entries.get(TCP80));
         assertTrue(r.inconsistent.toString(), r.inconsistent.isEmpty());
         // the aggregate, routed through the fabric's hop towards the SMux
         assertFalse(r.toString(), r.unreachable.containsKey("smux-1"));
@@ -439,10 +454,10 @@ public class P4HmuxSouthboundTest {
     }
 
     @Test
-    public void aP4DeviceOffersTheCrc32ContractAndKeepsBucketIds() {
+    public void aP4DeviceOffersTheCrc32ContractAndKnowsBucketsByPosition() {
         assertEquals(HashContract.Selection.CRC32, southbound.capability("p4tor1").hash.selection);
         assertEquals(HashContract.Encap.IPIP, southbound.capability("p4tor1").hash.encap);
-        assertTrue(southbound.capability("p4tor1").keepsBucketIds);
+        assertFalse(southbound.capability("p4tor1").keepsBucketIds);
         assertFalse(southbound.capability("p4tor1").keepsDips);
         assertEquals(HashContract.Selection.OVS_DP_HASH, southbound.capability("spine1").hash.selection);
         // the Cheetah program decodes crc32c cookies, the HMux one none

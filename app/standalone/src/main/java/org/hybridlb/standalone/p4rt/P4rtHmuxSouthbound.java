@@ -137,7 +137,8 @@ public final class P4rtHmuxSouthbound implements HmuxProgrammer, AutoCloseable {
     @Override
     public SwitchCapability capability(String switchId) {
         Fabric.P4Switch s = sw(switchId);
-        return new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0, s.encap), true, false, false,
+        // buckets by position: set_dip's bucket is the switch's counter index (BucketCounters)
+        return new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0, s.encap), false, false, false,
                 HmuxP4Layout.cookieModes(s.profile));
     }
 

@@ -22,7 +22,11 @@ public final class CookieDecode {
     public final String key;
     public final SortedMap<Integer, Server> servers;
 
-    /** One accepted server id: where it is (the DIP host's tunnel endpoint) and its bucket. */
+    /**
+     * One accepted server id: where it is (the DIP host's tunnel endpoint) and the id of the bucket
+     * its packets count in; on a switch that keeps no bucket ids, its position, -1 for a server of no
+     * bucket (a drained DIP's: {@link SwitchCapability#holdable}).
+     */
     public static final class Server {
         public final String endpoint;
         public final int bucket;

@@ -48,8 +48,9 @@ public final class SwitchCapability {
 
     /**
      * {@code intent} as this switch can hold it: buckets renumbered by position where it keeps no
-     * ids, without DIPs where it keeps none, the fallback only where it fails over in the data path,
-     * cookies only of the modes it decodes.
+     * ids (a cookie server's bucket too, -1 when it has none among the service's buckets), without
+     * DIPs where it keeps none, the fallback only where it fails over in the data path, cookies only
+     * of the modes it decodes.
      */
     public SwitchIntent holdable(SwitchIntent intent) {
         boolean allCookies = intent.cookies.values().stream().allMatch(c -> decodes(c.mode));
@@ -70,8 +71,24 @@ public final class SwitchCapability {
             });
             b.entries.clear();
             b.entries.putAll(entries);
+            if (!keepsBucketIds) {
+                b.cookies.replaceAll((m, c) -> positional(c, intent.entries.getOrDefault(m, List.of())));
+            }
         }
         return b.build();
+    }
+
+    /** {@code c} with each server's bucket the position of its bucket in {@code buckets}, or -1. */
+    private static CookieDecode positional(CookieDecode c, List<DipBucket> buckets) {
+        Map<Integer, CookieDecode.Server> servers = new TreeMap<>();
+        c.servers.forEach((id, s) -> {
+            int position = -1;
+            for (int i = 0; i < buckets.size() && position < 0; i++) {
+                position = buckets.get(i).id == s.bucket ? i : -1;
+            }
+            servers.put(id, new CookieDecode.Server(s.endpoint, position));
+        });
+        return new CookieDecode(c.mode, c.key, servers);
     }
 
     @Override

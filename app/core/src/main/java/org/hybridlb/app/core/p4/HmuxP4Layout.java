@@ -20,12 +20,13 @@ import org.hybridlb.app.core.hmux.ServiceMatch;
  *     (VIP, protocol: port 0) or {@code vip_whole} (the whole VIP) running
  *     {@code set_service(service_id, encap)}; {@code dip_select} (service id) to the
  *     {@code dip_selector} group of the same id, whose members are weight-unit
- *     {@code set_dip(tunnel_dst, bucket)}. The pipeline tries the three tables in that order, so a
+ *     {@code set_dip(tunnel_dst, bucket)}, {@code bucket} the switch's {@code bucket_counter} index of
+ *     the DIP ({@link BucketCounters}), not the VIP's bucket id. The pipeline tries the three tables in that order, so a
  *     port beats a protocol beats the whole VIP without priorities (every table here is exact or LPM).</li>
  * <li>A service whose cookies the switch decodes (a Cheetah program): its entry runs
  *     {@code set_cookie_service(service_id, encap, affinity cheetah, cookie_key, owner_id 0)}; one
  *     {@code vip_servers} entry (service id, server id) to {@code accept_server(bucket)} per server
- *     it accepts, and one {@code all_servers} entry (server id) to {@code set_server(dip)} per server
+ *     it accepts (counted in its bucket's index, or one of its own for a server of no bucket), and one {@code all_servers} entry (server id) to {@code set_server(dip)} per server
  *     of any such service on the switch.</li>
  * <li>A VIP route: {@code routing_v4} {@code VIP/32} to {@code set_next_id} of the HMux switch.</li>
  * <li>An aggregate: {@code routing_v4} prefix to {@code set_next_id} of a controller next id;

@@ -28,6 +28,8 @@ import org.hybridlb.app.core.hmux.SwitchIntent;
  * <li>a service whose buckets changed gets new members (ids above every member on the switch, in
  *     pool order, so a selector orders them as the SMuxes do) and its group is modified to list them
  *     in one update; the old members go after (make before break, {@link P4Diff});</li>
+ * <li>each bucket counts in a {@code bucket_counter} index of its own on the switch, kept while
+ *     the bucket stays ({@link BucketCounters}); a cookie server counts in its bucket's;</li>
  * <li>a service whose cookies the switch decodes has its {@code vip_servers} entries, and every
  *     server of such services one {@code all_servers} entry (a server id is one host fabric-wide);</li>
  * <li>an aggregate keeps its next id; each SMux has one {@code ecmp_selector} member shared by every
@@ -69,6 +71,7 @@ public final class HmuxP4Plan {
         }
         Map<Long, P4Group> groups = current.ours.groups(HMUX_DIP_SELECTOR_ID);
         Map<Long, P4Member> members = current.ours.members(HMUX_DIP_SELECTOR_ID);
+        BucketCounters counters = new BucketCounters(current.ours);
         long entryCookie = HmuxLayout.cookie(config.cookieBase, HmuxLayout.Kind.ENTRY, 0);
         int units = 0;
         long freeId = 1;
@@ -88,9 +91,12 @@ public final class HmuxP4Plan {
             }
             CookieDecode cookies = target.cookies.get(e.getKey());
             want.add(HmuxP4Layout.serviceEntry(e.getKey(), sid.intValue(), config.encap, cookies, entryCookie));
+            Map<Integer, Integer> counted = counters.buckets(e.getKey(), sid, e.getValue());
             if (cookies != null) {
                 for (Map.Entry<Integer, CookieDecode.Server> s : cookies.servers.entrySet()) {
-                    want.add(HmuxP4Layout.vipServersEntry(sid.intValue(), s.getKey(), s.getValue().bucket, entryCookie));
+                    Integer index = counted.get(s.getValue().bucket);
+                    want.add(HmuxP4Layout.vipServersEntry(sid.intValue(), s.getKey(),
+                            index != null ? index : counters.server(e.getKey(), sid, s.getKey()), entryCookie));
                     String other = servers.putIfAbsent(s.getKey(), s.getValue().endpoint);
                     if (other != null && !other.equals(s.getValue().endpoint)) {
                         throw new IllegalArgumentException(e.getKey() + ": server id " + s.getKey() + " is "
@@ -103,7 +109,7 @@ public final class HmuxP4Plan {
             List<P4Action> layout = new ArrayList<>();
             for (DipBucket b : e.getValue()) {
                 for (int i = 0; i < b.weight; i++) {
-                    layout.add(HmuxP4Layout.dipAction(b.endpoint, b.id));
+                    layout.add(HmuxP4Layout.dipAction(b.endpoint, counted.get(b.id)));
                 }
             }
             units += layout.size();

@@ -26,9 +26,13 @@ import org.hybridlb.solver.model.Ipv4;
  * of both action profiles) back into the intent it stands for, without memory of its own: a service
  * by its table entry, its {@code dip_select} entry and group, its buckets from the runs of equal
  * weight-unit members, its cookies (a Cheetah program) from its {@code vip_servers} and their
- * {@code all_servers} entries; routes and aggregates by their cookie. Anything half-written (a service whose
- * group is missing, a bucket in two runs, another encapsulation, an aggregate member with a stale
- * hop) is inconsistent, with why; anything of the controller's that no item accounts for is foreign.
+ * {@code all_servers} entries; routes and aggregates by their cookie. A switch keeps no bucket ids:
+ * a bucket's id is its position in the group, its {@code bucket} parameter the switch's counter
+ * index ({@link BucketCounters}); a cookie server's bucket is the position of the run counting in
+ * its index, or -1 when none does. Anything half-written (a service whose group is missing, a
+ * counter index in two runs or two services, another encapsulation, an aggregate member with a
+ * stale hop) is inconsistent, with why; anything of the controller's that no item accounts for is
+ * foreign.
  */
 public final class HmuxP4Reader {
     private final HmuxP4Config config;
@@ -70,6 +74,7 @@ public final class HmuxP4Reader {
                 e.match(CHEETAH_ALL_SERVERS_SERVER_ID_ID).value.asLong(), e));
 
         Map<Long, ServiceMatch> byServiceId = new HashMap<>();
+        Map<Integer, ServiceMatch> counterOwners = new HashMap<>();
         for (P4TableEntry e : serviceEntries(device)) {
             ServiceMatch m = HmuxP4Layout.serviceOf(e);
             if (m == null) {
@@ -102,10 +107,14 @@ public final class HmuxP4Reader {
                     } else {
                         explained.add(g.key());
                         List<String> problem = new ArrayList<>(1);
-                        buckets = buckets(g, dipMembers, explained, problem);
+                        List<Integer> counters = new ArrayList<>();
+                        buckets = buckets(g, dipMembers, explained, problem, counters);
                         if (problem.isEmpty() && e.action.id == HMUX_SET_COOKIE_SERVICE_ID) {
                             cookies = cookies(e.action, vipServers.getOrDefault(sid, List.of()), allServers,
-                                    explained, problem);
+                                    explained, problem, counters);
+                        }
+                        if (problem.isEmpty()) {
+                            counterOwned(m, counters, counterOwners, problem);
                         }
                         why = problem.isEmpty() ? null : problem.get(0);
                     }
@@ -144,13 +153,25 @@ public final class HmuxP4Reader {
         return out;
     }
 
+    /** Claims service {@code m}'s counter indexes, the problem when another service counts in one. */
+    private static void counterOwned(ServiceMatch m, List<Integer> counters, Map<Integer, ServiceMatch> owners,
+                                     List<String> problem) {
+        for (int i : counters) {
+            ServiceMatch other = owners.putIfAbsent(i, m);
+            if (other != null && !other.equals(m)) {
+                problem.add("counts in bucket_counter index " + i + " with " + other);
+                return;
+            }
+        }
+    }
+
     /**
      * What a {@code set_cookie_service} entry decodes with: its key (crc32c, the programs' only mode)
      * and its {@code vip_servers} entries, each with the host of its {@code all_servers} entry; null
      * with the problem when the switch holds it otherwise than this layer writes it.
      */
     private static CookieDecode cookies(P4Action a, List<P4TableEntry> accepted, Map<Long, P4TableEntry> allServers,
-                                        Set<String> explained, List<String> problem) {
+                                        Set<String> explained, List<String> problem, List<Integer> counters) {
         try {
             long affinity = a.param(HMUX_SET_COOKIE_SERVICE_AFFINITY_ID).asLong();
             long owner = a.param(HMUX_SET_COOKIE_SERVICE_OWNER_ID_ID).asLong();
@@ -160,6 +181,7 @@ public final class HmuxP4Reader {
                 return null;
             }
             Map<Integer, CookieDecode.Server> servers = new TreeMap<>();
+            int runs = counters.size();
             for (P4TableEntry v : accepted) {
                 long id = v.match(CHEETAH_VIP_SERVERS_SERVER_ID_ID).value.asLong();
                 P4TableEntry host = allServers.get(id);
@@ -171,8 +193,16 @@ public final class HmuxP4Reader {
                 }
                 explained.add(v.key());
                 explained.add(host.key());
+                int index = BucketCounters.indexOf(v.action);
+                int bucket = counters.indexOf(index); // the run counting there, or an index of its own
+                if (bucket >= runs) {
+                    problem.add("server ids " + id + " and another count in bucket_counter index " + index);
+                    return null;
+                } else if (bucket < 0) {
+                    counters.add(index);
+                }
                 servers.put((int) id, new CookieDecode.Server(host.action.param(CHEETAH_SET_SERVER_DIP_ID).asIpv4(),
-                        (int) v.action.param(CHEETAH_ACCEPT_SERVER_BUCKET_ID).asLong()));
+                        bucket));
             }
             return new CookieDecode(Cookie.HashMode.CRC32C, HmuxP4Layout.cookieKeyOf(a), servers);
         } catch (RuntimeException unreadable) {
@@ -181,9 +211,12 @@ public final class HmuxP4Reader {
         }
     }
 
-    /** A group's buckets: each run of equal {@code set_dip} members is one bucket, its length the weight. */
+    /**
+     * A group's buckets: each run of equal {@code set_dip} members is one bucket, its length the
+     * weight, its position the id; {@code counters} gets each run's counter index, in order.
+     */
     private static List<DipBucket> buckets(P4Group g, Map<Long, P4Member> members, Set<String> explained,
-                                           List<String> problem) {
+                                           List<String> problem, List<Integer> counters) {
         List<DipBucket> out = new ArrayList<>();
         Set<Integer> seen = new HashSet<>();
         P4Action run = null;
@@ -200,18 +233,19 @@ public final class HmuxP4Reader {
                 continue;
             }
             if (run != null) {
-                out.add(bucket(run, weight));
+                out.add(bucket(out.size(), run, weight));
             }
             run = m.action;
             weight = 1;
-            if (!seen.add((int) run.param(HMUX_SET_DIP_BUCKET_ID).asLong())) {
-                problem.add("group " + g.groupId + ": bucket " + run.param(HMUX_SET_DIP_BUCKET_ID).asLong()
-                        + " is laid out in two runs");
+            if (!seen.add(BucketCounters.indexOf(run))) {
+                problem.add("group " + g.groupId + ": bucket_counter index " + BucketCounters.indexOf(run)
+                        + " counts two runs");
                 return null;
             }
+            counters.add(BucketCounters.indexOf(run));
         }
         if (run != null) {
-            out.add(bucket(run, weight));
+            out.add(bucket(out.size(), run, weight));
         }
         if (out.stream().anyMatch(b -> b == null)) {
             problem.add("group " + g.groupId + ": a bucket of more than 65535 members");
@@ -220,9 +254,8 @@ public final class HmuxP4Reader {
         return out;
     }
 
-    private static DipBucket bucket(P4Action a, int weight) {
-        return weight > 65535 ? null : new DipBucket((int) a.param(HMUX_SET_DIP_BUCKET_ID).asLong(), null,
-                a.param(HMUX_SET_DIP_TUNNEL_DST_ID).asIpv4(), weight);
+    private static DipBucket bucket(int position, P4Action a, int weight) {
+        return weight > 65535 ? null : new DipBucket(position, null, a.param(HMUX_SET_DIP_TUNNEL_DST_ID).asIpv4(), weight);
     }
 
     private void readRoutes(P4State device, P4State ours, Set<String> explained, Map<ItemKey, String> bad,

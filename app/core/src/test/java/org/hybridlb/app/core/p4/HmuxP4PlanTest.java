@@ -28,13 +28,14 @@ class HmuxP4PlanTest {
     static final long COOKIE_BASE = 0x4c420000L;
     static final HmuxP4Config CONFIG = new HmuxP4Config(HashContract.Encap.GRE, COOKIE_BASE,
             Map.of("tor-1", 1, "tor-2", 2, "agg-1", 3), Map.of("smux-a", "10.0.2.10", "smux-b", "10.0.3.10"));
+    /** A P4 HMux: buckets by position (set_dip's bucket is the switch's counter index), no DIPs. */
     static final SwitchCapability CAP = new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0,
-            HashContract.Encap.GRE), true, false, false, Set.of());
+            HashContract.Encap.GRE), false, false, false, Set.of());
     static final ServiceMatch WEB = new ServiceMatch("10.9.0.1", "tcp", 80);
     static final ServiceMatch DNS = new ServiceMatch("10.9.0.1", "udp", 0);
     static final ServiceMatch WHOLE = new ServiceMatch("10.9.0.2", ServiceMatch.ANY, 0);
     /** A Cheetah program's switch: it decodes crc32c cookies. */
-    static final SwitchCapability CHEETAH_CAP = new SwitchCapability(CAP.hash, true, false, false,
+    static final SwitchCapability CHEETAH_CAP = new SwitchCapability(CAP.hash, false, false, false,
             HmuxP4Layout.cookieModes(PROFILE_HLB_CHEETAH));
     static final String KEY = "000102030405060708090a0b0c0d0e0f";
     static final ServiceMatch SHOP = new ServiceMatch("10.9.0.3", "tcp", 443);
@@ -254,7 +255,8 @@ class HmuxP4PlanTest {
             P4Action a = device.members(HMUX_DIP_SELECTOR_ID).get(id).action;
             layout.add(a.param(HMUX_SET_DIP_TUNNEL_DST_ID).asIpv4() + "#" + a.param(HMUX_SET_DIP_BUCKET_ID).asLong());
         }
-        assertEquals(List.of("10.1.0.1#0", "10.1.0.1#0", "10.1.0.1#0", "10.1.0.2#2"), layout);
+        // bucket: the switch's counter index of each DIP (WEB's come first: 0, 1), not the VIP's bucket id
+        assertEquals(List.of("10.1.0.1#0", "10.1.0.1#0", "10.1.0.1#0", "10.1.0.2#1"), layout);
         P4TableEntry sel = (P4TableEntry) device.get(HmuxP4Layout.dipSelectEntry((int) sid, sid, 0).key());
         assertEquals(sid, sel.groupId);
     }

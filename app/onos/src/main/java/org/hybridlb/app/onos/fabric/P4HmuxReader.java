@@ -84,11 +84,12 @@ final class P4HmuxReader {
 
     /**
      * What a device running {@code profile} offers: CRC-32 selection over weight-unit members
-     * (p4/HASH-SPEC.md), IP-in-IP, bucket ids kept (the {@code bucket} of {@code set_dip}), DIPs not,
+     * (p4/HASH-SPEC.md), IP-in-IP, buckets by position (the {@code bucket} of {@code set_dip} is the
+     * switch's counter index, not the VIP's bucket id), DIPs not kept,
      * no data-path fallback; on a Cheetah program, crc32c cookie decoding.
      */
     static SwitchCapability capability(String profile) {
-        return new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0, HashContract.Encap.IPIP), true,
+        return new SwitchCapability(HashContract.of(HashContract.Selection.CRC32, 0, HashContract.Encap.IPIP), false,
                 false, false, HmuxP4Layout.cookieModes(profile));
     }
 
