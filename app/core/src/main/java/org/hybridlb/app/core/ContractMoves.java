@@ -31,9 +31,11 @@ import org.hybridlb.solver.model.Vip;
  * <li>{@link ContractMove#RELEASED}: the planner lets it go to that switch.</li>
  * </ol>
  * A VIP on the SMuxes moving to a switch whose contract differs from the one they follow for it
- * starts converging at once (they have pinned its connections all along). Between switches of the
- * same contract a move is direct, as ever. The contract the SMuxes follow for a VIP that left an
- * HMux, and the move, are persisted ({@code smuxContracts}), so a restart keeps both. Loop thread only.
+ * starts converging at once (they have pinned its connections all along), unless it left an HMux
+ * less than {@code contractPinTime} ago. Between switches of the same contract a move is direct, as
+ * ever, and so is a cheetah VIP's (its connections follow their cookies, which every mux it may
+ * live on decodes). The contract the SMuxes follow for a VIP that left an HMux, and the move, are
+ * persisted ({@code smuxContracts}), so a restart keeps both. Loop thread only.
  */
 final class ContractMoves {
     private static final Logger LOG = Logger.getLogger(ContractMoves.class.getName());
@@ -77,6 +79,10 @@ final class ContractMoves {
         for (Map.Entry<String, String> t : to.entrySet()) {
             String v = t.getKey();
             String want = t.getValue();
+            if (target.get(v).cheetah()) {
+                moves.remove(v); // its connections follow their cookies on any mux that decodes them
+                continue;
+            }
             String at = state.placement(v);
             VipEntry e = ids.entry(target.get(v));
             ContractMove m = moves.get(v);

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.hybridlb.app.core.cheetah.Cookie;
 import org.hybridlb.app.core.hmux.HashContract;
 import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.port.StateStore;
@@ -46,6 +47,8 @@ class ContractMovesTest {
     String p4;
     String ovs;
     String otherOvs;
+    /** Fields the VIP's JSON adds (its affinity). */
+    String vipExtra = "";
 
     @BeforeEach
     void pickSwitches() {
@@ -76,7 +79,8 @@ class ContractMovesTest {
         topo.switches.stream().filter(s -> !s.id.equals(at)).forEach(s -> c.setDrained(s.id, true));
         String tor = topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).findFirst().orElseThrow().id;
         fabric.traffic = new TrafficInterval(0, 0, 10, List.of(new VipTraffic(VIP, Map.of(tor, 2e8), null)));
-        c.createVip("{\"vip\":\"" + VIP + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\","
+        c.createVip("{\"vip\":\"" + VIP + "\",\"aggregate\":\"10.100.0.0/16\"" + vipExtra
+                + ",\"ports\":[{\"proto\":\"tcp\","
                 + "\"port\":80,\"dips\":[{\"ip\":\"" + topo.hosts.get(0).ip + "\"},{\"ip\":\"" + topo.hosts.get(1).ip
                 + "\"}]}]}");
         c.awaitIdle(20_000);
@@ -193,6 +197,20 @@ class ContractMovesTest {
         assertEquals(otherOvs, ControllerTest.placement(c, VIP), log.toString());
         assertEquals(Map.of(), c.assignment().heldOnSmuxes);
         assertEquals("ovs", smuxSelection());
+    }
+
+    @Test
+    void aCheetahVipMovesDirectlyItsConnectionsFollowTheirCookies() {
+        for (String sw : List.of(p4, ovs)) {
+            fabric.capabilities.put(sw, new SwitchCapability(fabric.capability(sw).hash, true, true, false,
+                    Set.of(Cookie.HashMode.CRC32C)));
+        }
+        vipExtra = ",\"affinity\":\"cheetah\",\"cookieHash\":\"crc32c\"";
+        Controller c = vipOn(PATIENT, p4);
+        fabric.diverging.put("smux-1", Map.of(VIP, 4L));
+        move(c, p4, ovs);
+        assertEquals(ovs, ControllerTest.placement(c, VIP), c.assignment().toString());
+        assertEquals(Map.of(), c.assignment().heldOnSmuxes);
     }
 
     @Test
