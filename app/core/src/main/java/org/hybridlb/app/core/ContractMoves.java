@@ -74,6 +74,7 @@ final class ContractMoves {
         ControllerState state = keeper.state();
         Map<String, ContractMove> moves = state.smuxContracts;
         moves.keySet().retainAll(target.keySet());
+        Map<String, ContractMove> leaving = new HashMap<>(moves); // moves planned before, their VIP still on its HMux
         moves.keySet().removeIf(v -> onHmux(state, v)); // an HMux's VIP: the SMuxes follow that HMux
         long now = System.currentTimeMillis();
         for (Map.Entry<String, String> t : to.entrySet()) {
@@ -101,8 +102,11 @@ final class ContractMoves {
             if (onHmux(state, v)) {
                 HashContract left = contracts.at(at, e);
                 if (!at.equals(want) && !left.equals(next)) {
-                    m = new ContractMove(left, at);
-                    start(v, m, want, ContractMove.PINNING, now);
+                    m = leaving.get(v);
+                    if (m == null || !at.equals(m.from) || !want.equals(m.toward) || !left.equals(m.contract())) {
+                        m = new ContractMove(left, at);
+                        start(v, m, want, ContractMove.PINNING, now);
+                    }
                     moves.put(v, m);
                     t.setValue(Assignment.SMUX);
                 }
@@ -140,8 +144,7 @@ final class ContractMoves {
         m.phase = phase;
         m.sinceMillis = now;
         m.convergingMillis = 0;
-        LOG.info("VIP " + v + ": moves to " + toward + ", whose hash contract differs from " + m.contract()
-                + (m.from == null ? "" : " (" + m.from + "'s)") + ": through the SMuxes, " + reason(m));
+        LOG.info("VIP " + v + " " + reason(m));
     }
 
     /**
@@ -250,11 +253,10 @@ final class ContractMoves {
         String left = m.from == null ? "as they did" : "as " + m.from + " did";
         return ContractMove.PINNING.equals(m.phase)
                 ? "moves to " + m.toward + ", whose hash contract differs: the SMuxes hash it " + left + " ("
-                        + m.contract() + ") for " + pinTime.toSeconds() + " s so that they pin its connections, then as "
-                        + m.toward + " until none of them would change DIP there"
-                : "moves to " + m.toward + ", whose hash contract differs: the SMuxes hash it as " + m.toward + " does ("
-                        + m.contract() + ") and keep its pinned connections on their DIPs until none would change DIP"
-                        + " there";
+                        + m.contract() + ") for " + pinTime.toMillis() / 1000.0 + " s so that they pin its connections,"
+                        + " then as " + m.toward + " until none of them would change DIP there"
+                : "moves to " + m.toward + ", whose hash contract differs: the SMuxes hash it as " + m.toward + " does"
+                        + " and keep its pinned connections on their DIPs until none would change DIP there";
     }
 
     private boolean onHmux(ControllerState state, String v) {
