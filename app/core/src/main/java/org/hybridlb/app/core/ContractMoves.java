@@ -77,6 +77,7 @@ final class ContractMoves {
         Map<String, ContractMove> leaving = new HashMap<>(moves); // moves planned before, their VIP still on its HMux
         moves.keySet().removeIf(v -> onHmux(state, v)); // an HMux's VIP: the SMuxes follow that HMux
         long now = System.currentTimeMillis();
+        HashContracts.Round contract = contracts.round();
         for (Map.Entry<String, String> t : to.entrySet()) {
             String v = t.getKey();
             String want = t.getValue();
@@ -85,11 +86,14 @@ final class ContractMoves {
                 continue;
             }
             String at = state.placement(v);
-            VipEntry e = ids.entry(target.get(v));
             ContractMove m = moves.get(v);
+            if (at.equals(want) && (m == null || m.toward == null)) {
+                continue; // stays where it is: nothing changes
+            }
+            VipEntry e = ids.entry(target.get(v));
             if (Assignment.SMUX.equals(want)) {
                 if (onHmux(state, v)) {
-                    moves.put(v, new ContractMove(contracts.at(at, e), at));
+                    moves.put(v, new ContractMove(contract.at(at, e), at));
                 } else if (m != null && m.toward != null) {
                     LOG.info("VIP " + v + ": no longer moves to " + m.toward + "; it stays on the SMuxes, which hash as "
                             + m.contract());
@@ -98,10 +102,10 @@ final class ContractMoves {
                 }
                 continue;
             }
-            HashContract next = contracts.at(want, e);
+            HashContract next = contract.at(want, e);
             if (onHmux(state, v)) {
-                HashContract left = contracts.at(at, e);
-                if (!at.equals(want) && !left.equals(next)) {
+                HashContract left = contract.at(at, e);
+                if (!left.equals(next)) {
                     m = leaving.get(v);
                     if (m == null || !at.equals(m.from) || !want.equals(m.toward) || !left.equals(m.contract())) {
                         m = new ContractMove(left, at);
@@ -112,7 +116,7 @@ final class ContractMoves {
                 }
                 continue;
             }
-            HashContract followed = contracts.at(Assignment.SMUX, e);
+            HashContract followed = contract.at(Assignment.SMUX, e);
             if (m == null || m.toward == null) {
                 if (followed.equals(next)) {
                     continue; // the SMuxes hash as it does already: straight there
@@ -159,6 +163,7 @@ final class ContractMoves {
         List<String> switching = new ArrayList<>();
         Map<String, ContractMove> before = new HashMap<>();
         DivergingConnections counted = null;
+        HashContracts.Round contract = null;
         for (Map.Entry<String, ContractMove> me : state.smuxContracts.entrySet()) {
             String v = me.getKey();
             ContractMove m = me.getValue();
@@ -179,7 +184,8 @@ final class ContractMoves {
                 }
                 m.phase = ContractMove.CONVERGING;
             }
-            HashContract next = contracts.at(m.toward, ids.entry(installed));
+            contract = contract != null ? contract : contracts.round();
+            HashContract next = contract.at(m.toward, ids.entry(installed));
             if (!next.equals(m.contract())) {
                 before.put(v, was);
                 m.follow(next);

@@ -92,10 +92,19 @@ final class HashContracts {
         return out;
     }
 
-    /** The contract the SMuxes would follow for {@code e} placed at {@code at} (a switch, or {@code smux}). */
-    HashContract at(String at, VipEntry e) {
-        Map<String, HashContract> bySwitch = new HashMap<>();
-        return followed(at, e, fabricContract(bySwitch), bySwitch);
+    /** Contracts looked up for one round: each switch's southbound is asked once. */
+    final class Round {
+        private final Map<String, HashContract> bySwitch = new HashMap<>();
+        private final HashContract fabric = fabricContract(bySwitch);
+
+        /** The contract the SMuxes would follow for {@code e} placed at {@code at} (a switch, or {@code smux}). */
+        HashContract at(String at, VipEntry e) {
+            return followed(at, e, fabric, bySwitch);
+        }
+    }
+
+    Round round() {
+        return new Round();
     }
 
     /**

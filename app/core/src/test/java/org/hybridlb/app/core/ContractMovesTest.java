@@ -177,6 +177,30 @@ class ContractMovesTest {
     }
 
     @Test
+    void aVipOnTheSmuxesGoesToASwitchOfAnotherContractOnlyOnceNoPinnedConnectionWouldMove() {
+        // a new VIP lives on the SMuxes first, hashed with the fabric's contract (Open vSwitch's)
+        fabric.diverging.put("smux-0", Map.of(VIP, 2L));
+        Controller c = start(PATIENT, store);
+        topo.switches.stream().filter(s -> !s.id.equals(p4)).forEach(s -> c.setDrained(s.id, true));
+        String tor = topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).findFirst().orElseThrow().id;
+        fabric.traffic = new TrafficInterval(0, 0, 10, List.of(new VipTraffic(VIP, Map.of(tor, 2e8), null)));
+        c.createVip("{\"vip\":\"" + VIP + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\","
+                + "\"port\":80,\"dips\":[{\"ip\":\"" + topo.hosts.get(0).ip + "\"}]}]}");
+        c.awaitIdle(20_000);
+        round(c);
+        round(c);
+        round(c);
+        assertEquals(Assignment.SMUX, ControllerTest.placement(c, VIP), c.assignment().toString());
+        AssignmentView.HeldVip held = c.assignment().heldOnSmuxes.get(VIP);
+        assertEquals(p4, held.toward, c.assignment().toString());
+        assertEquals(2L, held.divergingConnections, "no pinning: the SMuxes have pinned its connections all along");
+        assertEquals("crc32", smuxSelection());
+        fabric.diverging.clear();
+        round(c);
+        assertEquals(p4, ControllerTest.placement(c, VIP), c.assignment().toString());
+    }
+
+    @Test
     void theLongestHoldReleasesAMoveWhoseConnectionsStillDiverge() {
         Controller c = vipOn(PINNED.withPoolGrowthHoldMax(Duration.ZERO), p4);
         move(c, p4, ovs);
