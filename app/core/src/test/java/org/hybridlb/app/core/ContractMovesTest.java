@@ -73,17 +73,22 @@ class ContractMovesTest {
         return c;
     }
 
-    /** Every switch but {@code at} drained; the VIP, with traffic, lives on {@code at}. */
-    Controller vipOn(ControllerConfig config, String at) {
+    /** Every switch but {@code at} drained; the VIP created, with traffic: the planner wants it on {@code at}. */
+    Controller vipFor(ControllerConfig config, String at) {
         Controller c = start(config, store);
         topo.switches.stream().filter(s -> !s.id.equals(at)).forEach(s -> c.setDrained(s.id, true));
         String tor = topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).findFirst().orElseThrow().id;
         fabric.traffic = new TrafficInterval(0, 0, 10, List.of(new VipTraffic(VIP, Map.of(tor, 2e8), null)));
         c.createVip("{\"vip\":\"" + VIP + "\",\"aggregate\":\"10.100.0.0/16\"" + vipExtra
-                + ",\"ports\":[{\"proto\":\"tcp\","
-                + "\"port\":80,\"dips\":[{\"ip\":\"" + topo.hosts.get(0).ip + "\"},{\"ip\":\"" + topo.hosts.get(1).ip
-                + "\"}]}]}");
+                + ",\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"" + topo.hosts.get(0).ip
+                + "\"},{\"ip\":\"" + topo.hosts.get(1).ip + "\"}]}]}");
         c.awaitIdle(20_000);
+        return c;
+    }
+
+    /** {@link #vipFor}, and the VIP lives on {@code at}. */
+    Controller vipOn(ControllerConfig config, String at) {
+        Controller c = vipFor(config, at);
         // from the SMuxes (the fabric's Open vSwitch hash) to a crc32 switch: a move between contracts too
         for (int i = 0; i < 3 && !at.equals(ControllerTest.placement(c, VIP)); i++) {
             round(c);
@@ -180,13 +185,7 @@ class ContractMovesTest {
     void aVipOnTheSmuxesGoesToASwitchOfAnotherContractOnlyOnceNoPinnedConnectionWouldMove() {
         // a new VIP lives on the SMuxes first, hashed with the fabric's contract (Open vSwitch's)
         fabric.diverging.put("smux-0", Map.of(VIP, 2L));
-        Controller c = start(PATIENT, store);
-        topo.switches.stream().filter(s -> !s.id.equals(p4)).forEach(s -> c.setDrained(s.id, true));
-        String tor = topo.switches.stream().filter(s -> s.role == SwitchRole.TOR).findFirst().orElseThrow().id;
-        fabric.traffic = new TrafficInterval(0, 0, 10, List.of(new VipTraffic(VIP, Map.of(tor, 2e8), null)));
-        c.createVip("{\"vip\":\"" + VIP + "\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\","
-                + "\"port\":80,\"dips\":[{\"ip\":\"" + topo.hosts.get(0).ip + "\"}]}]}");
-        c.awaitIdle(20_000);
+        Controller c = vipFor(PATIENT, p4);
         round(c);
         round(c);
         round(c);
