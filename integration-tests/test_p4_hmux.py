@@ -12,7 +12,7 @@ switch holds VIPs.
 - each DIP of the three VIPs counts in a bucket counter of its own;
 - a Cheetah VIP (crc32c cookies) decoded on the P4 HMux keeps every connection while DIPs are
   added and one is drained;
-- migration P4 HMux -> OVS HMux and back with traffic: a known gap (marked xfail, strict);
+- migration P4 HMux -> OVS HMux and back with traffic, through the SMuxes (the hashes differ);
 - the P4 switch fails: its VIPs go to the SMuxes, connections survive.
 
 Its own emulation (module scope, before the suite's session emulation starts: see conftest).
@@ -358,50 +358,84 @@ class ConnectionsMoved(AssertionError):
     """A flow or connection lost datagrams, broke or changed DIP across the migration."""
 
 
-@pytest.mark.xfail(raises=ConnectionsMoved, strict=True, reason=(
-    "known gap: the controller moves a VIP between HMuxes whose hash contracts differ (OVS's hash, "
-    "the P4 crc32) like between equal ones (the new HMux's first, then the old one's withdrawal), "
-    "so each flow lands on the DIP the new hash picks; no hold on the SMuxes until no pinned "
-    "connection would diverge (integration-tests/README.md)"))
+def held(e):
+    """heldOnSmuxes of /assignment: {vip: {sinceMillis, divergingConnections, toward, reason}}."""
+    return e.api("GET", "/assignment")[1].get("heldOnSmuxes", {})
+
+
+def move_through_the_smuxes(e, src, dst, clients):
+    """Drains src (the VIP's HMux) and opens dst with traffic running, and follows the VIP through
+    the SMuxes: the probes started before the move run while it leaves src; once the SMuxes hash it
+    as dst (they count its diverging connections), a second pair of probes starts, and the first
+    one ends, which lets the VIP reach dst while the second runs. Returns what was seen."""
+    def probes(c_udp, c_tcp):
+        return [e.probe(c_udp, "udp", "--vip", VIP, "--rate", 300, "--flows", 16, "--duration", 300),
+                e.probe(c_tcp, "tcp", "--vip", VIP, "--conns", 4, "--interval", 0.02, "--duration", 300,
+                        "--timeout", 60)]
+    seen = {"before": probes(clients[0], clients[1]), "after": []}
+    out = {}
+    time.sleep(2)
+    try:
+        assert e.api("DELETE", "/switches/%s/drain" % dst)[0] == 200
+        assert e.api("POST", "/switches/%s/drain" % src)[0] == 200
+        out["left"] = wait_for(lambda: placement(e).get(VIP) == "smux", 60, 0.5)
+        # pinning (contractPinMs), then the SMuxes hash as dst and count what would change DIP there
+        out["held"] = wait_for(lambda: held(e).get(VIP, {}).get("divergingConnections") is not None
+                               and held(e)[VIP], 90, 0.5)
+        out["heldWhileOldRun"] = placement(e).get(VIP) == "smux"
+        seen["after"] = probes(clients[2], clients[3])
+        time.sleep(3)
+        out["heldWhileOldRun"] &= placement(e).get(VIP) == "smux"
+        out["old"] = [e.finish(p) for p in seen.pop("before")]
+        out["arrived"] = wait_for(lambda: placement(e).get(VIP) == dst, 120, 0.5)
+        time.sleep(2)
+        out["new"] = [e.finish(p) for p in seen.pop("after")]
+    finally:
+        for p in seen.get("before", []) + seen.get("after", []):
+            e.finish(p)
+    return out
+
+
 def test_sticky_migration_between_the_p4_hmux_and_an_ovs_hmux_loses_nothing(p4emu):
-    """Duet §3.5 between two kinds of HMux: the VIP moves from the P4 switch to the OVS switch
-    (the P4 switch drained, the OVS one not), then back. A paced UDP stream and long-lived TCP
-    connections run throughout: no datagram lost, no connection broken, every flow and
-    connection keeps its one DIP. The moves must happen (a plain failure otherwise); what they
-    do to the connections is the known gap this test is marked with (ConnectionsMoved)."""
+    """Duet §3.5 between two kinds of HMux, whose hashes differ (the P4 crc32, Open vSwitch's
+    select group): the VIP moves from the P4 switch to the OVS switch (the P4 switch drained, the
+    OVS one not), then back, through the SMuxes. They hash it as the switch it left until they have
+    pinned its connections, then as the switch it goes to, and it stays on them (heldOnSmuxes,
+    toward that switch) while connections that switch would send elsewhere live. Connections
+    opened before the move run until it is held; connections opened while the SMuxes hash as the
+    next switch run until after it arrives there: no datagram lost, no connection broken, every
+    flow and connection keeps its one DIP."""
     e = p4emu
     assert wait_for(lambda: placement(e).get(VIP) == P4_HMUX, 60, 1), e.cli("assignment")
     wait_quiet(e)
     seen = {r["id"] for r in e.api("GET", "/migrations")[1]["recent"]}
-    udp = e.probe(e.clients[4], "udp", "--vip", VIP, "--rate", 300, "--flows", 16, "--duration", 300)
-    tcp = e.probe(e.clients[5], "tcp", "--vip", VIP, "--conns", 4, "--interval", 0.02, "--duration", 300,
-                  "--timeout", 60)
-    time.sleep(2)
+    clients = [e.clients[i % len(e.clients)] for i in (4, 5, 6, 7)]
     try:
-        assert e.api("DELETE", "/switches/%s/drain" % OVS_HMUX)[0] == 200
-        assert e.api("POST", "/switches/%s/drain" % P4_HMUX)[0] == 200
-        there = wait_for(lambda: placement(e).get(VIP) == OVS_HMUX, 120, 0.5)
-        time.sleep(2)
-        assert e.api("DELETE", "/switches/%s/drain" % P4_HMUX)[0] == 200
-        assert e.api("POST", "/switches/%s/drain" % OVS_HMUX)[0] == 200
-        back = wait_for(lambda: placement(e).get(VIP) == P4_HMUX, 120, 0.5)
-        time.sleep(2)
+        there = move_through_the_smuxes(e, P4_HMUX, OVS_HMUX, clients)
+        back = move_through_the_smuxes(e, OVS_HMUX, P4_HMUX, clients)
     finally:
-        u = e.finish(udp)
-        t = e.finish(tcp)
         e.api("DELETE", "/switches/%s/drain" % P4_HMUX)
         e.api("POST", "/switches/%s/drain" % OVS_HMUX)
     steps = applied_steps(e, seen, VIP)
-    moved = [f["dips"] for f in u["flows"] if len(f["dips"]) > 1] + [c["dips"] for c in t["conns"] if len(c["dips"]) > 1]
-    print("migration %s %s -> %s -> %s: %s; %d of %d datagrams lost; %d TCP connections broken; flows and "
-          "connections that changed DIP: %s" % (VIP, P4_HMUX, OVS_HMUX, P4_HMUX, steps, u["lost"], u["sent"],
-                                                 t["broken"], moved))
-    assert there and back, "VIP %s did not move to %s and back: %s" % (VIP, OVS_HMUX, steps)
-    for a, b in ((P4_HMUX, OVS_HMUX), (OVS_HMUX, P4_HMUX)):
+    for (a, b), m in (((P4_HMUX, OVS_HMUX), there), ((OVS_HMUX, P4_HMUX), back)):
+        results = m.get("old", []) + m.get("new", [])
+        lost = sum(r.get("lost", 0) for r in results)
+        sent = sum(r.get("sent", 0) for r in results)
+        broken = sum(r.get("broken", 0) for r in results)
+        moved = [f["dips"] for r in results for f in r.get("flows", []) + r.get("conns", []) if len(f["dips"]) > 1]
+        print("migration %s %s -> smux -> %s: held %s; %d of %d datagrams lost; %d TCP connections broken; "
+              "flows and connections that changed DIP: %s" % (VIP, a, b, m.get("held"), lost, sent, broken, moved))
+        assert m["left"], "VIP %s did not leave %s: %s" % (VIP, a, e.cli("assignment"))
+        assert m["held"] and m["held"]["toward"] == b, "not held on the SMuxes toward %s: %s" % (b, held(e))
+        assert m["held"]["divergingConnections"] > 0, \
+            "the two hashes split none of the connections differently? %s" % m["held"]
+        assert m["heldWhileOldRun"], "VIP %s left the SMuxes while connections %s would move live" % (VIP, b)
+        assert m["arrived"], "VIP %s did not reach %s once those connections ended: %s" % (VIP, b, held(e))
         assert ("withdraw-from-hmux", a) in steps and ("announce-on-hmux", b) in steps, steps
-    if u["lost"] or t["broken"] or moved:
-        raise ConnectionsMoved("lost %d of %d datagrams (outages %s), %d connections broken, changed DIP: %s" % (
-            u["lost"], u["sent"], u["outages"][:4], t["broken"], moved))
+        if lost or broken or moved:
+            raise ConnectionsMoved("%s -> %s: lost %d of %d datagrams (outages %s), %d connections broken, changed "
+                                   "DIP: %s" % (a, b, lost, sent, [r.get("outages", [])[:4] for r in results],
+                                                broken, moved))
 
 
 def test_p4_hmux_failure_smuxes_serve_and_connections_survive(p4emu):

@@ -84,7 +84,8 @@ public final class Daemon implements AutoCloseable {
                 new HttpPrismFrontEnds(java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt));
         ControllerConfig cc = ControllerConfig.defaults().withInterval(config.reconcileInterval)
                 .withAlgorithm(config.algorithm).withSmuxEncap(config.smuxEncap)
-                .withPoolGrowthHoldMax(config.poolGrowthHoldMax).withRepairInterval(config.repairInterval);
+                .withPoolGrowthHoldMax(config.poolGrowthHoldMax).withRepairInterval(config.repairInterval)
+                .withContractPinTime(config.contractPin);
         this.controller = new Controller(cc, ports);
     }
 

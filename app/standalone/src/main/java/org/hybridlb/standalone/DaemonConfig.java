@@ -39,6 +39,8 @@ public final class DaemonConfig {
     public final Duration poolGrowthHoldMax;
     /** The periodic reconcile reads every switch back at most this often (events always do). */
     public final Duration repairInterval;
+    /** How long the SMuxes pin a VIP's connections hashing as the HMux it left for one of another hash contract. */
+    public final Duration contractPin;
     public final long commandTimeoutMillis;
     public final long httpTimeoutMillis;
     public final Access access;
@@ -85,6 +87,7 @@ public final class DaemonConfig {
         this.healthInterval = Duration.ofMillis(ms[4]);
         this.poolGrowthHoldMax = Duration.ofMillis(ms[5]);
         this.repairInterval = Duration.ofMillis(ms[6]);
+        this.contractPin = Duration.ofMillis(ms[7]);
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.httpTimeoutMillis = httpTimeoutMillis;
         this.access = access;
@@ -152,7 +155,7 @@ public final class DaemonConfig {
         }
         JsonNode iv = c.object(root, "intervals", "", false);
         c.onlyKnown(iv, "/intervals", Set.of("reconcileMs", "statsMs", "routesMs", "topologyMs", "healthMs",
-                "poolGrowthHoldMaxMs", "repairMs"));
+                "poolGrowthHoldMaxMs", "repairMs", "contractPinMs"));
         long day = 86_400_000L;
         long[] ms = {
             c.integer(iv, "reconcileMs", "/intervals", 10_000, 0, day),
@@ -162,6 +165,7 @@ public final class DaemonConfig {
             c.integer(iv, "healthMs", "/intervals", 500, 10, day),
             c.integer(iv, "poolGrowthHoldMaxMs", "/intervals", 600_000, 0, day),
             c.integer(iv, "repairMs", "/intervals", 30_000, 0, day),
+            c.integer(iv, "contractPinMs", "/intervals", 10_000, 0, day),
         };
         JsonNode to = c.object(root, "timeouts", "", false);
         c.onlyKnown(to, "/timeouts", Set.of("commandMs", "httpMs"));
@@ -270,7 +274,7 @@ public final class DaemonConfig {
         ch.throwIfAny();
         long[] ms = {c.reconcileInterval.toMillis(), c.statsInterval.toMillis(), c.routesInterval.toMillis(),
             c.topologyInterval.toMillis(), c.healthInterval.toMillis(), c.poolGrowthHoldMax.toMillis(),
-            c.repairInterval.toMillis()};
+            c.repairInterval.toMillis(), c.contractPin.toMillis()};
         return new DaemonConfig(c.file, c.fabric, c.vips, c.stateDir, a, c.algorithm, c.smuxEncap, ms,
                 c.commandTimeoutMillis, c.httpTimeoutMillis, c.access);
     }

@@ -30,8 +30,9 @@ import org.hybridlb.solver.routing.Fabric;
  * Where the VIPs should be and how to get there: the solver's algorithm (default sticky, Duet
  * §3.4.2) on the measured traffic, then its migration planner from the installed state (the SMux
  * as stepping stone, §3.4.2), and its independent plan checker, on the served part of the fabric
- * ({@link FabricInputs#serving}). Failed, drained and held places are taken out here, and a VIP
- * whose pools the SMuxes could not hash as its HMux would stays on the SMuxes ({@link HashContracts});
+ * ({@link FabricInputs#serving}). Failed, drained and held places are taken out here, a VIP
+ * whose pools the SMuxes could not hash as its HMux would stays on the SMuxes ({@link HashContracts}),
+ * and one that moves to an HMux whose hash contract differs goes through them ({@link ContractMoves});
  * a target that cannot be planned keeps every placement and applies only the configuration changes.
  * Loop thread only.
  */
@@ -53,6 +54,7 @@ final class AssignmentPlanner {
     private final StateKeeper keeper;
     private final FabricInputs inputs;
     private final PoolGrowthHolds holds;
+    private final ContractMoves moves;
     private final HashContracts contracts;
     private final Status status;
     private Assignment last;
@@ -62,11 +64,12 @@ final class AssignmentPlanner {
     private Fabric fabric;
 
     AssignmentPlanner(ControllerConfig config, StateKeeper keeper, FabricInputs inputs, PoolGrowthHolds holds,
-                      HashContracts contracts, Status status) {
+                      ContractMoves moves, HashContracts contracts, Status status) {
         this.config = config;
         this.keeper = keeper;
         this.inputs = inputs;
         this.holds = holds;
+        this.moves = moves;
         this.contracts = contracts;
         this.status = status;
     }
@@ -124,6 +127,7 @@ final class AssignmentPlanner {
             boolean unmatchable = off != null && off.switches.contains(at);
             to.put(v, inputs.down.contains(at) || holds.isHeld(v) || unmatchable ? Assignment.SMUX : at);
         }
+        moves.route(to, target); // between hash contracts: through the SMuxes, held there
         last = new Assignment(next.algorithm, to, next.hmuxTrafficShare, next.mru, next.smuxCount,
                 next.utilisation, next.provisioning);
         Map<String, Double> bps = new HashMap<>();

@@ -69,15 +69,17 @@ public final class Controller implements EventSink, HybridlbApi, AutoCloseable {
         SmuxTablePublisher tables = new SmuxTablePublisher(ports.smux, contracts, keeper, ids, inputs, status);
         DeviceRepair repair = new DeviceRepair(switches, keeper, inputs, tables, status);
         PoolGrowthHolds holds = new PoolGrowthHolds(ports.smux, config.poolGrowthHoldMax, keeper, inputs);
-        AssignmentPlanner planner = new AssignmentPlanner(config, keeper, inputs, holds, contracts, status);
+        ContractMoves moves = new ContractMoves(contracts, keeper, ids, inputs, ports.smux, tables, status,
+                config.contractPinTime, config.poolGrowthHoldMax);
+        AssignmentPlanner planner = new AssignmentPlanner(config, keeper, inputs, holds, moves, contracts, status);
         WaveExecutor waves = new WaveExecutor(switches, keeper, tables);
         this.migrations = new MigrationRunner(keeper, waves, repair, this::target, loop::enqueue,
                 () -> loop.requestReconcile(new Reason(Cause.GROWN_POOL, "grown pool installed")), status);
-        this.reconciler = new Reconciler(config, keeper, inputs, health, repair, tables, holds, planner, migrations,
+        this.reconciler = new Reconciler(config, keeper, inputs, health, repair, tables, holds, moves, planner, migrations,
                 loop, status, new HostCookies(ports.cookies, ports.smux, keeper, status));
         this.desired = new DesiredConfig(keeper, validator, ports.topology, loop::reconcileSoon,
                 ports.pins.available());
-        this.views = new StatusViews(keeper, inputs, health, holds, planner, migrations, ports.hmux, status);
+        this.views = new StatusViews(keeper, inputs, health, holds, moves, planner, migrations, ports.hmux, status);
         this.pins = new PrismPins(ports.pins);
         this.prism = new PrismHandoff(ports.prism, pins, () -> loop.call(desired::vips),
                 () -> loop.call(health::unhealthyDips), java.time.Clock.systemUTC());

@@ -42,13 +42,21 @@ public final class ControllerConfig {
      */
     public final Duration discoveryGrace;
 
+    /**
+     * A VIP that leaves an HMux for one whose hash contract differs stays this long on the SMuxes
+     * hashing as the switch it left, so that they pin its live connections (each sends a packet
+     * within it) before they hash as its next switch ({@link ContractMoves}).
+     */
+    public final Duration contractPinTime;
+
     private ControllerConfig(Duration interval, String algorithm, SolverOptions solver, PlannerOptions planner,
                              String smuxEncap, Duration requestTimeout, Duration settle, Duration poolGrowthHoldMax,
-                             Duration repairInterval, Duration discoveryGrace) {
+                             Duration repairInterval, Duration discoveryGrace, Duration contractPinTime) {
         requireNotNegative("interval", interval);
         requireNotNegative("poolGrowthHoldMax", poolGrowthHoldMax);
         requireNotNegative("repairInterval", repairInterval);
         requireNotNegative("discoveryGrace", discoveryGrace);
+        requireNotNegative("contractPinTime", contractPinTime);
         if (!"gre".equals(smuxEncap) && !"ipip".equals(smuxEncap)) {
             throw new IllegalArgumentException("smuxEncap must be gre or ipip, got " + smuxEncap);
         }
@@ -62,6 +70,7 @@ public final class ControllerConfig {
         this.poolGrowthHoldMax = poolGrowthHoldMax;
         this.repairInterval = repairInterval;
         this.discoveryGrace = discoveryGrace;
+        this.contractPinTime = contractPinTime;
     }
 
     private static void requireNotNegative(String name, Duration d) {
@@ -73,51 +82,56 @@ public final class ControllerConfig {
     public static ControllerConfig defaults() {
         return new ControllerConfig(Duration.ofSeconds(10), "sticky", SolverOptions.defaults(),
                 PlannerOptions.defaults(), "gre", Duration.ofSeconds(30), Duration.ofMillis(100),
-                Duration.ofMinutes(10), Duration.ofSeconds(30), Duration.ofSeconds(30));
+                Duration.ofMinutes(10), Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofSeconds(10));
     }
 
     public ControllerConfig withInterval(Duration d) {
         return new ControllerConfig(d, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, repairInterval, discoveryGrace);
+                poolGrowthHoldMax, repairInterval, discoveryGrace, contractPinTime);
     }
 
     public ControllerConfig withAlgorithm(String a) {
         return new ControllerConfig(interval, a, solver, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, repairInterval, discoveryGrace);
+                poolGrowthHoldMax, repairInterval, discoveryGrace, contractPinTime);
     }
 
     public ControllerConfig withSolver(SolverOptions o) {
         return new ControllerConfig(interval, algorithm, o, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, repairInterval, discoveryGrace);
+                poolGrowthHoldMax, repairInterval, discoveryGrace, contractPinTime);
     }
 
     public ControllerConfig withPlanner(PlannerOptions o) {
         return new ControllerConfig(interval, algorithm, solver, o, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, repairInterval, discoveryGrace);
+                poolGrowthHoldMax, repairInterval, discoveryGrace, contractPinTime);
     }
 
     public ControllerConfig withSettle(Duration d) {
         return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, d,
-                poolGrowthHoldMax, repairInterval, discoveryGrace);
+                poolGrowthHoldMax, repairInterval, discoveryGrace, contractPinTime);
     }
 
     public ControllerConfig withSmuxEncap(String e) {
         return new ControllerConfig(interval, algorithm, solver, planner, e, requestTimeout, settle,
-                poolGrowthHoldMax, repairInterval, discoveryGrace);
+                poolGrowthHoldMax, repairInterval, discoveryGrace, contractPinTime);
     }
 
     public ControllerConfig withPoolGrowthHoldMax(Duration d) {
         return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle, d,
-                repairInterval, discoveryGrace);
+                repairInterval, discoveryGrace, contractPinTime);
     }
 
     public ControllerConfig withRepairInterval(Duration d) {
         return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, d, discoveryGrace);
+                poolGrowthHoldMax, d, discoveryGrace, contractPinTime);
     }
 
     public ControllerConfig withDiscoveryGrace(Duration d) {
         return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
-                poolGrowthHoldMax, repairInterval, d);
+                poolGrowthHoldMax, repairInterval, d, contractPinTime);
+    }
+
+    public ControllerConfig withContractPinTime(Duration d) {
+        return new ControllerConfig(interval, algorithm, solver, planner, smuxEncap, requestTimeout, settle,
+                poolGrowthHoldMax, repairInterval, discoveryGrace, d);
     }
 }

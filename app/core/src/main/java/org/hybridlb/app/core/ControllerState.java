@@ -34,6 +34,11 @@ public final class ControllerState {
      * send some of its pinned connections to another DIP (Duet §3.5.2).
      */
     public Map<String, Long> heldOnSmuxes = new LinkedHashMap<>();
+    /**
+     * VIP on the SMuxes -> the hash contract they follow for it since it left an HMux (that HMux's),
+     * and its move to an HMux whose contract differs, held on the SMuxes ({@link ContractMove}).
+     */
+    public Map<String, ContractMove> smuxContracts = new LinkedHashMap<>();
     /** Switches drained by the operator: their VIPs migrate away and none lands on them. */
     public java.util.SortedSet<String> drained = new java.util.TreeSet<>();
     /** Cheetah server ids and keys (secrets: the state file is its owner's only). */

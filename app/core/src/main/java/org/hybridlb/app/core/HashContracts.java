@@ -77,8 +77,9 @@ final class HashContracts {
 
     /**
      * The contract the SMuxes follow for each of {@code entries}: that of its HMux, or for a VIP
-     * on the SMuxes only, the fabric's (the one most switches that can be HMuxes offer); CRC32 with
-     * that encapsulation for a VIP whose pools the contract's selection cannot pick from.
+     * on the SMuxes, the one of the HMux it left or moves to ({@link ContractMoves}), else the
+     * fabric's (the one most switches that can be HMuxes offer); CRC32 with that encapsulation for a
+     * VIP whose pools the contract's selection cannot pick from.
      */
     Map<String, HashContract> forEntries(Collection<VipEntry> entries) {
         ControllerState state = keeper.state();
@@ -86,18 +87,46 @@ final class HashContracts {
         HashContract fabric = fabricContract(bySwitch);
         Map<String, HashContract> out = new LinkedHashMap<>();
         for (VipEntry e : entries) {
-            String at = state.placement(e.vip);
-            HashContract c = Assignment.SMUX.equals(at) || inputs.down.contains(at) ? fabric
-                    : bySwitch.computeIfAbsent(at, sw -> hmux.capability(sw).hash);
-            if (!c.agrees()) {
-                c = fabric;
-            }
-            if (c.refuses(pools(e)) != null) {
-                c = HashContract.of(HashContract.Selection.CRC32, 0, c.encap);
-            }
-            out.put(e.vip, c);
+            out.put(e.vip, followed(state.placement(e.vip), e, fabric, bySwitch));
         }
         return out;
+    }
+
+    /** Contracts looked up for one round: each switch's southbound is asked once. */
+    final class Round {
+        private final Map<String, HashContract> bySwitch = new HashMap<>();
+        private final HashContract fabric = fabricContract(bySwitch);
+
+        /** The contract the SMuxes would follow for {@code e} placed at {@code at} (a switch, or {@code smux}). */
+        HashContract at(String at, VipEntry e) {
+            return followed(at, e, fabric, bySwitch);
+        }
+    }
+
+    Round round() {
+        return new Round();
+    }
+
+    /**
+     * That of the HMux at {@code at}; on the SMuxes (or a down switch) the one they follow since it
+     * left an HMux ({@link ContractMove}), else the fabric's; CRC32 where its selection cannot pick
+     * from the pools.
+     */
+    private HashContract followed(String at, VipEntry e, HashContract fabric, Map<String, HashContract> bySwitch) {
+        HashContract c;
+        if (Assignment.SMUX.equals(at) || inputs.down.contains(at)) {
+            ContractMove m = keeper.state().smuxContracts.get(e.vip);
+            c = m != null ? m.contract() : fabric;
+        } else {
+            c = bySwitch.computeIfAbsent(at, sw -> hmux.capability(sw).hash);
+        }
+        if (!c.agrees()) {
+            c = fabric;
+        }
+        if (c.refuses(pools(e)) != null) {
+            c = HashContract.of(HashContract.Selection.CRC32, 0, c.encap);
+        }
+        return c;
     }
 
     /**

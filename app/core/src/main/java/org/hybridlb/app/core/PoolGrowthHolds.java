@@ -21,6 +21,10 @@ import org.hybridlb.solver.model.Vip;
 final class PoolGrowthHolds {
     private static final Logger LOG = Logger.getLogger(PoolGrowthHolds.class.getName());
 
+    /** Why a VIP whose pool grew is held ({@code GET /assignment}). */
+    static final String WHY = "its pool grew or drains a DIP: it stays on the SMuxes, which pin its connections, until"
+            + " none would change DIP on an HMux (Duet §3.5.2)";
+
     private final SmuxControl smux;
     private final Duration holdMax;
     private final StateKeeper keeper;
@@ -74,16 +78,7 @@ final class PoolGrowthHolds {
             diverging.clear();
             return;
         }
-        Map<String, Long> counted = new HashMap<>();
-        boolean complete = true;
-        for (String id : inputs.liveIds()) {
-            try {
-                smux.divergingConnections(id).forEach((v, n) -> counted.merge(v, n, Long::sum));
-            } catch (RuntimeException e) {
-                complete = false;
-                LOG.fine("diverging connections of SMux " + id + ": " + e.getMessage());
-            }
-        }
+        DivergingConnections counted = DivergingConnections.count(smux, inputs);
         long now = System.currentTimeMillis();
         for (Iterator<Map.Entry<String, Long>> it = held.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<String, Long> h = it.next();
@@ -92,15 +87,15 @@ final class PoolGrowthHolds {
             if (installed == null || !target.containsKey(v) || PoolChanges.needsSmuxes(installed, target.get(v))) {
                 continue; // the changed pool is not on the SMuxes yet
             }
-            long n = counted.getOrDefault(v, 0L);
-            diverging.put(v, complete ? n : -1);
-            if (complete && n == 0) {
+            long n = counted.of(v);
+            diverging.put(v, n);
+            if (n == 0) {
                 LOG.info("VIP " + v + ": no pinned connection would change DIP on an HMux; released after "
                         + (now - h.getValue()) / 1000 + " s on the SMuxes");
                 it.remove();
             } else if (now - h.getValue() >= holdMax.toMillis()) {
                 LOG.warning("VIP " + v + ": released after the longest hold (" + holdMax.toSeconds() + " s); "
-                        + (complete ? n + " pinned connections" : "connections not counted")
+                        + (n >= 0 ? n + " pinned connections" : "connections not counted")
                         + " may change DIP on an HMux");
                 it.remove();
             }
@@ -111,7 +106,7 @@ final class PoolGrowthHolds {
     /** {@code heldOnSmuxes} of {@code GET /assignment}. */
     Map<String, HeldVip> view() {
         Map<String, HeldVip> out = new LinkedHashMap<>();
-        keeper.state().heldOnSmuxes.forEach((v, since) -> out.put(v, new HeldVip(since, diverging.get(v))));
+        keeper.state().heldOnSmuxes.forEach((v, since) -> out.put(v, new HeldVip(since, diverging.get(v), null, WHY)));
         return out;
     }
 }

@@ -11,7 +11,8 @@ import org.hybridlb.solver.model.Wcmp;
 /**
  * One reconcile round and the events that cannot wait for one. A round: read the sources,
  * withdraw what sits on down switches, repair the devices (the periodic round only every
- * {@code repairInterval}), change pools in place (failed or deleted DIPs, WCMP units), release held VIPs,
+ * {@code repairInterval}), change pools in place (failed or deleted DIPs, WCMP units), release held VIPs
+ * and move those crossing hash contracts along ({@link ContractMoves}),
  * persist, then assign, plan and start the migration. Loop thread only.
  */
 final class Reconciler {
@@ -24,6 +25,7 @@ final class Reconciler {
     private final DeviceRepair repair;
     private final SmuxTablePublisher tables;
     private final PoolGrowthHolds holds;
+    private final ContractMoves moves;
     private final AssignmentPlanner planner;
     private final MigrationRunner migrations;
     private final ControllerLoop loop;
@@ -32,8 +34,9 @@ final class Reconciler {
     private long lastRepairNanos = System.nanoTime() - Long.MAX_VALUE / 2;
 
     Reconciler(ControllerConfig config, StateKeeper keeper, FabricInputs inputs, DipHealthView health,
-               DeviceRepair repair, SmuxTablePublisher tables, PoolGrowthHolds holds, AssignmentPlanner planner,
-               MigrationRunner migrations, ControllerLoop loop, Status status, HostCookies cookies) {
+               DeviceRepair repair, SmuxTablePublisher tables, PoolGrowthHolds holds, ContractMoves moves,
+               AssignmentPlanner planner, MigrationRunner migrations, ControllerLoop loop, Status status,
+               HostCookies cookies) {
         this.config = config;
         this.keeper = keeper;
         this.inputs = inputs;
@@ -41,6 +44,7 @@ final class Reconciler {
         this.repair = repair;
         this.tables = tables;
         this.holds = holds;
+        this.moves = moves;
         this.planner = planner;
         this.migrations = migrations;
         this.loop = loop;
@@ -87,6 +91,7 @@ final class Reconciler {
         repair.settleMultiHomed();
         changePoolsInPlace();
         holds.release(target());
+        moves.advance();
         cookies.allocate(inputs.liveSmuxIps()); // hosts that the in-place changes took out of every pool go into quarantine now
         if (persisted()) { // a migration starts only from a state that is on disk
             AssignmentPlanner.Planned p = planner.plan(target());

@@ -28,18 +28,20 @@ final class StatusViews {
     private final FabricInputs inputs;
     private final DipHealthView health;
     private final PoolGrowthHolds holds;
+    private final ContractMoves moves;
     private final AssignmentPlanner planner;
     private final MigrationRunner migrations;
     private final HmuxProgrammer hmux;
     private final Status status;
 
     StatusViews(StateKeeper keeper, FabricInputs inputs, DipHealthView health, PoolGrowthHolds holds,
-                AssignmentPlanner planner, MigrationRunner migrations, HmuxProgrammer hmux, Status status) {
+                ContractMoves moves, AssignmentPlanner planner, MigrationRunner migrations, HmuxProgrammer hmux, Status status) {
         this.hmux = hmux;
         this.keeper = keeper;
         this.inputs = inputs;
         this.health = health;
         this.holds = holds;
+        this.moves = moves;
         this.planner = planner;
         this.migrations = migrations;
         this.status = status;
@@ -52,11 +54,18 @@ final class StatusViews {
         return out;
     }
 
+    /** VIPs held on the SMuxes: grown pools, then moves between hash contracts. */
+    private Map<String, AssignmentView.HeldVip> held() {
+        Map<String, AssignmentView.HeldVip> out = holds.view();
+        out.putAll(moves.view());
+        return out;
+    }
+
     AssignmentView assignment() {
         Assignment a = planner.last();
         return new AssignmentView(installed(), a == null ? null : a.algorithm, a == null ? null : a.assignment,
                 a == null ? null : a.mru, a == null ? null : a.hmuxTrafficShare, a == null ? null : a.smuxCount,
-                a == null ? null : a.utilisation, holds.view(), new ArrayList<>(inputs.down),
+                a == null ? null : a.utilisation, held(), new ArrayList<>(inputs.down),
                 new LinkedHashMap<>(inputs.cutOff()), new TreeMap<>(inputs.unfitForHmux()), planner.hashUnmatched(),
                 new ArrayList<>(keeper.state().drained), health.unhealthyDips(), health.view(),
                 migrations.migrating(), status.lastError);
@@ -140,7 +149,7 @@ final class StatusViews {
         StateSample s = new StateSample();
         state.installedVips.keySet().forEach(v -> s.vipsByPlacement.merge(state.placement(v), 1, Integer::sum));
         s.vipsConfigured = state.desired.size();
-        s.vipsHeldOnSmuxes = state.heldOnSmuxes.size();
+        s.vipsHeldOnSmuxes = state.heldOnSmuxes.size() + moves.count();
         s.migrating = migrations.migrating();
         StatsView split = stats();
         s.hmuxBytesPerSecond = split.hmuxBytesPerSecond;

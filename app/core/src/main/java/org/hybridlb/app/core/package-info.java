@@ -8,7 +8,8 @@
  *     holds, the deltas between;</li>
  * <li>{@link DeviceRepair}, {@link SmuxTablePublisher}: devices back to the installed state;
  *     {@link HashContracts}: how the SMuxes hash each VIP to agree with its HMux;</li>
- * <li>{@link DipHealthView}, {@link PoolGrowthHolds}: which DIPs are out, which VIPs stay on the SMuxes;</li>
+ * <li>{@link DipHealthView}, {@link PoolGrowthHolds}, {@link ContractMoves}: which DIPs are out, which VIPs
+ *     stay on the SMuxes (a grown pool; a move between HMuxes whose hash contracts differ);</li>
  * <li>{@link AssignmentPlanner}, {@link MigrationRunner}, {@link WaveExecutor}: where VIPs go, and
  *     the waves that take them there (verified, rolled back on failure);</li>
  * <li>{@link StateKeeper}, {@link BucketIds}: the persisted state and the stable bucket ids;</li>

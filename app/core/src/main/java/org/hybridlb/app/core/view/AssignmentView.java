@@ -81,22 +81,33 @@ public final class AssignmentView {
         this.lastError = lastError;
     }
 
-    /** A VIP kept on the SMuxes while its pool grew (Duet §3.5.2). */
-    @JsonPropertyOrder({"sinceMillis", "divergingConnections"})
+    /**
+     * A VIP kept on the SMuxes until no connection they pin would change DIP on an HMux: its pool
+     * grew (Duet §3.5.2), or it moves to an HMux whose hash contract differs from its last one's.
+     */
+    @JsonPropertyOrder({"sinceMillis", "divergingConnections", "toward", "reason"})
     public static final class HeldVip {
         /** Epoch milliseconds since it is held. */
         public final long sinceMillis;
         /**
          * Pinned connections an HMux would send to another DIP, summed over the live SMuxes at the
-         * last count; -1 when an SMux could not be asked; absent before the grown pool is installed.
+         * last count; -1 when an SMux could not be asked; absent before the grown pool is installed
+         * (before the SMuxes hash as the switch it moves to).
          */
         public final Long divergingConnections;
+        /** The HMux it moves to (a change of hash contract); absent for a grown pool. */
+        public final String toward;
+        public final String reason;
 
         @JsonCreator
         public HeldVip(@JsonProperty("sinceMillis") long sinceMillis,
-                       @JsonProperty("divergingConnections") Long divergingConnections) {
+                       @JsonProperty("divergingConnections") Long divergingConnections,
+                       @JsonProperty("toward") String toward,
+                       @JsonProperty("reason") String reason) {
             this.sinceMillis = sinceMillis;
             this.divergingConnections = divergingConnections;
+            this.toward = toward;
+            this.reason = reason;
         }
     }
 
