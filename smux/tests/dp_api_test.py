@@ -7,7 +7,7 @@ Covers: --table-state (a restarted SMux forwards with the last accepted table; a
 file is not used); GET /health, /table, /metrics (also through prometheus_client's parser), /stats (JSON, the same counters); PUT valid, invalid (400 naming the field),
 malformed and stale (409) tables with the old table still forwarding; whole-table
 swaps under traffic with no loss; connection pinning across a DIP addition through
-the API; an idle SMux not spinning its core.  Every test runs twice: against an SMux
+the API; flow pins (POST/DELETE/GET /pins) on real frames; an idle SMux not spinning its core.  Every test runs twice: against an SMux
 with one worker, and with two (lcores 0 and 1, af_packet's fanout giving each a
 queue); the packet-in/packet-out fixture also with two workers on single-queue ports
 (software distribution, a shared tx queue).
@@ -543,6 +543,63 @@ class ControlApi(unittest.TestCase):
         moved = dst_by_flow(self.send_and_collect([flow(i, "A") for i in flows]))
         self.assertEqual(sorted(base), sorted(moved))
         self.assertNotEqual(base, moved)
+
+    def test_flow_pins(self):
+        """POST /pins: a pinned flow's next frames go to its pin's DIP (the answer means in
+        force), the VIP's other flows where they went; pins go on across a table swap;
+        bad input is a 400 naming the field and changes nothing; DELETE /pins gives the
+        flow back to its connection-table DIP."""
+        self.assertEqual(self.put(table(self.next_version(), ["10.0.6.1", "10.0.6.2"],
+                                        conn=True))[0], 200)
+        flows = range(3000, 3040)
+        base = dst_by_flow(self.send_and_collect([flow(i, "S") for i in flows]))
+        self.assertEqual(sorted(base), list(flows))
+        pinned = (3003, 3017)
+
+        def pin(i, dip=None):
+            body = {"client": f"198.51.{i // 250}.{i % 250 + 1}", "clientPort": 30000 + i,
+                    "vip": V1, "vipPort": 80}
+            return dict(body, dip=dip) if dip else body
+
+        before = metrics()["hlb_smux_pinned_packets_total"]
+        for i in pinned:
+            status, body = http("POST", "/pins", pin(i, "10.0.7.9"))
+            self.assertEqual((status, json.loads(body)), (200, {"replaced": False}))
+        got = dst_by_flow(self.send_and_collect([flow(i, "A") for i in flows]))
+        self.assertEqual(got, {i: "10.0.7.9" if i in pinned else base[i] for i in flows})
+        self.assertEqual(metrics()["hlb_smux_pinned_packets_total"] - before, len(pinned))
+        status, body = http("GET", "/pins")
+        self.assertEqual(status, 200)
+        listed = json.loads(body)
+        self.assertEqual(listed["count"], 2)
+        self.assertEqual(sorted(p["clientPort"] for p in listed["pins"]), [33003, 33017])
+        self.assertEqual({(p["vip"], p["vipPort"], p["proto"], p["dip"], p["tunnel"])
+                          for p in listed["pins"]}, {(V1, 80, "tcp", "10.0.7.9", "10.0.7.9")})
+        stats = json.loads(http("GET", "/stats")[1])["pins"]
+        self.assertEqual((stats["count"], stats["packets"] - before), (2, len(pinned)))
+
+        # Bad input: 400 naming the field; a PUT is 405; the pins stay as they were.
+        for body, field in ((dict(pin(3005, "10.0.7.8"), clientPort="x"), "clientPort"),
+                            ({"vip": V1}, "client"),
+                            (dict(pin(3005, "10.0.7.8"), dip="10.0.7"), "dip"),
+                            (pin(3005), "dip"), (b"{", "(document)")):
+            status, text = http("POST", "/pins", body)
+            self.assertEqual((status, json.loads(text)["field"]), (400, field), text)
+        status, _ = http("DELETE", "/pins", {"client": "198.51.12.4", "vip": V1, "vipPort": 80})
+        self.assertEqual(status, 400)
+        self.assertEqual(http("PUT", "/pins", pin(3005, "10.0.7.8"))[0], 405)
+        self.assertEqual(json.loads(http("GET", "/pins")[1])["count"], 2)
+
+        # A table swap keeps them; a removal gives the flow back, the other stays.
+        self.assertEqual(self.put(table(self.next_version(), ["10.0.6.1", "10.0.6.2"],
+                                        conn=True))[0], 200)
+        status, body = http("DELETE", "/pins", pin(3003))
+        self.assertEqual((status, json.loads(body)), (200, {"removed": True}))
+        self.assertEqual(json.loads(http("DELETE", "/pins", pin(3003))[1]), {"removed": False})
+        got = dst_by_flow(self.send_and_collect([flow(i, "A") for i in flows]))
+        self.assertEqual(got, {i: "10.0.7.9" if i == 3017 else base[i] for i in flows})
+        self.assertEqual(http("DELETE", "/pins", pin(3017))[0], 200)
+        self.assertEqual(json.loads(http("GET", "/pins")[1])["count"], 0)
 
     def test_workers_share_traffic(self):
         """Each worker takes a share of the flows (af_packet's fanout hash), counted in
