@@ -206,17 +206,25 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     return 0;
 }
 
-int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *body,
-                       size_t len, struct hlb_table_error *err, unsigned *done,
-                       unsigned *full)
+/* A request body as JSON, or NULL with err naming the document. */
+static json_t *load_body(const char *body, size_t len, struct hlb_table_error *err)
 {
     json_error_t je;
     json_t *doc = json_loadb(body, len, 0, &je);
     if (!doc) {
         snprintf(err->field, sizeof(err->field), "(document)");
         snprintf(err->reason, sizeof(err->reason), "not JSON: %s (line %d)", je.text, je.line);
-        return 400;
     }
+    return doc;
+}
+
+int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *body,
+                       size_t len, struct hlb_table_error *err, unsigned *done,
+                       unsigned *full)
+{
+    json_t *doc = load_body(body, len, err);
+    if (!doc)
+        return 400;
     *full = 0;
     /* Under the lock: the table stays the running one meanwhile, and one producer
      * at a time fills the workers' release rings. */
@@ -255,13 +263,9 @@ static void pins_install(struct hlb_control *c, struct hlb_pin_table *p)
 int hlb_control_pin(struct hlb_control *c, int put, const char *body, size_t len,
                     struct hlb_table_error *err, int *found)
 {
-    json_error_t je;
-    json_t *doc = json_loadb(body, len, 0, &je);
-    if (!doc) {
-        snprintf(err->field, sizeof(err->field), "(document)");
-        snprintf(err->reason, sizeof(err->reason), "not JSON: %s (line %d)", je.text, je.line);
+    json_t *doc = load_body(body, len, err);
+    if (!doc)
         return 400;
-    }
     struct hlb_pin pin;
     int rc = hlb_pin_from_json(doc, put, &pin, err);
     json_decref(doc);
