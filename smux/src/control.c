@@ -808,7 +808,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         return send_json(conn, 503, json_pack("{s:s}", "error",
                                               "busy: too many uploads at once, retry"));
     if (strcmp(url, "/table") == 0) {
-        if (is_put) {
+        if (is_put && strcmp(method, "DELETE") != 0) {
             struct upload *u = *con_cls;
             if (u->too_big) {
                 __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
