@@ -376,6 +376,43 @@ def test_fabric_steering_10000_requests_over_100_connections(tb_fabric):
     assert st["forwarded"] - before["forwarded"] < 1000, st
 
 
+@pytest.fixture(scope="module")
+def tb_smux():
+    bed = pt.Testbed(N_BACKENDS, rules=rules_with_pin(), fe_args=["--handoff-timeout", "5"], steering="fabric",
+                     mux="smux")
+    yield bed
+    bed.close()
+
+
+def test_fabric_steering_through_a_real_smux(tb_smux):
+    """Mode b with hlb-smux as the mux: it hashes the VIP to the front end and holds a pin
+    per hand-off in its pin table (POST /pins, answered once its worker uses it): every
+    request served, no RST, continuity on the capture, every pin put and removed on the
+    SMux, the client's packets of handed-off connections sent by the pins."""
+    before = tb_smux.fe_stats()["steering"]
+    s0 = tb_smux.smux_api("GET", "/stats")[1]["pins"]
+    cap = capture.Capture(tb_smux)
+    try:
+        res = h2load(tb_smux, 2000, 20)
+    finally:
+        cap.stop()
+    try:
+        assert res == {"done": 2000, "succeeded": 2000, "failed": 0, "errored": 0, "timeout": 0, "2xx": 2000}
+        assert cap.resets_to_client() == 0
+        n, bad = cap.continuity()
+        assert n > 8000 and bad == [], (n, bad[:10])
+    finally:
+        cap.close()
+    st = pt.wait_until(lambda: (lambda s: s if s["pinned"] == 0 else None)(tb_smux.fe_stats()["steering"]),
+                       10, what="every pin released")
+    pins = st["pins"] - before["pins"]
+    assert pins >= 2000 and st["unpins"] - before["unpins"] == pins and st["pin_failures"] == 0, st
+    s1 = tb_smux.smux_api("GET", "/stats")[1]["pins"]
+    assert s1["count"] == 0 and s1["changes"] - s0["changes"] == 2 * pins, (s0, s1, pins)
+    assert s1["packets"] > s0["packets"], (s0, s1)
+    assert st["forwarded"] - before["forwarded"] < pins // 10, st
+
+
 def test_fabric_steering_client_fin_and_pipelining(tb_fabric):
     out = tb_fabric.client_run(["pipeline", "--count", "8", "--path", "/obj/20000"])
     assert [r["status"] for r in out["responses"]] == [200] * 8
