@@ -163,6 +163,10 @@ class Testbed:
         if status != 200:
             raise RuntimeError(f"the SMux refused the table: {status} {doc}")
         self.router.run(["ip", "route", "add", f"{VIP}/32", "via", SMUX_IP])
+        # The front-end host's agent sends re-encapsulated frames back with XDP_TX, which a
+        # veth delivers only to a peer with XDP or GRO on (the BPF mux's XDP program is there
+        # in the other mode).
+        self.router.run(["ethtool", "-K", self.if_rt_fe, "gro", "on"])
 
     def smux_api(self, method, path, body=None):
         """(status, JSON) from the SMux's control API, inside its namespace."""
