@@ -170,14 +170,7 @@ class Testbed:
 
     def smux_api(self, method, path, body=None):
         """(status, JSON) from the SMux's control API, inside its namespace."""
-        code = ("import sys,json,urllib.request,urllib.error\n"
-                "req=urllib.request.Request(sys.argv[1],method=sys.argv[2],data=sys.argv[3].encode() or None)\n"
-                "try:\n r=urllib.request.urlopen(req,timeout=5); print(r.status); print(r.read().decode())\n"
-                "except urllib.error.HTTPError as e:\n print(e.code); print(e.read().decode())\n")
-        out = self.smux_ns.run([sys.executable, "-c", code, f"http://{SMUX_MGMT}{path}", method,
-                                json.dumps(body) if body is not None else ""]).stdout
-        status, _, rest = out.partition("\n")
-        return int(status), json.loads(rest)
+        return self.http_in(self.smux_ns, f"http://{SMUX_MGMT}{path}", method, body)
 
     def start(self, ns, cmd, ready_line=False, **kw):
         p = ns.popen(cmd, stdout=subprocess.PIPE if ready_line else subprocess.DEVNULL,
@@ -246,17 +239,21 @@ class Testbed:
     def fe_alive(self):
         return self.fe_proc.poll() is None
 
-    def admin(self, method, path, body=None):
-        """(status, JSON) from the front end's admin API, inside the front-end ns."""
+    @staticmethod
+    def http_in(ns, url, method, body=None):
+        """(status, JSON) of an HTTP request made inside namespace ns (status 0: no answer)."""
         code = ("import sys,json,urllib.request,urllib.error\n"
                 "req=urllib.request.Request(sys.argv[1],method=sys.argv[2],data=sys.argv[3].encode() or None)\n"
                 "try:\n r=urllib.request.urlopen(req,timeout=5); print(r.status); print(r.read().decode())\n"
                 "except urllib.error.HTTPError as e:\n print(e.code); print(e.read().decode())\n"
                 "except OSError as e:\n print(0); print(json.dumps({'error':str(e)}))\n")
-        out = self.fe.run([sys.executable, "-c", code, f"http://127.0.0.1:{ADMIN_PORT}{path}", method,
-                           json.dumps(body) if body is not None else ""]).stdout
+        out = ns.run([sys.executable, "-c", code, url, method, json.dumps(body) if body is not None else ""]).stdout
         status, _, rest = out.partition("\n")
         return int(status), json.loads(rest)
+
+    def admin(self, method, path, body=None):
+        """(status, JSON) from the front end's admin API, inside the front-end ns."""
+        return self.http_in(self.fe, f"http://127.0.0.1:{ADMIN_PORT}{path}", method, body)
 
     def fe_stats(self):
         status, doc = self.admin("GET", "/stats")

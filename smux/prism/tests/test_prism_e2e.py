@@ -54,24 +54,24 @@ def test_10000_requests_over_100_connections(tb):
     check_10000_requests_over_100_connections(tb)
 
 
-def check_10000_requests_over_100_connections(tb):
+def check_10000_requests_over_100_connections(tb, requests=10000, conns=100):
     before = tb.fe_stats()
     cap = capture.Capture(tb)
     try:
-        res = h2load(tb, 10000, 100)
+        res = h2load(tb, requests, conns)
     finally:
         cap.stop()
     try:
-        assert res == {"done": 10000, "succeeded": 10000, "failed": 0, "errored": 0,
-                       "timeout": 0, "2xx": 10000}
+        assert res == {"done": requests, "succeeded": requests, "failed": 0, "errored": 0,
+                       "timeout": 0, "2xx": requests}
         after = tb.fe_stats()
         # A backend chosen per request: every request was handed off, to every backend.
-        assert after["handoffs"] - before.get("handoffs", 0) >= 10000
+        assert after["handoffs"] - before.get("handoffs", 0) >= requests
         for name, b in after["backends"].items():
-            assert b["handoffs"] - before["backends"][name]["handoffs"] >= 3000, (name, b)
+            assert b["handoffs"] - before["backends"][name]["handoffs"] >= requests * 3 // 10, (name, b)
         assert cap.resets_to_client() == 0
         n, bad = cap.continuity()
-        assert n > 40000, n   # request, response and ACK segments of 10,000 exchanges
+        assert n > 4 * requests, n   # request, response and ACK segments of the exchanges
         assert bad == [], bad[:10]
     finally:
         cap.close()
@@ -391,18 +391,7 @@ def test_fabric_steering_through_a_real_smux(tb_smux):
     SMux, the client's packets of handed-off connections sent by the pins."""
     before = tb_smux.fe_stats()["steering"]
     s0 = tb_smux.smux_api("GET", "/stats")[1]["pins"]
-    cap = capture.Capture(tb_smux)
-    try:
-        res = h2load(tb_smux, 2000, 20)
-    finally:
-        cap.stop()
-    try:
-        assert res == {"done": 2000, "succeeded": 2000, "failed": 0, "errored": 0, "timeout": 0, "2xx": 2000}
-        assert cap.resets_to_client() == 0
-        n, bad = cap.continuity()
-        assert n > 8000 and bad == [], (n, bad[:10])
-    finally:
-        cap.close()
+    check_10000_requests_over_100_connections(tb_smux, 2000, 20)
     st = pt.wait_until(lambda: (lambda s: s if s["pinned"] == 0 else None)(tb_smux.fe_stats()["steering"]),
                        10, what="every pin released")
     pins = st["pins"] - before["pins"]
