@@ -3,6 +3,7 @@
 #include "cheetah.h"
 #include "cookie_reports.h"
 #include "log.h"
+#include "pins.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,6 +37,8 @@ struct hlb_control {
     uint64_t running_version;
     unsigned uploads;              /* atomic: bodies being buffered (MAX_UPLOADS) */
     char *pem[3];                  /* TLS: certificate, key, CA (NULL: plain HTTP) */
+    struct hlb_pin_table *pins;    /* the flow pins in force (pins.h); NULL: none */
+    uint64_t pin_changes;          /* pins put and removed */
 };
 
 #define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -188,6 +191,8 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
         return 409;
     }
     hlb_balance_carry(t, cur);         /* the DIPs' last reported loads go on */
+    t->pins = c->pins;                 /* and the flow pins */
+    hlb_pins_mark(t, c->pins);
     uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
     retire(c, old, t);                 /* t stays readable: swaps are serialised by c->lock */
@@ -201,17 +206,25 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     return 0;
 }
 
-int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *body,
-                       size_t len, struct hlb_table_error *err, unsigned *done,
-                       unsigned *full)
+/* A request body as JSON, or NULL with err naming the document. */
+static json_t *load_body(const char *body, size_t len, struct hlb_table_error *err)
 {
     json_error_t je;
     json_t *doc = json_loadb(body, len, 0, &je);
     if (!doc) {
         snprintf(err->field, sizeof(err->field), "(document)");
         snprintf(err->reason, sizeof(err->reason), "not JSON: %s (line %d)", je.text, je.line);
-        return 400;
     }
+    return doc;
+}
+
+int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *body,
+                       size_t len, struct hlb_table_error *err, unsigned *done,
+                       unsigned *full)
+{
+    json_t *doc = load_body(body, len, err);
+    if (!doc)
+        return 400;
     *full = 0;
     /* Under the lock: the table stays the running one meanwhile, and one producer
      * at a time fills the workers' release rings. */
@@ -224,6 +237,74 @@ int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *
     pthread_mutex_unlock(&c->lock);
     json_decref(doc);
     return rc == 0 ? 0 : 400;
+}
+
+/* ---- flow pins (pins.h) ------------------------------------------------------------ */
+
+static uint32_t max_pins(const struct hlb_control *c)
+{
+    return c->cfg.max_pins && c->cfg.max_pins < HLB_MAX_PINS ? c->cfg.max_pins : HLB_MAX_PINS;
+}
+
+/* The running table takes p (marking the services with pins) and the call returns once
+ * every worker's pass started after that: the change is in force.  The previous pin
+ * table is then unreachable and freed.  Under c->lock. */
+static void pins_install(struct hlb_control *c, struct hlb_pin_table *p)
+{
+    struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+    __atomic_store_n(&t->pins, p, __ATOMIC_RELEASE);
+    hlb_pins_mark(t, p);
+    hlb_table_sync(c->cfg.slot);
+    hlb_pins_free(c->pins);
+    c->pins = p;
+    c->pin_changes++;
+}
+
+int hlb_control_pin(struct hlb_control *c, int put, const char *body, size_t len,
+                    struct hlb_table_error *err, int *found)
+{
+    json_t *doc = load_body(body, len, err);
+    if (!doc)
+        return 400;
+    struct hlb_pin pin;
+    int rc = hlb_pin_from_json(doc, put, &pin, err);
+    json_decref(doc);
+    if (rc != 0)
+        return 400;
+    pthread_mutex_lock(&c->lock);
+    struct hlb_pin_table *p = NULL;
+    *found = c->pins && hlb_pin_find_key(c->pins, pin.k0, pin.k1) != NULL;
+    if (put && !*found && c->pins && c->pins->n >= max_pins(c)) {
+        snprintf(err->field, sizeof(err->field), "(pins)");
+        snprintf(err->reason, sizeof(err->reason), "the pin table is full (%u pins): remove "
+                 "pins before adding more", max_pins(c));
+        rc = 507;
+    } else if (put || *found) {
+        p = hlb_pins_change(c->pins, put ? &pin : NULL, put ? NULL : &pin, found);
+        if (p)
+            pins_install(c, p);
+        else {
+            snprintf(err->field, sizeof(err->field), "(pins)");
+            snprintf(err->reason, sizeof(err->reason), "out of memory");
+            rc = 507;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+json_t *hlb_control_pins(struct hlb_control *c)
+{
+    json_t *list = json_array();
+    pthread_mutex_lock(&c->lock);
+    const struct hlb_pin_table *p = c->pins;
+    for (uint32_t i = 0; p && list && i <= p->mask; i++)
+        if (p->slot[i].k1 != 0)
+            json_array_append_new(list, hlb_pin_to_json(&p->slot[i]));
+    json_t *out = json_pack("{s:o*,s:i,s:i}", "pins", list, "count", p ? (int)p->n : 0,
+                            "capacity", (int)max_pins(c));
+    pthread_mutex_unlock(&c->lock);
+    return out;
 }
 
 int hlb_control_apply(struct hlb_control *c, const char *body, size_t len,
@@ -320,6 +401,14 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
         }
     }
     free(sums);
+
+    metric_head(f, "hlb_smux_pins", "gauge", "Flow pins in force (POST /pins).");
+    fprintf(f, "hlb_smux_pins %u\n", c->pins ? c->pins->n : 0);
+    metric_head(f, "hlb_smux_pin_changes_total", "counter", "Flow pins put and removed.");
+    fprintf(f, "hlb_smux_pin_changes_total %llu\n", (unsigned long long)c->pin_changes);
+    metric_head(f, "hlb_smux_pinned_packets_total", "counter",
+                "Frames sent to the DIP of their flow's pin.");
+    fprintf(f, "hlb_smux_pinned_packets_total %llu\n", (unsigned long long)RD(st->pinned_packets));
 
     metric_head(f, "hlb_smux_drops_total", "counter", "Frames not forwarded, by reason.");
     for (int r = 0; r < HLB_DROP_MAX; r++)
@@ -575,8 +664,11 @@ static json_t *stats_report(struct hlb_control *c)
                                "invalid", (json_int_t)tot.st.drops[HLB_DROP_BAD_COOKIE],
                                "fallback", (json_int_t)tot.st.ck_fallback, "syns", syns,
                                "stateful", stateful, "quic", quic);
-    json_t *out = json_pack("{s:I,s:o*,s:o}", "version", (json_int_t)t->version, "services",
-                            services, "cookie", cookie);
+    json_t *pins = json_pack("{s:i,s:i,s:I,s:I}", "count", c->pins ? (int)c->pins->n : 0,
+                             "capacity", (int)max_pins(c), "packets",
+                             (json_int_t)tot.st.pinned_packets, "changes", (json_int_t)c->pin_changes);
+    json_t *out = json_pack("{s:I,s:o*,s:o,s:o}", "version", (json_int_t)t->version, "services",
+                            services, "cookie", cookie, "pins", pins);
     pthread_mutex_unlock(&c->lock);
     free(sums);
     return out;
@@ -673,7 +765,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     struct hlb_control *c = cls;
     (void)version;
     const char *allow = "GET";           /* methods of the known path, for a 405 */
-    int is_put = strcmp(method, "PUT") == 0 || strcmp(method, "POST") == 0;
+    int is_put = strcmp(method, "PUT") == 0 || strcmp(method, "POST") == 0 ||
+                 strcmp(method, "DELETE") == 0;      /* (with a body: DELETE /pins) */
 
     if (is_put) {
         struct upload *u = *con_cls;
@@ -715,7 +808,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         return send_json(conn, 503, json_pack("{s:s}", "error",
                                               "busy: too many uploads at once, retry"));
     if (strcmp(url, "/table") == 0) {
-        if (is_put) {
+        if (is_put && strcmp(method, "DELETE") != 0) {
             struct upload *u = *con_cls;
             if (u->too_big) {
                 __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
@@ -758,6 +851,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
                                                           "ring_full", (int)full));
         }
         allow = "POST";
+    } else if (strcmp(url, "/pins") == 0) {
+        if (is_put && strcmp(method, "PUT") != 0) {
+            struct upload *u = *con_cls;
+            if (u->too_big)
+                return send_json(conn, 413, json_pack("{s:s}", "error", "body too large"));
+            struct hlb_table_error err = {{0}, {0}};
+            int found = 0, put = strcmp(method, "POST") == 0;
+            int rc = hlb_control_pin(c, put, u->buf ? u->buf : "", u->len, &err, &found);
+            if (rc != 0)
+                return send_json(conn, (unsigned)rc,
+                                 json_pack("{s:s,s:s,s:s}", "error",
+                                           rc == 400 ? "invalid pin" : "pin table full",
+                                           "field", err.field, "reason", err.reason));
+            return send_json(conn, 200, json_pack("{s:b}",
+                                                  put ? "replaced" : "removed", found));
+        }
+        if (strcmp(method, "GET") == 0)
+            return send_json(conn, 200, hlb_control_pins(c));
+        allow = "GET, POST, DELETE";
     } else if (strcmp(url, "/metrics") == 0) {
         if (strcmp(method, "GET") == 0) {
             size_t len;
@@ -923,6 +1035,13 @@ void hlb_control_stop(struct hlb_control *c)
         return;
     if (c->daemon)
         MHD_stop_daemon(c->daemon);
+    if (c->pins && c->cfg.slot) {      /* the running table lets go of them first */
+        struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+        __atomic_store_n(&t->pins, NULL, __ATOMIC_RELEASE);
+        hlb_pins_mark(t, NULL);
+        hlb_table_sync(c->cfg.slot);
+    }
+    hlb_pins_free(c->pins);
     for (int i = 0; i < 3; i++)
         free(c->pem[i]);
     json_decref(c->retired);

@@ -9,6 +9,9 @@
  *   GET /health   200 while every worker loop is alive, 503 otherwise
  *   POST /cheetah/closed  host agents' close reports of stateful Cheetah connections
  *   POST /loads           the DIPs' loads (cookie_reports.h)
+ *   POST /pins    a flow pin (pins.h), answered once every worker uses it -> 200 | 400 | 507
+ *   DELETE /pins  the pin of a flow (body: the flow), answered once no worker uses it
+ *   GET /pins     the pins in force
  */
 #ifndef HLB_CONTROL_H
 #define HLB_CONTROL_H
@@ -44,6 +47,8 @@ struct hlb_control_config {
     /* --table-state: every table the API accepts is written here (atomically, synced)
      * before the answer, so that a restarted SMux runs it at once; NULL: not kept. */
     const char *table_state;
+    /* Flow pins held at most (POST /pins answers 507 beyond); 0: HLB_MAX_PINS. */
+    uint32_t max_pins;
 };
 
 /* Whether the control API may listen on addr (IPv4) with or without TLS: 0, or -1 with the
@@ -70,6 +75,12 @@ enum hlb_report { HLB_REPORT_LOADS, HLB_REPORT_CLOSED };
 int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *body,
                        size_t len, struct hlb_table_error *err, unsigned *done,
                        unsigned *full);
+/* POST /pins (put 1) and DELETE /pins (put 0): 0 (in force; *found: a pin of the flow was
+ * there and is replaced or removed), 400 (err filled, nothing changed) or 507 (the table is
+ * full: nothing changed).  GET /pins: {pins, count, capacity}. */
+int hlb_control_pin(struct hlb_control *c, int put, const char *body, size_t len,
+                    struct hlb_table_error *err, int *found);
+json_t *hlb_control_pins(struct hlb_control *c);
 /* GET /health: the body, and 200 while every worker's loop turned within
  * health_timeout_ms, else 503 ("stalled"). */
 json_t *hlb_control_health(struct hlb_control *c, unsigned *status);

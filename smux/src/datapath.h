@@ -75,6 +75,7 @@ struct hlb_dp_stats {
     uint64_t conn_misses;
     uint64_t conn_repinned;    /* pinned DIP left the pool: re-selected */
     uint64_t lean_packets;     /* frames finished by the burst's lean first pass */
+    uint64_t pinned_packets;   /* frames sent by a flow pin (pins.h) */
     /* cheetah services (cheetah.h); invalid cookies are drops[HLB_DROP_BAD_COOKIE] */
     uint64_t ck_decoded;       /* segments placed by their cookie */
     uint64_t ck_fallback;      /* TCP segments without a timestamp option: hash path */

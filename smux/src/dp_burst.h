@@ -17,6 +17,12 @@
 #include "hlb_pkt.h"
 #include "hlb_ovs_dphash.h"
 #include "ovs_select.h"
+#include "pins.h"
+
+/* dip of a frame sent elsewhere than to a DIP of its pool: to the owner SMux of its
+ * stateful cookie (two tiers, IP-in-IP), or by a flow pin (the service's encap). */
+#define HLB_DIP_FORWARD (-1)
+#define HLB_DIP_PINNED  (-2)
 
 #define HLB_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HLB_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -455,6 +461,22 @@ acc_count(struct burst_acc *acc, struct hlb_vip_table *t, const struct hlb_servi
 
 /* Counts one frame forwarded to another SMux (two tiers): worker totals only (the
  * owner counts it on its service and DIP, once for the traffic matrix). */
+/* A frame sent by a flow pin (pins.h): its service's counters, no DIP's (the pin's
+ * DIP need not be in the pool). */
+static inline void acc_count_pinned(struct burst_acc *acc, struct hlb_vip_table *t,
+                                    const struct hlb_service *s, uint32_t inner_len,
+                                    uint32_t frame_len)
+{
+    if (s != acc->svc) {
+        acc_flush_svc(acc, t);
+        acc->svc = s;
+    }
+    acc->svc_packets++;
+    acc->svc_bytes += inner_len;
+    acc->fwd_packets++;
+    acc->fwd_bytes += frame_len;
+}
+
 static inline void acc_count_forward(struct burst_acc *acc, uint32_t frame_len)
 {
     acc->fwd_packets++;

@@ -124,7 +124,16 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             continue;
         }
         int dip;
-        const struct hlb_dip *dst;        /* the tunnel end: t->dips[dip], or an owner SMux */
+        const struct hlb_dip *dst;        /* the tunnel end: t->dips[dip], an owner SMux, a pin's */
+        if (HLB_UNLIKELY(hlb_svc_has_pins(s))) {
+            const struct hlb_pin *pin = hlb_pin_find(t, &pp->t);
+            if (pin) {                    /* before cookie, hash and connection table */
+                w->st.pinned_packets++;
+                dip = HLB_DIP_PINNED;
+                dst = &pin->to;
+                goto encap;
+            }
+        }
         if (HLB_UNLIKELY(hlb_aff_cookie(s->affinity)) && pp->t.proto == HLB_IPPROTO_TCP) {
             int ck = cheetah_step(w, t, s, d, pp, decap, now, &dip, &dst);
             if (ck == CK_BAD) {
@@ -132,7 +141,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
                 continue;
             }
             if (ck == CK_FORWARD) {       /* IP-in-IP to the owner SMux, counted there */
-                dip = -1;
+                dip = HLB_DIP_FORWARD;
                 goto encap;
             }
             if (ck == CK_PLACED)
@@ -167,7 +176,7 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
     encap:
 #define HLB_BODY_ENCAP                                                                  \
         do {                                                                            \
-            uint32_t gre = dip >= 0 && s->encap == HLB_ENCAP_GRE;                       \
+            uint32_t gre = dip != HLB_DIP_FORWARD && s->encap == HLB_ENCAP_GRE;         \
             uint32_t overhead = 20u + 4u * gre;                                         \
             uint32_t headroom = HLB_F_HEADROOM(f);                                      \
             uint16_t in_port = HLB_F_IN_PORT(f, burst_port);                            \
@@ -201,6 +210,8 @@ HLB_FULL_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             out[i] = (uint8_t)out_port;                                                 \
             if (dip >= 0)                                                               \
                 acc_count(&acc, t, s, dip, inner, HLB_ETH_HLEN + tot);                  \
+            else if (dip == HLB_DIP_PINNED)                                             \
+                acc_count_pinned(&acc, t, s, inner, HLB_ETH_HLEN + tot);                \
             else                                                                        \
                 acc_count_forward(&acc, HLB_ETH_HLEN + tot);                            \
         } while (0)
@@ -1054,6 +1065,8 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             }
             last_key = key;
             s = hlb_table_lookup(t, pl.t.dst_ip, pl.t.proto, pl.t.dst_port);
+            if (s && HLB_UNLIKELY(hlb_svc_has_pins(s)))
+                s = NULL;                 /* flow pins: the full body looks them up */
             s_pinned = s && s->pin && pin_ok && !hlb_aff_cookie(s->affinity);
             if (s) {
                 sv_gre = s->encap == HLB_ENCAP_GRE;

@@ -296,7 +296,7 @@ static int worker_loop(void *arg)
         uint64_t tsc = rte_rdtsc();
         uint32_t now = tsc_ms(tsc);
         hlb_sf_drain(w->sf);          /* the host agents' close reports (control.c) */
-        struct hlb_vip_table *t = hlb_table_acquire(&run.slot);
+        struct hlb_vip_table *t = hlb_table_enter(&run.slot, w->id);
         unsigned total_rx = hlb_io_poll(&x->io, t, now);
         hlb_table_quiesce(&run.slot, w->id, t);
 

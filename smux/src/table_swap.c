@@ -12,7 +12,10 @@ void hlb_table_slot_init(struct hlb_table_slot *s, struct hlb_vip_table *initial
     for (unsigned k = 0; k < HLB_MAX_WORKERS; k++) {
         atomic_store(&s->reader[k].gen, 1);
         atomic_store(&s->reader[k].running, 0);
+        atomic_store(&s->reader[k].epoch, 0);
+        s->reader[k].pass_epoch = 0;
     }
+    atomic_store(&s->epoch, 0);
     atomic_store(&s->current, initial);
 }
 
@@ -46,4 +49,17 @@ struct hlb_vip_table *hlb_table_publish(struct hlb_table_slot *s, struct hlb_vip
         }
     }
     return old;
+}
+
+void hlb_table_sync(struct hlb_table_slot *s)
+{
+    uint32_t e = atomic_fetch_add_explicit(&s->epoch, 1, memory_order_seq_cst) + 1;
+    for (unsigned k = 0; k < s->n_readers; k++) {
+        struct hlb_table_reader *r = &s->reader[k];
+        while (atomic_load_explicit(&r->running, memory_order_seq_cst) &&
+               atomic_load_explicit(&r->epoch, memory_order_acquire) != e) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
 }

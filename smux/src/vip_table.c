@@ -186,6 +186,18 @@ static int get_ip(json_t *obj, const char *key, const char *path, int required,
     return 0;
 }
 
+int hlb_json_get_ip(json_t *obj, const char *key, const char *path, int required,
+                    uint32_t *out, int *present, struct hlb_table_error *err)
+{
+    return get_ip(obj, key, path, required, out, present, err);
+}
+
+int hlb_json_check_keys(json_t *obj, const char *const *allowed, const char *path,
+                        struct hlb_table_error *err)
+{
+    return check_keys(obj, allowed, path, err);
+}
+
 int hlb_json_get_enum(json_t *obj, const char *key, const char *path, const char *const *names,
                       int def, int *out, struct hlb_table_error *err)
 {

@@ -66,6 +66,8 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint8_t affinity;           /* enum hlb_affinity */
     uint8_t mechanism;          /* enum hlb_mechanism */
     uint8_t ck_mode;            /* HLB_COOKIE_SIPHASH13 | HLB_COOKIE_CRC32C */
+    uint8_t has_pins;           /* flows of it are pinned (pins.h): written by the
+                                   control thread while the workers read it */
     uint32_t srv_first, srv_mask;
     /* cheetah-stateful: the VIP's owner SMuxes t->sf_owners[sf_owner_first ..
      * + sf_n_owners - 1] (owner id = position), and this SMux's own owner id or
@@ -105,6 +107,8 @@ struct hlb_dip {
     uint32_t outer;             /* tunnel destination: hostIp, else ip */
     uint32_t outer_sum;         /* one's complement sum of outer's two 16-bit halves */
 };
+
+struct hlb_pin_table;
 
 struct hlb_counter {
     uint64_t packets;
@@ -160,6 +164,9 @@ struct hlb_vip_table {
     struct hlb_counter *svc_counters;
     struct hlb_counter *dip_counters;
     void *doc;                  /* json_t of the accepted document (GET /table) */
+    /* The flow pins (pins.h), owned by the control thread, which replaces them and
+     * hands them on to the next table; NULL: none. */
+    const struct hlb_pin_table *pins;
 };
 
 /* Worker w's counters (w < t->n_workers), indexed like t->services and t->dips. */
@@ -249,6 +256,14 @@ char *hlb_table_to_json(const struct hlb_vip_table *t);
 struct json_t;
 int hlb_json_get_enum(struct json_t *obj, const char *key, const char *path,
                       const char *const *names, int def, int *out, struct hlb_table_error *err);
+
+/* An IPv4 unicast address field (required or not; *present, when not NULL: whether
+ * it was there), and a check that obj has no key outside allowed (NULL-terminated):
+ * 0, or -1 with err naming path.key. */
+int hlb_json_get_ip(struct json_t *obj, const char *key, const char *path, int required,
+                    uint32_t *out, int *present, struct hlb_table_error *err);
+int hlb_json_check_keys(struct json_t *obj, const char *const *allowed, const char *path,
+                        struct hlb_table_error *err);
 
 /* Helpers for metrics labels. */
 const char *hlb_proto_name(uint8_t proto);

@@ -7,7 +7,7 @@ Covers: --table-state (a restarted SMux forwards with the last accepted table; a
 file is not used); GET /health, /table, /metrics (also through prometheus_client's parser), /stats (JSON, the same counters); PUT valid, invalid (400 naming the field),
 malformed and stale (409) tables with the old table still forwarding; whole-table
 swaps under traffic with no loss; connection pinning across a DIP addition through
-the API; an idle SMux not spinning its core.  Every test runs twice: against an SMux
+the API; flow pins (POST/DELETE/GET /pins) on real frames; an idle SMux not spinning its core.  Every test runs twice: against an SMux
 with one worker, and with two (lcores 0 and 1, af_packet's fanout giving each a
 queue); the packet-in/packet-out fixture also with two workers on single-queue ports
 (software distribution, a shared tx queue).
@@ -36,11 +36,12 @@ import dp_testlib as tl  # noqa: E402
 SMUX_IF, TEST_IF = "hlbdpa0", "hlbdpa1"
 PCAP_IF, PCAP_PEER = "hlbdpa2", "hlbdpa3"   # net_pcap instance (rx_iface, tx_pcap file)
 V1 = "100.64.0.1"
+VP = "100.64.0.7"   # test_flow_pins' VIP: its connections stay out of the other tests' counts
 
 
-def table(version, dips, conn=False, selection="crc32"):
+def table(version, dips, conn=False, selection="crc32", vip=V1):
     return {"version": version, "vips": [
-        {"vip": V1, "aggregate": "100.64.0.0/24", "selection": selection, "connTable": conn,
+        {"vip": vip, "aggregate": "100.64.0.0/24", "selection": selection, "connTable": conn,
          "ports": [{"proto": "tcp", "port": 80,
                     "dips": [{"ip": d, "weight": 1} for d in dips]}]}]}
 
@@ -99,9 +100,9 @@ class Wire:
         return got
 
 
-def flow(i, flags="A"):
+def flow(i, flags="A", vip=V1):
     return (Ether(src=tl.CLIENT_MAC, dst="02:00:00:00:00:aa") /
-            IP(src=f"198.51.{i // 250}.{i % 250 + 1}", dst=V1) /
+            IP(src=f"198.51.{i // 250}.{i % 250 + 1}", dst=vip) /
             TCP(sport=30000 + i, dport=80, flags=flags) / Raw(b"hello"))
 
 
@@ -543,6 +544,63 @@ class ControlApi(unittest.TestCase):
         moved = dst_by_flow(self.send_and_collect([flow(i, "A") for i in flows]))
         self.assertEqual(sorted(base), sorted(moved))
         self.assertNotEqual(base, moved)
+
+    def test_flow_pins(self):
+        """POST /pins: a pinned flow's next frames go to its pin's DIP (the answer means in
+        force), the VIP's other flows where they went; pins go on across a table swap;
+        bad input is a 400 naming the field and changes nothing; DELETE /pins gives the
+        flow back to its connection-table DIP."""
+        self.assertEqual(self.put(table(self.next_version(), ["10.0.6.1", "10.0.6.2"],
+                                        conn=True, vip=VP))[0], 200)
+        flows = range(8000, 8040)
+        base = dst_by_flow(self.send_and_collect([flow(i, "S", VP) for i in flows]))
+        self.assertEqual(sorted(base), list(flows))
+        pinned = (8003, 8017)
+
+        def pin(i, dip=None):
+            body = {"client": f"198.51.{i // 250}.{i % 250 + 1}", "clientPort": 30000 + i,
+                    "vip": VP, "vipPort": 80}
+            return dict(body, dip=dip) if dip else body
+
+        before = metrics()["hlb_smux_pinned_packets_total"]
+        for i in pinned:
+            status, body = http("POST", "/pins", pin(i, "10.0.7.9"))
+            self.assertEqual((status, json.loads(body)), (200, {"replaced": False}))
+        got = dst_by_flow(self.send_and_collect([flow(i, "A", VP) for i in flows]))
+        self.assertEqual(got, {i: "10.0.7.9" if i in pinned else base[i] for i in flows})
+        self.assertEqual(metrics()["hlb_smux_pinned_packets_total"] - before, len(pinned))
+        status, body = http("GET", "/pins")
+        self.assertEqual(status, 200)
+        listed = json.loads(body)
+        self.assertEqual(listed["count"], 2)
+        self.assertEqual(sorted(p["clientPort"] for p in listed["pins"]), [38003, 38017])
+        self.assertEqual({(p["vip"], p["vipPort"], p["proto"], p["dip"], p["tunnel"])
+                          for p in listed["pins"]}, {(VP, 80, "tcp", "10.0.7.9", "10.0.7.9")})
+        stats = json.loads(http("GET", "/stats")[1])["pins"]
+        self.assertEqual((stats["count"], stats["packets"] - before), (2, len(pinned)))
+
+        # Bad input: 400 naming the field; a PUT is 405; the pins stay as they were.
+        for body, field in ((dict(pin(8005, "10.0.7.8"), clientPort="x"), "clientPort"),
+                            ({"vip": VP}, "client"),
+                            (dict(pin(8005, "10.0.7.8"), dip="10.0.7"), "dip"),
+                            (pin(8005), "dip"), (b"{", "(document)")):
+            status, text = http("POST", "/pins", body)
+            self.assertEqual((status, json.loads(text)["field"]), (400, field), text)
+        status, _ = http("DELETE", "/pins", {"client": "198.51.12.4", "vip": VP, "vipPort": 80})
+        self.assertEqual(status, 400)
+        self.assertEqual(http("PUT", "/pins", pin(8005, "10.0.7.8"))[0], 405)
+        self.assertEqual(json.loads(http("GET", "/pins")[1])["count"], 2)
+
+        # A table swap keeps them; a removal gives the flow back, the other stays.
+        self.assertEqual(self.put(table(self.next_version(), ["10.0.6.1", "10.0.6.2"],
+                                        conn=True, vip=VP))[0], 200)
+        status, body = http("DELETE", "/pins", pin(8003))
+        self.assertEqual((status, json.loads(body)), (200, {"removed": True}))
+        self.assertEqual(json.loads(http("DELETE", "/pins", pin(8003))[1]), {"removed": False})
+        got = dst_by_flow(self.send_and_collect([flow(i, "A", VP) for i in flows]))
+        self.assertEqual(got, {i: "10.0.7.9" if i == 8017 else base[i] for i in flows})
+        self.assertEqual(http("DELETE", "/pins", pin(8017))[0], 200)
+        self.assertEqual(json.loads(http("GET", "/pins")[1])["count"], 0)
 
     def test_workers_share_traffic(self):
         """Each worker takes a share of the flows (af_packet's fanout hash), counted in

@@ -15,7 +15,8 @@
    import (--steer-before-import, the default) and with the GO round trip; and
    prism-fabric: mode b, the fabric steers (a pin per hand-off in the test mux,
    installed through the controller's pin API in miniature, tests/fabric_pins.py),
-   so its start-up includes the pin's round trip.
+   so its start-up includes the pin's round trip.  --mux smux: a real hlb-smux is the
+   mux, and prism-fabric's pins go to its pin table.
    --trace: where Prism's start-up goes, the median time of each hand-off stage
    (front end and backend logs; slows Prism down a little, for diagnosis).
 3. Steering cost per packet (BPF_PROG_TEST_RUN of the agent's XDP program).
@@ -87,7 +88,7 @@ class Bench:
     def __init__(self, args):
         self.a = args
         self.tb = pt.Testbed(args.backends, frontend=False, trace=args.trace,
-                             pins="prism-fabric" in args.modes)
+                             pins="prism-fabric" in args.modes, mux=args.mux)
         self.proxy = None
         self.stages = {}
         self.trace_mark = {}
@@ -357,6 +358,8 @@ def main():
     p.add_argument("--modes", default="prism,prism-fabric,haproxy,nginx,nginx-newconn,direct",
                    help="prism: steering by the front-end host's agent (mode a); prism-fabric: "
                         "by pins in the fabric (mode b, the test mux's pin map)")
+    p.add_argument("--mux", choices=("bpf", "smux"), default="bpf",
+                   help="the mux: the test's BPF mux, or a real hlb-smux (its pin table for prism-fabric)")
     p.add_argument("--skip-bandwidth", action="store_true")
     p.add_argument("--trace", action="store_true",
                    help="also print where Prism's start-up goes (median µs per hand-off stage)")
@@ -373,7 +376,8 @@ def main():
     finally:
         b.close()
     print(f"\nPrism benchmark, {started}, CPU {cpu_model()} ({os.cpu_count()} cores), "
-          f"load average {load:.1f} at start; links X = {a.rate} Mbit/s, {a.backends} backends")
+          f"load average {load:.1f} at start; links X = {a.rate} Mbit/s, {a.backends} backends; "
+          f"mux: {'hlb-smux' if a.mux == 'smux' else 'the test BPF mux'}")
     if bw:
         print(f"\nAggregate throughput, Mbit/s ({a.conns} persistent connections, wrk, "
               f"{a.seconds} s per point; X = {a.rate})")

@@ -15,6 +15,9 @@ steering="fabric" (or pins=True, to switch modes later) runs mode b: the mux pin
 each handed-off flow (its pin map,
 written by tests/fabric_pins.py, which plays the controller's pin API on the front
 end's loopback) and the front end runs --steering fabric.
+mux="smux" puts a real hlb-smux in place of that test mux (its own namespace, on a veth
+to the router, which routes the VIP to it): it hashes the VIP to the front end, and in mode
+b fabric_pins.py puts each pin in the SMux's pin table (POST /pins) instead of the map.
 trace=True: the front end and the backends log each hand-off's stages (fe.log,
 b<i>.log in run_dir).  Every resource is ours and removed on close()."""
 import json
@@ -34,6 +37,8 @@ import agent_testlib as tl  # noqa: E402
 
 BUILD = os.environ.get("HLB_PRISM_BUILD", os.path.join(SMUX, "build-prism"))
 AGENT_BUILD = os.environ.get("HLB_AGENT_BUILD", os.path.join(SMUX, "build-agent"))
+SMUX_BIN = os.path.join(os.environ.get("HLB_DP_BUILD", os.path.join(SMUX, "build")), "hlb-smux")
+SMUX_IP, SMUX_GW, SMUX_MGMT = "10.78.0.2", "10.78.0.1", "127.0.0.1:9180"
 VIP, VIP_PORT = "10.210.0.10", 80
 CLIENT_IP, FE_IP = "10.78.1.2", "10.78.2.2"
 CTL_PORT, HTTP_PORT, ADMIN_PORT, AGENT_PORT, PINS_PORT = 9500, 8080, 9400, 9100, 9600
@@ -62,9 +67,11 @@ def default_rules(n):
 
 class Testbed:
     def __init__(self, n_backends=2, rules=None, frontend=True, fe_args=(), before_import=True,
-                 guard=None, trace=False, steering="agent", pins=None):
+                 guard=None, trace=False, steering="agent", pins=None, mux="bpf"):
         self.tag = tl.unique("")
         self.steering = steering
+        self.mux = mux
+        self.smux_prefix = None
         self.pins = steering == "fabric" if pins is None else pins   # the mux's pin map
         self.before_import = before_import
         self.guard = before_import if guard is None else guard   # backends' --prism-backend
@@ -108,12 +115,15 @@ class Testbed:
             self._link(ns, self.if_backend[i], backend_ip(i), self.if_rt_backend[i], f"10.78.{10 + i}.1")
         self.bpffs = tempfile.mkdtemp(prefix="hlb-prism-bpf-")
         tl.run(["mount", "-t", "bpf", "bpf", self.bpffs])
-        self.router.run(["ip", "route", "add", f"{VIP}/32", "via", FE_IP])
         self.mux_pins = os.path.join(self.bpffs, "mux_pins")
-        pin_args = [self.mux_pins, self.if_rt_client, "10.78.0.1"] if self.pins else []
-        self.start(self.router, [os.path.join(BUILD, "prism-test-mux"),
-                                 os.path.join(BUILD, "mux_encap.bpf.o"), self.if_rt_fe, VIP,
-                                 "10.78.2.1", FE_IP, *pin_args], ready_line=True)
+        if self.mux == "smux":
+            self.start_smux()
+        else:
+            self.router.run(["ip", "route", "add", f"{VIP}/32", "via", FE_IP])
+            pin_args = [self.mux_pins, self.if_rt_client, "10.78.0.1"] if self.pins else []
+            self.start(self.router, [os.path.join(BUILD, "prism-test-mux"),
+                                     os.path.join(BUILD, "mux_encap.bpf.o"), self.if_rt_fe, VIP,
+                                     "10.78.2.1", FE_IP, *pin_args], ready_line=True)
         self.start_agent(self.fe, self.if_fe, FE_IP, prism=True)
         for i in range(1, n + 1):
             self.start_agent(self.backend_ns[i], self.if_backend[i], backend_ip(i),
@@ -131,6 +141,36 @@ class Testbed:
                        10, what=f"the VIP on lo of {ns.name}")
         if frontend:
             self.start_frontend(rules or default_rules(n), fe_args)
+
+    def start_smux(self):
+        """hlb-smux in a namespace of its own on a veth to the router (af_packet), the VIP
+        routed to it, hashing the VIP to the front end (IP-in-IP, the router its gateway)."""
+        self.smux_ns = self._ns("sm")
+        self.if_rt_smux, self.if_smux = f"prs{self.tag}", f"ps{self.tag}"
+        tl.veth_pair(self.router, self.if_rt_smux, f"{SMUX_GW}/24", self.smux_ns, self.if_smux, None)
+        self.smux_ns.run(["sysctl", "-qw", f"net.ipv6.conf.{self.if_smux}.disable_ipv6=1"])
+        gw_mac = self.router.run(["cat", f"/sys/class/net/{self.if_rt_smux}/address"]).stdout.strip()
+        self.smux_prefix = f"hlbpr{self.tag}"
+        eal = ["--no-huge", "--no-pci", "-m", "128", "--no-shconf", "--no-telemetry",
+               f"--file-prefix={self.smux_prefix}", "-l", "0", "--log-level=warning",
+               "--vdev", f"net_af_packet0,iface={self.if_smux}"]
+        self.start(self.smux_ns, [SMUX_BIN, *eal, "--", "--ip", SMUX_IP, "--gateway-mac", gw_mac,
+                                  "--mgmt", SMUX_MGMT, "--idle-sleep-us", "200"], ready_line=True)
+        table = {"version": 1, "vips": [{"vip": VIP, "aggregate": "10.210.0.0/24", "selection": "crc32",
+                                         "ports": [{"proto": "tcp", "port": VIP_PORT,
+                                                    "dips": [{"ip": FE_IP}]}]}]}
+        status, doc = self.smux_api("PUT", "/table", table)
+        if status != 200:
+            raise RuntimeError(f"the SMux refused the table: {status} {doc}")
+        self.router.run(["ip", "route", "add", f"{VIP}/32", "via", SMUX_IP])
+        # The front-end host's agent sends re-encapsulated frames back with XDP_TX, which a
+        # veth delivers only to a peer with XDP or GRO on (the BPF mux's XDP program is there
+        # in the other mode).
+        self.router.run(["ethtool", "-K", self.if_rt_fe, "gro", "on"])
+
+    def smux_api(self, method, path, body=None):
+        """(status, JSON) from the SMux's control API, inside its namespace."""
+        return self.http_in(self.smux_ns, f"http://{SMUX_MGMT}{path}", method, body)
 
     def start(self, ns, cmd, ready_line=False, **kw):
         p = ns.popen(cmd, stdout=subprocess.PIPE if ready_line else subprocess.DEVNULL,
@@ -185,9 +225,11 @@ class Testbed:
 
     def start_pins(self):
         """The controller's pin API in miniature (tests/fabric_pins.py), on the front end's loopback."""
+        fabric = ["--smux", SMUX_MGMT, "--smux-netns", self.smux_ns.name] if self.mux == "smux" \
+            else ["--map", self.mux_pins]
         self.pins_proc = self.start(self.fe, [sys.executable, os.path.join(TESTS, "fabric_pins.py"), "--listen",
                                               f"127.0.0.1:{PINS_PORT}", "--vip", VIP, "--rules",
-                                              os.path.join(self.run_dir, "rules.json"), "--map", self.mux_pins,
+                                              os.path.join(self.run_dir, "rules.json"), *fabric,
                                               "--build-dir", BUILD], ready_line=True)
 
     def stop_pins(self):
@@ -197,17 +239,21 @@ class Testbed:
     def fe_alive(self):
         return self.fe_proc.poll() is None
 
-    def admin(self, method, path, body=None):
-        """(status, JSON) from the front end's admin API, inside the front-end ns."""
+    @staticmethod
+    def http_in(ns, url, method, body=None):
+        """(status, JSON) of an HTTP request made inside namespace ns (status 0: no answer)."""
         code = ("import sys,json,urllib.request,urllib.error\n"
                 "req=urllib.request.Request(sys.argv[1],method=sys.argv[2],data=sys.argv[3].encode() or None)\n"
                 "try:\n r=urllib.request.urlopen(req,timeout=5); print(r.status); print(r.read().decode())\n"
                 "except urllib.error.HTTPError as e:\n print(e.code); print(e.read().decode())\n"
                 "except OSError as e:\n print(0); print(json.dumps({'error':str(e)}))\n")
-        out = self.fe.run([sys.executable, "-c", code, f"http://127.0.0.1:{ADMIN_PORT}{path}", method,
-                           json.dumps(body) if body is not None else ""]).stdout
+        out = ns.run([sys.executable, "-c", code, url, method, json.dumps(body) if body is not None else ""]).stdout
         status, _, rest = out.partition("\n")
         return int(status), json.loads(rest)
+
+    def admin(self, method, path, body=None):
+        """(status, JSON) from the front end's admin API, inside the front-end ns."""
+        return self.http_in(self.fe, f"http://127.0.0.1:{ADMIN_PORT}{path}", method, body)
 
     def fe_stats(self):
         status, doc = self.admin("GET", "/stats")
@@ -246,6 +292,9 @@ class Testbed:
             except subprocess.TimeoutExpired:
                 pass
         self.procs = []
+        if self.smux_prefix:
+            tl.run(["rm", "-rf", f"/var/run/dpdk/{self.smux_prefix}"], check=False)
+            self.smux_prefix = None
         if self.bpffs:
             tl.run(["umount", self.bpffs], check=False)
             os.rmdir(self.bpffs)

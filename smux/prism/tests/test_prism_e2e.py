@@ -54,24 +54,24 @@ def test_10000_requests_over_100_connections(tb):
     check_10000_requests_over_100_connections(tb)
 
 
-def check_10000_requests_over_100_connections(tb):
+def check_10000_requests_over_100_connections(tb, requests=10000, conns=100):
     before = tb.fe_stats()
     cap = capture.Capture(tb)
     try:
-        res = h2load(tb, 10000, 100)
+        res = h2load(tb, requests, conns)
     finally:
         cap.stop()
     try:
-        assert res == {"done": 10000, "succeeded": 10000, "failed": 0, "errored": 0,
-                       "timeout": 0, "2xx": 10000}
+        assert res == {"done": requests, "succeeded": requests, "failed": 0, "errored": 0,
+                       "timeout": 0, "2xx": requests}
         after = tb.fe_stats()
         # A backend chosen per request: every request was handed off, to every backend.
-        assert after["handoffs"] - before.get("handoffs", 0) >= 10000
+        assert after["handoffs"] - before.get("handoffs", 0) >= requests
         for name, b in after["backends"].items():
-            assert b["handoffs"] - before["backends"][name]["handoffs"] >= 3000, (name, b)
+            assert b["handoffs"] - before["backends"][name]["handoffs"] >= requests * 3 // 10, (name, b)
         assert cap.resets_to_client() == 0
         n, bad = cap.continuity()
-        assert n > 40000, n   # request, response and ACK segments of 10,000 exchanges
+        assert n > 4 * requests, n   # request, response and ACK segments of the exchanges
         assert bad == [], bad[:10]
     finally:
         cap.close()
@@ -374,6 +374,32 @@ def test_fabric_steering_10000_requests_over_100_connections(tb_fabric):
     # Mode a re-encapsulates every client packet of a handed-off connection at the
     # front-end host (>= one ACK per response); here only stragglers get there.
     assert st["forwarded"] - before["forwarded"] < 1000, st
+
+
+@pytest.fixture(scope="module")
+def tb_smux():
+    bed = pt.Testbed(N_BACKENDS, rules=rules_with_pin(), fe_args=["--handoff-timeout", "5"], steering="fabric",
+                     mux="smux")
+    yield bed
+    bed.close()
+
+
+def test_fabric_steering_through_a_real_smux(tb_smux):
+    """Mode b with hlb-smux as the mux: it hashes the VIP to the front end and holds a pin
+    per hand-off in its pin table (POST /pins, answered once its worker uses it): every
+    request served, no RST, continuity on the capture, every pin put and removed on the
+    SMux, the client's packets of handed-off connections sent by the pins."""
+    before = tb_smux.fe_stats()["steering"]
+    s0 = tb_smux.smux_api("GET", "/stats")[1]["pins"]
+    check_10000_requests_over_100_connections(tb_smux, 2000, 20)
+    st = pt.wait_until(lambda: (lambda s: s if s["pinned"] == 0 else None)(tb_smux.fe_stats()["steering"]),
+                       10, what="every pin released")
+    pins = st["pins"] - before["pins"]
+    assert pins >= 2000 and st["unpins"] - before["unpins"] == pins and st["pin_failures"] == 0, st
+    s1 = tb_smux.smux_api("GET", "/stats")[1]["pins"]
+    assert s1["count"] == 0 and s1["changes"] - s0["changes"] == 2 * pins, (s0, s1, pins)
+    assert s1["packets"] > s0["packets"], (s0, s1)
+    assert st["forwarded"] - before["forwarded"] < pins // 10, st
 
 
 def test_fabric_steering_client_fin_and_pipelining(tb_fabric):

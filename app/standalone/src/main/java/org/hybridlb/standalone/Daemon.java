@@ -18,6 +18,7 @@ import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.port.RouteSource;
 import org.hybridlb.app.core.port.StatsSource;
 import org.hybridlb.app.core.rest.HybridlbRestApplication;
+import org.hybridlb.app.core.prism.SmuxFabricPins;
 import org.hybridlb.app.core.smux.SmuxHttpClient;
 import org.hybridlb.app.core.store.FileStateStore;
 import org.hybridlb.app.core.tls.TlsFiles;
@@ -81,12 +82,22 @@ public final class Daemon implements AutoCloseable {
                 stats != null ? stats : overrides.stats, agents != null ? agents : overrides.health,
                 new FileStateStore(config.stateDir.resolve("state.json")),
                 new AgentCookieClient(() -> agentUrls, java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt),
-                new HttpPrismFrontEnds(java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt));
+                new HttpPrismFrontEnds(java.time.Duration.ofMillis(config.httpTimeoutMillis), () -> mgmt),
+                new SmuxFabricPins(smux, (frr != null ? frr : overrides.routes)::liveSmuxes, this::configuredVip));
         ControllerConfig cc = ControllerConfig.defaults().withInterval(config.reconcileInterval)
                 .withAlgorithm(config.algorithm).withSmuxEncap(config.smuxEncap)
                 .withPoolGrowthHoldMax(config.poolGrowthHoldMax).withRepairInterval(config.repairInterval)
                 .withContractPinTime(config.contractPin);
         this.controller = new Controller(cc, ports);
+    }
+
+    /** A VIP's configuration, null when there is none (the names of Prism pins read back from the SMuxes). */
+    private org.hybridlb.solver.model.Vip configuredVip(String vip) {
+        try {
+            return controller.vip(vip);
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     /** Starts the sources, the controller (repairing the fabric to the stored state) and the HTTP server. */

@@ -46,6 +46,10 @@ final class HashContracts {
             + " the server id in its connection ids (COOKIE-SPEC §13), which no switch decodes (a switch would hash"
             + " it), so the VIP lives on the SMuxes";
 
+    /** Why a Prism VIP with fabric steering stays off every switch. */
+    static final String PRISM_PINS_ON_SMUXES = "prism steering fabric: its handed-off connections are steered by flow"
+            + " pins on the SMuxes (POST /pins), which no switch renders yet, so the VIP lives on the SMuxes";
+
     private final HmuxProgrammer hmux;
     private final StateKeeper keeper;
     private final BucketIds ids;
@@ -168,9 +172,9 @@ final class HashContracts {
                 reasons.add(why + ": the SMuxes could not pick the DIPs such an HMux picks, so the VIP stays off it");
             }
             List<String> noCookies = v.cheetah() ? undecoding.getOrDefault(Cookie.modeOf(v), List.of()) : List.of();
-            if (v.stateful() || carriesQuic(v)) {
+            if (v.stateful() || carriesQuic(v) || fabricPinned(v)) {
                 hmuxCapable.stream().filter(sw -> !switches.contains(sw)).forEach(switches::add);
-                reasons.add(v.stateful() ? STATEFUL_ON_SMUXES : QUIC_ON_SMUXES);
+                reasons.add(v.stateful() ? STATEFUL_ON_SMUXES : carriesQuic(v) ? QUIC_ON_SMUXES : PRISM_PINS_ON_SMUXES);
             } else if (!noCookies.isEmpty()) {
                 // a cheetah connection is placed by its cookie wherever it is muxed: only a decoder may hold it
                 noCookies.stream().filter(sw -> !switches.contains(sw)).forEach(switches::add);
@@ -181,6 +185,11 @@ final class HashContracts {
             }
         }
         return out;
+    }
+
+    /** A Prism VIP whose hand-offs are steered by fabric pins: the SMuxes hold them (SmuxFabricPins). */
+    static boolean fabricPinned(Vip v) {
+        return v.prism != null && v.prism.fabricSteering();
     }
 
     /** A cheetah VIP with a service UDP reaches ({@code udp} or {@code any}): the SMuxes treat that UDP as QUIC. */

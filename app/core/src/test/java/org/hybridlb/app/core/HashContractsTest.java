@@ -78,6 +78,39 @@ class HashContractsTest {
         return fabric.tables.get("smux-0").vips.stream().filter(e -> e.vip.equals(vip)).findFirst().orElseThrow();
     }
 
+    /** A Prism VIP (front end: the first host; backends b1, b2 on hosts 2 and 3) steered by {@code steering}. */
+    String prismVip(String vip, String steering) {
+        return vip(vip, 1).replaceAll("}$", ", \"prism\": {\"frontends\": [{\"ip\": \"" + topo.hosts.get(0).ip
+                + "\", \"admin\": \"http://127.0.0.1:9/\"}], \"backends\": {\"b1\": {\"address\": \""
+                + topo.hosts.get(2).ip + "\", \"controlPort\": 9500}, \"b2\": {\"address\": \"" + topo.hosts.get(3).ip
+                + "\", \"controlPort\": 9500}}, \"rules\": [{\"name\": \"all\", \"priority\": 0, \"split\":"
+                + " {\"b1\": 1, \"b2\": 1}}], \"steering\": \"" + steering + "\"}}");
+    }
+
+    @Test
+    void aFabricSteeredPrismVipStaysOnTheSmuxesThatHoldItsPins() {
+        org.hybridlb.app.core.port.Ports p = fabric.ports(new FakeFabric.MemoryStore());
+        c = new Controller(ControllerConfig.defaults().withInterval(Duration.ZERO),
+                new org.hybridlb.app.core.port.Ports(p.topology, p.hmux, p.smux, p.routes, p.stats, p.health, p.store,
+                        p.cookies, p.prism, new org.hybridlb.app.core.prism.PrismPinsTest.Device()));
+        c.start();
+        c.awaitIdle(20_000);
+        String pinned = "10.100.0.1";
+        String agent = "10.100.0.2";
+        traffic(pinned, agent);
+        c.createVip(prismVip(pinned, "fabric"));
+        c.createVip(prismVip(agent, "agent"));
+        c.awaitIdle(20_000);
+        c.reassignNow();
+        c.awaitIdle(20_000);
+
+        AssignmentView a = c.assignment();
+        assertEquals(Assignment.SMUX, a.installed.get(pinned), "its pins are on the SMuxes: " + a);
+        assertEquals(HashContracts.PRISM_PINS_ON_SMUXES, a.hashUnmatched.get(pinned).reason);
+        assertNotEquals(Assignment.SMUX, a.installed.get(agent), "steered by its front ends' agents: any mux");
+        assertFalse(a.hashUnmatched.containsKey(agent));
+    }
+
     @Test
     void aVipWhosePoolTheSmuxesCannotHashAsItsHmuxStaysOffItAndSaysWhy() {
         topo.switches.forEach(s -> fabric.capabilities.put(s.id, DP_HASH));

@@ -18,6 +18,7 @@ import org.hybridlb.app.core.port.Ports;
 import org.hybridlb.app.core.smux.SmuxHttpClient;
 import org.hybridlb.app.core.cheetah.AgentCookieClient;
 import org.hybridlb.app.core.prism.HttpPrismFrontEnds;
+import org.hybridlb.app.core.prism.SmuxFabricPins;
 import org.hybridlb.app.core.stats.HostAgentStats;
 import org.hybridlb.app.core.tls.TlsFiles;
 import org.hybridlb.app.onos.fabric.ConsistentMapStateStore;
@@ -237,7 +238,8 @@ public class HybridlbManager implements HybridlbService {
         Controller c = new Controller(controllerConfig, new Ports(fabric,
                 programmer, smux, routeSource, statsSource, healthSource, new ConsistentMapStateStore(stateMap),
                 agentCookies != null ? agentCookies : new AgentCookieClient(this::agentUrls, AGENT_TIMEOUT, mgmt),
-                new HttpPrismFrontEnds(AGENT_TIMEOUT, mgmt)),
+                new HttpPrismFrontEnds(AGENT_TIMEOUT, mgmt),
+                new SmuxFabricPins(smux, routeSource::liveSmuxes, this::configuredVip)),
                 metrics);
         controller = c;
         fabricListeners.register(deviceService, linkService, hostService, routeService);
@@ -249,6 +251,16 @@ public class HybridlbManager implements HybridlbService {
         }
         if (healthPeriodMillis > 0) {
             statsTimer.scheduleWithFixedDelay(this::pollHealth, 0, healthPeriodMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** A VIP's configuration, null when there is none or no loop runs (Prism pins read back from the SMuxes). */
+    private org.hybridlb.solver.model.Vip configuredVip(String vip) {
+        Controller c = controller;
+        try {
+            return c == null ? null : c.vip(vip);
+        } catch (RuntimeException e) {
+            return null;
         }
     }
 

@@ -1,10 +1,12 @@
 package org.hybridlb.app.core.metrics;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import org.hybridlb.app.core.hmux.SwitchCapability;
 import org.hybridlb.app.core.hmux.SwitchDelta;
 import org.hybridlb.app.core.hmux.SwitchReading;
+import org.hybridlb.app.core.model.SmuxPin;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.port.HmuxProgrammer;
 import org.hybridlb.app.core.port.Ports;
@@ -79,6 +81,21 @@ public final class MeteredPorts {
         @Override
         public String controlUrl(String smuxId) {
             return inner.controlUrl(smuxId);
+        }
+
+        @Override
+        public void putPin(String smuxId, SmuxPin pin) {
+            m.southbound(SMUX, "put_pin", () -> inner.putPin(smuxId, pin));
+        }
+
+        @Override
+        public void removePin(String smuxId, SmuxPin flow) {
+            m.southbound(SMUX, "remove_pin", () -> inner.removePin(smuxId, flow));
+        }
+
+        @Override
+        public List<SmuxPin> pins(String smuxId) {
+            return m.southbound(SMUX, "get_pins", () -> inner.pins(smuxId));
         }
 
         @Override

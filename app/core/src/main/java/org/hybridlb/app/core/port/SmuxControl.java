@@ -1,6 +1,8 @@
 package org.hybridlb.app.core.port;
 
+import java.util.List;
 import java.util.Map;
+import org.hybridlb.app.core.model.SmuxPin;
 import org.hybridlb.app.core.model.SmuxTable;
 
 /**
@@ -39,5 +41,24 @@ public interface SmuxControl {
      */
     default Map<String, Long> vipBytes(String smuxId) {
         throw new SouthboundException("SMux " + smuxId + ": this SMux client cannot read counters");
+    }
+
+    /**
+     * Puts a flow pin on {@code smuxId} ({@code POST /pins}), replacing the flow's pin if it has one;
+     * returns once the SMux's workers send the flow by it. Throws when the SMux refuses it (400, 507
+     * full) or does not answer.
+     */
+    default void putPin(String smuxId, SmuxPin pin) {
+        throw new SouthboundException("SMux " + smuxId + ": this SMux client cannot pin flows");
+    }
+
+    /** Removes the pin of {@code flow}'s flow from {@code smuxId} ({@code DELETE /pins}); nothing when it has none. */
+    default void removePin(String smuxId, SmuxPin flow) {
+        throw new SouthboundException("SMux " + smuxId + ": this SMux client cannot pin flows");
+    }
+
+    /** The flow pins {@code smuxId} holds ({@code GET /pins}). */
+    default List<SmuxPin> pins(String smuxId) {
+        throw new SouthboundException("SMux " + smuxId + ": this SMux client cannot pin flows");
     }
 }

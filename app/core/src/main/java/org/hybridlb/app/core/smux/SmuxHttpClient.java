@@ -15,6 +15,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 import org.hybridlb.app.core.Json;
+import org.hybridlb.app.core.model.SmuxPin;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.port.SmuxControl;
 import org.hybridlb.app.core.port.SouthboundException;
@@ -22,8 +23,8 @@ import org.hybridlb.app.core.tls.TlsFiles;
 
 /**
  * The SMux control API over HTTP (smux/src/control.c, smux/README.md), for every host: {@code PUT}
- * and {@code GET /table}, {@code GET /stats} (counters as JSON) and {@code GET
- * /connections/diverging}. The JDK's HTTP client (HTTP/1.1) and the core's Jackson codec, so it runs
+ * and {@code GET /table}, {@code GET /stats} (counters as JSON), {@code GET
+ * /connections/diverging} and the flow pins ({@code POST}, {@code DELETE} and {@code GET /pins}). The JDK's HTTP client (HTTP/1.1) and the core's Jackson codec, so it runs
  * unchanged in the daemon and in the ONOS bundle.
  */
 public final class SmuxHttpClient implements SmuxControl {
@@ -90,6 +91,41 @@ public final class SmuxHttpClient implements SmuxControl {
         Map<String, Long> out = new TreeMap<>();
         get(smuxId, "/stats", Report.class).services.forEach(s -> out.merge(s.vip, s.bytes, Long::sum));
         return out;
+    }
+
+    @Override
+    public void putPin(String smuxId, SmuxPin pin) {
+        write(smuxId, "POST", pin, "pin " + pin);
+    }
+
+    @Override
+    public void removePin(String smuxId, SmuxPin flow) {
+        write(smuxId, "DELETE", flow.flowOnly(), "removal of the pin of " + flow.flowOnly());
+    }
+
+    @Override
+    public List<SmuxPin> pins(String smuxId) {
+        return get(smuxId, "/pins", PinList.class).pins;
+    }
+
+    private void write(String smuxId, String method, SmuxPin body, String what) {
+        HttpResponse<String> r = send(smuxId, HttpRequest.newBuilder(uri(smuxId, "/pins"))
+                .header("Content-Type", "application/json")
+                .method(method, HttpRequest.BodyPublishers.ofString(Json.write(body))));
+        if (r.statusCode() != 200) {
+            throw new SouthboundException("SMux " + smuxId + " refused the " + what + ": HTTP " + r.statusCode()
+                    + " " + r.body().strip());
+        }
+    }
+
+    /** What {@code GET /pins} answers. */
+    static final class PinList {
+        final List<SmuxPin> pins;
+
+        @JsonCreator
+        PinList(@JsonProperty(value = "pins", required = true) List<SmuxPin> pins) {
+            this.pins = pins;
+        }
     }
 
     /** What {@code /stats} and {@code /connections/diverging} answer: one entry per VIP service. */

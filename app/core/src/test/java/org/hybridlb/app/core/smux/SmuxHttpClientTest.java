@@ -22,6 +22,7 @@ import javax.net.ssl.SSLParameters;
 import org.hybridlb.app.core.Json;
 import org.hybridlb.app.core.model.Bucket;
 import org.hybridlb.app.core.model.ServiceEntry;
+import org.hybridlb.app.core.model.SmuxPin;
 import org.hybridlb.app.core.model.SmuxTable;
 import org.hybridlb.app.core.model.VipEntry;
 import org.hybridlb.app.core.port.SouthboundException;
@@ -37,6 +38,8 @@ class SmuxHttpClientTest {
     final List<String> requests = new ArrayList<>();
     volatile String table = "{\"version\":0,\"vips\":[]}";
     volatile int putStatus = 200;
+    volatile int pinStatus = 200;
+    final List<String> bodies = new ArrayList<>();
     SmuxHttpClient client;
 
     @BeforeEach
@@ -61,6 +64,15 @@ class SmuxHttpClientTest {
                         + "\"packets\":10,\"bytes\":1500,\"dips\":[]},{\"vip\":\"10.100.0.1\",\"proto\":\"udp\","
                         + "\"port\":53,\"packets\":1,\"bytes\":80,\"dips\":[]},{\"vip\":\"10.100.0.2\",\"proto\":\"tcp\","
                         + "\"port\":0,\"packets\":0,\"bytes\":0,\"dips\":[]}]}";
+            } else if (path.equals("/pins")) {
+                bodies.add(x.getRequestMethod() + " " + body);
+                status = pinStatus;
+                out = x.getRequestMethod().equals("GET")
+                        ? "{\"pins\":[{\"client\":\"10.9.0.7\",\"clientPort\":40001,\"vip\":\"10.100.0.1\","
+                                + "\"vipPort\":80,\"proto\":\"tcp\",\"dip\":\"10.0.1.2\",\"tunnel\":\"10.0.1.2\"}],"
+                                + "\"count\":1,\"capacity\":65536}"
+                        : status == 200 ? "{\"replaced\":false}"
+                        : "{\"error\":\"invalid pin\",\"field\":\"dip\",\"reason\":\"required\"}";
             } else if (path.equals("/connections/diverging")) {
                 out = "{\"version\":3,\"connTable\":true,\"services\":[{\"vip\":\"10.100.0.1\",\"proto\":\"tcp\","
                         + "\"port\":80,\"connections\":9,\"diverging\":2},{\"vip\":\"10.100.0.1\",\"proto\":\"udp\","
@@ -178,5 +190,25 @@ class SmuxHttpClientTest {
                 .contains("smux-9 has no control URL"));
         server.stop(0);
         assertThrows(SouthboundException.class, () -> client.vipBytes("smux-0"));
+    }
+
+    @Test
+    void pinsArePostedDeletedByFlowAndReadBack() throws Exception {
+        SmuxPin pin = new SmuxPin("10.9.0.7", 40001, "10.100.0.1", 80, "tcp", "10.0.1.2");
+        client.putPin("smux-0", pin);
+        client.removePin("smux-0", pin);
+        assertEquals(List.of("POST /pins", "DELETE /pins"), requests);
+        assertEquals(Json.MAPPER.readTree("{\"client\":\"10.9.0.7\",\"clientPort\":40001,\"vip\":\"10.100.0.1\","
+                + "\"vipPort\":80,\"proto\":\"tcp\",\"dip\":\"10.0.1.2\"}"),
+                Json.MAPPER.readTree(bodies.get(0).substring("POST ".length())));
+        assertEquals(Json.MAPPER.readTree("{\"client\":\"10.9.0.7\",\"clientPort\":40001,\"vip\":\"10.100.0.1\","
+                + "\"vipPort\":80,\"proto\":\"tcp\"}"), Json.MAPPER.readTree(bodies.get(1).substring("DELETE ".length())),
+                "a removal names the flow only");
+        assertEquals(List.of(pin), client.pins("smux-0"));
+        pinStatus = 400;
+        SouthboundException e = assertThrows(SouthboundException.class, () -> client.putPin("smux-0", pin));
+        assertTrue(e.getMessage().contains("HTTP 400") && e.getMessage().contains("\"field\":\"dip\""), e.getMessage());
+        assertThrows(SouthboundException.class, () -> client.removePin("smux-0", pin));
+        assertThrows(SouthboundException.class, () -> client.putPin("smux-9", pin), "no control URL");
     }
 }
