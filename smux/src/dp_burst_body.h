@@ -496,12 +496,18 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     }
     if (m)
         hlb_ck_hash_burst(r->s, src, sport, dport, m, h);
+    /* Stateful: the entries the cookies name (this SMux's own idents), fetched
+     * together; NULL for any other. */
+    uint64_t *ent[HLB_MAX_BURST];
+    const uint32_t tick = sf ? hlb_sf_tick(sf, r->now) : 0;
     for (unsigned k = 0; sf && k < m; k++) {
-        /* Stateful: the entries the cookies name, fetched together. */
         uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
-        if (ident & HLB_COOKIE_STATEFUL)
-            __builtin_prefetch(&sf->parts[hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C)]
-                                    .e[ident & HLB_SF_INDEX_MASK]);
+        ent[k] = NULL;
+        if ((ident & HLB_COOKIE_STATEFUL) && ((ident >> HLB_SF_OWNER_SHIFT) & 15u) == sv.sf_self) {
+            ent[k] = hlb_sf_entry(sf, hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C),
+                                  ident & HLB_SF_INDEX_MASK);
+            __builtin_prefetch(ent[k]);
+        }
     }
     unsigned k = 0;
     for (; k < m; k++) {
@@ -509,16 +515,15 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         if (ident & HLB_COOKIE_STATEFUL) {
             /* Stateful, this SMux the owner: the entry, if it is this connection's
              * (anything else goes to the general code, which counts it). */
-            if (!sf || ((ident >> HLB_SF_OWNER_SHIFT) & 15u) != sv.sf_self)
+            if (!sf || !ent[k])
                 break;
-            struct hlb_sf_entry *e =
-                &sf->parts[hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C)].e[ident & HLB_SF_INDEX_MASK];
-            if (e->server == 0 || e->h != h[k])
+            uint64_t v = *ent[k];
+            uint16_t server = hlb_sf_server_of(v, h[k]);
+            if (server == 0)
                 break;
-            if (r->now - e->seen >= sf->refresh_ms)
-                e->seen = r->now;
+            hlb_sf_refresh(sf, ent[k], v, tick);
             sf_hits++;
-            ident = e->server;
+            ident = server;
         }
         int dip = hlb_ck_server_dip(t, &sv, ident);
         if (dip < 0)
@@ -573,6 +578,7 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     struct hlb_sf_table *sf = r->sf;
     const int sf_syn = sf && s->sf_n_owners;         /* cheetah_sf_syn(): an index each */
     const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
+    const int sched = s->mechanism != HLB_MECH_HASH && s->weight_total;
     struct hlb_parsed pl[HLB_MAX_BURST];
     uint32_t src[HLB_MAX_BURST];
     uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
@@ -599,10 +605,9 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     if (sf_syn && m)
         hlb_ck_hash_burst(s, src, sport, dport, m, h);
     for (unsigned k = 0; sf_syn && k < m; k++) {
-        struct hlb_sf_part *pt = &sf->parts[hlb_sf_part_of(sf, h[k], crc)];
-        uint32_t nf = pt->n_free;
+        uint32_t p = hlb_sf_part_of(sf, h[k], crc), nf = sf->n_free[p];
         if (nf)                           /* (an earlier SYN of the burst may take it) */
-            __builtin_prefetch(&pt->e[pt->free_idx[nf - 1]], 1);
+            __builtin_prefetch(hlb_sf_entry(sf, p, *hlb_sf_stack_slot(sf, p, nf - 1)), 1);
     }
     unsigned k = 0;
     for (; k < m; k++) {
@@ -610,7 +615,7 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         uint8_t *d = HLB_F_DATA(f);
         uint8_t *tcp = d + HLB_ETH_HLEN + 20;
         uint32_t len = HLB_F_LEN(f), inner = pl[k].ip_tot_len;
-        int dip = cheetah_syn_dip(r->w, t, s, &pl[k].t);
+        int dip = sched ? cheetah_syn_sched(r->w, t, s) : cheetah_syn_dip(r->w, t, s, &pl[k].t);
         if (dip < 0)
             break;                        /* (nothing changed: the general code counts it) */
         cheetah_syn_placed(r->w, t, s, tcp, tcp + ts_off[k], sf_syn, h[k], dip, r->now);

@@ -154,9 +154,10 @@ static void test_stack_invariants(void **state)
     /* hlb_sf_check() itself notices a lost index and a doubly freed one */
     int idx = hlb_sf_insert(sf, 0, 5, 99, 0);
     if (idx >= 0) {
-        sf->parts[0].e[idx].server = 0;              /* freed without its push */
+        uint64_t *e = hlb_sf_entry(sf, 0, (uint32_t)idx), v = *e;
+        *e = 0;                                      /* freed without its push */
         assert_int_equal(hlb_sf_check(sf), -1);
-        sf->parts[0].e[idx].server = 5;
+        *e = v;
         assert_int_equal(hlb_sf_check(sf), 0);
     }
     hlb_sf_free(sf);
@@ -523,14 +524,13 @@ static void test_shared_vectors_stateful(void **state)
         /* COOKIE-SPEC §7's partition, written out: (H >> 32) mod m, crc32c (H >> 16) mod m */
         uint32_t p = (uint32_t)(strcmp(r.mode, "crc32c") == 0 ? r.hash >> 16 : r.hash >> 32) % 64;
         /* the index the ident names, taken from the stack as a SYN would */
-        struct hlb_sf_part *pt = &w.sf->parts[p];
         uint32_t idx = r.ident & HLB_SF_INDEX_MASK;
-        for (uint32_t k = 0; k < pt->n_free; k++)
-            if (pt->free_idx[k] == idx) {
-                pt->free_idx[k] = pt->free_idx[--pt->n_free];
+        for (uint32_t k = 0; k < w.sf->n_free[p]; k++)
+            if (*hlb_sf_stack_slot(w.sf, p, k) == idx) {
+                *hlb_sf_stack_slot(w.sf, p, k) = *hlb_sf_stack_slot(w.sf, p, --w.sf->n_free[p]);
                 break;
             }
-        pt->e[idx] = (struct hlb_sf_entry){.h = r.hash, .server = 77, .seen = 0};
+        *hlb_sf_entry(w.sf, p, idx) = hlb_sf_word(r.hash, 77, 0);
         w.sf->st.entries++;
         assert_int_equal(hlb_sf_check(w.sf), 0);
         for (int ref = 0; ref < 2; ref++) {
