@@ -155,6 +155,9 @@ static inline uint32_t hlb_sf_age(uint64_t e, uint32_t tick)
 static inline int hlb_sf_insert(struct hlb_sf_table *sf, uint32_t p, uint16_t server,
                                 uint64_t h, uint32_t now)
 {
+    /* (the word first: a 16-bit server id kept aside and read back as part of a
+     * wider load would stall the read until the write retires) */
+    const uint64_t v = hlb_sf_word(h, server, hlb_sf_tick(sf, now));
     uint32_t nf = sf->n_free[p];
     if (nf == 0) {
         sf->st.exhausted++;
@@ -162,7 +165,7 @@ static inline int hlb_sf_insert(struct hlb_sf_table *sf, uint32_t p, uint16_t se
     }
     sf->n_free[p] = (uint16_t)--nf;
     uint32_t idx = *hlb_sf_stack_slot(sf, p, nf);
-    *hlb_sf_entry(sf, p, idx) = hlb_sf_word(h, server, hlb_sf_tick(sf, now));
+    *hlb_sf_entry(sf, p, idx) = v;
     sf->st.inserts++;
     sf->st.entries++;
     return (int)idx;
