@@ -496,16 +496,21 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     }
     if (m)
         hlb_ck_hash_burst(r->s, src, sport, dport, m, h);
-    /* Stateful: the entries the cookies name (this SMux's own idents), fetched
-     * together; NULL for any other. */
+    /* Stateful: the entries the cookies name (this SMux's own idents: the stateful
+     * bit and this owner's id), fetched together; NULL for any other.  The table's
+     * fields in locals: the refresh writes through an entry pointer. */
     uint64_t *ent[HLB_MAX_BURST];
+    uint64_t *const sf_ent = sf ? sf->ent : NULL;
+    const uint32_t own_mask = HLB_COOKIE_STATEFUL | 15u << HLB_SF_OWNER_SHIFT;
+    const uint32_t own = HLB_COOKIE_STATEFUL | (uint32_t)sv.sf_self << HLB_SF_OWNER_SHIFT;
     const uint32_t tick = sf ? hlb_sf_tick(sf, r->now) : 0;
+    const uint32_t part_bits = sf ? sf->part_bits : 0, refresh = sf ? sf->refresh_ticks : 0;
     for (unsigned k = 0; sf && k < m; k++) {
         uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
         ent[k] = NULL;
-        if ((ident & HLB_COOKIE_STATEFUL) && ((ident >> HLB_SF_OWNER_SHIFT) & 15u) == sv.sf_self) {
-            ent[k] = hlb_sf_entry(sf, hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C),
-                                  ident & HLB_SF_INDEX_MASK);
+        if ((ident & own_mask) == own) {
+            ent[k] = &sf_ent[hlb_sf_pos(part_bits, hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C),
+                                        ident & HLB_SF_INDEX_MASK)];
             __builtin_prefetch(ent[k]);
         }
     }
@@ -521,7 +526,7 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
             uint16_t server = hlb_sf_server_of(v, h[k]);
             if (server == 0)
                 break;
-            hlb_sf_refresh(sf, ent[k], v, tick);
+            hlb_sf_refresh(refresh, ent[k], v, tick);
             sf_hits++;
             ident = server;
         }

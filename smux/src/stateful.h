@@ -112,16 +112,22 @@ static inline uint32_t hlb_sf_ident(uint32_t owner, uint32_t index)
     return HLB_COOKIE_STATEFUL | owner << HLB_SF_OWNER_SHIFT | index;
 }
 
+/* The position in ent (and stack) of index idx of partition p, part_bits = log2(m). */
+static inline size_t hlb_sf_pos(uint32_t part_bits, uint32_t p, uint32_t idx)
+{
+    return (size_t)idx << part_bits | p;
+}
+
 /* The entry of index idx of partition p. */
 static inline uint64_t *hlb_sf_entry(const struct hlb_sf_table *sf, uint32_t p, uint32_t idx)
 {
-    return &sf->ent[(size_t)idx << sf->part_bits | p];
+    return &sf->ent[hlb_sf_pos(sf->part_bits, p, idx)];
 }
 
 /* Slot k of partition p's stack. */
 static inline uint16_t *hlb_sf_stack_slot(const struct hlb_sf_table *sf, uint32_t p, uint32_t k)
 {
-    return &sf->stack[(size_t)k << sf->part_bits | p];
+    return &sf->stack[hlb_sf_pos(sf->part_bits, p, k)];
 }
 
 /* The entries' clock at ms clock now. */
@@ -180,11 +186,11 @@ static inline void hlb_sf_delete(struct hlb_sf_table *sf, uint32_t p, uint32_t i
 }
 
 /* Refreshes entry *e (holding a connection, read as v) at tick, at most every
- * refresh_ticks, so that an active entry's line is not written on every packet. */
-static inline void hlb_sf_refresh(const struct hlb_sf_table *sf, uint64_t *e, uint64_t v,
-                                  uint32_t tick)
+ * refresh_ticks (sf->refresh_ticks), so that an active entry's line is not written
+ * on every packet. */
+static inline void hlb_sf_refresh(uint32_t refresh_ticks, uint64_t *e, uint64_t v, uint32_t tick)
 {
-    if (hlb_sf_age(v, tick) >= sf->refresh_ticks)
+    if (hlb_sf_age(v, tick) >= refresh_ticks)
         *e = (v & ~(uint64_t)HLB_SF_SEEN_MASK) | tick;
 }
 
@@ -199,7 +205,7 @@ static inline uint16_t hlb_sf_lookup(struct hlb_sf_table *sf, uint32_t p, uint32
         sf->st.misses++;
         return 0;
     }
-    hlb_sf_refresh(sf, e, v, hlb_sf_tick(sf, now));
+    hlb_sf_refresh(sf->refresh_ticks, e, v, hlb_sf_tick(sf, now));
     sf->st.hits++;
     return server;
 }
