@@ -137,12 +137,14 @@ static inline uint64_t worker_rand(struct hlb_worker *w)   /* xorshift64 */
  * the weights the loads set (balance.h); p2c takes the less loaded of two live
  * entries drawn at random, least-loaded the least loaded live entry (ties: the
  * first from a rotating start).  Each worker keeps its own position and random
- * state, so nothing is written by two workers.  cheetah_syn_sched(): the mechanisms
- * other than hash, for a pool with a live DIP (weight_total > 0), inline for the
- * lean pass's SYN loop. */
-static inline __attribute__((always_inline)) int
-cheetah_syn_sched(struct hlb_worker *w, struct hlb_vip_table *t, const struct hlb_service *s)
+ * state, so nothing is written by two workers. */
+static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
+                                  const struct hlb_service *s, const struct hlb_5tuple *tuple)
 {
+    if (s->mechanism == HLB_MECH_HASH)
+        return select_dip(t, s, tuple);
+    if (s->weight_total == 0)
+        return -1;
     uint32_t *pos = &hlb_rr_next(t, w->id)[s - t->services];
     switch (s->mechanism) {
     case HLB_MECH_WRR: {
@@ -188,14 +190,6 @@ cheetah_syn_sched(struct hlb_worker *w, struct hlb_vip_table *t, const struct hl
         }
         return -1;                     /* (not reached: weight_total > 0) */
     }
-}
-
-static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
-                                  const struct hlb_service *s, const struct hlb_5tuple *tuple)
-{
-    if (s->mechanism == HLB_MECH_HASH)
-        return select_dip(t, s, tuple);
-    return s->weight_total ? cheetah_syn_sched(w, t, s) : -1;
 }
 
 /* CK_FORWARD: the segment belongs to another (owner) SMux, *owner is its tunnel end. */

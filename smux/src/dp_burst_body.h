@@ -583,7 +583,6 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     struct hlb_sf_table *sf = r->sf;
     const int sf_syn = sf && s->sf_n_owners;         /* cheetah_sf_syn(): an index each */
     const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
-    const int sched = s->mechanism != HLB_MECH_HASH && s->weight_total;
     struct hlb_parsed pl[HLB_MAX_BURST];
     uint32_t src[HLB_MAX_BURST];
     uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
@@ -620,7 +619,7 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         uint8_t *d = HLB_F_DATA(f);
         uint8_t *tcp = d + HLB_ETH_HLEN + 20;
         uint32_t len = HLB_F_LEN(f), inner = pl[k].ip_tot_len;
-        int dip = sched ? cheetah_syn_sched(r->w, t, s) : cheetah_syn_dip(r->w, t, s, &pl[k].t);
+        int dip = cheetah_syn_dip(r->w, t, s, &pl[k].t);
         if (dip < 0)
             break;                        /* (nothing changed: the general code counts it) */
         cheetah_syn_placed(r->w, t, s, tcp, tcp + ts_off[k], sf_syn, h[k], dip, r->now);
