@@ -564,10 +564,10 @@ HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
  * long as each is a frame the lean pass accepts for that service and a TCP SYN with
  * a timestamp option; returns the index of the first frame it did not take.  The
  * same steps as cheetah_step()'s for a SYN, in passes: the SYNs taken; for a
- * stateful VIP with owners, their H (hlb_ck_hash_burst: vector lanes) and the lines
- * of their partition's stack top and of the entry it names fetched, all together
- * (the misses of a burst overlap instead of one after the other); then each SYN
- * placed in arrival order. */
+ * stateful VIP with owners, their H (hlb_ck_hash_burst: vector lanes); then each
+ * SYN placed in arrival order.  (The stacks' tops and the entries they name are not
+ * fetched ahead: the table and stacks stay in L2, and a pass that fetched them
+ * measured slower than none.) */
 static inline __attribute__((always_inline)) unsigned
 HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
                               unsigned n, uint16_t burst_port, const uint32_t gre,
@@ -582,7 +582,6 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
     struct hlb_sf_table *sf = r->sf;
     const int sf_syn = sf && s->sf_n_owners;         /* cheetah_sf_syn(): an index each */
-    const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
     struct hlb_parsed pl[HLB_MAX_BURST];
     uint32_t src[HLB_MAX_BURST];
     uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
@@ -608,11 +607,6 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     }
     if (sf_syn && m)
         hlb_ck_hash_burst(s, src, sport, dport, m, h);
-    for (unsigned k = 0; sf_syn && k < m; k++) {
-        uint32_t p = hlb_sf_part_of(sf, h[k], crc), nf = sf->n_free[p];
-        if (nf)                           /* (an earlier SYN of the burst may take it) */
-            __builtin_prefetch(hlb_sf_entry(sf, p, *hlb_sf_stack_slot(sf, p, nf - 1)), 1);
-    }
     unsigned k = 0;
     for (; k < m; k++) {
         HLB_BURST_FRAME f = frames[first + k];
