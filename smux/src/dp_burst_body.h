@@ -507,12 +507,23 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     }
     if (m)
         hlb_ck_hash_burst(r->s, src, sport, dport, m, h);
+    /* Stateful: the entries the cookies name (this SMux's own idents: the stateful
+     * bit and this owner's id), fetched together; NULL for any other.  The table's
+     * fields in locals: the refresh writes through an entry pointer. */
+    uint64_t *ent[HLB_MAX_BURST];
+    uint64_t *const sf_ent = sf ? sf->ent : NULL;
+    const uint32_t own_mask = HLB_COOKIE_STATEFUL | 15u << HLB_SF_OWNER_SHIFT;
+    const uint32_t own = HLB_COOKIE_STATEFUL | (uint32_t)sv.sf_self << HLB_SF_OWNER_SHIFT;
+    const uint32_t tick = sf ? hlb_sf_tick(sf, r->now) : 0;
+    const uint32_t part_bits = sf ? sf->part_bits : 0, refresh = sf ? sf->refresh_ticks : 0;
     for (unsigned k = 0; sf && k < m; k++) {
-        /* Stateful: the entries the cookies name, fetched together. */
         uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
-        if (ident & HLB_COOKIE_STATEFUL)
-            __builtin_prefetch(&sf->parts[hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C)]
-                                    .e[ident & HLB_SF_INDEX_MASK]);
+        ent[k] = NULL;
+        if ((ident & own_mask) == own) {
+            ent[k] = &sf_ent[hlb_sf_pos(part_bits, hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C),
+                                        ident & HLB_SF_INDEX_MASK)];
+            __builtin_prefetch(ent[k]);
+        }
     }
     unsigned k = 0;
     for (; k < m; k++) {
@@ -520,16 +531,15 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         if (ident & HLB_COOKIE_STATEFUL) {
             /* Stateful, this SMux the owner: the entry, if it is this connection's
              * (anything else goes to the general code, which counts it). */
-            if (!sf || ((ident >> HLB_SF_OWNER_SHIFT) & 15u) != sv.sf_self)
+            if (!sf || !ent[k])
                 break;
-            struct hlb_sf_entry *e =
-                &sf->parts[hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C)].e[ident & HLB_SF_INDEX_MASK];
-            if (e->server == 0 || e->h != h[k])
+            uint64_t v = *ent[k];
+            uint16_t server = hlb_sf_server_of(v, h[k]);
+            if (server == 0)
                 break;
-            if (r->now - e->seen >= sf->refresh_ms)
-                e->seen = r->now;
+            hlb_sf_refresh(refresh, ent[k], v, tick);
             sf_hits++;
-            ident = e->server;
+            ident = server;
         }
         int dip = hlb_ck_server_dip(t, &sv, ident);
         if (dip < 0)
@@ -565,10 +575,10 @@ HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
  * long as each is a frame the lean pass accepts for that service and a TCP SYN with
  * a timestamp option; returns the index of the first frame it did not take.  The
  * same steps as cheetah_step()'s for a SYN, in passes: the SYNs taken; for a
- * stateful VIP with owners, their H (hlb_ck_hash_burst: vector lanes) and the lines
- * of their partition's stack top and of the entry it names fetched, all together
- * (the misses of a burst overlap instead of one after the other); then each SYN
- * placed in arrival order. */
+ * stateful VIP with owners, their H (hlb_ck_hash_burst: vector lanes); then each
+ * SYN placed in arrival order.  (The stacks' tops and the entries they name are not
+ * fetched ahead: the table and stacks stay in L2, and a pass that fetched them
+ * measured slower than none.) */
 static inline __attribute__((always_inline)) unsigned
 HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
                               unsigned n, uint16_t burst_port, const uint32_t gre,
@@ -583,7 +593,6 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
     struct hlb_sf_table *sf = r->sf;
     const int sf_syn = sf && s->sf_n_owners;         /* cheetah_sf_syn(): an index each */
-    const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
     struct hlb_parsed pl[HLB_MAX_BURST];
     uint32_t src[HLB_MAX_BURST];
     uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
@@ -609,12 +618,6 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     }
     if (sf_syn && m)
         hlb_ck_hash_burst(s, src, sport, dport, m, h);
-    for (unsigned k = 0; sf_syn && k < m; k++) {
-        struct hlb_sf_part *pt = &sf->parts[hlb_sf_part_of(sf, h[k], crc)];
-        uint32_t nf = pt->n_free;
-        if (nf)                           /* (an earlier SYN of the burst may take it) */
-            __builtin_prefetch(&pt->e[pt->free_idx[nf - 1]], 1);
-    }
     unsigned k = 0;
     for (; k < m; k++) {
         HLB_BURST_FRAME f = frames[first + k];

@@ -15,21 +15,33 @@ struct hlb_sf_table *hlb_sf_create(uint32_t n_parts, uint32_t idle_ms)
     if (posix_memalign((void **)&sf, 64, sizeof(*sf)) != 0)
         return NULL;
     memset(sf, 0, sizeof(*sf));
-    if (posix_memalign((void **)&sf->parts, 64, (size_t)n_parts * sizeof(*sf->parts)) != 0) {
-        free(sf);
+    size_t n = (size_t)n_parts * HLB_SF_INDEXES;
+    sf->ent = calloc(n, sizeof(*sf->ent));        /* all free: 0 (untouched pages) */
+    sf->n_free = calloc(n_parts, sizeof(*sf->n_free));
+    if (posix_memalign((void **)&sf->stack, 64, n * sizeof(*sf->stack)) != 0)
+        sf->stack = NULL;
+    if (!sf->ent || !sf->n_free || !sf->stack) {
+        hlb_sf_free(sf);
         return NULL;
     }
-    memset(sf->parts, 0, (size_t)n_parts * sizeof(*sf->parts));
-    for (uint32_t p = 0; p < n_parts; p++) {
-        struct hlb_sf_part *pt = &sf->parts[p];
-        /* Index 0 on top: the first SYNs take low indexes (easier to read in tests). */
-        for (uint32_t i = 0; i < HLB_SF_INDEXES; i++)
-            pt->free_idx[i] = (uint16_t)(HLB_SF_INDEXES - 1 - i);
-        pt->n_free = HLB_SF_INDEXES;
-    }
     sf->part_mask = n_parts - 1;
+    while (1u << sf->part_bits < n_parts)
+        sf->part_bits++;
+    for (uint32_t p = 0; p < n_parts; p++) {
+        /* Index 0 on top: the first SYNs take low indexes (easier to read in tests). */
+        for (uint32_t k = 0; k < HLB_SF_INDEXES; k++)
+            *hlb_sf_stack_slot(sf, p, k) = (uint16_t)(HLB_SF_INDEXES - 1 - k);
+        sf->n_free[p] = HLB_SF_INDEXES;
+    }
     sf->idle_ms = idle_ms;
-    sf->refresh_ms = idle_ms / 8 < 1000u ? (idle_ms / 8 ? idle_ms / 8 : 1) : 1000u;
+    while ((idle_ms >> sf->tick_shift) >= 1u << (HLB_SF_SEEN_BITS - 1))
+        sf->tick_shift++;
+    /* Freed at idle_ms or later, never earlier: with ticks of 2^s ms, an age of
+     * ceil(idle / 2^s) + 1 ticks is more than idle_ms (exactly idle_ms when s = 0). */
+    uint32_t tick_ms = 1u << sf->tick_shift;
+    sf->idle_ticks = sf->tick_shift ? (idle_ms + tick_ms - 1) / tick_ms + 1 : idle_ms;
+    uint32_t refresh_ms = idle_ms / 8 < 1000u ? (idle_ms / 8 ? idle_ms / 8 : 1) : 1000u;
+    sf->refresh_ticks = refresh_ms >> sf->tick_shift ? refresh_ms >> sf->tick_shift : 1;
     return sf;
 }
 
@@ -37,7 +49,9 @@ void hlb_sf_free(struct hlb_sf_table *sf)
 {
     if (!sf)
         return;
-    free(sf->parts);
+    free(sf->ent);
+    free(sf->stack);
+    free(sf->n_free);
     free(sf);
 }
 
@@ -55,7 +69,7 @@ int hlb_sf_queue_release(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint
 static inline void sf_prefetch_release(const struct hlb_sf_table *sf, uint32_t k)
 {
     const struct hlb_sf_release *r = &sf->ring[k % HLB_SF_RING];
-    __builtin_prefetch(&sf->parts[r->part & sf->part_mask].e[r->index & HLB_SF_INDEX_MASK], 1);
+    __builtin_prefetch(hlb_sf_entry(sf, r->part & sf->part_mask, r->index & HLB_SF_INDEX_MASK), 1);
 }
 
 unsigned hlb_sf_drain(struct hlb_sf_table *sf)
@@ -73,8 +87,7 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf)
             sf_prefetch_release(sf, tail + HLB_SF_DRAIN_AHEAD);
         const struct hlb_sf_release *r = &sf->ring[tail % HLB_SF_RING];
         uint32_t p = r->part & sf->part_mask, idx = r->index & HLB_SF_INDEX_MASK;
-        const struct hlb_sf_entry *e = &sf->parts[p].e[idx];
-        if (e->server != 0 && e->h == r->h) {
+        if (hlb_sf_server_of(*hlb_sf_entry(sf, p, idx), r->h)) {
             hlb_sf_delete(sf, p, idx);
             sf->st.released++;
         }
@@ -86,13 +99,13 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf)
 void hlb_sf_sweep(struct hlb_sf_table *sf, uint32_t now, uint32_t n)
 {
     uint32_t total = (sf->part_mask + 1) * HLB_SF_INDEXES;
-    uint32_t pos = sf->sweep_pos;
+    uint32_t pos = sf->sweep_pos, tick = hlb_sf_tick(sf, now);
     for (uint32_t k = 0; k < n; k++, pos++) {
         if (pos >= total)
             pos = 0;
-        uint32_t p = pos / HLB_SF_INDEXES, idx = pos % HLB_SF_INDEXES;
-        const struct hlb_sf_entry *e = &sf->parts[p].e[idx];
-        if (e->server != 0 && now - e->seen >= sf->idle_ms) {
+        uint32_t p = pos & sf->part_mask, idx = pos >> sf->part_bits;
+        uint64_t e = sf->ent[pos];
+        if (e != 0 && hlb_sf_age(e, tick) >= sf->idle_ticks) {
             hlb_sf_delete(sf, p, idx);
             sf->st.idle_expired++;
         }
@@ -100,26 +113,42 @@ void hlb_sf_sweep(struct hlb_sf_table *sf, uint32_t now, uint32_t n)
     sf->sweep_pos = pos >= total ? 0 : pos;
 }
 
+/* An entry in use has a server id; a free one is 0. */
+static int sf_used(uint64_t e)
+{
+    return (e >> HLB_SF_SERVER_SHIFT & HLB_SF_SERVER_MASK) != 0;
+}
+
 int hlb_sf_check(const struct hlb_sf_table *sf)
 {
     uint64_t used = 0;
     uint8_t seen[HLB_SF_INDEXES];
     for (uint32_t p = 0; p <= sf->part_mask; p++) {
-        const struct hlb_sf_part *pt = &sf->parts[p];
-        if (pt->n_free > HLB_SF_INDEXES)
+        uint32_t n_free = sf->n_free[p];
+        if (n_free > HLB_SF_INDEXES)
             return -1;
         memset(seen, 0, sizeof(seen));
-        for (uint32_t k = 0; k < pt->n_free; k++) {
-            uint16_t i = pt->free_idx[k];
-            if (i >= HLB_SF_INDEXES || seen[i]++ || pt->e[i].server != 0)
-                return -1;           /* out of range, twice on the stack, or in use */
+        for (uint32_t k = 0; k < n_free; k++) {
+            uint16_t i = *hlb_sf_stack_slot(sf, p, k);
+            if (i >= HLB_SF_INDEXES || seen[i]++ || *hlb_sf_entry(sf, p, i) != 0)
+                return -1;           /* out of range, twice on the stack, or not free */
         }
         for (uint32_t i = 0; i < HLB_SF_INDEXES; i++) {
-            if (pt->e[i].server != 0)
+            uint64_t e = *hlb_sf_entry(sf, p, i);
+            if (sf_used(e))
                 used++;
-            else if (!seen[i])
-                return -1;           /* free but on no stack: lost */
+            else if (e != 0 || !seen[i])
+                return -1;           /* no server but not free, or free on no stack: lost */
         }
     }
     return used == sf->st.entries ? 0 : -1;
+}
+
+int hlb_sf_same(const struct hlb_sf_table *a, const struct hlb_sf_table *b)
+{
+    size_t n = (size_t)(a->part_mask + 1);
+    return a->part_mask == b->part_mask &&
+           memcmp(a->ent, b->ent, n * HLB_SF_INDEXES * sizeof(*a->ent)) == 0 &&
+           memcmp(a->n_free, b->n_free, n * sizeof(*a->n_free)) == 0 &&
+           memcmp(a->stack, b->stack, n * HLB_SF_INDEXES * sizeof(*a->stack)) == 0;
 }

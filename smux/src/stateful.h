@@ -1,10 +1,10 @@
 /* Stateful Cheetah in the SMux (p4/COOKIE-SPEC.md §7; NSDI 2020 §3.2, ToN 2021
  * §III-B): a ConnTable + ConnStack per worker.  A SYN to a cheetah-stateful VIP this
  * SMux owns pops a free index of partition p = (H >> 32) & (m - 1) (crc32c mode:
- * H >> 16) and stores (server id, H) there; the ident 1 << 14 | owner << 10 | index
- * goes to the host in the SYN's TSecr, and the host's cookie carries it from then
- * on.  A later segment names (p, index) through its cookie and H: one load, checked
- * against the stored H.
+ * H >> 16) and stores (server id, the low 32 bits of H) there; the ident
+ * 1 << 14 | owner << 10 | index goes to the host in the SYN's TSecr, and the host's
+ * cookie carries it from then on.  A later segment names (p, index) through its
+ * cookie and H: one 8-byte load, checked against the stored bits of H.
  *
  * Per worker, not per SMux: each worker owns its stacks and writes them alone.  The
  * index space is split per worker by the flow: every segment of a connection
@@ -27,6 +27,7 @@
 #define HLB_STATEFUL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "hlb_cookie.h"
 
@@ -38,18 +39,15 @@
 #define HLB_SF_DEFAULT_IDLE_MS 120000u  /* > 4 host keep-alives (COOKIE-SPEC §6: 25 s) */
 #define HLB_SF_RING 4096u               /* releases queued per worker */
 
-struct hlb_sf_entry {
-    uint64_t h;                 /* the connection's H: the check value */
-    uint16_t server;            /* server id; 0: free */
-    uint16_t pad;
-    uint32_t seen;              /* ms clock of the last refresh */
-};
-
-struct hlb_sf_part {
-    struct hlb_sf_entry e[HLB_SF_INDEXES];
-    uint16_t free_idx[HLB_SF_INDEXES];   /* the ConnStack: free indexes, top at n_free - 1 */
-    uint32_t n_free;
-};
+/* An entry is one 64-bit word, so that the default 64 partitions' entries and stacks
+ * (640 KiB) stay in a core's L2 cache; a free entry is 0.
+ *   bits 63..32  check: the low 32 bits of the connection's H (COOKIE-SPEC §7)
+ *   bits 31..18  server id, 1..16383 (HLB_COOKIE_SERVER_ID_MAX)
+ *   bits 17..0   seen: the clock of the last refresh in ticks (hlb_sf_tick), mod 2^18 */
+#define HLB_SF_SEEN_BITS 18
+#define HLB_SF_SEEN_MASK ((1u << HLB_SF_SEEN_BITS) - 1)
+#define HLB_SF_SERVER_SHIFT HLB_SF_SEEN_BITS
+#define HLB_SF_SERVER_MASK 0x3fffu
 
 struct hlb_sf_release {
     uint64_t h;
@@ -70,11 +68,27 @@ struct hlb_sf_stats {
 };
 
 struct hlb_sf_table {
-    struct hlb_sf_part *parts;
+    /* The ConnTable, partitions interleaved: partition p's entry i at ent[i * m + p].
+     * Partitions side by side, not one after the other, so that the indexes in use
+     * (the low ones first: the stacks start with index 0 on top) share lines, and
+     * the same index of every partition does not fall in the same cache set. */
+    uint64_t *ent;
+    /* The ConnStacks, interleaved the same way: partition p's free indexes at
+     * stack[k * m + p], k below n_free[p], the top last (partitions whose stacks
+     * are about as full have their tops on the same lines). */
+    uint16_t *stack;
+    uint16_t *n_free;
     uint32_t part_mask;         /* m - 1 (m a power of two) */
+    uint32_t part_bits;         /* log2(m) */
     uint32_t idle_ms;
-    uint32_t refresh_ms;        /* seen is rewritten at most this often per entry */
-    uint32_t sweep_pos;         /* next entry of the sweep: part << 10 | index */
+    /* The clock of the entries: ms >> tick_shift, the smallest shift that keeps
+     * idle_ms under 2^17 ticks (exact to the ms up to 131 s), so that an age, read
+     * mod 2^18, stays right for 2^17 ticks past the idle time: an entry the sweep
+     * reaches later than that is freed late, never early. */
+    uint32_t tick_shift;
+    uint32_t idle_ticks;        /* an entry this many ticks old or more is idle */
+    uint32_t refresh_ticks;     /* seen is rewritten at most this often per entry */
+    uint32_t sweep_pos;         /* next entry of the sweep: its position in ent */
     struct hlb_sf_stats st;
     /* Release ring: one producer at a time (the control thread, under its lock),
      * one consumer (the owning worker). */
@@ -98,18 +112,66 @@ static inline uint32_t hlb_sf_ident(uint32_t owner, uint32_t index)
     return HLB_COOKIE_STATEFUL | owner << HLB_SF_OWNER_SHIFT | index;
 }
 
+/* The position in ent (and stack) of index idx of partition p, part_bits = log2(m). */
+static inline size_t hlb_sf_pos(uint32_t part_bits, uint32_t p, uint32_t idx)
+{
+    return (size_t)idx << part_bits | p;
+}
+
+/* The entry of index idx of partition p. */
+static inline uint64_t *hlb_sf_entry(const struct hlb_sf_table *sf, uint32_t p, uint32_t idx)
+{
+    return &sf->ent[hlb_sf_pos(sf->part_bits, p, idx)];
+}
+
+/* Slot k of partition p's stack. */
+static inline uint16_t *hlb_sf_stack_slot(const struct hlb_sf_table *sf, uint32_t p, uint32_t k)
+{
+    return &sf->stack[hlb_sf_pos(sf->part_bits, p, k)];
+}
+
+/* The entries' clock at ms clock now. */
+static inline uint32_t hlb_sf_tick(const struct hlb_sf_table *sf, uint32_t now)
+{
+    return (now >> sf->tick_shift) & HLB_SF_SEEN_MASK;
+}
+
+/* The entry of connection h on server (1..16383) seen at tick. */
+static inline uint64_t hlb_sf_word(uint64_t h, uint16_t server, uint32_t tick)
+{
+    return h << 32 | (uint64_t)(server & HLB_SF_SERVER_MASK) << HLB_SF_SERVER_SHIFT | tick;
+}
+
+/* The server id of entry e if it holds the connection of hash h, else 0 (a free
+ * entry, 0, holds none). */
+static inline uint16_t hlb_sf_server_of(uint64_t e, uint64_t h)
+{
+    return (uint32_t)(e >> 32) == (uint32_t)h ? (uint16_t)(e >> HLB_SF_SERVER_SHIFT & HLB_SF_SERVER_MASK)
+                                              : 0;
+}
+
+/* The ticks since entry e was seen (mod 2^18). */
+static inline uint32_t hlb_sf_age(uint64_t e, uint32_t tick)
+{
+    return (tick - (uint32_t)e) & HLB_SF_SEEN_MASK;
+}
+
 /* Pops a free index of partition p for (server, h): the index, or -1 (stack empty:
  * counted in exhausted). */
 static inline int hlb_sf_insert(struct hlb_sf_table *sf, uint32_t p, uint16_t server,
                                 uint64_t h, uint32_t now)
 {
-    struct hlb_sf_part *pt = &sf->parts[p];
-    if (pt->n_free == 0) {
+    /* (the word first: a 16-bit server id kept aside and read back as part of a
+     * wider load would stall the read until the write retires) */
+    const uint64_t v = hlb_sf_word(h, server, hlb_sf_tick(sf, now));
+    uint32_t nf = sf->n_free[p];
+    if (nf == 0) {
         sf->st.exhausted++;
         return -1;
     }
-    uint32_t idx = pt->free_idx[--pt->n_free];
-    pt->e[idx] = (struct hlb_sf_entry){.h = h, .server = server, .seen = now};
+    sf->n_free[p] = (uint16_t)--nf;
+    uint32_t idx = *hlb_sf_stack_slot(sf, p, nf);
+    *hlb_sf_entry(sf, p, idx) = v;
     sf->st.inserts++;
     sf->st.entries++;
     return (int)idx;
@@ -118,27 +180,34 @@ static inline int hlb_sf_insert(struct hlb_sf_table *sf, uint32_t p, uint16_t se
 /* Frees index idx of partition p (in use). */
 static inline void hlb_sf_delete(struct hlb_sf_table *sf, uint32_t p, uint32_t idx)
 {
-    struct hlb_sf_part *pt = &sf->parts[p];
-    pt->e[idx].server = 0;
-    pt->free_idx[pt->n_free++] = (uint16_t)idx;
+    *hlb_sf_entry(sf, p, idx) = 0;
+    *hlb_sf_stack_slot(sf, p, sf->n_free[p]++) = (uint16_t)idx;
     sf->st.entries--;
 }
 
+/* Refreshes entry *e (holding a connection, read as v) at tick, at most every
+ * refresh_ticks (sf->refresh_ticks), so that an active entry's line is not written
+ * on every packet. */
+static inline void hlb_sf_refresh(uint32_t refresh_ticks, uint64_t *e, uint64_t v, uint32_t tick)
+{
+    if (hlb_sf_age(v, tick) >= refresh_ticks)
+        *e = (v & ~(uint64_t)HLB_SF_SEEN_MASK) | tick;
+}
+
 /* The server id of (p, idx) for a segment of hash h, or 0 (free, or another
- * connection's: counted in misses).  Refreshes the idle timer at most every
- * refresh_ms, so an active entry's line is not written on every packet. */
+ * connection's: counted in misses); refreshes the entry. */
 static inline uint16_t hlb_sf_lookup(struct hlb_sf_table *sf, uint32_t p, uint32_t idx,
                                      uint64_t h, uint32_t now)
 {
-    struct hlb_sf_entry *e = &sf->parts[p].e[idx];
-    if (e->server == 0 || e->h != h) {
+    uint64_t *e = hlb_sf_entry(sf, p, idx), v = *e;
+    uint16_t server = hlb_sf_server_of(v, h);
+    if (server == 0) {
         sf->st.misses++;
         return 0;
     }
-    if (now - e->seen >= sf->refresh_ms)
-        e->seen = now;
+    hlb_sf_refresh(sf->refresh_ticks, e, v, hlb_sf_tick(sf, now));
     sf->st.hits++;
-    return e->server;
+    return server;
 }
 
 /* Queues a release for the worker owning sf (the control thread; callers
@@ -153,8 +222,12 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf);
 void hlb_sf_sweep(struct hlb_sf_table *sf, uint32_t now, uint32_t n);
 
 /* Checks the stacks against the entries: every index is either in use or on its
- * partition's stack exactly once, and entries counts the ones in use.  0, or -1
- * (tests and the fuzzer). */
+ * partition's stack exactly once (a free entry 0), and entries counts the ones in
+ * use.  0, or -1 (tests and the fuzzer). */
 int hlb_sf_check(const struct hlb_sf_table *sf);
+
+/* 1 when a and b (of the same size) hold the same entries and stacks (tests and the
+ * fuzzer: the lean pass against the general code). */
+int hlb_sf_same(const struct hlb_sf_table *a, const struct hlb_sf_table *b);
 
 #endif

@@ -11,7 +11,8 @@
  * opened 30-32k SYNs earlier applied as the host agents would send them (queued in
  * batches, untimed; applied by the worker, timed), against the connection table
  * with every packet new.  New connections' frames come from a template with the
- * flow's fields patched in, in both modes.
+ * flow's fields patched in, in both modes.  HLB_BENCH_CORE_CHEETAH=stateless,
+ * stateful or syn runs that cheetah mode alone (to profile it; no ratios).
  */
 
 #include <inttypes.h>
@@ -306,6 +307,7 @@ static struct hlb_vip_table *ck_table(int stateful)
  * cycles per packet when every packet is new, 0 when not measured). */
 static void cheetah_modes(struct hlb_worker *w, double secs, double tsc_hz, double conn_new_cpp)
 {
+    const char *only = getenv("HLB_BENCH_CORE_CHEETAH");   /* one mode alone, or all */
     struct hlb_vip_table *t = ck_table(0);
     ck_svc = &t->services[0];
     for (uint32_t f = 0; f < FLOWS; f++) {
@@ -315,7 +317,9 @@ static void cheetah_modes(struct hlb_worker *w, double secs, double tsc_hz, doub
         ck_tsecr[f] = 1u << 31 | ((ident ^ (uint32_t)h) & HLB_COOKIE_MASK) << 16 | 7;
     }
     ck_frames = 1;
-    double stateless = run_mode("cheetah-stateless-decode", w, t, FLOWS, 0, secs, tsc_hz);
+    double stateless = 0, stateful = 0, fresh = 0;
+    if (!only || strcmp(only, "stateless") == 0)
+        stateless = run_mode("cheetah-stateless-decode", w, t, FLOWS, 0, secs, tsc_hz);
     hlb_table_free(t);
 
     t = ck_table(1);
@@ -329,7 +333,8 @@ static void cheetah_modes(struct hlb_worker *w, double secs, double tsc_hz, doub
         ck_tsecr[f] = 1u << 31 | ((ident ^ (uint32_t)h) & HLB_COOKIE_MASK) << 16 | 7;
     }
     uint64_t hits0 = w->sf->st.hits;
-    double stateful = run_mode("cheetah-stateful-decode", w, t, FLOWS, 0, secs, tsc_hz);
+    if (!only || strcmp(only, "stateful") == 0)
+        stateful = run_mode("cheetah-stateful-decode", w, t, FLOWS, 0, secs, tsc_hz);
     uint64_t hits = w->sf->st.hits - hits0;
     hlb_sf_free(w->sf);
 
@@ -337,12 +342,15 @@ static void cheetah_modes(struct hlb_worker *w, double secs, double tsc_hz, doub
     ck_frames = 0;
     ck_new_syns = 1;
     uint64_t ins0 = w->sf->st.inserts, ex0 = w->sf->st.exhausted;
-    double fresh = run_mode("cheetah-stateful-new-flows", w, t, FLOWS, 1, secs, tsc_hz);
+    if (!only || strcmp(only, "syn") == 0)
+        fresh = run_mode("cheetah-stateful-new-flows", w, t, FLOWS, 1, secs, tsc_hz);
     uint64_t ins = w->sf->st.inserts - ins0, ex = w->sf->st.exhausted - ex0;
     ck_new_syns = 0;
     hlb_sf_free(w->sf);
     w->sf = NULL;
     hlb_table_free(t);
+    if (only)
+        return;
     printf("{\"mode\":\"cheetah-ratios\",\"statefulHits\":%" PRIu64 ",\"statefulInserts\":%" PRIu64
            ",\"statefulExhausted\":%" PRIu64 ",\"statefulVsStateless\":%.3f,"
            "\"statefulInsertsPerSecondM\":%.2f,\"connNewVsStatefulNew\":%.3f}\n",
@@ -382,7 +390,8 @@ int main(int argc, char **argv)
         const char *j = table_json("crc32", 1);
         struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
         t->gen = 1;
-        double cn = run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
+        double cn = getenv("HLB_BENCH_CORE_CHEETAH") ? 0 :
+                    run_mode("conn-new-flows", &w, t, FLOWS, 1, secs, tsc_hz);
         hlb_table_free(t);
         hlb_conn_table_free(w.ct);
         w.ct = NULL;

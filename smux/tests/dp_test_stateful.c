@@ -151,12 +151,52 @@ static void test_stack_invariants(void **state)
     assert_int_equal(hlb_sf_check(sf), 0);
     assert_int_equal(sf->st.entries, n_used[0] + n_used[1]);
     assert_true(sf->st.exhausted > 0);               /* the fill phases hit the bottom */
+    hlb_sf_free(sf);
+
+    /* Exhaustion and recovery, in one partition of eight: 1024 distinct indexes,
+     * then refusals (counted, nothing changed); the indexes freed are the ones the
+     * next SYNs get, no more. */
+    sf = hlb_sf_create(8, 1000);
+    assert_non_null(sf);
+    memset(used, 0, sizeof(used));
+    for (uint32_t k = 0; k < HLB_SF_INDEXES; k++) {
+        int idx = hlb_sf_insert(sf, 5, 7, 1000 + k, 0);
+        assert_true(idx >= 0 && idx < (int)HLB_SF_INDEXES);
+        if (used[0][idx]++)
+            fail_msg("index %d given twice while filling", idx);
+    }
+    assert_int_equal(hlb_sf_insert(sf, 5, 7, 1, 0), -1);
+    assert_int_equal(hlb_sf_insert(sf, 5, 7, 2, 0), -1);
+    assert_int_equal(sf->st.exhausted, 2);
+    assert_int_equal(sf->st.entries, HLB_SF_INDEXES);
+    assert_int_equal(hlb_sf_insert(sf, 4, 7, 3, 0), 0);      /* other partitions unaffected */
+    assert_int_equal(hlb_sf_check(sf), 0);
+    const uint32_t freed[3] = {17, 600, 1023};
+    for (int k = 0; k < 3; k++) {
+        hlb_sf_delete(sf, 5, freed[k]);
+        used[0][freed[k]] = 0;
+    }
+    assert_int_equal(hlb_sf_check(sf), 0);
+    for (int k = 0; k < 3; k++) {
+        int idx = hlb_sf_insert(sf, 5, 7, 5000 + (uint64_t)k, 0);
+        assert_true(idx == 17 || idx == 600 || idx == 1023);
+        if (used[0][idx]++)
+            fail_msg("freed index %d given twice", idx);
+    }
+    assert_int_equal(hlb_sf_insert(sf, 5, 7, 6000, 0), -1);
+    assert_int_equal(sf->st.exhausted, 3);
+    assert_int_equal(hlb_sf_check(sf), 0);
+    hlb_sf_free(sf);
+
+    sf = hlb_sf_create(2, 1000);
+    assert_non_null(sf);
     /* hlb_sf_check() itself notices a lost index and a doubly freed one */
     int idx = hlb_sf_insert(sf, 0, 5, 99, 0);
     if (idx >= 0) {
-        sf->parts[0].e[idx].server = 0;              /* freed without its push */
+        uint64_t *e = hlb_sf_entry(sf, 0, (uint32_t)idx), v = *e;
+        *e = 0;                                      /* freed without its push */
         assert_int_equal(hlb_sf_check(sf), -1);
-        sf->parts[0].e[idx].server = 5;
+        *e = v;
         assert_int_equal(hlb_sf_check(sf), 0);
     }
     hlb_sf_free(sf);
@@ -367,6 +407,57 @@ static void test_idle_sweep(void **state)
     hlb_table_free(t);
 }
 
+/* The entries' clock (stateful.h): exact to the ms up to 131 s of idle time; longer
+ * ones in ticks of 2^s ms, freed within two ticks after the idle time, never
+ * before; an entry kept active lives across wraps of the 18-bit seen field and of
+ * the 32-bit ms clock; an entry checks the connection's H. */
+static void test_idle_clock(void **state)
+{
+    (void)state;
+    const uint64_t h = 0x0123456789abcdefull;
+    /* The default, 120 s: one-ms ticks, freed at exactly 120 000 ms. */
+    struct hlb_sf_table *sf = hlb_sf_create(1, HLB_SF_DEFAULT_IDLE_MS);
+    assert_int_equal(sf->tick_shift, 0);
+    uint32_t t0 = 0xfffff000u;                   /* the ms clock wraps in between */
+    int idx = hlb_sf_insert(sf, 0, 9, h, t0);
+    assert_int_equal(hlb_sf_lookup(sf, 0, (uint32_t)idx, h, t0 + 5), 9);
+    assert_int_equal(hlb_sf_lookup(sf, 0, (uint32_t)idx, h ^ 1, t0 + 5), 0);   /* another H */
+    assert_int_equal(hlb_sf_lookup(sf, 0, (uint32_t)idx, h ^ (1ull << 31), t0 + 5), 0);
+    hlb_sf_sweep(sf, t0 + HLB_SF_DEFAULT_IDLE_MS - 1, HLB_SF_INDEXES);
+    assert_int_equal(sf->st.entries, 1);
+    hlb_sf_sweep(sf, t0 + HLB_SF_DEFAULT_IDLE_MS, HLB_SF_INDEXES);
+    assert_int_equal(sf->st.entries, 0);
+    hlb_sf_free(sf);
+
+    /* 300 s: ticks of 4 ms (2^18 ticks: 1048 s).  A connection with a segment every
+     * 10 s for 2500 s, swept all the while, stays; then idle, it goes within two
+     * ticks after 300 s, not before, whatever the ms within its tick. */
+    const uint32_t idle = 300000;
+    for (uint32_t j = 0; j < 4; j++) {
+        sf = hlb_sf_create(1, idle);
+        assert_int_equal(sf->tick_shift, 2);
+        uint32_t now = t0 + j;
+        idx = hlb_sf_insert(sf, 0, 9, h, now);
+        for (int k = 0; k < 250; k++) {
+            now += 10000;
+            assert_int_equal(hlb_sf_lookup(sf, 0, (uint32_t)idx, h, now), 9);
+            hlb_sf_sweep(sf, now + 9999, HLB_SF_INDEXES);
+            assert_int_equal(sf->st.entries, 1);
+        }
+        uint32_t tick_ms = 1u << sf->tick_shift;
+        for (uint32_t d = idle - 3 * tick_ms; d < idle; d++) {
+            hlb_sf_sweep(sf, now + d, HLB_SF_INDEXES);
+            if (sf->st.entries != 1)
+                fail_msg("freed %u ms after its last segment (idle %u ms)", d, idle);
+        }
+        hlb_sf_sweep(sf, now + idle + 2 * tick_ms, HLB_SF_INDEXES);
+        assert_int_equal(sf->st.entries, 0);
+        assert_int_equal(sf->st.idle_expired, 1);
+        assert_int_equal(hlb_sf_check(sf), 0);
+        hlb_sf_free(sf);
+    }
+}
+
 /* Two tiers: this SMux (owner 0) gets a segment of owner 1's connection and sends it
  * IP-in-IP to owner 1, inner frame untouched; owner 1 opens it and places it by its
  * entry.  A SYN at an SMux that owns nothing goes to an owner; a decapsulated frame
@@ -523,14 +614,13 @@ static void test_shared_vectors_stateful(void **state)
         /* COOKIE-SPEC §7's partition, written out: (H >> 32) mod m, crc32c (H >> 16) mod m */
         uint32_t p = (uint32_t)(strcmp(r.mode, "crc32c") == 0 ? r.hash >> 16 : r.hash >> 32) % 64;
         /* the index the ident names, taken from the stack as a SYN would */
-        struct hlb_sf_part *pt = &w.sf->parts[p];
         uint32_t idx = r.ident & HLB_SF_INDEX_MASK;
-        for (uint32_t k = 0; k < pt->n_free; k++)
-            if (pt->free_idx[k] == idx) {
-                pt->free_idx[k] = pt->free_idx[--pt->n_free];
+        for (uint32_t k = 0; k < w.sf->n_free[p]; k++)
+            if (*hlb_sf_stack_slot(w.sf, p, k) == idx) {
+                *hlb_sf_stack_slot(w.sf, p, k) = *hlb_sf_stack_slot(w.sf, p, --w.sf->n_free[p]);
                 break;
             }
-        pt->e[idx] = (struct hlb_sf_entry){.h = r.hash, .server = 77, .seen = 0};
+        *hlb_sf_entry(w.sf, p, idx) = hlb_sf_word(r.hash, 77, 0);
         w.sf->st.entries++;
         assert_int_equal(hlb_sf_check(w.sf), 0);
         for (int ref = 0; ref < 2; ref++) {
@@ -739,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_syn_hint_and_decode),
         cmocka_unit_test(test_exhaustion_and_release),
         cmocka_unit_test(test_idle_sweep),
+        cmocka_unit_test(test_idle_clock),
         cmocka_unit_test(test_two_tiers),
         cmocka_unit_test(test_shared_vectors_stateful),
         cmocka_unit_test(test_load_mechanisms),
