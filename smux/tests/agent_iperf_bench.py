@@ -60,7 +60,8 @@ def iperf(t, seconds, reverse):
     res = json.loads(out)
     if "error" in res:
         raise RuntimeError(f"iperf3: {res['error']}")
-    return res["end"]["sum_received"]["bits_per_second"] / 1e6
+    return (res["end"]["sum_received"]["bits_per_second"] / 1e6,
+            res["end"]["sum_sent"].get("retransmits", 0))
 
 
 def smux_counters(t):
@@ -77,6 +78,8 @@ def main():
     tmp = tl.run(["mktemp", "-d", "/tmp/hlb-iperf-XXXXXX"]).stdout.strip()
     t = ReportTopology(tmp)
     results = {(c, d): [] for c in CASES for d in ("upload", "download")}
+    retrans = {(c, d): 0 for c in CASES for d in ("upload", "download")}
+    invalid = 0
     try:
         t.start_smux()
         t.start(t.dip, ["iperf3", "-s", "-p", str(IPERF_PORT)], cgroup=True)
@@ -93,8 +96,11 @@ def main():
                 agent = start_agent(t, case == "cheetah")
                 before = smux_counters(t)
                 for direction in ("upload", "download"):
-                    results[(case, direction)].append(iperf(t, a.seconds, direction == "download"))
+                    mbps, rtx = iperf(t, a.seconds, direction == "download")
+                    results[(case, direction)].append(mbps)
+                    retrans[(case, direction)] += rtx
                 after = smux_counters(t)
+                invalid += after.get("invalid", 0) - before.get("invalid", 0)
                 if case == "cheetah" and after.get("decoded", 0) <= before.get("decoded", 0):
                     raise RuntimeError(f"no cookie decoded by the SMux in a cheetah round: {after}")
                 tl.stop_pid(agent.pid)
@@ -109,11 +115,14 @@ def main():
     with open("/proc/loadavg") as f:
         load = f.read().split()[0]
     print(f"\niperf3 Mbit/s, medians of {a.rounds} alternating rounds of {a.seconds} s (load {load})")
-    print(f"{'direction':<10} {'hash':>10} {'cheetah':>10} {'cheetah/hash':>13}")
+    print(f"{'direction':<10} {'hash':>10} {'cheetah':>10} {'cheetah/hash':>13}"
+          f" {'retransmits hash':>17} {'cheetah':>8}")
     for d in ("upload", "download"):
         h = statistics.median(results[("hash", d)])
         c = statistics.median(results[("cheetah", d)])
-        print(f"{d:<10} {h:>10.0f} {c:>10.0f} {c / h:>13.3f}")
+        print(f"{d:<10} {h:>10.0f} {c:>10.0f} {c / h:>13.3f}"
+              f" {retrans[('hash', d)]:>17} {retrans[('cheetah', d)]:>8}")
+    print(f"cookies the SMux found invalid (dropped) in the cheetah rounds: {invalid}")
 
 
 if __name__ == "__main__":
