@@ -321,10 +321,10 @@ void hlb_ck_hash_burst(const struct hlb_service *s, const uint32_t *src_ip,
                 m0[k] = m0_vip | (uint64_t)dst_port[p + k] << 40 | (c & 0xff) << 56;
                 m1[k] = c >> 8 | (uint64_t)src_port[p + k] << 24 | (uint64_t)13 << 56;
             }
-            ck_vec v0 = (ck_vec){0} + (k0 ^ 0x736f6d6570736575ULL);
-            ck_vec v1 = (ck_vec){0} + (k1 ^ 0x646f72616e646f6dULL);
-            ck_vec v2 = (ck_vec){0} + (k0 ^ 0x6c7967656e657261ULL);
-            ck_vec v3 = ((ck_vec){0} + (k1 ^ 0x7465646279746573ULL)) ^ m0;
+            ck_vec v0 = (ck_vec){0} + (k0 ^ HLB_SIPHASH_IV0);
+            ck_vec v1 = (ck_vec){0} + (k1 ^ HLB_SIPHASH_IV1);
+            ck_vec v2 = (ck_vec){0} + (k0 ^ HLB_SIPHASH_IV2);
+            ck_vec v3 = ((ck_vec){0} + (k1 ^ HLB_SIPHASH_IV3)) ^ m0;
             CK_VROUND(v0, v1, v2, v3);
             v0 ^= m0;
             v3 ^= m1;

@@ -119,10 +119,17 @@ static __always_inline void hlb_cookie_words(const struct hlb_cookie_tuple *t, _
           | (__u64) cp[1] << 32 | (__u64) 13 << 56;
 }
 
+/* SipHash's initialisation constants ("somepseudorandomlygeneratedbytes"): the SMux's
+ * vector burst hash (smux/src/cheetah.c) starts from these too. */
+#define HLB_SIPHASH_IV0 0x736f6d6570736575ULL
+#define HLB_SIPHASH_IV1 0x646f72616e646f6dULL
+#define HLB_SIPHASH_IV2 0x6c7967656e657261ULL
+#define HLB_SIPHASH_IV3 0x7465646279746573ULL
+
 static __always_inline __u64 hlb_siphash13_words(__u64 k0, __u64 k1, __u64 m0, __u64 m1)
 {
-    __u64 v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
-    __u64 v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+    __u64 v0 = k0 ^ HLB_SIPHASH_IV0, v1 = k1 ^ HLB_SIPHASH_IV1;
+    __u64 v2 = k0 ^ HLB_SIPHASH_IV2, v3 = k1 ^ HLB_SIPHASH_IV3;
     v3 ^= m0;
     HLB_SIPROUND(v0, v1, v2, v3);
     v0 ^= m0;
