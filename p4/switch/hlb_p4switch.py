@@ -192,6 +192,7 @@ def main(argv=None):
         pass
     dataplane.stop.set()
     thread.join(2)
+    dataplane._count_overflow()
     server.stop(1).wait(2)
     print(json.dumps({"event": "exit", "seconds": round(time.monotonic() - started, 3),
                       **dataplane.stats}), flush=True)

@@ -124,6 +124,8 @@ class PacketTest(unittest.TestCase):
         sink = lab.popen("b", sys.executable, "-c", (
             "import socket\n"
             "s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.bind(('10.0.2.10',9001))\n"
+            # the switch sends what it queued in one burst: room for all of it here too
+            "s.setsockopt(socket.SOL_SOCKET,socket.SO_RCVBUF,1<<22)\n"
             "print('ready',flush=True);s.settimeout(5);got=set()\n"
             "try:\n"
             f"    while len(got)<{n}: got.add(int(s.recv(64)))\n"
