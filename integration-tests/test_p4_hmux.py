@@ -423,8 +423,11 @@ def test_sticky_migration_between_the_p4_hmux_and_an_ovs_hmux_loses_nothing(p4em
         sent = sum(r.get("sent", 0) for r in results)
         broken = sum(r.get("broken", 0) for r in results)
         moved = [f["dips"] for r in results for f in r.get("flows", []) + r.get("conns", []) if len(f["dips"]) > 1]
+        # every outage, with the wall clock of its probe's start, to match against the daemon's log
+        gaps = [(r.get("startedAt"), r["outages"]) for r in results if r.get("outages")]
         print("migration %s %s -> smux -> %s: held %s; %d of %d datagrams lost; %d TCP connections broken; "
-              "flows and connections that changed DIP: %s" % (VIP, a, b, m.get("held"), lost, sent, broken, moved))
+              "flows and connections that changed DIP: %s; outages %s"
+              % (VIP, a, b, m.get("held"), lost, sent, broken, moved, gaps))
         assert m["left"], "VIP %s did not leave %s: %s" % (VIP, a, e.cli("assignment"))
         assert m["held"] and m["held"]["toward"] == b, "not held on the SMuxes toward %s: %s" % (b, held(e))
         assert m["held"]["divergingConnections"] > 0, \

@@ -113,6 +113,7 @@ def udp_probe(a):
                             "ms": None, "atS": round(sent_at[run_start] - start, 3), "unrecovered": True})
     outages.sort(key=lambda o: o["fromSeq"])
     return {"mode": "udp", "vip": a.vip, "port": a.port, "rate": a.rate, "sent": n_total,
+            "startedAt": round(time.time() - (now() - start), 3),   # wall clock of atS 0, to match logs
             "received": len(received), "lost": len(lost), "flows": flows, "outages": outages,
             "maxOutageMs": None if any(o.get("unrecovered") for o in outages)
             else max([o["ms"] for o in outages], default=0.0)}

@@ -16,6 +16,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -32,6 +33,17 @@ ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 MAX_FRAME = 65535
 PORT_MAX = 510                          # v1model: 9-bit ports, 511 is the drop port
+SOL_PACKET = 263
+PACKET_STATISTICS = 6                   # struct tpacket_stats {tp_packets, tp_drops}
+SO_RCVBUFFORCE = 33
+# Each port's receive queue holds what arrives while the pipeline is held: a P4Runtime Write or
+# Read takes the device lock, and a loaded host deschedules the process. With the kernel's
+# default (net.core.rmem_default, 208 KiB: ~270 small frames) a stall of under a second
+# overflows it and the kernel drops a run of frames, an outage no real switch would have; 8 MiB
+# holds ~10,000 frames, seconds of the model's rate.
+PORT_RCVBUF = 8 * 1024 * 1024
+OVERFLOW_CHECK_S = 0.5
+STALL_LOG_S = 0.2                       # a frame that waited this long for the pipeline is logged
 
 
 class Dataplane:
@@ -45,10 +57,15 @@ class Dataplane:
             s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
             s.bind((ifname, 0))
             s.setblocking(False)
+            try:
+                s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, PORT_RCVBUF)   # root: above rmem_max
+            except PermissionError:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, PORT_RCVBUF)
             self.socks[port] = s
             self.by_fd[s.fileno()] = (port, s)
         self.stats = {"rx": 0, "tx": 0, "dropped": 0, "no_pipeline": 0, "tx_errors": 0,
-                      "model_errors": 0}
+                      "model_errors": 0, "rx_overflow": 0, "port_down": 0, "max_stall_ms": 0.0}
+        self.checked = time.monotonic()
         self.stop = threading.Event()
 
     def run(self):
@@ -63,12 +80,42 @@ class Dataplane:
                         frame, addr = s.recvfrom(MAX_FRAME)
                     except BlockingIOError:
                         break
+                    except OSError:             # the link went down (ENETDOWN): it may come back
+                        self.stats["port_down"] += 1
+                        break
                     if addr[2] == PACKET_OUTGOING:      # our own transmissions
                         continue
                     self._one(frame, port)
+            if time.monotonic() - self.checked >= OVERFLOW_CHECK_S:
+                self.checked = time.monotonic()
+                self._count_overflow()
+
+    def _stalled(self, seconds):
+        """How long a frame waited for the pipeline (a Write or Read holds it, or the host
+        descheduled us): the longest is kept, long ones are logged."""
+        ms = round(seconds * 1000, 1)
+        if ms > self.stats["max_stall_ms"]:
+            self.stats["max_stall_ms"] = ms
+        if seconds >= STALL_LOG_S:
+            print(json.dumps({"level": "warning", "event": "pipeline_stall", "ms": ms, "at": round(time.time(), 3)}),
+                  file=sys.stderr, flush=True)
+
+    def _count_overflow(self):
+        """Frames the kernel dropped because a port's receive queue was full (read and reset
+        by PACKET_STATISTICS): each run is logged, they are packets the switch lost."""
+        for port, s in self.socks.items():
+            try:
+                _, drops = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+            except OSError:
+                continue
+            if drops:
+                self.stats["rx_overflow"] += drops
+                print(json.dumps({"level": "warning", "event": "rx_overflow", "port": port, "frames": drops,
+                                  "at": round(time.time(), 3)}), file=sys.stderr, flush=True)
 
     def _one(self, frame, port):
         self.stats["rx"] += 1
+        t0 = time.monotonic()
         try:
             res = self.device.process(frame, port)
         except Exception as e:          # noqa: BLE001 -- a model bug must not stop the ports
@@ -76,6 +123,7 @@ class Dataplane:
             print(json.dumps({"level": "error", "event": "model_error", "error": repr(e)}),
                   file=sys.stderr, flush=True)
             return
+        self._stalled(time.monotonic() - t0)
         if res is None:
             self.stats["no_pipeline"] += 1
             return
@@ -144,6 +192,7 @@ def main(argv=None):
         pass
     dataplane.stop.set()
     thread.join(2)
+    dataplane._count_overflow()
     server.stop(1).wait(2)
     print(json.dumps({"event": "exit", "seconds": round(time.monotonic() - started, 3),
                       **dataplane.stats}), flush=True)

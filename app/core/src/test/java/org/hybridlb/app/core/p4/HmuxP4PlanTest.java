@@ -293,6 +293,37 @@ class HmuxP4PlanTest {
     }
 
     @Test
+    void aVipLeavingTheSwitchGoesEntryByEntryBeforeItsGroupsAndMembersAndKeepsItsAggregate() {
+        P4State device = write(fabric(), intent());
+        SwitchIntent.Builder b = intent().toBuilder();
+        b.entries.remove(WEB); // the VIP 10.9.0.1 leaves (withdraw-from-hmux)
+        b.entries.remove(DNS);
+        HmuxP4Snapshot now = reader.read(device);
+        List<List<P4Update>> batches = P4Diff.batches(now.ours, plan.plan(b.build(), now));
+        List<List<String>> kinds = new ArrayList<>();
+        for (List<P4Update> batch : batches) {
+            List<String> k = new ArrayList<>();
+            for (P4Update u : batch) {
+                assertEquals(P4Update.Type.DELETE, u.type, u.toString());
+                k.add(u.entity instanceof P4TableEntry ? "entry " + ((P4TableEntry) u.entity).tableId
+                        : u.entity.getClass().getSimpleName());
+            }
+            kinds.add(k);
+        }
+        // a packet of the VIP meets its service entry with all it leads to, or no entry and the aggregate
+        assertEquals(List.of(
+                List.of("entry " + HMUX_VIP_SERVICE_ID, "entry " + HMUX_VIP_SERVICE_ANY_PORT_ID),
+                List.of("entry " + HMUX_DIP_SELECT_ID, "entry " + HMUX_DIP_SELECT_ID),
+                List.of("P4Group", "P4Group"),
+                List.of("P4Member", "P4Member", "P4Member", "P4Member", "P4Member")),
+                kinds.stream().map(k -> k.stream().sorted().collect(java.util.stream.Collectors.toList()))
+                        .collect(java.util.stream.Collectors.toList()));
+        HmuxP4Snapshot after = reader.read(apply(device, batches));
+        assertEquals(intent().aggregates, after.reading.intent.aggregates);
+        assertTrue(IntentDiff.diff(CAP.holdable(b.build()), after.reading).isEmpty());
+    }
+
+    @Test
     void aRouteAddedOrRemovedIsOneUpdate() {
         P4State device = write(fabric(), intent());
         HmuxP4Snapshot now = reader.read(device);
