@@ -46,6 +46,8 @@ PY
 
 echo "== smux bench: packet core only (no I/O), CPU time of one thread"
 "$BUILD/tests/dp-bench-core" "$TSC_HZ" 1
+echo "== smux bench: flow pins (Prism fabric steering), pinned flows against the same flows hashed"
+"$BUILD/tests/dp-bench-core" "$TSC_HZ" 1 pins
 
 echo
 echo "== smux bench: net_null -> hlb-smux -> net_null vs dpdk-testpmd (1 worker on cpu $CORE, $WORKERS workers; ${SECONDS_PER_RUN}s x $REPS)"

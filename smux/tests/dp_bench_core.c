@@ -3,7 +3,7 @@
  * thread's CPU time (robust to other processes sharing the cores), converted to
  * cycles with the TSC rate given on the command line (hlb-smux prints it).
  *
- *   dp-bench-core <tsc_hz> [seconds_per_mode] [stateless|conn|crc32|cheetah]
+ *   dp-bench-core <tsc_hz> [seconds_per_mode] [stateless|conn|crc32|cheetah|pins]
  *
  * The cheetah modes (also alone with "cheetah"): the decode of stateless cookies,
  * of stateful ones (the owner's entries of the 10k flows), and a stateful SYN per
@@ -13,6 +13,10 @@
  * with every packet new.  New connections' frames come from a template with the
  * flow's fields patched in, in both modes.  HLB_BENCH_CORE_CHEETAH=stateless,
  * stateful or syn runs that cheetah mode alone (to profile it; no ratios).
+ *
+ * "pins": Prism's fabric steering on the SMux (pins.h), the cost per packet of a
+ * pinned flow: PIN_FLOWS flows of a crc32 VIP hashed, then the same flows each with a
+ * pin, in one run (ratio printed).
  */
 
 #include <inttypes.h>
@@ -24,9 +28,11 @@
 #include "cheetah.h"
 #include "datapath.h"
 #include "hlb_pkt.h"
+#include "pins.h"
 #include "vip_table.h"
 
 #define FLOWS 10000
+#define PIN_FLOWS 1000       /* a table copy per pin put: kept small */
 #define BURST HLB_RX_BURST   /* as the io loop receives */
 
 static double thread_cpu(void)
@@ -366,6 +372,43 @@ static void cheetah_modes(struct hlb_worker *w, double secs, double tsc_hz, doub
            "(%.2f M/s)\n", tsc_hz / fresh / 1e6 >= 6.4 ? "MET" : "NOT MET", tsc_hz / fresh / 1e6);
 }
 
+/* The pins mode: the same PIN_FLOWS flows hashed, then each pinned to a DIP of the
+ * pool (a backend, as a hand-off pins it), in one run. */
+static void pins_modes(struct hlb_worker *w, double secs, double tsc_hz)
+{
+    struct hlb_table_error err;
+    struct hlb_table_options opt = {.default_pin = 0};
+    const char *j = table_json("crc32", 0);
+    struct hlb_vip_table *t = hlb_table_from_json(j, strlen(j), &opt, &err);
+    t->gen = 1;
+    double hashed = run_mode("crc32-1k-flows", w, t, PIN_FLOWS, 0, secs, tsc_hz);
+    struct hlb_pin_table *pins = NULL;
+    for (uint32_t f = 0; f < PIN_FLOWS; f++) {
+        /* make_frame()'s flow f */
+        struct hlb_5tuple tu = {hlb_htonl(0x0a000000u | f), hlb_htonl(0x64400001u),
+                                hlb_htons((uint16_t)(1024 + (f >> 24))), hlb_htons(80),
+                                HLB_IPPROTO_TCP};
+        struct hlb_pin pin = {.to = t->dips[f % t->n_dips]};
+        hlb_conn_key(&tu, &pin.k0, &pin.k1);
+        int found;
+        struct hlb_pin_table *next = hlb_pins_change(pins, &pin, NULL, &found);
+        if (!next) {
+            fprintf(stderr, "out of memory building the pins\n");
+            exit(1);
+        }
+        hlb_pins_free(pins);
+        pins = next;
+    }
+    t->pins = pins;
+    hlb_pins_mark(t, pins);
+    uint64_t pinned0 = w->st.pinned_packets;
+    double pinned = run_mode("pinned-1k-flows", w, t, PIN_FLOWS, 0, secs, tsc_hz);
+    printf("{\"mode\":\"pins-ratio\",\"pinnedPackets\":%" PRIu64 ",\"pinnedOverHashed\":%.3f}\n",
+           w->st.pinned_packets - pinned0, pinned / hashed);
+    hlb_table_free(t);
+    hlb_pins_free(pins);
+}
+
 int main(int argc, char **argv)
 {
     double tsc_hz = argc > 1 ? atof(argv[1]) : 2.45e9;
@@ -374,6 +417,7 @@ int main(int argc, char **argv)
     int only_conn = argc > 3 && strcmp(argv[3], "conn") == 0;
     int n_stateless = argc > 3 && strcmp(argv[3], "crc32") == 0 ? 1 : 2;
     int only_cheetah = argc > 3 && strcmp(argv[3], "cheetah") == 0;
+    int only_pins = argc > 3 && strcmp(argv[3], "pins") == 0;
     struct hlb_table_error err;
     struct hlb_table_options opt = {.default_pin = 0};
     struct hlb_worker w;
@@ -384,6 +428,10 @@ int main(int argc, char **argv)
     w.cfg.mtu = 1500;
 
     const char *modes[][2] = {{"crc32", "stateless-crc32"}, {"ovs", "stateless-ovs"}};
+    if (only_pins) {
+        pins_modes(&w, secs, tsc_hz);
+        return 0;
+    }
     if (only_cheetah) {
         /* the connection table's every-packet-new figure, measured in this run */
         w.ct = hlb_conn_table_create(4u << 20, NULL);
