@@ -143,6 +143,32 @@ final class ContractMoves {
         }
     }
 
+    /**
+     * Before the VIPs of failed switches fall to the SMuxes: each keeps the contract of the switch it
+     * was on, so the SMuxes that take its traffic over hash as that switch did and its connections
+     * keep their DIPs (§3.5.1, whichever contract the fabric's other switches offer); a later move to
+     * another HMux goes as from that switch.
+     */
+    void failingOver() {
+        ControllerState state = keeper.state();
+        HashContracts.Round contract = null;
+        for (String sw : inputs.down) {
+            for (Map.Entry<String, List<String>> h : state.hmuxes.entrySet()) {
+                String v = h.getKey();
+                Vip installed = state.installedVips.get(v);
+                if (!h.getValue().contains(sw) || installed == null || installed.cheetah()
+                        || state.smuxContracts.containsKey(v)) {
+                    continue; // cheetah connections follow their cookies
+                }
+                contract = contract != null ? contract : contracts.round();
+                ContractMove m = new ContractMove(contract.at(sw, ids.entry(installed)), sw);
+                state.smuxContracts.put(v, m);
+                LOG.info("VIP " + v + ": its HMux " + sw + " is down; the SMuxes hash it as " + sw + " did ("
+                        + m.contract() + ")");
+            }
+        }
+    }
+
     private void start(String v, ContractMove m, String toward, String phase, long now) {
         m.toward = toward;
         m.phase = phase;

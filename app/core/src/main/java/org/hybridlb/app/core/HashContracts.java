@@ -112,14 +112,14 @@ final class HashContracts {
     }
 
     /**
-     * That of the HMux at {@code at}; on the SMuxes (or a down switch) the one they follow since it
-     * left an HMux ({@link ContractMove}), else the fabric's; CRC32 where its selection cannot pick
-     * from the pools.
+     * That of the HMux at {@code at} (down or not: {@link ContractMoves#failingOver}); on the SMuxes
+     * the one they follow since it left an HMux ({@link ContractMove}), else the fabric's; CRC32 where
+     * its selection cannot pick from the pools.
      */
     private HashContract followed(String at, VipEntry e, HashContract fabric, Map<String, HashContract> bySwitch) {
         HashContract c;
-        if (Assignment.SMUX.equals(at) || inputs.down.contains(at)) {
-            ContractMove m = keeper.state().smuxContracts.get(e.vip);
+        ContractMove m = keeper.state().smuxContracts.get(e.vip);
+        if (Assignment.SMUX.equals(at) || (inputs.down.contains(at) && m != null)) {
             c = m != null ? m.contract() : fabric;
         } else {
             c = bySwitch.computeIfAbsent(at, sw -> hmux.capability(sw).hash);

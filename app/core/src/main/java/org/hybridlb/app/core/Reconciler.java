@@ -79,6 +79,7 @@ final class Reconciler {
             persisted();
         }
         cookies.push(inputs.topology().smuxes, inputs.liveSmuxes());
+        moves.failingOver(); // before the withdrawal: the SMuxes go on hashing as the failed switch
         repair.withdrawFromDownSwitches();
         refreshReachability();
         // reading every switch back costs one dump per device: the periodic round does it only
@@ -109,6 +110,7 @@ final class Reconciler {
             return;
         }
         status.metrics.failover("switch", 1);
+        moves.failingOver(); // before the withdrawal: the SMuxes go on hashing as the failed switch
         repair.withdrawFromDownSwitches();
         migrations.abandon("switch " + sw + " down");
         // the DIPs behind it are unreachable: their buckets go now, like failed DIPs' (§3.5.1)

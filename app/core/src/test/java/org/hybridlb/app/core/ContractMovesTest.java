@@ -182,6 +182,42 @@ class ContractMovesTest {
     }
 
     @Test
+    void theSmuxesTakingOverAFailedSwitchsVipHashAsItDidThenMoveItAsFromThatSwitch() {
+        Controller c = vipOn(PINNED, p4);
+        round(c); // the move that brought it there is forgotten: the SMuxes follow its HMux
+        assertEquals("crc32", smuxSelection());
+        fabric.down.add(p4);
+        c.switchDown(p4);
+        c.awaitIdle(20_000);
+        // every other switch drained: the VIP stays on the SMuxes, which hash it as the failed switch did
+        // (not as the fabric's Open vSwitch majority), so its connections keep their DIPs
+        assertEquals(Assignment.SMUX, ControllerTest.placement(c, VIP), c.assignment().toString());
+        fabric.takeLog();
+        c.createVip("{\"vip\":\"10.100.0.2\",\"aggregate\":\"10.100.0.0/16\",\"ports\":[{\"proto\":\"tcp\","
+                + "\"port\":80,\"dips\":[{\"ip\":\"" + topo.hosts.get(2).ip + "\"}]}]}");
+        c.awaitIdle(20_000);
+        round(c);
+        assertTrue(fabric.takeLog().stream().anyMatch(l -> l.startsWith("put smux-0 ")), "the SMuxes got a new table");
+        assertEquals("crc32", smuxSelection(), "still the failed switch's contract, whatever else the tables carry");
+
+        // an OVS switch opens: the VIP goes there as from the failed switch, held while connections diverge
+        fabric.diverging.put("smux-0", Map.of(VIP, 3L));
+        c.setDrained(ovs, false);
+        c.awaitIdle(20_000);
+        round(c);
+        round(c);
+        assertEquals("ovs", smuxSelection());
+        AssignmentView.HeldVip held = c.assignment().heldOnSmuxes.get(VIP);
+        assertNotNull(held, c.assignment().toString());
+        assertEquals(ovs, held.toward);
+        assertEquals(3L, held.divergingConnections);
+        assertEquals(Assignment.SMUX, ControllerTest.placement(c, VIP));
+        fabric.diverging.clear();
+        round(c);
+        assertEquals(ovs, ControllerTest.placement(c, VIP), c.assignment().toString());
+    }
+
+    @Test
     void aVipOnTheSmuxesGoesToASwitchOfAnotherContractOnlyOnceNoPinnedConnectionWouldMove() {
         // a new VIP lives on the SMuxes first, hashed with the fabric's contract (Open vSwitch's)
         fabric.diverging.put("smux-0", Map.of(VIP, 2L));
