@@ -24,12 +24,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agent_testlib as tl  # noqa: E402
-from agent_cookie_e2e import AGENT, DIP, KEY, SERVER_ID, agent_err, mgmt_ok, tl_wait  # noqa: E402
+from agent_cookie_e2e import AGENT, DIP, KEY, MGMT, SERVER_ID, agent_err, mgmt_ok, tl_wait  # noqa: E402
 from agent_smux_reports import SMUX_BIN, SMUX_DATA, VIP_SL, ReportTopology, smux_api  # noqa: E402
 
 IPERF_PORT = 5201
 CASES = ("hash", "cheetah")
-MGMT_PORT = 9100
 
 
 def table(version, affinity):
@@ -42,7 +41,7 @@ def table(version, affinity):
 
 def start_agent(t, cookies):
     args = [AGENT, "--iface", t.if_d, "--local-ip", DIP, "--vip", VIP_SL, "--allow-mux", SMUX_DATA,
-            "--decap", "xdp", "--listen", f"127.0.0.1:{MGMT_PORT}", "--cgroup", t.cgroup_rel]
+            "--decap", "xdp", "--listen", f"127.0.0.1:{MGMT}", "--cgroup", t.cgroup_rel]
     if cookies:
         cfg = os.path.join(t.tmp, "cookie.json")
         with open(cfg, "w") as f:
