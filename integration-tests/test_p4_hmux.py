@@ -404,9 +404,8 @@ def test_sticky_migration_between_the_p4_hmux_and_an_ovs_hmux_loses_nothing(p4em
     toward that switch) while connections that switch would send elsewhere live. Connections
     opened before the move run until it is held; connections opened while the SMuxes hash as the
     next switch run until after it arrives there: no connection broken, every flow and connection
-    keeps its one DIP, no datagram lost. A few datagrams lost at the route withdrawal (at most 1 %,
-    no flow moved: seen in some runs, cause not established, integration-tests/README.md) make
-    the test xfail with the figures rather than pass."""
+    keeps its one DIP, no datagram lost (the routes go from the farthest switches inwards before
+    the HMux drops its entries: core DeltaPhases)."""
     e = p4emu
     assert wait_for(lambda: placement(e).get(VIP) == P4_HMUX, 60, 1), e.cli("assignment")
     wait_quiet(e)
@@ -419,7 +418,6 @@ def test_sticky_migration_between_the_p4_hmux_and_an_ovs_hmux_loses_nothing(p4em
         e.api("DELETE", "/switches/%s/drain" % P4_HMUX)
         e.api("POST", "/switches/%s/drain" % OVS_HMUX)
     steps = applied_steps(e, seen, VIP)
-    losses = []
     for (a, b), m in (((P4_HMUX, OVS_HMUX), there), ((OVS_HMUX, P4_HMUX), back)):
         results = m.get("old", []) + m.get("new", [])
         lost = sum(r.get("lost", 0) for r in results)
@@ -439,14 +437,9 @@ def test_sticky_migration_between_the_p4_hmux_and_an_ovs_hmux_loses_nothing(p4em
         assert m["arrived"], "VIP %s did not reach %s once those connections ended: %s" % (VIP, b, held(e))
         assert ("withdraw-from-hmux", a) in steps and ("announce-on-hmux", b) in steps, steps
         outages = [r.get("outages", [])[:4] for r in results]
-        if broken or moved or lost > sent // 100:
+        if broken or moved or lost:
             raise ConnectionsMoved("%s -> %s: lost %d of %d datagrams (outages %s), %d connections broken, changed "
                                    "DIP: %s" % (a, b, lost, sent, outages, broken, moved))
-        if lost:
-            losses.append("%s -> %s: %d of %d datagrams (outages %s)" % (a, b, lost, sent, outages))
-    if losses:
-        pytest.xfail("no connection broken or moved, but datagrams lost at the route withdrawal (known, cause "
-                     "open): %s" % "; ".join(losses))
 
 
 def test_p4_hmux_failure_smuxes_serve_and_connections_survive(p4emu):

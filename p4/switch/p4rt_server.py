@@ -316,6 +316,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                         resp.error.canonical_code = code_pb2.UNIMPLEMENTED
                         resp.error.message = f"{kind} is not supported by this program"
                         out.put(resp)
+            except grpc.RpcError:
+                pass                        # the client cancelled the stream (it closed, or died)
             finally:
                 done.set()
                 out.put(None)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import grpc
@@ -43,6 +44,7 @@ class SwitchProcess:
     def stop(self):
         self.proc.terminate()
         out, err = self.proc.communicate(timeout=START_TIMEOUT)
+        self.stderr = err
         for f in os.listdir(self.dir):
             os.unlink(os.path.join(self.dir, f))
         os.rmdir(self.dir)
@@ -106,6 +108,18 @@ class ServiceTest(unittest.TestCase):
         a.arbitrate(self.base + 20)
         self.assertEqual(a.next_arbitration().status.code, OK)
         self.assertEqual(b.next_arbitration().status.code, ALREADY_EXISTS)
+
+    def test_a_client_that_goes_away_ends_its_stream_quietly(self):
+        sw = SwitchProcess()
+        try:
+            for i in range(3):
+                c = P4RuntimeClient(sw.address, election_id=10 + i, profile="hlb_hmux")
+                self.assertEqual(c.open_stream().status.code, OK)
+                c.close()                       # the stream is cancelled under the switch's reader
+            time.sleep(0.5)
+        finally:
+            sw.stop()
+        self.assertNotIn("Traceback", sw.stderr)
 
     def test_write_errors_per_update_and_atomicity(self):
         p = self.client(100)

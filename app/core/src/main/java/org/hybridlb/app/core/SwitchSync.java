@@ -193,7 +193,8 @@ final class SwitchSync {
 
     /**
      * Brings {@code part} of every live switch in line with its desired intent, from what is known
-     * (switches not known are read first). Returns the deltas sent, by switch.
+     * (switches not known are read first); entries and routes in make-before-break phases
+     * ({@link DeltaPhases}). Returns the deltas sent, by switch.
      */
     Map<String, SwitchDelta> push(Part part) {
         List<String> live = liveSwitches();
@@ -225,7 +226,15 @@ final class SwitchSync {
                 out.put(sw, p);
             }
         });
-        apply(out);
+        if (part == Part.AGGREGATES) {
+            apply(out);
+        } else {
+            Map<String, SwitchIntent> held = new HashMap<>();
+            readings.forEach((sw, r) -> held.put(sw, r.intent));
+            for (Map<String, SwitchDelta> phase : DeltaPhases.of(out, held, inputs.topology(), live)) {
+                apply(phase);
+            }
+        }
         if (!unreadable.isEmpty()) {
             throw new SouthboundException("cannot read switch " + String.join("; ", unreadable));
         }

@@ -12,7 +12,8 @@ import org.hybridlb.solver.model.Vip;
 /**
  * Applies one migration wave: its steps change the installed state in memory, then the devices
  * follow (SMux tables first, they are the backstop of everything after; then the aggregates; then
- * the switches' entries and routes, one batch for every switch), then the touched devices are read back. Any error or difference throws; undoing is
+ * the switches' entries and routes, in make-before-break phases: {@link DeltaPhases}), then the
+ * touched devices are read back. Any error or difference throws; undoing is
  * the {@link MigrationRunner}'s job. Loop thread only.
  */
 final class WaveExecutor {
@@ -108,9 +109,10 @@ final class WaveExecutor {
 
     /**
      * SMuxes first (they are the backstop of everything that follows), then the aggregates, then
-     * every switch's entries and routes in one batch. The planner never moves a VIP from one HMux
-     * to another within a wave (the SMuxes are the stepping stone), so whatever order the switches
-     * take their deltas in, a packet of a VIP in motion meets either its HMux or the aggregate.
+     * the switches' entries and routes: new entries, then routes from the HMux outwards (written)
+     * or inwards (removed), then old entries ({@link DeltaPhases}), so a packet of a VIP in motion
+     * meets an HMux that holds it or the aggregate, and no loop between a switch that dropped the
+     * VIP's route and one that still routes it back.
      */
     void execute(Ops ops) {
         ops.removes.forEach(r -> ops.touched.add(r.get(0)));
