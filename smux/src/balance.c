@@ -8,6 +8,26 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+static uint32_t gcd(uint32_t a, uint32_t b)
+{
+    while (b) {
+        uint32_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+uint32_t hlb_wrr_stride(uint32_t total)
+{
+    if (total < 3)
+        return 1;
+    uint32_t s = (uint32_t)(total * 0.6180339887 + 0.5);
+    while (gcd(s, total) != 1)          /* ends at total - 1 at the latest */
+        s++;
+    return s;
+}
+
 uint32_t hlb_awrr_weight(double li, double avg)
 {
     if (avg <= 0)
@@ -34,8 +54,9 @@ int hlb_balance_build(struct hlb_vip_table *t)
             return -1;
     }
     t->awrr_total = calloc(2 * (size_t)(t->n_services ? t->n_services : 1), sizeof(uint32_t));
+    t->awrr_stride = calloc(2 * (size_t)(t->n_services ? t->n_services : 1), sizeof(uint32_t));
     t->awrr_sel = calloc(t->n_services ? t->n_services : 1, 1);
-    if (!t->awrr_total || !t->awrr_sel)
+    if (!t->awrr_total || !t->awrr_stride || !t->awrr_sel)
         return -1;
     for (uint32_t i = 0; i < t->n_services; i++) {
         const struct hlb_service *s = &t->services[i];
@@ -43,6 +64,7 @@ int hlb_balance_build(struct hlb_vip_table *t)
             continue;
         memcpy(&t->awrr_cum[0][s->dip_first], &t->cum[s->dip_first], s->dip_count * 4);
         t->awrr_total[2 * i] = s->weight_total;
+        t->awrr_stride[2 * i] = s->wrr_stride;
     }
     return 0;
 }
@@ -122,6 +144,7 @@ void hlb_balance_awrr_update(struct hlb_vip_table *t)
             __atomic_store_n(&cum[d], c, __ATOMIC_RELAXED);
         }
         __atomic_store_n(&t->awrr_total[2 * i + next], c, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->awrr_stride[2 * i + next], hlb_wrr_stride(c), __ATOMIC_RELAXED);
         __atomic_store_n(&t->awrr_sel[i], next, __ATOMIC_RELEASE);
     }
 }

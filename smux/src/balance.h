@@ -25,6 +25,14 @@
 #define HLB_LOAD_SCALE 1000000u     /* a load of 1.0 (one CPU fully busy) */
 #define HLB_LOAD_MAX 1000.0         /* a report above this is refused */
 
+/* Weighted round robin interleaves: a worker's position p walks the pool's
+ * cumulative weights (slot p goes to the DIP whose run of slots holds it) by a step
+ * coprime with the total, p -> (p + stride) mod total, so every round of `total`
+ * SYNs still gives each DIP its weight's share, but spread over the round (a step
+ * near 0.618 of the total lands each next SYN in another DIP's run) instead of w
+ * SYNs in a row, which sent a whole load-report period of SYNs to one server. */
+uint32_t hlb_wrr_stride(uint32_t total);
+
 /* The AWRR weight of a DIP of load li in a pool of mean load avg (both >= 0). */
 uint32_t hlb_awrr_weight(double li, double avg);
 

@@ -139,11 +139,19 @@ static inline uint64_t worker_rand(struct hlb_worker *w)   /* xorshift64 */
 /* A cheetah service's SYN (with a timestamp option): its DIP by the service's
  * mechanism, or -1 (no live DIP).  Round robin takes the pool's live entries in
  * turn (a DIP of w WCMP units w times a round), weighted round robin walks the
- * cumulative weights (a DIP of weight w takes w SYNs in a row), AWRR the same over
+ * cumulative weights interleaved (hlb_wrr_stride: a DIP of weight w takes w SYNs a
+ * round, spread over it), AWRR the same over
  * the weights the loads set (balance.h); p2c takes the less loaded of two live
  * entries drawn at random, least-loaded the least loaded live entry (ties: the
  * first from a rotating start).  Each worker keeps its own position and random
  * state, so nothing is written by two workers. */
+/* The next interleaved weighted round-robin position after p (< total). */
+static inline uint32_t wrr_next(uint32_t p, uint32_t stride, uint32_t total)
+{
+    uint32_t n = p + stride;
+    return n >= total ? n - total : n;
+}
+
 static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
                                   const struct hlb_service *s, const struct hlb_5tuple *tuple)
 {
@@ -155,7 +163,7 @@ static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
     switch (s->mechanism) {
     case HLB_MECH_WRR: {
         uint32_t p = *pos < s->weight_total ? *pos : 0;
-        *pos = p + 1;
+        *pos = wrr_next(p, s->wrr_stride, s->weight_total);
         return (int)s->dip_first + pick_slot(&t->cum[s->dip_first], (int)s->dip_count, p);
     }
     case HLB_MECH_AWRR: {
@@ -165,7 +173,7 @@ static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
         if (total == 0)
             return -1;
         uint32_t p = *pos < total ? *pos : 0;
-        *pos = p + 1;
+        *pos = wrr_next(p, __atomic_load_n(&t->awrr_stride[2 * i + sel], __ATOMIC_RELAXED), total);
         int k = pick_slot(&t->awrr_cum[sel][s->dip_first], (int)s->dip_count, p);
         /* (a report racing this read can leave p past the last entry) */
         return (int)s->dip_first + (k < (int)s->dip_count ? k : (int)s->dip_count - 1);

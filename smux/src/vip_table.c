@@ -1,5 +1,6 @@
 /* VIP table: JSON document -> validated, immutable lookup structure. */
 #include "vip_table.h"
+#include "balance.h"
 #include "cheetah.h"
 #include "hlb_ovs_dphash.h"
 #include "ovs_select.h"
@@ -367,6 +368,7 @@ static void table_release_arrays(struct hlb_vip_table *t)
     free(t->awrr_cum[0]);
     free(t->awrr_cum[1]);
     free(t->awrr_total);
+    free(t->awrr_stride);
     free(t->awrr_sel);
 }
 
@@ -696,6 +698,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
             if (cum)
                 sv->weight_mod_m = hlb_fastmod_m(cum);
             sv->weight_total = cum;
+            sv->wrr_stride = hlb_wrr_stride(cum);
             if (sel == HLB_SEL_OVS_DPHASH) {
                 int slots = hlb_ovs_dphash_slots(&t->weights[sv->dip_first], (int)sv->dip_count);
                 if (slots < 0) {

@@ -75,6 +75,7 @@ struct hlb_service {            /* one (vip, proto, port) */
     uint8_t sf_n_owners, sf_self;
     uint32_t sf_owner_first;
     uint32_t ck_crc_key;        /* crc32c mode: the CRC register after the 16 key bytes */
+    uint32_t wrr_stride;        /* wrr: the step of its SYNs over the weights (balance.h) */
     uint64_t ck_k0, ck_k1;      /* key bytes 0-7 and 8-15, little-endian */
 };
 
@@ -148,9 +149,11 @@ struct hlb_vip_table {
     uint32_t *dip_load;
     /* awrr services: two cumulative-weight arrays indexed like cum (the control
      * thread fills the one not in use, then flips awrr_sel[service]); awrr_total[2 *
-     * service + k] is array k's total. */
+     * service + k] is array k's total, awrr_stride[2 * service + k] its step
+     * (hlb_wrr_stride). */
     uint32_t *awrr_cum[2];
     uint32_t *awrr_total;
+    uint32_t *awrr_stride;
     uint8_t *awrr_sel;
     /* Per worker and cheetah service: the next round-robin position of its SYNs
      * (hlb_rr_next(); written by that worker only, slices on lines of their own). */

@@ -461,6 +461,45 @@ static void test_syn_mechanisms(void **state)
     hlb_table_free(t);
 }
 
+/* Weighted round robin interleaves (balance.h, hlb_wrr_stride): weights 5, 3, 2 give
+ * each round of 10 SYNs exactly 5, 3 and 2, with no DIP taking more than two SYNs in a
+ * row (walking the cumulative weights in order gave the first DIP 5 in a row: with
+ * AWRR's weights of about 10, a whole load-report period of SYNs went to one server). */
+static void test_wrr_interleaves(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"version\":1,\"vips\":[{\"vip\":\"10.200.0.10\",\"selection\":\"crc32\","
+        "\"affinity\":\"cheetah\",\"cookieKey\":\"" KEY "\",\"mechanism\":\"wrr\",\"ports\":[{"
+        "\"proto\":\"tcp\",\"port\":80,\"dips\":[{\"ip\":\"10.9.0.1\",\"serverId\":1,\"weight\":5},"
+        "{\"ip\":\"10.9.0.2\",\"serverId\":2,\"weight\":3},{\"ip\":\"10.9.0.3\",\"serverId\":3,"
+        "\"weight\":2}]}]}]}";
+    struct hlb_vip_table *t = table_ok(json, 0);
+    struct hlb_worker w;
+    worker_init(&w, NULL);
+    uint32_t last = 0;
+    int run = 0, longest = 0;
+    for (int round = 0; round < 3; round++) {
+        int share[3] = {0};
+        for (int k = 0; k < 10; k++) {
+            struct tframe f;
+            build_tcp_ts(&f, "10.77.0.1", "10.200.0.10", (uint16_t)(40000 + round * 10 + k), 80,
+                         HLB_TCP_SYN, 1, 0);
+            assert_int_equal(run1(&w, t, &f, 0), HLB_V_TX);
+            uint32_t d = outer_dst(&f);
+            share[(ntohl(d) & 0xff) - 1]++;
+            run = d == last ? run + 1 : 1;
+            longest = run > longest ? run : longest;
+            last = d;
+        }
+        assert_int_equal(share[0], 5);
+        assert_int_equal(share[1], 3);
+        assert_int_equal(share[2], 2);
+    }
+    assert_true(longest <= 2);
+    hlb_table_free(t);
+}
+
 /* A client without timestamps (SYN and segments without the option, e.g. Windows):
  * the hash + connection-table path, counted as fallback; its connection stays
  * pinned when a DIP is added.  UDP to a cheetah VIP is hashed, not counted. */
@@ -590,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_pool_change),
         cmocka_unit_test(test_forged_cookies),
         cmocka_unit_test(test_syn_mechanisms),
+        cmocka_unit_test(test_wrr_interleaves),
         cmocka_unit_test(test_fallback_without_timestamps),
         cmocka_unit_test(test_option_layouts),
     };
