@@ -77,6 +77,10 @@ public final class HmuxP4Plan {
         long freeId = 1;
         Map<Integer, String> servers = new TreeMap<>(); // AllServers: server id -> host
         int poolServers = 0;
+        if (target.entries.size() >= HMUX_SERVICE_SIZE) {
+            throw new IllegalArgumentException(target.entries.size() + " HMux services, service_counter counts "
+                    + (HMUX_SERVICE_SIZE - 1));
+        }
         for (Map.Entry<ServiceMatch, List<DipBucket>> e : target.entries.entrySet()) {
             Long sid = serviceIds.get(e.getKey());
             if (sid == null) {
@@ -86,8 +90,10 @@ public final class HmuxP4Plan {
                 sid = freeId;
                 usedServiceIds.add(sid);
             }
-            if (sid > 0xffff) {
-                throw new IllegalArgumentException("no service id left for " + e.getKey() + " (16 bits)");
+            if (sid >= HMUX_SERVICE_SIZE) { // service_counter's index: 0 is no service
+                throw new IllegalArgumentException("no service id left for " + e.getKey() + ": service_counter counts"
+                        + " ids 1-" + (HMUX_SERVICE_SIZE - 1) + " and the switch holds them all (a service being"
+                        + " replaced keeps its id until the change is applied)");
             }
             CookieDecode cookies = target.cookies.get(e.getKey());
             want.add(HmuxP4Layout.serviceEntry(e.getKey(), sid.intValue(), config.encap, cookies, entryCookie));
@@ -124,10 +130,6 @@ public final class HmuxP4Plan {
                 ids.forEach(id -> want.add(members.get(id)));
             }
             want.add(HmuxP4Layout.dipGroup(sid, ids));
-        }
-        if (target.entries.size() > HMUX_SERVICE_SIZE) {
-            throw new IllegalArgumentException(target.entries.size() + " HMux services, the service tables hold "
-                    + HMUX_SERVICE_SIZE);
         }
         if (servers.size() > CHEETAH_SERVERS_SIZE || poolServers > CHEETAH_POOL_SERVERS_SIZE) {
             throw new IllegalArgumentException(servers.size() + " cookie servers in " + poolServers

@@ -114,6 +114,31 @@ class HmuxP4PlanTest {
         assertTrue(P4Diff.batches(back.ours, plan.plan(back.reading.intent, back)).isEmpty());
     }
 
+    /** {@code n} one-DIP services, VIPs 10.8.x.y port 80, from number {@code from} on. */
+    static SwitchIntent.Builder services(SwitchIntent.Builder b, int from, int n) {
+        for (int i = from; i < from + n; i++) {
+            b.entry(new ServiceMatch("10.8." + (i >> 8) + "." + (i & 0xff), "tcp", 80),
+                    List.of(new DipBucket(0, null, "10.1.0.1", 1)));
+        }
+        return b;
+    }
+
+    @Test
+    void serviceIdsStayWithinTheServiceCounter() {
+        // the switch full: every id service_counter counts (1-4095) in use
+        int full = (int) HMUX_SERVICE_SIZE - 1;
+        P4State device = write(fabric(), services(SwitchIntent.builder(), 0, full).build());
+        HmuxP4Snapshot now = reader.read(device);
+        assertEquals(full, now.reading.intent.entries.size());
+        // one service replaced by another: the new one cannot take the old one's id while it is in use
+        SwitchIntent replaced = services(SwitchIntent.builder(), 1, full).build();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> plan.plan(replaced, now));
+        assertTrue(e.getMessage().contains("service_counter counts ids 1-4095"), e.getMessage());
+        IllegalArgumentException over = assertThrows(IllegalArgumentException.class,
+                () -> plan.plan(services(SwitchIntent.builder(), 0, full + 1).build(), now));
+        assertTrue(over.getMessage().startsWith("4096 HMux services, service_counter counts 4095"), over.getMessage());
+    }
+
     static CookieDecode.Server server(String host, int bucket) {
         return new CookieDecode.Server(host, bucket);
     }
