@@ -647,14 +647,7 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         uint32_t len = HLB_F_LEN(f), inner = pl[k].ip_tot_len;
         int dip;
         if (rr) {
-            /* cheetah_syn_dip()'s round robin (the pool has a live DIP: weight_total
-             * is not 0) */
-            uint32_t j;
-            do {
-                j = pos < n_dips ? pos : 0;
-                pos = j + 1;
-            } while (weights[j] == 0);
-            dip = (int)(dip_first + j);
+            dip = (int)(dip_first + rr_live_next(weights, n_dips, &pos));
         } else {
             dip = cheetah_syn_dip(r->w, t, s, &pl[k].t);
             if (dip < 0)

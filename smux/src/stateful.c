@@ -92,10 +92,8 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf)
             sf_prefetch_release(sf, tail + HLB_SF_DRAIN_AHEAD);
         const struct hlb_sf_release *r = &sf->ring[tail % HLB_SF_RING];
         uint32_t p = r->part & part_mask, idx = r->index & HLB_SF_INDEX_MASK;
-        uint64_t *e = &a.ent[hlb_sf_pos(a.part_bits, p, idx)];
-        if (hlb_sf_server_of(*e, r->h)) {
-            *e = 0;                        /* hlb_sf_delete() */
-            a.stack[hlb_sf_pos(a.part_bits, p, a.n_free[p]++)] = (uint16_t)idx;
+        if (hlb_sf_server_of(a.ent[hlb_sf_pos(a.part_bits, p, idx)], r->h)) {
+            hlb_sf_push(a, p, idx);
             released++;
         }
     }

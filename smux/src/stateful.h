@@ -203,11 +203,19 @@ static inline int hlb_sf_insert(struct hlb_sf_table *sf, uint32_t p, uint16_t se
     return idx;
 }
 
+/* Frees index idx of partition p (in use): its entry 0, the index back on top of
+ * the stack.  Counts nothing: hlb_sf_delete() or the caller does. */
+static inline __attribute__((always_inline)) void
+hlb_sf_push(struct hlb_sf_arrays a, uint32_t p, uint32_t idx)
+{
+    a.ent[hlb_sf_pos(a.part_bits, p, idx)] = 0;
+    a.stack[hlb_sf_pos(a.part_bits, p, a.n_free[p]++)] = (uint16_t)idx;
+}
+
 /* Frees index idx of partition p (in use). */
 static inline void hlb_sf_delete(struct hlb_sf_table *sf, uint32_t p, uint32_t idx)
 {
-    *hlb_sf_entry(sf, p, idx) = 0;
-    *hlb_sf_stack_slot(sf, p, sf->n_free[p]++) = (uint16_t)idx;
+    hlb_sf_push(hlb_sf_arrays_of(sf), p, idx);
     sf->st.entries--;
 }
 
