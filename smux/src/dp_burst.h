@@ -152,6 +152,20 @@ static inline uint32_t wrr_next(uint32_t p, uint32_t stride, uint32_t total)
     return n >= total ? n - total : n;
 }
 
+/* Round robin: the next entry of weight > 0 of a pool of n entries (weights w, one
+ * of them at least > 0: weight_total is not 0) from position *pos, which moves past
+ * it. */
+static inline uint32_t rr_live_next(const uint16_t *w, uint32_t n, uint32_t *pos)
+{
+    uint32_t k, p = *pos;
+    do {
+        k = p < n ? p : 0;
+        p = k + 1;
+    } while (w[k] == 0);
+    *pos = p;
+    return k;
+}
+
 static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
                                   const struct hlb_service *s, const struct hlb_5tuple *tuple)
 {
@@ -196,13 +210,7 @@ static inline int cheetah_syn_dip(struct hlb_worker *w, struct hlb_vip_table *t,
         return (int)best;
     }
     default:                           /* HLB_MECH_RR */
-        for (uint32_t n = 0; n < s->dip_count; n++) {
-            uint32_t k = *pos < s->dip_count ? *pos : 0;
-            *pos = k + 1;
-            if (t->weights[s->dip_first + k])
-                return (int)(s->dip_first + k);
-        }
-        return -1;                     /* (not reached: weight_total > 0) */
+        return (int)(s->dip_first + rr_live_next(&t->weights[s->dip_first], s->dip_count, pos));
     }
 }
 

@@ -576,9 +576,7 @@ HLB_CRUN_FN(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i, unsigned n,
  * a timestamp option; returns the index of the first frame it did not take.  The
  * same steps as cheetah_step()'s for a SYN, in passes: the SYNs taken; for a
  * stateful VIP with owners, their H (hlb_ck_hash_burst: vector lanes); then each
- * SYN placed in arrival order.  (The stacks' tops and the entries they name are not
- * fetched ahead: the table and stacks stay in L2, and a pass that fetched them
- * measured slower than none.) */
+ * SYN placed in arrival order. */
 static inline __attribute__((always_inline)) unsigned
 HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsigned i,
                               unsigned n, uint16_t burst_port, const uint32_t gre,
@@ -618,19 +616,66 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     }
     if (sf_syn && m)
         hlb_ck_hash_burst(s, src, sport, dport, m, h);
+    /* An owner's SYNs pop an index each (cheetah_syn_placed()): their partitions,
+     * and the stack tops they will pop fetched together.  The table's arrays, the
+     * round-robin position and the counters stay in locals for the run. */
+    const int owner = sf_syn && s->sf_self != HLB_SF_NOT_OWNER;
+    const struct hlb_sf_arrays sa = owner ? hlb_sf_arrays_of(sf) : (struct hlb_sf_arrays){0};
+    const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
+    uint32_t part[HLB_MAX_BURST];
+    for (unsigned k = 0; owner && k < m; k++) {
+        part[k] = hlb_sf_part_of(sf, h[k], crc);
+        uint32_t top = (sa.n_free[part[k]] - 1u) & HLB_SF_INDEX_MASK;
+        __builtin_prefetch(&sa.stack[hlb_sf_pos(sa.part_bits, part[k], top)], 1);
+    }
+    const uint32_t tick = owner ? hlb_sf_tick(sf, r->now) : 0;
+    const uint32_t hint = HLB_COOKIE_HINT_MAGIC << 16 | hlb_sf_ident(s->sf_self, 0);
+    const uint16_t *const server_ids = t->server_ids;
+    /* not an owner: stateless SYNs of a cheetah-stateful VIP (cheetah_syn_placed()) */
+    const uint32_t not_owner_stateless = sf_syn || s->affinity == HLB_AFF_CHEETAH_STATEFUL;
+    const int rr = s->mechanism == HLB_MECH_RR;
+    uint32_t *const rr_pos = &hlb_rr_next(t, r->w->id)[s - t->services];
+    uint32_t pos = *rr_pos;
+    const uint16_t *const weights = &t->weights[s->dip_first];
+    const uint32_t n_dips = s->dip_count, dip_first = s->dip_first;
+    uint64_t inserts = 0, exhausted = 0, stateless = 0;
     unsigned k = 0;
     for (; k < m; k++) {
         HLB_BURST_FRAME f = frames[first + k];
         uint8_t *d = HLB_F_DATA(f);
         uint8_t *tcp = d + HLB_ETH_HLEN + 20;
         uint32_t len = HLB_F_LEN(f), inner = pl[k].ip_tot_len;
-        int dip = cheetah_syn_dip(r->w, t, s, &pl[k].t);
-        if (dip < 0)
-            break;                        /* (nothing changed: the general code counts it) */
-        cheetah_syn_placed(r->w, t, s, tcp, tcp + ts_off[k], sf_syn, h[k], dip, r->now);
+        int dip;
+        if (rr) {
+            dip = (int)(dip_first + rr_live_next(weights, n_dips, &pos));
+        } else {
+            dip = cheetah_syn_dip(r->w, t, s, &pl[k].t);
+            if (dip < 0)
+                break;                    /* (nothing changed: the general code counts it) */
+        }
+        if (owner) {
+            int idx = hlb_sf_pop(sa, part[k], hlb_sf_word(h[k], server_ids[dip], tick));
+            if (HLB_LIKELY(idx >= 0)) {
+                inserts++;
+                ck_write_tsecr(tcp, tcp + ts_off[k], hint | (uint32_t)idx);
+            } else {
+                exhausted++;
+            }
+        } else {
+            stateless += not_owner_stateless;
+        }
         HLB_LEAN_ENCAP(f, d, gre, ip, bsum, dip, dips[dip].outer, inner);
         rx_bytes += len;
         inner_bytes += inner;
+    }
+    if (rr)
+        *rr_pos = pos;
+    r->w->st.ck_syns[s->mechanism] += k;
+    r->w->st.ck_stateless_syns += stateless + exhausted;
+    if (owner) {
+        sf->st.inserts += inserts;
+        sf->st.entries += inserts;
+        sf->st.exhausted += exhausted;
     }
     lean_run_done(r, first, first + k, rx_bytes, inner_bytes, overhead);
     return first + k;

@@ -82,16 +82,23 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf)
      * for one after the other. */
     for (uint32_t k = tail; k != head && k - tail < HLB_SF_DRAIN_AHEAD; k++)
         sf_prefetch_release(sf, k);
+    /* The arrays, the layout and the count in locals: without strict aliasing,
+     * every entry or stack store would otherwise reload them from the table. */
+    const struct hlb_sf_arrays a = hlb_sf_arrays_of(sf);
+    const uint32_t part_mask = sf->part_mask;
+    unsigned released = 0;
     for (; tail != head; tail++, n++) {
         if (head - tail > HLB_SF_DRAIN_AHEAD)
             sf_prefetch_release(sf, tail + HLB_SF_DRAIN_AHEAD);
         const struct hlb_sf_release *r = &sf->ring[tail % HLB_SF_RING];
-        uint32_t p = r->part & sf->part_mask, idx = r->index & HLB_SF_INDEX_MASK;
-        if (hlb_sf_server_of(*hlb_sf_entry(sf, p, idx), r->h)) {
-            hlb_sf_delete(sf, p, idx);
-            sf->st.released++;
+        uint32_t p = r->part & part_mask, idx = r->index & HLB_SF_INDEX_MASK;
+        if (hlb_sf_server_of(a.ent[hlb_sf_pos(a.part_bits, p, idx)], r->h)) {
+            hlb_sf_push(a, p, idx);
+            released++;
         }
     }
+    sf->st.entries -= released;
+    sf->st.released += released;
     atomic_store_explicit(&sf->ring_tail, tail, memory_order_release);
     return n;
 }

@@ -156,6 +156,35 @@ static inline uint32_t hlb_sf_age(uint64_t e, uint32_t tick)
     return (tick - (uint32_t)e) & HLB_SF_SEEN_MASK;
 }
 
+/* The table's arrays and layout, for a loop to hold in locals: the build has no
+ * strict aliasing, so every store to an entry or a stack slot would otherwise make
+ * the compiler read them from the table again. */
+struct hlb_sf_arrays {
+    uint64_t *ent;
+    uint16_t *stack, *n_free;
+    uint32_t part_bits;
+};
+
+static inline struct hlb_sf_arrays hlb_sf_arrays_of(const struct hlb_sf_table *sf)
+{
+    return (struct hlb_sf_arrays){.ent = sf->ent, .stack = sf->stack, .n_free = sf->n_free,
+                                  .part_bits = sf->part_bits};
+}
+
+/* Pops a free index of partition p and stores entry word v there: the index, or -1
+ * (stack empty).  Counts nothing: hlb_sf_insert() or the caller does. */
+static inline __attribute__((always_inline)) int
+hlb_sf_pop(struct hlb_sf_arrays a, uint32_t p, uint64_t v)
+{
+    uint32_t nf = a.n_free[p];
+    if (nf == 0)
+        return -1;
+    a.n_free[p] = (uint16_t)--nf;
+    uint32_t idx = a.stack[hlb_sf_pos(a.part_bits, p, nf)];
+    a.ent[hlb_sf_pos(a.part_bits, p, idx)] = v;
+    return (int)idx;
+}
+
 /* Pops a free index of partition p for (server, h): the index, or -1 (stack empty:
  * counted in exhausted). */
 static inline int hlb_sf_insert(struct hlb_sf_table *sf, uint32_t p, uint16_t server,
@@ -164,24 +193,29 @@ static inline int hlb_sf_insert(struct hlb_sf_table *sf, uint32_t p, uint16_t se
     /* (the word first: a 16-bit server id kept aside and read back as part of a
      * wider load would stall the read until the write retires) */
     const uint64_t v = hlb_sf_word(h, server, hlb_sf_tick(sf, now));
-    uint32_t nf = sf->n_free[p];
-    if (nf == 0) {
+    int idx = hlb_sf_pop(hlb_sf_arrays_of(sf), p, v);
+    if (idx < 0) {
         sf->st.exhausted++;
         return -1;
     }
-    sf->n_free[p] = (uint16_t)--nf;
-    uint32_t idx = *hlb_sf_stack_slot(sf, p, nf);
-    *hlb_sf_entry(sf, p, idx) = v;
     sf->st.inserts++;
     sf->st.entries++;
-    return (int)idx;
+    return idx;
+}
+
+/* Frees index idx of partition p (in use): its entry 0, the index back on top of
+ * the stack.  Counts nothing: hlb_sf_delete() or the caller does. */
+static inline __attribute__((always_inline)) void
+hlb_sf_push(struct hlb_sf_arrays a, uint32_t p, uint32_t idx)
+{
+    a.ent[hlb_sf_pos(a.part_bits, p, idx)] = 0;
+    a.stack[hlb_sf_pos(a.part_bits, p, a.n_free[p]++)] = (uint16_t)idx;
 }
 
 /* Frees index idx of partition p (in use). */
 static inline void hlb_sf_delete(struct hlb_sf_table *sf, uint32_t p, uint32_t idx)
 {
-    *hlb_sf_entry(sf, p, idx) = 0;
-    *hlb_sf_stack_slot(sf, p, sf->n_free[p]++) = (uint16_t)idx;
+    hlb_sf_push(hlb_sf_arrays_of(sf), p, idx);
     sf->st.entries--;
 }
 
