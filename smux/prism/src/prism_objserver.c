@@ -160,6 +160,9 @@ int main(int argc, char **argv)
         { "ctl", required_argument, 0, 'c' }, { "http", required_argument, 0, 'h' },
         { "name", required_argument, 0, 'n' }, { "max-object", required_argument, 0, 'm' },
         { "drain-timeout-ms", required_argument, 0, 'd' }, { "trace", no_argument, 0, 't' },
+        { "cookie-pin-dir", required_argument, 0, 'k' },
+        { "prism-pin-dir", required_argument, 0, 'p' },
+        { "linger-ms", required_argument, 0, 'l' },
         { 0, 0, 0, 0 }
     };
     int o;
@@ -177,6 +180,15 @@ int main(int argc, char **argv)
             break;
         case 'n': name = optarg; break;
         case 't': cfg.trace = 1; break;
+        case 'k': cfg.cookie_pin_dir = optarg; break;
+        case 'p': cfg.steer_pin_dir = optarg; break;
+        case 'l':
+            cfg.linger_ms = atoi(optarg);
+            if (cfg.linger_ms <= 0) {
+                fprintf(stderr, "--linger-ms: must be > 0, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
         case 'm': {
             char *end;
             max_object = strtoull(optarg, &end, 10);
@@ -195,12 +207,18 @@ int main(int argc, char **argv)
             break;
         default:
             fprintf(stderr, "usage: hlb-prism-objserver --ctl DIP:PORT [--http ADDR:PORT] "
-                            "[--name NAME] [--max-object BYTES] [--drain-timeout-ms MS] [--trace]\n");
+                            "[--name NAME] [--max-object BYTES] [--drain-timeout-ms MS] [--trace]\n"
+                            "       [--cookie-pin-dir DIR --prism-pin-dir DIR [--linger-ms MS]]"
+                            "  (steering mode c)\n");
             return 2;
         }
     }
     if (!ctl_port) {
         fprintf(stderr, "--ctl: required\n");
+        return 2;
+    }
+    if (!cfg.cookie_pin_dir != !cfg.steer_pin_dir) {
+        fprintf(stderr, "--cookie-pin-dir and --prism-pin-dir: steering mode c needs both\n");
         return 2;
     }
     pattern = malloc(max_object);
@@ -231,10 +249,11 @@ int main(int argc, char **argv)
     struct prism_backend_stats s;
     prism_backend_stats(backend, &s);
     printf("{\"imported\":%llu,\"returned\":%llu,\"closed\":%llu,\"failed\":%llu,"
-           "\"aborted\":%llu,\"plain_requests\":%llu}\n",
+           "\"aborted\":%llu,\"plain_requests\":%llu,\"cookie_adopted\":%llu}\n",
            (unsigned long long) s.imported, (unsigned long long) s.returned,
            (unsigned long long) s.closed, (unsigned long long) s.failed,
-           (unsigned long long) s.aborted, (unsigned long long) s.plain_requests);
+           (unsigned long long) s.aborted, (unsigned long long) s.plain_requests,
+           (unsigned long long) s.cookie_adopted);
     prism_backend_free(backend);
     free(pattern);
     return rc ? 1 : 0;
