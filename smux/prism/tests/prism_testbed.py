@@ -141,7 +141,7 @@ class Testbed:
             if self.cookies:
                 # The backend's host re-encapsulates handed-back flows to the front end
                 # with XDP_TX (see start_smux).
-                self.router.run(["ethtool", "-K", self.if_rt_backend[i], "gro", "on"])
+                self.router_xdp_pass(self.if_rt_backend[i])
             self.start_backend(i)
         wait_until(lambda: os.path.exists(os.path.join(self.bpffs, "hlb_prism_flows")), 10,
                    what="the front-end agent's pinned steering map")
@@ -188,8 +188,18 @@ class Testbed:
         self.router.run(["ip", "route", "add", f"{VIP}/32", "via", SMUX_IP])
         # The front-end host's agent sends re-encapsulated frames back with XDP_TX, which a
         # veth delivers only to a peer with XDP or GRO on (the BPF mux's XDP program is there
-        # in the other mode).
-        self.router.run(["ethtool", "-K", self.if_rt_fe, "gro", "on"])
+        # in the other mode).  Mode c: an XDP_PASS program, as on the backends' links (GRO
+        # merges tunnelled segments into super-packets, and a client's retransmission
+        # forwarded by a backend's host was seen lost for seconds with it).
+        if self.cookies:
+            self.router_xdp_pass(self.if_rt_fe)
+        else:
+            self.router.run(["ethtool", "-K", self.if_rt_fe, "gro", "on"])
+
+    def router_xdp_pass(self, ifname):
+        """tests/mux_encap.bpf.c's router_xdp_pass on a router link: NAPI for XDP_TX frames."""
+        self.router.run(["ip", "link", "set", "dev", ifname, "xdpdrv", "obj",
+                         os.path.join(BUILD, "mux_encap.bpf.o"), "sec", "xdp"])
 
     def smux_api(self, method, path, body=None):
         """(status, JSON) from the SMux's control API, inside its namespace."""
