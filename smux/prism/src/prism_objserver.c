@@ -151,6 +151,19 @@ static int parse_addr(const char *opt, const char *v, char *addr, size_t alen, u
     return 0;
 }
 
+/* A duration option in milliseconds, > 0. */
+static int parse_ms(const char *opt, const char *arg, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*end || v <= 0 || v > 86400000L) {
+        fprintf(stderr, "%s: expected 1..86400000 ms, got '%s'\n", opt, arg);
+        return -1;
+    }
+    *out = (int) v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char ctl_addr[64] = "", http_addr[64] = "";
@@ -183,9 +196,7 @@ int main(int argc, char **argv)
         case 'k': cfg.cookie_pin_dir = optarg; break;
         case 'p': cfg.steer_pin_dir = optarg; break;
         case 'l':
-            cfg.linger_ms = atoi(optarg);
-            if (cfg.linger_ms <= 0) {
-                fprintf(stderr, "--linger-ms: must be > 0, got '%s'\n", optarg);
+            if (parse_ms("--linger-ms", optarg, &cfg.linger_ms)) {
                 return 2;
             }
             break;
@@ -199,9 +210,7 @@ int main(int argc, char **argv)
             break;
         }
         case 'd':
-            cfg.drain_timeout_ms = atoi(optarg);
-            if (cfg.drain_timeout_ms <= 0) {
-                fprintf(stderr, "--drain-timeout-ms: must be > 0, got '%s'\n", optarg);
+            if (parse_ms("--drain-timeout-ms", optarg, &cfg.drain_timeout_ms)) {
                 return 2;
             }
             break;
