@@ -14,7 +14,8 @@ CFLAGS=(-O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$PRISM/include" -I "$PRIS
         -I "$SMUX/agent/include")
 
 "$CC" "${CFLAGS[@]}" -shared -fPIC "$PRISM/src/tcp_handoff.c" "$PRISM/src/prism_capi.c" \
-    "$PRISM/src/prism_wire.c" "$PRISM/src/prism_cookie.c" -lbpf -o "$OUT/libhlbprism.so"
+    "$PRISM/src/prism_wire.c" "$PRISM/src/prism_cookie.c" "$PRISM/src/prism_linger.c" -lbpf \
+    -o "$OUT/libhlbprism.so"
 "$CC" "${CFLAGS[@]}" "$PRISM/src/prism_objserver.c" "$PRISM/src/prism_backend.c" \
     "$PRISM/src/tcp_handoff.c" "$PRISM/src/prism_wire.c" "$PRISM/src/prism_cookie.c" \
     "$PRISM/src/prism_linger.c" -lhttp_parser -lbpf -o "$OUT/hlb-prism-objserver"

@@ -492,6 +492,64 @@ def test_cookie_clock_start_keeps_the_clients_paws_check_passing():
     assert bad == [], bad[:5]
 
 
+def test_hand_back_forwarding_entries_linger_then_go():
+    """Mode c, a backend host's hand-back entries (src/prism_linger.h) on a real BPF hash
+    map: each written FORWARD to the front end, refreshed by a later hand-back, removed
+    when the flow is handed here again or once its time has passed (not a tick before),
+    none past the capacity, and consistent through enough churn to rebuild the table."""
+    bpf = ctypes.CDLL("libbpf.so.1", use_errno=True)
+    bpf.bpf_map_create.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint32,
+                                   ctypes.c_uint32, ctypes.c_void_p]
+    fd = bpf.bpf_map_create(1, b"prism_linger_t", 12, 8, 4096, None)   # BPF_MAP_TYPE_HASH
+    assert fd >= 0, ctypes.get_errno()
+    lib = handoff.Lib().lib
+    lib.prism_linger_new.restype = ctypes.c_void_p
+    lib.prism_linger_new.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint32]
+    lib.prism_linger_forward.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint64]
+    lib.prism_linger_take.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.prism_linger_expire.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    lib.prism_linger_count.argtypes = [ctypes.c_void_p]
+    lib.prism_linger_free.argtypes = [ctypes.c_void_p]
+    FE = 0x0202a8c0
+
+    def key(i):
+        return struct.pack("=IIHH", 0x0a000000 + i, 0x0a0000fe, 1024 + i, 80)
+
+    def entry(i):
+        v = ctypes.create_string_buffer(8)
+        return None if bpf.bpf_map_lookup_elem(fd, key(i), v) else struct.unpack("=II", v.raw)
+
+    lin = lib.prism_linger_new(fd, 1000, 64)
+    try:
+        assert lib.prism_linger_forward(lin, key(1), FE, 0) == 0
+        assert entry(1) == (2, FE)                                    # PRISM_STEER_FORWARD
+        assert lib.prism_linger_forward(lin, key(2), FE, 500) == 0
+        assert lib.prism_linger_expire(lin, 999) == 0 and entry(1)
+        assert lib.prism_linger_expire(lin, 1000) == 1 and entry(1) is None and entry(2)
+        assert lib.prism_linger_forward(lin, key(2), FE, 900) == 0   # handed back again
+        assert lib.prism_linger_expire(lin, 1899) == 0 and entry(2)
+        assert lib.prism_linger_expire(lin, 1900) == 1 and entry(2) is None
+        assert lib.prism_linger_forward(lin, key(3), FE, 0) == 0
+        assert lib.prism_linger_take(lin, key(3)) == 1 and entry(3) is None
+        assert lib.prism_linger_take(lin, key(3)) == 0
+        assert lib.prism_linger_count(lin) == 0
+        for i in range(64):
+            assert lib.prism_linger_forward(lin, key(100 + i), FE, 0) == 0
+        assert lib.prism_linger_forward(lin, key(999), FE, 0) == -28 and entry(999) is None   # ENOSPC
+        for rnd in range(20):   # 48 of 64 churn: tombstones past a quarter of the table, rebuilt
+            for i in range(16, 64):
+                assert lib.prism_linger_take(lin, key(100 + i)) == 1
+            for i in range(16, 64):
+                assert lib.prism_linger_forward(lin, key(100 + i), FE, rnd) == 0
+            assert lib.prism_linger_count(lin) == 64 and all(entry(100 + i) for i in range(16))
+        assert all(entry(100 + i) for i in range(64))
+        assert lib.prism_linger_expire(lin, 10_000) == 64
+        assert lib.prism_linger_count(lin) == 0 and not any(entry(100 + i) for i in range(64))
+    finally:
+        lib.prism_linger_free(lin)
+        os.close(fd)
+
+
 def test_fabric_front_end_options_are_checked(capsys):
     import prism_fe
     base = ["--listen", "10.210.0.10:80", "--rules", os.devnull, "--prism-pin-dir", "/x"]
