@@ -523,3 +523,30 @@ def test_cookie_steering_pipelined_requests(tb_cookie):
     assert [r["status"] for r in out["responses"]] == [200] * 8
     assert all(r["ok"] and r["len"] == 20000 for r in out["responses"])
     assert len({r["backend"] for r in out["responses"]}) == N_BACKENDS
+
+
+def test_cookie_steering_with_1pct_loss(tb_cookie):
+    """Mode c under 1% random loss both ways on the front end's link and on every backend's
+    (the client's packets reach the backends straight from the SMux): lost segments are
+    resent with the new owner's clock and cookie, the client's PAWS check never drops one,
+    every request served, no RST, continuity."""
+    tb = tb_cookie
+    links = [(ns, ifname, d) for ns, ifname in [(tb.fe, tb.if_fe)] +
+             [(tb.backend_ns[i], tb.if_backend[i]) for i in tb.backend_ns] for d in ("egress", "ingress")]
+    for ns, ifname, direction in links:
+        tb.lossy(ns, ifname, direction)
+    cap = capture.Capture(tb)
+    try:
+        res = h2load(tb, 2000, 20, path="/obj/16384")
+    finally:
+        cap.stop()
+        for ns, ifname, direction in links:
+            tb.lossless(ns, ifname, direction)
+    try:
+        assert res["succeeded"] == 2000 and res["failed"] == res["errored"] == 0, (res, fe_warnings(tb))
+        assert cap.resets_to_client() == 0
+        assert cap.continuity()[1] == []
+        n, paws = cap.paws_regressions()
+        assert n > 4000 and paws == [], paws[:10]
+    finally:
+        cap.close()
