@@ -9,12 +9,16 @@ SMUX="$(dirname "$PRISM")"
 OUT="${HLB_PRISM_BUILD:-$SMUX/build-prism}"
 mkdir -p "$OUT"
 CC="${CC:-cc}"
-CFLAGS=(-O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$PRISM/include" -I "$PRISM/src")
+# The agent's headers: the cookie layouts and hashes of steering mode c (prism_cookie.c).
+CFLAGS=(-O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I "$PRISM/include" -I "$PRISM/src"
+        -I "$SMUX/agent/include")
 
 "$CC" "${CFLAGS[@]}" -shared -fPIC "$PRISM/src/tcp_handoff.c" "$PRISM/src/prism_capi.c" \
-    "$PRISM/src/prism_wire.c" -lbpf -o "$OUT/libhlbprism.so"
+    "$PRISM/src/prism_wire.c" "$PRISM/src/prism_cookie.c" "$PRISM/src/prism_linger.c" -lbpf \
+    -o "$OUT/libhlbprism.so"
 "$CC" "${CFLAGS[@]}" "$PRISM/src/prism_objserver.c" "$PRISM/src/prism_backend.c" \
-    "$PRISM/src/tcp_handoff.c" "$PRISM/src/prism_wire.c" -lhttp_parser -o "$OUT/hlb-prism-objserver"
+    "$PRISM/src/tcp_handoff.c" "$PRISM/src/prism_wire.c" "$PRISM/src/prism_cookie.c" \
+    "$PRISM/src/prism_linger.c" -lhttp_parser -lbpf -o "$OUT/hlb-prism-objserver"
 # BPF_PROG_TEST_RUN of the agent's XDP program with the steering map (checks + cost).
 "$CC" "${CFLAGS[@]}" -I "$SMUX/agent/include" "$PRISM/tests/steer_test.c" -lbpf -o "$OUT/prism-steer-test"
 # The test topology's mux (tc ingress IP-in-IP encapsulation) and its loader.

@@ -8,7 +8,8 @@
 #      100 connections, pipelining, client FIN while a backend owns the
 #      connection, backend killed mid-response, 1% loss, 100 concurrent
 #      hand-offs, rules through the admin API, fabric steering (mode b: the test
-#      mux pins each handed-off flow); captures checked with tshark
+#      mux pins each handed-off flow), cookie steering (mode c: the real SMux
+#      follows the owner's cookie); captures checked with tshark
 # Ends with "prism: N passed, N failed"; exits non-zero on any failure.
 # A skipped test counts as failed: every suite here must really run in CI.
 set -uo pipefail

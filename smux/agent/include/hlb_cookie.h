@@ -38,6 +38,9 @@ struct hlb_cookie_tuple {
 
 #define HLB_CONN_HAS_LAST 1   /* last_tsval is set: a segment was encoded */
 #define HLB_CONN_HINTED 2     /* the ident came from a stateful SMux's SYN hint (§7) */
+/* Written by a Prism importer (steering mode c, §14): nothing sent yet; until
+ * HLB_CONN_HAS_LAST, last_tsval holds the wire TSval the client holds. */
+#define HLB_CONN_PRISM_SEEN 4
 
 /* Value of the LRU map hlb_cookie_conns. */
 struct hlb_cookie_conn {

@@ -57,7 +57,20 @@ class Lib:
         lib.prism_steer_delete.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint16,
                                            ctypes.c_uint32, ctypes.c_uint16]
         lib.prism_steer_counters.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)]
+        lib.prism_cookie_enable.argtypes = [ctypes.c_char_p]
         self.lib = lib
+
+    def cookie_enable(self, pin_dir):
+        """Steering mode c: exports name this host's server id and imports make this
+        host's agent write it into the connection's cookie (src/prism_cookie.h).
+        pin_dir: where the agent pinned its cookie state (its --pin-dir).  Returns the
+        server id; raises HandoffError when the maps are missing or cookies are off."""
+        rc = self.lib.prism_cookie_enable(os.fsencode(pin_dir))
+        if rc == 0:
+            raise HandoffError(errno.ENOENT, f"{pin_dir}: the agent has no cookie configuration "
+                                             "(no server id)")
+        _check(rc, f"the agent's cookie maps in {pin_dir}")
+        return rc
 
     def export(self, sock, prefix=b""):
         """Exports the connection of `sock` (a socket.socket) with `prefix` (bytes read

@@ -541,10 +541,14 @@ def parser():
                         "backend serve at import (no GO round trip); needs every backend's host "
                         "agent with --prism-backend, which drops the flow's packets until the "
                         "import is complete")
-    p.add_argument("--steering", choices=("agent", "fabric"), default="agent",
+    p.add_argument("--steering", choices=("agent", "fabric", "cookie"), default="agent",
                    help="agent: this host's agent steers the flows (mode a); fabric: the "
                         "controller pins each handed-off flow in the fabric (mode b, the VIP's "
-                        "prism steering: fabric; implies --steer-before-import)")
+                        "prism steering: fabric; implies --steer-before-import); cookie: the "
+                        "owner's host agent writes its server id into the Cheetah cookie (mode c, "
+                        "steering: cookie; a cheetah VIP; implies --steer-before-import)")
+    p.add_argument("--cookie-pin-dir", help="with --steering cookie: where this host's agent pinned "
+                                            "its cookie state (its --pin-dir)")
     p.add_argument("--controller", help="with --steering fabric: the controller's REST base URL "
                                         "(e.g. https://ctl:8181/hybridlb/v1)")
     p.add_argument("--controller-token-file", help="a file with a write token for the controller's API")
@@ -586,6 +590,12 @@ def build_config(argv):
                 p.error(f"--controller-token-file: {e}")
     elif a.controller or a.controller_token_file:
         p.error("--controller: only with --steering fabric")
+    if a.steering == "cookie":
+        if not a.cookie_pin_dir:
+            p.error("--cookie-pin-dir: required with --steering cookie")
+        a.steer_before_import = True
+    elif a.cookie_pin_dir:
+        p.error("--cookie-pin-dir: only with --steering cookie")
     if a.max_request_bytes < 1024:
         p.error("--max-request-bytes: must be >= 1024")
     try:
@@ -605,11 +615,14 @@ def main(argv=None):
             pins = steering_mod.ControllerPins(cfg.controller, cfg.listen[0][0], cfg.token)
             steer = steering_mod.FabricSteering(lib, cfg.prism_pin_dir, pins,
                                                 lambda address: fe.backend_name(address))
+        elif cfg.steering == "cookie":
+            steer = steering_mod.CookieSteering(lib, cfg.prism_pin_dir, cfg.cookie_pin_dir)
         else:
             steer = steering_mod.AgentSteering(lib, cfg.prism_pin_dir,
                                                before_import=cfg.steer_before_import)
     except handoff.HandoffError as e:
-        log("error", "no steering map: is the agent running with --prism-pin-dir?", error=str(e))
+        log("error", "no steering map or cookie maps: is the agent running with --prism-pin-dir "
+            "(and, for --steering cookie, --pin-dir and a cookie configuration)?", error=str(e))
         return 1
     fe = FrontEnd(cfg, cfg.ruleset, steer, lib)
     admin = ManagementServer(cfg.admin, make_admin(fe), cfg.tls)

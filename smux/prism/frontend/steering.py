@@ -15,6 +15,12 @@ A flow is (client address, client port, VIP, VIP port).
 
 Mode a (AgentSteering): the front-end host's agent, through the steering map its
 XDP program reads (bpf/prism_steer.bpf.h).
+Mode c (CookieSteering): the Cheetah cookie.  The host that imports the connection
+makes its agent write its own server id into the cookie (src/prism_cookie.h), so the
+mux sends the client's packets to the owner by the echo; this host's map handles the
+packets that still carry its cookie (dropped while locked, re-encapsulated to the
+backend), and the backend's host re-encapsulates those carrying its cookie to this
+host after the hand-back (src/prism_linger.h).
 Mode b (FabricSteering): the fabric, through a pin per handed-off flow the controller
 installs (POST /prism/{vip}/pins) and acknowledges before the backend serves; the
 front-end host's map still drops or re-encapsulates the packets that reach it (a
@@ -68,6 +74,22 @@ class AgentSteering:
 
     def close(self):
         self.map.close()
+
+
+class CookieSteering(AgentSteering):
+    """Mode c: as mode a on this host (lock, stragglers re-encapsulated), and the
+    cookie of every import names the importing host: `lib.cookie_enable(cookie_pin_dir)`
+    makes the hand-off calls do it.  The backends' hosts drop a flow's early packets
+    (--prism-backend), so the flow is steered before the import (before_import)."""
+
+    name = "cookie"
+
+    def __init__(self, lib, pin_dir, cookie_pin_dir):
+        super().__init__(lib, pin_dir, before_import=True)
+        self.server_id = lib.cookie_enable(cookie_pin_dir)
+
+    def counters(self):
+        return {**super().counters(), "server_id": self.server_id}
 
 
 class PinRefused(Exception):

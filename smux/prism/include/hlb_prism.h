@@ -130,7 +130,10 @@ enum prism_msg {
  *    56   4 sendq_len (sent but not acknowledged + not yet sent)
  *    60   4 unsent_len (the not-yet-sent tail of the send queue)
  *    64   4 recvq_len (received, not read by the application)
- *    68     send queue bytes, then receive queue bytes */
+ *    68   4 with PRISM_OPT_COOKIE only (steering mode c): the TCP timestamp the client
+ *           holds from this connection (the last wire TSval it accepted: cookie and
+ *           all, as the Cheetah host agent wrote it; src/prism_cookie.h)
+ *    68/72  send queue bytes, then receive queue bytes */
 #define PRISM_STATE_MAGIC 0x50545331u   /* "PTS1" */
 #define PRISM_STATE_VERSION 1
 #define PRISM_STATE_FIXED_LEN 68
@@ -138,5 +141,6 @@ enum prism_msg {
 #define PRISM_OPT_TIMESTAMPS 1
 #define PRISM_OPT_SACK 2
 #define PRISM_OPT_WSCALE 4
+#define PRISM_OPT_COOKIE 8   /* not a TCP option: the connection carries Cheetah cookies */
 
 #endif /* HLB_PRISM_H */

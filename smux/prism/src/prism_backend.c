@@ -2,6 +2,7 @@
 #include "prism_backend.h"
 
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
@@ -17,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "prism_cookie.h"
+#include "prism_linger.h"
 #include "prism_wire.h"
 #include "tcp_handoff.h"
 
@@ -60,6 +63,8 @@ struct prism_conn {
     struct chunk *out, *out_tail;
     struct timespec drain_deadline;
     uint64_t t_handoff, t_imported, t_go;   /* --trace: CLOCK_MONOTONIC ns; 0 once logged */
+    int cookie;                /* mode c: the cookie names this host (prism_cookie_adopt) */
+    struct prism_flow_key flow;
     struct prism_conn *next;   /* in ctl->conns, or b->plain */
 };
 
@@ -81,6 +86,10 @@ struct prism_backend {
     struct prism_conn *plain;
     volatile sig_atomic_t stop;
     struct prism_backend_stats stats;
+    struct prism_cookie cookie;      /* mode c; fds -1 when off */
+    struct prism_linger *linger;     /* mode c: handed-back flows */
+    int steer_fd;
+    uint64_t next_expire_ns;
 };
 
 static uint64_t mono_ns(void)
@@ -417,11 +426,37 @@ static void conn_check_drained(struct prism_conn *c)
     }
 }
 
+/* Mode c: the client echoes this host's cookie until the front end sends it a
+ * segment, so the mux keeps sending the flow here: from now on this host's agent
+ * re-encapsulates it to the front end (prism_linger.h).  Before the export, so that
+ * no segment meets the flow without a socket here. */
+static int hand_back_forward(struct prism_conn *c)
+{
+    struct sockaddr_in fe;
+    socklen_t n = sizeof fe;
+    if (getpeername(c->ctl->h.fd, (struct sockaddr *) &fe, &n)) {
+        log_err("front end address", errno);
+        return -1;
+    }
+    int rc = prism_linger_forward(c->b->linger, &c->flow, fe.sin_addr.s_addr, mono_ns());
+    if (rc) {
+        log_err("hand-back steering entry", -rc);
+    }
+    return rc;
+}
+
 /* The front end locked the flow: export and return the connection. */
 static void conn_return(struct prism_conn *c)
 {
     struct prism_tcp_state st;
+    if (c->cookie && hand_back_forward(c)) {
+        conn_fail(c);
+        return;
+    }
     int rc = prism_tcp_export(c->h.fd, c->in, c->in_len, &st);
+    if (rc && c->cookie) {
+        prism_linger_take(c->b->linger, &c->flow);   /* the connection stays here */
+    }
     if (rc == -ENOTCONN || rc == -EPERM) {
         conn_close(c);   /* the client's FIN arrived: not ESTABLISHED any more */
         return;
@@ -433,6 +468,9 @@ static void conn_return(struct prism_conn *c)
     }
     prism_tcp_release(c->h.fd);
     c->h.fd = -1;
+    if (c->cookie) {
+        prism_cookie_export(&c->b->cookie, &st);
+    }
     size_t len = prism_tcp_encoded_len(&st);
     uint8_t *blob = malloc(len);
     if (blob) {
@@ -478,11 +516,22 @@ static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, co
     int fd = -1;
     uint64_t t_handoff = b->cfg.trace ? mono_ns() : 0;
     int rc = prism_tcp_decode(body, len, &st, &why);
+    int cookie = 0;
+    struct prism_flow_key flow = { .client = st.peer_addr, .vip = st.local_addr,
+                                   .client_port = st.peer_port, .vip_port = st.local_port };
+    if (rc == 0 && b->linger) {
+        /* Mode c: this host's cookie from the first segment on; a flow this backend
+         * handed back earlier stops forwarding to its front end. */
+        prism_linger_take(b->linger, &flow);
+        cookie = prism_cookie_adopt(&b->cookie, &st);
+        rc = cookie < 0 ? cookie : 0;
+        why = "cookie state";
+    }
     if (rc == 0) {
         rc = prism_tcp_import(&st, &fd);
-        prism_tcp_state_free(&st);
         why = "import";
     }
+    prism_tcp_state_free(&st);   /* nothing to free after a failed decode */
     struct prism_conn *c = rc ? NULL : calloc(1, sizeof *c);
     if (!c) {
         log_err(why, rc ? -rc : ENOMEM);
@@ -505,6 +554,9 @@ static void on_handoff(struct prism_backend *b, struct ctl *ctl, uint32_t id, co
     c->state = C_WAIT_GO;
     c->t_handoff = t_handoff;
     c->t_imported = t_handoff ? mono_ns() : 0;
+    c->cookie = cookie;
+    c->flow = flow;
+    b->stats.cookie_adopted += cookie;
     c->next = ctl->conns;
     ctl->conns = c;
     b->stats.imported++;
@@ -668,6 +720,10 @@ int prism_backend_run(struct prism_backend *b)
                 }
             }
         }
+        if (b->linger && mono_ns() >= b->next_expire_ns) {
+            prism_linger_expire(b->linger, mono_ns());
+            b->next_expire_ns = mono_ns() + 1000000000ull;
+        }
         struct timespec poll = { 0, PRISM_DRAIN_POLL_US * 1000L };
         struct timespec idle = { 0, 100 * 1000000L };   /* to notice stop() */
         int n = epoll_pwait2(b->ep, evs, MAX_EVENTS, draining ? &poll : &idle, NULL);
@@ -706,6 +762,34 @@ struct prism_backend *prism_backend_new(const struct prism_backend_config *cfg,
     b->ops = *ops;
     b->user = user;
     b->plain_listen.fd = -1;
+    b->steer_fd = -1;
+    b->cookie = (struct prism_cookie) { -1, -1, -1 };
+    if ((cfg->cookie_pin_dir != NULL) != (cfg->steer_pin_dir != NULL)) {
+        fprintf(stderr, "prism backend: steering mode c needs both the agent's cookie pin "
+                        "directory and its steering pin directory\n");
+        free(b);
+        return NULL;
+    }
+    if (cfg->cookie_pin_dir) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", cfg->steer_pin_dir, PRISM_PIN_FLOWS);
+        int rc = prism_cookie_open(&b->cookie, cfg->cookie_pin_dir);
+        if (rc) {
+            log_err(cfg->cookie_pin_dir, -rc);
+        } else if ((b->steer_fd = bpf_obj_get(path)) < 0) {
+            rc = -errno;
+            log_err(path, errno);
+        } else if (!(b->linger = prism_linger_new(b->steer_fd, (uint64_t) (b->cfg.linger_ms > 0
+                             ? b->cfg.linger_ms : PRISM_DEFAULT_LINGER_MS) * 1000000ull,
+                                                  PRISM_MAX_FLOWS / 2))) {
+            rc = -ENOMEM;
+        }
+        if (rc) {
+            b->ep = -1;
+            prism_backend_free(b);
+            return NULL;
+        }
+    }
     b->ep = epoll_create1(0);
     int fd = listen_on(cfg->ctl_addr, cfg->ctl_port);
     if (b->ep < 0 || fd < 0) {
@@ -738,6 +822,7 @@ void prism_backend_stop(struct prism_backend *b)
 void prism_backend_stats(const struct prism_backend *b, struct prism_backend_stats *out)
 {
     *out = b->stats;
+    out->lingering = b->linger ? prism_linger_count(b->linger) : 0;
 }
 
 void prism_backend_free(struct prism_backend *b)
@@ -762,5 +847,10 @@ void prism_backend_free(struct prism_backend *b)
     if (b->ep >= 0) {
         close(b->ep);
     }
+    prism_linger_free(b->linger);
+    if (b->steer_fd >= 0) {
+        close(b->steer_fd);
+    }
+    prism_cookie_close(&b->cookie);
     free(b);
 }

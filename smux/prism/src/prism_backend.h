@@ -45,7 +45,17 @@ struct prism_backend_config {
     uint16_t ctl_port;
     int drain_timeout_ms;        /* longest wait for the client's ACKs; then FAILED */
     int trace;                   /* log each hand-off's stage times on stderr (debug) */
+    /* Steering mode c (Cheetah cookies, README.md "Steering modes"); both NULL: off.
+     * The host agent's bpffs directories: its cookie state (--pin-dir) and its
+     * steering map (--prism-pin-dir). */
+    const char *cookie_pin_dir;
+    const char *steer_pin_dir;
+    int linger_ms;               /* how long a handed-back flow forwards to its front end */
 };
+
+/* Longer than the front end's idle timeout (60 s by default): a client silent since
+ * the hand-back still echoes this host's cookie, and the front end closes it by then. */
+#define PRISM_DEFAULT_LINGER_MS 120000
 
 #define PRISM_DEFAULT_DRAIN_TIMEOUT_MS 30000
 /* How often a connection waiting for its last ACK checks its send queue. */
@@ -53,6 +63,8 @@ struct prism_backend_config {
 
 struct prism_backend_stats {
     uint64_t imported, returned, closed, failed, aborted, plain_requests;
+    uint64_t cookie_adopted;     /* mode c: imports whose cookie now names this host */
+    uint64_t lingering;          /* mode c: handed-back flows forwarded to their front end now */
 };
 
 struct prism_backend *prism_backend_new(const struct prism_backend_config *cfg,

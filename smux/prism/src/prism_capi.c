@@ -8,8 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prism_cookie.h"
 #include "prism_wire.h"
 #include "tcp_handoff.h"
+
+/* Steering mode c (prism_cookie.h), set by prism_cookie_enable(): exports name this
+ * host's server id, imports write this host's cookie state. */
+static struct prism_cookie cookie = { -1, -1, -1 };
+
+/* Opens the agent's cookie maps pinned in pin_dir (its --pin-dir).  Returns this
+ * host's server id (> 0), 0 when the agent has no cookie configuration, or < 0. */
+int prism_cookie_enable(const char *pin_dir)
+{
+    prism_cookie_close(&cookie);
+    int rc = prism_cookie_open(&cookie, pin_dir);
+    return rc ? rc : prism_cookie_server_id(&cookie);
+}
 
 /* Exports fd (see prism_tcp_export) and returns its encoding in a malloc'ed
  * buffer *out of *out_len bytes (free with prism_blob_free).  The socket stays
@@ -22,6 +36,7 @@ int prism_export_blob(int fd, const uint8_t *prefix, size_t prefix_len, uint8_t 
     if (rc) {
         return rc;
     }
+    prism_cookie_export(&cookie, &st);
     *out_len = prism_tcp_encoded_len(&st);
     *out = malloc(*out_len);
     if (!*out) {
@@ -52,6 +67,12 @@ int prism_import_blob(const uint8_t *blob, size_t len, int *fd_out, char *err, s
     int rc = prism_tcp_decode(blob, len, &st, &why);
     if (rc) {
         snprintf(err, err_len, "%s", why);
+        return rc;
+    }
+    rc = prism_cookie_adopt(&cookie, &st);
+    if (rc < 0) {
+        snprintf(err, err_len, "the agent's cookie state: %s", strerror(-rc));
+        prism_tcp_state_free(&st);
         return rc;
     }
     rc = prism_tcp_import(&st, fd_out);

@@ -151,6 +151,19 @@ static int parse_addr(const char *opt, const char *v, char *addr, size_t alen, u
     return 0;
 }
 
+/* A duration option in milliseconds, > 0. */
+static int parse_ms(const char *opt, const char *arg, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*end || v <= 0 || v > 86400000L) {
+        fprintf(stderr, "%s: expected 1..86400000 ms, got '%s'\n", opt, arg);
+        return -1;
+    }
+    *out = (int) v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char ctl_addr[64] = "", http_addr[64] = "";
@@ -160,6 +173,9 @@ int main(int argc, char **argv)
         { "ctl", required_argument, 0, 'c' }, { "http", required_argument, 0, 'h' },
         { "name", required_argument, 0, 'n' }, { "max-object", required_argument, 0, 'm' },
         { "drain-timeout-ms", required_argument, 0, 'd' }, { "trace", no_argument, 0, 't' },
+        { "cookie-pin-dir", required_argument, 0, 'k' },
+        { "prism-pin-dir", required_argument, 0, 'p' },
+        { "linger-ms", required_argument, 0, 'l' },
         { 0, 0, 0, 0 }
     };
     int o;
@@ -177,6 +193,13 @@ int main(int argc, char **argv)
             break;
         case 'n': name = optarg; break;
         case 't': cfg.trace = 1; break;
+        case 'k': cfg.cookie_pin_dir = optarg; break;
+        case 'p': cfg.steer_pin_dir = optarg; break;
+        case 'l':
+            if (parse_ms("--linger-ms", optarg, &cfg.linger_ms)) {
+                return 2;
+            }
+            break;
         case 'm': {
             char *end;
             max_object = strtoull(optarg, &end, 10);
@@ -187,20 +210,24 @@ int main(int argc, char **argv)
             break;
         }
         case 'd':
-            cfg.drain_timeout_ms = atoi(optarg);
-            if (cfg.drain_timeout_ms <= 0) {
-                fprintf(stderr, "--drain-timeout-ms: must be > 0, got '%s'\n", optarg);
+            if (parse_ms("--drain-timeout-ms", optarg, &cfg.drain_timeout_ms)) {
                 return 2;
             }
             break;
         default:
             fprintf(stderr, "usage: hlb-prism-objserver --ctl DIP:PORT [--http ADDR:PORT] "
-                            "[--name NAME] [--max-object BYTES] [--drain-timeout-ms MS] [--trace]\n");
+                            "[--name NAME] [--max-object BYTES] [--drain-timeout-ms MS] [--trace]\n"
+                            "       [--cookie-pin-dir DIR --prism-pin-dir DIR [--linger-ms MS]]"
+                            "  (steering mode c)\n");
             return 2;
         }
     }
     if (!ctl_port) {
         fprintf(stderr, "--ctl: required\n");
+        return 2;
+    }
+    if (!cfg.cookie_pin_dir != !cfg.steer_pin_dir) {
+        fprintf(stderr, "--cookie-pin-dir and --prism-pin-dir: steering mode c needs both\n");
         return 2;
     }
     pattern = malloc(max_object);
@@ -231,10 +258,11 @@ int main(int argc, char **argv)
     struct prism_backend_stats s;
     prism_backend_stats(backend, &s);
     printf("{\"imported\":%llu,\"returned\":%llu,\"closed\":%llu,\"failed\":%llu,"
-           "\"aborted\":%llu,\"plain_requests\":%llu}\n",
+           "\"aborted\":%llu,\"plain_requests\":%llu,\"cookie_adopted\":%llu}\n",
            (unsigned long long) s.imported, (unsigned long long) s.returned,
            (unsigned long long) s.closed, (unsigned long long) s.failed,
-           (unsigned long long) s.aborted, (unsigned long long) s.plain_requests);
+           (unsigned long long) s.aborted, (unsigned long long) s.plain_requests,
+           (unsigned long long) s.cookie_adopted);
     prism_backend_free(backend);
     free(pattern);
     return rc ? 1 : 0;

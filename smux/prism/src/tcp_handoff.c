@@ -331,9 +331,15 @@ static uint16_t get16(const uint8_t *p)
     return ntohs(v);
 }
 
+/* The fixed part and the cookie field (PRISM_OPT_COOKIE) before the queues. */
+static size_t fixed_len(uint8_t options)
+{
+    return PRISM_STATE_FIXED_LEN + (options & PRISM_OPT_COOKIE ? 4 : 0);
+}
+
 size_t prism_tcp_encoded_len(const struct prism_tcp_state *st)
 {
-    return PRISM_STATE_FIXED_LEN + (size_t) st->sendq_len + st->recvq_len;
+    return fixed_len(st->options) + (size_t) st->sendq_len + st->recvq_len;
 }
 
 void prism_tcp_encode(const struct prism_tcp_state *st, uint8_t *b)
@@ -355,8 +361,12 @@ void prism_tcp_encode(const struct prism_tcp_state *st, uint8_t *b)
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         put32(b + 24 + 4 * i, words[i]);
     }
-    memcpy(b + PRISM_STATE_FIXED_LEN, st->sendq, st->sendq_len);
-    memcpy(b + PRISM_STATE_FIXED_LEN + st->sendq_len, st->recvq, st->recvq_len);
+    size_t q = fixed_len(st->options);
+    if (st->options & PRISM_OPT_COOKIE) {
+        put32(b + PRISM_STATE_FIXED_LEN, st->seen_wire);
+    }
+    memcpy(b + q, st->sendq, st->sendq_len);
+    memcpy(b + q + st->sendq_len, st->recvq, st->recvq_len);
 }
 
 int prism_tcp_decode(const uint8_t *b, size_t len, struct prism_tcp_state *st, const char **why)
@@ -376,8 +386,15 @@ int prism_tcp_decode(const uint8_t *b, size_t len, struct prism_tcp_state *st, c
     st->snd_wscale = b[6];
     st->rcv_wscale = b[7];
     st->mss = get16(b + 8);
-    if (st->options & ~(PRISM_OPT_TIMESTAMPS | PRISM_OPT_SACK | PRISM_OPT_WSCALE)) {
+    if (st->options & ~(PRISM_OPT_TIMESTAMPS | PRISM_OPT_SACK | PRISM_OPT_WSCALE | PRISM_OPT_COOKIE)) {
         REJECT("state.options: unknown option bits");
+    }
+    if ((st->options & PRISM_OPT_COOKIE) && !(st->options & PRISM_OPT_TIMESTAMPS)) {
+        REJECT("state.options: cookies without timestamps");
+    }
+    size_t q = fixed_len(st->options);
+    if (len < q) {
+        REJECT("state.seen_wire: missing (cookie option set)");
     }
     if (st->snd_wscale > 14 || st->rcv_wscale > 14) {
         REJECT("state.wscale: window scale above 14 (RFC 7323)");
@@ -404,7 +421,10 @@ int prism_tcp_decode(const uint8_t *b, size_t len, struct prism_tcp_state *st, c
     if (st->max_window < st->snd_wnd) {
         REJECT("state.max_window: below snd_wnd");
     }
-    if ((uint64_t) st->sendq_len + st->recvq_len != len - PRISM_STATE_FIXED_LEN) {
+    if (st->options & PRISM_OPT_COOKIE) {
+        st->seen_wire = get32(b + PRISM_STATE_FIXED_LEN);
+    }
+    if ((uint64_t) st->sendq_len + st->recvq_len != len - q) {
         REJECT("state.queues: sendq_len + recvq_len differ from the bytes that follow");
     }
 #undef REJECT
@@ -415,7 +435,7 @@ int prism_tcp_decode(const uint8_t *b, size_t len, struct prism_tcp_state *st, c
         *why = "state: out of memory";
         return -ENOMEM;
     }
-    memcpy(st->sendq, b + PRISM_STATE_FIXED_LEN, st->sendq_len);
-    memcpy(st->recvq, b + PRISM_STATE_FIXED_LEN + st->sendq_len, st->recvq_len);
+    memcpy(st->sendq, b + q, st->sendq_len);
+    memcpy(st->recvq, b + q + st->sendq_len, st->recvq_len);
     return 0;
 }

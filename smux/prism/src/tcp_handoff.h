@@ -25,7 +25,7 @@
 #include "hlb_prism.h"
 
 struct prism_tcp_state {
-    uint8_t options;        /* PRISM_OPT_* */
+    uint8_t options;        /* PRISM_OPT_*; PRISM_OPT_COOKIE is set by prism_cookie.h */
     uint8_t snd_wscale, rcv_wscale;
     uint16_t mss;
     uint32_t local_addr, peer_addr;     /* network order */
@@ -33,6 +33,7 @@ struct prism_tcp_state {
     uint32_t snd_seq, rcv_seq, ts_val;
     uint32_t snd_wl1, snd_wnd, max_window, rcv_wnd, rcv_wup;
     uint32_t sendq_len, unsent_len, recvq_len;
+    uint32_t seen_wire;                 /* PRISM_OPT_COOKIE: the wire TSval the client holds */
     uint8_t *sendq, *recvq;             /* malloc'ed, owned by the state */
 };
 

@@ -1,6 +1,8 @@
 """Packet captures on the client's link (tcpdump) and their checks (tshark):
-RSTs the client received, and sequence/acknowledgement continuity per connection
-in both directions, whoever sent the segments."""
+RSTs the client received, sequence/acknowledgement continuity per connection
+in both directions, whoever sent the segments, and (steering mode c) the servers'
+timestamps as the client's PAWS check sees them and the server ids the client's
+echoes name."""
 import collections
 import os
 import subprocess
@@ -81,6 +83,39 @@ class Capture:
                     bad.append(f"stream {stream} from {src}: ack {ack} beyond sent {other[0]}")
                 acked[key] = ack
         return len(rows), bad
+
+    def timestamps(self):
+        """Per connection, the TCP timestamps on the capture: [(from the client?,
+        TSval, TSecr, client port)] in capture order."""
+        rows = self.fields("tcp.stream", "ip.src", "tcp.srcport", "tcp.dstport",
+                           "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr",
+                           display="tcp.options.timestamp.tsval")
+        out = collections.defaultdict(list)
+        for stream, src, sport, dport, tsval, tsecr in rows:
+            from_client = src == pt.CLIENT_IP
+            out[stream].append((from_client, int(tsval), int(tsecr), int(sport if from_client else dport)))
+        return out
+
+    def paws_regressions(self):
+        """Server segments the client's PAWS check drops: Linux drops a TSval when
+        s32(newest it holds - TSval) > 1 (TCP_PAWS_WINDOW; RFC 7323 §5).  Returns
+        (server segments checked, [(stream, newest, tsval)])."""
+        def s32(x):
+            x &= 0xffffffff
+            return x - (1 << 32) if x >= 1 << 31 else x
+
+        n, bad = 0, []
+        for stream, segs in self.timestamps().items():
+            newest = None
+            for from_client, tsval, _tsecr, _port in segs:
+                if from_client:
+                    continue
+                n += 1
+                if newest is not None and s32(newest - tsval) > 1:
+                    bad.append((stream, newest, tsval))
+                elif newest is None or s32(tsval - newest) > 0:
+                    newest = tsval
+        return n, bad
 
     def close(self):
         os.unlink(self.path)

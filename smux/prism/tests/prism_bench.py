@@ -87,8 +87,10 @@ http {{
 class Bench:
     def __init__(self, args):
         self.a = args
+        # Mode c needs a testbed of its own: a cheetah VIP, every agent writing cookies.
         self.tb = pt.Testbed(args.backends, frontend=False, trace=args.trace,
-                             pins="prism-fabric" in args.modes, mux=args.mux)
+                             pins="prism-fabric" in args.modes, mux=args.mux,
+                             steering="cookie" if "prism-cookie" in args.modes else "agent")
         self.proxy = None
         self.stages = {}
         self.trace_mark = {}
@@ -97,9 +99,9 @@ class Bench:
 
     def start_mode(self, mode):
         tb = self.tb
-        if mode in ("prism", "prism-go", "prism-fabric"):
+        if mode in ("prism", "prism-go", "prism-fabric", "prism-cookie"):
             tb.before_import = mode != "prism-go"
-            tb.steering = "fabric" if mode == "prism-fabric" else "agent"
+            tb.steering = {"prism-fabric": "fabric", "prism-cookie": "cookie"}.get(mode, "agent")
             tb.start_frontend(pt.default_rules(self.a.backends))
             self.proxy = tb.fe_proc
             return
@@ -232,7 +234,7 @@ class Bench:
         size, n = 2 << 20, self.a.requests
         modes = [("direct", "direct"), ("haproxy", "haproxy"), ("nginx", "nginx"),
                  ("nginx-newconn", "nginx-newconn"), ("prism", "prism"), ("prism-go", "prism-go"),
-                 ("prism-iw64", "prism"), ("prism-fabric", "prism-fabric")]
+                 ("prism-iw64", "prism"), ("prism-fabric", "prism-fabric"), ("prism-cookie", "prism-cookie")]
         modes = [(label, mode) for label, mode in modes
                  if (mode if mode != "prism-go" else "prism") in self.a.modes]
         rows = {label: ([], []) for label, _ in modes}   # paused, back to back
@@ -357,7 +359,8 @@ def main():
                    help="per-request series of every mode in turn, this many times (pooled)")
     p.add_argument("--modes", default="prism,prism-fabric,haproxy,nginx,nginx-newconn,direct",
                    help="prism: steering by the front-end host's agent (mode a); prism-fabric: "
-                        "by pins in the fabric (mode b, the test mux's pin map)")
+                        "by pins in the fabric (mode b, the test mux's pin map); prism-cookie: by the "
+                        "Cheetah cookie (mode c, on hlb-smux; not with the other prism modes)")
     p.add_argument("--mux", choices=("bpf", "smux"), default="bpf",
                    help="the mux: the test's BPF mux, or a real hlb-smux (its pin table for prism-fabric)")
     p.add_argument("--skip-bandwidth", action="store_true")
@@ -366,6 +369,11 @@ def main():
     p.add_argument("--json")
     a = p.parse_args()
     a.modes = a.modes.split(",")
+    if "prism-cookie" in a.modes and {"prism", "prism-go", "prism-fabric"} & set(a.modes):
+        p.error("--modes: prism-cookie needs a testbed of its own (a cheetah VIP whose hosts all write "
+                "cookies): run the other prism modes separately")
+    if "prism-cookie" in a.modes:
+        a.mux = "smux"   # the testbed's mode c runs on hlb-smux, which decodes the cookies
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load = os.getloadavg()[0]
     b = Bench(a)

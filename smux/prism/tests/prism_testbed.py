@@ -18,6 +18,12 @@ end's loopback) and the front end runs --steering fabric.
 mux="smux" puts a real hlb-smux in place of that test mux (its own namespace, on a veth
 to the router, which routes the VIP to it): it hashes the VIP to the front end, and in mode
 b fabric_pins.py puts each pin in the SMux's pin table (POST /pins) instead of the map.
+steering="cookie" runs mode c on the real SMux (implies mux="smux"): the VIP is a cheetah
+VIP whose pool is the front end (weight 1: every SYN) and the backends (weight 0: their
+server ids decode, no SYN goes to them); every agent writes cookies (serverId FE_ID, or
+BACKEND_ID_BASE + i) with its cookie state pinned, the backends' steering maps pinned
+too, the backends run with --cookie-pin-dir/--prism-pin-dir and the front end with
+--steering cookie.
 trace=True: the front end and the backends log each hand-off's stages (fe.log,
 b<i>.log in run_dir).  Every resource is ours and removed on close()."""
 import json
@@ -42,6 +48,9 @@ SMUX_IP, SMUX_GW, SMUX_MGMT = "10.78.0.2", "10.78.0.1", "127.0.0.1:9180"
 VIP, VIP_PORT = "10.210.0.10", 80
 CLIENT_IP, FE_IP = "10.78.1.2", "10.78.2.2"
 CTL_PORT, HTTP_PORT, ADMIN_PORT, AGENT_PORT, PINS_PORT = 9500, 8080, 9400, 9100, 9600
+# Mode c: the VIP's cookie key and the hosts' server ids (COOKIE-SPEC §4).
+COOKIE_KEY = "8f14e45fceea167a5a36dedd4bea2543"
+FE_ID, BACKEND_ID_BASE = 1, 10
 
 
 def backend_ip(i):
@@ -70,7 +79,8 @@ class Testbed:
                  guard=None, trace=False, steering="agent", pins=None, mux="bpf"):
         self.tag = tl.unique("")
         self.steering = steering
-        self.mux = mux
+        self.cookies = steering == "cookie"
+        self.mux = "smux" if self.cookies else mux
         self.smux_prefix = None
         self.pins = steering == "fabric" if pins is None else pins   # the mux's pin map
         self.before_import = before_import
@@ -124,10 +134,14 @@ class Testbed:
             self.start(self.router, [os.path.join(BUILD, "prism-test-mux"),
                                      os.path.join(BUILD, "mux_encap.bpf.o"), self.if_rt_fe, VIP,
                                      "10.78.2.1", FE_IP, *pin_args], ready_line=True)
-        self.start_agent(self.fe, self.if_fe, FE_IP, prism=True)
+        self.start_agent(self.fe, self.if_fe, FE_IP, prism=True, server_id=FE_ID)
         for i in range(1, n + 1):
             self.start_agent(self.backend_ns[i], self.if_backend[i], backend_ip(i),
-                             prism_backend=self.guard)
+                             prism_backend=self.guard, server_id=BACKEND_ID_BASE + i)
+            if self.cookies:
+                # The backend's host re-encapsulates handed-back flows to the front end
+                # with XDP_TX (see start_smux).
+                self.router_xdp_pass(self.if_rt_backend[i])
             self.start_backend(i)
         wait_until(lambda: os.path.exists(os.path.join(self.bpffs, "hlb_prism_flows")), 10,
                    what="the front-end agent's pinned steering map")
@@ -156,17 +170,36 @@ class Testbed:
                "--vdev", f"net_af_packet0,iface={self.if_smux}"]
         self.start(self.smux_ns, [SMUX_BIN, *eal, "--", "--ip", SMUX_IP, "--gateway-mac", gw_mac,
                                   "--mgmt", SMUX_MGMT, "--idle-sleep-us", "200"], ready_line=True)
+        if self.cookies:
+            # Mode c: the front end takes every SYN; the backends are servers of the pool
+            # (their ids decode) that get no new connection (weight 0).
+            dips = [{"ip": FE_IP, "serverId": FE_ID, "weight": 1}] + [
+                {"ip": backend_ip(i), "serverId": BACKEND_ID_BASE + i, "weight": 0}
+                for i in range(1, len(self.if_backend) + 1)]
+            extra = {"affinity": "cheetah", "cookieKey": COOKIE_KEY}
+        else:
+            dips, extra = [{"ip": FE_IP}], {}
         table = {"version": 1, "vips": [{"vip": VIP, "aggregate": "10.210.0.0/24", "selection": "crc32",
-                                         "ports": [{"proto": "tcp", "port": VIP_PORT,
-                                                    "dips": [{"ip": FE_IP}]}]}]}
+                                         **extra, "ports": [{"proto": "tcp", "port": VIP_PORT,
+                                                             "dips": dips}]}]}
         status, doc = self.smux_api("PUT", "/table", table)
         if status != 200:
             raise RuntimeError(f"the SMux refused the table: {status} {doc}")
         self.router.run(["ip", "route", "add", f"{VIP}/32", "via", SMUX_IP])
         # The front-end host's agent sends re-encapsulated frames back with XDP_TX, which a
         # veth delivers only to a peer with XDP or GRO on (the BPF mux's XDP program is there
-        # in the other mode).
-        self.router.run(["ethtool", "-K", self.if_rt_fe, "gro", "on"])
+        # in the other mode).  Mode c: an XDP_PASS program, as on the backends' links (GRO
+        # merges tunnelled segments into super-packets, and a client's retransmission
+        # forwarded by a backend's host was seen lost for seconds with it).
+        if self.cookies:
+            self.router_xdp_pass(self.if_rt_fe)
+        else:
+            self.router.run(["ethtool", "-K", self.if_rt_fe, "gro", "on"])
+
+    def router_xdp_pass(self, ifname):
+        """tests/mux_encap.bpf.c's router_xdp_pass on a router link: NAPI for XDP_TX frames."""
+        self.router.run(["ip", "link", "set", "dev", ifname, "xdpdrv", "obj",
+                         os.path.join(BUILD, "mux_encap.bpf.o"), "sec", "xdp"])
 
     def smux_api(self, method, path, body=None):
         """(status, JSON) from the SMux's control API, inside its namespace."""
@@ -182,14 +215,35 @@ class Testbed:
                 raise RuntimeError(f"{cmd[0]} did not start")
         return p
 
-    def start_agent(self, ns, iface, ip, prism=False, prism_backend=False):
+    def host_pin_dir(self, ns, kind):
+        """Mode c: a bpffs directory of this host's own (kind: "cookie" or "steer")."""
+        d = os.path.join(self.bpffs, f"{kind}-{ns.name}")
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def wait_cookies(self, ns):
+        """Until the agent of ns encodes cookies (its loader applied the configuration)
+        and has its cookie maps pinned."""
+        pinned = os.path.join(self.host_pin_dir(ns, "cookie"), "hlb_cookie_host")
+        wait_until(lambda: os.path.exists(pinned) and self.http_in(
+            ns, f"http://127.0.0.1:{AGENT_PORT}/cookie", "GET")[1].get("enabled"), 30,
+            what=f"cookies on the agent of {ns.name}")
+
+    def start_agent(self, ns, iface, ip, prism=False, prism_backend=False, server_id=None):
         cmd = [sys.executable, os.path.join(SMUX, "agent", "hlb_agent.py"), "--iface", iface,
                "--local-ip", ip, "--vip", VIP, "--allow-mux", "10.78.0.0/16", "--decap", "xdp",
                "--listen", f"127.0.0.1:{AGENT_PORT}", "--build-dir", AGENT_BUILD]
         if prism:
             cmd += ["--prism-pin-dir", self.bpffs]
+        elif self.cookies:
+            cmd += ["--prism-pin-dir", self.host_pin_dir(ns, "steer")]
         if prism_backend:
             cmd += ["--prism-backend"]
+        if self.cookies:
+            cfg = os.path.join(self.run_dir, f"cookie-{ns.name}.json")
+            with open(cfg, "w") as f:
+                json.dump({"serverId": server_id, "key": COOKIE_KEY}, f)
+            cmd += ["--cookie-config", cfg, "--pin-dir", self.host_pin_dir(ns, "cookie")]
         return self.start(ns, cmd)
 
     def start_backend(self, i, extra=()):
@@ -197,6 +251,12 @@ class Testbed:
         if self.trace:
             extra = ("--trace", *extra)
         log = open(os.path.join(self.run_dir, f"b{i}.log"), "a") if self.trace else subprocess.DEVNULL
+        if self.cookies:
+            self.wait_cookies(ns)
+            wait_until(lambda: os.path.exists(os.path.join(self.host_pin_dir(ns, "steer"), "hlb_prism_flows")),
+                       30, what=f"the agent's pinned steering map in {ns.name}")
+            extra = ("--cookie-pin-dir", self.host_pin_dir(ns, "cookie"),
+                     "--prism-pin-dir", self.host_pin_dir(ns, "steer"), *extra)
         p = self.start(ns, [os.path.join(BUILD, "hlb-prism-objserver"), "--ctl",
                             f"{backend_ip(i)}:{CTL_PORT}", "--http", f"{backend_ip(i)}:{HTTP_PORT}",
                             "--name", f"b{i}", *extra], ready_line=True, stderr=log)
@@ -211,6 +271,10 @@ class Testbed:
         if self.steering == "fabric":
             self.start_pins()
             fe_args = ("--steering", "fabric", "--controller", f"http://127.0.0.1:{PINS_PORT}", *fe_args)
+        if self.cookies:
+            self.wait_cookies(self.fe)
+            fe_args = ("--steering", "cookie", "--cookie-pin-dir", self.host_pin_dir(self.fe, "cookie"),
+                       *fe_args)
         fe_args = (*(["--steer-before-import"] if self.before_import else []),
                    *(["--trace"] if self.trace else []), *fe_args)
         self.fe_proc = self.start(self.fe, [sys.executable, os.path.join(PRISM, "frontend", "prism_fe.py"),

@@ -4,6 +4,7 @@ to a backend with TCP_REPAIR, the backends answer directly (DSR), the front-end
 host's agent steers the client's packets (mode a), or the fabric does (mode b:
 the mux pins each handed-off flow, test_fabric_*).  Checked on a capture of the
 client's link: no RST, sequence and acknowledgement numbers continuous."""
+import collections
 import json
 import os
 import re
@@ -429,3 +430,123 @@ def test_fabric_steering_with_the_controller_down_answers_503(tb_fabric):
         tb_fabric.start_pins()
     out = tb_fabric.client_run(["get", "--requests", "5"])
     assert out["ok"] == 5, out
+
+
+# ------------------------------------------------------------------ mode c: cookies
+
+sys.path.insert(0, os.path.join(pt.SMUX, "..", "p4", "model"))
+import cheetah_cookie as cc  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tb_cookie():
+    bed = pt.Testbed(N_BACKENDS, rules=rules_with_pin(), fe_args=["--handoff-timeout", "5"], steering="cookie")
+    yield bed
+    bed.close()
+
+
+def fe_warnings(tb, n=8):
+    """The front end's first warnings and errors (its log), for a failure's message."""
+    with open(os.path.join(tb.run_dir, "fe.log")) as f:
+        return [line.strip() for line in f if '"warn"' in line or '"error"' in line][:n]
+
+
+def smux_dip_packets(tb):
+    """Packets the SMux sent to each DIP of the VIP so far."""
+    services = tb.smux_api("GET", "/stats")[1]["services"]
+    return {d["ip"]: d["packets"] for s in services if s["vip"] == pt.VIP for d in s["dips"]}
+
+
+def echoed_servers(cap):
+    """Server id -> client segments whose TSecr (the client's echo) names it, decoded
+    with the VIP's key as a mux does (COOKIE-SPEC §4)."""
+    key = cc.parse_key(pt.COOKIE_KEY)
+    ids = collections.Counter()
+    for segs in cap.timestamps().values():
+        for from_client, _tsval, tsecr, port in segs:
+            if from_client and tsecr:
+                tup = cc.tuple_bytes(pt.VIP, pt.VIP_PORT, pt.CLIENT_IP, port)
+                ids[cc.decode_ident("siphash13", key, tup, cc.cookie_of(tsecr))] += 1
+    return ids
+
+
+def test_cookie_steering_through_a_real_smux(tb_cookie):
+    """Mode c: 2,000 requests over 20 persistent connections, each handed to a backend;
+    the backend's host agent writes the backend's own server id into the cookie and the
+    SMux (a cheetah VIP: the front end takes the SYNs, the backends are weight-0 servers
+    of its pool) sends the client's packets to the backend by the echo, with no pin and
+    no state per flow.  Every request served, no RST, continuity, no server TSval the
+    client's PAWS check would drop, every server's id echoed by the client, the SMux
+    delivering straight to every backend, no cookie it could not place."""
+    tb = tb_cookie
+    fwd0 = tb.fe_stats()["steering"]["forwarded"]
+    dips0 = smux_dip_packets(tb)
+    ck0 = tb.smux_api("GET", "/stats")[1]["cookie"]
+    cap = capture.Capture(tb)
+    try:
+        res = h2load(tb, 2000, 20)
+    finally:
+        cap.stop()
+    try:
+        assert res == {"done": 2000, "succeeded": 2000, "failed": 0, "errored": 0, "timeout": 0, "2xx": 2000}, \
+            (res, fe_warnings(tb), cap.paws_regressions()[1][:5])
+        assert cap.resets_to_client() == 0
+        n, bad = cap.continuity()
+        assert n > 8000 and bad == [], bad[:10]
+        n, paws = cap.paws_regressions()
+        assert n > 4000 and paws == [], paws[:10]
+        ids = echoed_servers(cap)
+        backend_ids = [pt.BACKEND_ID_BASE + i for i in range(1, N_BACKENDS + 1)]
+        # The client echoed each backend's own id (its host agent wrote it), and nothing
+        # that names no server of the VIP.
+        for sid in backend_ids:
+            assert ids[sid] >= 300, ids
+        assert set(ids) <= {pt.FE_ID, *backend_ids}, ids
+    finally:
+        cap.close()
+    dips1 = smux_dip_packets(tb)
+    ck1 = tb.smux_api("GET", "/stats")[1]["cookie"]
+    # The SMux placed the client's packets by the cookie, straight to the backends.
+    for i in range(1, N_BACKENDS + 1):
+        assert dips1.get(pt.backend_ip(i), 0) - dips0.get(pt.backend_ip(i), 0) >= 300, (dips0, dips1)
+    assert ck1["decoded"] - ck0["decoded"] > 4000, (ck0, ck1)
+    assert ck1["invalid"] == ck0["invalid"], (ck0, ck1)
+    st = tb.fe_stats()
+    assert st["steering"]["mode"] == "cookie" and st["steering"]["server_id"] == pt.FE_ID
+    # The front-end host re-encapsulated only stragglers (mode a: every client packet of a
+    # handed-off connection, more than two per hand-off).
+    assert st["steering"]["forwarded"] - fwd0 < 1000, st
+
+
+def test_cookie_steering_pipelined_requests(tb_cookie):
+    out = tb_cookie.client_run(["pipeline", "--count", "8", "--path", "/obj/20000"])
+    assert [r["status"] for r in out["responses"]] == [200] * 8
+    assert all(r["ok"] and r["len"] == 20000 for r in out["responses"])
+    assert len({r["backend"] for r in out["responses"]}) == N_BACKENDS
+
+
+def test_cookie_steering_with_1pct_loss(tb_cookie):
+    """Mode c under 1% random loss both ways on the front end's link and on every backend's
+    (the client's packets reach the backends straight from the SMux): lost segments are
+    resent with the new owner's clock and cookie, the client's PAWS check never drops one,
+    every request served, no RST, continuity."""
+    tb = tb_cookie
+    links = [(ns, ifname, d) for ns, ifname in [(tb.fe, tb.if_fe)] +
+             [(tb.backend_ns[i], tb.if_backend[i]) for i in tb.backend_ns] for d in ("egress", "ingress")]
+    for ns, ifname, direction in links:
+        tb.lossy(ns, ifname, direction)
+    cap = capture.Capture(tb)
+    try:
+        res = h2load(tb, 2000, 20, path="/obj/16384")
+    finally:
+        cap.stop()
+        for ns, ifname, direction in links:
+            tb.lossless(ns, ifname, direction)
+    try:
+        assert res["succeeded"] == 2000 and res["failed"] == res["errored"] == 0, (res, fe_warnings(tb))
+        assert cap.resets_to_client() == 0
+        assert cap.continuity()[1] == []
+        n, paws = cap.paws_regressions()
+        assert n > 4000 and paws == [], paws[:10]
+    finally:
+        cap.close()

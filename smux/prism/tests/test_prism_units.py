@@ -2,6 +2,7 @@
 priorities, backup rules, weighted round robin, least-loaded, sticky cookies),
 the control wire constants against include/hlb_prism.h, and the TCP state
 encoding's checks (through libhlbprism.so)."""
+import ctypes
 import os
 import re
 import socket
@@ -220,6 +221,8 @@ def test_export_import_keeps_the_stream(exported):
     (lambda b: b[:12] + b"\0\0\0\0" + b[16:], "state.tuple: zero address or port"),
     (lambda b: b[:60] + struct.pack("!I", 1 << 30) + b[64:], "state.unsent_len: larger than sendq_len"),
     (lambda b: b + b"!", "state.queues: sendq_len + recvq_len differ"),
+    (lambda b: b[:5] + bytes([b[5] & ~1 | 8]) + b[6:], "state.options: cookies without timestamps"),
+    (lambda b: b[:5] + bytes([b[5] | 8]) + b[6:], "state.queues: sendq_len + recvq_len differ"),
 ])
 def test_import_refuses_a_bad_state_naming_the_field(exported, mutate, error):
     lib, blob, _ = exported
@@ -443,6 +446,110 @@ def test_fabric_steering_unreachable_controller_and_a_failed_unpin(fabric):
     assert st.counters()["pinned"] == 0
 
 
+COOKIE_WINDOW = 30000   # PRISM_COOKIE_WINDOW, src/prism_cookie.h
+
+
+def _s32(x):
+    x &= 0xffffffff
+    return x - (1 << 32) if x >= 1 << 31 else x
+
+
+def _wire(tsval, cookie):
+    """COOKIE-SPEC §2: what the host agent puts on the wire."""
+    return ((tsval >> 16) & 1) << 31 | (cookie & 0x7fff) << 16 | tsval & 0xffff
+
+
+def test_cookie_clock_start_keeps_the_clients_paws_check_passing():
+    """Mode c: the importer's clock start (prism_cookie_ts_start) makes every wire
+    TSval it sends for the next 30,000 ticks newer than the one the client holds, as
+    Linux's PAWS check sees it (drop when s32(held - TSval) > 1), whatever the two
+    cookies, the clock and the held value: for 200,000 random cases and the edges
+    (same cookie, cookies 0 and 0x7fff, low bits 0 and 0xffff, both version bits).
+    The jump is below 2^18 ticks and keeps Linux's unit bit (bit 0)."""
+    import random
+    lib = handoff.Lib().lib
+    lib.prism_cookie_ts_start.restype = ctypes.c_uint32
+    lib.prism_cookie_ts_start.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint16]
+    rnd = random.Random(21)
+    cases = [(rnd.getrandbits(32), rnd.getrandbits(32), rnd.getrandbits(15)) for _ in range(200000)]
+    for ts in (0, 0xfffe, 0xffff, 0x10000, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff):
+        for lo in (0, 1, 0x7fff, 0x8000, 0xfffe, 0xffff):
+            for v in (0, 1):
+                for prev, nxt in ((0, 0), (0, 0x7fff), (0x7fff, 0), (5, 5), (5, 6), (6, 5)):
+                    cases.append((ts, v << 31 | prev << 16 | lo, nxt))
+    # The client holds a value the previous owner sent from the same clock.
+    cases += [(ts, _wire(ts - rnd.randrange(0, 1000), rnd.getrandbits(15)), rnd.getrandbits(15))
+              for ts in (rnd.getrandbits(32) for _ in range(50000))]
+    bad = []
+    for ts, seen, nxt in cases:
+        start = lib.prism_cookie_ts_start(ts, seen, nxt)
+        jump = (start - ts) & 0xffffffff
+        ok = jump < 1 << 18 and (start & 1) == (ts & 1)
+        for d in (0, 1, 2, COOKIE_WINDOW // 2, COOKIE_WINDOW - 1, COOKIE_WINDOW):
+            ok = ok and _s32(seen - _wire(start + d, nxt)) < 0   # strictly newer
+        if not ok:
+            bad.append((hex(ts), hex(seen), hex(nxt), hex(start)))
+    assert bad == [], bad[:5]
+
+
+def test_hand_back_forwarding_entries_linger_then_go():
+    """Mode c, a backend host's hand-back entries (src/prism_linger.h) on a real BPF hash
+    map: each written FORWARD to the front end, refreshed by a later hand-back, removed
+    when the flow is handed here again or once its time has passed (not a tick before),
+    none past the capacity, and consistent through enough churn to rebuild the table."""
+    bpf = ctypes.CDLL("libbpf.so.1", use_errno=True)
+    bpf.bpf_map_create.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint32,
+                                   ctypes.c_uint32, ctypes.c_void_p]
+    fd = bpf.bpf_map_create(1, b"prism_linger_t", 12, 8, 4096, None)   # BPF_MAP_TYPE_HASH
+    assert fd >= 0, ctypes.get_errno()
+    lib = handoff.Lib().lib
+    lib.prism_linger_new.restype = ctypes.c_void_p
+    lib.prism_linger_new.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint32]
+    lib.prism_linger_forward.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint64]
+    lib.prism_linger_take.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.prism_linger_expire.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    lib.prism_linger_count.argtypes = [ctypes.c_void_p]
+    lib.prism_linger_free.argtypes = [ctypes.c_void_p]
+    FE = 0x0202a8c0
+
+    def key(i):
+        return struct.pack("=IIHH", 0x0a000000 + i, 0x0a0000fe, 1024 + i, 80)
+
+    def entry(i):
+        v = ctypes.create_string_buffer(8)
+        return None if bpf.bpf_map_lookup_elem(fd, key(i), v) else struct.unpack("=II", v.raw)
+
+    lin = lib.prism_linger_new(fd, 1000, 64)
+    try:
+        assert lib.prism_linger_forward(lin, key(1), FE, 0) == 0
+        assert entry(1) == (2, FE)                                    # PRISM_STEER_FORWARD
+        assert lib.prism_linger_forward(lin, key(2), FE, 500) == 0
+        assert lib.prism_linger_expire(lin, 999) == 0 and entry(1)
+        assert lib.prism_linger_expire(lin, 1000) == 1 and entry(1) is None and entry(2)
+        assert lib.prism_linger_forward(lin, key(2), FE, 900) == 0   # handed back again
+        assert lib.prism_linger_expire(lin, 1899) == 0 and entry(2)
+        assert lib.prism_linger_expire(lin, 1900) == 1 and entry(2) is None
+        assert lib.prism_linger_forward(lin, key(3), FE, 0) == 0
+        assert lib.prism_linger_take(lin, key(3)) == 1 and entry(3) is None
+        assert lib.prism_linger_take(lin, key(3)) == 0
+        assert lib.prism_linger_count(lin) == 0
+        for i in range(64):
+            assert lib.prism_linger_forward(lin, key(100 + i), FE, 0) == 0
+        assert lib.prism_linger_forward(lin, key(999), FE, 0) == -28 and entry(999) is None   # ENOSPC
+        for rnd in range(20):   # 48 of 64 churn: tombstones past a quarter of the table, rebuilt
+            for i in range(16, 64):
+                assert lib.prism_linger_take(lin, key(100 + i)) == 1
+            for i in range(16, 64):
+                assert lib.prism_linger_forward(lin, key(100 + i), FE, rnd) == 0
+            assert lib.prism_linger_count(lin) == 64 and all(entry(100 + i) for i in range(16))
+        assert all(entry(100 + i) for i in range(64))
+        assert lib.prism_linger_expire(lin, 10_000) == 64
+        assert lib.prism_linger_count(lin) == 0 and not any(entry(100 + i) for i in range(64))
+    finally:
+        lib.prism_linger_free(lin)
+        os.close(fd)
+
+
 def test_fabric_front_end_options_are_checked(capsys):
     import prism_fe
     base = ["--listen", "10.210.0.10:80", "--rules", os.devnull, "--prism-pin-dir", "/x"]
@@ -451,6 +558,16 @@ def test_fabric_front_end_options_are_checked(capsys):
                        (["--controller", "http://c:8181"], "only with --steering fabric"),
                        (["--steering", "fabric", "--controller", "http://c", "--listen", "10.210.0.11:80"],
                         "--listen: with --steering fabric")):
+        with pytest.raises(SystemExit):
+            prism_fe.build_config(base + extra)
+        assert msg in capsys.readouterr().err
+
+
+def test_cookie_front_end_options_are_checked(capsys):
+    import prism_fe
+    base = ["--listen", "10.210.0.10:80", "--rules", os.devnull, "--prism-pin-dir", "/x"]
+    for extra, msg in ((["--steering", "cookie"], "--cookie-pin-dir: required with --steering cookie"),
+                       (["--cookie-pin-dir", "/y"], "--cookie-pin-dir: only with --steering cookie")):
         with pytest.raises(SystemExit):
             prism_fe.build_config(base + extra)
         assert msg in capsys.readouterr().err

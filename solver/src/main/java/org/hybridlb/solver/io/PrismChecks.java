@@ -16,7 +16,9 @@ import org.hybridlb.solver.model.VipPort;
  * end's {@code rules.py} applies to a rule document (a split names a listed backend, rule names and
  * backend addresses are unique), plus what only the VIP knows (front ends are DIPs of the VIP whose
  * admin API is on their own address, a backend is not the VIP itself, the VIP has a TCP service for
- * the front ends to accept on).
+ * the front ends to accept on), and for {@code steering: cookie} a {@code cheetah} VIP whose pool
+ * holds every backend at weight 0 (the muxes accept only cookies that name a server of the pool; a
+ * backend takes handed-off connections, never a new one).
  */
 final class PrismChecks {
     private PrismChecks() {
@@ -30,10 +32,19 @@ final class PrismChecks {
         }
         String pf = f + "/prism";
         Set<String> dips = new HashSet<>();
+        Map<String, Integer> weights = new HashMap<>();   // DIP -> its largest weight in any service
         boolean tcp = false;
         for (VipPort p : v.ports) {
-            p.dips.forEach(d -> dips.add(d.ip));
+            p.dips.forEach(d -> {
+                dips.add(d.ip);
+                weights.merge(d.ip, d.weight, Math::max);
+            });
             tcp |= !"udp".equals(p.proto);
+        }
+        if (prism.cookieSteering() && !Vip.AFFINITY_CHEETAH.equals(v.affinity)) {
+            throw new InvalidInputException(source, pf + "/steering", "steering cookie needs affinity cheetah"
+                    + " (the owner's host agent writes its server id into the cookie the muxes decode), got "
+                    + v.affinity);
         }
         if (!tcp) {
             throw new InvalidInputException(source, pf, "a Prism VIP needs a tcp (or any) service: its front ends"
@@ -66,6 +77,18 @@ final class PrismChecks {
             String address = b.getValue().path("address").asText();
             if (address.equals(v.vip)) {
                 throw new InvalidInputException(source, bf + "/address", "is the VIP itself");
+            }
+            if (prism.cookieSteering()) {
+                Integer w = weights.get(address);
+                if (w == null) {
+                    throw new InvalidInputException(source, bf + "/address", address + " is not a DIP of the VIP:"
+                            + " with steering cookie the muxes send the client's packets to the server its cookie"
+                            + " names, only a server of the VIP's pool; list it as a DIP with weight 0");
+                }
+                if (w != 0) {
+                    throw new InvalidInputException(source, bf + "/address", "DIP " + address + " has weight " + w
+                            + ": with steering cookie a backend takes only handed-off connections, give it weight 0");
+                }
             }
             String endpoint = address + ":" + b.getValue().path("controlPort").asInt();
             String before = addresses.putIfAbsent(endpoint, b.getKey());

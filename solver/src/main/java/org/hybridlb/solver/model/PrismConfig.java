@@ -22,9 +22,11 @@ public final class PrismConfig {
     public static final String STEERING_AGENT = "agent";
     /** Steering by per-flow pins the controller installs in the fabric. */
     public static final String STEERING_FABRIC = "fabric";
+    /** Steering by the Cheetah cookie the owner's host agent writes (a cheetah VIP; no state per flow). */
+    public static final String STEERING_COOKIE = "cookie";
 
     public final List<PrismFrontend> frontends;
-    /** {@link #STEERING_AGENT} or {@link #STEERING_FABRIC} (the schema allows nothing else). */
+    /** {@link #STEERING_AGENT}, {@link #STEERING_FABRIC} or {@link #STEERING_COOKIE} (the schema allows nothing else). */
     public final String steering;
     private final JsonNode backends;
     private final JsonNode rules;
@@ -44,6 +46,12 @@ public final class PrismConfig {
     @JsonIgnore
     public boolean fabricSteering() {
         return STEERING_FABRIC.equals(steering);
+    }
+
+    /** Whether the owner's host agent steers by the Cheetah cookie it writes (mode c). */
+    @JsonIgnore
+    public boolean cookieSteering() {
+        return STEERING_COOKIE.equals(steering);
     }
 
     /** backend name -> {address, controlPort} (a copy). */

@@ -445,6 +445,38 @@ class RestResourcesTest {
             assertEquals("agent", created.body.at("/prism/steering").asText(), "agent by default");
         }
 
+        /** A cheetah VIP whose pool is the front end (host 1) and the backends b1, b2 (weight w1, 0). */
+        String cookieVip(String affinity, String b1, int w1, String b2) {
+            String dips = "{\"ip\": \"" + host(1) + "\"}, {\"ip\": \"" + b1 + "\", \"weight\": " + w1 + "},"
+                    + " {\"ip\": \"" + host(3) + "\", \"weight\": 0}";
+            return "{\"vip\": \"10.100.0.2\", \"aggregate\": \"10.100.0.0/16\", \"affinity\": \"" + affinity + "\","
+                    + " \"ports\": [{\"proto\": \"tcp\", \"port\": 80, \"dips\": [" + dips + "]}],"
+                    + " \"prism\": {\"frontends\": [{\"ip\": \"" + host(1) + "\", \"admin\": \"" + fe.admin() + "\"}],"
+                    + " \"backends\": {\"b1\": {\"address\": \"" + b1 + "\", \"controlPort\": 9500},"
+                    + " \"b2\": {\"address\": \"" + b2 + "\", \"controlPort\": 9500}},"
+                    + " \"rules\": [{\"name\": \"rest\", \"priority\": 0, \"match\": {}, \"split\": {\"b1\": 1, \"b2\": 1}}],"
+                    + " \"steering\": \"cookie\"}}";
+        }
+
+        @Test
+        void cookieSteeringNeedsACheetahVipWithTheBackendsAtWeightZero() {
+            refused(400, "/prism/steering", "needs affinity cheetah", "POST", "vips",
+                    cookieVip("hash", host(2), 0, host(3)));
+            refused(400, "/prism/steering", "needs affinity cheetah", "POST", "vips",
+                    cookieVip("cheetah-stateful", host(2), 0, host(3)));
+            refused(400, "/prism/backends/b2/address", "not a DIP of the VIP", "POST", "vips",
+                    cookieVip("cheetah", host(2), 0, "10.3.0.3"));
+            refused(400, "/prism/backends/b1/address", "give it weight 0", "POST", "vips",
+                    cookieVip("cheetah", host(2), 1, host(3)));
+            Reply created = call("POST", "vips", cookieVip("cheetah", host(2), 0, host(3)));
+            assertEquals(201, created.status, String.valueOf(created.body));
+            assertEquals("cookie", created.body.at("/prism/steering").asText());
+            assertEquals(0, created.body.at("/ports/0/dips/1/weight").asInt(), created.body.toString());
+            Reply pin = call("POST", "prism/10.100.0.2/pins",
+                    "{\"client\": \"10.9.0.1\", \"clientPort\": 40000, \"vipPort\": 80, \"backend\": \"b2\"}");
+            assertEquals(409, pin.status, "no pins: the cookie steers " + pin.body);
+        }
+
         @Test
         void aFabricSteeredVipTakesPinsThroughRest() {
             controller.close();
