@@ -335,6 +335,9 @@ class HlbPipeline:
         src = ttl = 0
         if t.default is not None and t.default.name.endswith(".set_tunnel_source"):
             src, ttl = t.default.params["src_addr"], t.default.params["ttl"]
+        if ttl == 0:                        # tunnel_source not set: no outer header to give
+            self._drop(meta, "DROP_NO_TUNNEL_SOURCE")
+            return
         self.state.count("HlbIngress.hmux_encap.bucket_counter", meta.bucket, self._len)
         gre = meta.encap == self.c["ENCAP_GRE"]
         outer = Ipv4()

@@ -138,6 +138,18 @@ class HmuxTest(unittest.TestCase):
         self.assertEqual(res.drop_reason, self.sw.pipe.c["DROP_NO_BACKEND"])
         self.assertEqual(self.sw.counter("HlbIngress.drops", res.drop_reason)[0], 1)
 
+    def test_unset_tunnel_source_drops_instead_of_a_ttl_0_packet(self):
+        # the switch's identity is the fabric's base configuration: without it there is no outer
+        # source and TTL, and the packet is dropped and counted, not sent from 0.0.0.0 with TTL 0
+        self.sw.write("MODIFY", self.sw.b.table_entry("HlbIngress.hmux_encap.tunnel_source", default=True,
+                                                      action="NoAction"))
+        self.sw.add_service(1, VIP, 6, 80, DIPS, [1, 2, 1])
+        res = self.sw.process(client_tcp())
+        self.assertEqual((res.outputs, res.drop_reason), ([], self.sw.pipe.c["DROP_NO_TUNNEL_SOURCE"]))
+        self.assertEqual(self.sw.counter("HlbIngress.drops", res.drop_reason)[0], 1)
+        self.sw.set_tunnel_source()
+        self.assertEqual(len(self.sw.process(client_tcp()).outputs), 1)
+
     def test_empty_ecmp_group_and_route_miss_drop(self):
         self.sw.insert(self.sw.b.group(tb.ECMP, 9, []))
         self.sw.insert(self.sw.b.table_entry("HlbIngress.routing.next_hop", {"next_id": 9},

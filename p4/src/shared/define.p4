@@ -60,7 +60,8 @@ const bit<8> DROP_NO_BACKEND = 4;      // VIP service without a member (empty gr
 const bit<8> DROP_COOKIE_INVALID = 5;  // Cheetah ident not valid for the VIP
 const bit<8> DROP_NOT_IPV4 = 6;        // neither IPv4 nor an ARP request this switch answers
 const bit<8> DROP_PARSER_ERROR = 7;    // truncated headers
-const bit<32> DROP_REASONS = 8;
+const bit<8> DROP_NO_TUNNEL_SOURCE = 8; // VIP packet to encapsulate, tunnel_source not set (TTL 0)
+const bit<32> DROP_REASONS = 9;
 
 const bit<8> CHEETAH_DECODED = 0;        // stateless ident accepted
 const bit<8> CHEETAH_INVALID = 1;        // stateless ident rejected (dropped)

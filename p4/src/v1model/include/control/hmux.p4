@@ -141,7 +141,8 @@ control HmuxEncap(inout hlb_headers_t hdr, inout hlb_meta_t meta) {
         tunnel_ttl = ttl;
     }
 
-    // Keyless: the controller sets the switch's tunnel source as the default action.
+    // Keyless: the fabric's base configuration sets the switch's tunnel source (its address and
+    // the outer TTL) as the default action; unset, the TTL stays 0 and the packet is dropped.
     table tunnel_source {
         actions = {
             set_tunnel_source;
@@ -174,6 +175,11 @@ control HmuxEncap(inout hlb_headers_t hdr, inout hlb_meta_t meta) {
             return;
         }
         tunnel_source.apply();
+        if (tunnel_ttl == 0) {
+            meta.drop = 1;
+            meta.drop_reason = DROP_NO_TUNNEL_SOURCE;
+            return;
+        }
         bucket_counter.count((bit<32>)meta.bucket);
         if (meta.encap == ENCAP_GRE) {
             push_outer_ipv4(IP_PROTO_GRE, IPV4_HDR_BYTES + GRE_HDR_BYTES);

@@ -303,7 +303,8 @@ public final class HlbP4Info {
     public static final long DROP_COOKIE_INVALID = 5L;
     public static final long DROP_NOT_IPV4 = 6L;
     public static final long DROP_PARSER_ERROR = 7L;
-    public static final long DROP_REASONS = 8L;
+    public static final long DROP_NO_TUNNEL_SOURCE = 8L;
+    public static final long DROP_REASONS = 9L;
     public static final long CHEETAH_DECODED = 0L;
     public static final long CHEETAH_INVALID = 1L;
     public static final long CHEETAH_FALLBACK = 2L;
