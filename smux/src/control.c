@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_BODY (64u << 20)
 /* Request bodies buffered at once, at most MAX_BODY each: with a thread per connection,
@@ -76,11 +77,17 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     hlb_balance_carry(t, cur);         /* the DIPs' last reported loads go on */
     t->pins = c->pins;                 /* and the flow pins */
     hlb_pins_mark(t, c->pins);
+    int took_owner = hlb_cookie_took_owner(cur, t);
     uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
     hlb_control_retire(c, old, t);                 /* t stays readable: swaps are serialised by c->lock */
     c->swaps++;
     __atomic_store_n(&c->running_version, v, __ATOMIC_RELEASE);
+    /* An owner id new to this SMux: its host agents re-report the id's connections;
+     * no SYN takes one of their indexes meanwhile (COOKIE-SPEC §7, "Adoption"). */
+    for (unsigned k = 0; took_owner && c->cfg.adopt_grace_ms && k < c->cfg.slot->n_readers; k++)
+        if (c->cfg.workers[k]->sf)
+            hlb_sf_hold_hints(c->cfg.workers[k]->sf, c->cfg.adopt_grace_ms);
     if (c->cfg.table_state && !initial)
         keep_state(c, body, len, v);
     pthread_mutex_unlock(&c->lock);
@@ -120,6 +127,33 @@ int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *
     pthread_mutex_unlock(&c->lock);
     json_decref(doc);
     return rc == 0 ? 0 : 400;
+}
+
+int hlb_control_adopt(struct hlb_control *c, const char *body, size_t len,
+                      struct hlb_table_error *err, json_t **answer)
+{
+    json_t *doc = load_body(body, len, err);
+    if (!doc)
+        return 400;
+    /* Under the lock from queue to answer: one producer, and the ring slots keep the
+     * workers' outcomes until the next request.  A worker drains at every turn of its
+     * loop (at most --idle-sleep-us apart). */
+    pthread_mutex_lock(&c->lock);
+    struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+    struct hlb_worker *const *w = c->cfg.workers;
+    struct hlb_adopt_batch *b = hlb_cookie_adopt(t, w, c->cfg.slot->n_readers, doc, err);
+    json_decref(doc);
+    if (!b) {
+        pthread_mutex_unlock(&c->lock);
+        return 400;
+    }
+    uint64_t until = c->cfg.now_ms() + 1000;
+    while (hlb_adopt_pending(b, w) && c->cfg.now_ms() < until)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    *answer = hlb_adopt_answer(b, w);
+    pthread_mutex_unlock(&c->lock);
+    hlb_adopt_batch_free(b);
+    return 0;
 }
 
 /* ---- flow pins (pins.h) ------------------------------------------------------------ */
@@ -386,6 +420,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             return send_json(conn, 200, loads ? json_pack("{s:i}", "matched", (int)done)
                                               : json_pack("{s:i,s:i}", "queued", (int)done,
                                                           "ring_full", (int)full));
+        }
+        allow = "POST";
+    } else if (strcmp(url, "/cheetah/adopt") == 0) {
+        if (strcmp(method, "POST") == 0) {
+            struct upload *u = *con_cls;
+            if (u->too_big)
+                return send_json(conn, 413, json_pack("{s:s}", "error", "body too large"));
+            struct hlb_table_error err = {{0}, {0}};
+            json_t *answer = NULL;
+            if (hlb_control_adopt(c, u->buf ? u->buf : "", u->len, &err, &answer) != 0)
+                return send_json(conn, 400, json_pack("{s:s,s:s,s:s}", "error", "invalid report",
+                                                      "field", err.field, "reason", err.reason));
+            return send_json(conn, 200, answer);
         }
         allow = "POST";
     } else if (strcmp(url, "/pins") == 0) {
