@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
 
 #define MAX_BODY (64u << 20)
 /* Request bodies buffered at once, at most MAX_BODY each: with a thread per connection,
@@ -256,9 +257,9 @@ json_t *hlb_control_health(struct hlb_control *c, unsigned *status)
     int alive = now - hb <= c->cfg.health_timeout_ms;
     uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
     *status = alive ? 200 : 503;
-    return json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled", "version",
+    return json_pack("{s:s,s:I,s:b,s:I,s:s}", "status", alive ? "ok" : "stalled", "version",
                      (json_int_t)v, "gatewayResolved", tot.gw_known, "lastLoopMsAgo",
-                     (json_int_t)(now - hb));
+                     (json_int_t)(now - hb), "boot", c->boot);
 }
 
 /* allow: the methods of the path, sent as "Allow" (with 405), or NULL. */
@@ -560,6 +561,10 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
     if (!c)
         return NULL;
     c->cfg = *cfg;
+    uint64_t boot = 0;
+    if (getrandom(&boot, sizeof(boot), 0) != (ssize_t)sizeof(boot))
+        boot = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+    snprintf(c->boot, sizeof(c->boot), "%016llx", (unsigned long long)boot);
     c->cfg.table_opt.n_workers = cfg->slot ? cfg->slot->n_readers : 1;  /* counter slices */
     c->retired = json_object();
     pthread_mutex_init(&c->lock, NULL);
