@@ -278,7 +278,7 @@ int hlb_cookie_took_owner(const struct hlb_vip_table *cur, const struct hlb_vip_
             continue;
         const struct hlb_service *o = hlb_table_lookup_exact(cur, hlb_service_key(s->vip, s->proto,
                                                                                    s->port));
-        if (o && o->affinity == HLB_AFF_CHEETAH_STATEFUL && o->sf_self != s->sf_self)
+        if (!o || o->affinity != HLB_AFF_CHEETAH_STATEFUL || o->sf_self != s->sf_self)
             return 1;
     }
     return 0;

@@ -50,9 +50,11 @@ struct json_t *hlb_adopt_answer(const struct hlb_adopt_batch *b, struct hlb_work
 
 void hlb_adopt_batch_free(struct hlb_adopt_batch *b);
 
-/* 1 when table t gives this SMux another owner id of a cheetah-stateful service of
- * the running table cur (one where it owned nothing, or another id): the host agents
- * are about to re-report that id's connections.  (A new VIP has none.) */
+/* 1 when table t gives this SMux an owner id of a cheetah-stateful service that the
+ * running table cur did not: another id, one where it owned nothing, or a service cur
+ * does not have as cheetah-stateful (a fresh SMux's first table, as an SMux that took a
+ * lost owner's id gets it; also a new VIP, which costs its first SYNs their index): the
+ * host agents may be about to re-report that id's connections. */
 int hlb_cookie_took_owner(const struct hlb_vip_table *cur, const struct hlb_vip_table *t);
 
 #endif
