@@ -94,22 +94,24 @@ void hlb_sf_hold_hints(struct hlb_sf_table *sf, uint32_t ms)
 }
 
 /* The worker: index idx of partition p (free) taken off its stack for h on server,
- * at tick.  A scan of the stack (at most 1024 slots): adoptions are rare. */
-static void sf_adopt_free(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint64_t h,
-                          uint16_t server, uint32_t tick)
+ * at tick; 1, or 0 if it is on no stack (never, while hlb_sf_check() holds).  A scan
+ * of the stack (at most 1024 slots): adoptions are rare. */
+static int sf_adopt_free(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint64_t h,
+                         uint16_t server, uint32_t tick)
 {
-    uint32_t top = sf->n_free[p] - 1u;
-    for (uint32_t k = 0; k <= top; k++) {
+    uint32_t n = sf->n_free[p];
+    for (uint32_t k = 0; k < n; k++) {
         uint16_t *slot = hlb_sf_stack_slot(sf, p, k);
         if (*slot == idx) {
-            *slot = *hlb_sf_stack_slot(sf, p, top);   /* the top fills the hole */
-            break;
+            *slot = *hlb_sf_stack_slot(sf, p, n - 1);   /* the top fills the hole */
+            sf->n_free[p] = (uint16_t)(n - 1);
+            *hlb_sf_entry(sf, p, idx) = hlb_sf_word(h, server, tick);
+            sf->st.entries++;
+            sf->st.adopted++;
+            return 1;
         }
     }
-    sf->n_free[p] = (uint16_t)top;
-    *hlb_sf_entry(sf, p, idx) = hlb_sf_word(h, server, tick);
-    sf->st.entries++;
-    sf->st.adopted++;
+    return 0;
 }
 
 /* The worker: adoption r (its outcome into r->part). */
@@ -117,8 +119,7 @@ static void sf_adopt(struct hlb_sf_table *sf, struct hlb_sf_release *r, uint32_t
 {
     uint32_t p = r->part & sf->part_mask, idx = r->index & HLB_SF_INDEX_MASK;
     uint64_t e = *hlb_sf_entry(sf, p, idx);
-    if (e == 0) {
-        sf_adopt_free(sf, p, idx, r->h, r->server, tick);
+    if (e == 0 && sf_adopt_free(sf, p, idx, r->h, r->server, tick)) {
         r->part = HLB_SF_ADOPTED;
     } else if (hlb_sf_server_of(e, r->h)) {
         r->part = HLB_SF_ADOPT_HELD;
