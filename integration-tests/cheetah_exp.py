@@ -106,8 +106,9 @@ def peers_announcing(e):
 
 def cookie_counters(e, agents=True):
     """Cheetah counters summed over the SMuxes and (agents) the host agents."""
-    out = {"smuxDecoded": 0, "smuxInvalid": 0, "smuxBadCookieDrops": 0, "agentEncoded": 0, "agentRestored": 0,
-           "agentMisrouted": 0}
+    out = {"smuxDecoded": 0, "smuxInvalid": 0, "smuxBadCookieDrops": 0, "smuxStatefulInserted": 0,
+           "smuxAdopted": 0, "smuxAdoptTaken": 0, "agentEncoded": 0, "agentRestored": 0, "agentMisrouted": 0,
+           "agentAdopted": 0}
     for s in e.fab["smuxes"]:
         try:
             text = e.smux_metrics(s["id"])
@@ -116,16 +117,21 @@ def cookie_counters(e, agents=True):
         for line in text.splitlines():
             key = {'hlb_smux_cookie_packets_total{event="decoded"}': "smuxDecoded",
                    'hlb_smux_cookie_packets_total{event="invalid"}': "smuxInvalid",
-                   'hlb_smux_drops_total{reason="bad_cookie"}': "smuxBadCookieDrops"}.get(line.rsplit(" ", 1)[0])
+                   'hlb_smux_drops_total{reason="bad_cookie"}': "smuxBadCookieDrops",
+                   'hlb_smux_cookie_stateful_total{event="inserted"}': "smuxStatefulInserted",
+                   'hlb_smux_cookie_stateful_total{event="adopted"}': "smuxAdopted",
+                   'hlb_smux_cookie_stateful_total{event="adopt_taken"}': "smuxAdoptTaken"}.get(line.rsplit(" ", 1)[0])
             if key:
                 out[key] += int(float(line.rsplit(" ", 1)[1]))
     for h, v in e.fab["hosts"].items():
         if v["role"] != "dip" or not agents:
             continue
         try:
-            ck = e.agent_stats(h).get("cookie", {})
+            st = e.agent_stats(h)
         except Exception:
             continue
+        ck = st.get("cookie", {})
+        out["agentAdopted"] += st.get("reports", {}).get("adopt", {}).get("adopted", 0)
         out["agentEncoded"] += ck.get("encoded", 0) + ck.get("encoded_slow_path", 0)
         out["agentRestored"] += ck.get("restored", 0)
         out["agentMisrouted"] += ck.get("misrouted", 0)

@@ -148,6 +148,10 @@ def build_config(argv):
     p.add_argument("--load-report-ms", type=int, default=0,
                    help="report this host's CPU load to the SMuxes of the cookie "
                         "configuration's smuxes every N ms (ToN: about 100); 0: off")
+    p.add_argument("--owner-check-ms", type=int, default=1000,
+                   help="ask the stateful owner SMuxes of the cookie configuration for their "
+                        "boot id every N ms, and re-report this host's connections to one that "
+                        "is new or restarted (COOKIE-SPEC §7, Adoption); 0: off")
     p.add_argument("--smux-tls-cert", help="this agent's client certificate for https:// SMuxes "
                    "(PEM; app/standalone/deploy/hlb-certs DIR client NAME)")
     p.add_argument("--smux-tls-key", help="its private key (PEM)")
@@ -195,6 +199,8 @@ def build_config(argv):
         a.smux_tls = smux_tls(a.smux_tls_cert, a.smux_tls_key, a.smux_tls_ca)
         if a.load_report_ms and not 10 <= a.load_report_ms <= 60000:
             raise ConfigError(f"--load-report-ms: expected 10..60000 (or 0: off), got {a.load_report_ms}")
+        if a.owner_check_ms and not 100 <= a.owner_check_ms <= 60000:
+            raise ConfigError(f"--owner-check-ms: expected 100..60000 (or 0: off), got {a.owner_check_ms}")
         if a.load_report_ms and not a.cookie_config:
             raise ConfigError("--load-report-ms: needs --cookie-config (its smuxes list names the SMuxes)")
         if a.prism_pin_dir and a.decap == "userspace":
@@ -314,6 +320,9 @@ class DecapBackend:
         self.stats_file = os.path.join(run_dir, "decap-stats.json")
         self.proc = None
         self.info = {}
+        self.dump_lock = threading.Lock()
+        self.dump_done = threading.Event()
+        self.dump_rows = []
         kinds = {"auto": ["xdp", "userspace"], "xdp": ["xdp"], "userspace": ["userspace"]}
         errors = []
         for kind in kinds[cfg.decap]:
@@ -369,16 +378,35 @@ class DecapBackend:
         for line in self.proc.stderr:
             log("warn", "decap backend", backend=self.info.get("backend"), line=line.strip())
 
+    def open_hinted(self, timeout=5.0):
+        """The hinted connections of the loader's per-connection state ({"vip", "port",
+        "client", "clientPort", "ident"} each): the loader lists them on SIGUSR1."""
+        if self.info.get("backend") != "xdp" or not self.alive():
+            return []
+        with self.dump_lock:
+            self.dump_rows = []
+            self.dump_done.clear()
+            self.proc.send_signal(signal.SIGUSR1)
+            if not self.dump_done.wait(timeout):
+                raise OSError("the loader did not list its connections in %.0f s" % timeout)
+            return list(self.dump_rows)
+
     def _events(self):
-        """The loader's lines after the readiness one: closes of hinted connections, and
-        which cookie configuration its maps hold."""
+        """The loader's lines after the readiness one: closes of hinted connections,
+        which cookie configuration its maps hold, and the open hinted connections it
+        lists on SIGUSR1."""
         for line in self.proc.stdout:
             try:
                 event = json.loads(line)
                 closed, config = event.get("closed"), event.get("cookieConfig")
             except (ValueError, AttributeError):
-                closed = config = None
-            if config is not None and self.cookies:
+                event, closed = {}, None
+                config = None
+            if "open" in event:
+                self.dump_rows.append(event["open"])
+            elif "openEnd" in event:
+                self.dump_done.set()
+            elif config is not None and self.cookies:
                 self.cookies.loader_said(config)
                 if config.get("refused"):
                     log("error", "cookie file refused by the loader: its maps keep the previous keys", **config)
@@ -499,6 +527,9 @@ class Agent:
             if self.vips:
                 self.vips.undo()
             raise
+        self.owners = (smux_reports.OwnerWatch(current, self.decap.open_hinted, log,
+                                               cfg.owner_check_ms / 1000, cfg.smux_tls)
+                       if self.cookies and cfg.owner_check_ms else None)
         self.dip_health = DipHealth(cfg)
         self.prev = None          # (time, {key: (packets, bytes)}) for rates
         self.rates = {}
@@ -540,10 +571,12 @@ class Agent:
         if self.loads:
             out["loads"] = dict(self.loads.counters, lastLoad=self.loads.last_load,
                                lastMatched=self.loads.last_matched)
+        if self.owners:
+            out["adopt"] = dict(self.owners.counters)
         return out
 
     def stop_reports(self):
-        for r in (self.closed, self.loads):
+        for r in (self.closed, self.loads, getattr(self, "owners", None)):
             if r:
                 r.stop()
 
@@ -586,7 +619,7 @@ class Agent:
         up.add_metric([self.decap.info.get("backend", ""), self.decap.info.get("mode", "")],
                       1 if self.decap.alive() else 0)
         sent = CounterMetricFamily("hlb_agent_smux_reports", "Reports to the SMuxes: closes of "
-                                   "stateful connections and loads", labels=["kind", "result"])
+                                   "stateful connections, loads, and re-reports of open ones to a new or restarted owner (adopt)", labels=["kind", "result"])
         for kind, counters in s["reports"].items():
             for result, value in counters.items():
                 if not result.startswith("last"):

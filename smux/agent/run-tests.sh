@@ -68,7 +68,7 @@ junit="$(mktemp /tmp/hlb-agent-junit-XXXXXX.xml)"
 (cd "$SMUX" && python3 -m pytest -q -s -p no:cacheprovider --junitxml="$junit" \
     tests/agent_ovs_agreement.py tests/agent_wcmp_split.py tests/agent_host_agent.py tests/agent_ovs_gre_e2e.py \
     tests/frr_supervisor_test.py ../p4/model/test_cheetah_cookie.py tests/agent_cookie_e2e.py \
-    tests/agent_smux_reports.py tests/agent_quic_e2e.py)
+    tests/agent_smux_reports.py tests/agent_owner_watch.py tests/agent_quic_e2e.py)
 read -r py_passed py_failed < <(python3 - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()

@@ -8,17 +8,23 @@
   reports its entries leave only by the idle sweep.
 - load reports (POST /loads, ToN §IV-B): LoadReporter sends this DIP's CPU load every
   period to every SMux of the configuration's smuxes.
+- re-reports (POST /cheetah/adopt, COOKIE-SPEC §7 "Adoption"): OwnerWatch asks each owner
+  for its boot id every period; when an owner id is held by another SMux than before, or
+  its SMux restarted (its ConnTable is empty), it sends that SMux this host's open hinted
+  connections of the id, with this host's server id, so that their entries come back.
 
 Both read the SMux lists from the current cookie configuration at every send, so a
 PUT /cookie takes effect at once.
 """
 import collections
+import ipaddress
 import json
 import os
 import ssl
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 BATCH = 256            # close reports per POST
@@ -46,9 +52,18 @@ def client_tls(cert, key, ca):
 
 def post(url, doc, tls=None):
     """POST a JSON document; returns the decoded answer, raises OSError (incl. HTTPError)."""
+    return _request(url, tls, json.dumps(doc).encode())
+
+
+def get(url, tls=None):
+    """GET a JSON document; returns it decoded, raises OSError (incl. HTTPError)."""
+    return _request(url, tls, None)
+
+
+def _request(url, tls, body):
     if url.startswith("https:") and tls is None:
         raise OSError("an https:// SMux needs --smux-tls-cert, --smux-tls-key, --smux-tls-ca")
-    req = urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
+    req = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET",
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT, context=tls) as r:
         return json.loads(r.read() or b"{}")
@@ -125,6 +140,131 @@ class ClosedReporter:
         with self.cv:
             self.stopping = True
             self.cv.notify()
+
+
+# /proc/net/tcp states of a socket that still has segments to place: not TIME_WAIT (06),
+# CLOSE (07) or LISTEN (0A).
+_GONE = {"06", "07", "0A"}
+
+
+def _hex_addr(field):
+    ip, port = field.split(":")
+    return str(ipaddress.IPv4Address(int(ip, 16).to_bytes(4, "little"))), int(port, 16)
+
+
+def live_tcp_sockets(path="/proc/net/tcp"):
+    """(local ip, local port, remote ip, remote port) of this namespace's TCP sockets that
+    are open (the loader's per-connection state also keeps connections that closed)."""
+    out = set()
+    with open(path) as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            if fields[3] not in _GONE:
+                out.add(_hex_addr(fields[1]) + _hex_addr(fields[2]))
+    return out
+
+
+def _placeholder(url):
+    """A free owner slot's address (0.0.0.0/8: no SMux has it)."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    try:
+        return ipaddress.IPv4Address(host) in ipaddress.IPv4Network("0.0.0.0/8")
+    except ValueError:
+        return False
+
+
+class OwnerWatch:
+    """Gives a new or restarted owner SMux its connections back (COOKIE-SPEC §7,
+    "Adoption"). Every period, each owner slot's SMux is asked its boot id (GET /health);
+    a slot whose (URL, boot id) is not the one its connections were last reported to gets
+    them: the open hinted connections of the loader's state (open_hinted()) whose ident
+    names the slot, each with this host's server id, in POST /cheetah/adopt batches. The
+    slot counts as done only when every batch was answered with nothing pending; until
+    then it is tried again the next period (e.g. the restarted SMux has no table yet).
+    An entry the SMux refuses for its own fields (e.g. a server no longer in the pool)
+    is left out and the rest sent again."""
+
+    def __init__(self, config, open_hinted, log, period_s=1.0, tls=None, live=live_tcp_sockets):
+        self.config, self.open_hinted, self.log, self.tls, self.live = config, open_hinted, log, tls, live
+        self.period = period_s
+        self.known = {}        # owner id -> (url, boot) its connections were last reported to
+        self.counters = {"adopted": 0, "held": 0, "taken": 0, "refused": 0, "failed": 0}
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        while not self.stopping.wait(self.period):
+            try:
+                self.check()
+            except Exception as e:    # a bad answer must not end the watch
+                self.counters["failed"] += 1
+                self.log("warn", "owner re-report failed", error=str(e))
+
+    def _stale(self, owners):
+        """{owner id: (url, boot)} of the slots whose SMux is new or restarted."""
+        stale = {}
+        for o, url in enumerate(owners):
+            if _placeholder(url):
+                continue
+            try:
+                boot = get(f"{url}/health", self.tls).get("boot")
+            except (OSError, ValueError):
+                continue                     # down: its connections wait for it
+            if boot and self.known.get(o) != (url, boot):
+                stale[o] = (url, boot)
+        return stale
+
+    def check(self):
+        cfg = self.config() or {}
+        stale = self._stale(cfg.get("statefulOwners", []))
+        if not stale:
+            return
+        live = self.live()
+        conns = [c for c in self.open_hinted()
+                 if (c["vip"], c["port"], c["client"], c["clientPort"]) in live]
+        for o, (url, boot) in stale.items():
+            mine = [dict(c, serverId=cfg["serverId"]) for c in conns if owner_of(c["ident"]) == o]
+            if all(self._adopt(url, mine[i:i + BATCH]) for i in range(0, len(mine), BATCH)):
+                self.known[o] = (url, boot)
+                self.log("info", "connections re-reported to their owner", owner=o, smux=url,
+                         boot=boot, connections=len(mine))
+
+    def _adopt(self, url, batch):
+        """One batch to url; True when every entry was applied (or refused for good)."""
+        while batch:
+            try:
+                r = post(f"{url}/cheetah/adopt", {"adopt": batch}, self.tls)
+            except urllib.error.HTTPError as e:
+                err = json.loads(e.read() or b"{}") if e.code == 400 else {}
+                field = err.get("field", "")
+                # vip or ident refused: the SMux's table does not (yet) make it this
+                # slot's owner of the VIP; the next period tries again. Another field:
+                # that entry cannot be adopted (e.g. its server left the pool).
+                if not field.startswith("adopt[") or field.endswith((".vip", ".ident")):
+                    self.counters["failed"] += 1
+                    self.log("warn", "re-report refused", smux=url, code=e.code, error=err)
+                    return False
+                i = int(field[len("adopt["):field.index("]")])
+                self.counters["refused"] += 1
+                self.log("warn", "re-report entry refused", smux=url, entry=batch[i], error=err)
+                batch = batch[:i] + batch[i + 1:]
+                continue
+            except (OSError, ValueError) as e:
+                self.counters["failed"] += 1
+                self.log("warn", "re-report failed", smux=url, error=str(e))
+                return False
+            for k in ("adopted", "held"):
+                self.counters[k] += r.get(k, 0)
+            for t in r.get("taken", []):
+                self.counters["taken"] += 1
+                self.log("error", "re-reported connection's index held by another", smux=url, **t)
+            return not r.get("pending") and not r.get("ring_full")
+        return True
+
+    def stop(self):
+        self.stopping.set()
 
 
 def cpu_times(path="/proc/stat"):

@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
 
 #define MAX_BODY (64u << 20)
 /* Request bodies buffered at once, at most MAX_BODY each: with a thread per connection,
@@ -76,11 +78,17 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     hlb_balance_carry(t, cur);         /* the DIPs' last reported loads go on */
     t->pins = c->pins;                 /* and the flow pins */
     hlb_pins_mark(t, c->pins);
+    int took_owner = hlb_cookie_took_owner(cur, t);
     uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
     hlb_control_retire(c, old, t);                 /* t stays readable: swaps are serialised by c->lock */
     c->swaps++;
     __atomic_store_n(&c->running_version, v, __ATOMIC_RELEASE);
+    /* An owner id new to this SMux: its host agents re-report the id's connections;
+     * no SYN takes one of their indexes meanwhile (COOKIE-SPEC §7, "Adoption"). */
+    for (unsigned k = 0; took_owner && c->cfg.adopt_grace_ms && k < c->cfg.slot->n_readers; k++)
+        if (c->cfg.workers[k]->sf)
+            hlb_sf_hold_hints(c->cfg.workers[k]->sf, c->cfg.adopt_grace_ms);
     if (c->cfg.table_state && !initial)
         keep_state(c, body, len, v);
     pthread_mutex_unlock(&c->lock);
@@ -120,6 +128,33 @@ int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *
     pthread_mutex_unlock(&c->lock);
     json_decref(doc);
     return rc == 0 ? 0 : 400;
+}
+
+int hlb_control_adopt(struct hlb_control *c, const char *body, size_t len,
+                      struct hlb_table_error *err, json_t **answer)
+{
+    json_t *doc = load_body(body, len, err);
+    if (!doc)
+        return 400;
+    /* Under the lock from queue to answer: one producer, and the ring slots keep the
+     * workers' outcomes until the next request.  A worker drains at every turn of its
+     * loop (at most --idle-sleep-us apart). */
+    pthread_mutex_lock(&c->lock);
+    struct hlb_vip_table *t = hlb_table_acquire(c->cfg.slot);
+    struct hlb_worker *const *w = c->cfg.workers;
+    struct hlb_adopt_batch *b = hlb_cookie_adopt(t, w, c->cfg.slot->n_readers, doc, err);
+    json_decref(doc);
+    if (!b) {
+        pthread_mutex_unlock(&c->lock);
+        return 400;
+    }
+    uint64_t until = c->cfg.now_ms() + 1000;
+    while (hlb_adopt_pending(b, w) && c->cfg.now_ms() < until)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    *answer = hlb_adopt_answer(b, w);
+    pthread_mutex_unlock(&c->lock);
+    hlb_adopt_batch_free(b);
+    return 0;
 }
 
 /* ---- flow pins (pins.h) ------------------------------------------------------------ */
@@ -222,9 +257,9 @@ json_t *hlb_control_health(struct hlb_control *c, unsigned *status)
     int alive = now - hb <= c->cfg.health_timeout_ms;
     uint64_t v = __atomic_load_n(&c->running_version, __ATOMIC_ACQUIRE);
     *status = alive ? 200 : 503;
-    return json_pack("{s:s,s:I,s:b,s:I}", "status", alive ? "ok" : "stalled", "version",
+    return json_pack("{s:s,s:I,s:b,s:I,s:s}", "status", alive ? "ok" : "stalled", "version",
                      (json_int_t)v, "gatewayResolved", tot.gw_known, "lastLoopMsAgo",
-                     (json_int_t)(now - hb));
+                     (json_int_t)(now - hb), "boot", c->boot);
 }
 
 /* allow: the methods of the path, sent as "Allow" (with 405), or NULL. */
@@ -388,6 +423,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
                                                           "ring_full", (int)full));
         }
         allow = "POST";
+    } else if (strcmp(url, "/cheetah/adopt") == 0) {
+        if (strcmp(method, "POST") == 0) {
+            struct upload *u = *con_cls;
+            if (u->too_big)
+                return send_json(conn, 413, json_pack("{s:s}", "error", "body too large"));
+            struct hlb_table_error err = {{0}, {0}};
+            json_t *answer = NULL;
+            if (hlb_control_adopt(c, u->buf ? u->buf : "", u->len, &err, &answer) != 0)
+                return send_json(conn, 400, json_pack("{s:s,s:s,s:s}", "error", "invalid report",
+                                                      "field", err.field, "reason", err.reason));
+            return send_json(conn, 200, answer);
+        }
+        allow = "POST";
     } else if (strcmp(url, "/pins") == 0) {
         if (is_put && strcmp(method, "PUT") != 0) {
             struct upload *u = *con_cls;
@@ -513,6 +561,10 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
     if (!c)
         return NULL;
     c->cfg = *cfg;
+    uint64_t boot = 0;
+    if (getrandom(&boot, sizeof(boot), 0) != (ssize_t)sizeof(boot))
+        boot = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+    snprintf(c->boot, sizeof(c->boot), "%016llx", (unsigned long long)boot);
     c->cfg.table_opt.n_workers = cfg->slot ? cfg->slot->n_readers : 1;  /* counter slices */
     c->retired = json_object();
     pthread_mutex_init(&c->lock, NULL);

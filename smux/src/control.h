@@ -25,6 +25,7 @@
 #include "workers.h"
 
 struct hlb_control;
+struct json_t;
 
 /* Extra metrics source (e.g. ethdev port counters), called under the control lock. */
 typedef void (*hlb_metrics_fn)(FILE *out, void *arg);
@@ -49,6 +50,10 @@ struct hlb_control_config {
     const char *table_state;
     /* Flow pins held at most (POST /pins answers 507 beyond); 0: HLB_MAX_PINS. */
     uint32_t max_pins;
+    /* --stateful-adopt-grace: the workers hold stateful hints this long when a table
+     * gives this SMux an owner id of a VIP it did not have (COOKIE-SPEC §7, "Adoption");
+     * 0: never. */
+    uint32_t adopt_grace_ms;
 };
 
 /* Whether the control API may listen on addr (IPv4) with or without TLS: 0, or -1 with the
@@ -72,6 +77,11 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len);   /* caller frees
 /* POST /loads, POST /cheetah/closed: 0 (*done: DIPs matched, or indexes queued;
  * *full: releases a full ring refused), or 400 (err filled, nothing changed). */
 enum hlb_report { HLB_REPORT_LOADS, HLB_REPORT_CLOSED };
+
+/* POST /cheetah/adopt (cookie_reports.h): queued to the workers, waited for (at most
+ * a second), answered in *answer.  0, or 400 with err (nothing queued). */
+int hlb_control_adopt(struct hlb_control *c, const char *body, size_t len,
+                      struct hlb_table_error *err, struct json_t **answer);
 int hlb_control_report(struct hlb_control *c, enum hlb_report kind, const char *body,
                        size_t len, struct hlb_table_error *err, unsigned *done,
                        unsigned *full);

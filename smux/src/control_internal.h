@@ -25,6 +25,10 @@ struct hlb_control {
     char *pem[3];                  /* TLS: certificate, key, CA (NULL: plain HTTP) */
     struct hlb_pin_table *pins;    /* the flow pins in force (pins.h); NULL: none */
     uint64_t pin_changes;          /* pins put and removed */
+    /* This process's random id, in /health: a host agent that sees it change
+     * re-reports the stateful connections of this SMux's owner id (its ConnTable
+     * started empty; COOKIE-SPEC §7, "Adoption"). */
+    char boot[17];
 };
 
 #define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)

@@ -246,14 +246,18 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
                 "placed by their entry (hit) or naming none (miss, a bad_cookie drop), "
                 "entries freed by a close report (released) or idle (idle_expired), segments sent to their owner SMux "
                 "(forwarded), IP-in-IP frames from another SMux (decapsulated), and those "
-                "naming yet another owner (foreign_bad, dropped).");
+                "naming yet another owner (foreign_bad, dropped); entries given back by the "
+                "host agents' re-reports (adopted) or refused as their index held another "
+                "connection (adopt_taken), owner SYNs left stateless while a re-report was "
+                "awaited (held_syn).");
     {
         const struct { const char *name; uint64_t v; } ev[] = {
             {"inserted", tot.sf.inserts}, {"exhausted", tot.sf.exhausted},
             {"hit", tot.sf.hits}, {"miss", tot.sf.misses}, {"released", tot.sf.released},
 {"idle_expired", tot.sf.idle_expired},
             {"forwarded", tot.sf.forwarded}, {"decapsulated", st->ck_decapsulated},
-            {"foreign_bad", tot.sf.foreign_bad}};
+            {"foreign_bad", tot.sf.foreign_bad}, {"adopted", tot.sf.adopted},
+            {"adopt_taken", tot.sf.adopt_taken}, {"held_syn", tot.sf.held_syns}};
         for (size_t k = 0; k < sizeof(ev) / sizeof(ev[0]); k++)
             fprintf(f, "hlb_smux_cookie_stateful_total{event=\"%s\"} %llu\n", ev[k].name,
                     (unsigned long long)ev[k].v);
@@ -431,7 +435,7 @@ json_t *hlb_control_stats_report(struct hlb_control *c)
     for (int m = 0; m < HLB_MECH_MAX; m++)
         json_object_set_new(syns, hlb_mechanism_names[m], json_integer((json_int_t)tot.st.ck_syns[m]));
     json_t *stateful = json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
         "entries", (json_int_t)tot.sf.entries, "capacity", (json_int_t)tot.sf_capacity,
         "inserted", (json_int_t)tot.sf.inserts, "exhausted", (json_int_t)tot.sf.exhausted,
         "hit", (json_int_t)tot.sf.hits, "miss", (json_int_t)tot.sf.misses,
@@ -439,7 +443,9 @@ json_t *hlb_control_stats_report(struct hlb_control *c)
         "idle_expired", (json_int_t)tot.sf.idle_expired, "forwarded", (json_int_t)tot.sf.forwarded,
         "decapsulated", (json_int_t)tot.st.ck_decapsulated,
         "foreign_bad", (json_int_t)tot.sf.foreign_bad,
-        "stateless_syns", (json_int_t)tot.st.ck_stateless_syns);
+        "stateless_syns", (json_int_t)tot.st.ck_stateless_syns,
+        "adopted", (json_int_t)tot.sf.adopted, "adopt_taken", (json_int_t)tot.sf.adopt_taken,
+        "held_syns", (json_int_t)tot.sf.held_syns);
     json_t *quic = json_pack("{s:I,s:I,s:I,s:I}", "decoded", (json_int_t)tot.st.quic_decoded,
                              "initial", (json_int_t)tot.st.quic_initial,
                              "invalid", (json_int_t)tot.st.drops[HLB_DROP_BAD_QUIC_CID],

@@ -6,20 +6,25 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 struct closed {
     const struct hlb_service *s;
     uint32_t client;
     uint16_t cport, vport;     /* network order */
     uint32_t ident;
+    uint16_t server;           /* an adoption's: the connection's server id */
 };
 
-static int rerr(struct hlb_table_error *err, size_t i, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int rerr(struct hlb_table_error *err, size_t i, const char *key, const char *fmt, ...)
+/* An error in entry i of the report's list (closed or adopt), at key. */
+static int rerr(struct hlb_table_error *err, const char *list, size_t i, const char *key,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int rerr(struct hlb_table_error *err, const char *list, size_t i, const char *key,
+                const char *fmt, ...)
 {
     va_list ap;
-    snprintf(err->field, sizeof(err->field), "closed[%zu]%s%s", i, *key ? "." : "", key);
+    snprintf(err->field, sizeof(err->field), "%s[%zu]%s%s", list, i, *key ? "." : "", key);
     va_start(ap, fmt);
     vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
     va_end(ap);
@@ -45,71 +50,97 @@ static int get_uint(json_t *o, const char *key, long long max, long long *out)
     return 0;
 }
 
-/* Entry i of the report, checked against t. */
-static int parse_one(const struct hlb_vip_table *t, json_t *o, size_t i, struct closed *c,
-                     struct hlb_table_error *err)
+/* Entry i of the report's list (closed or adopt: an adoption also names the server),
+ * checked against t. */
+static int parse_one(const struct hlb_vip_table *t, const char *list, json_t *o, size_t i,
+                     struct closed *c, struct hlb_table_error *err)
 {
     uint32_t vip;
     long long port, cport, ident;
     if (!json_is_object(o))
-        return rerr(err, i, "", "must be an object");
+        return rerr(err, list, i, "", "must be an object");
     if (get_ip(o, "vip", &vip) != 0)
-        return rerr(err, i, "vip", "must be an IPv4 address");
+        return rerr(err, list, i, "vip", "must be an IPv4 address");
     if (get_uint(o, "port", 65535, &port) != 0 || port == 0)
-        return rerr(err, i, "port", "must be the VIP's TCP port, 1..65535");
+        return rerr(err, list, i, "port", "must be the VIP's TCP port, 1..65535");
     if (get_ip(o, "client", &c->client) != 0)
-        return rerr(err, i, "client", "must be an IPv4 address");
+        return rerr(err, list, i, "client", "must be an IPv4 address");
     if (get_uint(o, "clientPort", 65535, &cport) != 0)
-        return rerr(err, i, "clientPort", "must be an integer 0..65535");
+        return rerr(err, list, i, "clientPort", "must be an integer 0..65535");
     if (get_uint(o, "ident", HLB_COOKIE_MASK, &ident) != 0 || !(ident & HLB_COOKIE_STATEFUL))
-        return rerr(err, i, "ident", "must be a stateful ident, 16384..32767 (bit 14 set)");
+        return rerr(err, list, i, "ident", "must be a stateful ident, 16384..32767 (bit 14 set)");
     c->s = hlb_table_lookup(t, vip, HLB_IPPROTO_TCP, htons((uint16_t)port));
     if (!c->s || c->s->affinity != HLB_AFF_CHEETAH_STATEFUL)
-        return rerr(err, i, "vip", "no cheetah-stateful VIP %s tcp port %lld in the running "
+        return rerr(err, list, i, "vip", "no cheetah-stateful VIP %s tcp port %lld in the running "
                     "table", json_string_value(json_object_get(o, "vip")), port);
     uint32_t owner = ((uint32_t)ident >> HLB_SF_OWNER_SHIFT) & 15u;
     if (c->s->sf_self == HLB_SF_NOT_OWNER)
-        return rerr(err, i, "ident", "this SMux is no owner of the VIP (not in its "
+        return rerr(err, list, i, "ident", "this SMux is no owner of the VIP (not in its "
                     "statefulOwners): send the report to owner %u", owner);
     if (owner != c->s->sf_self)
-        return rerr(err, i, "ident", "names owner %u; this SMux is owner %u of the VIP",
+        return rerr(err, list, i, "ident", "names owner %u; this SMux is owner %u of the VIP",
                     owner, c->s->sf_self);
+    c->server = 0;
+    if (strcmp(list, "adopt") == 0) {
+        long long server;
+        if (get_uint(o, "serverId", HLB_COOKIE_SERVER_ID_MAX, &server) != 0 || server == 0)
+            return rerr(err, list, i, "serverId", "must be a server id, 1..%u",
+                        HLB_COOKIE_SERVER_ID_MAX);
+        if (hlb_ck_server_dip(t, c->s, (uint32_t)server) < 0)
+            return rerr(err, list, i, "serverId", "server %lld is no server of the VIP's pool",
+                        server);
+        c->server = (uint16_t)server;
+    }
     c->cport = htons((uint16_t)cport);
     c->vport = htons((uint16_t)port);
     c->ident = (uint32_t)ident;
     return 0;
 }
 
-int hlb_cookie_closed(const struct hlb_vip_table *t, struct hlb_worker *const *w, unsigned n,
-                      json_t *doc, unsigned *queued, unsigned *full,
-                      struct hlb_table_error *err)
+/* The array doc.list, every entry valid against t, and every worker keeping stateful
+ * entries; else -1 with err. */
+static json_t *parse_all(const struct hlb_vip_table *t, struct hlb_worker *const *w, unsigned n,
+                         json_t *doc, const char *list, struct hlb_table_error *err)
 {
-    json_t *a = json_is_object(doc) ? json_object_get(doc, "closed") : NULL;
+    json_t *a = json_is_object(doc) ? json_object_get(doc, list) : NULL;
     if (!json_is_object(doc)) {
         snprintf(err->field, sizeof(err->field), "(document)");
         snprintf(err->reason, sizeof(err->reason), "must be a JSON object");
-        return -1;
+        return NULL;
     }
     if (!json_is_array(a)) {
-        snprintf(err->field, sizeof(err->field), "closed");
+        snprintf(err->field, sizeof(err->field), "%s", list);
         snprintf(err->reason, sizeof(err->reason), a ? "must be an array" : "required");
-        return -1;
+        return NULL;
     }
     size_t i;
     json_t *o;
     struct closed c;
     json_array_foreach(a, i, o)                /* validate everything first */
-        if (parse_one(t, o, i, &c, err) != 0)
-            return -1;
+        if (parse_one(t, list, o, i, &c, err) != 0)
+            return NULL;
     for (unsigned k = 0; k < n; k++)
         if (!w[k]->sf) {
-            snprintf(err->field, sizeof(err->field), "closed");
+            snprintf(err->field, sizeof(err->field), "%s", list);
             snprintf(err->reason, sizeof(err->reason), "this SMux keeps no stateful entries");
-            return -1;
+            return NULL;
         }
+    return a;
+}
+
+int hlb_cookie_closed(const struct hlb_vip_table *t, struct hlb_worker *const *w, unsigned n,
+                      json_t *doc, unsigned *queued, unsigned *full,
+                      struct hlb_table_error *err)
+{
+    json_t *a = parse_all(t, w, n, doc, "closed", err);
+    if (!a)
+        return -1;
+    size_t i;
+    json_t *o;
+    struct closed c;
     *queued = *full = 0;
     json_array_foreach(a, i, o) {
-        parse_one(t, o, i, &c, err);
+        parse_one(t, "closed", o, i, &c, err);
         const struct hlb_service *s = c.s;
         uint64_t h = hlb_ck_hash(s, c.client, c.cport, c.vport);
         /* To every worker: which one the flow reaches is the NIC's (or the kernel's)
@@ -124,6 +155,131 @@ int hlb_cookie_closed(const struct hlb_vip_table *t, struct hlb_worker *const *w
             (*queued)++;
         else
             (*full)++;
+    }
+    return 0;
+}
+
+struct hlb_adopt_batch {
+    size_t n;                  /* entries */
+    unsigned workers;
+    uint32_t *part, *index;    /* per entry */
+    int64_t *pos;              /* per entry and worker: its ring slot, -1 ring full */
+};
+
+struct hlb_adopt_batch *hlb_cookie_adopt(const struct hlb_vip_table *t,
+                                         struct hlb_worker *const *w, unsigned n, json_t *doc,
+                                         struct hlb_table_error *err)
+{
+    json_t *a = parse_all(t, w, n, doc, "adopt", err);
+    if (!a)
+        return NULL;
+    struct hlb_adopt_batch *b = calloc(1, sizeof(*b));
+    size_t m = json_array_size(a);
+    if (b) {
+        b->n = m;
+        b->workers = n;
+        b->part = calloc(m + 1, sizeof(*b->part));
+        b->index = calloc(m + 1, sizeof(*b->index));
+        b->pos = calloc(m * n + 1, sizeof(*b->pos));
+    }
+    if (!b || !b->part || !b->index || !b->pos) {
+        hlb_adopt_batch_free(b);
+        snprintf(err->field, sizeof(err->field), "adopt");
+        snprintf(err->reason, sizeof(err->reason), "out of memory");
+        return NULL;
+    }
+    size_t i;
+    json_t *o;
+    struct closed c;
+    json_array_foreach(a, i, o) {
+        parse_one(t, "adopt", o, i, &c, err);
+        uint64_t h = hlb_ck_hash(c.s, c.client, c.cport, c.vport);
+        b->index[i] = c.ident & HLB_SF_INDEX_MASK;
+        /* Every worker, as for a close report: the flow reaches one the NIC picks; a
+         * copy in another is never refreshed and leaves by the idle sweep. */
+        for (unsigned k = 0; k < n; k++) {
+            uint32_t p = hlb_sf_part_of(w[k]->sf, h, c.s->ck_mode == HLB_COOKIE_CRC32C);
+            b->part[i] = p;
+            b->pos[i * n + k] = hlb_sf_queue_adopt(w[k]->sf, p, b->index[i], h, c.server);
+        }
+    }
+    return b;
+}
+
+int hlb_adopt_pending(const struct hlb_adopt_batch *b, struct hlb_worker *const *w)
+{
+    for (size_t i = 0; i < b->n; i++)
+        for (unsigned k = 0; k < b->workers; k++) {
+            int64_t pos = b->pos[i * b->workers + k];
+            if (pos >= 0 && hlb_sf_adopt_result(w[k]->sf, pos) == HLB_SF_ADOPT_PENDING)
+                return 1;
+        }
+    return 0;
+}
+
+json_t *hlb_adopt_answer(const struct hlb_adopt_batch *b, struct hlb_worker *const *w)
+{
+    json_int_t adopted = 0, held = 0, pending = 0, full = 0;
+    json_t *taken = json_array();
+    for (size_t i = 0; i < b->n; i++) {
+        /* An entry's outcome: refused by some worker, else not applied by some, else
+         * adopted by some, else held by all. */
+        int t = 0, pend = 0, ful = 0, adopt = 0;
+        json_t *refused = json_array();
+        for (unsigned k = 0; k < b->workers; k++) {
+            int64_t pos = b->pos[i * b->workers + k];
+            uint32_t r = pos < 0 ? HLB_SF_ADOPT_PENDING : hlb_sf_adopt_result(w[k]->sf, pos);
+            ful |= pos < 0;
+            pend |= pos >= 0 && r == HLB_SF_ADOPT_PENDING;
+            adopt |= r == HLB_SF_ADOPTED;
+            if (r == HLB_SF_ADOPT_TAKEN) {
+                t = 1;
+                json_array_append_new(refused, json_integer(k));
+            }
+        }
+        if (t) {
+            char field[32], reason[160];
+            snprintf(field, sizeof(field), "adopt[%zu].ident", i);
+            snprintf(reason, sizeof(reason), "index %u of partition %u holds another "
+                     "connection", b->index[i], b->part[i]);
+            json_array_append_new(taken, json_pack("{s:s,s:s,s:o}", "field", field, "reason",
+                                                   reason, "workers", refused));
+        } else {
+            json_decref(refused);
+            if (ful)
+                full++;
+            else if (pend)
+                pending++;
+            else if (adopt)
+                adopted++;
+            else
+                held++;
+        }
+    }
+    return json_pack("{s:I,s:I,s:I,s:I,s:o}", "adopted", adopted, "held", held, "pending",
+                     pending, "ring_full", full, "taken", taken);
+}
+
+void hlb_adopt_batch_free(struct hlb_adopt_batch *b)
+{
+    if (!b)
+        return;
+    free(b->part);
+    free(b->index);
+    free(b->pos);
+    free(b);
+}
+
+int hlb_cookie_took_owner(const struct hlb_vip_table *cur, const struct hlb_vip_table *t)
+{
+    for (uint32_t i = 0; i < t->n_services; i++) {
+        const struct hlb_service *s = &t->services[i];
+        if (s->affinity != HLB_AFF_CHEETAH_STATEFUL || s->sf_self == HLB_SF_NOT_OWNER)
+            continue;
+        const struct hlb_service *o = hlb_table_lookup_exact(cur, hlb_service_key(s->vip, s->proto,
+                                                                                   s->port));
+        if (!o || o->affinity != HLB_AFF_CHEETAH_STATEFUL || o->sf_self != s->sf_self)
+            return 1;
     }
     return 0;
 }

@@ -6,6 +6,10 @@
  *       connections of cheetah-stateful VIPs that ended at their server (under
  *       direct server return the SMux never sees the server's FIN): each one's
  *       stateful index is released by the worker that owns it (stateful.h);
+ *   POST /cheetah/adopt   {"adopt": [{... the same ..., "serverId": 7}, ...]}
+ *       connections of this SMux's owner id that the host agents re-report (after
+ *       this SMux took the owner id, or restarted: COOKIE-SPEC §7, "Adoption"):
+ *       each one's entry is put back at its index, unless another connection holds it;
  *   POST /loads           {"loads": [{"dip": "10.0.0.1", "load": 0.73}, ...]}
  *       the DIPs' loads for p2c, least-loaded and AWRR (balance.h).
  *
@@ -24,5 +28,33 @@ struct json_t;
 int hlb_cookie_closed(const struct hlb_vip_table *t, struct hlb_worker *const *w, unsigned n,
                       struct json_t *doc, unsigned *queued, unsigned *full,
                       struct hlb_table_error *err);
+
+/* An adoption report queued to the workers (hlb_cookie_adopt), read back once they
+ * have applied it. */
+struct hlb_adopt_batch;
+
+/* The adoption report doc against table t and the n workers w: every entry checked
+ * (as a close report, and serverId a server of the VIP's pool), then queued to every
+ * worker.  The batch, or NULL with err (nothing queued). */
+struct hlb_adopt_batch *hlb_cookie_adopt(const struct hlb_vip_table *t,
+                                         struct hlb_worker *const *w, unsigned n,
+                                         struct json_t *doc, struct hlb_table_error *err);
+
+/* 1 while some worker has not applied its part of b. */
+int hlb_adopt_pending(const struct hlb_adopt_batch *b, struct hlb_worker *const *w);
+
+/* The answer: {"adopted":A,"held":H,"pending":P,"ring_full":F,"taken":[{"field":
+ * "adopt[i].ident","reason":...,"workers":[k...]}]}.  Read under the lock that
+ * queued b (the ring slots hold the outcomes until the next request). */
+struct json_t *hlb_adopt_answer(const struct hlb_adopt_batch *b, struct hlb_worker *const *w);
+
+void hlb_adopt_batch_free(struct hlb_adopt_batch *b);
+
+/* 1 when table t gives this SMux an owner id of a cheetah-stateful service that the
+ * running table cur did not: another id, one where it owned nothing, or a service cur
+ * does not have as cheetah-stateful (a fresh SMux's first table, as an SMux that took a
+ * lost owner's id gets it; also a new VIP, which costs its first SYNs their index): the
+ * host agents may be about to re-report that id's connections. */
+int hlb_cookie_took_owner(const struct hlb_vip_table *cur, const struct hlb_vip_table *t);
 
 #endif

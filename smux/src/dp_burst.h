@@ -249,7 +249,9 @@ cheetah_syn_placed(struct hlb_worker *w, const struct hlb_vip_table *t,
         return;
     }
     int idx = -1;
-    if (dip >= 0 && s->sf_self != HLB_SF_NOT_OWNER) {
+    if (dip >= 0 && s->sf_self != HLB_SF_NOT_OWNER && w->sf->hints_held) {
+        w->sf->st.held_syns++;          /* the agents are re-reporting: stateless */
+    } else if (dip >= 0 && s->sf_self != HLB_SF_NOT_OWNER) {
         uint32_t p = hlb_sf_part_of(w->sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
         idx = hlb_sf_insert(w->sf, p, t->server_ids[dip], h, now);
         if (idx >= 0)

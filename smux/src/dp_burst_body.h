@@ -619,7 +619,9 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     /* An owner's SYNs pop an index each (cheetah_syn_placed()): their partitions,
      * and the stack tops they will pop fetched together.  The table's arrays, the
      * round-robin position and the counters stay in locals for the run. */
-    const int owner = sf_syn && s->sf_self != HLB_SF_NOT_OWNER;
+    /* (an owner whose agents are re-reporting its connections places SYNs stateless) */
+    const int held = sf_syn && s->sf_self != HLB_SF_NOT_OWNER && sf->hints_held;
+    const int owner = sf_syn && s->sf_self != HLB_SF_NOT_OWNER && !held;
     const struct hlb_sf_arrays sa = owner ? hlb_sf_arrays_of(sf) : (struct hlb_sf_arrays){0};
     const int crc = s->ck_mode == HLB_COOKIE_CRC32C;
     uint32_t part[HLB_MAX_BURST];
@@ -677,6 +679,8 @@ HLB_PASTE(HLB_SRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         sf->st.entries += inserts;
         sf->st.exhausted += exhausted;
     }
+    if (held)
+        sf->st.held_syns += k;
     lean_run_done(r, first, first + k, rx_bytes, inner_bytes, overhead);
     return first + k;
 }

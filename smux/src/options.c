@@ -45,6 +45,10 @@ static void usage(FILE *f)
             "  --stateful-idle S     free a stateful entry idle this long, seconds\n"
             "                        0.001..1000000 (default 120; the host agent's close\n"
             "                        report frees it at once)\n"
+            "  --stateful-adopt-grace S\n"
+            "                        give no stateful index for S seconds after start and\n"
+            "                        after taking an owner id, while the host agents\n"
+            "                        re-report its connections, 0..600 (default 5, 0 = off)\n"
             "  --idle-sleep-us N     sleep up to N us when polls come back empty, 0..100000\n"
             "                        (default 200, 0 = busy poll)\n"
             "  --exit-when-idle MS   exit MS after the last packet, 0..86400000 (tests)\n"
@@ -185,7 +189,7 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
         {"bench-prefill", 1, 0, 10}, {"bench-vip", 1, 0, 11}, {"bench-raw-forward", 0, 0, 12},
         {"rx-distribution", 1, 0, 13}, {"tls-cert", 1, 0, 14}, {"tls-key", 1, 0, 15},
         {"tls-ca", 1, 0, 16}, {"stateful-partitions", 1, 0, 17}, {"stateful-idle", 1, 0, 18},
-        {"table-state", 1, 0, 19},
+        {"table-state", 1, 0, 19}, {"stateful-adopt-grace", 1, 0, 20},
         {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     *o = (struct options){.mode = "one-arm", .mtu = 1500, .ttl = 64, .mgmt_addr = mgmt_addr,
@@ -194,7 +198,8 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
                                        HLB_CONN_DEFAULT_FIN_MS, HLB_CONN_DEFAULT_UDP_MS},
                           .idle_sleep_us = 200,
                           .stateful_partitions = HLB_SF_DEFAULT_PARTITIONS,
-                          .stateful_idle_ms = HLB_SF_DEFAULT_IDLE_MS};
+                          .stateful_idle_ms = HLB_SF_DEFAULT_IDLE_MS,
+                          .stateful_adopt_grace_ms = HLB_SF_DEFAULT_ADOPT_GRACE_MS};
     int c, li = -1;
     char addr[64];
     uint64_t v = 0;
@@ -259,6 +264,12 @@ int hlb_parse_options(int argc, char **argv, struct options *o)
             o->stateful_partitions = (uint32_t)v;
             break;
         case 18: bad = opt_timeout(opt, arg, &o->stateful_idle_ms); break;
+        case 20: {
+            double g = 0;
+            if (!(bad = opt_double(opt, arg, 0, 600, &g)))
+                o->stateful_adopt_grace_ms = (uint32_t)(g * 1000 + 0.5);
+            break;
+        }
         case 5:
             /* At most 0.1 s: the backoff doubles up to it and sleeps that long, and
              * /health calls the loop stalled after 1 s without a turn. */

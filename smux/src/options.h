@@ -23,6 +23,7 @@ struct options {
     struct hlb_conn_timeouts timeouts;
     uint32_t stateful_partitions;     /* per worker, a power of two (stateful.h) */
     uint32_t stateful_idle_ms;
+    uint32_t stateful_adopt_grace_ms; /* hints held at start and on a new owner id; 0 = off */
     const char *rx_distribution;      /* NULL (by the ports), "queues" or "software" */
     uint32_t idle_sleep_us;           /* 0: busy poll */
     uint32_t exit_when_idle_ms;       /* tests: exit once traffic stopped this long */

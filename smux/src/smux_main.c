@@ -295,7 +295,7 @@ static int worker_loop(void *arg)
     while (!stop_flag) {
         uint64_t tsc = rte_rdtsc();
         uint32_t now = tsc_ms(tsc);
-        hlb_sf_drain(w->sf);          /* the host agents' close reports (control.c) */
+        hlb_sf_drain(w->sf, now);     /* the host agents' close and adopt reports (control.c) */
         struct hlb_vip_table *t = hlb_table_enter(&run.slot, w->id);
         unsigned total_rx = hlb_io_poll(&x->io, t, now);
         hlb_table_quiesce(&run.slot, w->id, t);
@@ -508,6 +508,10 @@ int main(int argc, char **argv)
             HLB_LOG_ERR("cannot allocate %u stateful partitions", o.stateful_partitions);
             return eal_exit(1);
         }
+        /* A restarted owner's host agents re-report its connections: their indexes
+         * stay free for them meanwhile (COOKIE-SPEC §7, "Adoption"). */
+        if (o.stateful_adopt_grace_ms)
+            hlb_sf_hold_hints(w->sf, o.stateful_adopt_grace_ms);
         w->rng = 0x9e3779b97f4a7c15ull * (k + 1);
         atomic_store(&w->heartbeat_ms, mono_ms());
     }
@@ -534,7 +538,8 @@ int main(int argc, char **argv)
         .workers = wp, .now_ms = mono_ms, .health_timeout_ms = HEALTH_TIMEOUT_MS,
         .table_opt = {.default_pin = o.conn_table, .self_ip = o.self_ip}, .extra_metrics = port_metrics,
         .extra_metrics_arg = &run.ports, .tls_cert = o.tls_cert, .tls_key = o.tls_key,
-        .tls_ca = o.tls_ca, .table_state = o.table_state};
+        .tls_ca = o.tls_ca, .table_state = o.table_state,
+        .adopt_grace_ms = o.stateful_adopt_grace_ms};
     struct hlb_control *ctl = hlb_control_start(&cc);
     if (!ctl)
         return eal_exit(1);

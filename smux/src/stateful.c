@@ -55,15 +55,78 @@ void hlb_sf_free(struct hlb_sf_table *sf)
     free(sf);
 }
 
-int hlb_sf_queue_release(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint64_t h)
+/* Queues r; its position, or -1 when the ring is full. */
+static int64_t sf_queue(struct hlb_sf_table *sf, struct hlb_sf_release r)
 {
     uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_relaxed);
     uint32_t tail = atomic_load_explicit(&sf->ring_tail, memory_order_acquire);
     if (head - tail >= HLB_SF_RING)
         return -1;
-    sf->ring[head % HLB_SF_RING] = (struct hlb_sf_release){.h = h, .part = p, .index = idx};
+    sf->ring[head % HLB_SF_RING] = r;
     atomic_store_explicit(&sf->ring_head, head + 1, memory_order_release);
+    return head;
+}
+
+int hlb_sf_queue_release(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint64_t h)
+{
+    return sf_queue(sf, (struct hlb_sf_release){.h = h, .part = p, .index = (uint16_t)idx}) < 0
+               ? -1 : 0;
+}
+
+int64_t hlb_sf_queue_adopt(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint64_t h,
+                           uint16_t server)
+{
+    return sf_queue(sf, (struct hlb_sf_release){.h = h, .part = p, .index = (uint16_t)idx,
+                                                .server = server & HLB_SF_SERVER_MASK});
+}
+
+uint32_t hlb_sf_adopt_result(const struct hlb_sf_table *sf, int64_t pos)
+{
+    uint32_t tail = atomic_load_explicit(&sf->ring_tail, memory_order_acquire);
+    if ((int32_t)(tail - (uint32_t)pos) <= 0)
+        return HLB_SF_ADOPT_PENDING;
+    return sf->ring[(uint32_t)pos % HLB_SF_RING].part;
+}
+
+void hlb_sf_hold_hints(struct hlb_sf_table *sf, uint32_t ms)
+{
+    atomic_store_explicit(&sf->hold_request, ms ? ms : 1, memory_order_release);
+}
+
+/* The worker: index idx of partition p (free) taken off its stack for h on server,
+ * at tick; 1, or 0 if it is on no stack (never, while hlb_sf_check() holds).  A scan
+ * of the stack (at most 1024 slots): adoptions are rare. */
+static int sf_adopt_free(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint64_t h,
+                         uint16_t server, uint32_t tick)
+{
+    uint32_t n = sf->n_free[p];
+    for (uint32_t k = 0; k < n; k++) {
+        uint16_t *slot = hlb_sf_stack_slot(sf, p, k);
+        if (*slot == idx) {
+            *slot = *hlb_sf_stack_slot(sf, p, n - 1);   /* the top fills the hole */
+            sf->n_free[p] = (uint16_t)(n - 1);
+            *hlb_sf_entry(sf, p, idx) = hlb_sf_word(h, server, tick);
+            sf->st.entries++;
+            sf->st.adopted++;
+            return 1;
+        }
+    }
     return 0;
+}
+
+/* The worker: adoption r (its outcome into r->part). */
+static void sf_adopt(struct hlb_sf_table *sf, struct hlb_sf_release *r, uint32_t tick)
+{
+    uint32_t p = r->part & sf->part_mask, idx = r->index & HLB_SF_INDEX_MASK;
+    uint64_t e = *hlb_sf_entry(sf, p, idx);
+    if (e == 0 && sf_adopt_free(sf, p, idx, r->h, r->server, tick)) {
+        r->part = HLB_SF_ADOPTED;
+    } else if (hlb_sf_server_of(e, r->h)) {
+        r->part = HLB_SF_ADOPT_HELD;
+    } else {
+        sf->st.adopt_taken++;
+        r->part = HLB_SF_ADOPT_TAKEN;
+    }
 }
 
 static inline void sf_prefetch_release(const struct hlb_sf_table *sf, uint32_t k)
@@ -72,8 +135,16 @@ static inline void sf_prefetch_release(const struct hlb_sf_table *sf, uint32_t k
     __builtin_prefetch(hlb_sf_entry(sf, r->part & sf->part_mask, r->index & HLB_SF_INDEX_MASK), 1);
 }
 
-unsigned hlb_sf_drain(struct hlb_sf_table *sf)
+unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now)
 {
+    uint32_t hold = atomic_load_explicit(&sf->hold_request, memory_order_relaxed);
+    if (hold) {
+        hold = atomic_exchange_explicit(&sf->hold_request, 0, memory_order_acquire);
+        sf->hints_held = 1;
+        sf->hints_until = now + hold;
+    } else if (sf->hints_held && (int32_t)(now - sf->hints_until) >= 0) {
+        sf->hints_held = 0;
+    }
     uint32_t tail = atomic_load_explicit(&sf->ring_tail, memory_order_relaxed);
     uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_acquire);
     unsigned n = 0;
@@ -90,7 +161,11 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf)
     for (; tail != head; tail++, n++) {
         if (head - tail > HLB_SF_DRAIN_AHEAD)
             sf_prefetch_release(sf, tail + HLB_SF_DRAIN_AHEAD);
-        const struct hlb_sf_release *r = &sf->ring[tail % HLB_SF_RING];
+        struct hlb_sf_release *r = &sf->ring[tail % HLB_SF_RING];
+        if (r->server) {
+            sf_adopt(sf, r, hlb_sf_tick(sf, now));
+            continue;
+        }
         uint32_t p = r->part & part_mask, idx = r->index & HLB_SF_INDEX_MASK;
         if (hlb_sf_server_of(a.ent[hlb_sf_pos(a.part_bits, p, idx)], r->h)) {
             hlb_sf_push(a, p, idx);

@@ -37,6 +37,9 @@
 #define HLB_SF_MAX_PARTITIONS 65536u
 #define HLB_SF_DEFAULT_PARTITIONS 64u
 #define HLB_SF_DEFAULT_IDLE_MS 120000u  /* > 4 host keep-alives (COOKIE-SPEC §6: 25 s) */
+/* Hints held after start and after taking an owner id (COOKIE-SPEC §7, "Adoption"):
+ * longer than the host agents take to see the change (1 s) and re-report. */
+#define HLB_SF_DEFAULT_ADOPT_GRACE_MS 5000u
 #define HLB_SF_RING 4096u               /* releases queued per worker */
 
 /* An entry is one 64-bit word, so that the default 64 partitions' entries and stacks
@@ -49,10 +52,22 @@
 #define HLB_SF_SERVER_SHIFT HLB_SF_SEEN_BITS
 #define HLB_SF_SERVER_MASK 0x3fffu
 
+/* A control request to a worker: a release (server 0) or an adoption (server id):
+ * a connection whose host agent re-reports it (POST /cheetah/adopt, after this SMux
+ * took its owner id or restarted) gets its entry back at its (part, index).  The
+ * worker writes an adoption's outcome (enum hlb_sf_adopt_result) into part. */
 struct hlb_sf_release {
     uint64_t h;
     uint32_t part;
-    uint32_t index;
+    uint16_t index;
+    uint16_t server;
+};
+
+enum hlb_sf_adopt_result {
+    HLB_SF_ADOPT_PENDING = 0xffffffffu,  /* queued, not applied yet (the producer's mark) */
+    HLB_SF_ADOPTED = 0,                  /* the free index now holds the connection */
+    HLB_SF_ADOPT_HELD,                   /* the index already held this connection */
+    HLB_SF_ADOPT_TAKEN,                  /* the index holds another connection: refused */
 };
 
 struct hlb_sf_stats {
@@ -65,6 +80,9 @@ struct hlb_sf_stats {
     uint64_t idle_expired;      /* entries freed by the idle sweep */
     uint64_t forwarded;         /* segments sent to their owner SMux (two tiers) */
     uint64_t foreign_bad;       /* decapsulated segments naming another owner: dropped */
+    uint64_t adopted;           /* entries given back by an adoption (POST /cheetah/adopt) */
+    uint64_t adopt_taken;       /* adoptions refused: the index held another connection */
+    uint64_t held_syns;         /* owner SYNs left stateless while hints are held */
 };
 
 struct hlb_sf_table {
@@ -90,6 +108,13 @@ struct hlb_sf_table {
     uint32_t refresh_ticks;     /* seen is rewritten at most this often per entry */
     uint32_t sweep_pos;         /* next entry of the sweep: its position in ent */
     struct hlb_sf_stats st;
+    /* Hints held (COOKIE-SPEC §7, "Adoption"): while set, this worker gives no index
+     * to a SYN, so that the indexes the host agents are re-reporting stay free for
+     * them.  Written by the worker alone (hlb_sf_drain), from hold_request. */
+    uint32_t hints_held, hints_until;
+    /* A hold of this many ms asked by the control thread (at start, and when this
+     * SMux takes an owner id), taken up by the worker's next drain. */
+    _Atomic uint32_t hold_request;
     /* Release ring: one producer at a time (the control thread, under its lock),
      * one consumer (the owning worker). */
     _Alignas(64) _Atomic uint32_t ring_head;   /* written by the producer */
@@ -248,8 +273,24 @@ static inline uint16_t hlb_sf_lookup(struct hlb_sf_table *sf, uint32_t p, uint32
  * serialise).  0, or -1 when the ring is full (the idle sweep frees it later). */
 int hlb_sf_queue_release(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint64_t h);
 
-/* The owning worker: applies the queued releases; returns how many. */
-unsigned hlb_sf_drain(struct hlb_sf_table *sf);
+/* Queues an adoption of (p, idx) for connection h on server (1..16383): the same
+ * ring, the same rules; the worker writes the outcome into the ring slot, read back
+ * with hlb_sf_adopt_result().  The slot's position (for the result), or -1 when
+ * the ring is full. */
+int64_t hlb_sf_queue_adopt(struct hlb_sf_table *sf, uint32_t p, uint32_t idx, uint64_t h,
+                           uint16_t server);
+
+/* The outcome of the adoption queued at pos: HLB_SF_ADOPT_PENDING until the worker
+ * has drained it.  Valid while no other request has been queued since the worker
+ * drained it (the control thread holds its lock from queue to read). */
+uint32_t hlb_sf_adopt_result(const struct hlb_sf_table *sf, int64_t pos);
+
+/* Holds hints for ms from the worker's next drain (the control thread). */
+void hlb_sf_hold_hints(struct hlb_sf_table *sf, uint32_t ms);
+
+/* The owning worker at ms clock now: applies the queued releases and adoptions and
+ * a requested hold of hints, ends a hold that is over; returns the requests applied. */
+unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now);
 
 /* The owning worker: frees the entries idle for idle_ms or more among the next n
  * (incremental, wrap-safe clock). */

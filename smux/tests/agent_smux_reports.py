@@ -13,6 +13,8 @@ DIP host; the server answers directly (DSR). VIP_SF is cheetah-stateful, owned b
 SMux: its SYNs leave with the owner's hint, the agent takes it, and when the server's
 socket closes (FIN both ways, or a reset), the agent reports the connection to the
 owner, whose entry goes (/stats cookie.stateful). VIP_SL is a stateless cheetah VIP: its closes are not reported.
+When the owner SMux restarts (its ConnTable empty), the agent sees its new boot id and
+re-reports the open hinted connections (POST /cheetah/adopt): they go on.
 """
 import json
 import os
@@ -43,6 +45,29 @@ RST_CLIENT = ("import socket,struct,sys,time\n"
               f"s=socket.create_connection((sys.argv[1],{RST_PORT}),timeout=5); s.sendall(b'x'*100)\n"
               "time.sleep(0.3)\n"
               "s.setsockopt(socket.SOL_SOCKET,socket.SO_LINGER,struct.pack('ii',1,0)); s.close()\n")
+ECHO_PORT = 8082  # an echo server for connections held open across an SMux restart
+ECHO_SERVER = ("import socket,threading\n"
+               "l=socket.socket(); l.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+               f"l.bind(('0.0.0.0',{ECHO_PORT})); l.listen(16); print('ready',flush=True)\n"
+               "def echo(c):\n"
+               " while True:\n"
+               "  d=c.recv(4096)\n"
+               "  if not d: break\n"
+               "  c.sendall(d)\n"
+               "while True:\n"
+               " c,_=l.accept(); threading.Thread(target=echo,args=(c,),daemon=True).start()\n")
+# Opens N connections to the VIP, one echo each, prints 'open'; on a line on stdin, one
+# more echo on each (8 s to answer), prints the JSON list of which came back.
+HOLD_CLIENT = ("import json,socket,sys\n"
+               f"cs=[socket.create_connection((sys.argv[1],{ECHO_PORT}),timeout=5) for _ in range(int(sys.argv[2]))]\n"
+               "for c in cs: c.sendall(b'one'); assert c.recv(16)==b'one'\n"
+               "print('open',flush=True); sys.stdin.readline()\n"
+               "ok=[]\n"
+               "for c in cs:\n"
+               " c.settimeout(8)\n"
+               " try: c.sendall(b'two'); ok.append(c.recv(16)==b'two')\n"
+               " except OSError: ok.append(False)\n"
+               "print(json.dumps(ok),flush=True)\n")
 ROUTER_S, SMUX_DATA, SMUX_CTL = "10.78.3.1", "10.78.3.2", "10.78.3.3"
 SMUX_URL = f"https://{SMUX_CTL}:9200"
 CERTS = os.path.join(tl.SMUX_DIR, "..", "app", "standalone", "deploy", "hlb-certs")
@@ -73,13 +98,14 @@ class ReportTopology(CookieTopology):
         self.agent_tls = ["--smux-tls-cert", f"{self.certs}/agent.pem",
                           "--smux-tls-key", f"{self.certs}/agent.key", "--smux-tls-ca", f"{self.certs}/ca.pem"]
 
-    def start_smux(self):
+    def start_smux(self, adopt_grace="0"):
         gw_mac = self.router.run(["cat", f"/sys/class/net/{self.if_rs}/address"]).stdout.strip()
         p = self.start(self.smux, [SMUX_BIN, "--no-huge", "--no-pci", "-m", "128", "--no-shconf",
                                    "--no-telemetry", f"--file-prefix={self.prefix}", "-l", "0",
                                    "--log-level=warning", "--vdev", f"net_af_packet0,iface={self.if_s}",
                                    "--", "--ip", SMUX_DATA, "--gateway-mac", gw_mac,
                                    "--mgmt", f"{SMUX_CTL}:9200", "--idle-sleep-us", "500",
+                                   "--stateful-adopt-grace", adopt_grace,
                                    "--tls-cert", f"{self.certs}/smux.pem", "--tls-key",
                                    f"{self.certs}/smux.key", "--tls-ca", f"{self.certs}/ca.pem"])
         ready = json.loads(p.stdout.readline() or "{}")
@@ -111,7 +137,7 @@ def smux_table(version):
         v = {"vip": addr, "aggregate": "10.200.0.0/24", "selection": "crc32", "affinity": affinity,
              "cookieKey": KEY, "mechanism": "rr",
              "ports": [{"proto": "tcp", "port": p, "dips": [{"ip": DIP, "serverId": SERVER_ID}]}
-                       for p in (PORT, RST_PORT)]}
+                       for p in (PORT, RST_PORT, ECHO_PORT)]}
         if affinity == "cheetah-stateful":
             v["statefulOwners"] = [SMUX_DATA]
         return v
@@ -196,6 +222,56 @@ def test_closes_free_the_owners_entries_and_loads_reach_the_smux(topo):
     text = t.dip.run([sys.executable, "-c", "import urllib.request; print(urllib.request."
                       f"urlopen('http://127.0.0.1:{MGMT}/metrics').read().decode())"]).stdout
     assert 'hlb_agent_smux_reports_total{kind="closed",result="reported"} 4.0' in text
+
+
+def test_a_restarted_owner_gets_the_open_connections_back(topo):
+    """The owner SMux is killed and started again with an empty ConnTable: the agent sees
+    its new boot id, lists its open hinted connections and re-reports them
+    (POST /cheetah/adopt); every connection held open across the restart answers again,
+    on its server. While the restarted SMux holds its hints (--stateful-adopt-grace), a
+    new connection is stateless."""
+    t = topo
+    smux = t.start_smux()
+    assert smux_api(t, "PUT", "/table", smux_table(1))[0] == 200
+    cfg = os.path.join(t.tmp, "cookie.json")
+    with open(cfg, "w") as f:
+        json.dump({"serverId": SERVER_ID, "key": KEY, "statefulOwners": [SMUX_URL]}, f)
+    agent = t.start(t.dip, [sys.executable, AGENT, "--iface", t.if_d, "--local-ip", DIP,
+                            "--vip", VIP_SF, "--allow-mux", SMUX_DATA, "--decap", "xdp",
+                            "--listen", f"127.0.0.1:{MGMT}", "--cookie-config", cfg,
+                            "--cgroup", t.cgroup_rel, "--stats-interval-ms", "100",
+                            "--owner-check-ms", "200", *t.agent_tls])
+    assert tl_wait(lambda: mgmt_ok(t.dip)), agent_err(agent)
+    t.ready(t.start(t.dip, [sys.executable, "-c", ECHO_SERVER], cgroup=True), "echo server")
+    n = 6
+    client = t.start(t.client, [sys.executable, "-c", HOLD_CLIENT, VIP_SF, str(n)],
+                     stdin=subprocess.PIPE)
+    assert client.stdout.readline().strip() == "open", client.stderr.read()
+    s1 = smux_api(t, "GET", "/stats")[1]["cookie"]["stateful"]
+    assert (s1["inserted"], s1["entries"]) == (n, n), s1
+
+    smux.kill()
+    smux.wait()
+    smux = t.start_smux(adopt_grace="30")
+    assert smux_api(t, "PUT", "/table", smux_table(1))[0] == 200
+    assert tl_wait(lambda: smux_api(t, "GET", "/stats")[1]["cookie"]["stateful"]["adopted"] >= n,
+                   timeout=10), (smux_api(t, "GET", "/stats")[1]["cookie"], mgmt(t.dip, "/stats")[1])
+    s2 = smux_api(t, "GET", "/stats")[1]["cookie"]["stateful"]
+    assert (s2["adopted"], s2["entries"], s2["adopt_taken"]) == (n, n, 0), s2
+    _, st = mgmt(t.dip, "/stats")
+    assert st["reports"]["adopt"]["adopted"] == n and st["reports"]["adopt"]["taken"] == 0, st
+
+    # a new connection while hints are held: placed, no index
+    fresh = t.start(t.client, [sys.executable, "-c", HOLD_CLIENT, VIP_SF, "1"], stdin=subprocess.PIPE)
+    assert fresh.stdout.readline().strip() == "open", fresh.stderr.read()
+    s3 = smux_api(t, "GET", "/stats")[1]["cookie"]["stateful"]
+    assert (s3["inserted"], s3["held_syns"], s3["entries"]) == (0, 1, n), s3
+
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    assert json.loads(client.stdout.readline()) == [True] * n, smux_api(t, "GET", "/stats")[1]
+    s4 = smux_api(t, "GET", "/stats")[1]["cookie"]["stateful"]
+    assert s4["hit"] >= n and s4["miss"] == s3["miss"], s4
 
 
 def test_config_errors_name_the_field(tmp_path):

@@ -136,7 +136,8 @@ class ControlApi(unittest.TestCase):
             vdev += f",qpairs={cls.WORKERS}"      # fanout: a socket (rx queue) per worker
         cmd = [tl.SMUX_BIN] + tl.eal_args(cls.prefix, [vdev], core=lcores(cls.WORKERS)) + [
             "--", "--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0",
-            "--idle-sleep-us", "500"]
+            "--idle-sleep-us", "500",
+            "--stateful-adopt-grace", "0"]    # its first SYNs get stateful hints at once
         SMUX = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         cls.ready = json.loads(SMUX.stdout.readline())
         PORT = cls.ready["mgmtPort"]

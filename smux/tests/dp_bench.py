@@ -115,7 +115,8 @@ def run_smux(mode, seconds, core, wrapper=(), timeout=60, workers=1):
         tfile = f.name
     args = ["--ip", tl.SMUX_IP, "--gateway-mac", tl.GW_MAC, "--mgmt", "127.0.0.1:0",
             "--table", tfile, "--bench-vip", f"{VIP}:80", "--run-seconds", str(seconds),
-            "--idle-sleep-us", "0", "--conn-capacity", str(4 << 20)] + mode["args"]
+            "--idle-sleep-us", "0", "--conn-capacity", str(4 << 20),
+            "--stateful-adopt-grace", "0"] + mode["args"]     # stateful SYNs hinted from the start
     lcores = core if workers == 1 else ",".join(str(k) for k in range(workers))
     null = "net_null0,size=66" if mode.get("cheetah") else "net_null0"
     cmd = (list(wrapper) + [tl.SMUX_BIN] + tl.eal_args(prefix, [null], core=lcores)

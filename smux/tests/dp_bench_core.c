@@ -261,7 +261,7 @@ static double run_mode(const char *name, struct hlb_worker *w, struct hlb_vip_ta
                     ck_ident_of[(uniq - BURST + (uint32_t)i) % CK_LIVE] =
                         hint >> 16 == HLB_COOKIE_HINT_MAGIC ? (uint16_t)hint : 0;
                 }
-                hlb_sf_drain(w->sf);
+                hlb_sf_drain(w->sf, 1000);
                 if (++ck_bursts % CK_REPORT_BURSTS == 0) {
                     /* The host agents' close reports of the connections opened
                      * CK_LIVE - CK_REPORTS SYNs before these CK_REPORTS: queued by

@@ -63,6 +63,8 @@ class Options(unittest.TestCase):
             ("exit-when-idle", "abc"), ("exit-when-idle", "-1"),
             ("stateful-partitions", "0"), ("stateful-partitions", "3"),
             ("stateful-partitions", "131072"), ("stateful-idle", "0"),
+            ("stateful-adopt-grace", "601"), ("stateful-adopt-grace", "-1"),
+            ("stateful-adopt-grace", "x"),
         ]
         for opt, value in cases:
             with self.subTest(opt=opt, value=value):

@@ -319,7 +319,7 @@ static void test_exhaustion_and_release(void **state)
     assert_int_equal(closed_report(t, &w, body, &queued, &err), 0);
     assert_int_equal(queued, 3);
     assert_int_equal(w.sf->st.entries, HLB_SF_INDEXES);    /* the worker applies them */
-    assert_int_equal(hlb_sf_drain(w.sf), 3);
+    assert_int_equal(hlb_sf_drain(w.sf, 2), 3);
     assert_int_equal(w.sf->st.released, 2);                 /* not the wrong tuple's */
     assert_int_equal(w.sf->st.entries, HLB_SF_INDEXES - 2);
     assert_int_equal(hlb_sf_check(w.sf), 0);
@@ -366,10 +366,224 @@ static void test_exhaustion_and_release(void **state)
         if (strcmp(err.field, bad[k].field) != 0 || !strstr(err.reason, bad[k].why))
             fail_msg("report %zu: %s: %s, expected %s: ...%s...", k, err.field, err.reason,
                      bad[k].field, bad[k].why);
-        assert_int_equal(hlb_sf_drain(w.sf), 0);          /* nothing was queued */
+        assert_int_equal(hlb_sf_drain(w.sf, 2), 0);          /* nothing was queued */
     }
     hlb_sf_free(w.sf);
     hlb_table_free(t);
+}
+
+/* An adoption report for connections (10.77.0.1:cport -> VIP:80) with idents and
+ * server ids: queued (the batch, or NULL with err). */
+static struct hlb_adopt_batch *adopt_report(struct hlb_vip_table *t, struct hlb_worker *w,
+                                            const uint16_t *cport, const uint32_t *ident,
+                                            const unsigned *server, unsigned n,
+                                            struct hlb_table_error *err)
+{
+    json_t *a = json_array();
+    for (unsigned k = 0; k < n; k++)
+        json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:i,s:i,s:i}", "vip", VIP, "port", 80,
+                                           "client", "10.77.0.1", "clientPort", (int)cport[k],
+                                           "ident", (int)ident[k], "serverId", (int)server[k]));
+    json_t *doc = json_pack("{s:o}", "adopt", a);
+    struct hlb_worker *ws[1] = {w};
+    struct hlb_adopt_batch *b = hlb_cookie_adopt(t, ws, 1, doc, err);
+    json_decref(doc);
+    return b;
+}
+
+/* The answer to batch b once the worker drained it at now. */
+static json_t *adopt_answer(struct hlb_adopt_batch *b, struct hlb_worker *w, uint32_t now)
+{
+    struct hlb_worker *ws[1] = {w};
+    assert_int_equal(hlb_adopt_pending(b, ws), 1);            /* the worker applies it */
+    hlb_sf_drain(w->sf, now);
+    assert_int_equal(hlb_adopt_pending(b, ws), 0);
+    json_t *j = hlb_adopt_answer(b, ws);
+    hlb_adopt_batch_free(b);
+    return j;
+}
+
+static json_int_t jint(const json_t *j, const char *key)
+{
+    return json_integer_value(json_object_get(j, key));
+}
+
+/* An owner restarts (or another SMux takes its owner id): its ConnTable is empty.
+ * It gives no index while hints are held; the host agents' re-reports put each
+ * connection back at its (partition, index), computed here from H as COOKIE-SPEC §7
+ * says; the client's echoes then land on their servers again; a re-report of a held
+ * entry changes nothing; an index another connection holds is refused, naming it;
+ * and the adopted indexes are off the stacks (no SYN gets one).  Bad reports name
+ * their field and queue nothing. */
+static void test_adopt_after_owner_restart(void **state)
+{
+    (void)state;
+    struct hlb_vip_table *t = sf_table("\"" SELF "\"", "rr");
+    const struct hlb_service *s = &t->services[0];
+    struct hlb_worker old, w;
+    sf_worker(&old, 8, 60000);
+    enum { N = 40 };
+    uint16_t cport[N];
+    uint32_t ident[N], dip[N];
+    unsigned server[N];
+    struct tframe f;
+    for (unsigned k = 0; k < N; k++) {                  /* the first incarnation's SYNs */
+        cport[k] = (uint16_t)(30000 + k);
+        syn(&f, cport[k]);
+        assert_int_equal(run1(&old, t, &f, 1), HLB_V_TX);
+        assert_int_equal(inner_tsecr(&f) >> 16, HLB_COOKIE_HINT_MAGIC);
+        ident[k] = inner_tsecr(&f) & 0xffff;
+        dip[k] = outer_dst(&f);
+        server[k] = dip[k] == ip4("10.9.0.1") ? 1 : dip[k] == ip4("10.9.0.2") ? 2 : 3;
+    }
+    hlb_sf_free(old.sf);
+
+    sf_worker(&w, 8, 60000);                            /* restarted: empty, hints held */
+    hlb_sf_hold_hints(w.sf, 1000);
+    assert_int_equal(hlb_sf_drain(w.sf, 100), 0);
+    syn(&f, 40000);
+    assert_int_equal(run1(&w, t, &f, 200), HLB_V_TX);   /* placed, stateless */
+    assert_int_equal(inner_tsecr(&f), 0);
+    assert_int_equal(w.sf->st.held_syns, 1);
+    assert_int_equal(w.sf->st.entries, 0);
+    echo(&f, s, cport[0], ident[0], HLB_TCP_ACK);       /* not adopted yet: held back */
+    assert_int_equal(run1(&w, t, &f, 200), HLB_V_DROP);
+
+    /* every other connection first, newest first (an adopted index is mostly not on
+     * its stack's top), then all of them: the first ones are held */
+    uint16_t rport[N];
+    uint32_t rident[N];
+    unsigned rserver[N];
+    for (unsigned k = 0; k < N; k++) {
+        unsigned from = k < N / 2 ? N - 1 - 2 * k : N - 2 - 2 * (k - N / 2);
+        rport[k] = cport[from];
+        rident[k] = ident[from];
+        rserver[k] = server[from];
+    }
+    struct hlb_table_error err = {{0}, {0}};
+    for (unsigned n = N / 2; n <= N; n += N / 2) {
+        struct hlb_adopt_batch *b = adopt_report(t, &w, rport, rident, rserver, n, &err);
+        assert_non_null(b);
+        json_t *j = adopt_answer(b, &w, 300);
+        assert_int_equal(jint(j, "adopted"), N / 2);
+        assert_int_equal(jint(j, "held"), n - N / 2);
+        assert_int_equal(json_array_size(json_object_get(j, "taken")), 0);
+        json_decref(j);
+        assert_int_equal(hlb_sf_check(w.sf), 0);
+    }
+    assert_int_equal(w.sf->st.entries, N);
+    assert_int_equal(w.sf->st.adopted, N);
+    assert_int_equal(hlb_sf_check(w.sf), 0);
+    for (unsigned k = 0; k < N; k++) {
+        /* the entry sits where §7 puts it: partition (H >> 32) mod m, the ident's index */
+        uint64_t h = hlb_ck_hash(s, ip4("10.77.0.1"), htons(cport[k]), htons(80));
+        uint64_t e = w.sf->ent[(size_t)(ident[k] & 1023u) * 8 + (uint32_t)(h >> 32) % 8];
+        assert_int_equal(e >> 32, (uint32_t)h);
+        assert_int_equal(e >> HLB_SF_SERVER_SHIFT & HLB_SF_SERVER_MASK, server[k]);
+        echo(&f, s, cport[k], ident[k], HLB_TCP_ACK);
+        assert_int_equal(run1(&w, t, &f, 400), HLB_V_TX);
+        assert_int_equal(outer_dst(&f), dip[k]);
+    }
+
+    /* again: held, nothing changes; another connection naming a held index: refused */
+    uint32_t part0 = hlb_sf_part_of(w.sf, hlb_ck_hash(s, ip4("10.77.0.1"), htons(cport[0]),
+                                                      htons(80)), 0);
+    uint16_t other = 50000;
+    while (hlb_sf_part_of(w.sf, hlb_ck_hash(s, ip4("10.77.0.1"), htons(other), htons(80)), 0) !=
+           part0)
+        other++;
+    uint16_t ports2[2] = {cport[0], other};
+    uint32_t idents2[2] = {ident[0], ident[0]};
+    unsigned servers2[2] = {server[0], server[0] % 3 + 1};
+    struct hlb_adopt_batch *b = adopt_report(t, &w, ports2, idents2, servers2, 2, &err);
+    assert_non_null(b);
+    json_t *j = adopt_answer(b, &w, 500);
+    assert_int_equal(jint(j, "adopted"), 0);
+    assert_int_equal(jint(j, "held"), 1);
+    json_t *taken = json_object_get(j, "taken");
+    assert_int_equal(json_array_size(taken), 1);
+    char why[128];
+    snprintf(why, sizeof(why), "index %u of partition %u holds another connection",
+             ident[0] & 1023u, part0);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(taken, 0), "field")),
+                        "adopt[1].ident");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(taken, 0), "reason")),
+                        why);
+    json_decref(j);
+    assert_int_equal(w.sf->st.adopt_taken, 1);
+    assert_int_equal(w.sf->st.entries, N);
+    echo(&f, s, cport[0], ident[0], HLB_TCP_ACK);       /* the first holder keeps it */
+    assert_int_equal(run1(&w, t, &f, 600), HLB_V_TX);
+    assert_int_equal(outer_dst(&f), dip[0]);
+
+    /* the hold ends; SYNs fill every stack and never get an adopted index */
+    assert_int_equal(hlb_sf_drain(w.sf, 1100), 0);
+    for (unsigned k = 0; k < 29000 && w.sf->st.entries < 8 * HLB_SF_INDEXES; k++) {
+        syn(&f, (uint16_t)(1000 + k));                 /* other ports than the adopted */
+        run1(&w, t, &f, 1200);
+        uint32_t hint = inner_tsecr(&f);
+        if (hint >> 16 != HLB_COOKIE_HINT_MAGIC)
+            continue;
+        uint64_t h = hlb_ck_hash(s, ip4("10.77.0.1"), htons((uint16_t)(1000 + k)), htons(80));
+        uint32_t p = hlb_sf_part_of(w.sf, h, 0);
+        for (unsigned a = 0; a < N; a++) {
+            uint64_t ha = hlb_ck_hash(s, ip4("10.77.0.1"), htons(cport[a]), htons(80));
+            if (hlb_sf_part_of(w.sf, ha, 0) == p && (ident[a] & 1023u) == (hint & 1023u))
+                fail_msg("SYN %u got adopted index %u of partition %u", k, hint & 1023u, p);
+        }
+    }
+    assert_int_equal(w.sf->st.entries, 8 * HLB_SF_INDEXES);    /* every index in use */
+    assert_int_equal(w.sf->st.inserts, 8 * HLB_SF_INDEXES - N);
+    assert_int_equal(hlb_sf_check(w.sf), 0);
+    for (unsigned k = 0; k < N; k++) {                  /* and the adopted ones still hold */
+        echo(&f, s, cport[k], ident[k], HLB_TCP_ACK);
+        assert_int_equal(run1(&w, t, &f, 1300), HLB_V_TX);
+        assert_int_equal(outer_dst(&f), dip[k]);
+    }
+
+    /* bad reports: the field, nothing queued */
+    const struct {
+        uint32_t ident;
+        unsigned server;
+        const char *field, *why;
+    } bad[] = {
+        {hlb_sf_ident(0, 3), 0, "adopt[0].serverId", "1..16383"},
+        {hlb_sf_ident(0, 3), 9, "adopt[0].serverId", "no server of the VIP's pool"},
+        {hlb_sf_ident(1, 3), 1, "adopt[0].ident", "names owner 1"},
+        {3, 1, "adopt[0].ident", "stateful ident"},
+    };
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        memset(&err, 0, sizeof(err));
+        uint16_t p1 = 7;
+        assert_null(adopt_report(t, &w, &p1, &bad[k].ident, &bad[k].server, 1, &err));
+        if (strcmp(err.field, bad[k].field) != 0 || !strstr(err.reason, bad[k].why))
+            fail_msg("report %zu: %s: %s, expected %s: ...%s...", k, err.field, err.reason,
+                     bad[k].field, bad[k].why);
+        assert_int_equal(hlb_sf_drain(w.sf, 1400), 0);
+    }
+    hlb_sf_free(w.sf);
+    hlb_table_free(t);
+}
+
+/* A table that moves this SMux to another owner id, gives it one where it owned
+ * nothing, or names a stateful VIP the running table has not (a fresh SMux's first
+ * table) asks for a hold; the same id, or losing the id, does not. */
+static void test_took_owner(void **state)
+{
+    (void)state;
+    struct hlb_vip_table *none = sf_table("\"" OTHER "\"", "rr");
+    struct hlb_vip_table *own0 = sf_table("\"" SELF "\",\"" OTHER "\"", "rr");
+    struct hlb_vip_table *own1 = sf_table("\"" OTHER "\",\"" SELF "\"", "rr");
+    struct hlb_vip_table *empty = hlb_table_empty();
+    assert_int_equal(hlb_cookie_took_owner(none, own0), 1);
+    assert_int_equal(hlb_cookie_took_owner(own0, own1), 1);
+    assert_int_equal(hlb_cookie_took_owner(own0, own0), 0);
+    assert_int_equal(hlb_cookie_took_owner(empty, own0), 1);
+    assert_int_equal(hlb_cookie_took_owner(own0, none), 0);
+    hlb_table_free(none);
+    hlb_table_free(own0);
+    hlb_table_free(own1);
+    hlb_table_free(empty);
 }
 
 /* Entries idle for idle_ms go; a segment within the period keeps its entry. */
@@ -831,6 +1045,8 @@ int main(void)
         cmocka_unit_test(test_idle_sweep),
         cmocka_unit_test(test_idle_clock),
         cmocka_unit_test(test_two_tiers),
+        cmocka_unit_test(test_adopt_after_owner_restart),
+        cmocka_unit_test(test_took_owner),
         cmocka_unit_test(test_shared_vectors_stateful),
         cmocka_unit_test(test_load_mechanisms),
         cmocka_unit_test(test_awrr_weights),

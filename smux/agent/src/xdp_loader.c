@@ -25,7 +25,9 @@
  * Prints one JSON line {"attached":...,"mode":...} on stdout once attached, then one
  * line a SIGHUP: {"cookieConfig":{"generation":G}} once the maps hold the file (G is its
  * `generation` line) or {"cookieConfig":{"refused":true}}, and one line a close;
- * exits 2 on bad arguments, 1 when the program cannot be loaded/attached. */
+ * on SIGUSR1, one {"open":{...}} line per hinted connection in the per-connection
+ * state, then {"openEnd":N} (the agent re-reports them to a new or restarted owner
+ * SMux: COOKIE-SPEC §7, "Adoption"); exits 2 on bad arguments, 1 when the program cannot be loaded/attached. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -51,12 +53,14 @@
 #include "hlb_prism.h"
 #include "stats_file.h"
 
-static volatile sig_atomic_t stop, reload;
+static volatile sig_atomic_t stop, reload, dump_open;
 
 static void on_signal(int sig)
 {
     if (sig == SIGHUP) {
         reload = 1;
+    } else if (sig == SIGUSR1) {
+        dump_open = 1;
     } else {
         stop = 1;
     }
@@ -131,6 +135,17 @@ struct cookie_side {
     uint64_t generation;          /* of the cookie file the maps hold */
 };
 
+/* One hinted connection per stdout line, {"KIND":{...}}. */
+static void print_conn(const char *kind, const struct hlb_cookie_tuple *t, unsigned ident)
+{
+    char vip[INET_ADDRSTRLEN], client[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &t->vip, vip, sizeof vip);
+    inet_ntop(AF_INET, &t->client, client, sizeof client);
+    printf("{\"%s\":{\"vip\":\"%s\",\"port\":%u,\"client\":\"%s\",\"clientPort\":%u,"
+           "\"ident\":%u}}\n",
+           kind, vip, ntohs(t->vip_port), client, ntohs(t->client_port), ident);
+}
+
 /* One close per stdout line, {"closed":{...}}: the agent reads them after the readiness
  * line and reports them to the VIP's stateful SMux (smux/agent/smux_reports.py). */
 static int print_closed(void *ctx, void *data, size_t size)
@@ -140,13 +155,29 @@ static int print_closed(void *ctx, void *data, size_t size)
     if (size < sizeof *r) {
         return 0;
     }
-    char vip[INET_ADDRSTRLEN], client[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &r->t.vip, vip, sizeof vip);
-    inet_ntop(AF_INET, &r->t.client, client, sizeof client);
-    printf("{\"closed\":{\"vip\":\"%s\",\"port\":%u,\"client\":\"%s\",\"clientPort\":%u,"
-           "\"ident\":%u}}\n",
-           vip, ntohs(r->t.vip_port), client, ntohs(r->t.client_port), r->ident);
+    print_conn("closed", &r->t, r->ident);
     return 0;
+}
+
+/* The hinted connections of the per-connection state, {"open":{...}} each, then
+ * {"openEnd":N}.  Connections that closed but are still in the LRU map are among
+ * them: the agent keeps those with a socket. */
+static void print_open(struct cookie_side *ck)
+{
+    int fd = bpf_object__find_map_fd_by_name(ck->obj, "hlb_cookie_conns");
+    struct hlb_cookie_tuple key, next;
+    struct hlb_cookie_conn c;
+    unsigned n = 0;
+    for (int more = fd >= 0 && bpf_map_get_next_key(fd, NULL, &next) == 0; more;
+         more = bpf_map_get_next_key(fd, &key, &next) == 0) {
+        key = next;
+        if (bpf_map_lookup_elem(fd, &key, &c) == 0 && (c.flags & HLB_CONN_HINTED)) {
+            print_conn("open", &key, c.ident);
+            n++;
+        }
+    }
+    printf("{\"openEnd\":%u}\n", n);
+    fflush(stdout);
 }
 
 /* Sleeps for ms, printing closes as they come (at once, not at the next interval). */
@@ -158,7 +189,7 @@ static void wait_draining(struct cookie_side *ck, int ms)
     }
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int left = ms; left > 0 && !stop && !reload;) {   /* a SIGHUP is answered now */
+    for (int left = ms; left > 0 && !stop && !reload && !dump_open;) {   /* answered now */
         if (ring_buffer__poll(ck->closed, left) > 0) {
             fflush(stdout);
         }
@@ -440,6 +471,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     signal(SIGHUP, on_signal);
+    signal(SIGUSR1, on_signal);
     printf("{\"attached\":\"%s\",\"mode\":\"%s\",\"cookies\":%s}\n", iface, attached,
            ck.obj_path ? "true" : "false");
     fflush(stdout);
@@ -463,6 +495,15 @@ int main(int argc, char **argv)
                 printf("{\"cookieConfig\":{\"refused\":true}}\n");
             }
             fflush(stdout);
+        }
+        if (dump_open) {
+            dump_open = 0;
+            if (ck.obj_path) {
+                print_open(&ck);
+            } else {
+                printf("{\"openEnd\":0}\n");
+                fflush(stdout);
+            }
         }
         snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
         hlb_cookie_counters_read(obj, cookie);

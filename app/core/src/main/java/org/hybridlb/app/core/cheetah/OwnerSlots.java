@@ -19,11 +19,13 @@ import org.hybridlb.solver.model.Ipv4;
  * <ul>
  * <li>Every live SMux holds a slot while there is one free (at most {@link #MAX}); one without a
  *     slot owns nothing and forwards (the SMux's two tiers). The lowest free slot is given.</li>
- * <li>A slot stays with its SMux for good: an SMux that is lost keeps its address in its slot for
- *     {@link CookieRegistry#QUARANTINE} (its connections' cookies name the slot; if it was only cut
- *     off from the controller, they keep reaching it), and takes the slot back if it returns in
- *     that time. Only then may another SMux get the slot (its entries' stored H tells its
- *     connections from the old owner's anyway).</li>
+ * <li>A slot stays with its SMux while it lives: an SMux that is lost keeps its address in its
+ *     slot for {@link CookieRegistry#QUARANTINE} (its connections' cookies name the slot; if it was
+ *     only cut off from the controller, they keep reaching it), and takes the slot back if it
+ *     returns in that time with no other SMux in it. An SMux without a slot takes a lost SMux's
+ *     slot first (the lowest), before a free one: the host agents then re-report the slot's open
+ *     connections to it (COOKIE-SPEC §7, "Adoption"), so they go on instead of waiting for an SMux
+ *     that may never return. A lost SMux that returns after that gets a slot like a new one.</li>
  * <li>A free slot below a held one stays in the list as {@link #placeholder}: the SMux refuses
  *     0.0.0.0 and repeated addresses, so a hole is a distinct address of 0.0.0.0/8, which no SMux
  *     has and no router forwards. No cookie names a free slot (its quarantine is over), and no SYN
@@ -52,8 +54,9 @@ public final class OwnerSlots {
 
     /**
      * Brings the slots of {@code s} in line with the live SMuxes' addresses: quarantines the slots
-     * of lost SMuxes, gives back those of returning ones, frees the expired, gives free slots to
-     * live SMuxes without one (in address order); returns whether anything changed (persist it).
+     * of lost SMuxes, gives back those of returning ones, frees the expired, gives live SMuxes
+     * without one (in address order) the lost SMuxes' slots, then free ones; returns whether
+     * anything changed (persist it).
      */
     public boolean update(CookieState s, Collection<String> liveSmuxIps) {
         long now = clock.getAsLong();
@@ -74,8 +77,16 @@ public final class OwnerSlots {
                 changed = true;
             }
         }
+        Iterator<Integer> lost = new TreeSet<>(s.ownerQuarantine.keySet()).iterator();
         int slot = 0;
         for (String ip : live) {
+            if (lost.hasNext()) { // a lost SMux's slot: its connections are re-reported to ip
+                int l = lost.next();
+                s.ownerQuarantine.remove(l);
+                s.ownerSlots.put(l, ip);
+                changed = true;
+                continue;
+            }
             while (slot < MAX && s.ownerSlots.containsKey(slot)) {
                 slot++;
             }

@@ -10,7 +10,10 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** Stable stateful owner slots: kept across SMux additions and losses, quarantined, persisted. */
+/**
+ * Stable stateful owner slots: kept across SMux additions and losses, quarantined, a lost SMux's
+ * slot given to a new one, persisted.
+ */
 class OwnerSlotsTest {
     final AtomicLong now = new AtomicLong(1_000_000);
     final OwnerSlots slots = new OwnerSlots(now::get);
@@ -27,16 +30,32 @@ class OwnerSlotsTest {
         slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52"));
         assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.49"), OwnerSlots.owners(s));
 
-        // 10.0.0.51 lost: its slot keeps its address (quarantine), a new SMux takes slot 4, not 1
-        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.52", "10.0.0.60")));
-        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.49", "10.0.0.60"), OwnerSlots.owners(s));
+        // 10.0.0.51 lost: its slot keeps its address (quarantine)
+        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.52")));
+        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.49"), OwnerSlots.owners(s));
         assertEquals(now.get() + Q, s.ownerQuarantine.get(1));
 
         // back within the quarantine: the same slot
         now.addAndGet(Q - 1);
-        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.60")));
+        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52")));
         assertEquals("10.0.0.51", OwnerSlots.owners(s).get(1));
         assertTrue(s.ownerQuarantine.isEmpty());
+    }
+
+    @Test
+    void anSmuxWithoutASlotTakesALostSmuxsSlotWhoseConnectionsItAdopts() {
+        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.53"));
+        // 10.0.0.51 and 10.0.0.53 lost; a new SMux takes the lowest lost slot, not slot 4
+        slots.update(s, List.of("10.0.0.50", "10.0.0.52"));
+        assertTrue(slots.update(s, List.of("10.0.0.50", "10.0.0.52", "10.0.0.60")));
+        assertEquals(List.of("10.0.0.50", "10.0.0.60", "10.0.0.52", "10.0.0.53"), OwnerSlots.owners(s));
+        assertEquals(List.of(3), List.copyOf(s.ownerQuarantine.keySet()), "slot 1 is held again");
+        // the lost one returns within its quarantine: its slot is taken, it gets a free one
+        assertTrue(slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.60")));
+        assertEquals(List.of("10.0.0.50", "10.0.0.60", "10.0.0.52", "10.0.0.51"), OwnerSlots.owners(s),
+                "10.0.0.51 takes 10.0.0.53's lost slot 3");
+        assertTrue(s.ownerQuarantine.isEmpty());
+        assertFalse(slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.60")));
     }
 
     @Test
@@ -71,16 +90,14 @@ class OwnerSlotsTest {
         assertEquals(OwnerSlots.MAX, owners.size());
         assertEquals(16, owners.stream().distinct().count());
         assertEquals(ips.subList(0, 16), owners, "given in address order (10.0.1.9 before 10.0.1.10)");
-        // one owner lost: its slot is quarantined, not given to one of the two without a slot
+        // one owner lost: one of the two without a slot takes its slot (and its connections) at once
         List<String> less = new ArrayList<>(ips);
         String gone = owners.get(3);
         less.remove(gone);
         slots.update(s, less);
-        assertEquals(gone, OwnerSlots.owners(s).get(3));
-        now.addAndGet(Q);
-        slots.update(s, less);
         String next = OwnerSlots.owners(s).get(3);
-        assertTrue(less.contains(next) && !owners.contains(next), "after the quarantine a slotless SMux gets it: " + next);
+        assertEquals("10.0.1.17", next, "the first slotless SMux in address order");
+        assertTrue(s.ownerQuarantine.isEmpty());
     }
 
     @Test
@@ -89,10 +106,13 @@ class OwnerSlotsTest {
         slots.update(s, List.of("10.0.0.50", "10.0.0.52"));
         ObjectMapper m = new ObjectMapper();
         CookieState loaded = m.readValue(m.writeValueAsString(s), CookieState.class);
-        // a restarted controller sees the SMuxes in another order, and a new one
+        // a restarted controller sees the SMuxes in another order
         OwnerSlots restarted = new OwnerSlots(now::get);
-        restarted.update(loaded, List.of("10.0.0.80", "10.0.0.52", "10.0.0.50"));
-        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.80"), OwnerSlots.owners(loaded));
+        restarted.update(loaded, List.of("10.0.0.52", "10.0.0.50"));
+        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(loaded));
         assertEquals(s.ownerQuarantine, loaded.ownerQuarantine, "the quarantine's end is kept, not restarted");
+        // a new SMux then takes the lost one's slot
+        restarted.update(loaded, List.of("10.0.0.80", "10.0.0.52", "10.0.0.50"));
+        assertEquals(List.of("10.0.0.50", "10.0.0.80", "10.0.0.52"), OwnerSlots.owners(loaded));
     }
 }
