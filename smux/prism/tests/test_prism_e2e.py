@@ -108,6 +108,20 @@ def test_client_fin_while_a_backend_owns_the_connection(tb):
         cap.close()
 
 
+def h2load_with_loss(tb, links):
+    """2,000 requests over 20 connections while tests/loss.bpf.c drops 1 % on each
+    (namespace, interface, direction) of links, captured: (h2load's result, the capture)."""
+    for ns, ifname, direction in links:
+        tb.lossy(ns, ifname, direction)
+    cap = capture.Capture(tb)
+    try:
+        return h2load(tb, 2000, 20, path="/obj/16384"), cap
+    finally:
+        cap.stop()
+        for ns, ifname, direction in links:
+            tb.lossless(ns, ifname, direction)
+
+
 def test_1pct_loss_during_handoffs(tb):
     """1% random loss (tests/loss.bpf.c: no netem in this kernel) on the front
     end's link, both ways, and on every backend's link."""
@@ -115,15 +129,7 @@ def test_1pct_loss_during_handoffs(tb):
     # end carries the mux's own tc program), each backend's outgoing data.
     links = [(tb.fe, tb.if_fe, "egress"), (tb.fe, tb.if_fe, "ingress")] + \
             [(tb.backend_ns[i], tb.if_backend[i], "egress") for i in tb.backend_ns]
-    for ns, ifname, direction in links:
-        tb.lossy(ns, ifname, direction)
-    cap = capture.Capture(tb)
-    try:
-        res = h2load(tb, 2000, 20, path="/obj/16384")
-    finally:
-        cap.stop()
-        for ns, ifname, direction in links:
-            tb.lossless(ns, ifname, direction)
+    res, cap = h2load_with_loss(tb, links)
     try:
         assert res["succeeded"] == 2000 and res["failed"] == res["errored"] == 0, res
         assert cap.resets_to_client() == 0
@@ -533,15 +539,7 @@ def test_cookie_steering_with_1pct_loss(tb_cookie):
     tb = tb_cookie
     links = [(ns, ifname, d) for ns, ifname in [(tb.fe, tb.if_fe)] +
              [(tb.backend_ns[i], tb.if_backend[i]) for i in tb.backend_ns] for d in ("egress", "ingress")]
-    for ns, ifname, direction in links:
-        tb.lossy(ns, ifname, direction)
-    cap = capture.Capture(tb)
-    try:
-        res = h2load(tb, 2000, 20, path="/obj/16384")
-    finally:
-        cap.stop()
-        for ns, ifname, direction in links:
-            tb.lossless(ns, ifname, direction)
+    res, cap = h2load_with_loss(tb, links)
     try:
         assert res["succeeded"] == 2000 and res["failed"] == res["errored"] == 0, (res, fe_warnings(tb))
         assert cap.resets_to_client() == 0
