@@ -215,7 +215,10 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     cl = clients(e)
     victim = running_smuxes(e)[-1]
     newcomer = (e.standby_smuxes() or [None])[0]
-    timeout = max(8.0, 2 * phase_s)       # a stall this long is a broken connection, not an outage
+    # A stall this long is a broken connection, not an outage: a cheetah-stateful owner's outage
+    # (a phase, plus its restart or the standby's start and the agents' re-report, ~3 s) ends at
+    # the client's next retransmission, which TCP's backoff puts up to twice as far.
+    timeout = max(8.0, 2 * (phase_s + 3))
     probes = {label: [] for label in vips}
     shorts = {}
     events = []
