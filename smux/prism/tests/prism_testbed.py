@@ -188,13 +188,10 @@ class Testbed:
         self.router.run(["ip", "route", "add", f"{VIP}/32", "via", SMUX_IP])
         # The front-end host's agent sends re-encapsulated frames back with XDP_TX, which a
         # veth delivers only to a peer with XDP or GRO on (the BPF mux's XDP program is there
-        # in the other mode).  Mode c: an XDP_PASS program, as on the backends' links (GRO
-        # merges tunnelled segments into super-packets, and a client's retransmission
-        # forwarded by a backend's host was seen lost for seconds with it).
-        if self.cookies:
-            self.router_xdp_pass(self.if_rt_fe)
-        else:
-            self.router.run(["ethtool", "-K", self.if_rt_fe, "gro", "on"])
+        # in the other mode): an XDP_PASS program, as on the backends' links.  GRO would merge
+        # the tunnelled segments into super-packets: with it, mode a's 2 MB responses stalled
+        # and mode c lost a client's retransmission for seconds.
+        self.router_xdp_pass(self.if_rt_fe)
 
     def router_xdp_pass(self, ifname):
         """tests/mux_encap.bpf.c's router_xdp_pass on a router link: NAPI for XDP_TX frames."""

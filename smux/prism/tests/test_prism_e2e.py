@@ -391,6 +391,27 @@ def tb_smux():
     bed.close()
 
 
+@pytest.fixture(scope="module")
+def tb_smux_agent():
+    bed = pt.Testbed(N_BACKENDS, fe_args=["--handoff-timeout", "5"], steering="agent", mux="smux")
+    yield bed
+    bed.close()
+
+
+def test_agent_steering_of_2mb_responses_through_a_real_smux(tb_smux_agent):
+    """Mode a with hlb-smux as the mux: the SMux hashes the VIP to the front end, whose
+    host's agent re-encapsulates the client's packets of a handed-off connection to its
+    backend. 2 MB responses (the bandwidth case): every one served, no RST."""
+    cap = capture.Capture(tb_smux_agent)
+    try:
+        res = h2load(tb_smux_agent, 60, 10, path="/obj/2097152", timeout=90)
+    finally:
+        cap.stop()
+    assert res["succeeded"] == 60 and res["failed"] == res["errored"] == res["timeout"] == 0, res
+    assert cap.resets_to_client() == 0
+    assert tb_smux_agent.fe_stats()["handoffs"] >= 60
+
+
 def test_fabric_steering_through_a_real_smux(tb_smux):
     """Mode b with hlb-smux as the mux: it hashes the VIP to the front end and holds a pin
     per hand-off in its pin table (POST /pins, answered once its worker uses it): every
