@@ -50,14 +50,19 @@ class Capture:
     def resets_to_client(self):
         return len(self.fields("frame.number", display=f"tcp.flags.reset==1 && ip.dst=={pt.CLIENT_IP}"))
 
-    def continuity(self):
+    def continuity(self, loss_before_capture=False):
         """Per direction of every connection: a segment starts at or before the
         highest sequence number sent so far (retransmissions) and never after it
         (no byte skipped), and acknowledgements never go backwards nor past what
-        the other side sent.  Returns (segments checked, [violations])."""
+        the other side sent.  With loss_before_capture (random loss on a link the
+        segments cross before the client's), a segment may start past the highest
+        sequence number seen, because what lies between was dropped on the way;
+        then the violation is a hole that no later segment fills by the end of the
+        capture.  Returns (segments checked, [violations])."""
         rows = self.fields("tcp.stream", "ip.src", "tcp.seq", "tcp.len", "tcp.flags.syn",
                            "tcp.flags.fin", "tcp.ack", "tcp.flags.ack", "tcp.flags.reset")
         nxt = {}                                  # (stream, src) -> next sequence number
+        holes = collections.defaultdict(list)     # (stream, src) -> [(start, end)] not yet seen
         acked = collections.defaultdict(int)      # (stream, src) -> highest ack sent
         bad = []
         for stream, src, seq, length, syn, fin, ack, has_ack, rst in rows:
@@ -67,8 +72,13 @@ class Capture:
                 continue
             end = (seq + length + (syn in ("1", "True")) + (fin in ("1", "True"))) & 0xFFFFFFFF
             if key in nxt:
+                if holes[key]:
+                    holes[key] = _minus(holes[key], seq, end)
                 if ((seq - nxt[key]) & 0xFFFFFFFF) < 0x80000000 and seq != nxt[key]:
-                    bad.append(f"stream {stream} from {src}: gap, seq {seq} after next {nxt[key]}")
+                    if loss_before_capture:
+                        holes[key].append((nxt[key], seq))
+                    else:
+                        bad.append(f"stream {stream} from {src}: gap, seq {seq} after next {nxt[key]}")
                 if ((end - nxt[key]) & 0xFFFFFFFF) < 0x80000000:
                     nxt[key] = end
             else:
@@ -82,6 +92,8 @@ class Capture:
                         ((ack - other[0]) & 0xFFFFFFFF) < 0x80000000:
                     bad.append(f"stream {stream} from {src}: ack {ack} beyond sent {other[0]}")
                 acked[key] = ack
+        for (stream, src), left in holes.items():
+            bad += [f"stream {stream} from {src}: bytes {a}-{b} never seen" for a, b in left]
         return len(rows), bad
 
     def timestamps(self):
@@ -119,3 +131,23 @@ class Capture:
 
     def close(self):
         os.unlink(self.path)
+
+
+def _minus(holes, start, end):
+    """The sequence ranges of holes that [start, end) does not cover (mod 2^32)."""
+    out = []
+    for a, b in holes:
+        # Offsets from the hole's start: the segment covers [lo, hi) of [0, b - a).
+        size, lo = (b - a) & 0xFFFFFFFF, (start - a) & 0xFFFFFFFF
+        hi = (end - a) & 0xFFFFFFFF
+        if lo >= 0x80000000:      # the segment starts before the hole
+            lo = 0
+        if hi >= 0x80000000 or hi <= lo or lo >= size:
+            out.append((a, b))    # ends before the hole, starts after it, or is empty
+            continue
+        hi = min(hi, size)
+        if lo > 0:
+            out.append((a, (a + lo) & 0xFFFFFFFF))
+        if hi < size:
+            out.append(((a + hi) & 0xFFFFFFFF, b))
+    return out

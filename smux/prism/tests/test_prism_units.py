@@ -571,3 +571,33 @@ def test_cookie_front_end_options_are_checked(capsys):
         with pytest.raises(SystemExit):
             prism_fe.build_config(base + extra)
         assert msg in capsys.readouterr().err
+
+
+def _continuity(rows, **kw):
+    """capture.Capture.continuity over rows in tshark's field order (stream, src, seq,
+    len, syn, fin, ack, has ack, rst), without a capture file."""
+    import capture
+    cap = capture.Capture.__new__(capture.Capture)
+    cap.fields = lambda *names, display=None: [[str(v) for v in r] for r in rows]
+    return cap.continuity(**kw)[1]
+
+
+# A server stream from near the top of the sequence space: 3 segments of 100 bytes, the
+# second lost before the capture and sent again at the end.
+_SEQ = 0xFFFFFF80
+_SEG = [(0, "vip", (_SEQ + 100 * i) & 0xFFFFFFFF, 100, 0, 0, 1, 1, 0) for i in range(3)]
+
+
+def test_continuity_sees_a_skipped_byte_and_forgives_a_hole_filled_later():
+    lost_then_resent = [_SEG[0], _SEG[2], _SEG[1]]
+    assert _continuity(_SEG) == []
+    # Without loss before the capture, a hole is a skipped byte whatever comes later.
+    assert len(_continuity(lost_then_resent)) == 1
+    # With it, a hole that a retransmission fills is loss; one never filled is a skip.
+    assert _continuity(lost_then_resent, loss_before_capture=True) == []
+    never_filled = _continuity([_SEG[0], _SEG[2]], loss_before_capture=True)
+    assert never_filled == [f"stream 0 from vip: bytes {_SEQ + 100 & 0xFFFFFFFF}-"
+                            f"{_SEQ + 200 & 0xFFFFFFFF} never seen"]
+    # A retransmission covering part of the hole leaves the rest.
+    half = (0, "vip", (_SEQ + 100) & 0xFFFFFFFF, 50, 0, 0, 1, 1, 0)
+    assert len(_continuity([_SEG[0], _SEG[2], half], loss_before_capture=True)) == 1
