@@ -647,9 +647,15 @@ class Agent:
                                    "stateful connections, loads, and re-reports of open ones to a new or restarted owner (adopt)", labels=["kind", "result"])
         for kind, counters in s["reports"].items():
             for result, value in counters.items():
-                if not result.startswith("last"):
+                if not result.startswith("last") and result != "metric":
                     sent.add_metric([kind, result], value)
-        return [pk, by, res, ck, sent, healthy, per_check, up]
+        out = [pk, by, res, ck, sent, healthy, per_check, up]
+        if s["establishedConnections"] is not None:
+            est = GaugeMetricFamily("hlb_agent_established_connections", "ESTABLISHED connections to "
+                                    "this host's VIPs (the cookie sockops program's count)")
+            est.add_metric([], s["establishedConnections"])
+            out.append(est)
+        return out
 
     def stop(self):
         self.dip_health.stop()

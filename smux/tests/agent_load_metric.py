@@ -141,6 +141,16 @@ def test_the_load_is_the_established_connections_to_the_vips(topo):
     client.do("close 1")
     assert load_settles_at(t, 0), agent_stats(t)
     assert agent_stats(t)["reports"]["loads"]["failed"] == 0
+    other.do(f"open {VIP_SL},{ECHO_PORT},1")      # (not counted)
+    client.do(f"open {VIP_SF},{ECHO_PORT},2")
+    assert load_settles_at(t, 2), agent_stats(t)
+    text = t.dip.run([sys.executable, "-c", "import urllib.request; print(urllib.request."
+                      f"urlopen('http://127.0.0.1:{MGMT}/metrics').read().decode())"]).stdout
+    assert "\nhlb_agent_established_connections 2.0\n" in text, text
+    assert agent_stats(t)["reports"]["loads"]["metric"] == "connections"
+    client.do("close 2")
+    other.do("close 1")
+    assert load_settles_at(t, 0), agent_stats(t)
 
     # A restarted agent counts from 0: the connections open across the restart were
     # counted by the previous program, and their closes are not taken off the new count.
