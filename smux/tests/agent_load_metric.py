@@ -14,13 +14,10 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import agent_testlib as tl  # noqa: E402
-from agent_cookie_e2e import AGENT, DIP, KEY, MGMT, SERVER_ID, agent_err, mgmt, mgmt_ok, tl_wait  # noqa: E402
-from agent_smux_reports import (ECHO_PORT, ECHO_SERVER, SMUX_BIN, SMUX_DATA, SMUX_URL, VIP_SF,  # noqa: E402
-                                VIP_SL, ReportTopology, smux_api, smux_table)
+from agent_cookie_e2e import AGENT, DIP, KEY, MGMT, agent_err, mgmt, mgmt_ok, tl_wait  # noqa: E402
+from agent_smux_reports import (ECHO_PORT, ECHO_SERVER, SMUX_DATA, VIP_SF, VIP_SL,  # noqa: E402
+                                smux_reporting, topo)  # noqa: F401 (topo: the fixture)
 
 # Reads commands on stdin: 'open HOST,PORT,N' opens N connections (one echo each, so
 # each is ESTABLISHED at the server), 'close N' closes the N oldest; 'ok' after each.
@@ -73,17 +70,6 @@ def still_at(t, n, seconds=1.0):
     return True
 
 
-@pytest.fixture
-def topo(tmp_path):
-    if not os.access(SMUX_BIN, os.X_OK):
-        pytest.fail(f"{SMUX_BIN} is not built (smux/README.md, Build)")
-    t = ReportTopology(str(tmp_path))
-    try:
-        yield t
-    finally:
-        t.close()
-
-
 def start_agent(t, cfg):
     agent = t.start(t.dip, [sys.executable, AGENT, "--iface", t.if_d, "--local-ip", DIP,
                             "--vip", VIP_SF, "--vip", VIP_SL, "--allow-mux", SMUX_DATA,
@@ -96,12 +82,7 @@ def start_agent(t, cfg):
 
 def test_the_load_is_the_established_connections_to_the_vips(topo):
     t = topo
-    t.start_smux()
-    assert smux_api(t, "PUT", "/table", smux_table(1))[0] == 200
-    cfg = os.path.join(t.tmp, "cookie.json")
-    with open(cfg, "w") as f:
-        json.dump({"serverId": SERVER_ID, "key": KEY, "statefulOwners": [SMUX_URL],
-                      "smuxes": [SMUX_URL]}, f)
+    cfg = smux_reporting(t)
     agent = start_agent(t, cfg)
     assert mgmt(t.dip, "/health")[1]["decap"]["backend"] == "xdp"
     t.ready(t.start(t.dip, [sys.executable, "-c", ECHO_SERVER], cgroup=True), "echo server")
