@@ -321,7 +321,10 @@ class Emulation:
             cmd += ["--smux-tls-cert", os.path.join(self.tls, "agent-%s-client.pem" % nid),
                     "--smux-tls-key", os.path.join(self.tls, "agent-%s-client.key" % nid),
                     "--smux-tls-ca", os.path.join(self.tls, "ca.pem"),
-                    "--load-report-ms", str(self.args.agent_load_report_ms)]
+                    "--load-report-ms", str(self.args.agent_load_report_ms),
+                    # Every DIP host here is a namespace of one machine: they read the same
+                    # /proc/stat, so a CPU load would be the same figure for every DIP.
+                    "--load-metric", self.args.agent_load_metric]
             with open(os.path.join(self.dir, "agent-%s.cmd" % nid), "w") as f:
                 json.dump(cmd, f)
             self.spawn("agent " + nid, cmd, node=h, log_name="agent-" + nid)
@@ -638,7 +641,8 @@ def cmd_start(args):
         argv += ["--smux-tcp-timeout", str(args.smux_tcp_timeout)]
     if args.smux_conn_table:
         argv += ["--smux-conn-table", args.smux_conn_table]
-    argv += ["--agent-load-report-ms", str(args.agent_load_report_ms), "--standby-smuxes", str(args.standby_smuxes)]
+    argv += ["--agent-load-report-ms", str(args.agent_load_report_ms), "--agent-load-metric", args.agent_load_metric,
+             "--standby-smuxes", str(args.standby_smuxes)]
     for a in args.aggregate:
         argv += ["--aggregate", a]
     if args.no_services:
@@ -1197,6 +1201,10 @@ def main(argv=None):
         x.add_argument("--agent-load-report-ms", type=int, default=100,
                        help="how often a host agent reports its load to the SMuxes, for the VIPs that place "
                             "SYNs by load (p2c, least-loaded, awrr); 0: never (default 100, as ToN IV-B)")
+        x.add_argument("--agent-load-metric", choices=("connections", "cpu"), default="connections",
+                       help="the load the host agents report (hlb_agent.py --load-metric): 'connections' "
+                            "(default: ESTABLISHED connections to the host's VIPs; the DIP hosts are network "
+                            "namespaces of one machine, which all read the same /proc/stat) or 'cpu'")
     rsp = sub.add_parser("_route-server")
     rsp.add_argument("--tag", required=True)
     st = sub.add_parser("stop")

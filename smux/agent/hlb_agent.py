@@ -15,7 +15,8 @@
   XDP backend's programs write the cookie into TSval and restore TSecr; this host's
   server id and keys come from that file and from PUT /cookie (cookie_config.py);
   closes of connections a stateful SMux hinted go to their owner SMux, and with
-  --load-report-ms this host's CPU load to every SMux listed there (smux_reports.py).
+  --load-report-ms this host's load (--load-metric: busy CPUs, or ESTABLISHED connections
+  to its VIPs) to every SMux listed there (smux_reports.py).
 
 Management endpoints (HTTP on --listen; HTTPS with --tls-cert/--tls-key/--tls-ca, where
 writes need a client certificate issued by that CA for client use, and only then may
@@ -57,6 +58,7 @@ DEFAULT_BUILD = os.environ.get("HLB_AGENT_BUILD",
 # Loading and verifying the XDP and cookie programs: 16 agents starting at once on a loaded
 # 2-core host took over 5 s, and the fallback then left those hosts without cookies.
 BACKEND_START_TIMEOUT = 30.0
+LOAD_METRICS = ("cpu", "connections")   # --load-metric (smux_reports.CpuLoad, ConnectionLoad)
 MAX_ALLOWED = 256   # HLB_MAX_ALLOWED in include/hlb_decap.h: prefixes per allow-list
 MAX_BODY = 1 << 20  # bytes of a PUT body (413 beyond)
 CONN_TIMEOUT = 10.0  # seconds a management connection may stall (TLS handshake, request)
@@ -146,8 +148,15 @@ def build_config(argv):
                    help="path in the cgroup v2 hierarchy whose sockets get the cookie "
                         "keep-alive (default: all of this network namespace)")
     p.add_argument("--load-report-ms", type=int, default=0,
-                   help="report this host's CPU load to the SMuxes of the cookie "
+                   help="report this host's load to the SMuxes of the cookie "
                         "configuration's smuxes every N ms (ToN: about 100); 0: off")
+    p.add_argument("--load-metric", choices=LOAD_METRICS, default="cpu",
+                   help="the load --load-report-ms reports: 'cpu' (default: CPUs this machine "
+                        "kept busy, 1 = one CPU, as ToN IV-B; for one DIP per machine) or "
+                        "'connections' (ESTABLISHED connections to this host's VIPs, counted "
+                        "by the cookie sockops program: needs --cookie-config and the XDP "
+                        "backend; for DIPs sharing a machine). Every DIP of a VIP must report "
+                        "the same metric: the SMuxes compare their loads with each other")
     p.add_argument("--owner-check-ms", type=int, default=1000,
                    help="ask the stateful owner SMuxes of the cookie configuration for their "
                         "boot id every N ms, and re-report this host's connections to one that "
@@ -203,6 +212,13 @@ def build_config(argv):
             raise ConfigError(f"--owner-check-ms: expected 100..60000 (or 0: off), got {a.owner_check_ms}")
         if a.load_report_ms and not a.cookie_config:
             raise ConfigError("--load-report-ms: needs --cookie-config (its smuxes list names the SMuxes)")
+        if a.load_metric == "connections":
+            if not a.cookie_config:
+                raise ConfigError("--load-metric connections: needs --cookie-config (the cookie "
+                                  "sockops program counts the connections)")
+            if a.decap == "userspace":
+                raise ConfigError("--load-metric connections: the count comes with the XDP "
+                                  "backend's cookie programs, not with --decap userspace")
         if a.prism_pin_dir and a.decap == "userspace":
             raise ConfigError("--prism-pin-dir: Prism steering runs in the XDP backend, "
                               "not with --decap userspace")
@@ -211,6 +227,8 @@ def build_config(argv):
                               "not with --decap userspace")
         if a.prism_pin_dir or a.prism_backend:
             a.decap = "xdp"   # no silent fallback to a backend that cannot steer
+        if a.load_metric == "connections" and a.load_report_ms:
+            a.decap = "xdp"   # nor to one that cannot count
     except (ConfigError, cookie_config.CookieConfigError) as e:
         p.error(str(e))
     return a
@@ -336,7 +354,10 @@ class DecapBackend:
     def _command(self, kind):
         c = self.cfg
         locals_ = [arg for ip in c.local_ip for arg in ("--local-ip", ip)]
-        common = ["--stats-file", self.stats_file, "--interval-ms", str(c.stats_interval_ms)]
+        interval = c.stats_interval_ms
+        if c.load_metric == "connections" and c.load_report_ms:
+            interval = min(interval, c.load_report_ms)   # each report reads a fresh count
+        common = ["--stats-file", self.stats_file, "--interval-ms", str(interval)]
         # An empty list is not passed: the backends then accept any address.
         common += [arg for p in c.allow_mux for arg in ("--allow-mux", p)]
         common += [arg for p in c.allow_vip for arg in ("--allow-vip", p)]
@@ -516,9 +537,7 @@ class Agent:
                         if cfg.cookie_config else None)
         current = (lambda: self.cookies.cfg) if self.cookies else (lambda: None)
         self.closed = smux_reports.ClosedReporter(current, log, cfg.smux_tls) if self.cookies else None
-        self.loads = (smux_reports.LoadReporter(cfg.dip, cfg.load_report_ms / 1000, current, log,
-                                                cfg.smux_tls)
-                      if cfg.load_report_ms else None)
+        self.loads = None
         try:
             self.decap = DecapBackend(cfg, run_dir, self.cookies,
                                       self.closed.add if self.closed else None)
@@ -527,6 +546,11 @@ class Agent:
             if self.vips:
                 self.vips.undo()
             raise
+        if cfg.load_report_ms:
+            metric = (smux_reports.ConnectionLoad(self.decap.snapshot) if cfg.load_metric == "connections"
+                      else smux_reports.CpuLoad())
+            self.loads = smux_reports.LoadReporter(cfg.dip, cfg.load_report_ms / 1000, current, log,
+                                                   metric, cfg.smux_tls)
         self.owners = (smux_reports.OwnerWatch(current, self.decap.open_hinted, log,
                                                cfg.owner_check_ms / 1000, cfg.smux_tls)
                        if self.cookies and cfg.owner_check_ms else None)
@@ -561,6 +585,7 @@ class Agent:
                                     "bytes": nbytes, "pps": pps, "bytes_per_s": bps})
         return {"dip": self.cfg.dip, "time": now, "backend": self.decap.info,
                 "counters": snap["counters"], "vips": per_vip, "cookie": snap.get("cookie", {}),
+                "establishedConnections": snap.get("establishedConnections"),
                 "reports": self.reports()}
 
     def reports(self):
@@ -569,8 +594,8 @@ class Agent:
         if self.closed:
             out["closed"] = dict(self.closed.counters)
         if self.loads:
-            out["loads"] = dict(self.loads.counters, lastLoad=self.loads.last_load,
-                               lastMatched=self.loads.last_matched)
+            out["loads"] = dict(self.loads.counters, metric=self.loads.metric.unit,
+                                lastLoad=self.loads.last_load, lastMatched=self.loads.last_matched)
         if self.owners:
             out["adopt"] = dict(self.owners.counters)
         return out
@@ -622,9 +647,15 @@ class Agent:
                                    "stateful connections, loads, and re-reports of open ones to a new or restarted owner (adopt)", labels=["kind", "result"])
         for kind, counters in s["reports"].items():
             for result, value in counters.items():
-                if not result.startswith("last"):
+                if not result.startswith("last") and result != "metric":
                     sent.add_metric([kind, result], value)
-        return [pk, by, res, ck, sent, healthy, per_check, up]
+        out = [pk, by, res, ck, sent, healthy, per_check, up]
+        if s["establishedConnections"] is not None:
+            est = GaugeMetricFamily("hlb_agent_established_connections", "ESTABLISHED connections to "
+                                    "this host's VIPs (the cookie sockops program's count)")
+            est.add_metric([], s["establishedConnections"])
+            out.append(est)
+        return out
 
     def stop(self):
         self.dip_health.stop()

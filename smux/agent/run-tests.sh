@@ -12,7 +12,8 @@
 #   4. FRR supervisor: announce / withdraw within 1 s (two FRR in namespaces)
 #   5. Cheetah cookies: the reference model (p4/model), and a real TCP connection
 #      through the agent (tcp_timestamps=1, offloads off and on), the /cookie API;
-#      reports to a real hlb-smux: closes of stateful connections, loads; QUIC: a
+#      reports to a real hlb-smux: closes of stateful connections, loads (CPU, and
+#      the ESTABLISHED connections the sockops program counts); QUIC: a
 #      real aioquic client through a real hlb-smux to two cookie QUIC servers
 # Ends with "agent: N passed, N failed"; exits non-zero on any failure.
 # A skipped test counts as failed: every suite here must really run in CI.
@@ -68,7 +69,7 @@ junit="$(mktemp /tmp/hlb-agent-junit-XXXXXX.xml)"
 (cd "$SMUX" && python3 -m pytest -q -s -p no:cacheprovider --junitxml="$junit" \
     tests/agent_ovs_agreement.py tests/agent_wcmp_split.py tests/agent_host_agent.py tests/agent_ovs_gre_e2e.py \
     tests/frr_supervisor_test.py ../p4/model/test_cheetah_cookie.py tests/agent_cookie_e2e.py \
-    tests/agent_smux_reports.py tests/agent_owner_watch.py tests/agent_quic_e2e.py)
+    tests/agent_smux_reports.py tests/agent_load_metric.py tests/agent_owner_watch.py tests/agent_quic_e2e.py)
 read -r py_passed py_failed < <(python3 - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()

@@ -6,8 +6,9 @@
   (bits 13-10, an index into the cookie configuration's statefulOwners), in batches,
   retrying with backoff. Under DSR the SMux never sees the server's FIN: without these
   reports its entries leave only by the idle sweep.
-- load reports (POST /loads, ToN §IV-B): LoadReporter sends this DIP's CPU load every
-  period to every SMux of the configuration's smuxes.
+- load reports (POST /loads, ToN §IV-B): LoadReporter sends this DIP's load every period
+  to every SMux of the configuration's smuxes: the machine's busy CPUs (CpuLoad) or the
+  ESTABLISHED connections to this host's VIPs (ConnectionLoad), --load-metric.
 - re-reports (POST /cheetah/adopt, COOKIE-SPEC §7 "Adoption"): OwnerWatch asks each owner
   for its boot id every period; when an owner id is held by another SMux than before, or
   its SMux restarted (its ConnTable is empty), it sends that SMux this host's open hinted
@@ -275,15 +276,50 @@ def cpu_times(path="/proc/stat"):
     return sum(fields) - idle, sum(fields)
 
 
-class LoadReporter:
-    """Every period, this DIP's load -- the CPUs kept busy over the period, from
-    /proc/stat (the unit POST /loads takes: 1 = one CPU busy) -- to every SMux.
-    CPU time rather than a count of connections: it weighs each request by its cost
-    (the bimodal load of the balance experiment) and it is what ToN §IV-B reports."""
+class CpuLoad:
+    """--load-metric cpu: the CPUs this machine kept busy since the last sample, from
+    /proc/stat (1 = one CPU busy). What ToN §IV-B reports, and right for one DIP per
+    machine; it weighs each request by its CPU cost. Every network namespace of a machine
+    reads the same /proc/stat, so DIPs that share a machine (an emulation) all report the
+    same figure."""
+    unit = "cpus"
 
-    def __init__(self, dip, period_s, config, log, tls=None):
-        self.dip, self.period, self.config, self.log, self.tls = dip, period_s, config, log, tls
+    def __init__(self, path="/proc/stat"):
+        self.path = path
         self.ncpu = os.cpu_count() or 1
+        self.prev = cpu_times(path)
+
+    def sample(self):
+        cur = cpu_times(self.path)
+        busy, total = cur[0] - self.prev[0], cur[1] - self.prev[1]
+        self.prev = cur
+        return round(self.ncpu * busy / total, 4) if total > 0 else None
+
+
+class ConnectionLoad:
+    """--load-metric connections: the ESTABLISHED connections to this host's VIPs now --
+    requests queued for accept() or in service: this DIP's queue of work. The cookie
+    object's sockops program keeps the count (smux/agent/bpf/cookie.bpf.c); the loader
+    writes it to its stats file as establishedConnections. snapshot: a callable giving
+    that file's document (None while there is none)."""
+    unit = "connections"
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+
+    def sample(self):
+        return (self.snapshot() or {}).get("establishedConnections")
+
+
+class LoadReporter:
+    """Every period, this DIP's load -- metric.sample(): CpuLoad or ConnectionLoad -- to
+    every SMux. The SMuxes compare the loads of one VIP's DIPs with each other only, so
+    all DIPs of a VIP must report the same metric. A period without a sample (no stats
+    file yet) sends nothing."""
+
+    def __init__(self, dip, period_s, config, log, metric, tls=None):
+        self.dip, self.period, self.config, self.log, self.tls = dip, period_s, config, log, tls
+        self.metric = metric
         self.counters = {"reported": 0, "failed": 0}
         self.last_load = None
         self.last_matched = None   # the last answer's count of table entries with this DIP
@@ -292,18 +328,14 @@ class LoadReporter:
         threading.Thread(target=self._loop, daemon=True).start()
 
     def _loop(self):
-        prev = cpu_times()
         while not self.stopping.wait(self.period):
-            cur = cpu_times()
-            busy, total = cur[0] - prev[0], cur[1] - prev[1]
-            prev = cur
-            if total <= 0:
+            load = self.metric.sample()
+            if load is None:
                 continue
-            self.last_load = round(self.ncpu * busy / total, 4)
+            self.last_load = load
             for url in (self.config() or {}).get("smuxes", []):
                 try:
-                    r = post(f"{url}/loads", {"loads": [{"dip": self.dip, "load": self.last_load}]},
-                             self.tls)
+                    r = post(f"{url}/loads", {"loads": [{"dip": self.dip, "load": load}]}, self.tls)
                     self.last_matched = r.get("matched")
                     self.counters["reported"] += 1
                     self.failing.discard(url)

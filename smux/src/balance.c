@@ -203,7 +203,8 @@ int hlb_balance_report(struct hlb_vip_table *t, json_t *doc, unsigned *matched,
         snprintf(f, sizeof(f), "loads[%zu].load", i);
         double v = json_is_number(load) ? json_number_value(load) : -1;
         if (!json_is_number(load) || !(v >= 0 && v <= HLB_LOAD_MAX)) {
-            berr(err, f, load ? "must be a number from 0 to 1000 (1 = one CPU busy)"
+            berr(err, f, load ? "must be a number from 0 to 1000000 (the host agents' unit: "
+                              "CPUs busy or ESTABLISHED connections)"
                               : "required");
             return -1;
         }

@@ -9,7 +9,7 @@
  * a DIP of weight 0 keeps 0 (draining).  The weights are recomputed on every
  * report, so they follow the agents' period (about 100 ms).
  *
- * Loads live in the table (t->dip_load, millionths), written by the control
+ * Loads live in the table (t->dip_load, thousandths), written by the control
  * thread under its lock and carried over to the next table by DIP address; the
  * workers read them with relaxed loads.  EAL-free. */
 #ifndef HLB_BALANCE_H
@@ -22,8 +22,10 @@
 #define HLB_AWRR_MIN 2u
 #define HLB_AWRR_MAX 30u
 #define HLB_AWRR_ALPHA 0.5
-#define HLB_LOAD_SCALE 1000000u     /* a load of 1.0 (one CPU fully busy) */
-#define HLB_LOAD_MAX 1000.0         /* a report above this is refused */
+/* A load in the host agents' unit (--load-metric: CPUs busy, or ESTABLISHED
+ * connections), kept in thousandths: up to a million connections fit 32 bits. */
+#define HLB_LOAD_SCALE 1000u        /* a load of 1.0 */
+#define HLB_LOAD_MAX 1000000.0      /* a report above this is refused */
 
 /* Weighted round robin interleaves: a worker's position p walks the pool's
  * cumulative weights (slot p goes to the DIP whose run of slots holds it) by a step

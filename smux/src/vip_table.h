@@ -144,7 +144,7 @@ struct hlb_vip_table {
     struct hlb_server_slot *servers;   /* cheetah services' server maps */
     uint16_t *server_ids;       /* per dip: its serverId, 0 when none */
     struct hlb_dip *sf_owners;  /* cheetah-stateful VIPs' owner SMuxes (tunnel ends) */
-    /* Per dip: its reported load in millionths (balance.h), written by the control
+    /* Per dip: its reported load in thousandths (balance.h), written by the control
      * thread, read by the workers (relaxed 32-bit: each value one the control stored). */
     uint32_t *dip_load;
     /* awrr services: two cumulative-weight arrays indexed like cum (the control

@@ -909,7 +909,15 @@ static void test_load_mechanisms(void **state)
     syn(&f, 31100);
     assert_int_equal(run1(&w, t, &f, 1), HLB_V_TX);
     assert_int_equal(outer_dst(&f), ip4("10.9.0.3"));
-    assert_int_equal(w.st.ck_syns[HLB_MECH_LEAST_LOADED], 21);
+    /* connection counts (the agents' --load-metric connections): up to a million,
+     * their order kept */
+    double conns[3] = {4294, 1000000, 4296};
+    set_loads(t, conns, 3);
+    syn(&f, 31102);
+    assert_int_equal(run1(&w, t, &f, 1), HLB_V_TX);
+    assert_int_equal(outer_dst(&f), ip4("10.9.0.1"));
+    set_loads(t, l2, 3);
+    assert_int_equal(w.st.ck_syns[HLB_MECH_LEAST_LOADED], 22);
     /* a table swap keeps the reported loads (the control thread carries them) */
     struct hlb_vip_table *t2 = sf_table("\"" SELF "\"", "least-loaded");
     hlb_balance_carry(t2, t);
@@ -924,6 +932,7 @@ static void test_load_mechanisms(void **state)
     const struct {
         const char *body, *field;
     } bad[] = {{"{\"loads\":[{\"dip\":\"10.9.0.1\",\"load\":-1}]}", "loads[0].load"},
+               {"{\"loads\":[{\"dip\":\"10.9.0.1\",\"load\":1000001}]}", "loads[0].load"},
                {"{\"loads\":[{\"dip\":\"10.9.0.1\",\"load\":0.5},{\"dip\":\"10.9.0\",\"load\":1}]}",
                 "loads[1].dip"},
                {"{\"loads\":[{\"dip\":\"10.9.0.1\"}]}", "loads[0].load"},

@@ -2,7 +2,9 @@
  *   - tc egress: TSval of TCP segments from a local cookie VIP carries the cookie
  *     (§2); per-connection state in the LRU map hlb_cookie_conns;
  *   - sockops: keep-alive <= 25 s on passively opened connections to those VIPs (§6),
- *     and the close of a connection a stateful SMux hinted (§7) into a ring buffer.
+ *     the close of a connection a stateful SMux hinted (§7) into a ring buffer, and the
+ *     count of those connections that are ESTABLISHED (this DIP's queue of work: the
+ *     host agent's --load-metric connections).
  * The ingress half (TSecr restore) runs in the XDP decapsulator (bpf/cookie.bpf.h). */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -127,6 +129,64 @@ static __always_inline struct hlb_cookie_tuple sockops_tuple(const struct bpf_so
                                        .client_port = bpf_htons((__u16) bpf_ntohl(ops->remote_port)) };
 }
 
+/* Connections to this host's VIPs (in this network namespace) that are ESTABLISHED:
+ * queued for accept() or in service.  Counted when the passive open completes, uncounted
+ * when the socket leaves ESTABLISHED; an exact gauge at two atomic adds a connection.
+ * The loader writes it to its stats file (establishedConnections). */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __s64);
+} hlb_cookie_established SEC(".maps");
+
+/* The sockets this object counted.  The state callbacks a socket asks for reach every
+ * sockops program of the cgroup -- other agents' (one per network namespace on an
+ * emulated host) and this one's after a restart (a fresh, empty gauge) -- so a socket is
+ * uncounted only where it was counted. */
+struct {
+    __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
+    __type(value, __u32);
+} hlb_cookie_counted SEC(".maps");
+
+static __always_inline void established_add(__s64 d)
+{
+    __u32 zero = 0;
+    __s64 *n = bpf_map_lookup_elem(&hlb_cookie_established, &zero);
+    if (n) {
+        __sync_fetch_and_add(n, d);
+    }
+}
+
+static __always_inline void count_established(struct bpf_sock_ops *ops)
+{
+    struct bpf_sock *sk = ops->sk;
+    if (!sk) {
+        return;
+    }
+    __u32 *mark = bpf_sk_storage_get(&hlb_cookie_counted, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+    if (mark && !*mark) {
+        *mark = 1;
+        established_add(1);
+    }
+}
+
+/* A socket leaving ESTABLISHED (to CLOSE_WAIT, FIN_WAIT1 or, reset, CLOSE). */
+static __always_inline void uncount_established(struct bpf_sock_ops *ops)
+{
+    struct bpf_sock *sk = ops->sk;
+    if (ops->args[0] != BPF_TCP_ESTABLISHED || !sk) {
+        return;
+    }
+    __u32 *mark = bpf_sk_storage_get(&hlb_cookie_counted, sk, 0, 0);
+    if (mark && *mark) {
+        *mark = 0;
+        established_add(-1);
+    }
+}
+
 /* TCP_CLOSE of a hinted connection: the socket is done (LAST_ACK acknowledged, into
  * TIME_WAIT, or reset), so no segment of it needs the owner's entry any more. */
 static __always_inline void report_close(struct bpf_sock_ops *ops)
@@ -157,8 +217,9 @@ int hlb_cookie_sockops(struct bpf_sock_ops *ops)
     if (ops->family != AF_INET) {
         return 1;
     }
-    if (ops->op == BPF_SOCK_OPS_STATE_CB) {
-        report_close(ops);   /* set only on hinted connections, below */
+    if (ops->op == BPF_SOCK_OPS_STATE_CB) {   /* asked for below */
+        uncount_established(ops);
+        report_close(ops);
         return 1;
     }
     if (ops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB) {
@@ -171,11 +232,10 @@ int hlb_cookie_sockops(struct bpf_sock_ops *ops)
     if (h->netns_cookie && bpf_get_netns_cookie(ops) != h->netns_cookie) {
         return 1;
     }
-    struct hlb_cookie_tuple key = sockops_tuple(ops);
-    struct hlb_cookie_conn *c = bpf_map_lookup_elem(&hlb_cookie_conns, &key);
-    if (c && (c->flags & HLB_CONN_HINTED)) {
-        bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
-    }
+    /* The state changes of every such connection come back: its leaving ESTABLISHED
+     * uncounts it, and a hinted one's TCP_CLOSE is reported. */
+    count_established(ops);
+    bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
     if (!h->keepalive_s) {
         return 1;
     }

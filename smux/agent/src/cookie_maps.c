@@ -228,3 +228,10 @@ int hlb_cookie_counters_read(struct bpf_object *obj, uint64_t out[HLB_CK_MAX])
     }
     return 0;
 }
+
+int hlb_cookie_established_read(struct bpf_object *cookie_obj, int64_t *out)
+{
+    int fd = bpf_object__find_map_fd_by_name(cookie_obj, "hlb_cookie_established");
+    uint32_t zero = 0;
+    return fd < 0 ? -1 : bpf_map_lookup_elem(fd, &zero, out);
+}

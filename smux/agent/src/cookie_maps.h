@@ -49,4 +49,8 @@ int hlb_cookie_config_apply(struct bpf_object *obj, const struct hlb_cookie_conf
 /* Sums the per-CPU cookie counters. */
 int hlb_cookie_counters_read(struct bpf_object *obj, uint64_t out[HLB_CK_MAX]);
 
+/* The cookie object's count of ESTABLISHED connections to this host's VIPs
+ * (bpf/cookie.bpf.c, hlb_cookie_established) into *out.  0, or -1. */
+int hlb_cookie_established_read(struct bpf_object *cookie_obj, int64_t *out);
+
 #endif

@@ -8,7 +8,7 @@
 int hlb_stats_write(const char *path, const char *backend, const char *mode,
                     const uint64_t counters[HLB_C_MAX],
                     const struct hlb_vip_entry *entries, size_t n,
-                    const uint64_t *cookie)
+                    const uint64_t *cookie, const int64_t *established)
 {
     static const char *cookie_names[] = HLB_COOKIE_COUNTER_NAMES;
     static const char *names[] = HLB_COUNTER_NAMES;
@@ -42,6 +42,9 @@ int hlb_stats_write(const char *path, const char *backend, const char *mode,
             fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", cookie_names[i], cookie[i]);
         }
         fprintf(f, "}");
+    }
+    if (established) {
+        fprintf(f, ",\"establishedConnections\":%" PRId64, *established);
     }
     fprintf(f, "}\n");
     if (fclose(f) != 0) {

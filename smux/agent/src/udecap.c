@@ -242,7 +242,7 @@ int main(int argc, char **argv)
         double t = now_s();
         if (t >= next_dump) {
             size_t n = counter_list(&table, listed);
-            if (hlb_stats_write(stats_path, "userspace", "userspace", counters, listed, n, NULL) != 0) {
+            if (hlb_stats_write(stats_path, "userspace", "userspace", counters, listed, n, NULL, NULL) != 0) {
                 fprintf(stderr, "cannot write %s: %s\n", stats_path, strerror(errno));
             }
             next_dump = t + interval_ms / 1000.0;
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
         }
     }
     size_t n = counter_list(&table, listed);
-    hlb_stats_write(stats_path, "userspace", "userspace", counters, listed, n, NULL);
+    hlb_stats_write(stats_path, "userspace", "userspace", counters, listed, n, NULL, NULL);
     close(tun);
     close(raw[0]);
     close(raw[1]);

@@ -15,7 +15,10 @@
  * object's tc egress program goes on --iface, its sockops program on the cgroup
  * --cgroup, a path in the cgroup v2 hierarchy (default '/', every socket; the program
  * acts only in this network namespace); the XDP program restores TSecr.  The
- * cookie file (src/cookie_maps.h) is read at start and again on SIGHUP.  --pin-dir: a
+ * cookie file (src/cookie_maps.h) is read at start and again on SIGHUP.  With cookies
+ * the stats file also gives establishedConnections: the ESTABLISHED connections to this
+ * host's VIPs in this namespace (counted by the sockops program since it was loaded: not
+ * pinned, a restart counts from 0).  --pin-dir: a
  * bpffs directory where the per-connection state is pinned, so a restart keeps it.
  * --prism-pin-dir: a bpffs directory where the Prism steering map and its counters
  * are pinned (smux/prism: the front end writes the map; a restart keeps it).
@@ -195,6 +198,24 @@ static void wait_draining(struct cookie_side *ck, int ms)
         }
         clock_gettime(CLOCK_MONOTONIC, &t);
         left = ms - (int) ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+    }
+}
+
+/* One snapshot of the counters, the cookie counters and the established connections
+ * (with cookies) into the stats file. */
+static void write_stats(const char *path, const char *attached, int counters_fd, int vips_fd,
+                        int ncpu, struct hlb_vip_entry *entries, size_t max,
+                        struct bpf_object *obj, struct cookie_side *ck)
+{
+    uint64_t counters[HLB_C_MAX], cookie[HLB_CK_MAX];
+    int64_t established = 0;
+    size_t n = 0;
+    snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
+    int with_cookies = ck->obj_path && hlb_cookie_counters_read(obj, cookie) == 0;
+    int with_established = ck->obj && hlb_cookie_established_read(ck->obj, &established) == 0;
+    if (hlb_stats_write(path, "xdp", attached, counters, entries, n, with_cookies ? cookie : NULL,
+                        with_established ? &established : NULL) != 0) {
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
     }
 }
 
@@ -477,11 +498,8 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     int ncpu = libbpf_num_possible_cpus();
-    size_t max = HLB_MAX_VIP_COUNTERS, n = 0;
+    size_t max = HLB_MAX_VIP_COUNTERS;
     struct hlb_vip_entry *entries = calloc(max, sizeof *entries);
-    uint64_t counters[HLB_C_MAX];
-    uint64_t cookie[HLB_CK_MAX];
-    const uint64_t *cookie_out = ck.obj_path ? cookie : NULL;
     int rc = 0;
     while (!stop) {
         if (reload && ck.obj_path) {
@@ -505,16 +523,10 @@ int main(int argc, char **argv)
                 fflush(stdout);
             }
         }
-        snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
-        hlb_cookie_counters_read(obj, cookie);
-        if (hlb_stats_write(stats_path, "xdp", attached, counters, entries, n, cookie_out) != 0) {
-            fprintf(stderr, "cannot write %s: %s\n", stats_path, strerror(errno));
-        }
+        write_stats(stats_path, attached, counters_fd, vips_fd, ncpu, entries, max, obj, &ck);
         wait_draining(&ck, interval_ms);
     }
-    snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
-    hlb_cookie_counters_read(obj, cookie);
-    hlb_stats_write(stats_path, "xdp", attached, counters, entries, n, cookie_out);
+    write_stats(stats_path, attached, counters_fd, vips_fd, ncpu, entries, max, obj, &ck);
     cookie_stop(&ck);
     if (bpf_xdp_detach(ifindex, flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST, NULL) != 0) {
         fprintf(stderr, "cannot detach XDP from %s: %s\n", iface, strerror(errno));
