@@ -527,7 +527,7 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     }
     unsigned k = 0;
     for (; k < m; k++) {
-        uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
+        uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK, hit = 0;
         if (ident & HLB_COOKIE_STATEFUL) {
             /* Stateful, this SMux the owner: the entry, if it is this connection's
              * (anything else goes to the general code, which counts it). */
@@ -538,12 +538,13 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
             if (server == 0)
                 break;
             hlb_sf_refresh(refresh, ent[k], v, tick);
-            sf_hits++;
+            hit = 1;
             ident = server;
         }
         int dip = hlb_ck_server_dip(t, &sv, ident);
         if (dip < 0)
-            break;
+            break;      /* (a hit then counted by the general code, not twice) */
+        sf_hits += hit;
         HLB_BURST_FRAME f = frames[first + k];
         uint8_t *d = HLB_F_DATA(f);
         uint32_t len = HLB_F_LEN(f);
