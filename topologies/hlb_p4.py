@@ -14,6 +14,8 @@ import sys
 
 from mininet.node import Switch
 
+from emu_base import PY, wait_for
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 P4_SWITCH = os.path.join(REPO, "p4", "switch", "hlb_p4switch.py")
@@ -49,7 +51,6 @@ class P4ModelSwitch(Switch):
         self.proc = None
 
     def start(self, controllers):
-        from hlbemu import PY, wait_for
         os.makedirs(os.path.join(self.emu.dir, "p4"), exist_ok=True)
         cmd = [PY, P4_SWITCH, "--grpc", self.address, "--device-id", str(DEVICE_ID)]
         for intf in self.intfList():
