@@ -34,7 +34,8 @@ from http.server import BaseHTTPRequestHandler
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "agent"))
-from hlb_agent import ConfigError, ManagementServer, tls_context  # noqa: E402  the agent's management TLS
+from agent_config import ConfigError, tls_context  # noqa: E402  the agent's management TLS
+from agent_mgmt import ManagementServer  # noqa: E402
 
 import handoff
 import request as request_mod
