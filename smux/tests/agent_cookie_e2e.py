@@ -49,6 +49,12 @@ def cgroup2_root():
     raise RuntimeError("no cgroup2 mount")
 
 
+def rx_packets(ns, ifname):
+    """Frames ifname received, from the kernel's counters (a capture may miss some under load)."""
+    link = json.loads(ns.run(["ip", "-j", "-s", "link", "show", "dev", ifname]).stdout)[0]
+    return link["stats64"]["rx"]["packets"]
+
+
 def netstat(ns, name):
     lines = ns.run(["cat", "/proc/net/netstat"]).stdout.splitlines()
     for head, vals in zip(lines[::2], lines[1::2]):
@@ -187,8 +193,10 @@ def test_cookie_connection_through_agent(topo):
     rejected = netstat(t.dip, "TSEcrRejected")
     paws = netstat(t.client, "PAWSEstab")
 
+    rx = rx_packets(t.client, t.if_c)
     out = t.client.run([sys.executable, PEERS, "client", VIP, str(PORT), str(4 << 20), t.if_c],
                        timeout=60).stdout
+    rx = rx_packets(t.client, t.if_c) - rx
     res = json.loads(out)
     assert res["echo_ok"]
     segs = [s for s in res["segments"] if s["client_port"] == res["client_port"]]
@@ -216,8 +224,10 @@ def test_cookie_connection_through_agent(topo):
     assert ck["misrouted"] == 0 and ck["restore_miss"] == 0, ck
     # Linux TCP hands GSO super-packets with partial checksums to tc whatever the device
     # offloads; they are segmented (and summed) after tc: in software on the DIP host's
-    # uplink when its offloads are off, at the router's egress when on.
-    assert ck["encoded"] + ck["encoded_slow_path"] < len(segs), (ck, len(segs))
+    # uplink when its offloads are off, at the router's egress when on. So the encodes are
+    # well under the frames the client received (its interface's count, which a capture
+    # under load falls short of; 0.38-0.67 of it here, about 1 without super-packets).
+    assert ck["encoded"] + ck["encoded_slow_path"] < 0.9 * rx, (ck, rx, len(segs))
     features = t.dip.run(["ethtool", "-k", t.if_d]).stdout
     assert f"tcp-segmentation-offload: {'on' if t.offload else 'off'}" in features
 
