@@ -2,10 +2,8 @@ package org.hybridlb.solver.io;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Map;
-import java.util.Set;
 import org.hybridlb.solver.model.Ipv4;
 import org.hybridlb.solver.model.PrismConfig;
 import org.hybridlb.solver.model.Vip;
@@ -31,14 +29,10 @@ final class PrismChecks {
             return;
         }
         String pf = f + "/prism";
-        Set<String> dips = new HashSet<>();
-        Map<String, Integer> weights = new HashMap<>();   // DIP -> its largest weight in any service
+        Map<String, Integer> weights = new HashMap<>();   // every DIP -> its largest weight in any service
         boolean tcp = false;
         for (VipPort p : v.ports) {
-            p.dips.forEach(d -> {
-                dips.add(d.ip);
-                weights.merge(d.ip, d.weight, Math::max);
-            });
+            p.dips.forEach(d -> weights.merge(d.ip, d.weight, Math::max));
             tcp |= !"udp".equals(p.proto);
         }
         if (prism.cookieSteering() && !Vip.AFFINITY_CHEETAH.equals(v.affinity)) {
@@ -64,7 +58,7 @@ final class PrismChecks {
                 throw new InvalidInputException(source, pf + "/frontends/" + i + "/admin", "the admin API's host must"
                         + " be the front end's address " + ip + " (or a loopback address, for a controller on its host)");
             }
-            if (!dips.contains(ip)) {
+            if (!weights.containsKey(ip)) {
                 throw new InvalidInputException(source, pf + "/frontends/" + i + "/ip", ip + " is not a DIP of the VIP:"
                         + " the muxes send the VIP's connections only to its DIPs, so a front end must be one");
             }
