@@ -78,7 +78,7 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     hlb_balance_carry(t, cur);         /* the DIPs' last reported loads go on */
     t->pins = c->pins;                 /* and the flow pins */
     hlb_pins_mark(t, c->pins);
-    int took_owner = hlb_cookie_took_owner(cur, t);
+    int took_owner = c->cfg.adopt_grace_ms && hlb_cookie_took_owner(cur, t);
     uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
     hlb_control_retire(c, old, t);                 /* t stays readable: swaps are serialised by c->lock */
@@ -86,7 +86,7 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     __atomic_store_n(&c->running_version, v, __ATOMIC_RELEASE);
     /* An owner id new to this SMux: its host agents re-report the id's connections;
      * no SYN takes one of their indexes meanwhile (COOKIE-SPEC §7, "Adoption"). */
-    for (unsigned k = 0; took_owner && c->cfg.adopt_grace_ms && k < c->cfg.slot->n_readers; k++)
+    for (unsigned k = 0; took_owner && k < c->cfg.slot->n_readers; k++)
         if (c->cfg.workers[k]->sf)
             hlb_sf_hold_hints(c->cfg.workers[k]->sf, c->cfg.adopt_grace_ms);
     if (c->cfg.table_state && !initial)

@@ -82,7 +82,7 @@ def start_agent(t, cfg):
 
 def test_the_load_is_the_established_connections_to_the_vips(topo):
     t = topo
-    cfg = smux_reporting(t)
+    _, cfg = smux_reporting(t)
     agent = start_agent(t, cfg)
     assert mgmt(t.dip, "/health")[1]["decap"]["backend"] == "xdp"
     t.ready(t.start(t.dip, [sys.executable, "-c", ECHO_SERVER], cgroup=True), "echo server")

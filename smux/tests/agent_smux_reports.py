@@ -163,21 +163,21 @@ def connect(t, vip):
     return res["client_port"]
 
 
-def smux_reporting(t):
-    """The SMux started with smux_table(1), and the path of a cookie file that names it as
-    the owner and as the SMux to report loads to."""
-    t.start_smux()
+def smux_reporting(t, loads=True):
+    """The SMux started with smux_table(1) (its process), and the path of a cookie file that
+    names it as the owner and, with loads, as the SMux to report loads to."""
+    smux = t.start_smux()
     assert smux_api(t, "PUT", "/table", smux_table(1))[0] == 200
     cfg = os.path.join(t.tmp, "cookie.json")
     with open(cfg, "w") as f:
         json.dump({"serverId": SERVER_ID, "key": KEY, "statefulOwners": [SMUX_URL],
-                   "smuxes": [SMUX_URL]}, f)
-    return cfg
+                   **({"smuxes": [SMUX_URL]} if loads else {})}, f)
+    return smux, cfg
 
 
 def test_closes_free_the_owners_entries_and_loads_reach_the_smux(topo):
     t = topo
-    cfg = smux_reporting(t)
+    _, cfg = smux_reporting(t)
     agent = t.start(t.dip, [sys.executable, AGENT, "--iface", t.if_d, "--local-ip", DIP,
                             "--vip", VIP_SF, "--vip", VIP_SL, "--allow-mux", SMUX_DATA,
                             "--decap", "xdp", "--listen", f"127.0.0.1:{MGMT}", "--cookie-config", cfg,
@@ -238,11 +238,7 @@ def test_a_restarted_owner_gets_the_open_connections_back(topo):
     on its server. While the restarted SMux holds its hints (--stateful-adopt-grace), a
     new connection is stateless."""
     t = topo
-    smux = t.start_smux()
-    assert smux_api(t, "PUT", "/table", smux_table(1))[0] == 200
-    cfg = os.path.join(t.tmp, "cookie.json")
-    with open(cfg, "w") as f:
-        json.dump({"serverId": SERVER_ID, "key": KEY, "statefulOwners": [SMUX_URL]}, f)
+    smux, cfg = smux_reporting(t, loads=False)
     agent = t.start(t.dip, [sys.executable, AGENT, "--iface", t.if_d, "--local-ip", DIP,
                             "--vip", VIP_SF, "--allow-mux", SMUX_DATA, "--decap", "xdp",
                             "--listen", f"127.0.0.1:{MGMT}", "--cookie-config", cfg,

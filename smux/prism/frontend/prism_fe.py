@@ -594,7 +594,6 @@ def build_config(argv):
     if a.steering == "cookie":
         if not a.cookie_pin_dir:
             p.error("--cookie-pin-dir: required with --steering cookie")
-        a.steer_before_import = True
     elif a.cookie_pin_dir:
         p.error("--cookie-pin-dir: only with --steering cookie")
     if a.max_request_bytes < 1024:

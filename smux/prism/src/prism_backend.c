@@ -2,7 +2,6 @@
 #include "prism_backend.h"
 
 #include <arpa/inet.h>
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
@@ -771,14 +770,12 @@ struct prism_backend *prism_backend_new(const struct prism_backend_config *cfg,
         return NULL;
     }
     if (cfg->cookie_pin_dir) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", cfg->steer_pin_dir, PRISM_PIN_FLOWS);
         int rc = prism_cookie_open(&b->cookie, cfg->cookie_pin_dir);
         if (rc) {
             log_err(cfg->cookie_pin_dir, -rc);
-        } else if ((b->steer_fd = bpf_obj_get(path)) < 0) {
-            rc = -errno;
-            log_err(path, errno);
+        } else if ((b->steer_fd = prism_open_pinned(cfg->steer_pin_dir, PRISM_PIN_FLOWS)) < 0) {
+            rc = b->steer_fd;
+            log_err(cfg->steer_pin_dir, -rc);
         } else if (!(b->linger = prism_linger_new(b->steer_fd, (uint64_t) (b->cfg.linger_ms > 0
                              ? b->cfg.linger_ms : PRISM_DEFAULT_LINGER_MS) * 1000000ull,
                                                   PRISM_MAX_FLOWS / 2))) {

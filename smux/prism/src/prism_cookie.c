@@ -10,7 +10,7 @@
 #include "hlb_decap.h"
 #include "prism_cookie.h"
 
-static int open_pinned(const char *dir, const char *name)
+int prism_open_pinned(const char *dir, const char *name)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -20,9 +20,9 @@ static int open_pinned(const char *dir, const char *name)
 
 int prism_cookie_open(struct prism_cookie *pc, const char *pin_dir)
 {
-    pc->conns_fd = open_pinned(pin_dir, "hlb_cookie_conns");
-    pc->vips_fd = open_pinned(pin_dir, "hlb_cookie_vips");
-    pc->host_fd = open_pinned(pin_dir, "hlb_cookie_host");
+    pc->conns_fd = prism_open_pinned(pin_dir, "hlb_cookie_conns");
+    pc->vips_fd = prism_open_pinned(pin_dir, "hlb_cookie_vips");
+    pc->host_fd = prism_open_pinned(pin_dir, "hlb_cookie_host");
     int rc = pc->conns_fd < 0 ? pc->conns_fd : pc->vips_fd < 0 ? pc->vips_fd : pc->host_fd;
     if (rc < 0) {
         prism_cookie_close(pc);

@@ -37,6 +37,9 @@ struct prism_cookie {
 };
 
 int prism_cookie_open(struct prism_cookie *pc, const char *pin_dir);
+
+/* The BPF map pinned as dir/name: its fd, or -errno. */
+int prism_open_pinned(const char *dir, const char *name);
 void prism_cookie_close(struct prism_cookie *pc);
 /* This host's server id (1..16383); 0 when cookies are off or the maps are not open. */
 uint16_t prism_cookie_server_id(const struct prism_cookie *pc);

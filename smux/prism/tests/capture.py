@@ -6,10 +6,14 @@ echoes name."""
 import collections
 import os
 import subprocess
+import sys
 import tempfile
 import time
 
 import prism_testbed as pt
+
+sys.path.insert(0, os.path.join(pt.SMUX, "..", "p4", "model"))
+import cheetah_cookie as cc  # noqa: E402  COOKIE-SPEC's model: s32
 
 
 class Capture:
@@ -112,10 +116,6 @@ class Capture:
         """Server segments the client's PAWS check drops: Linux drops a TSval when
         s32(newest it holds - TSval) > 1 (TCP_PAWS_WINDOW; RFC 7323 §5).  Returns
         (server segments checked, [(stream, newest, tsval)])."""
-        def s32(x):
-            x &= 0xffffffff
-            return x - (1 << 32) if x >= 1 << 31 else x
-
         n, bad = 0, []
         for stream, segs in self.timestamps().items():
             newest = None
@@ -123,9 +123,9 @@ class Capture:
                 if from_client:
                     continue
                 n += 1
-                if newest is not None and s32(newest - tsval) > 1:
+                if newest is not None and cc.s32(newest - tsval) > 1:
                     bad.append((stream, newest, tsval))
-                elif newest is None or s32(tsval - newest) > 0:
+                elif newest is None or cc.s32(tsval - newest) > 0:
                     newest = tsval
         return n, bad
 

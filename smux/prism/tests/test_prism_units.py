@@ -14,6 +14,8 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 PRISM = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(PRISM, "frontend"))
+sys.path.insert(0, os.path.join(PRISM, "..", "..", "p4", "model"))
+import cheetah_cookie as cc  # noqa: E402  COOKIE-SPEC's model: the wire TSval, s32
 import handoff  # noqa: E402
 import request  # noqa: E402
 import rules  # noqa: E402
@@ -449,16 +451,6 @@ def test_fabric_steering_unreachable_controller_and_a_failed_unpin(fabric):
 COOKIE_WINDOW = 30000   # PRISM_COOKIE_WINDOW, src/prism_cookie.h
 
 
-def _s32(x):
-    x &= 0xffffffff
-    return x - (1 << 32) if x >= 1 << 31 else x
-
-
-def _wire(tsval, cookie):
-    """COOKIE-SPEC §2: what the host agent puts on the wire."""
-    return ((tsval >> 16) & 1) << 31 | (cookie & 0x7fff) << 16 | tsval & 0xffff
-
-
 def test_cookie_clock_start_keeps_the_clients_paws_check_passing():
     """Mode c: the importer's clock start (prism_cookie_ts_start) makes every wire
     TSval it sends for the next 30,000 ticks newer than the one the client holds, as
@@ -478,7 +470,7 @@ def test_cookie_clock_start_keeps_the_clients_paws_check_passing():
                 for prev, nxt in ((0, 0), (0, 0x7fff), (0x7fff, 0), (5, 5), (5, 6), (6, 5)):
                     cases.append((ts, v << 31 | prev << 16 | lo, nxt))
     # The client holds a value the previous owner sent from the same clock.
-    cases += [(ts, _wire(ts - rnd.randrange(0, 1000), rnd.getrandbits(15)), rnd.getrandbits(15))
+    cases += [(ts, cc.encode_tsval(ts - rnd.randrange(0, 1000), rnd.getrandbits(15)), rnd.getrandbits(15))
               for ts in (rnd.getrandbits(32) for _ in range(50000))]
     bad = []
     for ts, seen, nxt in cases:
@@ -486,7 +478,7 @@ def test_cookie_clock_start_keeps_the_clients_paws_check_passing():
         jump = (start - ts) & 0xffffffff
         ok = jump < 1 << 18 and (start & 1) == (ts & 1)
         for d in (0, 1, 2, COOKIE_WINDOW // 2, COOKIE_WINDOW - 1, COOKIE_WINDOW):
-            ok = ok and _s32(seen - _wire(start + d, nxt)) < 0   # strictly newer
+            ok = ok and cc.s32(seen - cc.encode_tsval(start + d, nxt)) < 0   # strictly newer
         if not ok:
             bad.append((hex(ts), hex(seen), hex(nxt), hex(start)))
     assert bad == [], bad[:5]
