@@ -82,6 +82,7 @@ class DecapBackend:
                 common += ["--cookie-obj", os.path.join(c.build_dir, "cookie.bpf.o"),
                            "--cookie-config", self.cookies.loader_file, "--cgroup", c.cgroup]
                 common += ["--pin-dir", c.pin_dir] if c.pin_dir else []
+                common += ["--count-established"] if c.load_metric == "connections" else []
             common += ["--prism-pin-dir", c.prism_pin_dir] if c.prism_pin_dir else []
             common += ["--prism-backend"] if c.prism_backend else []
             return [os.path.join(c.build_dir, "hlb-agent-xdp"), "--iface", c.iface,

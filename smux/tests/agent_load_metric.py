@@ -70,12 +70,12 @@ def still_at(t, n, seconds=1.0):
     return True
 
 
-def start_agent(t, cfg):
+def start_agent(t, cfg, metric="connections"):
     agent = t.start(t.dip, [sys.executable, AGENT, "--iface", t.if_d, "--local-ip", DIP,
                             "--vip", VIP_SF, "--vip", VIP_SL, "--allow-mux", SMUX_DATA,
                             "--listen", f"127.0.0.1:{MGMT}", "--cookie-config", cfg,
                             "--cgroup", t.cgroup_rel, "--load-report-ms", "100",
-                            "--load-metric", "connections", "--owner-check-ms", "0", *t.agent_tls])
+                            "--load-metric", metric, "--owner-check-ms", "0", *t.agent_tls])
     assert tl_wait(lambda: mgmt_ok(t.dip)), agent_err(agent)
     return agent
 
@@ -145,6 +145,26 @@ def test_the_load_is_the_established_connections_to_the_vips(topo):
     assert still_at(t, 0), agent_stats(t)
     client.do(f"open {VIP_SF},{ECHO_PORT},2")
     assert load_settles_at(t, 2), agent_stats(t)
+
+
+def test_the_cpu_metric_counts_nothing_and_hinted_closes_are_still_reported(topo):
+    """Without --load-metric connections the sockops program keeps no count (no socket
+    storage, no state callbacks but a hinted connection's), and the agent shows none."""
+    t = topo
+    _, cfg = smux_reporting(t)
+    start_agent(t, cfg, metric="cpu")
+    t.ready(t.start(t.dip, [sys.executable, "-c", ECHO_SERVER], cgroup=True), "echo server")
+    client = Client(t, t.client)
+    client.do(f"open {VIP_SF},{ECHO_PORT},2")      # hinted by the owner SMux
+    client.do(f"open {VIP_SL},{ECHO_PORT},2")      # stateless cookies: not hinted
+    st = agent_stats(t)
+    assert st["establishedConnections"] is None and st["reports"]["loads"]["metric"] == "cpus", st
+    client.do("close 4")
+    assert tl_wait(lambda: agent_stats(t)["cookie"]["close_reported"] == 2), agent_stats(t)
+    assert tl_wait(lambda: agent_stats(t)["reports"]["closed"]["reported"] == 2), agent_stats(t)
+    text = t.dip.run([sys.executable, "-c", "import urllib.request; print(urllib.request."
+                      f"urlopen('http://127.0.0.1:{MGMT}/metrics').read().decode())"]).stdout
+    assert "hlb_agent_established_connections" not in text, text
 
 
 def test_load_metric_errors_name_the_flag():

@@ -232,10 +232,17 @@ int hlb_cookie_sockops(struct bpf_sock_ops *ops)
     if (h->netns_cookie && bpf_get_netns_cookie(ops) != h->netns_cookie) {
         return 1;
     }
-    /* The state changes of every such connection come back: its leaving ESTABLISHED
-     * uncounts it, and a hinted one's TCP_CLOSE is reported. */
-    count_established(ops);
-    bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
+    /* The state changes come back for a counted connection (its leaving ESTABLISHED
+     * uncounts it) and for a hinted one (its TCP_CLOSE is reported). */
+    int counted = h->flags & HLB_COOKIE_HOST_COUNT_ESTABLISHED;
+    if (counted) {
+        count_established(ops);
+    }
+    struct hlb_cookie_tuple key = sockops_tuple(ops);
+    struct hlb_cookie_conn *c = bpf_map_lookup_elem(&hlb_cookie_conns, &key);
+    if (counted || (c && (c->flags & HLB_CONN_HINTED))) {
+        bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
+    }
     if (!h->keepalive_s) {
         return 1;
     }

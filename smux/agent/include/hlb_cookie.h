@@ -76,7 +76,14 @@ struct hlb_cookie_host {
     __u16 server_id;     /* 1..16383; 0: cookies off */
     __u16 keepalive_s;   /* sockops keep-alive bound; 0: leave sockets alone */
     __u64 netns_cookie;  /* sockops acts only on sockets of this network namespace */
+    __u32 flags;         /* HLB_COOKIE_HOST_* */
+    __u32 pad;
 };
+
+/* sockops counts the ESTABLISHED connections to this host's VIPs (the loader's
+ * --count-established, the agent's --load-metric connections); without it a
+ * connection costs no socket storage and no state callbacks unless it is hinted. */
+#define HLB_COOKIE_HOST_COUNT_ESTABLISHED 1u
 
 enum hlb_cookie_counter {
     HLB_CK_ENCODED,

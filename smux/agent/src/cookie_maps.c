@@ -207,6 +207,7 @@ int hlb_cookie_config_apply(struct bpf_object *obj, const struct hlb_cookie_conf
     host.server_id = cfg->server_id;
     host.keepalive_s = cfg->keepalive_s;
     host.netns_cookie = own_netns_cookie();
+    host.flags = cfg->host_flags;
     return bpf_map_update_elem(host_fd, &zero, &host, BPF_ANY);
 }
 

@@ -25,6 +25,7 @@ struct hlb_cookie_config {
     uint16_t server_id;
     uint16_t keepalive_s;
     uint64_t generation;
+    uint32_t host_flags;   /* HLB_COOKIE_HOST_*: the loader's options, not the file's */
     int n_vips;
     struct hlb_lpm_key prefixes[HLB_COOKIE_MAX_VIPS];
     struct hlb_cookie_vip vips[HLB_COOKIE_MAX_VIPS];

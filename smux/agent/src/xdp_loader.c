@@ -6,7 +6,8 @@
  *                 --stats-file F [--allow-mux PREFIX ...] [--allow-vip PREFIX ...]
  *                 [--interval-ms 1000] [--mode auto|native|generic]
  *                 [--cookie-obj cookie.bpf.o --cookie-config FILE [--cgroup DIR]
- *                  [--pin-dir DIR]] [--prism-pin-dir DIR] [--prism-backend]
+ *                  [--pin-dir DIR] [--count-established]] [--prism-pin-dir DIR]
+ *                 [--prism-backend]
  *
  * --allow-mux / --allow-vip: outer sources / inner destinations accepted, as
  * A.B.C.D or A.B.C.D/LEN; none given accepts any.
@@ -15,10 +16,11 @@
  * object's tc egress program goes on --iface, its sockops program on the cgroup
  * --cgroup, a path in the cgroup v2 hierarchy (default '/', every socket; the program
  * acts only in this network namespace); the XDP program restores TSecr.  The
- * cookie file (src/cookie_maps.h) is read at start and again on SIGHUP.  With cookies
- * the stats file also gives establishedConnections: the ESTABLISHED connections to this
- * host's VIPs in this namespace (counted by the sockops program since it was loaded: not
- * pinned, a restart counts from 0).  --pin-dir: a
+ * cookie file (src/cookie_maps.h) is read at start and again on SIGHUP.
+ * --count-established: the sockops program counts the ESTABLISHED connections to this
+ * host's VIPs in this namespace, and the stats file gives them as establishedConnections
+ * (since it was loaded: not pinned, a restart counts from 0); without it no connection
+ * but a hinted one costs socket storage or state callbacks.  --pin-dir: a
  * bpffs directory where the per-connection state is pinned, so a restart keeps it.
  * --prism-pin-dir: a bpffs directory where the Prism steering map and its counters
  * are pinned (smux/prism: the front end writes the map; a restart keeps it).
@@ -76,7 +78,8 @@ static void usage(void)
                     "[--allow-vip PREFIX ...]\n"
                     "                     [--interval-ms N] [--mode auto|native|generic]\n"
                     "                     [--cookie-obj FILE --cookie-config FILE [--cgroup DIR] "
-                    "[--pin-dir DIR]] [--prism-pin-dir DIR] [--prism-backend]\n");
+                    "[--pin-dir DIR] [--count-established]]\n"
+                    "                     [--prism-pin-dir DIR] [--prism-backend]\n");
     exit(2);
 }
 
@@ -136,6 +139,7 @@ struct cookie_side {
     int cgroup_fd, sockops_fd, tc_attached;
     struct ring_buffer *closed;   /* hinted connections' closes (bpf/cookie.bpf.c) */
     uint64_t generation;          /* of the cookie file the maps hold */
+    int count_established;        /* --count-established */
 };
 
 /* One hinted connection per stdout line, {"KIND":{...}}. */
@@ -212,7 +216,8 @@ static void write_stats(const char *path, const char *attached, int counters_fd,
     size_t n = 0;
     snapshot(counters_fd, vips_fd, ncpu, counters, entries, max, &n);
     int with_cookies = ck->obj_path && hlb_cookie_counters_read(obj, cookie) == 0;
-    int with_established = ck->obj && hlb_cookie_established_read(ck->obj, &established) == 0;
+    int with_established = ck->obj && ck->count_established
+                           && hlb_cookie_established_read(ck->obj, &established) == 0;
     if (hlb_stats_write(path, "xdp", attached, counters, entries, n, with_cookies ? cookie : NULL,
                         with_established ? &established : NULL) != 0) {
         fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
@@ -227,6 +232,7 @@ static int cookie_reload(struct cookie_side *ck, struct bpf_object *xdp_obj)
         fprintf(stderr, "--cookie-config: %s\n", err);
         return -1;
     }
+    cfg.host_flags = ck->count_established ? HLB_COOKIE_HOST_COUNT_ESTABLISHED : 0;
     if (hlb_cookie_config_apply(xdp_obj, &cfg) != 0) {
         fprintf(stderr, "cannot write the cookie maps: %s\n", strerror(errno));
         return -1;
@@ -367,6 +373,7 @@ int main(int argc, char **argv)
         { "cookie-obj", required_argument, 0, 'C' }, { "cookie-config", required_argument, 0, 'F' },
         { "cgroup", required_argument, 0, 'G' }, { "pin-dir", required_argument, 0, 'P' },
         { "prism-pin-dir", required_argument, 0, 'R' }, { "prism-backend", no_argument, 0, 'B' },
+        { "count-established", no_argument, 0, 'E' },
         { 0, 0, 0, 0 }
     };
     int c;
@@ -382,6 +389,7 @@ int main(int argc, char **argv)
         case 'P': ck.pin_dir = optarg; break;
         case 'R': prism_pin_dir = optarg; break;
         case 'B': prism_backend = 1; break;
+        case 'E': ck.count_established = 1; break;
         case 't':
             interval_ms = atoi(optarg);
             if (interval_ms < 10) {
@@ -402,6 +410,10 @@ int main(int argc, char **argv)
     if (!iface || !obj_path || !stats_path || policy.n_local == 0
         || !ck.obj_path != !ck.config_path) {
         usage();
+    }
+    if (ck.count_established && !ck.obj_path) {
+        fprintf(stderr, "--count-established: needs --cookie-obj (the sockops program counts)\n");
+        return 2;
     }
     hlb_prefix_list_default_any(&policy.muxes);
     hlb_prefix_list_default_any(&policy.vips);
