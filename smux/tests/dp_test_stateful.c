@@ -587,24 +587,32 @@ static void test_adopt_after_owner_restart(void **state)
     hlb_table_free(t);
 }
 
-/* A table that moves this SMux to another owner id, gives it one where it owned
- * nothing, or names a stateful VIP the running table has not (a fresh SMux's first
- * table) asks for a hold; the same id, or losing the id, does not. */
-static void test_took_owner(void **state)
+/* A table that moves a VIP's SYN id (the lowest held) to another owner id, gives it
+ * one where it held nothing, or names a stateful VIP the running table has not (a
+ * fresh SMux's first table) asks for a hold on that id; the same id, losing the id, or
+ * an id given beside the SYN id does not. */
+static void test_new_syn_ids(void **state)
 {
     (void)state;
     struct hlb_vip_table *none = sf_table("\"" OTHER "\"", "rr");
     struct hlb_vip_table *own0 = sf_table("\"" SELF "\",\"" OTHER "\"", "rr");
     struct hlb_vip_table *own1 = sf_table("\"" OTHER "\",\"" SELF "\"", "rr");
+    struct hlb_vip_table *own02 = sf_table("\"" SELF "\",\"" OTHER "\",\"" SELF "\"", "rr");
+    struct hlb_vip_table *own2 = sf_table("\"" OTHER "\",\"" OTHER "\",\"" SELF "\"", "rr");
     struct hlb_vip_table *empty = hlb_table_empty();
-    assert_int_equal(hlb_cookie_took_owner(none, own0), 1);
-    assert_int_equal(hlb_cookie_took_owner(own0, own1), 1);
-    assert_int_equal(hlb_cookie_took_owner(own0, own0), 0);
-    assert_int_equal(hlb_cookie_took_owner(empty, own0), 1);
-    assert_int_equal(hlb_cookie_took_owner(own0, none), 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(none, own0), 1u << 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(own0, own1), 1u << 1);
+    assert_int_equal(hlb_cookie_new_syn_ids(own0, own0), 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(empty, own0), 1u << 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(own0, none), 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(own0, own02), 0);      /* id 2 beside id 0 */
+    assert_int_equal(hlb_cookie_new_syn_ids(own2, own02), 1u << 0); /* id 0 the new lowest */
+    assert_int_equal(hlb_cookie_new_syn_ids(own02, own2), 1u << 2); /* id 2 the lowest now */
     hlb_table_free(none);
     hlb_table_free(own0);
     hlb_table_free(own1);
+    hlb_table_free(own02);
+    hlb_table_free(own2);
     hlb_table_free(empty);
 }
 
@@ -1054,8 +1062,8 @@ static void test_table_fields(void **state)
                  "\"1.1.1.17\"],", "vips[0].statefulOwners", "1 to 16");
     expect_error(SF "\"statefulOwners\":[\"10.0.0.1\",\"10.0.0.x\"],",
                  "vips[0].statefulOwners[1]", "IPv4");
-    expect_error(SF "\"statefulOwners\":[\"10.0.0.1\",\"10.0.0.1\"],",
-                 "vips[0].statefulOwners[1]", "repeats");
+    expect_error(SF "\"statefulOwners\":[\"10.0.0.1\",\"0.0.0.0\"],",
+                 "vips[0].statefulOwners[1]", "IPv4");
     expect_error("\"affinity\":\"cheetah\",\"cookieKey\":\"" KEY "\",\"statefulOwners\":"
                  "[\"10.0.0.1\"],", "vips[0].statefulOwners", "only for affinity \"cheetah-stateful\"");
     expect_error("\"statefulOwners\":[\"10.0.0.1\"],", "vips[0].statefulOwners",
@@ -1077,7 +1085,7 @@ int main(void)
         cmocka_unit_test(test_idle_clock),
         cmocka_unit_test(test_two_tiers),
         cmocka_unit_test(test_adopt_after_owner_restart),
-        cmocka_unit_test(test_took_owner),
+        cmocka_unit_test(test_new_syn_ids),
         cmocka_unit_test(test_shared_vectors_stateful),
         cmocka_unit_test(test_load_mechanisms),
         cmocka_unit_test(test_awrr_weights),
