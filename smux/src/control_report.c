@@ -270,9 +270,11 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     metric_head(f, "hlb_smux_cookie_stateful_capacity", "gauge",
                 "Stateful Cheetah indexes, all workers (partitions x 1024).");
     fprintf(f, "hlb_smux_cookie_stateful_capacity %llu\n", (unsigned long long)tot.sf_capacity);
-    {
-        unsigned n = c->cfg.slot->n_readers;
-        uint16_t listed = hlb_sf_owners_listed(&c->sf_owners, c->cfg.workers, n, t);
+    /* Per owner id; no family when no id is listed (a family without a sample would
+     * read as another family to a parser). */
+    unsigned n_w = c->cfg.slot->n_readers;
+    uint16_t listed = hlb_sf_owners_listed(&c->sf_owners, c->cfg.workers, n_w, t);
+    if (listed) {
         uint16_t held = hlb_sf_held_ids(t);
         metric_head(f, "hlb_smux_cookie_stateful_owner_entries", "gauge",
                     "Stateful Cheetah indexes in use per owner id this SMux holds or held "
@@ -280,7 +282,7 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
         for (uint32_t m = listed; m; m &= m - 1)
             fprintf(f, "hlb_smux_cookie_stateful_owner_entries{owner=\"%d\"} %llu\n",
                     __builtin_ctz(m), (unsigned long long)hlb_sf_owner_entries(
-                                          c->cfg.workers, n, (uint32_t)__builtin_ctz(m)));
+                                          c->cfg.workers, n_w, (uint32_t)__builtin_ctz(m)));
         metric_head(f, "hlb_smux_cookie_stateful_owner_held", "gauge",
                     "1 for an owner id the running table gives this SMux (its address at that "
                     "position of statefulOwners), 0 for one it held before.");
