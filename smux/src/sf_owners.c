@@ -6,14 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-unsigned hlb_sf_worker_tables(const struct hlb_worker *w, struct hlb_sf_table **out)
+unsigned hlb_sf_worker_tables(struct hlb_worker *w, struct hlb_sf_table **out)
 {
     unsigned n = 0;
     if (!w->sf)
         return 0;
     out[n++] = w->sf;
-    uint32_t more = atomic_load_explicit(&((struct hlb_worker *)w)->sf_extra,
-                                         memory_order_acquire);
+    uint32_t more = atomic_load_explicit(&w->sf_extra, memory_order_acquire);
     for (; more; more &= more - 1)
         out[n++] = w->sf_of[__builtin_ctz(more)];
     return n;

@@ -5,7 +5,7 @@
  *
  *   - the worker's first table (w->sf, made at start) holds the entries of the base
  *     id: the first id the SMux holds, or, once that id is no longer held, the next
- *     id it is given; one id held, one table, as without this file;
+ *     id it is given (an SMux holding one id keeps one table per worker);
  *   - an id held beside the base id gets a table of its own (w->sf_of[id]), made by
  *     the control thread before it publishes the VIP table that gives the id, and kept
  *     for the SMux's life (a worker may still read it after a swap; its entries idle
@@ -13,6 +13,11 @@
  *   - an id given anew (held by the new VIP table, not by the running one) has its
  *     table cleared by its worker (hlb_sf_drain: before the adoptions queued for it),
  *     so that entries left from when the id was last held never refuse an adoption.
+ *     The request precedes the table's publication, and the worker drains when it
+ *     first sees a new table, so no packet under that table meets the old entries
+ *     (a drain just before may clear them while the running table still holds the
+ *     id they were of: that id is being given away, its segments are dropped a
+ *     little early).
  *
  * SYNs take their index under the lowest id held (hlb_service.sf_self); a segment
  * naming another id held is placed by that id's table (dp_burst.h). */
@@ -42,7 +47,7 @@ static inline struct hlb_sf_table *hlb_sf_run_table(const struct hlb_worker *w,
 
 /* Worker w's tables: the first, then the ids' own (up to 1 + HLB_SF_MAX_OWNERS) into
  * out; their count. */
-unsigned hlb_sf_worker_tables(const struct hlb_worker *w, struct hlb_sf_table **out);
+unsigned hlb_sf_worker_tables(struct hlb_worker *w, struct hlb_sf_table **out);
 
 /* The worker: hlb_sf_drain() on each of its tables. */
 void hlb_sf_worker_drain(struct hlb_worker *w, uint32_t now);

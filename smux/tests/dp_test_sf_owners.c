@@ -20,6 +20,25 @@ static void prepare(struct hlb_sf_owners *o, struct hlb_worker *w,
         fail_msg("prepare: %s: %s", err.field, err.reason);
 }
 
+/* A worker of 2 partitions and the control thread's record, after the step that
+ * publishes `first` over an empty table. */
+static void start(struct hlb_worker *w, struct hlb_sf_owners *o, const struct hlb_vip_table *first)
+{
+    sf_worker(w, 2, 60000);
+    hlb_sf_owners_init(o);
+    struct hlb_vip_table *empty = hlb_table_empty();
+    prepare(o, w, empty, first, 0);
+    hlb_table_free(empty);
+}
+
+/* Frees w's tables and the n VIP tables. */
+static void finish(struct hlb_worker *w, struct hlb_vip_table **t, int n)
+{
+    hlb_sf_worker_free(w);
+    for (int k = 0; k < n; k++)
+        hlb_table_free(t[k]);
+}
+
 /* A client port (from `from` on) whose H falls in partition p of the worker's tables. */
 static uint16_t port_in_part(const struct hlb_worker *w, const struct hlb_service *s,
                              uint32_t p, uint16_t from)
@@ -66,16 +85,13 @@ static uint32_t placed(struct hlb_worker *w, struct hlb_vip_table *t, uint16_t c
 static void test_two_ids(void **state)
 {
     (void)state;
-    struct hlb_vip_table *empty = hlb_table_empty();
     struct hlb_vip_table *t = sf_table(OWNERS_0_2, "rr");
     const struct hlb_service *s = &t->services[0];
     assert_int_equal(s->sf_self, 0);
     assert_int_equal(s->sf_held, 1u << 0 | 1u << 2);
     struct hlb_worker w;
-    sf_worker(&w, 2, 60000);
     struct hlb_sf_owners o;
-    hlb_sf_owners_init(&o);
-    prepare(&o, &w, empty, t, 0);
+    start(&w, &o, t);
     assert_int_equal(o.base, 0);
     assert_null(w.sf_of[0]);                        /* id 0: the worker's first table */
     assert_non_null(w.sf_of[2]);                    /* id 2: a table of its own */
@@ -160,9 +176,7 @@ static void test_two_ids(void **state)
     assert_int_equal(sf2->st.entries, 0);
     assert_int_equal(sf2->st.idle_expired, 1);
     assert_int_equal(sf0->st.entries, 0);
-    hlb_sf_worker_free(&w);
-    hlb_table_free(t);
-    hlb_table_free(empty);
+    finish(&w, &t, 1);
 }
 
 /* Id 2 given away, then back: its entries from before are cleared by the worker at its
@@ -171,15 +185,13 @@ static void test_two_ids(void **state)
 static void test_id_given_back(void **state)
 {
     (void)state;
-    struct hlb_vip_table *empty = hlb_table_empty();
-    struct hlb_vip_table *t02 = sf_table(OWNERS_0_2, "rr"), *t0 = sf_table(OWNERS_0, "rr");
-    struct hlb_vip_table *t02b = sf_table(OWNERS_0_2, "rr");
+    struct hlb_vip_table *t[3] = {sf_table(OWNERS_0_2, "rr"), sf_table(OWNERS_0, "rr"),
+                                  sf_table(OWNERS_0_2, "rr")};
+    struct hlb_vip_table *t02 = t[0], *t0 = t[1], *t02b = t[2];
     const struct hlb_service *s = &t02->services[0];
     struct hlb_worker w;
-    sf_worker(&w, 2, 60000);
     struct hlb_sf_owners o;
-    hlb_sf_owners_init(&o);
-    prepare(&o, &w, empty, t02, 0);
+    start(&w, &o, t02);
     hlb_sf_worker_drain(&w, 1);
     struct tframe f;
     syn(&f, 43000);                                 /* an id-0 connection */
@@ -204,11 +216,7 @@ static void test_id_given_back(void **state)
     assert_int_equal(placed(&w, t02b, d, hlb_sf_ident(2, 7), 50), ip4("10.9.0.2"));
     assert_int_equal(placed(&w, t02b, 43000, ident_a, 50), dip_a);       /* id 0 kept */
     assert_int_equal(hlb_sf_of(&w, 0)->st.cleared, 0);
-    hlb_sf_worker_free(&w);
-    hlb_table_free(t02);
-    hlb_table_free(t0);
-    hlb_table_free(t02b);
-    hlb_table_free(empty);
+    finish(&w, t, 3);
 }
 
 /* Holding id 2, then given id 0 too: id 0 becomes the SYN id (the lowest) and gets a
@@ -217,15 +225,13 @@ static void test_id_given_back(void **state)
 static void test_new_lowest_id_holds_hints(void **state)
 {
     (void)state;
-    struct hlb_vip_table *empty = hlb_table_empty();
-    struct hlb_vip_table *t2 = sf_table(OWNERS_2, "rr"), *t02 = sf_table(OWNERS_0_2, "rr");
+    struct hlb_vip_table *t[2] = {sf_table(OWNERS_2, "rr"), sf_table(OWNERS_0_2, "rr")};
+    struct hlb_vip_table *t2 = t[0], *t02 = t[1];
     const struct hlb_service *s2 = &t2->services[0];
     assert_int_equal(s2->sf_self, 2);
     struct hlb_worker w;
-    sf_worker(&w, 2, 60000);
     struct hlb_sf_owners o;
-    hlb_sf_owners_init(&o);
-    prepare(&o, &w, empty, t2, 0);
+    start(&w, &o, t2);
     assert_int_equal(o.base, 2);
     assert_int_equal(w.sf_extra, 0);
     hlb_sf_worker_drain(&w, 1);
@@ -252,10 +258,7 @@ static void test_new_lowest_id_holds_hints(void **state)
     assert_int_equal(run1(&w, t02, &f, 1200), HLB_V_TX);
     assert_int_equal((inner_tsecr(&f) >> HLB_SF_OWNER_SHIFT) & 15, 0);
     assert_int_equal(hlb_sf_of(&w, 0)->st.inserts, 1);
-    hlb_sf_worker_free(&w);
-    hlb_table_free(t2);
-    hlb_table_free(t02);
-    hlb_table_free(empty);
+    finish(&w, t, 2);
 }
 
 /* Repeated addresses parse; 17 positions, 0.0.0.0 do not (dp_test_stateful's
