@@ -22,7 +22,11 @@
  * server id, no hint): a SYN flood fills the stacks, then degrades to stateless
  * cookies, counted, and the stacks refill as entries are released.
  *
- * EAL-free; the ring is the only part another thread touches. */
+ * An SMux holding several owner ids keeps one such table per id in each worker
+ * (sf_owners.h): each id is an index space of its own.
+ *
+ * EAL-free; the ring and the control thread's requests are the only parts another
+ * thread touches. */
 #ifndef HLB_STATEFUL_H
 #define HLB_STATEFUL_H
 
