@@ -77,6 +77,7 @@ run_py() {
 run_py "DATAPATH command-line options" "$SMUX/tests/dp_options_test.py"
 run_py "DATAPATH net_pcap packet fixtures" "$SMUX/tests/dp_pcap_test.py"
 run_py "DATAPATH control API over af_packet/veth" "$SMUX/tests/dp_api_test.py"
+run_py "DATAPATH stateful Cheetah: an SMux holding several owner ids" "$SMUX/tests/dp_sf_owners_test.py"
 run_py "SECURITY control API over mutual TLS" "$SMUX/tests/dp_tls_test.py"
 run_py "OVS default selection (ovs-dphash) against ovs-vswitchd" "$SMUX/tests/agent_ovs_dphash_agreement.py"
 

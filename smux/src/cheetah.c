@@ -28,8 +28,9 @@ static const char *const mode_names[] = {"siphash13", "crc32c", NULL};
 const char *const hlb_mechanism_names[HLB_MECH_MAX + 1] = {"wrr", "rr", "hash", "p2c",
                                                            "least-loaded", "awrr", NULL};
 
-/* statefulOwners of VIP object vo: 1..16 distinct IPv4 addresses (owner id = position)
- * into owners[] (network order) when not NULL; the count, or -1 with err. */
+/* statefulOwners of VIP object vo: 1..16 IPv4 addresses (owner id = position; an SMux
+ * holding several ids is at several positions) into owners[] (network order) when not
+ * NULL; the count, or -1 with err. */
 static int parse_owners(json_t *vo, const char *path, uint32_t *owners,
                         struct hlb_table_error *err)
 {
@@ -44,7 +45,6 @@ static int parse_owners(json_t *vo, const char *path, uint32_t *owners,
         ck_err(err, path, "statefulOwners", "must be an array of 1 to 16 IPv4 addresses");
         return -1;
     }
-    uint32_t seen[HLB_SF_MAX_OWNERS];
     size_t i;
     json_t *o;
     json_array_foreach(a, i, o) {
@@ -56,12 +56,6 @@ static int parse_owners(json_t *vo, const char *path, uint32_t *owners,
             ck_err(err, path, k, "must be an IPv4 address");
             return -1;
         }
-        for (size_t j = 0; j < i; j++)
-            if (seen[j] == ad.s_addr) {
-                ck_err(err, path, k, "repeats an earlier owner (one owner id per SMux)");
-                return -1;
-            }
-        seen[i] = ad.s_addr;
         if (owners)
             owners[i] = ad.s_addr;
     }
@@ -120,6 +114,7 @@ int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
         s->mechanism = (uint8_t)mech;
         s->sf_n_owners = (uint8_t)n_owners;
         s->sf_self = HLB_SF_NOT_OWNER;
+        s->sf_held = 0;
         s->ck_mode = mode == 1 ? HLB_COOKIE_CRC32C : HLB_COOKIE_SIPHASH13;
         s->ck_k0 = s->ck_k1 = 0;
         for (int i = 7; i >= 0; i--) {
@@ -208,8 +203,12 @@ int hlb_ck_build(struct hlb_vip_table *t, uint32_t self_ip)
                 uint32_t h = ntohl(ips[k]);
                 t->sf_owners[next + k] = (struct hlb_dip){.ip = ips[k], .outer = ips[k],
                                                           .outer_sum = (h >> 16) + (h & 0xffff)};
-                if (ips[k] == self_ip && self_ip)
-                    sv->sf_self = (uint8_t)k;
+                if (ips[k] == self_ip && self_ip) {
+                    /* SYNs take their index under the lowest id held (the first) */
+                    if (sv->sf_self == HLB_SF_NOT_OWNER)
+                        sv->sf_self = (uint8_t)k;
+                    sv->sf_held |= (uint16_t)(1u << k);
+                }
             }
             next += sv->sf_n_owners;
         }

@@ -134,7 +134,7 @@ int hlb_ck_parse_vip(struct json_t *vo, const char *path, struct hlb_service *s,
                      struct hlb_table_error *err);
 
 /* After every service and DIP is filled: the server maps and round-robin slices,
- * the stateful owners (this SMux, self_ip, finds its owner id among them), the
+ * the stateful owners (this SMux, self_ip, finds the owner ids it holds among them), the
  * loads and AWRR weights (balance.h). */
 int hlb_ck_build(struct hlb_vip_table *t, uint32_t self_ip);
 

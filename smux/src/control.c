@@ -78,17 +78,22 @@ static int apply(struct hlb_control *c, const char *body, size_t len,
     hlb_balance_carry(t, cur);         /* the DIPs' last reported loads go on */
     t->pins = c->pins;                 /* and the flow pins */
     hlb_pins_mark(t, c->pins);
-    int took_owner = c->cfg.adopt_grace_ms && hlb_cookie_took_owner(cur, t);
+    /* The owner ids t gives this SMux get their tables (sf_owners.h); an id that
+     * becomes a VIP's SYN id holds hints: its host agents re-report the id's
+     * connections, and no SYN takes one of their indexes meanwhile (COOKIE-SPEC §7,
+     * "Adoption"). */
+    if (hlb_sf_owners_prepare(&c->sf_owners, c->cfg.workers, c->cfg.slot->n_readers, cur, t,
+                              c->cfg.adopt_grace_ms, err) != 0) {
+        pthread_mutex_unlock(&c->lock);
+        hlb_table_free(t);
+        __atomic_fetch_add(&c->rejected, 1, __ATOMIC_RELAXED);
+        return 503;
+    }
     uint64_t v = t->version;           /* t belongs to the slot once published */
     struct hlb_vip_table *old = hlb_table_publish(c->cfg.slot, t);
     hlb_control_retire(c, old, t);                 /* t stays readable: swaps are serialised by c->lock */
     c->swaps++;
     __atomic_store_n(&c->running_version, v, __ATOMIC_RELEASE);
-    /* An owner id new to this SMux: its host agents re-report the id's connections;
-     * no SYN takes one of their indexes meanwhile (COOKIE-SPEC §7, "Adoption"). */
-    for (unsigned k = 0; took_owner && k < c->cfg.slot->n_readers; k++)
-        if (c->cfg.workers[k]->sf)
-            hlb_sf_hold_hints(c->cfg.workers[k]->sf, c->cfg.adopt_grace_ms);
     if (c->cfg.table_state && !initial)
         keep_state(c, body, len, v);
     pthread_mutex_unlock(&c->lock);
@@ -392,7 +397,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             if (rc != 0)
                 return send_json(conn, (unsigned)rc,
                                  json_pack("{s:s,s:s,s:s}", "error",
-                                           rc == 400 ? "invalid table" : "stale version",
+                                           rc == 400 ? "invalid table" : rc == 409
+                                           ? "stale version" : "not applied",
                                            "field", err.field, "reason", err.reason));
             return send_json(conn, 200, json_pack("{s:I}", "version", (json_int_t)v));
         }
@@ -567,6 +573,7 @@ struct hlb_control *hlb_control_start(const struct hlb_control_config *cfg)
     snprintf(c->boot, sizeof(c->boot), "%016llx", (unsigned long long)boot);
     c->cfg.table_opt.n_workers = cfg->slot ? cfg->slot->n_readers : 1;  /* counter slices */
     c->retired = json_object();
+    hlb_sf_owners_init(&c->sf_owners);
     pthread_mutex_init(&c->lock, NULL);
     const struct hlb_vip_table *t0 = cfg->slot ? hlb_table_acquire(cfg->slot) : NULL;
     c->running_version = t0 ? t0->version : 0;

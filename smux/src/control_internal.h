@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "control.h"
 #include "pins.h"
+#include "sf_owners.h"
 
 struct hlb_control {
     struct hlb_control_config cfg;
@@ -25,6 +26,7 @@ struct hlb_control {
     char *pem[3];                  /* TLS: certificate, key, CA (NULL: plain HTTP) */
     struct hlb_pin_table *pins;    /* the flow pins in force (pins.h); NULL: none */
     uint64_t pin_changes;          /* pins put and removed */
+    struct hlb_sf_owners sf_owners;  /* the owner ids' tables in the workers */
     /* This process's random id, in /health: a host agent that sees it change
      * re-reports the stateful connections of this SMux's owner id (its ConnTable
      * started empty; COOKIE-SPEC §7, "Adoption"). */

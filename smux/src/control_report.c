@@ -249,7 +249,8 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
                 "naming yet another owner (foreign_bad, dropped); entries given back by the "
                 "host agents' re-reports (adopted) or refused as their index held another "
                 "connection (adopt_taken), owner SYNs left stateless while a re-report was "
-                "awaited (held_syn).");
+                "awaited (held_syn), entries dropped as their owner id was given anew "
+                "(cleared).");
     {
         const struct { const char *name; uint64_t v; } ev[] = {
             {"inserted", tot.sf.inserts}, {"exhausted", tot.sf.exhausted},
@@ -257,7 +258,8 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
 {"idle_expired", tot.sf.idle_expired},
             {"forwarded", tot.sf.forwarded}, {"decapsulated", st->ck_decapsulated},
             {"foreign_bad", tot.sf.foreign_bad}, {"adopted", tot.sf.adopted},
-            {"adopt_taken", tot.sf.adopt_taken}, {"held_syn", tot.sf.held_syns}};
+            {"adopt_taken", tot.sf.adopt_taken}, {"held_syn", tot.sf.held_syns},
+            {"cleared", tot.sf.cleared}};
         for (size_t k = 0; k < sizeof(ev) / sizeof(ev[0]); k++)
             fprintf(f, "hlb_smux_cookie_stateful_total{event=\"%s\"} %llu\n", ev[k].name,
                     (unsigned long long)ev[k].v);
@@ -268,6 +270,26 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
     metric_head(f, "hlb_smux_cookie_stateful_capacity", "gauge",
                 "Stateful Cheetah indexes, all workers (partitions x 1024).");
     fprintf(f, "hlb_smux_cookie_stateful_capacity %llu\n", (unsigned long long)tot.sf_capacity);
+    /* Per owner id; no family when no id is listed (a family without a sample would
+     * read as another family to a parser). */
+    unsigned n_w = c->cfg.slot->n_readers;
+    uint16_t listed = hlb_sf_owners_listed(&c->sf_owners, c->cfg.workers, n_w, t);
+    if (listed) {
+        uint16_t held = hlb_sf_held_ids(t);
+        metric_head(f, "hlb_smux_cookie_stateful_owner_entries", "gauge",
+                    "Stateful Cheetah indexes in use per owner id this SMux holds or held "
+                    "(each id its own index space; an id given away drains by the idle sweep).");
+        for (uint32_t m = listed; m; m &= m - 1)
+            fprintf(f, "hlb_smux_cookie_stateful_owner_entries{owner=\"%d\"} %llu\n",
+                    __builtin_ctz(m), (unsigned long long)hlb_sf_owner_entries(
+                                          c->cfg.workers, n_w, (uint32_t)__builtin_ctz(m)));
+        metric_head(f, "hlb_smux_cookie_stateful_owner_held", "gauge",
+                    "1 for an owner id the running table gives this SMux (its address at that "
+                    "position of statefulOwners), 0 for one it held before.");
+        for (uint32_t m = listed; m; m &= m - 1)
+            fprintf(f, "hlb_smux_cookie_stateful_owner_held{owner=\"%d\"} %d\n",
+                    __builtin_ctz(m), held >> __builtin_ctz(m) & 1);
+    }
     metric_head(f, "hlb_smux_icmp_frag_needed_total", "counter",
                 "ICMP fragmentation-needed messages sent (packet over MTU after encap).");
     fprintf(f, "hlb_smux_icmp_frag_needed_total %llu\n",
@@ -434,8 +456,18 @@ json_t *hlb_control_stats_report(struct hlb_control *c)
     json_t *syns = json_object();
     for (int m = 0; m < HLB_MECH_MAX; m++)
         json_object_set_new(syns, hlb_mechanism_names[m], json_integer((json_int_t)tot.st.ck_syns[m]));
+    json_t *owners = json_array();
+    uint16_t held = hlb_sf_held_ids(t);
+    for (uint32_t m = hlb_sf_owners_listed(&c->sf_owners, c->cfg.workers, c->cfg.slot->n_readers,
+                                           t); m; m &= m - 1) {
+        uint32_t id = (uint32_t)__builtin_ctz(m);
+        json_array_append_new(owners, json_pack("{s:i,s:b,s:I}", "id", (int)id, "held",
+                                                held >> id & 1, "entries", (json_int_t)
+                                                hlb_sf_owner_entries(c->cfg.workers,
+                                                                     c->cfg.slot->n_readers, id)));
+    }
     json_t *stateful = json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}",
         "entries", (json_int_t)tot.sf.entries, "capacity", (json_int_t)tot.sf_capacity,
         "inserted", (json_int_t)tot.sf.inserts, "exhausted", (json_int_t)tot.sf.exhausted,
         "hit", (json_int_t)tot.sf.hits, "miss", (json_int_t)tot.sf.misses,
@@ -445,7 +477,8 @@ json_t *hlb_control_stats_report(struct hlb_control *c)
         "foreign_bad", (json_int_t)tot.sf.foreign_bad,
         "stateless_syns", (json_int_t)tot.st.ck_stateless_syns,
         "adopted", (json_int_t)tot.sf.adopted, "adopt_taken", (json_int_t)tot.sf.adopt_taken,
-        "held_syns", (json_int_t)tot.sf.held_syns);
+        "held_syns", (json_int_t)tot.sf.held_syns, "cleared", (json_int_t)tot.sf.cleared,
+        "owners", owners);
     json_t *quic = json_pack("{s:I,s:I,s:I,s:I}", "decoded", (json_int_t)tot.st.quic_decoded,
                              "initial", (json_int_t)tot.st.quic_initial,
                              "invalid", (json_int_t)tot.st.drops[HLB_DROP_BAD_QUIC_CID],

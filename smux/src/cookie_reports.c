@@ -1,6 +1,7 @@
 /* The host agents' close reports (cookie_reports.h). */
 #include "cookie_reports.h"
 #include "cheetah.h"
+#include "sf_owners.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -15,7 +16,17 @@ struct closed {
     uint16_t cport, vport;     /* network order */
     uint32_t ident;
     uint16_t server;           /* an adoption's: the connection's server id */
+    uint8_t owner;             /* the owner id the ident names (one this SMux holds) */
 };
+
+/* The owner ids of mask held, "0, 2", into buf. */
+static void held_str(uint16_t held, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (uint32_t m = held; m && at < len; m &= m - 1)
+        at += (size_t)snprintf(buf + at, len - at, "%s%d", at ? ", " : "", __builtin_ctz(m));
+}
 
 /* An error in entry i of the report's list (closed or adopt), at key. */
 static int rerr(struct hlb_table_error *err, const char *list, size_t i, const char *key,
@@ -77,9 +88,13 @@ static int parse_one(const struct hlb_vip_table *t, const char *list, json_t *o,
     if (c->s->sf_self == HLB_SF_NOT_OWNER)
         return rerr(err, list, i, "ident", "this SMux is no owner of the VIP (not in its "
                     "statefulOwners): send the report to owner %u", owner);
-    if (owner != c->s->sf_self)
-        return rerr(err, list, i, "ident", "names owner %u; this SMux is owner %u of the VIP",
-                    owner, c->s->sf_self);
+    if (!(c->s->sf_held >> owner & 1)) {
+        char ids[64];
+        held_str(c->s->sf_held, ids, sizeof(ids));
+        return rerr(err, list, i, "ident", "names owner %u; this SMux holds owner id%s %s of "
+                    "the VIP", owner, c->s->sf_held & (c->s->sf_held - 1) ? "s" : "", ids);
+    }
+    c->owner = (uint8_t)owner;
     c->server = 0;
     if (strcmp(list, "adopt") == 0) {
         long long server;
@@ -147,7 +162,7 @@ int hlb_cookie_closed(const struct hlb_vip_table *t, struct hlb_worker *const *w
          * hash with multi-queue ports; the H check frees only the connection's entry. */
         int all = 1;
         for (unsigned k = 0; k < n; k++) {
-            struct hlb_sf_table *sf = w[k]->sf;
+            struct hlb_sf_table *sf = hlb_sf_of(w[k], c.owner);
             uint32_t p = hlb_sf_part_of(sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
             all &= hlb_sf_queue_release(sf, p, c.ident & HLB_SF_INDEX_MASK, h) == 0;
         }
@@ -163,6 +178,7 @@ struct hlb_adopt_batch {
     size_t n;                  /* entries */
     unsigned workers;
     uint32_t *part, *index;    /* per entry */
+    uint8_t *owner;            /* per entry: the owner id, whose tables hold the slots */
     int64_t *pos;              /* per entry and worker: its ring slot, -1 ring full */
 };
 
@@ -180,9 +196,10 @@ struct hlb_adopt_batch *hlb_cookie_adopt(const struct hlb_vip_table *t,
         b->workers = n;
         b->part = calloc(m + 1, sizeof(*b->part));
         b->index = calloc(m + 1, sizeof(*b->index));
+        b->owner = calloc(m + 1, sizeof(*b->owner));
         b->pos = calloc(m * n + 1, sizeof(*b->pos));
     }
-    if (!b || !b->part || !b->index || !b->pos) {
+    if (!b || !b->part || !b->index || !b->owner || !b->pos) {
         hlb_adopt_batch_free(b);
         snprintf(err->field, sizeof(err->field), "adopt");
         snprintf(err->reason, sizeof(err->reason), "out of memory");
@@ -195,12 +212,14 @@ struct hlb_adopt_batch *hlb_cookie_adopt(const struct hlb_vip_table *t,
         parse_one(t, "adopt", o, i, &c, err);
         uint64_t h = hlb_ck_hash(c.s, c.client, c.cport, c.vport);
         b->index[i] = c.ident & HLB_SF_INDEX_MASK;
+        b->owner[i] = c.owner;
         /* Every worker, as for a close report: the flow reaches one the NIC picks; a
          * copy in another is never refreshed and leaves by the idle sweep. */
         for (unsigned k = 0; k < n; k++) {
-            uint32_t p = hlb_sf_part_of(w[k]->sf, h, c.s->ck_mode == HLB_COOKIE_CRC32C);
+            struct hlb_sf_table *sf = hlb_sf_of(w[k], c.owner);
+            uint32_t p = hlb_sf_part_of(sf, h, c.s->ck_mode == HLB_COOKIE_CRC32C);
             b->part[i] = p;
-            b->pos[i * n + k] = hlb_sf_queue_adopt(w[k]->sf, p, b->index[i], h, c.server);
+            b->pos[i * n + k] = hlb_sf_queue_adopt(sf, p, b->index[i], h, c.server);
         }
     }
     return b;
@@ -211,7 +230,8 @@ int hlb_adopt_pending(const struct hlb_adopt_batch *b, struct hlb_worker *const 
     for (size_t i = 0; i < b->n; i++)
         for (unsigned k = 0; k < b->workers; k++) {
             int64_t pos = b->pos[i * b->workers + k];
-            if (pos >= 0 && hlb_sf_adopt_result(w[k]->sf, pos) == HLB_SF_ADOPT_PENDING)
+            if (pos >= 0 &&
+                hlb_sf_adopt_result(hlb_sf_of(w[k], b->owner[i]), pos) == HLB_SF_ADOPT_PENDING)
                 return 1;
         }
     return 0;
@@ -228,7 +248,8 @@ json_t *hlb_adopt_answer(const struct hlb_adopt_batch *b, struct hlb_worker *con
         json_t *refused = json_array();
         for (unsigned k = 0; k < b->workers; k++) {
             int64_t pos = b->pos[i * b->workers + k];
-            uint32_t r = pos < 0 ? HLB_SF_ADOPT_PENDING : hlb_sf_adopt_result(w[k]->sf, pos);
+            uint32_t r = pos < 0 ? HLB_SF_ADOPT_PENDING
+                                 : hlb_sf_adopt_result(hlb_sf_of(w[k], b->owner[i]), pos);
             ful |= pos < 0;
             pend |= pos >= 0 && r == HLB_SF_ADOPT_PENDING;
             adopt |= r == HLB_SF_ADOPTED;
@@ -266,12 +287,14 @@ void hlb_adopt_batch_free(struct hlb_adopt_batch *b)
         return;
     free(b->part);
     free(b->index);
+    free(b->owner);
     free(b->pos);
     free(b);
 }
 
-int hlb_cookie_took_owner(const struct hlb_vip_table *cur, const struct hlb_vip_table *t)
+uint16_t hlb_cookie_new_syn_ids(const struct hlb_vip_table *cur, const struct hlb_vip_table *t)
 {
+    uint16_t ids = 0;
     for (uint32_t i = 0; i < t->n_services; i++) {
         const struct hlb_service *s = &t->services[i];
         if (s->affinity != HLB_AFF_CHEETAH_STATEFUL || s->sf_self == HLB_SF_NOT_OWNER)
@@ -279,7 +302,7 @@ int hlb_cookie_took_owner(const struct hlb_vip_table *cur, const struct hlb_vip_
         const struct hlb_service *o = hlb_table_lookup_exact(cur, hlb_service_key(s->vip, s->proto,
                                                                                    s->port));
         if (!o || o->affinity != HLB_AFF_CHEETAH_STATEFUL || o->sf_self != s->sf_self)
-            return 1;
+            ids |= (uint16_t)(1u << s->sf_self);
     }
-    return 0;
+    return ids;
 }

@@ -50,11 +50,14 @@ struct json_t *hlb_adopt_answer(const struct hlb_adopt_batch *b, struct hlb_work
 
 void hlb_adopt_batch_free(struct hlb_adopt_batch *b);
 
-/* 1 when table t gives this SMux an owner id of a cheetah-stateful service that the
- * running table cur did not: another id, one where it owned nothing, or a service cur
- * does not have as cheetah-stateful (a fresh SMux's first table, as an SMux that took a
- * lost owner's id gets it; also a new VIP, which costs its first SYNs their index): the
- * host agents may be about to re-report that id's connections. */
-int hlb_cookie_took_owner(const struct hlb_vip_table *cur, const struct hlb_vip_table *t);
+/* The owner ids that become a cheetah-stateful service's SYN id (its lowest held,
+ * hlb_service.sf_self) in table t and were not that service's in the running table cur:
+ * another id, one where it held nothing, or a service cur does not have as
+ * cheetah-stateful (a fresh SMux's first table, as an SMux that took a lost owner's id
+ * gets it; also a new VIP, which costs its first SYNs their index).  Bit k for id k.
+ * The host agents may be about to re-report those ids' connections, and the service's
+ * SYNs would take indexes from the same space.  An id given beside the SYN id is not
+ * one: no SYN takes an index under it. */
+uint16_t hlb_cookie_new_syn_ids(const struct hlb_vip_table *cur, const struct hlb_vip_table *t);
 
 #endif

@@ -103,6 +103,12 @@ struct hlb_worker {
     uint16_t id;               /* 0..n-1: its counter slice in every VIP table, its
                                   table-swap reader slot */
     uint8_t pinned_recently;   /* the last burst had pinned frames: prefetch ahead */
+    /* An owner id's own table when this SMux holds several ids (sf_owners.h), NULL:
+     * the id's entries are in sf.  Set by the control thread before it publishes a
+     * table giving the id; sf_extra has a bit for each (the worker drains and sweeps
+     * them). */
+    struct hlb_sf_table *sf_of[HLB_SF_MAX_OWNERS];
+    _Atomic uint16_t sf_extra;
     /* The loop's last turn (monotonic ms), for /health: on a line of its own, as the
      * control thread reads it. */
     _Alignas(64) _Atomic uint64_t heartbeat_ms;

@@ -18,6 +18,7 @@
 #include "hlb_ovs_dphash.h"
 #include "ovs_select.h"
 #include "pins.h"
+#include "sf_owners.h"
 
 /* dip of a frame sent elsewhere than to a DIP of its pool: to the owner SMux of its
  * stateful cookie (two tiers, IP-in-IP), or by a flow pin (the service's encap). */
@@ -249,11 +250,13 @@ cheetah_syn_placed(struct hlb_worker *w, const struct hlb_vip_table *t,
         return;
     }
     int idx = -1;
-    if (dip >= 0 && s->sf_self != HLB_SF_NOT_OWNER && w->sf->hints_held) {
-        w->sf->st.held_syns++;          /* the agents are re-reporting: stateless */
-    } else if (dip >= 0 && s->sf_self != HLB_SF_NOT_OWNER) {
-        uint32_t p = hlb_sf_part_of(w->sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
-        idx = hlb_sf_insert(w->sf, p, t->server_ids[dip], h, now);
+    /* (the SYN id's table: the lowest id this SMux holds, sf_owners.h) */
+    struct hlb_sf_table *tab = s->sf_self != HLB_SF_NOT_OWNER ? hlb_sf_of(w, s->sf_self) : NULL;
+    if (dip >= 0 && tab && tab->hints_held) {
+        tab->st.held_syns++;            /* the agents are re-reporting: stateless */
+    } else if (dip >= 0 && tab) {
+        uint32_t p = hlb_sf_part_of(tab, h, s->ck_mode == HLB_COOKIE_CRC32C);
+        idx = hlb_sf_insert(tab, p, t->server_ids[dip], h, now);
         if (idx >= 0)
             ck_write_tsecr(tcp, ts, HLB_COOKIE_HINT_MAGIC << 16 |
                                         hlb_sf_ident(s->sf_self, (uint32_t)idx));
@@ -282,15 +285,16 @@ static inline int cheetah_sf_syn(struct hlb_worker *w, struct hlb_vip_table *t,
 }
 
 /* A cheetah-stateful segment whose cookie names stateful ident `ident`: placed by
- * this SMux's entry when it owns it, forwarded to its owner otherwise (never twice:
- * a decapsulated frame naming another owner is a bad cookie). */
+ * the entry of the owner id it names when this SMux holds that id (the id's table,
+ * sf_owners.h), forwarded to the id's owner otherwise (never twice: a decapsulated
+ * frame naming an id not held is a bad cookie). */
 static inline int cheetah_sf_segment(struct hlb_worker *w, const struct hlb_vip_table *t,
                                      const struct hlb_service *s, const struct hlb_parsed *pp,
                                      uint32_t ident, int decap, uint32_t now, int *dip,
                                      const struct hlb_dip **owner)
 {
     uint32_t o = (ident >> HLB_SF_OWNER_SHIFT) & 15u;
-    if (o != s->sf_self) {
+    if (!(s->sf_held >> o & 1)) {
         if (decap || o >= s->sf_n_owners) {
             w->sf->st.foreign_bad += decap;
             hlb_dp_drop(w, HLB_DROP_BAD_COOKIE);
@@ -300,8 +304,9 @@ static inline int cheetah_sf_segment(struct hlb_worker *w, const struct hlb_vip_
         return CK_FORWARD;
     }
     uint64_t h = hlb_ck_hash(s, pp->t.src_ip, pp->t.src_port, pp->t.dst_port);
-    uint32_t p = hlb_sf_part_of(w->sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
-    uint16_t server = hlb_sf_lookup(w->sf, p, ident & HLB_SF_INDEX_MASK, h, now);
+    struct hlb_sf_table *sf = hlb_sf_of(w, o);
+    uint32_t p = hlb_sf_part_of(sf, h, s->ck_mode == HLB_COOKIE_CRC32C);
+    uint16_t server = hlb_sf_lookup(sf, p, ident & HLB_SF_INDEX_MASK, h, now);
     *dip = server ? hlb_ck_server_dip(t, s, server) : -1;
     if (*dip < 0) {
         hlb_dp_drop(w, HLB_DROP_BAD_COOKIE);

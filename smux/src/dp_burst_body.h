@@ -333,7 +333,8 @@ struct lean_run {
     uint64_t key, m;
     __m128i eth0, eth1, ip;
     uint32_t crc, port0, total, gre, bsum, mtu, two_port;
-    struct hlb_sf_table *sf;              /* cheetah-stateful: this worker's entries */
+    struct hlb_sf_table *sf;              /* cheetah-stateful: the SYN id's entries
+                                             (hlb_sf_run_table) */
     uint32_t now;
     struct hlb_worker *w;                 /* cheetah SYNs: the mechanism's state, counters */
     /* out */
@@ -1213,7 +1214,7 @@ HLB_FAST_FN(struct hlb_worker *w, struct hlb_vip_table *t, HLB_BURST_FRAME *fram
             struct lean_run r = {.t = t, .s = s, .dctr = dctr, .key = last_key, .eth0 = eth0,
                                  .eth1 = eth1, .ip = sv_ip, .gre = sv_gre, .bsum = sv_bsum,
                                  .mtu = mtu, .two_port = (uint32_t)two_port,
-                                 .sf = s->affinity == HLB_AFF_CHEETAH_STATEFUL ? w->sf : NULL,
+                                 .sf = hlb_sf_run_table(w, s),
                                  .now = now, .w = w};
             int quic = pl.t.proto == HLB_IPPROTO_UDP;
             unsigned next = quic ? HLB_PASTE(HLB_FAST_FN, _qrun)(&r, frames, i, n, burst_port)

@@ -28,6 +28,7 @@
 #include "datapath.h"
 #include "log.h"
 #include "options.h"
+#include "sf_owners.h"
 #include "table_swap.h"
 
 #define NB_MBUF 16383
@@ -286,7 +287,7 @@ static int worker_loop(void *arg)
     const struct options *o = run.o;
     struct hlb_worker *w = &x->w;
     uint32_t next_arp = 0;
-    uint32_t idle_polls = 0, sleep_us = 1, sweep_tick = 0, last_beat = 0;
+    uint32_t idle_polls = 0, sleep_us = 1, sweep_tick = 0, last_beat = 0, table_gen = 0;
     struct timespec cpu0, cpu1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
     uint64_t loop_start = rte_rdtsc();
@@ -295,8 +296,14 @@ static int worker_loop(void *arg)
     while (!stop_flag) {
         uint64_t tsc = rte_rdtsc();
         uint32_t now = tsc_ms(tsc);
-        hlb_sf_drain(w->sf, now);     /* the host agents' close and adopt reports (control.c) */
+        hlb_sf_worker_drain(w, now);  /* the host agents' close and adopt reports (control.c) */
         struct hlb_vip_table *t = hlb_table_enter(&run.slot, w->id);
+        if (__builtin_expect(t->gen != table_gen, 0)) {
+            /* A new table: the clears and holds of hints the control thread asked
+             * before publishing it apply before its first packet (sf_owners.h). */
+            table_gen = t->gen;
+            hlb_sf_worker_drain(w, now);
+        }
         unsigned total_rx = hlb_io_poll(&x->io, t, now);
         hlb_table_quiesce(&run.slot, w->id, t);
 
@@ -311,13 +318,12 @@ static int worker_loop(void *arg)
              * table's pages are never touched. */
             if (w->ct->st.entries && (++sweep_tick & 7) == 0)
                 hlb_conn_sweep(w->ct, now, 1);
-            if (w->sf->st.entries && (sweep_tick & 7) == 0)
-                hlb_sf_sweep(w->sf, now, 4);
+            if ((sweep_tick & 7) == 0)
+                hlb_sf_worker_sweep(w, now, 4);
         } else {
             if (w->ct->st.entries)
                 hlb_conn_sweep(w->ct, now, 16);
-            if (w->sf->st.entries)
-                hlb_sf_sweep(w->sf, now, 64);
+            hlb_sf_worker_sweep(w, now, 64);
             /* Back off: after a run of empty polls, sleep 1, 2, 4 ... idle_sleep_us. */
             if (o->idle_sleep_us && ++idle_polls > 256) {
                 /* tv_nsec must stay below 1e9 (else EINVAL and no sleep at all);
@@ -640,7 +646,7 @@ int main(int argc, char **argv)
     hlb_table_free(hlb_table_acquire(&run.slot));
     for (unsigned k = 0; k < n; k++) {
         hlb_conn_table_free(wp[k]->ct);
-        hlb_sf_free(wp[k]->sf);
+        hlb_sf_worker_free(wp[k]);
         free(run.ctx[k].gen.chunk1);
         free(run.ctx[k].gen.tsecr);
     }

@@ -93,6 +93,23 @@ void hlb_sf_hold_hints(struct hlb_sf_table *sf, uint32_t ms)
     atomic_store_explicit(&sf->hold_request, ms ? ms : 1, memory_order_release);
 }
 
+void hlb_sf_request_clear(struct hlb_sf_table *sf)
+{
+    atomic_store_explicit(&sf->clear_request, 1, memory_order_release);
+}
+
+/* The worker: every entry freed (counted in cleared).  A scan of the whole table:
+ * only when an owner id is given anew, and only if the table holds entries. */
+static void sf_clear(struct hlb_sf_table *sf)
+{
+    uint32_t total = (sf->part_mask + 1) * HLB_SF_INDEXES;
+    for (uint32_t pos = 0; sf->st.entries && pos < total; pos++)
+        if (sf->ent[pos] != 0) {
+            hlb_sf_delete(sf, pos & sf->part_mask, pos >> sf->part_bits);
+            sf->st.cleared++;
+        }
+}
+
 /* The worker: index idx of partition p (free) taken off its stack for h on server,
  * at tick; 1, or 0 if it is on no stack (never, while hlb_sf_check() holds).  A scan
  * of the stack (at most 1024 slots): adoptions are rare. */
@@ -137,6 +154,13 @@ static inline void sf_prefetch_release(const struct hlb_sf_table *sf, uint32_t k
 
 unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now)
 {
+    /* The ring's head before the clear request: an adoption queued after the request
+     * (the control thread queues adoptions of an id only once a table gives it) is
+     * then applied after the clear, never wiped by it. */
+    uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_acquire);
+    if (atomic_load_explicit(&sf->clear_request, memory_order_relaxed) &&
+        atomic_exchange_explicit(&sf->clear_request, 0, memory_order_acquire))
+        sf_clear(sf);
     uint32_t hold = atomic_load_explicit(&sf->hold_request, memory_order_relaxed);
     if (hold) {
         hold = atomic_exchange_explicit(&sf->hold_request, 0, memory_order_acquire);
@@ -146,7 +170,6 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now)
         sf->hints_held = 0;
     }
     uint32_t tail = atomic_load_explicit(&sf->ring_tail, memory_order_relaxed);
-    uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_acquire);
     unsigned n = 0;
     /* The entries are too many to stay cached: each is fetched HLB_SF_DRAIN_AHEAD
      * releases before its turn, so that the misses overlap instead of being waited

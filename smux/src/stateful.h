@@ -22,7 +22,11 @@
  * server id, no hint): a SYN flood fills the stacks, then degrades to stateless
  * cookies, counted, and the stacks refill as entries are released.
  *
- * EAL-free; the ring is the only part another thread touches. */
+ * An SMux holding several owner ids keeps one such table per id in each worker
+ * (sf_owners.h): each id is an index space of its own.
+ *
+ * EAL-free; the ring and the control thread's requests are the only parts another
+ * thread touches. */
 #ifndef HLB_STATEFUL_H
 #define HLB_STATEFUL_H
 
@@ -83,6 +87,7 @@ struct hlb_sf_stats {
     uint64_t adopted;           /* entries given back by an adoption (POST /cheetah/adopt) */
     uint64_t adopt_taken;       /* adoptions refused: the index held another connection */
     uint64_t held_syns;         /* owner SYNs left stateless while hints are held */
+    uint64_t cleared;           /* entries dropped as their owner id was given anew */
 };
 
 struct hlb_sf_table {
@@ -115,6 +120,10 @@ struct hlb_sf_table {
     /* A hold of this many ms asked by the control thread (at start, and when this
      * SMux takes an owner id), taken up by the worker's next drain. */
     _Atomic uint32_t hold_request;
+    /* Set by the control thread when a table gives this SMux the table's owner id
+     * anew (sf_owners.h): the worker's next drain frees every entry, left from when
+     * the id was last held, before it applies the ring. */
+    _Atomic uint32_t clear_request;
     /* Release ring: one producer at a time (the control thread, under its lock),
      * one consumer (the owning worker). */
     _Alignas(64) _Atomic uint32_t ring_head;   /* written by the producer */
@@ -288,8 +297,12 @@ uint32_t hlb_sf_adopt_result(const struct hlb_sf_table *sf, int64_t pos);
 /* Holds hints for ms from the worker's next drain (the control thread). */
 void hlb_sf_hold_hints(struct hlb_sf_table *sf, uint32_t ms);
 
-/* The owning worker at ms clock now: applies the queued releases and adoptions and
- * a requested hold of hints, ends a hold that is over; returns the requests applied. */
+/* Frees every entry from the worker's next drain on (the control thread). */
+void hlb_sf_request_clear(struct hlb_sf_table *sf);
+
+/* The owning worker at ms clock now: applies a requested clear, then the queued
+ * releases and adoptions and a requested hold of hints, ends a hold that is over;
+ * returns the requests applied. */
 unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now);
 
 /* The owning worker: frees the entries idle for idle_ms or more among the next n

@@ -70,9 +70,11 @@ struct hlb_service {            /* one (vip, proto, port) */
                                    control thread while the workers read it */
     uint32_t srv_first, srv_mask;
     /* cheetah-stateful: the VIP's owner SMuxes t->sf_owners[sf_owner_first ..
-     * + sf_n_owners - 1] (owner id = position), and this SMux's own owner id or
-     * HLB_SF_NOT_OWNER */
+     * + sf_n_owners - 1] (owner id = position), the owner ids this SMux holds (its
+     * address's positions: bit k for id k), and the lowest of them, the one its SYNs
+     * take their index under, or HLB_SF_NOT_OWNER */
     uint8_t sf_n_owners, sf_self;
+    uint16_t sf_held;
     uint32_t sf_owner_first;
     uint32_t ck_crc_key;        /* crc32c mode: the CRC register after the 16 key bytes */
     uint32_t wrr_stride;        /* wrr: the step of its SYNs over the weights (balance.h) */

@@ -1,4 +1,5 @@
 #include "workers.h"
+#include "sf_owners.h"
 
 #include <string.h>
 
@@ -26,9 +27,11 @@ void hlb_workers_total(struct hlb_worker *const *w, unsigned n, struct hlb_worke
             out->fc_hits += __atomic_load_n(&ct->fc_hits, __ATOMIC_RELAXED);
             out->have_ct = 1;
         }
-        if (w[k]->sf) {
-            add_u64s((uint64_t *)&out->sf, (const uint64_t *)&w[k]->sf->st, sizeof(out->sf));
-            out->sf_capacity += (uint64_t)(w[k]->sf->part_mask + 1) * HLB_SF_INDEXES;
+        struct hlb_sf_table *tabs[1 + HLB_SF_MAX_OWNERS];
+        unsigned n_tabs = hlb_sf_worker_tables(w[k], tabs);
+        for (unsigned j = 0; j < n_tabs; j++) {
+            add_u64s((uint64_t *)&out->sf, (const uint64_t *)&tabs[j]->st, sizeof(out->sf));
+            out->sf_capacity += (uint64_t)(tabs[j]->part_mask + 1) * HLB_SF_INDEXES;
         }
         out->gw_known |= __atomic_load_n(&w[k]->cfg.gw_known, __ATOMIC_RELAXED) != 0;
         uint64_t hb = atomic_load_explicit(&w[k]->heartbeat_ms, memory_order_relaxed);

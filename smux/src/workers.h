@@ -13,8 +13,9 @@ struct hlb_workers_total {
     struct hlb_conn_stats ct;       /* summed over the workers' connection tables */
     uint64_t ct_capacity;           /* slots, all tables */
     uint64_t fc_hits;
-    struct hlb_sf_stats sf;         /* summed over the workers' stateful tables */
-    uint64_t sf_capacity;           /* stateful indexes, all workers */
+    struct hlb_sf_stats sf;         /* summed over the workers' stateful tables (every
+                                       owner id's: sf_owners.h) */
+    uint64_t sf_capacity;           /* stateful indexes, all workers and tables */
     int have_ct;                    /* some worker has a connection table */
     int gw_known;                   /* some worker knows the gateway MAC */
     uint64_t oldest_heartbeat_ms;

@@ -900,7 +900,9 @@ def in_namespace_main():
     return 0 if prog.result.wasSuccessful() else 1
 
 
-def main():
+def main(script=__file__):
+    """Runs the tests of `script` (this file, or one that uses its SMux) in a namespace
+    of their own."""
     if os.environ.get("HLB_DP_IN_NETNS"):
         return in_namespace_main()
     ns = f"hlbdpapi{uuid.uuid4().hex[:6]}"
@@ -915,7 +917,7 @@ def main():
         sh("ip", "-n", ns, "link", "set", "lo", "up")
         env = dict(os.environ, HLB_DP_IN_NETNS="1")
         return subprocess.run(["ip", "netns", "exec", ns, sys.executable,
-                               os.path.abspath(__file__)] + sys.argv[1:], env=env).returncode
+                               os.path.abspath(script)] + sys.argv[1:], env=env).returncode
     finally:
         subprocess.run(["ip", "netns", "del", ns])
 

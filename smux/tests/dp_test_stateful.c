@@ -5,106 +5,8 @@
  * report's checks, the idle sweep, the two tiers (forward to a foreign owner, and
  * the owner taking the forwarded frame), the shared vectors' stateful rows, p2c,
  * least-loaded and AWRR's weights, and the table fields' errors. */
-#include "dp_testutil.h"
+#include "dp_sf_testutil.h"
 #include "balance.h"
-#include "cheetah.h"
-#include "cookie_reports.h"
-#include <jansson.h>
-
-#define KEY "000102030405060708090a0b0c0d0e0f"
-#define SELF "192.0.2.10"                 /* worker_init()'s self_ip */
-#define OTHER "192.0.2.20"
-#define VIP "10.200.0.10"
-
-/* A cheetah-stateful VIP (port 80, three DIPs with server ids 1, 2, 3) whose owners
- * are `owners` (a JSON array body), loaded by the SMux at self. */
-static struct hlb_vip_table *sf_table_at(const char *owners, const char *mech, const char *self,
-                                         const char *mode)
-{
-    char json[1024];
-    snprintf(json, sizeof(json),
-             "{\"version\":1,\"vips\":[{\"vip\":\"" VIP "\",\"selection\":\"crc32\","
-             "\"connTable\":false,\"affinity\":\"cheetah-stateful\",\"cookieKey\":\"" KEY "\","
-             "\"cookieHash\":\"%s\",\"mechanism\":\"%s\",\"statefulOwners\":[%s],"
-             "\"ports\":[{\"proto\":\"tcp\",\"port\":80,\"dips\":["
-             "{\"ip\":\"10.9.0.1\",\"serverId\":1},{\"ip\":\"10.9.0.2\",\"serverId\":2},"
-             "{\"ip\":\"10.9.0.3\",\"serverId\":3}]}]}]}", mode, mech, owners);
-    struct hlb_table_error err = {{0}, {0}};
-    struct hlb_table_options opt = {.n_workers = 1, .self_ip = ip4(self)};
-    struct hlb_vip_table *t = hlb_table_from_json(json, strlen(json), &opt, &err);
-    if (!t)
-        fail_msg("table rejected: %s: %s", err.field, err.reason);
-    return t;
-}
-
-static struct hlb_vip_table *sf_table(const char *owners, const char *mech)
-{
-    return sf_table_at(owners, mech, SELF, "siphash13");
-}
-
-/* The TCP checksum of the IPv4 packet at ip (pseudo-header included) folds to 0xffff
- * when right; fix_tcp_csum() writes a right one. */
-static uint32_t tcp_sum(const uint8_t *ip)
-{
-    uint32_t ihl = (ip[0] & 15u) * 4, tot = (uint32_t)ip[2] << 8 | ip[3], l4 = tot - ihl;
-    uint32_t sum = HLB_IPPROTO_TCP + l4;
-    for (int k = 12; k < 20; k += 2)
-        sum += (uint32_t)ip[k] << 8 | ip[k + 1];
-    for (uint32_t k = 0; k < l4; k += 2)
-        sum += (uint32_t)ip[ihl + k] << 8 | (k + 1 < l4 ? ip[ihl + k + 1] : 0);
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return sum;
-}
-
-static void fix_tcp_csum(uint8_t *ip)
-{
-    uint8_t *c = ip + 20 + 16;
-    c[0] = c[1] = 0;
-    uint16_t v = (uint16_t)~tcp_sum(ip);
-    c[0] = (uint8_t)(v >> 8);
-    c[1] = (uint8_t)v;
-}
-
-static uint32_t inner_tsecr(const struct tframe *f)   /* after one IP-in-IP header */
-{
-    uint32_t v;
-    memcpy(&v, f->p.data + 14 + 20 + 20 + 28, 4);
-    return ntohl(v);
-}
-
-static void syn(struct tframe *f, uint16_t cport)
-{
-    build_tcp_ts(f, "10.77.0.1", VIP, cport, 80, HLB_TCP_SYN, 1000, 0);
-    fix_tcp_csum(f->p.data + 14);
-}
-
-/* The client's echo of ident's cookie on connection (10.77.0.1:cport -> VIP:80). */
-static void echo(struct tframe *f, const struct hlb_service *s, uint16_t cport, uint32_t ident,
-                 uint8_t flags)
-{
-    uint64_t h = hlb_ck_hash(s, ip4("10.77.0.1"), htons(cport), htons(80));
-    uint32_t cookie = (ident ^ (uint32_t)h) & HLB_COOKIE_MASK;
-    build_tcp_ts(f, "10.77.0.1", VIP, cport, 80, flags, 2000, 1u << 31 | cookie << 16 | 77);
-}
-
-static void sf_worker(struct hlb_worker *w, uint32_t parts, uint32_t idle_ms)
-{
-    worker_init(w, NULL);
-    w->sf = hlb_sf_create(parts, idle_ms);
-    assert_non_null(w->sf);
-}
-
-static uint8_t run_ref(struct hlb_worker *w, struct hlb_vip_table *t, struct tframe *f,
-                       uint32_t now, int ref)
-{
-    uint8_t v = 0xee;
-    if (ref)
-        hlb_dp_burst_reference(w, t, &f->p, &v, 1, now);
-    else
-        hlb_dp_burst(w, t, &f->p, &v, 1, now);
-    return v;
-}
 
 /* Random inserts and deletes against a model: no index is ever given twice, a
  * deleted one comes back, an empty stack refuses (counted), and hlb_sf_check()
@@ -291,19 +193,6 @@ static void test_syn_hint_and_decode(void **state)
     hlb_table_free(t);
 }
 
-static int closed_report(struct hlb_vip_table *t, struct hlb_worker *w, const char *body,
-                         unsigned *queued, struct hlb_table_error *err)
-{
-    json_t *doc = json_loads(body, 0, NULL);
-    assert_non_null(doc);
-    unsigned full = 0;
-    struct hlb_worker *ws[1] = {w};
-    int rc = hlb_cookie_closed(t, ws, 1, doc, queued, &full, err);
-    json_decref(doc);
-    assert_int_equal(full, 0);
-    return rc;
-}
-
 /* One partition (1024 indexes): SYN 1025 finds the stack empty and goes stateless
  * (placed, no hint, counted); close reports free indexes (a stale one frees
  * nothing) and the next SYNs are stateful again.  Bad reports name their field and
@@ -392,42 +281,6 @@ static void test_exhaustion_and_release(void **state)
     }
     hlb_sf_free(w.sf);
     hlb_table_free(t);
-}
-
-/* An adoption report for connections (10.77.0.1:cport -> VIP:80) with idents and
- * server ids: queued (the batch, or NULL with err). */
-static struct hlb_adopt_batch *adopt_report(struct hlb_vip_table *t, struct hlb_worker *w,
-                                            const uint16_t *cport, const uint32_t *ident,
-                                            const unsigned *server, unsigned n,
-                                            struct hlb_table_error *err)
-{
-    json_t *a = json_array();
-    for (unsigned k = 0; k < n; k++)
-        json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:i,s:i,s:i}", "vip", VIP, "port", 80,
-                                           "client", "10.77.0.1", "clientPort", (int)cport[k],
-                                           "ident", (int)ident[k], "serverId", (int)server[k]));
-    json_t *doc = json_pack("{s:o}", "adopt", a);
-    struct hlb_worker *ws[1] = {w};
-    struct hlb_adopt_batch *b = hlb_cookie_adopt(t, ws, 1, doc, err);
-    json_decref(doc);
-    return b;
-}
-
-/* The answer to batch b once the worker drained it at now. */
-static json_t *adopt_answer(struct hlb_adopt_batch *b, struct hlb_worker *w, uint32_t now)
-{
-    struct hlb_worker *ws[1] = {w};
-    assert_int_equal(hlb_adopt_pending(b, ws), 1);            /* the worker applies it */
-    hlb_sf_drain(w->sf, now);
-    assert_int_equal(hlb_adopt_pending(b, ws), 0);
-    json_t *j = hlb_adopt_answer(b, ws);
-    hlb_adopt_batch_free(b);
-    return j;
-}
-
-static json_int_t jint(const json_t *j, const char *key)
-{
-    return json_integer_value(json_object_get(j, key));
 }
 
 /* An owner restarts (or another SMux takes its owner id): its ConnTable is empty.
@@ -587,24 +440,32 @@ static void test_adopt_after_owner_restart(void **state)
     hlb_table_free(t);
 }
 
-/* A table that moves this SMux to another owner id, gives it one where it owned
- * nothing, or names a stateful VIP the running table has not (a fresh SMux's first
- * table) asks for a hold; the same id, or losing the id, does not. */
-static void test_took_owner(void **state)
+/* A table that moves a VIP's SYN id (the lowest held) to another owner id, gives it
+ * one where it held nothing, or names a stateful VIP the running table has not (a
+ * fresh SMux's first table) asks for a hold on that id; the same id, losing the id, or
+ * an id given beside the SYN id does not. */
+static void test_new_syn_ids(void **state)
 {
     (void)state;
     struct hlb_vip_table *none = sf_table("\"" OTHER "\"", "rr");
     struct hlb_vip_table *own0 = sf_table("\"" SELF "\",\"" OTHER "\"", "rr");
     struct hlb_vip_table *own1 = sf_table("\"" OTHER "\",\"" SELF "\"", "rr");
+    struct hlb_vip_table *own02 = sf_table("\"" SELF "\",\"" OTHER "\",\"" SELF "\"", "rr");
+    struct hlb_vip_table *own2 = sf_table("\"" OTHER "\",\"" OTHER "\",\"" SELF "\"", "rr");
     struct hlb_vip_table *empty = hlb_table_empty();
-    assert_int_equal(hlb_cookie_took_owner(none, own0), 1);
-    assert_int_equal(hlb_cookie_took_owner(own0, own1), 1);
-    assert_int_equal(hlb_cookie_took_owner(own0, own0), 0);
-    assert_int_equal(hlb_cookie_took_owner(empty, own0), 1);
-    assert_int_equal(hlb_cookie_took_owner(own0, none), 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(none, own0), 1u << 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(own0, own1), 1u << 1);
+    assert_int_equal(hlb_cookie_new_syn_ids(own0, own0), 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(empty, own0), 1u << 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(own0, none), 0);
+    assert_int_equal(hlb_cookie_new_syn_ids(own0, own02), 0);      /* id 2 beside id 0 */
+    assert_int_equal(hlb_cookie_new_syn_ids(own2, own02), 1u << 0); /* id 0 the new lowest */
+    assert_int_equal(hlb_cookie_new_syn_ids(own02, own2), 1u << 2); /* id 2 the lowest now */
     hlb_table_free(none);
     hlb_table_free(own0);
     hlb_table_free(own1);
+    hlb_table_free(own02);
+    hlb_table_free(own2);
     hlb_table_free(empty);
 }
 
@@ -1054,8 +915,8 @@ static void test_table_fields(void **state)
                  "\"1.1.1.17\"],", "vips[0].statefulOwners", "1 to 16");
     expect_error(SF "\"statefulOwners\":[\"10.0.0.1\",\"10.0.0.x\"],",
                  "vips[0].statefulOwners[1]", "IPv4");
-    expect_error(SF "\"statefulOwners\":[\"10.0.0.1\",\"10.0.0.1\"],",
-                 "vips[0].statefulOwners[1]", "repeats");
+    expect_error(SF "\"statefulOwners\":[\"10.0.0.1\",\"0.0.0.0\"],",
+                 "vips[0].statefulOwners[1]", "IPv4");
     expect_error("\"affinity\":\"cheetah\",\"cookieKey\":\"" KEY "\",\"statefulOwners\":"
                  "[\"10.0.0.1\"],", "vips[0].statefulOwners", "only for affinity \"cheetah-stateful\"");
     expect_error("\"statefulOwners\":[\"10.0.0.1\"],", "vips[0].statefulOwners",
@@ -1077,7 +938,7 @@ int main(void)
         cmocka_unit_test(test_idle_clock),
         cmocka_unit_test(test_two_tiers),
         cmocka_unit_test(test_adopt_after_owner_restart),
-        cmocka_unit_test(test_took_owner),
+        cmocka_unit_test(test_new_syn_ids),
         cmocka_unit_test(test_shared_vectors_stateful),
         cmocka_unit_test(test_load_mechanisms),
         cmocka_unit_test(test_awrr_weights),
