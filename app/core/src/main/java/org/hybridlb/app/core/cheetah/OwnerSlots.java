@@ -31,7 +31,8 @@ import org.hybridlb.solver.model.Ipv4;
  *     SMux's two tiers).</li>
  * <li>A lost slot that no SMux without a slot took goes at once to the live SMux holding the
  *     fewest slots (ties: the lower address), as an extra slot, so a lost SMux's connections go
- *     on instead of waiting an hour for an SMux that may never return. So while any SMux lives, no
+ *     on instead of waiting an hour for an SMux that may never return (a lost SMux's announcements
+ *     are gone, so no traffic reaches it: waiting keeps nothing). So while any SMux lives, no
  *     slot stays quarantined; with none live, lost slots stay quarantined, then are freed.</li>
  * <li>Whenever a slot goes to another SMux, the host agents re-report its open connections to
  *     that SMux (COOKIE-SPEC §7, "Adoption"). A lost SMux that returns after its slots went
