@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "agent"))
@@ -20,11 +21,13 @@ def ident(owner, index):
 
 class FakeSmux:
     """GET /health answers {"boot": self.boot}; POST /cheetah/adopt records the batch and
-    answers what self.answer(batch) returns: (status, document)."""
+    answers what self.answer(batch) returns: (status, document); POST /cheetah/closed
+    records the reports in self.closed."""
 
     def __init__(self):
         self.boot = "b1"
         self.batches = []
+        self.closed = []
         self.answer = lambda batch: (200, {"adopted": len(batch), "held": 0, "pending": 0,
                                            "ring_full": 0, "taken": []})
         fake = self
@@ -46,6 +49,10 @@ class FakeSmux:
 
             def do_POST(self):
                 doc = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path == "/cheetah/closed":
+                    fake.closed.extend(doc["closed"])
+                    self._send(200, {"freed": len(doc["closed"])})
+                    return
                 fake.batches.append(doc["adopt"])
                 self._send(*fake.answer(doc["adopt"]))
 
@@ -94,6 +101,44 @@ def test_each_slot_gets_its_open_connections_once_per_smux_incarnation():
         assert b.batches[2] == [dict(conn(1000, ident(0, 5)), serverId=7)]
         assert w.counters["adopted"] == 6 and w.counters["failed"] == 0
     finally:
+        a.close()
+        b.close()
+
+
+def test_a_slot_moved_to_an_smux_holding_another_slot_is_re_reported_there_alone():
+    """Slot 2 goes from SMux b to SMux a, which holds slot 0 (the controller gives a lost
+    owner's slot to a live SMux as an extra: the same URL at two positions). Only slot 2's
+    connections are re-reported to a; slot 0's were already there. Closes of slot 2's
+    connections then go to a."""
+    a, b = FakeSmux(), FakeSmux()
+    a.boot, b.boot = "boot-a", "boot-b"
+    closed = None
+    try:
+        cfg = {"serverId": 7, "statefulOwners": [a.url, "http://0.0.0.2:9", b.url]}
+        conns = [conn(1000, ident(0, 5)), conn(1001, ident(2, 9)), conn(1002, ident(2, 1))]
+        w = watch(cfg, conns)
+        w.check()
+        assert a.batches == [[dict(conn(1000, ident(0, 5)), serverId=7)]]
+        assert len(b.batches) == 1
+        cfg["statefulOwners"] = [a.url, "http://0.0.0.2:9", a.url]   # b lost: slot 2 to a
+        w.check()
+        assert a.batches[1:] == [[dict(conn(1001, ident(2, 9)), serverId=7),
+                                  dict(conn(1002, ident(2, 1)), serverId=7)]], a.batches
+        assert w.known == {0: (a.url, "boot-a"), 2: (a.url, "boot-a")}
+        w.check()                                   # done: neither slot sent again
+        assert len(a.batches) == 2 and len(b.batches) == 1
+
+        closed = smux_reports.ClosedReporter(lambda: cfg, lambda *a, **k: None)
+        for c in (conn(1001, ident(2, 9)), conn(1000, ident(0, 5))):
+            closed.add(c)
+        deadline = time.monotonic() + 10
+        while closed.counters["reported"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sorted(c["clientPort"] for c in a.closed) == [1000, 1001] and b.closed == []
+        assert closed.counters == {"reported": 2, "failed": 0, "dropped": 0, "no_owner": 0}
+    finally:
+        if closed:
+            closed.stop()
         a.close()
         b.close()
 

@@ -174,19 +174,26 @@ class CheetahControllerTest {
         // a stateful VIP stays off the switches that cannot decode cookies, as a cheetah VIP
         assertTrue(c.assignment().hashUnmatched.containsKey("10.100.0.2"), c.assignment().hashUnmatched.toString());
 
-        // an SMux lost: every other keeps its owner id, and the lost one's slot keeps its address
-        String lost = topo.smuxes.get(0).id;
-        fabric.live.remove(lost);
+        // an SMux lost: every other keeps its owner id, and the lost one's slot goes at once to the
+        // live SMux holding the fewest slots (all hold one: the lowest address), as its second
+        Smux lost = topo.smuxes.get(0);
+        fabric.live.remove(lost.id);
         c.smuxesChanged(fabric.liveSmuxes());
         c.awaitIdle(20_000);
-        assertEquals(first, owners("10.100.0.2"));
-        assertTrue(state().at("/cookies/ownerQuarantine").size() == 1, state().path("cookies").toString());
+        List<String> rest = new ArrayList<>(all);
+        rest.remove(lost.ip);
+        String lowest = rest.stream().min(java.util.Comparator.comparingLong(
+                ip -> Integer.toUnsignedLong(org.hybridlb.solver.model.Ipv4.parse(ip)))).orElseThrow();
+        List<String> after = new ArrayList<>(first);
+        after.set(first.indexOf(lost.ip), lowest);
+        assertEquals(after, owners("10.100.0.2"));
+        assertEquals(0, state().at("/cookies/ownerQuarantine").size(), state().path("cookies").toString());
 
-        // a restart keeps the slots (and the quarantine): the running tables are right, nothing sent
+        // a restart keeps the slots: the running tables are right, nothing sent
         c.close();
         fabric.takeLog();
         start();
-        assertEquals(first, owners("10.100.0.2"));
+        assertEquals(after, owners("10.100.0.2"));
         assertFalse(fabric.takeLog().stream().anyMatch(l -> l.startsWith("put ")), "the running table is right");
     }
 
@@ -692,28 +699,36 @@ class CheetahControllerTest {
         assertEquals(urls(owners), texts(lastDoc(3).path("statefulOwners")));
         assertEquals(urls(all), texts(lastDoc(3).path("smuxes")));
 
-        // an SMux lost: the hosts that report loads lose it; its owner slot keeps its URL (quarantine)
+        // an SMux lost: the hosts that report loads lose it; its owner slot goes to another live
+        // SMux, whose URL the stateful hosts get at that position (they re-report its connections there)
         fabric.takeLog();
         Smux lost = topo.smuxes.get(0);
         fabric.live.remove(lost.id);
         c.smuxesChanged(fabric.liveSmuxes());
         c.awaitIdle(20_000);
-        assertEquals(List.of("cookies " + host(2), "cookies " + host(3)),
+        assertEquals(List.of("cookies " + host(1), "cookies " + host(2), "cookies " + host(3)),
                 fabric.takeLog().stream().filter(l -> l.startsWith("cookies ")).collect(java.util.stream.Collectors.toList()),
-                "only the documents that name the live SMuxes change");
+                "only the documents that name the SMuxes change");
         List<String> rest = new ArrayList<>(all);
         rest.remove(lost.ip);
         assertEquals(urls(rest), texts(lastDoc(2).path("smuxes")));
-        assertEquals(urls(owners), texts(lastDoc(3).path("statefulOwners")));
+        List<String> moved = owners("10.100.0.2");
+        assertEquals(owners.size(), moved.size());
+        assertFalse(moved.contains(lost.ip), moved.toString());
+        assertEquals(urls(moved), texts(lastDoc(3).path("statefulOwners")));
+        assertEquals(urls(moved), texts(lastDoc(1).path("statefulOwners")));
 
-        // back: the load reporters get it again, the owners are as they were
+        // back: the load reporters get it again; it takes a free owner slot, the others stay
         fabric.live.add(lost.id);
         c.smuxesChanged(fabric.liveSmuxes());
         c.awaitIdle(20_000);
-        assertEquals(List.of("cookies " + host(2), "cookies " + host(3)),
+        assertEquals(List.of("cookies " + host(1), "cookies " + host(2), "cookies " + host(3)),
                 fabric.takeLog().stream().filter(l -> l.startsWith("cookies ")).collect(java.util.stream.Collectors.toList()));
         assertEquals(new HashSet<>(urls(all)), new HashSet<>(texts(lastDoc(2).path("smuxes"))));
-        assertEquals(urls(owners), texts(lastDoc(1).path("statefulOwners")));
+        List<String> back = new ArrayList<>(moved);
+        back.add(lost.ip);
+        assertEquals(back, owners("10.100.0.2"));
+        assertEquals(urls(back), texts(lastDoc(1).path("statefulOwners")));
     }
 
     @Test

@@ -26,7 +26,8 @@ public final class CookieState {
     public String hostDefaultKey;
     /**
      * Stateful owner slot (owner id, 0-15, COOKIE-SPEC §7) -> the SMux address holding it: a live
-     * SMux, or one lost whose slot is in {@link #ownerQuarantine} ({@link OwnerSlots}).
+     * SMux (one holding several slots is the value of each), or one lost whose slot is in
+     * {@link #ownerQuarantine} ({@link OwnerSlots}).
      */
     public SortedMap<Integer, String> ownerSlots = new TreeMap<>();
     /** Owner slot of a lost SMux -> the time (epoch ms) from which it may be given to another SMux. */

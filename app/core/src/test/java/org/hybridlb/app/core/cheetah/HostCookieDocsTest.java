@@ -54,10 +54,12 @@ class HostCookieDocsTest {
                         List.of(new Dip("10.0.0.5", 1, null))))),
                 crc);
         new CookieRegistry().update(s, vips);
-        // slot 1 free below a held slot 2; slot 3 held by an SMux with no URL the agents can use
+        // slot 1 free below a held slot 2; slot 3 held by an SMux with no URL the agents can use;
+        // slot 4 an extra slot of slot 0's SMux
         s.ownerSlots.put(0, "10.0.9.1");
         s.ownerSlots.put(2, "10.0.9.3");
         s.ownerSlots.put(3, "10.0.9.4");
+        s.ownerSlots.put(4, "10.0.9.1");
         Map<String, String> docs = HostCookieDocs.build(s, vips, Map.of("10.0.9.1", A, "10.0.9.3", B, "10.0.9.2", A),
                 List.of(B, A));
         assertEquals(List.of("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"), new ArrayList<>(docs.keySet()));
@@ -75,8 +77,9 @@ class HostCookieDocsTest {
         assertEquals(List.of("serverId", "hash", "key", "vips", "keepaliveSeconds"), names(two),
                 "a host of no stateful or load-balanced VIP gets neither list");
         JsonNode four = Json.MAPPER.readTree(docs.get("10.0.0.4"));
-        assertEquals(List.of(A, "http://0.0.0.2:9", B, "http://0.0.0.4:9"), texts(four.path("statefulOwners")),
-                "owners in slot order, a placeholder for the free slot and the SMux without a URL");
+        assertEquals(List.of(A, "http://0.0.0.2:9", B, "http://0.0.0.4:9", A), texts(four.path("statefulOwners")),
+                "owners in slot order, a placeholder for the free slot and the SMux without a URL, an SMux"
+                        + " holding two slots at both");
         assertTrue(four.path("smuxes").isMissingNode(), "wrr: no loads");
         JsonNode five = Json.MAPPER.readTree(docs.get("10.0.0.5"));
         assertEquals(List.of(B, A), texts(five.path("smuxes")), "every live SMux, in the order given");

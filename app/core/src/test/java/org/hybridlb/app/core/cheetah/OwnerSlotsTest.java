@@ -11,8 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
- * Stable stateful owner slots: kept across SMux additions and losses, quarantined, a lost SMux's
- * slot given to a new one, persisted.
+ * Stable stateful owner slots: kept across SMux additions and losses; a lost SMux's slot given at
+ * once to an SMux without one, else to the SMux holding the fewest; extra slots given back to new
+ * SMuxes when none is free; quarantined only while no SMux lives; persisted.
  */
 class OwnerSlotsTest {
     final AtomicLong now = new AtomicLong(1_000_000);
@@ -20,8 +21,28 @@ class OwnerSlotsTest {
     final CookieState s = new CookieState();
     static final long Q = CookieRegistry.QUARANTINE.toMillis();
 
+    static List<String> sixteen() {
+        List<String> ips = new ArrayList<>();
+        for (int i = 1; i <= OwnerSlots.MAX; i++) {
+            ips.add("10.0.1." + i);
+        }
+        return ips;
+    }
+
+    static List<String> without(List<String> ips, String... gone) {
+        List<String> out = new ArrayList<>(ips);
+        out.removeAll(List.of(gone));
+        return out;
+    }
+
+    static List<String> with(List<String> ips, String... added) {
+        List<String> out = new ArrayList<>(ips);
+        out.addAll(List.of(added));
+        return out;
+    }
+
     @Test
-    void slotsAreGivenLowestFirstAndKeptWhenSmuxesComeAndGo() {
+    void slotsAreGivenLowestFirstAndKeptWhenSmuxesAreAdded() {
         assertTrue(slots.update(s, List.of("10.0.0.52", "10.0.0.50", "10.0.0.51")));
         assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s));
         assertFalse(slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52")), "nothing changed");
@@ -29,90 +50,173 @@ class OwnerSlotsTest {
         // an SMux added in front (in address order) gets the next slot: nobody moves
         slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52"));
         assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.49"), OwnerSlots.owners(s));
-
-        // 10.0.0.51 lost: its slot keeps its address (quarantine)
-        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.52")));
-        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.49"), OwnerSlots.owners(s));
-        assertEquals(now.get() + Q, s.ownerQuarantine.get(1));
-
-        // back within the quarantine: the same slot
-        now.addAndGet(Q - 1);
-        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52")));
-        assertEquals("10.0.0.51", OwnerSlots.owners(s).get(1));
-        assertTrue(s.ownerQuarantine.isEmpty());
     }
 
     @Test
-    void anSmuxWithoutASlotTakesALostSmuxsSlotWhoseConnectionsItAdopts() {
-        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.53"));
-        // 10.0.0.51 and 10.0.0.53 lost; a new SMux takes the lowest lost slot, not slot 4
-        slots.update(s, List.of("10.0.0.50", "10.0.0.52"));
-        assertTrue(slots.update(s, List.of("10.0.0.50", "10.0.0.52", "10.0.0.60")));
-        assertEquals(List.of("10.0.0.50", "10.0.0.60", "10.0.0.52", "10.0.0.53"), OwnerSlots.owners(s));
-        assertEquals(List.of(3), List.copyOf(s.ownerQuarantine.keySet()), "slot 1 is held again");
-        // the lost one returns within its quarantine: its slot is taken, it gets a free one
-        assertTrue(slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.60")));
-        assertEquals(List.of("10.0.0.50", "10.0.0.60", "10.0.0.52", "10.0.0.51"), OwnerSlots.owners(s),
-                "10.0.0.51 takes 10.0.0.53's lost slot 3");
-        assertTrue(s.ownerQuarantine.isEmpty());
-        assertFalse(slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.60")));
-    }
-
-    @Test
-    void aQuarantinedSlotIsFreedOnlyAfterTheQuarantineAndAHoleIsAPlaceholder() {
+    void aLostOwnersSlotGoesAtOnceToTheSmuxHoldingTheFewestWhenEveryLiveSmuxHoldsOne() {
         slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
-        slots.update(s, List.of("10.0.0.50", "10.0.0.52"));
-        now.addAndGet(Q - 1);
-        slots.update(s, List.of("10.0.0.50", "10.0.0.52"));
-        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s), "still quarantined");
-        now.addAndGet(1);
-        assertTrue(slots.update(s, List.of("10.0.0.50", "10.0.0.52")));
-        assertEquals(List.of("10.0.0.50", "0.0.0.2", "10.0.0.52"), OwnerSlots.owners(s),
-                "a free slot below a held one: a placeholder, so 10.0.0.52 keeps owner id 2");
-        // a new SMux takes the free slot
-        slots.update(s, List.of("10.0.0.50", "10.0.0.52", "10.0.0.70"));
-        assertEquals(List.of("10.0.0.50", "10.0.0.70", "10.0.0.52"), OwnerSlots.owners(s));
-        // free slots at the end are left out
-        slots.update(s, List.of("10.0.0.50"));
-        now.addAndGet(Q);
-        slots.update(s, List.of("10.0.0.50"));
-        assertEquals(List.of("10.0.0.50"), OwnerSlots.owners(s));
+        slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52"));
+        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.49"), OwnerSlots.owners(s));
+
+        // 10.0.0.51 lost: every live SMux holds one slot; the tie goes to the lowest address (not
+        // the lowest slot): 10.0.0.49, in slot 3, takes slot 1 as well
+        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.52")));
+        assertEquals(List.of("10.0.0.50", "10.0.0.49", "10.0.0.52", "10.0.0.49"), OwnerSlots.owners(s));
+        assertTrue(s.ownerQuarantine.isEmpty(), "no slot waits for the lost SMux");
+        assertFalse(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.52")), "nothing changed");
+
+        // 10.0.0.52 lost: the fewest slots is 10.0.0.50 (one), not 10.0.0.49 (two)
+        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50")));
+        assertEquals(List.of("10.0.0.50", "10.0.0.49", "10.0.0.50", "10.0.0.49"), OwnerSlots.owners(s));
+
+        // the lost ones return: each gets a free slot like a new SMux; nothing is taken back
+        assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52")));
+        assertEquals(List.of("10.0.0.50", "10.0.0.49", "10.0.0.50", "10.0.0.49", "10.0.0.51", "10.0.0.52"),
+                OwnerSlots.owners(s));
+        assertTrue(s.ownerQuarantine.isEmpty());
     }
 
     @Test
-    void atMostSixteenOwnersTheOthersOwnNothing() {
-        List<String> ips = new ArrayList<>();
-        for (int i = 1; i <= 18; i++) {
-            ips.add("10.0.1." + i);
-        }
+    void aLostSmuxHoldingSeveralSlotsHasThemSpreadOverTheFewestSlotted() {
+        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.53"));
+        slots.update(s, List.of("10.0.0.50", "10.0.0.52", "10.0.0.53")); // slot 1 -> 10.0.0.50
+        assertEquals(List.of("10.0.0.50", "10.0.0.50", "10.0.0.52", "10.0.0.53"), OwnerSlots.owners(s));
+        // the SMux holding two is lost: one slot each to the two left
+        slots.update(s, List.of("10.0.0.52", "10.0.0.53"));
+        assertEquals(List.of("10.0.0.52", "10.0.0.53", "10.0.0.52", "10.0.0.53"), OwnerSlots.owners(s));
+        assertTrue(s.ownerQuarantine.isEmpty());
+    }
+
+    @Test
+    void anSmuxWithoutASlotTakesALostSlotBeforeAFreeOneTheRestGoesToTheFewest() {
+        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.53"));
+        // 10.0.0.51 and 10.0.0.53 lost as 10.0.0.60 appears: it takes the lowest lost slot, not slot 4;
+        // slot 3 goes to the fewest-slotted (all hold one: the lowest address)
+        assertTrue(slots.update(s, List.of("10.0.0.50", "10.0.0.52", "10.0.0.60")));
+        assertEquals(List.of("10.0.0.50", "10.0.0.60", "10.0.0.52", "10.0.0.50"), OwnerSlots.owners(s));
+        assertTrue(s.ownerQuarantine.isEmpty());
+    }
+
+    @Test
+    void withAllSixteenSlotsHeldANewSmuxTakesAnExtraSlotFromTheSmuxHoldingTheMost() {
+        List<String> ips = sixteen();
+        slots.update(s, ips);
+        assertEquals(ips, OwnerSlots.owners(s), "given in address order (10.0.1.9 before 10.0.1.10)");
+        // two owners lost: slot 0 to 10.0.1.3, then slot 1 to 10.0.1.4 (each the lowest of the fewest)
+        List<String> live = without(ips, "10.0.1.1", "10.0.1.2");
+        slots.update(s, live);
+        assertEquals(List.of("10.0.1.3", "10.0.1.4", "10.0.1.3", "10.0.1.4"), OwnerSlots.owners(s).subList(0, 4));
+
+        // a new SMux: no slot lost or free; 10.0.1.3 and 10.0.1.4 hold two each: the tie goes to the
+        // higher address, which gives its highest slot (3) and keeps its lowest (1)
+        live = with(live, "10.0.2.1");
+        assertTrue(slots.update(s, live));
+        assertEquals(List.of("10.0.1.3", "10.0.1.4", "10.0.1.3", "10.0.2.1"), OwnerSlots.owners(s).subList(0, 4));
+        // the next one takes 10.0.1.3's extra (its highest, 2)
+        live = with(live, "10.0.2.2");
+        assertTrue(slots.update(s, live));
+        assertEquals(List.of("10.0.1.3", "10.0.1.4", "10.0.2.2", "10.0.2.1"), OwnerSlots.owners(s).subList(0, 4));
+        // every SMux holds one: an SMux's last slot is never taken, the next owns nothing
+        live = with(live, "10.0.2.3", "10.0.1.1");
+        assertFalse(slots.update(s, live), "nothing to give");
+        List<String> owners = OwnerSlots.owners(s);
+        assertEquals(OwnerSlots.MAX, owners.stream().distinct().count());
+        assertFalse(owners.contains("10.0.2.3") || owners.contains("10.0.1.1"), owners.toString());
+    }
+
+    @Test
+    void newSmuxesArrivingTogetherTakeOneExtraEachFromTheSmuxesHoldingTheMost() {
+        List<String> ips = sixteen();
+        slots.update(s, ips);
+        List<String> live = without(ips, "10.0.1.1", "10.0.1.2"); // slots 0, 1 -> 10.0.1.3, 10.0.1.4
+        slots.update(s, live);
+        assertTrue(slots.update(s, with(live, "10.0.2.1", "10.0.2.2")));
+        assertEquals(List.of("10.0.1.3", "10.0.1.4", "10.0.2.2", "10.0.2.1"), OwnerSlots.owners(s).subList(0, 4),
+                "10.0.1.4's slot 3, then 10.0.1.3's slot 2 (10.0.1.4 holds one then)");
+        assertEquals(OwnerSlots.MAX, OwnerSlots.owners(s).stream().distinct().count());
+    }
+
+    @Test
+    void aReturningSmuxTakesAnExtraSlotWhenNoneIsFree() {
+        List<String> ips = sixteen();
+        slots.update(s, ips);
+        slots.update(s, without(ips, "10.0.1.16")); // slot 15 -> 10.0.1.1
+        assertEquals("10.0.1.1", OwnerSlots.owners(s).get(15));
+        assertTrue(slots.update(s, ips), "back: it takes 10.0.1.1's extra slot");
+        assertEquals(ips, OwnerSlots.owners(s));
+    }
+
+    @Test
+    void withNoLiveSmuxTheSlotsStayQuarantinedThenAreFreed() {
+        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
+        assertTrue(slots.update(s, List.of()));
+        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s), "quarantined");
+        assertEquals(now.get() + Q, s.ownerQuarantine.get(1));
+        now.addAndGet(Q - 1);
+        assertFalse(slots.update(s, List.of()));
+        assertEquals(3, s.ownerQuarantine.size(), "still quarantined");
+        now.addAndGet(1);
+        assertTrue(slots.update(s, List.of()));
+        assertEquals(List.of(), OwnerSlots.owners(s), "freed");
+        assertTrue(s.ownerQuarantine.isEmpty());
+    }
+
+    @Test
+    void anSmuxBackWithinTheQuarantineTakesItsSlotAgainAndTheLostOnesAsExtras() {
+        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
+        slots.update(s, List.of());
+        now.addAndGet(Q - 1);
+        assertTrue(slots.update(s, List.of("10.0.0.52")));
+        assertEquals(List.of("10.0.0.52", "10.0.0.52", "10.0.0.52"), OwnerSlots.owners(s),
+                "its own slot 2 again, slots 0 and 1 at once");
+        assertTrue(s.ownerQuarantine.isEmpty());
+        // the others, back: each takes a free slot (no connection moves), not an extra
+        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
+        assertEquals(List.of("10.0.0.52", "10.0.0.52", "10.0.0.52", "10.0.0.50", "10.0.0.51"), OwnerSlots.owners(s));
+    }
+
+    @Test
+    void aFreeSlotBelowAHeldOneIsAPlaceholderAndTheFirstNewSmuxTakesIt() throws Exception {
+        // a state file written by an earlier controller, with a hole
+        ObjectMapper m = new ObjectMapper();
+        CookieState old = m.readValue("{\"serverIds\":{},\"quarantined\":{},\"keys\":{},"
+                + "\"ownerSlots\":{\"0\":\"10.0.0.50\",\"2\":\"10.0.0.52\"},\"ownerQuarantine\":{}}", CookieState.class);
+        assertEquals(List.of("10.0.0.50", "0.0.0.2", "10.0.0.52"), OwnerSlots.owners(old),
+                "a free slot below a held one: a placeholder, so 10.0.0.52 keeps owner id 2");
+        assertFalse(slots.update(old, List.of("10.0.0.50", "10.0.0.52")));
+        slots.update(old, List.of("10.0.0.50", "10.0.0.52", "10.0.0.70"));
+        assertEquals(List.of("10.0.0.50", "10.0.0.70", "10.0.0.52"), OwnerSlots.owners(old));
+    }
+
+    @Test
+    void atMostSixteenOwnersTheOthersOwnNothingAndTakeALostSlotFirst() {
+        List<String> ips = new ArrayList<>(sixteen());
+        ips.add("10.0.1.17");
+        ips.add("10.0.1.18");
         slots.update(s, ips);
         List<String> owners = OwnerSlots.owners(s);
-        assertEquals(OwnerSlots.MAX, owners.size());
-        assertEquals(16, owners.stream().distinct().count());
-        assertEquals(ips.subList(0, 16), owners, "given in address order (10.0.1.9 before 10.0.1.10)");
-        // one owner lost: one of the two without a slot takes its slot (and its connections) at once
-        List<String> less = new ArrayList<>(ips);
-        String gone = owners.get(3);
-        less.remove(gone);
-        slots.update(s, less);
-        String next = OwnerSlots.owners(s).get(3);
-        assertEquals("10.0.1.17", next, "the first slotless SMux in address order");
+        assertEquals(ips.subList(0, 16), owners);
+        // one owner lost: the first slotless SMux in address order takes its slot at once
+        slots.update(s, without(ips, owners.get(3)));
+        assertEquals("10.0.1.17", OwnerSlots.owners(s).get(3));
+        assertEquals(16, OwnerSlots.owners(s).stream().distinct().count());
         assertTrue(s.ownerQuarantine.isEmpty());
     }
 
     @Test
-    void theSlotsSurviveARestartThroughTheStateDocument() throws Exception {
+    void theSlotsAndTheExtrasSurviveARestartThroughTheStateDocument() throws Exception {
         slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
-        slots.update(s, List.of("10.0.0.50", "10.0.0.52"));
+        slots.update(s, List.of("10.0.0.50", "10.0.0.52")); // slot 1 -> 10.0.0.50
         ObjectMapper m = new ObjectMapper();
         CookieState loaded = m.readValue(m.writeValueAsString(s), CookieState.class);
-        // a restarted controller sees the SMuxes in another order
+        assertEquals(List.of("10.0.0.50", "10.0.0.50", "10.0.0.52"), OwnerSlots.owners(loaded));
+        // a restarted controller sees the SMuxes in another order: nothing moves
         OwnerSlots restarted = new OwnerSlots(now::get);
-        restarted.update(loaded, List.of("10.0.0.52", "10.0.0.50"));
-        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(loaded));
+        assertFalse(restarted.update(loaded, List.of("10.0.0.52", "10.0.0.50")));
+        assertEquals(List.of("10.0.0.50", "10.0.0.50", "10.0.0.52"), OwnerSlots.owners(loaded));
+        // quarantined slots keep their end across a restart
+        slots.update(s, List.of());
+        loaded = m.readValue(m.writeValueAsString(s), CookieState.class);
         assertEquals(s.ownerQuarantine, loaded.ownerQuarantine, "the quarantine's end is kept, not restarted");
-        // a new SMux then takes the lost one's slot
-        restarted.update(loaded, List.of("10.0.0.80", "10.0.0.52", "10.0.0.50"));
-        assertEquals(List.of("10.0.0.50", "10.0.0.80", "10.0.0.52"), OwnerSlots.owners(loaded));
     }
 }

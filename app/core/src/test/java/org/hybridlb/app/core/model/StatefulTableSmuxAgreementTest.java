@@ -18,7 +18,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.hybridlb.app.core.Json;
-import org.hybridlb.app.core.cheetah.CookieRegistry;
 import org.hybridlb.app.core.cheetah.CookieState;
 import org.hybridlb.app.core.cheetah.OwnerSlots;
 import org.hybridlb.app.core.hmux.HashContract;
@@ -26,12 +25,14 @@ import org.hybridlb.solver.model.Vip;
 import org.junit.jupiter.api.Test;
 
 /**
- * The controller's table for a cheetah-stateful VIP, owner slots with a hole, is taken by the real
- * SMux ({@code hlb-smux --table}, its own parser) and read back the same. Runs when the SMux is
- * named by {@code HLB_SMUX_BIN} (then it must be there; .ci/run sets it once the SMux is built;
- * root, DPDK without hugepages); skipped otherwise.
+ * The controller's table for a cheetah-stateful VIP, owner slots with a hole or with one SMux at
+ * several positions, is taken by the real SMux ({@code hlb-smux --table}, its own parser) and read
+ * back the same. Runs when the SMux is named by {@code HLB_SMUX_BIN} (then it must be there;
+ * .ci/run sets it once the SMux is built; root, DPDK without hugepages); skipped otherwise.
  */
 class StatefulTableSmuxAgreementTest {
+    /** The address of the SMux under test. */
+    static final String SELF = "192.0.2.10";
 
     static Path smuxBinary() {
         String env = System.getenv("HLB_SMUX_BIN");
@@ -45,17 +46,14 @@ class StatefulTableSmuxAgreementTest {
         return p;
     }
 
-    /** The table the publisher renders: owners from slots where slot 1's SMux was lost long ago. */
-    static SmuxTable statefulTable(String self) {
-        AtomicLong now = new AtomicLong(0);
-        OwnerSlots slots = new OwnerSlots(now::get);
+    /**
+     * The table the publisher renders for {@code slots} (owner slot -> SMux address): a hole is a
+     * placeholder ({@link OwnerSlots#owners}).
+     */
+    static SmuxTable statefulTable(Map<Integer, String> slots) {
         CookieState s = new CookieState();
-        slots.update(s, List.of(self, "192.0.2.11", "192.0.2.12"));
-        slots.update(s, List.of(self, "192.0.2.12"));
-        now.addAndGet(CookieRegistry.QUARANTINE.toMillis());
-        slots.update(s, List.of(self, "192.0.2.12"));
+        s.ownerSlots.putAll(slots);
         List<String> owners = OwnerSlots.owners(s);
-        assertEquals(List.of(self, OwnerSlots.placeholder(1), "192.0.2.12"), owners);
         VipEntry v = new VipEntry("10.100.0.2", "10.100.0.0/16", List.of(new ServiceEntry("tcp", 80,
                 List.of(new Bucket("10.0.1.1", 1, null, 0), new Bucket("10.0.1.2", 2, "172.16.0.2", 1)))));
         SmuxTable.Cheetah k = new SmuxTable.Cheetah(Vip.AFFINITY_CHEETAH_STATEFUL, "least-loaded",
@@ -67,16 +65,34 @@ class StatefulTableSmuxAgreementTest {
 
     @Test
     void theRealSmuxTakesAStatefulTableWithAHoleAndReturnsItsOwners() throws Exception {
+        // a free slot below a held one (a state whose slot 1 was freed after its quarantine)
+        SmuxTable sent = statefulTable(Map.of(0, SELF, 2, "192.0.2.12"));
+        assertEquals(List.of(SELF, OwnerSlots.placeholder(1), "192.0.2.12"), sent.vips.get(0).statefulOwners);
+        assertTheRealSmuxRunsIt(sent);
+    }
+
+    @Test
+    void theRealSmuxTakesItsAddressAtSeveralOwnerPositions() throws Exception {
+        // slot 1's SMux was lost while every live SMux held a slot: the one holding the fewest took it
+        AtomicLong now = new AtomicLong(0);
+        OwnerSlots slots = new OwnerSlots(now::get);
+        CookieState s = new CookieState();
+        slots.update(s, List.of(SELF, "192.0.2.11", "192.0.2.12"));
+        slots.update(s, List.of(SELF, "192.0.2.12"));
+        assertEquals(List.of(SELF, SELF, "192.0.2.12"), OwnerSlots.owners(s));
+        assertTheRealSmuxRunsIt(statefulTable(s.ownerSlots));
+    }
+
+    /** {@code sent} is taken by the real SMux (address {@link #SELF}) and read back the same. */
+    static void assertTheRealSmuxRunsIt(SmuxTable sent) throws Exception {
         Path bin = smuxBinary();
         assumeTrue(bin != null, "hlb-smux is not built (set HLB_SMUX_BIN)");
-        String self = "192.0.2.10";
-        SmuxTable sent = statefulTable(self);
         Path file = Files.createTempFile("hlb-stateful-table", ".json");
         Files.writeString(file, Json.write(sent));
         String prefix = "hlbsfctl" + ProcessHandle.current().pid();
         Process p = new ProcessBuilder(bin.toString(), "--no-huge", "--no-pci", "-m", "128", "--no-shconf",
                 "--no-telemetry", "--file-prefix=" + prefix, "-l", "0", "--log-level=warning", "--vdev", "net_null0",
-                "--", "--ip", self, "--gateway-mac", "02:47:57:00:00:01", "--mgmt", "127.0.0.1:0",
+                "--", "--ip", SELF, "--gateway-mac", "02:47:57:00:00:01", "--mgmt", "127.0.0.1:0",
                 "--table", file.toString()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             String ready = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
