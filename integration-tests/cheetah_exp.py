@@ -284,7 +284,9 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     switches = [s["id"] for s in e.api("GET", "/switches")[1]["switches"]]
     try:
         for vip in quic.values():
+            t = time.monotonic()
             start_quic_servers(e, vip, hosts[:8])
+            log("churn: QUIC servers for %s on %d DIP hosts up in %.1f s" % (vip, 8, time.monotonic() - t))
         for i, (label, vip) in enumerate(sorted(vips.items())):
             shorts[label] = e.probe(cl[(2 * i + 1) % len(cl)], "http", "--vip", vip, "--rate", short_rate,
                                     "--sine-period", 2 * phase_s, "--duration", 590, "--timeout", timeout)
@@ -336,6 +338,9 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
         time.sleep(phase_s)
         event("end", now())
     finally:
+        for pr in [p for ps in probes.values() for p in ps] + list(shorts.values()):
+            if pr.poll() is None:       # all at once: each reports what it measured, then exits
+                pr.terminate()
         results = {}
         for label in every:
             conns_all = []
