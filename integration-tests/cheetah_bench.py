@@ -30,6 +30,7 @@ import cheetah_perf as perf  # noqa: E402
 CHURN_PORT, WORK_PORT, IPERF_PORT = 80, 8080, 5201
 SMUX_TORS = "tor-0-0,tor-1-0,tor-2-0"    # the last SMux (smux-2, on tor-2-0) on standby
 CHURN_VIPS = {"hash+table": "10.100.1.1", "cheetah": "10.100.1.2", "cheetah-stateful": "10.100.1.3"}
+QUIC_VIPS = {"cheetah-quic": "10.100.1.4"}    # UDP QUIC_PORT, served by smux/agent/quic_server.py
 BALANCE_VIPS = {"hash": "10.100.2.1", "rr": "10.100.2.2", "wrr": "10.100.2.3", "awrr": "10.100.2.4",
                 "p2c": "10.100.2.5", "least-loaded": "10.100.2.6"}
 
@@ -85,7 +86,8 @@ def warm_up(e, vips, seconds):
 def churn_vips(ips):
     return [cx.vip_doc(CHURN_VIPS["hash+table"], CHURN_PORT, ips[:8]),
             cx.vip_doc(CHURN_VIPS["cheetah"], CHURN_PORT, ips[:8], "cheetah", "rr"),
-            cx.vip_doc(CHURN_VIPS["cheetah-stateful"], CHURN_PORT, ips[:8], "cheetah-stateful", "rr")]
+            cx.vip_doc(CHURN_VIPS["cheetah-stateful"], CHURN_PORT, ips[:8], "cheetah-stateful", "rr"),
+            cx.vip_doc(QUIC_VIPS["cheetah-quic"], cx.QUIC_PORT, ips[:8], "cheetah", "rr", proto="udp")]
 
 
 def other_vips(ips):
@@ -133,7 +135,7 @@ def main():
                 log("wraps: a connection held on the cookie VIP from client port %d" % wraps["port"])
             if "churn" in only:
                 warm_up(e, list(CHURN_VIPS.values()), 10)
-                r, events, ck = cx.churn(e, CHURN_VIPS, phase_s=phase, log=log)
+                r, events, ck = cx.churn(e, CHURN_VIPS, phase_s=phase, log=log, quic=QUIC_VIPS)
                 churn.update(r)
                 churn_notes.append(show("hash+table/cheetah emulation " + cx.churn_details(r, events)))
                 show(cx.churn_table(churn))

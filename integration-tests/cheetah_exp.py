@@ -18,19 +18,25 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOPO = os.path.join(REPO, "topologies")
 PY = "/usr/bin/python3"
 AGG = "10.100.0.0/16"
+QUIC_PORT = 4433      # the UDP port of the churn's QUIC VIPs (smux/agent/quic_server.py on the DIP hosts)
+
+
+def dip_hosts(e):
+    """The DIP hosts' names, in order (host-0-0-0, host-0-0-1, ...)."""
+    return sorted(h for h, v in e.fab["hosts"].items() if v["role"] == "dip")
 
 
 def dip_ips(e):
-    """The DIP hosts' addresses, in host-name order (host-0-0-0, host-0-0-1, ...)."""
-    return [e.fab["hosts"][h]["ip"] for h in sorted(e.fab["hosts"]) if e.fab["hosts"][h]["role"] == "dip"]
+    """The DIP hosts' addresses, in host-name order."""
+    return [e.fab["hosts"][h]["ip"] for h in dip_hosts(e)]
 
 
 def clients(e):
     return sorted(h for h, v in e.fab["hosts"].items() if v["role"] == "client")
 
 
-def vip_doc(vip, port, dips, affinity="hash", mechanism=None):
-    d = {"vip": vip, "aggregate": AGG, "ports": [{"proto": "tcp", "port": port, "dips": [{"ip": i} for i in dips]}]}
+def vip_doc(vip, port, dips, affinity="hash", mechanism=None, proto="tcp"):
+    d = {"vip": vip, "aggregate": AGG, "ports": [{"proto": proto, "port": port, "dips": [{"ip": i} for i in dips]}]}
     if affinity != "hash":
         d["affinity"] = affinity
         d["mechanism"] = mechanism or "wrr"
@@ -108,7 +114,7 @@ def cookie_counters(e, agents=True):
     """Cheetah counters summed over the SMuxes and (agents) the host agents."""
     out = {"smuxDecoded": 0, "smuxInvalid": 0, "smuxBadCookieDrops": 0, "smuxStatefulInserted": 0,
            "smuxAdopted": 0, "smuxAdoptTaken": 0, "agentEncoded": 0, "agentRestored": 0, "agentMisrouted": 0,
-           "agentAdopted": 0}
+           "agentAdopted": 0, "smuxQuicDecoded": 0, "smuxQuicInitial": 0, "smuxQuicInvalid": 0}
     for s in e.fab["smuxes"]:
         try:
             text = e.smux_metrics(s["id"])
@@ -120,7 +126,10 @@ def cookie_counters(e, agents=True):
                    'hlb_smux_drops_total{reason="bad_cookie"}': "smuxBadCookieDrops",
                    'hlb_smux_cookie_stateful_total{event="inserted"}': "smuxStatefulInserted",
                    'hlb_smux_cookie_stateful_total{event="adopted"}': "smuxAdopted",
-                   'hlb_smux_cookie_stateful_total{event="adopt_taken"}': "smuxAdoptTaken"}.get(line.rsplit(" ", 1)[0])
+                   'hlb_smux_cookie_stateful_total{event="adopt_taken"}': "smuxAdoptTaken",
+                   'hlb_smux_cookie_quic_packets_total{event="decoded"}': "smuxQuicDecoded",
+                   'hlb_smux_cookie_quic_packets_total{event="initial"}': "smuxQuicInitial",
+                   'hlb_smux_cookie_quic_packets_total{event="invalid"}': "smuxQuicInvalid"}.get(line.rsplit(" ", 1)[0])
             if key:
                 out[key] += int(float(line.rsplit(" ", 1)[1]))
     for h, v in e.fab["hosts"].items():
@@ -197,8 +206,26 @@ def running_smuxes(e):
     return [s["id"] for s in e.fab["smuxes"] if s["id"] not in e.standby_smuxes()]
 
 
-def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=True, log=print):
-    """Runs the churn script once, on every VIP of `vips` ({label: vip}) at the same time.
+def start_quic_servers(e, vip, hosts, timeout=60):
+    """The QUIC server on `hosts` for `vip` (UDP QUIC_PORT) once hybridlbd has given each host
+    its server id and the VIP's key (its cookie document names the VIP's /32, which it does
+    from when the host joins the VIP's pool: ids issued before would carry no server id the
+    SMuxes know)."""
+    def names(h):
+        try:
+            with open(os.path.join(e.dir, "cookie-%s.json" % h)) as f:
+                return any(v.get("prefix") == vip + "/32" for v in json.load(f).get("vips", []))
+        except (OSError, ValueError):
+            return False
+    if not wait_for(lambda: all(names(h) for h in hosts), timeout, 0.2):
+        raise RuntimeError("the cookie documents of %s do not name %s after %d s"
+                           % (", ".join(h for h in hosts if not names(h)), vip, timeout))
+    return e.start_quic_servers(vip, QUIC_PORT, hosts)
+
+
+def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=True, log=print, quic=None):
+    """Runs the churn script once, on every VIP of `vips` ({label: vip}) and `quic` ({label: vip}
+    of cheetah VIPs with a UDP service on QUIC_PORT) at the same time.
 
     Each phase a new batch of long-lived connections opens (so connections born under every
     pool, SMux and placement state are held) from 2 client hosts per VIP, each sending a GET
@@ -209,7 +236,13 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     SMuxes; -3 DIPs (3 of the original ones set to weight 0: drained, the operator's way to take
     a DIP out without breaking its connections); end. The pools are put back and the killed SMux
     restarted afterwards. The VIPs must exist with the first 8 DIP hosts as their pool.
+    A `quic` VIP is served by smux/agent/quic_server.py on its DIP hosts (started here as each
+    host joins its pool, before the phase's connections open; stopped at the end) and held by
+    long-lived QUIC connections (hlb_probe.py quic), in the same batches; it gets no short
+    connections.
     Returns {label: counts}, the events' log and the cookie counters' increase."""
+    quic = quic or {}
+    every = {**vips, **quic}
     ips = dip_ips(e)
     added, removed = ips[8:11], ips[0:3]
     cl = clients(e)
@@ -237,29 +270,40 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
             now(), what, began, ck["smuxDecoded"], ck["smuxInvalid"]))
 
     def batch(n):
-        for i, (label, vip) in enumerate(sorted(vips.items())):
+        for i, (label, vip) in enumerate(sorted(every.items())):
+            kind = ("quic", "--port", QUIC_PORT) if label in quic else ("tcp",)
             for k in range(2):
                 node = cl[(2 * i + k + n) % len(cl)]
-                probes[label].append(e.probe(node, "tcp", "--vip", vip, "--conns", conns, "--interval", interval,
+                probes[label].append(e.probe(node, *kind, "--vip", vip, "--conns", conns, "--interval", interval,
                                              "--duration", 590, "--timeout", timeout))
 
-    moves = PlacementLog(e, list(vips.values()))
+    probes.update({label: [] for label in quic})
+    hosts = dip_hosts(e)
+    moves = PlacementLog(e, list(every.values()))
     before = cookie_counters(e)
     switches = [s["id"] for s in e.api("GET", "/switches")[1]["switches"]]
     try:
+        for vip in quic.values():
+            t = time.monotonic()
+            start_quic_servers(e, vip, hosts[:8])
+            log("churn: QUIC servers for %s on %d DIP hosts up in %.1f s" % (vip, 8, time.monotonic() - t))
         for i, (label, vip) in enumerate(sorted(vips.items())):
             shorts[label] = e.probe(cl[(2 * i + 1) % len(cl)], "http", "--vip", vip, "--rate", short_rate,
                                     "--sine-period", 2 * phase_s, "--duration", 590, "--timeout", timeout)
         batch(0)
-        event("start: %d VIPs, pool of 8, placement %s" % (len(vips), {v: placement(e).get(v) for v in vips.values()}),
+        event("start: %d VIPs, pool of 8, placement %s" % (len(every), {v: placement(e).get(v) for v in every.values()}),
               0.0)
         time.sleep(phase_s)
         began = now()
         for ip in added:
-            for vip in vips.values():
+            for vip in every.values():
                 api_ok(e, "POST", "/vips/%s/dips" % vip, {"ip": ip})
+        quic_began = now()
+        for vip in quic.values():
+            start_quic_servers(e, vip, hosts[8:11])
         batch(1)
-        event("+3 DIPs (%s)" % ", ".join(added), began)
+        event("+3 DIPs (%s)" % ", ".join(added)
+              + ("; their QUIC servers up %.1f s after the DIPs were added" % (now() - quic_began) if quic else ""), began)
         time.sleep(phase_s)
         began = now()
         e.kill_smux(victim)
@@ -284,18 +328,21 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
             for sid in switches:
                 api_ok(e, "POST", "/switches/%s/drain" % sid)
             batch(4)
-            event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in vips.values()}, began)
+            event("every switch drained (VIPs then on HMuxes: %s)" % {v: p.get(v) for v in every.values()}, began)
             time.sleep(phase_s)
         began = now()
-        for vip in vips.values():
+        for vip in every.values():
             set_weights(e, vip, {ip: 0 for ip in removed})
         batch(5)
         event("-3 DIPs: weight 0, drained (%s)" % ", ".join(removed), began)
         time.sleep(phase_s)
         event("end", now())
     finally:
+        for pr in [p for ps in probes.values() for p in ps] + list(shorts.values()):
+            if pr.poll() is None:       # all at once: each reports what it measured, then exits
+                pr.terminate()
         results = {}
-        for label in vips:
+        for label in every:
             conns_all = []
             for pr in probes[label]:
                 try:
@@ -309,14 +356,15 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
                 s = e.finish(shorts[label], timeout=timeout + 30) if label in shorts else None
             except Exception:
                 s = None
-            results[label]["short"] = s["requests"] if s else 0
+            results[label]["short"] = s["requests"] if s else (None if label in quic else 0)
             results[label]["shortFailed"] = s["failed"] if s else None
         results_moves = moves.finish()
-        for label, vip in vips.items():
+        for label, vip in every.items():
             results[label]["moves"] = results_moves[vip]
+        e.stop_quic_servers()
         for sid in switches if drain else ():
             e.api("DELETE", "/switches/%s/drain" % sid)
-        for vip in vips.values():           # the pool as it was: the first 8 DIP hosts, weight 1
+        for vip in every.values():          # the pool as it was: the first 8 DIP hosts, weight 1
             set_weights(e, vip, {ip: 1 for ip in removed})
             for ip in added:
                 e.api("DELETE", "/vips/%s/dips/%s" % (vip, ip))
@@ -327,7 +375,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     return results, events, {k: after[k] - before[k] for k in after}
 
 
-CHURN_COLUMNS = ["hash", "hash+table", "cheetah", "cheetah-stateful"]
+CHURN_COLUMNS = ["hash", "hash+table", "cheetah", "cheetah-stateful", "cheetah-quic"]
 
 
 def churn_table(results):
@@ -340,7 +388,7 @@ def churn_table(results):
         cells = []
         for c in CHURN_COLUMNS:
             r = results.get(c)
-            cells.append("%18s" % ("not run" if r is None else r[key]))
+            cells.append("%18s" % ("not run" if r is None else "-" if r[key] is None else r[key]))
         lines.append("%-*s" % (w, title) + "".join(cells))
     cells = []
     for c in CHURN_COLUMNS:

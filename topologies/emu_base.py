@@ -21,6 +21,7 @@ AGENT = os.path.join(REPO, "smux", "agent", "hlb_agent.py")
 AGENT_BUILD = os.environ.get("HLB_AGENT_BUILD", os.path.join(REPO, "smux", "build", "agent"))
 FRR_SUPERVISOR = os.path.join(REPO, "smux", "frr", "hlb_frr_supervisor.py")
 HTTP_SERVER = os.path.join(HERE, "hlb_http_server.py")
+QUIC_SERVER = os.path.join(REPO, "smux", "agent", "quic_server.py")
 PY = "/usr/bin/python3"            # Debian's python: Mininet lives there
 RECONVERGE_PARALLEL = 4             # ovs-ofctl processes at once when the fabric reconverges
 SMUX_CONTROL_PORT = 8000

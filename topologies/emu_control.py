@@ -11,7 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from emu_base import (
-    CLI_BIN, DAEMON_BIN, DAEMON_PORT, DAEMON_URL, HERE, HTTP_SERVER, PY, PidLog,
+    CLI_BIN, DAEMON_BIN, DAEMON_PORT, DAEMON_URL, HERE, HLB_CERTS, HTTP_SERVER, PY, QUIC_SERVER, PidLog,
     RECONVERGE_PARALLEL, kill_recorded, netns, proc_start_time, rundir, sh, tlsdir)
 
 
@@ -460,6 +460,31 @@ class Emu:
     def start_service(self, host):
         return self.popen(host, [PY, HTTP_SERVER, "--name", host, "--port", "80"], what="http " + host,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def start_quic_servers(self, vip, port, hosts):
+        """The Cheetah QUIC server (smux/agent/quic_server.py) on each DIP host of `hosts`, bound
+        to vip:port (UDP), its connection ids carrying the host's server id and the VIP's key from
+        the host agent's cookie document (hybridlbd writes it once the host is in the VIP's
+        pool). Its certificate names the VIP (hlb-certs, under the emulation's CA). Returns
+        {host: Popen} once each server listens; the PIDs are recorded (`stop_quic_servers`, and
+        stop, end them)."""
+        cert = os.path.join(tlsdir(self.tag), "quic-" + vip)
+        if not os.path.exists(cert + ".pem"):
+            sh(["bash", HLB_CERTS, tlsdir(self.tag), "server", "quic-" + vip, "--ip", vip])
+        procs = {}
+        for h in hosts:
+            err = open(os.path.join(self.dir, "logs", "quic-%s.log" % h), "a")
+            procs[h] = self.popen(h, [PY, QUIC_SERVER, "--vip", vip, "--port", str(port), "--cookie-config",
+                                      os.path.join(self.dir, "cookie-%s.json" % h), "--cert", cert + ".pem",
+                                      "--key", cert + ".key"], what="quic %s %s" % (h, vip), stderr=err)
+            err.close()
+        for h, p in procs.items():      # its one stdout line: {"event": "ready", ...}
+            if not p.stdout.readline().strip():
+                raise RuntimeError("QUIC server on %s exited with %s (logs/quic-%s.log)" % (h, p.wait(), h))
+        return procs
+
+    def stop_quic_servers(self):
+        return self.signal_recorded("quic ", signal.SIGTERM)
 
     def fail_switch(self, sid):
         set_switch(self.tag, sid, False)

@@ -8,6 +8,10 @@
   tcp   --conns long-lived HTTP/1.1 keep-alive connections, one GET every --interval each.
         Reports per connection: requests answered, errors (reset/timeout), DIPs seen,
         retransmissions (TCP_INFO), the longest wait for an answer.
+  quic  --conns long-lived QUIC connections (HTTP/0.9, smux/agent/quic_server.py), one GET every
+        --interval each, in the tcp kind's shape: per connection, requests answered, errors
+        (timeout/error), the server ids that answered ("dips"; the connection id names the
+        server, so one per connection), the longest wait for an answer.
   http  a new TCP connection per GET at --rate (offered load): answered, failed, per DIP.
         --sine-period P makes the rate sinusoidal around --rate (amplitude --sine-amplitude,
         a fraction of it), starting at the mean and rising.
@@ -183,6 +187,61 @@ def tcp_probe(a):
             "maxWaitMs": max((r["maxWaitMs"] for r in results), default=0.0)}
 
 
+def quic_probe(a):
+    import asyncio
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "smux", "agent"))
+    import quic_hq
+    results = []
+
+    async def one(i):
+        r = {"conn": i, "ok": 0, "errors": [], "dips": [], "maxWaitMs": 0.0}
+        results.append(r)
+
+        def error(what):
+            r["errors"].append(what)
+            r["errorAt"] = time.time()      # wall clock: to line up with the caller's events
+        try:
+            # the idle timeout outlasts --timeout: a stall is reported as this probe's timeout
+            conn = quic_hq.open_connection(a.vip, a.port, idle_timeout=a.timeout + 30)
+            proto = await asyncio.wait_for(conn.__aenter__(), a.timeout)
+        except (OSError, ConnectionError, asyncio.TimeoutError) as e:
+            error("connect: %s" % (type(e).__name__ if isinstance(e, asyncio.TimeoutError) else e))
+            return
+        r["localPort"] = proto._transport.get_extra_info("sockname")[1]
+        end = now() + a.duration
+        n = 0
+        try:
+            while now() < end and not STOP.is_set():
+                t0 = now()
+                try:
+                    answer = await quic_hq.get(proto, "/c%d/%d" % (i, n), a.timeout)
+                    sid = str(quic_hq.server_id_of(answer))
+                except asyncio.TimeoutError:
+                    error("timed out: no answer in %g s" % a.timeout)
+                    break
+                except (ValueError, OSError, ConnectionError) as e:
+                    error("%s: %s" % (type(e).__name__, e))
+                    break
+                n += 1
+                r["ok"] += 1
+                if sid not in r["dips"]:
+                    r["dips"].append(sid)
+                r["maxWaitMs"] = max(r["maxWaitMs"], round((now() - t0) * 1000, 1))
+                await asyncio.sleep(max(0.0, a.interval - (now() - t0)))
+        finally:
+            try:
+                await asyncio.wait_for(conn.__aexit__(None, None, None), 2)
+            except (asyncio.TimeoutError, OSError, ConnectionError):
+                pass
+
+    async def main():
+        await asyncio.gather(*(one(i) for i in range(a.conns)))
+    asyncio.run(main())
+    return {"mode": "quic", "vip": a.vip, "port": a.port, "conns": sorted(results, key=lambda r: r["conn"]),
+            "broken": sum(1 for r in results if r["errors"]),
+            "maxWaitMs": max((r["maxWaitMs"] for r in results), default=0.0)}
+
+
 def rate_at(a, t):
     """The http probe's request rate t seconds after its start: --rate, or a sine around it."""
     if not a.sine_period:
@@ -237,7 +296,7 @@ def write_progress(path, obj):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=("udp", "tcp", "http"))
+    p.add_argument("mode", choices=("udp", "tcp", "quic", "http"))
     p.add_argument("--vip", required=True)
     p.add_argument("--port", type=int)
     p.add_argument("--rate", type=float, default=200.0, help="udp: datagrams/s in total; http: requests/s")
@@ -259,11 +318,11 @@ def main():
     if a.duration > 600 or a.rate > 5000 or a.rate <= 0:
         p.error("--duration <= 600 s and 0 < --rate <= 5000 (the emulation shares 2 cores)")
     if a.port is None:
-        a.port = {"udp": 9000, "tcp": 80, "http": 80}[a.mode]
+        a.port = {"udp": 9000, "tcp": 80, "quic": 4433, "http": 80}[a.mode]
     import signal
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: STOP.set())
-    out = {"udp": udp_probe, "tcp": tcp_probe, "http": http_probe}[a.mode](a)
+    out = {"udp": udp_probe, "tcp": tcp_probe, "quic": quic_probe, "http": http_probe}[a.mode](a)
     json.dump(out, sys.stdout)
     print()
 

@@ -35,8 +35,7 @@ from aioquic.quic.packet import QuicPacketType, encode_quic_version_negotiation,
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cookie_config  # noqa: E402
 from cookie_config import cc  # noqa: E402
-
-ALPN = ["hq-interop"]
+from quic_hq import ALPN  # noqa: E402
 MAX_RESPONSE = 1 << 20
 
 

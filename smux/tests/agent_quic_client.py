@@ -13,38 +13,27 @@ import asyncio
 import json
 import os
 import socket
-import ssl
 import sys
 
-from aioquic.asyncio import connect
-from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 
-ALPN = ["hq-interop"]
-
-
-def configuration():
-    c = QuicConfiguration(is_client=True, alpn_protocols=ALPN, verify_mode=ssl.CERT_NONE)
-    c.server_name = "quic"
-    return c
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "agent"))
+import quic_hq  # noqa: E402
 
 
 async def get(vip, port, n):
     answers = []
-    async with connect(vip, port, configuration=configuration(), wait_connected=True) as proto:
+    async with quic_hq.open_connection(vip, port) as proto:
         quic = proto._quic
         for i in range(n):
-            reader, writer = await proto.create_stream()
-            writer.write(f"GET /r{i}\r\n".encode())
-            writer.write_eof()
-            answers.append((await asyncio.wait_for(reader.read(), 10)).decode().strip())
+            answers.append(await quic_hq.get(proto, f"/r{i}", 10))
         return {"answers": answers, "original_dcid": quic._original_destination_connection_id.hex(),
                 "dcid": quic._peer_cid.cid.hex(),
                 "spare_dcids": [c.cid.hex() for c in quic._peer_cid_available]}
 
 
 def initials(vip, port, k):
-    conn = QuicConnection(configuration=configuration())
+    conn = QuicConnection(configuration=quic_hq.client_configuration())
     conn.connect((vip, port), now=0.0)
     datagram = next(iter(conn.datagrams_to_send(now=0.0)))[0]
     for _ in range(k):
