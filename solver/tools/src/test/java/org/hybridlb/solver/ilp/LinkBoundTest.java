@@ -137,13 +137,7 @@ class LinkBoundTest {
         // no feasible assignment carries it. The relaxation did count it before: t1's two down
         // links together have room for it (1.6 Gbps), and neither link alone is loaded by both
         // placements. VIPs 2 and 3 (0.1 Gbps each) fit: the optimum is theirs, and the ILP proves it.
-        Topology t = fabric(new Random(1));
-        List<Switch> aggsOnly = new ArrayList<>();
-        for (Switch sw : t.switches) {
-            aggsOnly.add(new Switch(sw.id, sw.role, sw.pod, sw.role == SwitchRole.AGG
-                    ? new TableCapacity(16384, 64, 64) : new TableCapacity(16384, 0, 0)));
-        }
-        t = new Topology(t.name, aggsOnly, t.links, t.hosts, t.smuxes);
+        Topology t = aggsOnly(fabric(new Random(1)));
         List<Vip> vs = new ArrayList<>();
         List<VipTraffic> vt = new ArrayList<>();
         double[] gbps = {1.2, 0.1, 0.1};
@@ -167,6 +161,45 @@ class LinkBoundTest {
         for (double bound : b) {
             assertEquals(others, bound, 1e-6);
         }
+    }
+
+    @Test
+    void theLinkGroupRowBoundsWhatNoSingleLinkRowSees() {
+        // Only the aggs have table room. Four VIPs each send 0.5 Gbps from the Internet to a DIP
+        // under t1: on a0 it all crosses a0->t1, on a1 a1->t1 (0.8 Gbps usable each), so one VIP
+        // fits per agg: the optimum is 2 of 4. No link is loaded by both placements of a VIP (no
+        // per-link row), but t1's two down links together carry 0.5 Gbps of each VIP wherever it
+        // goes: Σ 0.5 y_v ≤ 1.6 lets three VIPs in, a bound of 3 of 4 (1 without the group row).
+        Topology t = aggsOnly(fabric(new Random(1)));
+        List<Vip> vs = new ArrayList<>();
+        List<VipTraffic> vt = new ArrayList<>();
+        for (int v = 0; v < 4; v++) {
+            String id = "100.0.0." + (v + 1);
+            vs.add(new Vip(id, "100.0.0.0/24", List.of(new VipPort("any", 0,
+                    List.of(new Dip("10.0.1." + (v % 3 + 1), 1, null))))));
+            vt.add(new VipTraffic(id, Map.of(VipTraffic.INTERNET, 0.5e9 / 8), null));
+        }
+        Instance in = Instance.build(t, new VipSet(vs), new TrafficInterval(0, 0, 600, vt), SolverOptions.defaults());
+        assertEquals(0.5, DuetIlpTest.bruteForceBest(in), 1e-9);
+        double[] b = DuetIlp.boundsForTest(in, 0.5);
+        assertEquals(0.75, b[0], 1e-6, "relaxation over y_v with the link-group row");
+        for (double bound : b) {
+            assertTrue(bound >= 0.5 - 1e-9, "bound " + bound + " below the optimum 0.5");
+        }
+        Assignment ilp = DuetIlp.solve(in, null, new DuetIlp.Options(MipOptions.DEFAULTS.withTimeLimit(5), false, null));
+        assertEquals(List.of(), Feasibility.violations(in, ilp));
+        assertEquals(0.5, ilp.hmuxTrafficShare, 1e-9, () -> String.join("; ", ilp.solver.notes));
+        assertEquals("optimal", ilp.solver.status);
+    }
+
+    /** The topology with table room on the aggs only. */
+    static Topology aggsOnly(Topology t) {
+        List<Switch> out = new ArrayList<>();
+        for (Switch sw : t.switches) {
+            out.add(new Switch(sw.id, sw.role, sw.pod, sw.role == SwitchRole.AGG
+                    ? new TableCapacity(16384, 64, 64) : new TableCapacity(16384, 0, 0)));
+        }
+        return new Topology(t.name, out, t.links, t.hosts, t.smuxes);
     }
 
     @Property(tries = 25)
