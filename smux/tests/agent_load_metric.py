@@ -92,6 +92,7 @@ def test_the_load_is_the_established_connections_to_the_vips(topo):
     client.do(f"open {VIP_SF},{ECHO_PORT},3")      # hinted by the owner SMux
     client.do(f"open {VIP_SL},{ECHO_PORT},2")      # stateless cookies: not hinted
     assert load_settles_at(t, 5), agent_stats(t)
+    assert agent_stats(t)["cookie"]["counted"] == 5, agent_stats(t)
 
     # The DIP's own address is no VIP: its connections are not counted.
     client.do(f"open {DIP},{ECHO_PORT},3")
@@ -159,6 +160,8 @@ def test_the_cpu_metric_counts_nothing_and_hinted_closes_are_still_reported(topo
     client.do(f"open {VIP_SL},{ECHO_PORT},2")      # stateless cookies: not hinted
     st = agent_stats(t)
     assert st["establishedConnections"] is None and st["reports"]["loads"]["metric"] == "cpus", st
+    assert tl_wait(lambda: agent_stats(t)["cookie"]["keepalive_set"] == 4), agent_stats(t)  # the program saw them
+    assert agent_stats(t)["cookie"]["counted"] == 0, agent_stats(t)
     client.do("close 4")
     assert tl_wait(lambda: agent_stats(t)["cookie"]["close_reported"] == 2), agent_stats(t)
     assert tl_wait(lambda: agent_stats(t)["reports"]["closed"]["reported"] == 2), agent_stats(t)

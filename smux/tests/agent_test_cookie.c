@@ -8,6 +8,8 @@
  *     layout), then per row a data segment out (TSval must become wire_tsval) and the
  *     client's tunnelled ACK in (TSecr must become tsecr); checksums verified;
  *   - key rotation, restore misses, misrouted cookies, segments that are not encoded;
+ *   - a --pin-dir written by a build whose host entry was smaller: the maps load, and
+ *     the key generation counts on from the pinned one;
  *   - scapy-built fixtures (tests/data/agent_cookie_fixtures.txt): unusual option
  *     orders, SACK blocks, RSTs, malformed lists, byte for byte.
  *
@@ -22,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -240,6 +244,42 @@ static void configure(uint16_t server_id, const char *vip, int mode, const uint8
         cfg.vips[0].k1 = cfg.vips[0].k1 << 8 | key[8 + i];
     }
     assert_int_equal(hlb_cookie_config_apply(xdp_obj, &cfg), 0);
+}
+
+/* A pin directory from a build whose host entry was 16 bytes (gen, server id,
+ * keep-alive, netns cookie: the layout before the flags), at generation 41: the decap
+ * object pins its maps there and loads (libbpf would refuse the old map), and the first
+ * configuration takes generation 42, not 1 (a connection's state pinned at a low
+ * generation must not pass for current). */
+static void test_pin_dir_of_an_older_layout(void **state)
+{
+    (void) state;
+    char dir[] = "/tmp/hlb-cookie-pins-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(mount("bpf", dir, "bpf", 0, NULL), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/hlb_cookie_host", dir);
+    int old = bpf_map_create(BPF_MAP_TYPE_ARRAY, "hlb_cookie_host", 4, 16, 1, NULL);
+    assert_true(old >= 0);
+    uint32_t zero = 0, v16[4] = { 41, 7, 0, 0 };
+    assert_int_equal(bpf_map_update_elem(old, &zero, v16, BPF_ANY), 0);
+    assert_int_equal(bpf_obj_pin(old, path), 0);
+    close(old);
+
+    struct bpf_object *obj = bpf_object__open_file(xdp_path, NULL);
+    assert_false(!obj || libbpf_get_error(obj));
+    assert_int_equal(hlb_cookie_pin_maps(obj, dir), 0);
+    assert_int_equal(bpf_object__load(obj), 0);
+    struct hlb_cookie_config cfg = { .server_id = 7 };
+    assert_int_equal(hlb_cookie_config_apply(obj, &cfg), 0);
+    struct hlb_cookie_host h;
+    int fd = bpf_object__find_map_fd_by_name(obj, "hlb_cookie_host");
+    assert_int_equal(bpf_map_lookup_elem(fd, &zero, &h), 0);
+    assert_int_equal(h.gen, 42);
+    assert_int_equal(h.server_id, 7);
+    bpf_object__close(obj);
+    umount(dir);    /* the pins go with the mount */
+    rmdir(dir);
 }
 
 static int setup(void **state)
@@ -650,6 +690,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_restore_miss_and_misrouted),
         cmocka_unit_test(test_not_encoded),
         cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_pin_dir_of_an_older_layout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

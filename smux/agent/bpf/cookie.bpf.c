@@ -170,6 +170,7 @@ static __always_inline void count_established(struct bpf_sock_ops *ops)
     if (mark && !*mark) {
         *mark = 1;
         established_add(1);
+        cookie_count(HLB_CK_COUNTED);
     }
 }
 

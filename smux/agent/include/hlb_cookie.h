@@ -98,13 +98,14 @@ enum hlb_cookie_counter {
     HLB_CK_KEEPALIVE_SET,
     HLB_CK_CLOSE_REPORTED,   /* a hinted connection's close queued for the agent (§7) */
     HLB_CK_CLOSE_LOST,       /* ... found the ring full: the SMux's idle sweep frees it */
+    HLB_CK_COUNTED,          /* connections counted ESTABLISHED (HLB_COOKIE_HOST_COUNT_ESTABLISHED) */
     HLB_CK_MAX
 };
 
 #define HLB_COOKIE_COUNTER_NAMES \
     { "encoded", "encoded_slow_path", "egress_no_ts", "egress_no_state", "restored", \
       "restore_miss", "misrouted", "syn_hint", "bad_options", "keepalive_set", \
-      "close_reported", "close_lost" }
+      "close_reported", "close_lost", "counted" }
 
 /* ------------------------------------------------------------------ §5 hashes */
 

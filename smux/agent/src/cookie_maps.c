@@ -120,10 +120,16 @@ int hlb_cookie_share_maps(struct bpf_object *from, struct bpf_object *to)
     return 0;
 }
 
-/* A counters map pinned by a build with fewer counters cannot be reused (libbpf checks
- * max_entries): unpin it, so that an upgrade starts the counters again but keeps the
- * connections' state. */
-static void unpin_stale_counters(const char *path)
+/* The generation of a host entry pinned by a build with another layout (unpinned at
+ * start): the first hlb_cookie_config_apply() counts on from it. */
+static uint32_t carried_gen;
+
+/* A map pinned by a build with another layout cannot be reused (libbpf checks
+ * max_entries and value_size): unpin it, so that an upgrade keeps the connections'
+ * state.  The counters start again from 0; the host entry's generation (its first
+ * field in every layout) is carried over, so that no connection's state, pinned with
+ * a generation of the old keys, passes for current. */
+static void unpin_other_layout(const char *path, uint32_t entries, uint32_t value_size)
 {
     int fd = bpf_obj_get(path);
     if (fd < 0) {
@@ -131,9 +137,17 @@ static void unpin_stale_counters(const char *path)
     }
     struct bpf_map_info info = { 0 };
     __u32 len = sizeof info;
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.max_entries != HLB_CK_MAX) {
-        fprintf(stderr, "%s: %u counters pinned, this build has %u: counting again from 0\n",
-                path, info.max_entries, (unsigned) HLB_CK_MAX);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0
+        && (info.max_entries != entries || info.value_size != value_size)) {
+        uint8_t old[256];
+        uint32_t zero = 0;
+        if (!strcmp(info.name, "hlb_cookie_host") && info.value_size >= sizeof carried_gen
+            && info.value_size <= sizeof old && bpf_map_lookup_elem(fd, &zero, old) == 0) {
+            memcpy(&carried_gen, old, sizeof carried_gen);
+        }
+        fprintf(stderr, "%s: pinned with %u entries of %u bytes, this build has %u of %u: "
+                "made anew%s\n", path, info.max_entries, info.value_size, entries, value_size,
+                carried_gen ? " (the key generation carried over)" : "");
         unlink(path);
     }
     close(fd);
@@ -147,10 +161,11 @@ int hlb_cookie_pin_maps(struct bpf_object *obj, const char *dir)
     for (size_t i = 0; i < N_SHARED; i++) {
         struct bpf_map *m = bpf_object__find_map_by_name(obj, shared_maps[i]);
         snprintf(path, sizeof path, "%s/%s", dir, shared_maps[i]);
-        if (strcmp(shared_maps[i], "hlb_cookie_counters") == 0) {
-            unpin_stale_counters(path);
+        if (!m) {
+            return -1;
         }
-        if (!m || bpf_map__set_pin_path(m, path) != 0) {
+        unpin_other_layout(path, bpf_map__max_entries(m), bpf_map__value_size(m));
+        if (bpf_map__set_pin_path(m, path) != 0) {
             return -1;
         }
     }
@@ -203,6 +218,9 @@ int hlb_cookie_config_apply(struct bpf_object *obj, const struct hlb_cookie_conf
     uint32_t zero = 0;
     struct hlb_cookie_host host = { 0 };
     bpf_map_lookup_elem(host_fd, &zero, &host);
+    if (host.gen < carried_gen) {
+        host.gen = carried_gen;
+    }
     host.gen = host.gen + 1 ? host.gen + 1 : 1;
     host.server_id = cfg->server_id;
     host.keepalive_s = cfg->keepalive_s;

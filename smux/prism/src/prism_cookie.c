@@ -18,11 +18,31 @@ int prism_open_pinned(const char *dir, const char *name)
     return fd < 0 ? -errno : fd;
 }
 
+/* Map `name` pinned in dir, refused (-EPROTO) unless its values are `size` bytes: a
+ * host agent of another version may have pinned another layout, and a lookup into
+ * this build's struct would then overrun it. */
+static int open_pinned_of(const char *dir, const char *name, size_t size)
+{
+    int fd = prism_open_pinned(dir, name);
+    if (fd < 0) {
+        return fd;
+    }
+    struct bpf_map_info info = { 0 };
+    __u32 len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 || info.value_size != size) {
+        fprintf(stderr, "%s/%s: values of %u bytes, this build reads %zu (a host agent of "
+                "another version pinned it)\n", dir, name, info.value_size, size);
+        close(fd);
+        return -EPROTO;
+    }
+    return fd;
+}
+
 int prism_cookie_open(struct prism_cookie *pc, const char *pin_dir)
 {
-    pc->conns_fd = prism_open_pinned(pin_dir, "hlb_cookie_conns");
-    pc->vips_fd = prism_open_pinned(pin_dir, "hlb_cookie_vips");
-    pc->host_fd = prism_open_pinned(pin_dir, "hlb_cookie_host");
+    pc->conns_fd = open_pinned_of(pin_dir, "hlb_cookie_conns", sizeof(struct hlb_cookie_conn));
+    pc->vips_fd = open_pinned_of(pin_dir, "hlb_cookie_vips", sizeof(struct hlb_cookie_vip));
+    pc->host_fd = open_pinned_of(pin_dir, "hlb_cookie_host", sizeof(struct hlb_cookie_host));
     int rc = pc->conns_fd < 0 ? pc->conns_fd : pc->vips_fd < 0 ? pc->vips_fd : pc->host_fd;
     if (rc < 0) {
         prism_cookie_close(pc);
