@@ -33,6 +33,11 @@ public final class CookieState {
     /** Owner slot of a lost SMux -> the time (epoch ms) from which it may be given to another SMux. */
     public SortedMap<Integer, Long> ownerQuarantine = new TreeMap<>();
     /**
+     * Owner slot that went from a lost SMux to another SMux as an extra slot -> the lost SMux's
+     * address: it takes the slot back if it returns ({@link OwnerSlots}).
+     */
+    public SortedMap<Integer, String> ownerFormer = new TreeMap<>();
+    /**
      * DIPs the operator removed from a cheetah VIP that the SMuxes still decode to, at weight 0,
      * until {@link Retiring#until}: their live connections' cookies stay valid (COOKIE-SPEC §4).
      */

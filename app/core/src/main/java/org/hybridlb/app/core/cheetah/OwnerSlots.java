@@ -23,20 +23,24 @@ import org.hybridlb.solver.model.Ipv4;
  * <li>A slot stays with its SMux while it lives. An SMux that is lost has its slots quarantined
  *     ({@link CookieRegistry#QUARANTINE}; its connections' cookies name them); it takes them back
  *     if it returns while they are still quarantined.</li>
- * <li>A live SMux without a slot (in address order) takes, in this order: the lowest lost slot;
- *     else the lowest free one (at most {@link #MAX}); else a slot taken from the SMux holding the
- *     most slots, if that is two or more (ties: the higher address), its highest slot, never its
- *     lowest (its SYNs' id). Extra slots thus go back to SMuxes that have none before any SMux
- *     owns nothing; with every slot held once, an SMux past 16 owns nothing and forwards (the
- *     SMux's two tiers).</li>
+ * <li>A live SMux without a slot (in address order) takes, in this order: the slots it held
+ *     itself before it was lost that others now hold as extras (each while its holder keeps
+ *     another); else the lowest lost slot; else the lowest free one (at most {@link #MAX}); else a
+ *     slot taken from the SMux holding the most slots, if that is two or more (ties: the higher
+ *     address), its highest slot, never its lowest (its SYNs' id). Extra slots thus go back to
+ *     SMuxes that have none before any SMux owns nothing; with every slot held once, an SMux past
+ *     16 owns nothing and forwards (the SMux's two tiers).</li>
  * <li>A lost slot that no SMux without a slot took goes at once to the live SMux holding the
  *     fewest slots (ties: the lower address), as an extra slot, so a lost SMux's connections go
  *     on instead of waiting an hour for an SMux that may never return (a lost SMux's announcements
- *     are gone, so no traffic reaches it: waiting keeps nothing). So while any SMux lives, no
- *     slot stays quarantined; with none live, lost slots stay quarantined, then are freed.</li>
- * <li>Whenever a slot goes to another SMux, the host agents re-report its open connections to
- *     that SMux (COOKIE-SPEC §7, "Adoption"). A lost SMux that returns after its slots went
- *     elsewhere gets a slot like a new one. An SMux's last slot is never taken from it.</li>
+ *     are gone, so no traffic reaches it). So while any SMux lives, no slot stays quarantined;
+ *     with none live, lost slots stay quarantined, then are freed.</li>
+ * <li>A lost SMux that returns takes back its slots held as extras (the first rule), so a flap
+ *     (a BGP session reset, a controller restart that sees the SMuxes one by one) moves the
+ *     slots there and back rather than piling them on the survivors, and an SMux back with the
+ *     table it had names the ids it holds again. Whenever a slot goes to another SMux, the host
+ *     agents re-report its open connections to that SMux (COOKIE-SPEC §7, "Adoption"). An SMux's
+ *     last slot is never taken from it.</li>
  * <li>A free slot below a held one stays in the list as {@link #placeholder}: the SMux refuses
  *     0.0.0.0, and a hole is a distinct address of 0.0.0.0/8 (no SMux has it, no router forwards
  *     it; distinct, so two holes never read as one SMux holding both). No cookie names a free
@@ -104,6 +108,10 @@ public final class OwnerSlots {
             if (held.containsKey(ip)) {
                 continue;
             }
+            if (takeBack(s, held, ip)) {
+                changed = true;
+                continue;
+            }
             Integer slot = lost.pollFirst();
             if (slot == null) {
                 slot = lowestFree(s);
@@ -122,10 +130,27 @@ public final class OwnerSlots {
             if (ip == null) {
                 break; // none live: the slots stay quarantined
             }
+            // the first SMux to lose it takes it back (an extra lost again stays its)
+            String claim = s.ownerFormer.getOrDefault(slot, s.ownerSlots.get(slot));
             give(s, held, slot, ip);
+            s.ownerFormer.put(slot, claim);
             changed = true;
         }
+        s.ownerFormer.keySet().retainAll(s.ownerSlots.keySet()); // freed slots
         return changed;
+    }
+
+    /** Gives {@code ip} back the slots it held before it was lost that others hold as extras. */
+    private static boolean takeBack(CookieState s, Map<String, TreeSet<Integer>> held, String ip) {
+        boolean took = false;
+        for (Map.Entry<Integer, String> e : new ArrayList<>(s.ownerFormer.entrySet())) {
+            TreeSet<Integer> holder = held.get(s.ownerSlots.get(e.getKey()));
+            if (e.getValue().equals(ip) && holder != null && holder.size() >= 2) {
+                give(s, held, e.getKey(), ip);
+                took = true;
+            }
+        }
+        return took;
     }
 
     private static Integer lowestFree(CookieState s) {
@@ -159,13 +184,17 @@ public final class OwnerSlots {
         return fewest;
     }
 
-    /** Slot {@code slot} to {@code ip}, out of quarantine and out of its previous holder's slots. */
+    /**
+     * Slot {@code slot} to {@code ip}, out of quarantine, out of its previous holder's slots, and no
+     * longer anyone's to take back.
+     */
     private static void give(CookieState s, Map<String, TreeSet<Integer>> held, int slot, String ip) {
         String before = s.ownerSlots.put(slot, ip);
         if (before != null && held.containsKey(before)) {
             held.get(before).remove(slot);
         }
         s.ownerQuarantine.remove(slot);
+        s.ownerFormer.remove(slot);
         held.computeIfAbsent(ip, k -> new TreeSet<>()).add(slot);
     }
 

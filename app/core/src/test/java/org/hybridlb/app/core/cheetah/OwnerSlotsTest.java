@@ -69,11 +69,12 @@ class OwnerSlotsTest {
         assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50")));
         assertEquals(List.of("10.0.0.50", "10.0.0.49", "10.0.0.50", "10.0.0.49"), OwnerSlots.owners(s));
 
-        // the lost ones return: each gets a free slot like a new SMux; nothing is taken back
+        // the lost ones return: each takes back its own slot, held as an extra meanwhile
         assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52")));
-        assertEquals(List.of("10.0.0.50", "10.0.0.49", "10.0.0.50", "10.0.0.49", "10.0.0.51", "10.0.0.52"),
-                OwnerSlots.owners(s));
+        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.49"), OwnerSlots.owners(s));
         assertTrue(s.ownerQuarantine.isEmpty());
+        assertTrue(s.ownerFormer.isEmpty(), "nothing left to take back");
+        assertFalse(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52")));
     }
 
     @Test
@@ -162,7 +163,7 @@ class OwnerSlotsTest {
     }
 
     @Test
-    void anSmuxBackWithinTheQuarantineTakesItsSlotAgainAndTheLostOnesAsExtras() {
+    void anSmuxBackWithinTheQuarantineTakesItsSlotAgainAndTheLostOnesAsExtrasUntilTheyReturn() {
         slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
         slots.update(s, List.of());
         now.addAndGet(Q - 1);
@@ -170,9 +171,42 @@ class OwnerSlotsTest {
         assertEquals(List.of("10.0.0.52", "10.0.0.52", "10.0.0.52"), OwnerSlots.owners(s),
                 "its own slot 2 again, slots 0 and 1 at once");
         assertTrue(s.ownerQuarantine.isEmpty());
-        // the others, back: each takes a free slot (no connection moves), not an extra
+        // the others, back (a controller restart that saw 10.0.0.52 first): each takes back its
+        // own slot, so the SMuxes end where they were
         slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
-        assertEquals(List.of("10.0.0.52", "10.0.0.52", "10.0.0.52", "10.0.0.50", "10.0.0.51"), OwnerSlots.owners(s));
+        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s));
+    }
+
+    @Test
+    void aSlotIsTakenBackByTheFirstSmuxThatLostItAndNeverAsItsHoldersLast() {
+        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
+        slots.update(s, List.of("10.0.0.50", "10.0.0.52"));          // slot 1 -> .50
+        slots.update(s, List.of("10.0.0.52"));                       // slots 0, 1 -> .52
+        assertEquals(List.of("10.0.0.52", "10.0.0.52", "10.0.0.52"), OwnerSlots.owners(s));
+        assertEquals("10.0.0.51", s.ownerFormer.get(1), "slot 1 stays .51's to take back, not .50's");
+        assertEquals("10.0.0.50", s.ownerFormer.get(0));
+        slots.update(s, List.of("10.0.0.51", "10.0.0.52"));
+        assertEquals(List.of("10.0.0.52", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s));
+
+        // .52 lost: .51 holds everything; .52 back takes back its own slot 2, not slot 0 (.50's)
+        slots.update(s, List.of("10.0.0.51"));
+        assertEquals(List.of("10.0.0.51", "10.0.0.51", "10.0.0.51"), OwnerSlots.owners(s));
+        slots.update(s, List.of("10.0.0.51", "10.0.0.52"));
+        assertEquals(List.of("10.0.0.51", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s));
+        slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
+        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s));
+
+        // a slot that is its holder's only one is not taken back: the returning SMux takes a free one
+        CookieState t = new CookieState();
+        slots.update(t, List.of("10.0.0.50", "10.0.0.51"));
+        slots.update(t, List.of("10.0.0.50"));                       // slot 1 -> .50 (former .51)
+        slots.update(t, List.of());                                  // .50 lost too: both quarantined
+        slots.update(t, List.of("10.0.0.60"));                       // a new SMux: slots 0 and 1
+        assertEquals(List.of("10.0.0.60", "10.0.0.60"), OwnerSlots.owners(t));
+        slots.update(t, List.of("10.0.0.60", "10.0.0.51"));          // .51 takes slot 1 back
+        assertEquals(List.of("10.0.0.60", "10.0.0.51"), OwnerSlots.owners(t));
+        slots.update(t, List.of("10.0.0.60", "10.0.0.51", "10.0.0.50")); // .60 holds one: .50 a free slot
+        assertEquals(List.of("10.0.0.60", "10.0.0.51", "10.0.0.50"), OwnerSlots.owners(t));
     }
 
     @Test
@@ -210,6 +244,7 @@ class OwnerSlotsTest {
         ObjectMapper m = new ObjectMapper();
         CookieState loaded = m.readValue(m.writeValueAsString(s), CookieState.class);
         assertEquals(List.of("10.0.0.50", "10.0.0.50", "10.0.0.52"), OwnerSlots.owners(loaded));
+        assertEquals(s.ownerFormer, loaded.ownerFormer, "who takes slot 1 back is kept");
         // a restarted controller sees the SMuxes in another order: nothing moves
         OwnerSlots restarted = new OwnerSlots(now::get);
         assertFalse(restarted.update(loaded, List.of("10.0.0.52", "10.0.0.50")));
