@@ -16,14 +16,18 @@
  *     table cleared, so that entries left from when the id was last held never
  *     refuse an adoption.  The control thread requests the clear before it
  *     publishes the table; the worker may apply it at any drain from then on, also
- *     one before it first sees the new table.  That is safe because the running
- *     table never uses that table: it does not give the id (so no SYN takes an index
- *     of it and no segment is placed by it, dp_burst.h), the base id never moves to
- *     it while the running table gives the base (next_base), and the control thread
- *     queues adoptions and releases of the id only under a table that gives it.  The
- *     clear is ordered in the worker's ring (hlb_sf_request_clear): requests queued
- *     before it are applied before it, those queued after (the first adoptions
- *     under the new table) after it.
+ *     one before it first sees the new table.  That is safe because nothing writes
+ *     that table under the running table: the table is either the id's own, which
+ *     the running table reaches only through the id, which it does not give (no SYN
+ *     takes an index under it, no segment is placed by it: dp_burst.h), or the first
+ *     table, when the id is or becomes the base, and the base moves only once the
+ *     running table does not give the old base either (next_base); the control
+ *     thread queues adoptions and releases of an id only under a table that gives
+ *     it.  The clear is ordered in the worker's ring (hlb_sf_request_clear): requests
+ *     queued before it are applied before it, those queued after (the first
+ *     adoptions under the new table) after it.  A hold of hints asked there too
+ *     applies at the latest at the drain the worker runs when it first sees the new
+ *     table, before its first packet under it (smux_main.c).
  *
  * Which ids are "given anew" is judged from the tables this SMux receives: an SMux
  * that got no table while an id was away from it never sees the gap and keeps the
