@@ -127,6 +127,35 @@ int hlb_ck_parse_vip(json_t *vo, const char *path, struct hlb_service *s,
     return 0;
 }
 
+int hlb_ck_check_owners(const struct hlb_vip_table *t, struct hlb_table_error *err)
+{
+    const struct hlb_service *first = NULL;
+    for (uint32_t i = 0; i < t->n_services; i++) {
+        const struct hlb_service *sv = &t->services[i];
+        if (sv->affinity != HLB_AFF_CHEETAH_STATEFUL)
+            continue;
+        if (!first) {
+            first = sv;
+            continue;
+        }
+        int same = sv->sf_n_owners == first->sf_n_owners;
+        for (uint32_t k = 0; same && k < sv->sf_n_owners; k++)
+            same = t->sf_owners[sv->sf_owner_first + k].ip ==
+                   t->sf_owners[first->sf_owner_first + k].ip;
+        if (same)
+            continue;
+        char a[16], b[16];
+        hlb_ip_str(sv->vip, a);
+        hlb_ip_str(first->vip, b);
+        snprintf(err->field, sizeof(err->field), "vips[%u].statefulOwners", sv->vip_index);
+        snprintf(err->reason, sizeof(err->reason), "VIP %s: must be the list of vips[%u] "
+                 "(VIP %s): owner ids are SMux-wide, one statefulOwners list for every "
+                 "cheetah-stateful VIP", a, first->vip_index, b);
+        return -1;
+    }
+    return 0;
+}
+
 int hlb_ck_ids_init(struct hlb_ck_ids *ids, size_t n_dips)
 {
     memset(ids->host_of, 0, sizeof(ids->host_of));

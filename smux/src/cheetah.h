@@ -138,6 +138,11 @@ int hlb_ck_parse_vip(struct json_t *vo, const char *path, struct hlb_service *s,
  * loads and AWRR weights (balance.h). */
 int hlb_ck_build(struct hlb_vip_table *t, uint32_t self_ip);
 
+/* After hlb_ck_build(): 0 when every cheetah-stateful VIP of t has the same
+ * statefulOwners (the SMux keeps its owner ids' entries per id, whatever the VIP:
+ * sf_owners.h), else -1 with err naming the first VIP whose list differs. */
+int hlb_ck_check_owners(const struct hlb_vip_table *t, struct hlb_table_error *err);
+
 /* The document as GET /table shows it: every cookieKey replaced by its fingerprint
  * (§8: a key is never shown by an API). */
 void hlb_ck_redact(struct json_t *doc);

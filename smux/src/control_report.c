@@ -268,7 +268,8 @@ char *hlb_control_metrics(struct hlb_control *c, size_t *len)
                 "Stateful Cheetah indexes in use, all workers.");
     fprintf(f, "hlb_smux_cookie_stateful_entries %llu\n", (unsigned long long)tot.sf.entries);
     metric_head(f, "hlb_smux_cookie_stateful_capacity", "gauge",
-                "Stateful Cheetah indexes, all workers (partitions x 1024).");
+                "Stateful Cheetah indexes, all workers and owner-id tables, also those of ids "
+                "given away (partitions x 1024 each).");
     fprintf(f, "hlb_smux_cookie_stateful_capacity %llu\n", (unsigned long long)tot.sf_capacity);
     /* Per owner id; no family when no id is listed (a family without a sample would
      * read as another family to a parser). */

@@ -104,9 +104,12 @@ struct hlb_worker {
                                   table-swap reader slot */
     uint8_t pinned_recently;   /* the last burst had pinned frames: prefetch ahead */
     /* An owner id's own table when this SMux holds several ids (sf_owners.h), NULL:
-     * the id's entries are in sf.  Set by the control thread before it publishes a
-     * table giving the id; sf_extra has a bit for each (the worker drains and sweeps
-     * them). */
+     * the id's entries are in sf.  sf_extra has a bit for each (the worker drains and
+     * sweeps them).  A plain array the hot path reads without a fence: the control
+     * thread writes sf_of[id] only before it publishes the first table giving the id,
+     * then sets the id's bit of sf_extra with release (the table slot's publication
+     * releases again), and never rewrites or frees it while a worker may read it
+     * (the tables live until the worker's loop has ended). */
     struct hlb_sf_table *sf_of[HLB_SF_MAX_OWNERS];
     _Atomic uint16_t sf_extra;
     /* The loop's last turn (monotonic ms), for /health: on a line of its own, as the

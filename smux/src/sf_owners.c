@@ -61,11 +61,15 @@ void hlb_sf_owners_init(struct hlb_sf_owners *o)
     o->base = HLB_SF_NOT_OWNER;
 }
 
-/* The base id after t (held: the ids t gives): the running one while t holds it,
- * else the lowest id held that has no table of its own. */
-static uint8_t next_base(const struct hlb_sf_owners *o, uint16_t held, uint16_t extra)
+/* The base id after t (held: the ids t gives; running: those the running table
+ * gives): the running one while either table holds it, else the lowest id t gives
+ * that has no table of its own.  The base never moves while the running table still
+ * holds it: the worker goes on inserting that id's entries into its first table until
+ * it sees t, and a clear requested for the new id would run before some of them. */
+static uint8_t next_base(const struct hlb_sf_owners *o, uint16_t held, uint16_t running,
+                         uint16_t extra)
 {
-    if (o->base != HLB_SF_NOT_OWNER && (held >> o->base & 1))
+    if (o->base != HLB_SF_NOT_OWNER && ((held | running) >> o->base & 1))
         return o->base;
     uint16_t free_ids = held & (uint16_t)~extra;
     return free_ids ? (uint8_t)__builtin_ctz(free_ids) : o->base;
@@ -77,9 +81,10 @@ int hlb_sf_owners_prepare(struct hlb_sf_owners *o, struct hlb_worker *const *w, 
 {
     if (n == 0 || !w[0]->sf)
         return 0;                       /* no stateful entries kept: every SYN stateless */
-    uint16_t held = hlb_sf_held_ids(t), gained = held & (uint16_t)~hlb_sf_held_ids(cur);
+    uint16_t held = hlb_sf_held_ids(t), running = hlb_sf_held_ids(cur);
+    uint16_t gained = held & (uint16_t)~running;
     uint16_t extra = atomic_load_explicit(&w[0]->sf_extra, memory_order_relaxed);
-    uint8_t base = next_base(o, held, extra);
+    uint8_t base = next_base(o, held, running, extra);
     uint16_t need = held & (uint16_t)~extra;
     if (base != HLB_SF_NOT_OWNER)
         need &= (uint16_t)~(1u << base);
@@ -108,8 +113,10 @@ int hlb_sf_owners_prepare(struct hlb_sf_owners *o, struct hlb_worker *const *w, 
             atomic_fetch_or_explicit(&w[k]->sf_extra, (uint16_t)(1u << id),
                                      memory_order_release);
         }
-        /* (requested before the table is published: the worker applies them at its
-         * first drain after it sees the table, before its first packet under it) */
+        /* (requested before t is published: a clear may run while the worker still
+         * uses the running table, which gives none of these ids, so none of their
+         * tables (sf_owners.h); a hold applies at the latest at the worker's drain on
+         * first seeing t) */
         for (uint32_t m = gained; m; m &= m - 1)
             hlb_sf_request_clear(hlb_sf_of(w[k], (uint32_t)__builtin_ctz(m)));
         for (uint32_t m = new_syn_ids; m; m &= m - 1)

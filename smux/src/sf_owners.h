@@ -1,23 +1,37 @@
 /* The owner ids this SMux holds (p4/COOKIE-SPEC.md §7, "Owner table"): its address at
- * one or several positions of a cheetah-stateful VIP's statefulOwners.  Each id is its
- * own index space (an (index, partition) of id 0 and the same of id 2 are two
+ * one or several positions of the cheetah-stateful VIPs' statefulOwners (one list for
+ * every such VIP: the table is refused otherwise, cheetah.h).  Each id is its own
+ * index space (an (index, partition) of id 0 and the same of id 2 are two
  * connections), so each id held has its own ConnTable + ConnStack in every worker:
  *
  *   - the worker's first table (w->sf, made at start) holds the entries of the base
- *     id: the first id the SMux holds, or, once that id is no longer held, the next
- *     id it is given (an SMux holding one id keeps one table per worker);
- *   - an id held beside the base id gets a table of its own (w->sf_of[id]), made by
- *     the control thread before it publishes the VIP table that gives the id, and kept
- *     for the SMux's life (a worker may still read it after a swap; its entries idle
- *     out when the id is given away);
- *   - an id given anew (held by the new VIP table, not by the running one) has its
- *     table cleared by its worker (hlb_sf_drain: before the adoptions queued for it),
- *     so that entries left from when the id was last held never refuse an adoption.
- *     The request precedes the table's publication, and the worker drains when it
- *     first sees a new table, so no packet under that table meets the old entries
- *     (a drain just before may clear them while the running table still holds the
- *     id they were of: that id is being given away, its segments are dropped a
- *     little early).
+ *     id: the first id the SMux holds; once neither the running table nor the new
+ *     one gives that id, the base moves to the lowest id the new table gives that
+ *     has no table of its own (an SMux holding one id keeps one table per worker);
+ *   - every other id held gets a table of its own (w->sf_of[id]), made by the control
+ *     thread before it publishes the VIP table that gives the id, and kept for the
+ *     SMux's life (a worker may still read it after a swap; its entries idle out
+ *     when the id is given away);
+ *   - an id given anew (given by the new VIP table, not by the running one) has its
+ *     table cleared, so that entries left from when the id was last held never
+ *     refuse an adoption.  The control thread requests the clear before it
+ *     publishes the table; the worker may apply it at any drain from then on, also
+ *     one before it first sees the new table.  That is safe because nothing writes
+ *     that table under the running table: the table is either the id's own, which
+ *     the running table reaches only through the id, which it does not give (no SYN
+ *     takes an index under it, no segment is placed by it: dp_burst.h), or the first
+ *     table, when the id is or becomes the base, and the base moves only once the
+ *     running table does not give the old base either (next_base); the control
+ *     thread queues adoptions and releases of an id only under a table that gives
+ *     it.  The clear is ordered in the worker's ring (hlb_sf_request_clear): requests
+ *     queued before it are applied before it, those queued after (the first
+ *     adoptions under the new table) after it.  A hold of hints asked there too
+ *     applies at the latest at the drain the worker runs when it first sees the new
+ *     table, before its first packet under it (smux_main.c).
+ *
+ * Which ids are "given anew" is judged from the tables this SMux receives: an SMux
+ * that got no table while an id was away from it never sees the gap and keeps the
+ * id's entries (harmless: the controller never takes an SMux's lowest id, its SYN id).
  *
  * SYNs take their index under the lowest id held (hlb_service.sf_self); a segment
  * naming another id held is placed by that id's table (dp_burst.h). */

@@ -300,7 +300,9 @@ static int worker_loop(void *arg)
         struct hlb_vip_table *t = hlb_table_enter(&run.slot, w->id);
         if (__builtin_expect(t->gen != table_gen, 0)) {
             /* A new table: the clears and holds of hints the control thread asked
-             * before publishing it apply before its first packet (sf_owners.h). */
+             * before publishing it apply before its first packet at the latest (a
+             * clear may also apply at the drain above, under the old table: safe,
+             * sf_owners.h). */
             table_gen = t->gen;
             hlb_sf_worker_drain(w, now);
         }

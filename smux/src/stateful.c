@@ -95,6 +95,9 @@ void hlb_sf_hold_hints(struct hlb_sf_table *sf, uint32_t ms)
 
 void hlb_sf_request_clear(struct hlb_sf_table *sf)
 {
+    /* (the one producer: the head read here is the last one it stored) */
+    uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_relaxed);
+    atomic_store_explicit(&sf->clear_at, head, memory_order_release);
     atomic_store_explicit(&sf->clear_request, 1, memory_order_release);
 }
 
@@ -152,37 +155,22 @@ static inline void sf_prefetch_release(const struct hlb_sf_table *sf, uint32_t k
     __builtin_prefetch(hlb_sf_entry(sf, r->part & sf->part_mask, r->index & HLB_SF_INDEX_MASK), 1);
 }
 
-unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now)
+/* The worker: the ring's requests from tail up to end applied; their count. */
+static unsigned sf_apply(struct hlb_sf_table *sf, uint32_t tail, uint32_t end, uint32_t now)
 {
-    /* The ring's head before the clear request: an adoption queued after the request
-     * (the control thread queues adoptions of an id only once a table gives it) is
-     * then applied after the clear, never wiped by it. */
-    uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_acquire);
-    if (atomic_load_explicit(&sf->clear_request, memory_order_relaxed) &&
-        atomic_exchange_explicit(&sf->clear_request, 0, memory_order_acquire))
-        sf_clear(sf);
-    uint32_t hold = atomic_load_explicit(&sf->hold_request, memory_order_relaxed);
-    if (hold) {
-        hold = atomic_exchange_explicit(&sf->hold_request, 0, memory_order_acquire);
-        sf->hints_held = 1;
-        sf->hints_until = now + hold;
-    } else if (sf->hints_held && (int32_t)(now - sf->hints_until) >= 0) {
-        sf->hints_held = 0;
-    }
-    uint32_t tail = atomic_load_explicit(&sf->ring_tail, memory_order_relaxed);
-    unsigned n = 0;
+    uint32_t start = tail;
     /* The entries are too many to stay cached: each is fetched HLB_SF_DRAIN_AHEAD
      * releases before its turn, so that the misses overlap instead of being waited
      * for one after the other. */
-    for (uint32_t k = tail; k != head && k - tail < HLB_SF_DRAIN_AHEAD; k++)
+    for (uint32_t k = tail; k != end && k - tail < HLB_SF_DRAIN_AHEAD; k++)
         sf_prefetch_release(sf, k);
     /* The arrays, the layout and the count in locals: without strict aliasing,
      * every entry or stack store would otherwise reload them from the table. */
     const struct hlb_sf_arrays a = hlb_sf_arrays_of(sf);
     const uint32_t part_mask = sf->part_mask;
     unsigned released = 0;
-    for (; tail != head; tail++, n++) {
-        if (head - tail > HLB_SF_DRAIN_AHEAD)
+    for (; tail != end; tail++) {
+        if (end - tail > HLB_SF_DRAIN_AHEAD)
             sf_prefetch_release(sf, tail + HLB_SF_DRAIN_AHEAD);
         struct hlb_sf_release *r = &sf->ring[tail % HLB_SF_RING];
         if (r->server) {
@@ -197,7 +185,40 @@ unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now)
     }
     sf->st.entries -= released;
     sf->st.released += released;
-    atomic_store_explicit(&sf->ring_tail, tail, memory_order_release);
+    return end - start;
+}
+
+unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now)
+{
+    /* The head before the clear request: a request this drain does not see was made
+     * at or after this head (the producer requests, then queues), so no request
+     * queued after a clear is applied before it. */
+    uint32_t head = atomic_load_explicit(&sf->ring_head, memory_order_acquire);
+    uint32_t tail = atomic_load_explicit(&sf->ring_tail, memory_order_relaxed);
+    unsigned n = 0;
+    if (atomic_load_explicit(&sf->clear_request, memory_order_relaxed) &&
+        atomic_exchange_explicit(&sf->clear_request, 0, memory_order_acquire)) {
+        /* The requests queued before the clear, then the clear (clear_at is at or
+         * after tail: no drain went past a request it had not seen). */
+        uint32_t at = atomic_load_explicit(&sf->clear_at, memory_order_acquire);
+        if ((int32_t)(at - tail) < 0)           /* (never, as said: clear at once) */
+            at = tail;
+        if (at - tail > head - tail)            /* made after the head read above */
+            head = atomic_load_explicit(&sf->ring_head, memory_order_acquire);
+        n += sf_apply(sf, tail, at, now);
+        tail = at;
+        sf_clear(sf);
+    }
+    uint32_t hold = atomic_load_explicit(&sf->hold_request, memory_order_relaxed);
+    if (hold) {
+        hold = atomic_exchange_explicit(&sf->hold_request, 0, memory_order_acquire);
+        sf->hints_held = 1;
+        sf->hints_until = now + hold;
+    } else if (sf->hints_held && (int32_t)(now - sf->hints_until) >= 0) {
+        sf->hints_held = 0;
+    }
+    n += sf_apply(sf, tail, head, now);
+    atomic_store_explicit(&sf->ring_tail, head, memory_order_release);
     return n;
 }
 

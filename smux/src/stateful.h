@@ -122,8 +122,10 @@ struct hlb_sf_table {
     _Atomic uint32_t hold_request;
     /* Set by the control thread when a table gives this SMux the table's owner id
      * anew (sf_owners.h): the worker's next drain frees every entry, left from when
-     * the id was last held, before it applies the ring. */
+     * the id was last held.  clear_at: the ring's head at the request; the drain
+     * applies the requests queued before it, then clears, then applies the rest. */
     _Atomic uint32_t clear_request;
+    _Atomic uint32_t clear_at;
     /* Release ring: one producer at a time (the control thread, under its lock),
      * one consumer (the owning worker). */
     _Alignas(64) _Atomic uint32_t ring_head;   /* written by the producer */
@@ -297,12 +299,14 @@ uint32_t hlb_sf_adopt_result(const struct hlb_sf_table *sf, int64_t pos);
 /* Holds hints for ms from the worker's next drain (the control thread). */
 void hlb_sf_hold_hints(struct hlb_sf_table *sf, uint32_t ms);
 
-/* Frees every entry from the worker's next drain on (the control thread). */
+/* Frees every entry at the worker's next drain (the control thread, the ring's
+ * producer): ordered against the ring, after the requests queued so far and before
+ * those queued later. */
 void hlb_sf_request_clear(struct hlb_sf_table *sf);
 
-/* The owning worker at ms clock now: applies a requested clear, then the queued
- * releases and adoptions and a requested hold of hints, ends a hold that is over;
- * returns the requests applied. */
+/* The owning worker at ms clock now: applies the queued releases and adoptions, a
+ * requested clear at its place among them, a requested hold of hints, ends a hold
+ * that is over; returns the requests applied. */
 unsigned hlb_sf_drain(struct hlb_sf_table *sf, uint32_t now);
 
 /* The owning worker: frees the entries idle for idle_ms or more among the next n

@@ -729,7 +729,7 @@ struct hlb_vip_table *hlb_table_from_json(const char *text, size_t len,
         set_err(err, "vips", "out of memory");
         goto fail;
     }
-    if (build_index(t, err) != 0)
+    if (hlb_ck_check_owners(t, err) != 0 || build_index(t, err) != 0)
         goto fail;
     hlb_ck_redact(doc);
     return t;

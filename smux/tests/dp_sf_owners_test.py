@@ -7,7 +7,8 @@ connection back under id 2 at the same (partition, index) as an id-0 connection,
 the echoes of both reach their own servers; an adoption naming id 1 (another SMux's)
 is 400 naming the ids held; /stats and /metrics show the entries per id; a close
 report for id 2 frees id 2's entry only; a table without id 2, then with it again,
-leaves no stale entry refusing the adoption.
+leaves no stale entry refusing the adoption.  A table whose cheetah-stateful VIPs have
+different statefulOwners is refused (400 naming the field and the VIP), nothing changed.
 
 Run as root. Creates namespace hlbdpapi<id> and removes it at the end."""
 import json
@@ -147,6 +148,27 @@ class SfOwners(unittest.TestCase):
         got = {int.from_bytes(f[54:56], "big"): api.outer_dst(f) for f in out}
         self.assertEqual(got, {c: DIPS[0], 41000: dip_a})
         self.assertGreaterEqual(stateful()["cleared"], self.WORKERS)
+
+    def test_owner_lists_differ(self):
+        """Owner ids are SMux-wide: two cheetah-stateful VIPs with different
+        statefulOwners are refused, naming the field and the VIP; nothing changes."""
+        self.put([tl.SMUX_IP, OTHER])
+        running = api.http("GET", "/table")[1]
+        doc = sf_doc(SfOwners.version + 1, [tl.SMUX_IP, OTHER])
+        second = json.loads(json.dumps(doc["vips"][0]))
+        second.update(vip="100.64.0.2", statefulOwners=[OTHER, tl.SMUX_IP])
+        doc["vips"].append(second)
+        status, body = api.http("PUT", "/table", doc)
+        self.assertEqual(status, 400, body)
+        err = json.loads(body)
+        self.assertEqual(err["field"], "vips[1].statefulOwners")
+        self.assertIn("VIP 100.64.0.2: must be the list of vips[0] (VIP %s)" % api.V1,
+                      err["reason"])
+        self.assertEqual(api.http("GET", "/table")[1], running)
+        second["statefulOwners"] = [tl.SMUX_IP, OTHER]         # the same list: taken
+        status, body = api.http("PUT", "/table", doc)
+        self.assertEqual(status, 200, body)
+        SfOwners.version += 1
 
 
 class SfOwnersTwoWorkers(SfOwners):
