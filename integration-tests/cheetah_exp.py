@@ -13,12 +13,12 @@ import threading
 import time
 
 from conftest import wait_for
+from emu_base import QUIC_PORT  # noqa: F401 (cx.QUIC_PORT: the UDP port of the QUIC VIPs)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOPO = os.path.join(REPO, "topologies")
 PY = "/usr/bin/python3"
 AGG = "10.100.0.0/16"
-QUIC_PORT = 4433      # the UDP port of the churn's QUIC VIPs (smux/agent/quic_server.py on the DIP hosts)
 
 
 def dip_hosts(e):
@@ -174,8 +174,9 @@ def require_cookie_agents(e, timeout=60):
 # ------------------------------------------------------------------------------------------
 
 def classify(conns, t0_wall=None):
-    """Long-lived connections of hlb_probe.py tcp -> counts. A connection is broken when it
-    was reset, timed out, closed by the server, or answered by a second server. "brokenConns"
+    """Long-lived connections of hlb_probe.py tcp or quic -> counts. A connection is broken when
+    it was reset, timed out, closed by the server (TCP: a reset or FIN; QUIC: its
+    CONNECTION_CLOSE, "closed by peer", counted as reset), or answered by a second server. "brokenConns"
     lists each broken one (client port, servers seen, error, seconds after t0_wall)."""
     c = {"opened": 0, "connectFailed": 0, "reset": 0, "timeout": 0, "wrongServer": 0, "otherError": 0,
          "brokenConns": []}
@@ -206,21 +207,18 @@ def running_smuxes(e):
     return [s["id"] for s in e.fab["smuxes"] if s["id"] not in e.standby_smuxes()]
 
 
-def start_quic_servers(e, vip, hosts, timeout=60):
-    """The QUIC server on `hosts` for `vip` (UDP QUIC_PORT) once hybridlbd has given each host
-    its server id and the VIP's key (its cookie document names the VIP's /32, which it does
-    from when the host joins the VIP's pool: ids issued before would carry no server id the
-    SMuxes know)."""
-    def names(h):
-        try:
-            with open(os.path.join(e.dir, "cookie-%s.json" % h)) as f:
-                return any(v.get("prefix") == vip + "/32" for v in json.load(f).get("vips", []))
-        except (OSError, ValueError):
-            return False
-    if not wait_for(lambda: all(names(h) for h in hosts), timeout, 0.2):
-        raise RuntimeError("the cookie documents of %s do not name %s after %d s"
-                           % (", ".join(h for h in hosts if not names(h)), vip, timeout))
-    return e.start_quic_servers(vip, QUIC_PORT, hosts)
+def put_back(e, vips, drained, added, removed, victim):
+    """After a churn: the switches undrained, the pools as they were (the first 8 DIP hosts,
+    weight 1), the killed SMux running and every running SMux announcing."""
+    for sid in drained:
+        e.api("DELETE", "/switches/%s/drain" % sid)
+    for vip in vips:
+        set_weights(e, vip, {ip: 1 for ip in removed})
+        for ip in added:
+            e.api("DELETE", "/vips/%s/dips/%s" % (vip, ip))
+    if not e.recorded_pids("smux " + victim):
+        e.restart_smux(victim)
+    wait_for(lambda: len(peers_announcing(e)) == len(running_smuxes(e)), 30, 0.5)
 
 
 def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=True, log=print, quic=None):
@@ -237,7 +235,8 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     a DIP out without breaking its connections); end. The pools are put back and the killed SMux
     restarted afterwards. The VIPs must exist with the first 8 DIP hosts as their pool.
     A `quic` VIP is served by smux/agent/quic_server.py on its DIP hosts (started here as each
-    host joins its pool, before the phase's connections open; stopped at the end) and held by
+    host joins its pool, before the phase's connections open, with an idle timeout that outlasts
+    the probes' `timeout`; stopped at the end) and held by
     long-lived QUIC connections (hlb_probe.py quic), in the same batches; it gets no short
     connections.
     Returns {label: counts}, the events' log and the cookie counters' increase."""
@@ -252,6 +251,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     # (a phase, plus its restart or the standby's start and the agents' re-report, ~3 s) ends at
     # the client's next retransmission, which TCP's backoff puts up to twice as far.
     timeout = max(8.0, 2 * (phase_s + 3))
+    quic_idle = timeout + 60    # a stall must end as the probe's timeout, not as a closed connection
     probes = {label: [] for label in vips}
     shorts = {}
     events = []
@@ -285,7 +285,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     try:
         for vip in quic.values():
             t = time.monotonic()
-            start_quic_servers(e, vip, hosts[:8])
+            e.start_quic_servers(vip, hosts[:8], idle_timeout=quic_idle)
             log("churn: QUIC servers for %s on %d DIP hosts up in %.1f s" % (vip, 8, time.monotonic() - t))
         for i, (label, vip) in enumerate(sorted(vips.items())):
             shorts[label] = e.probe(cl[(2 * i + 1) % len(cl)], "http", "--vip", vip, "--rate", short_rate,
@@ -300,7 +300,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
                 api_ok(e, "POST", "/vips/%s/dips" % vip, {"ip": ip})
         quic_began = now()
         for vip in quic.values():
-            start_quic_servers(e, vip, hosts[8:11])
+            e.start_quic_servers(vip, hosts[8:11], idle_timeout=quic_idle)
         batch(1)
         event("+3 DIPs (%s)" % ", ".join(added)
               + ("; their QUIC servers up %.1f s after the DIPs were added" % (now() - quic_began) if quic else ""), began)
@@ -338,39 +338,35 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
         time.sleep(phase_s)
         event("end", now())
     finally:
-        for pr in [p for ps in probes.values() for p in ps] + list(shorts.values()):
-            if pr.poll() is None:       # all at once: each reports what it measured, then exits
-                pr.terminate()
-        results = {}
-        for label in every:
-            conns_all = []
-            for pr in probes[label]:
+        try:
+            for pr in [p for ps in probes.values() for p in ps] + list(shorts.values()):
+                if pr.poll() is None:       # all at once: each reports what it measured, then exits
+                    pr.terminate()
+            results = {}
+            for label in every:
+                conns_all = []
+                for pr in probes[label]:
+                    try:
+                        conns_all += e.finish(pr, timeout=timeout + 30)["conns"]
+                    except Exception as ex:
+                        log("churn: a probe of %s reported nothing: %s" % (label, ex))
+                results[label] = classify(conns_all, t0_wall)
+                for b in results[label]["brokenConns"]:     # a timeout: the stall began `timeout` s earlier
+                    b["stalledFromS"] = round(b["atS"] - timeout, 1) if b["atS"] and "timed out" in b["errors"] else None
                 try:
-                    conns_all += e.finish(pr, timeout=timeout + 30)["conns"]
-                except Exception as ex:
-                    log("churn: a probe of %s reported nothing: %s" % (label, ex))
-            results[label] = classify(conns_all, t0_wall)
-            for b in results[label]["brokenConns"]:     # a timeout: the stall began `timeout` s earlier
-                b["stalledFromS"] = round(b["atS"] - timeout, 1) if b["atS"] and "timed out" in b["errors"] else None
+                    s = e.finish(shorts[label], timeout=timeout + 30) if label in shorts else None
+                except Exception:
+                    s = None
+                results[label]["short"] = s["requests"] if s else (None if label in quic else 0)
+                results[label]["shortFailed"] = s["failed"] if s else None
+            results_moves = moves.finish()
+            for label, vip in every.items():
+                results[label]["moves"] = results_moves[vip]
+        finally:
             try:
-                s = e.finish(shorts[label], timeout=timeout + 30) if label in shorts else None
-            except Exception:
-                s = None
-            results[label]["short"] = s["requests"] if s else (None if label in quic else 0)
-            results[label]["shortFailed"] = s["failed"] if s else None
-        results_moves = moves.finish()
-        for label, vip in every.items():
-            results[label]["moves"] = results_moves[vip]
-        e.stop_quic_servers()
-        for sid in switches if drain else ():
-            e.api("DELETE", "/switches/%s/drain" % sid)
-        for vip in every.values():          # the pool as it was: the first 8 DIP hosts, weight 1
-            set_weights(e, vip, {ip: 1 for ip in removed})
-            for ip in added:
-                e.api("DELETE", "/vips/%s/dips/%s" % (vip, ip))
-        if not e.recorded_pids("smux " + victim):
-            e.restart_smux(victim)
-        wait_for(lambda: len(peers_announcing(e)) == len(running_smuxes(e)), 30, 0.5)
+                e.stop_quic_servers()
+            finally:
+                put_back(e, every.values(), switches if drain else (), added, removed, victim)
     after = cookie_counters(e)
     return results, events, {k: after[k] - before[k] for k in after}
 

@@ -31,6 +31,7 @@ DAEMON_BIN = os.path.join(REPO, "app", "standalone", "bin", "hybridlbd")
 CLI_BIN = os.path.join(REPO, "app", "standalone", "bin", "hybridlb")
 HLB_CERTS = os.path.join(REPO, "app", "standalone", "deploy", "hlb-certs")
 DAEMON_URL = "https://%s:%d" % (DAEMON_HOST, DAEMON_PORT)
+QUIC_PORT = 4433                    # the UDP port of the emulation's QUIC VIPs (Emu.start_quic_servers)
 
 
 def netns(tag):
@@ -44,6 +45,12 @@ def rundir(tag):
 def tlsdir(tag):
     """The emulation's CA, certificates and API tokens."""
     return os.path.join(rundir(tag), "tls")
+
+
+def cookie_document(run_dir, host):
+    """Host `host`'s cookie document: its agent's --cookie-config file, which hybridlbd fills
+    (PUT /cookie: its server id, its VIPs' keys) and the host's QUIC servers read."""
+    return os.path.join(run_dir, "cookie-%s.json" % host)
 
 
 def log(msg):

@@ -4,6 +4,7 @@ the handle the integration tests and experiments drive it with."""
 import json
 import os
 import shutil
+import selectors
 import signal
 import subprocess
 import sys
@@ -11,8 +12,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from emu_base import (
-    CLI_BIN, DAEMON_BIN, DAEMON_PORT, DAEMON_URL, HERE, HLB_CERTS, HTTP_SERVER, PY, QUIC_SERVER, PidLog,
-    RECONVERGE_PARALLEL, kill_recorded, netns, proc_start_time, rundir, sh, tlsdir)
+    CLI_BIN, DAEMON_BIN, DAEMON_PORT, DAEMON_URL, HERE, HLB_CERTS, HTTP_SERVER, PY, QUIC_PORT, QUIC_SERVER, PidLog,
+    RECONVERGE_PARALLEL, cookie_document, kill_recorded, netns, proc_start_time, rundir, sh, tlsdir)
 
 
 def stop(tag, quiet=False):
@@ -45,6 +46,12 @@ def stop(tag, quiet=False):
     shutil.rmtree(d, ignore_errors=True)
     if not quiet:
         print("hlbemu: %s stopped" % tag)
+
+
+def quic_label(vip=None, host=None):
+    """The PID log's label of a QUIC server (`quic <vip> <host>`), or of a VIP's (`quic <vip>`),
+    or of all (`quic`)."""
+    return " ".join(["quic"] + [x for x in (vip, host) if x])
 
 
 def load_fabric(tag):
@@ -461,30 +468,73 @@ class Emu:
         return self.popen(host, [PY, HTTP_SERVER, "--name", host, "--port", "80"], what="http " + host,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    def start_quic_servers(self, vip, port, hosts):
+    def start_quic_servers(self, vip, hosts, port=QUIC_PORT, idle_timeout=120.0, timeout=60.0):
         """The Cheetah QUIC server (smux/agent/quic_server.py) on each DIP host of `hosts`, bound
         to vip:port (UDP), its connection ids carrying the host's server id and the VIP's key from
-        the host agent's cookie document (hybridlbd writes it once the host is in the VIP's
-        pool). Its certificate names the VIP (hlb-certs, under the emulation's CA). Returns
-        {host: Popen} once each server listens; the PIDs are recorded (`stop_quic_servers`, and
-        stop, end them)."""
+        the host agent's cookie document. Waits (up to `timeout` s) until hybridlbd has written
+        each host's document with the VIP (it does once the host is in the VIP's pool: ids issued
+        before would carry no server id the SMuxes know). `idle_timeout` (s) must outlast every
+        client's wait for an answer: QUIC takes the smaller of both sides' idle timeouts, and a
+        connection that ends idle reads as closed, not stalled. Its certificate names the VIP
+        (hlb-certs, under the emulation's CA). Returns {host: Popen} once each server listens;
+        the PIDs are recorded as `quic <vip> <host>` (`stop_quic_servers`, and stop, end them)."""
+        def missing():
+            out = []
+            for h in hosts:
+                try:
+                    with open(cookie_document(self.dir, h)) as f:
+                        if any(v.get("prefix") == vip + "/32" for v in json.load(f).get("vips", [])):
+                            continue
+                except (OSError, ValueError):
+                    pass
+                out.append(h)
+            return out
+        deadline = time.monotonic() + timeout
+        while missing():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cookie documents of %s do not name %s after %g s"
+                                   % (", ".join(missing()), vip, timeout))
+            time.sleep(0.2)
         cert = os.path.join(tlsdir(self.tag), "quic-" + vip)
         if not os.path.exists(cert + ".pem"):
             sh(["bash", HLB_CERTS, tlsdir(self.tag), "server", "quic-" + vip, "--ip", vip])
         procs = {}
         for h in hosts:
             err = open(os.path.join(self.dir, "logs", "quic-%s.log" % h), "a")
-            procs[h] = self.popen(h, [PY, QUIC_SERVER, "--vip", vip, "--port", str(port), "--cookie-config",
-                                      os.path.join(self.dir, "cookie-%s.json" % h), "--cert", cert + ".pem",
-                                      "--key", cert + ".key"], what="quic %s %s" % (h, vip), stderr=err)
+            procs[h] = self.popen(h, [PY, QUIC_SERVER, "--vip", vip, "--port", str(port), "--idle-timeout",
+                                      str(idle_timeout), "--cookie-config", cookie_document(self.dir, h),
+                                      "--cert", cert + ".pem", "--key", cert + ".key"],
+                                  what=quic_label(vip, h), stderr=err)
             err.close()
+        deadline = time.monotonic() + timeout
         for h, p in procs.items():      # its one stdout line: {"event": "ready", ...}
-            if not p.stdout.readline().strip():
-                raise RuntimeError("QUIC server on %s exited with %s (logs/quic-%s.log)" % (h, p.wait(), h))
+            with selectors.DefaultSelector() as sel:
+                sel.register(p.stdout, selectors.EVENT_READ)
+                line = p.stdout.readline() if sel.select(max(0.0, deadline - time.monotonic())) else ""
+            if not line.strip():
+                why = "not listening after %g s" % timeout if p.poll() is None else "exited with %s" % p.wait()
+                for other in procs:
+                    self.end_recorded(quic_label(vip, other))
+                raise RuntimeError("QUIC server for %s on %s %s (logs/quic-%s.log)" % (vip, h, why, h))
         return procs
 
-    def stop_quic_servers(self):
-        return self.signal_recorded("quic ", signal.SIGTERM)
+    def stop_quic_servers(self, vip=None, grace=5.0):
+        """Ends the QUIC servers of `vip` (None: of every VIP); see end_recorded."""
+        return self.end_recorded(quic_label(vip), grace)
+
+    def end_recorded(self, label, grace=5.0):
+        """SIGTERM to the recorded processes labelled `label` or `label <more>`, SIGKILL (by PID)
+        to those still alive `grace` s later; returns once all are gone (or 2 s after the
+        SIGKILL), with the number it signalled."""
+        entries = [e for e in self.pids.entries() if e["what"] == label or e["what"].startswith(label + " ")]
+        alive = kill_recorded(entries, signal.SIGTERM)
+        for sig, wait in ((signal.SIGKILL, grace), (None, 2.0)):
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and any(proc_start_time(e["pid"]) == e["start"] for e in alive):
+                time.sleep(0.05)
+            if sig is not None:
+                kill_recorded(alive, sig)
+        return len(alive)
 
     def fail_switch(self, sid):
         set_switch(self.tag, sid, False)

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from emu_base import (
     AGENT, AGENT_BUILD, AGENT_PORT, DAEMON_HOST, DAEMON_PORT, FRR_SUPERVISOR, HLB_CERTS,
-    HTTP_SERVER, PY, PidLog, SMUX_BIN, SMUX_CONTROL_PORT, log, netns, rundir, sh, tlsdir, wait_for)
+    HTTP_SERVER, PY, PidLog, cookie_document, SMUX_BIN, SMUX_CONTROL_PORT, log, netns, rundir, sh, tlsdir, wait_for)
 
 
 class Emulation:
@@ -202,7 +202,7 @@ class Emulation:
                    "--listen", "%s:%d" % (n["mgmtIp"], AGENT_PORT), "--build-dir", AGENT_BUILD] + allow + self.tls_args("agent-" + nid)
             # Cheetah: the agent keeps its cookie configuration here; hybridlbd fills it with
             # PUT /cookie (server id, the keys of this host's VIPs) and it survives a restart.
-            cmd += ["--cookie-config", os.path.join(self.dir, "cookie-%s.json" % nid)]
+            cmd += ["--cookie-config", cookie_document(self.dir, nid)]
             # Stateful closes and loads go to the SMuxes' control APIs the cookie document names,
             # over mutual TLS: a client certificate of this agent's own (smux/agent/README.md).
             cmd += ["--smux-tls-cert", os.path.join(self.tls, "agent-%s-client.pem" % nid),

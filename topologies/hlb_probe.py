@@ -10,8 +10,11 @@
         retransmissions (TCP_INFO), the longest wait for an answer.
   quic  --conns long-lived QUIC connections (HTTP/0.9, smux/agent/quic_server.py), one GET every
         --interval each, in the tcp kind's shape: per connection, requests answered, errors
-        (timeout/error), the server ids that answered ("dips"; the connection id names the
-        server, so one per connection), the longest wait for an answer.
+        ("timed out: ..." no answer in --timeout, or the idle timer ended the connection;
+        "closed by peer: ..." the server's CONNECTION_CLOSE; "closed by this client: ...";
+        "connect: <type>..."; "<type>: ..." any other, e.g. an answer naming no server id),
+        the server ids that answered ("dips"; the connection id names the server, so one per
+        connection), the longest wait for an answer.
   http  a new TCP connection per GET at --rate (offered load): answered, failed, per DIP.
         --sine-period P makes the rate sinusoidal around --rate (amplitude --sine-amplitude,
         a fraction of it), starting at the mean and rising.
@@ -28,6 +31,7 @@ import sys
 import threading
 import time
 
+from emu_base import QUIC_PORT
 
 STOP = threading.Event()       # SIGTERM/SIGINT: stop sending, report what was measured
 
@@ -131,6 +135,19 @@ def tcp_retrans(s):
         return None
 
 
+def conns_report(mode, a, results):
+    """The report of a long-lived-connections kind (tcp, quic): per connection, and how many broke."""
+    return {"mode": mode, "vip": a.vip, "port": a.port, "conns": sorted(results, key=lambda r: r["conn"]),
+            "broken": sum(1 for r in results if r["errors"]),
+            "maxWaitMs": max((r["maxWaitMs"] for r in results), default=0.0)}
+
+
+def connect_error(e):
+    """A failed connect as the probes record it: "connect: <type>[: <message>]" (a bare
+    ConnectionError or TimeoutError has no message)."""
+    return "connect: %s" % ("%s: %s" % (type(e).__name__, e) if str(e) else type(e).__name__)
+
+
 def tcp_probe(a):
     req = ("GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % a.vip).encode()
     results = []
@@ -141,7 +158,7 @@ def tcp_probe(a):
         try:
             s = socket.create_connection((a.vip, a.port), timeout=a.timeout)
         except OSError as e:
-            r["errors"].append("connect: %s" % e)
+            r["errors"].append(connect_error(e))
             r["errorAt"] = time.time()
             return
         r["localPort"] = s.getsockname()[1]
@@ -182,9 +199,7 @@ def tcp_probe(a):
         t.start()
     for t in threads:
         t.join()
-    return {"mode": "tcp", "vip": a.vip, "port": a.port, "conns": sorted(results, key=lambda r: r["conn"]),
-            "broken": sum(1 for r in results if r["errors"]),
-            "maxWaitMs": max((r["maxWaitMs"] for r in results), default=0.0)}
+    return conns_report("tcp", a, results)
 
 
 def quic_probe(a):
@@ -201,11 +216,12 @@ def quic_probe(a):
             r["errors"].append(what)
             r["errorAt"] = time.time()      # wall clock: to line up with the caller's events
         try:
-            # the idle timeout outlasts --timeout: a stall is reported as this probe's timeout
+            # The idle timeout (the smaller of both sides') outlasts --timeout, if the server's
+            # does too (Emu.start_quic_servers): a stall is reported as this probe's timeout.
             conn = quic_hq.open_connection(a.vip, a.port, idle_timeout=a.timeout + 30)
             proto = await asyncio.wait_for(conn.__aenter__(), a.timeout)
-        except (OSError, ConnectionError, asyncio.TimeoutError) as e:
-            error("connect: %s" % (type(e).__name__ if isinstance(e, asyncio.TimeoutError) else e))
+        except (OSError, asyncio.TimeoutError) as e:      # ConnectionError is an OSError
+            error(connect_error(e))
             return
         r["localPort"] = proto._transport.get_extra_info("sockname")[1]
         end = now() + a.duration
@@ -219,7 +235,14 @@ def quic_probe(a):
                 except asyncio.TimeoutError:
                     error("timed out: no answer in %g s" % a.timeout)
                     break
-                except (ValueError, OSError, ConnectionError) as e:
+                except quic_hq.ConnectionClosed as e:
+                    # classify() in integration-tests/cheetah_exp.py files these as TCP's: a
+                    # CONNECTION_CLOSE from the server as a reset, the idle timer as a timeout
+                    error("closed by peer: %s" % e if e.by_peer else
+                          "timed out: the connection's idle timeout ended it (%s)" % e if e.idle else
+                          "closed by this client: %s" % e)
+                    break
+                except (ValueError, OSError) as e:
                     error("%s: %s" % (type(e).__name__, e))
                     break
                 n += 1
@@ -231,15 +254,13 @@ def quic_probe(a):
         finally:
             try:
                 await asyncio.wait_for(conn.__aexit__(None, None, None), 2)
-            except (asyncio.TimeoutError, OSError, ConnectionError):
+            except (asyncio.TimeoutError, OSError):
                 pass
 
     async def main():
         await asyncio.gather(*(one(i) for i in range(a.conns)))
     asyncio.run(main())
-    return {"mode": "quic", "vip": a.vip, "port": a.port, "conns": sorted(results, key=lambda r: r["conn"]),
-            "broken": sum(1 for r in results if r["errors"]),
-            "maxWaitMs": max((r["maxWaitMs"] for r in results), default=0.0)}
+    return conns_report("quic", a, results)
 
 
 def rate_at(a, t):
@@ -318,7 +339,7 @@ def main():
     if a.duration > 600 or a.rate > 5000 or a.rate <= 0:
         p.error("--duration <= 600 s and 0 < --rate <= 5000 (the emulation shares 2 cores)")
     if a.port is None:
-        a.port = {"udp": 9000, "tcp": 80, "quic": 4433, "http": 80}[a.mode]
+        a.port = {"udp": 9000, "tcp": 80, "quic": QUIC_PORT, "http": 80}[a.mode]
     import signal
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: STOP.set())

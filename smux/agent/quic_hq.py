@@ -8,10 +8,53 @@ A request is `GET /path`, one per bidirectional stream; the answer is
 import asyncio
 import ssl
 
-from aioquic.asyncio import connect
+from aioquic.asyncio import QuicConnectionProtocol, connect
+from aioquic.quic import events
 from aioquic.quic.configuration import QuicConfiguration
 
 ALPN = ["hq-interop"]
+IDLE_TIMEOUT_REASON = "Idle timeout"     # aioquic's reason when its own idle timer ends a connection
+
+
+class ConnectionClosed(ConnectionError):
+    """The connection ended before an answer came. `by_peer`: the server sent CONNECTION_CLOSE;
+    `idle`: this client's idle timer ended it (nothing came from the server for the
+    negotiated idle timeout: a stall); neither: this client closed it (a protocol error)."""
+
+    def __init__(self, ended, by_peer):
+        self.by_peer, self.idle = by_peer, ended.reason_phrase == IDLE_TIMEOUT_REASON
+        super().__init__("QUIC error 0x%x%s" % (ended.error_code,
+                                                 " (%s)" % ended.reason_phrase if ended.reason_phrase else ""))
+
+
+class ClientProtocol(QuicConnectionProtocol):
+    """Keeps how its connection ended (`ended`: aioquic's ConnectionTerminated) and whether
+    this side closed it (`closed_here`): aioquic reports both ends' closes as one event, and
+    only local closes go through QuicConnection.close() (a peer's CONNECTION_CLOSE and the
+    idle timer set the event directly)."""
+
+    def __init__(self, quic, **kw):
+        super().__init__(quic, **kw)
+        self.ended, self.closed_here = None, False
+        close = quic.close
+
+        def close_here(*args, **kwargs):
+            if self.ended is None:
+                self.closed_here = True
+            close(*args, **kwargs)
+        quic.close = close_here
+
+    def quic_event_received(self, event):
+        if isinstance(event, events.ConnectionTerminated) and self.ended is None:
+            self.ended = event
+        super().quic_event_received(event)
+
+    def closed(self):
+        """ConnectionClosed when the connection has ended, else None."""
+        if self.ended is None:
+            return None
+        return ConnectionClosed(self.ended, by_peer=not self.closed_here and
+                                self.ended.reason_phrase != IDLE_TIMEOUT_REASON)
 
 
 def client_configuration(idle_timeout=60.0):
@@ -25,16 +68,23 @@ def client_configuration(idle_timeout=60.0):
 
 def open_connection(host, port, idle_timeout=60.0):
     """An async context manager: one QUIC connection, handshake done on entry."""
-    return connect(host, port, configuration=client_configuration(idle_timeout), wait_connected=True)
+    return connect(host, port, configuration=client_configuration(idle_timeout), create_protocol=ClientProtocol,
+                   wait_connected=True)
 
 
 async def get(protocol, path, timeout):
-    """One request on a new stream of an open connection -> the answer's text
-    (asyncio.TimeoutError when none comes within `timeout` seconds)."""
+    """One request on a new stream of an open connection (a ClientProtocol) -> the answer's
+    text (asyncio.TimeoutError when none comes within `timeout` seconds, ConnectionClosed when
+    the connection ends first)."""
+    if protocol.closed():
+        raise protocol.closed()
     reader, writer = await protocol.create_stream()
     writer.write(f"GET {path}\r\n".encode())
     writer.write_eof()
-    return (await asyncio.wait_for(reader.read(), timeout)).decode(errors="replace").strip()
+    answer = await asyncio.wait_for(reader.read(), timeout)
+    if not answer and protocol.closed():        # the stream ended with the connection
+        raise protocol.closed()
+    return answer.decode(errors="replace").strip()
 
 
 def server_id_of(answer):

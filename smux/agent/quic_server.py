@@ -17,12 +17,14 @@ aioquic (PyPI) does the protocol through its sans-I/O QuicConnection; this modul
 chooses the connection ids (aioquic has no hook for it: QuicConnection's first id and
 its _replenish_connection_ids are replaced, checked by smux/tests/agent_quic_e2e.py)
 and routes datagrams to connections by id.  Connection migration is not supported
-(COOKIE-SPEC §13.2).  Prints one JSON line {"event": "ready", ...} when it listens.
+(COOKIE-SPEC §13.2).  Prints one JSON line {"event": "ready", ...} when it listens; on
+SIGTERM or SIGINT it closes every connection (CONNECTION_CLOSE) and exits.
 """
 import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 import urllib.parse
 
@@ -153,6 +155,14 @@ class Server(asyncio.DatagramProtocol):
         conn.handle_timer(now=self.loop.time())
         self.process(conn)
 
+    def close_all(self):
+        """CONNECTION_CLOSE (NO_ERROR) on every live connection, as a TCP server's exit resets its
+        connections: the clients learn at once that the server is gone."""
+        for conn in set(self.by_cid.values()):
+            conn.close(reason_phrase="server stopping")
+            for data, addr in conn.datagrams_to_send(now=self.loop.time()):
+                self.transport.sendto(data, addr)
+
     def forget(self, conn):
         for cid in [c for c, v in self.by_cid.items() if v is conn]:
             del self.by_cid[cid]
@@ -215,8 +225,12 @@ async def serve(a):
         lambda: Server(configuration, ids), local_addr=(a.vip, a.port))
     print(json.dumps({"event": "ready", "vip": a.vip, "port": a.port,
                       "serverId": ids.server_id}), flush=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     try:
-        await asyncio.Event().wait()
+        await stop.wait()
+        server.close_all()
     finally:
         transport.close()
 
