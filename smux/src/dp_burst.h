@@ -18,6 +18,7 @@
 #include "hlb_ovs_dphash.h"
 #include "ovs_select.h"
 #include "pins.h"
+#include "sf_decode.h"
 #include "sf_owners.h"
 
 /* dip of a frame sent elsewhere than to a DIP of its pool: to the owner SMux of its
