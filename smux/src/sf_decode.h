@@ -78,8 +78,11 @@ hlb_sf_decode_burst(const struct hlb_sf_table *sf, uint32_t owner, int crc, uint
         /* hlb_sf_age(v, tick) >= refresh */
         const __mmask8 stale = _mm512_mask_cmpge_epu64_mask(
             hit, _mm512_and_si512(_mm512_sub_epi64(v_tick, v), v_seen), v_refresh);
-        _mm256_mask_storeu_epi32(sel + k, hit, _mm512_cvtepi64_epi32(server));
-        _mm256_mask_storeu_epi32(pos + k, hit, _mm512_cvtepi64_epi32(p));
+        /* whole stores (the arrays hold 64 lanes): the loop reads sel[k] next, and a
+         * masked store would not forward to those loads */
+        _mm256_storeu_si256((__m256i *)(sel + k),
+                            _mm256_mask_blend_epi32(hit, id, _mm512_cvtepi64_epi32(server)));
+        _mm256_storeu_si256((__m256i *)(pos + k), _mm512_cvtepi64_epi32(p));
         r.hit |= (uint64_t)hit << k;
         r.stale |= (uint64_t)stale << k;
     }
