@@ -62,6 +62,15 @@ hlb_ck_ident(const struct hlb_service *s, uint32_t tsecr_host, uint32_t src_ip,
            HLB_COOKIE_MASK;
 }
 
+/* hlb_ck_ident() of n segments whose H are known (tsecr[k]: the host-order echo),
+ * into ident[k]: a loop the compiler turns into vector operations. */
+static inline __attribute__((always_inline)) void
+hlb_ck_idents(const uint32_t *tsecr, const uint64_t *h, unsigned n, uint32_t *ident)
+{
+    for (unsigned k = 0; k < n; k++)
+        ident[k] = (hlb_cookie_of(tsecr[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
+}
+
 /* The DIP entry of server `ident` in service s's pool, or -1: not a server of this
  * pool (a forged or random cookie, a stateful ident, a server removed). */
 static inline __attribute__((always_inline)) int

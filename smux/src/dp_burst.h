@@ -18,7 +18,10 @@
 #include "hlb_ovs_dphash.h"
 #include "ovs_select.h"
 #include "pins.h"
+#include "sf_decode.h"
 #include "sf_owners.h"
+
+_Static_assert(HLB_MAX_BURST <= 64, "a run's stateful hits are a 64-bit mask (sf_decode.h)");
 
 /* dip of a frame sent elsewhere than to a DIP of its pool: to the owner SMux of its
  * stateful cookie (two tiers, IP-in-IP), or by a flow pin (the service's encap). */

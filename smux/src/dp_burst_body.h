@@ -478,7 +478,7 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     const uint32_t bsum = r->bsum, mtu = r->mtu, overhead = 20u + 4u * gre;
     const uint32_t nop_nop_ts = hlb_htonl(0x0101080au);
     const unsigned first = i;
-    uint64_t rx_bytes = 0, inner_bytes = 0, sf_hits = 0;
+    uint64_t rx_bytes = 0, inner_bytes = 0;
     struct hlb_sf_table *sf = r->sf;
     uint32_t src[HLB_MAX_BURST], echo[HLB_MAX_BURST], inner[HLB_MAX_BURST];
     uint16_t sport[HLB_MAX_BURST], dport[HLB_MAX_BURST];
@@ -506,46 +506,25 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         dport[m] = pl.t.dst_port;
         inner[m] = pl.ip_tot_len;
     }
-    if (m)
-        hlb_ck_hash_burst(r->s, src, sport, dport, m, h);
-    /* Stateful: the entries the cookies name (this SMux's own idents: the stateful
-     * bit and this owner's id), fetched together; NULL for any other.  The table's
-     * fields in locals: the refresh writes through an entry pointer. */
-    uint64_t *ent[HLB_MAX_BURST];
-    uint64_t *const sf_ent = sf ? sf->ent : NULL;
-    const uint32_t own_mask = HLB_COOKIE_STATEFUL | 15u << HLB_SF_OWNER_SHIFT;
-    const uint32_t own = HLB_COOKIE_STATEFUL | (uint32_t)sv.sf_self << HLB_SF_OWNER_SHIFT;
+    /* The cookies' idents; stateful, this SMux the owner: the entries they name,
+     * each a hit's server id in its sel (sf_decode.h).  A stateful ident left in
+     * sel names no server: the loop below stops there and the general code takes
+     * (and counts) the segment, as it does a bad cookie. */
+    uint32_t sel[HLB_MAX_BURST], pos[HLB_MAX_BURST];
+    struct hlb_sf_hits hits = {0, 0};
     const uint32_t tick = sf ? hlb_sf_tick(sf, r->now) : 0;
-    const uint32_t part_bits = sf ? sf->part_bits : 0, refresh = sf ? sf->refresh_ticks : 0;
-    for (unsigned k = 0; sf && k < m; k++) {
-        uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK;
-        ent[k] = NULL;
-        if ((ident & own_mask) == own) {
-            ent[k] = &sf_ent[hlb_sf_pos(part_bits, hlb_sf_part_of(sf, h[k], mode == HLB_COOKIE_CRC32C),
-                                        ident & HLB_SF_INDEX_MASK)];
-            __builtin_prefetch(ent[k]);
-        }
+    if (m) {
+        hlb_ck_hash_burst(r->s, src, sport, dport, m, h);
+        hlb_ck_idents(echo, h, m, sel);
+        if (sf)
+            hits = hlb_sf_decode_burst(sf, sv.sf_self, mode == HLB_COOKIE_CRC32C, tick, h, m,
+                                       sel, pos);
     }
     unsigned k = 0;
     for (; k < m; k++) {
-        uint32_t ident = (hlb_cookie_of(echo[k]) ^ (uint32_t)h[k]) & HLB_COOKIE_MASK, hit = 0;
-        if (ident & HLB_COOKIE_STATEFUL) {
-            /* Stateful, this SMux the owner: the entry, if it is this connection's
-             * (anything else goes to the general code, which counts it). */
-            if (!sf || !ent[k])
-                break;
-            uint64_t v = *ent[k];
-            uint16_t server = hlb_sf_server_of(v, h[k]);
-            if (server == 0)
-                break;
-            hlb_sf_refresh(refresh, ent[k], v, tick);
-            hit = 1;
-            ident = server;
-        }
-        int dip = hlb_ck_server_dip(t, &sv, ident);
+        int dip = hlb_ck_server_dip(t, &sv, sel[k]);
         if (dip < 0)
-            break;      /* (a hit then counted by the general code, not twice) */
-        sf_hits += hit;
+            break;
         HLB_BURST_FRAME f = frames[first + k];
         uint8_t *d = HLB_F_DATA(f);
         uint32_t len = HLB_F_LEN(f);
@@ -553,8 +532,8 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
         rx_bytes += len;
         inner_bytes += inner[k];
     }
-    if (sf_hits)
-        sf->st.hits += sf_hits;
+    if (hits.hit)
+        hlb_sf_refresh_hits(sf, hits, pos, k, m, tick);
     lean_run_done(r, first, first + k, rx_bytes, inner_bytes, overhead);
     return first + k;
 }

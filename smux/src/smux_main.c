@@ -583,6 +583,10 @@ int main(int argc, char **argv)
     int bench = o.bench_flows || o.bench_new_flows;
     for (unsigned k = 0; bench && k < n; k++) {
         struct worker_ctx *x = &run.ctx[k];
+        /* The worker not started yet: the table's start-up requests (a clear of each
+         * owner id it gives this SMux) applied now, as its first drain would, so that
+         * they do not free the entries the generator's flows get below. */
+        hlb_sf_worker_drain(wp[k], tsc_ms(rte_rdtsc()));
         bench_gen_init(&x->gen, &o, wp[k]->cfg.port_mac[0], k, n, hlb_table_acquire(&run.slot),
                        wp[k]->sf, tsc_ms(rte_rdtsc()));
         x->io.rx_hook = bench_gen_hook;
