@@ -24,8 +24,8 @@ import org.hybridlb.solver.model.Ipv4;
  *     ({@link CookieRegistry#QUARANTINE}; its connections' cookies name them); it takes them back
  *     if it returns while they are still quarantined.</li>
  * <li>A live SMux without a slot (in address order) takes, in this order: the slots it held
- *     itself before it was lost that others now hold as extras (each while its holder keeps
- *     another); else the lowest lost slot; else the lowest free one (at most {@link #MAX}); else a
+ *     itself before it was lost that others now hold as extras (each unless it is its holder's
+ *     last or lowest); else the lowest lost slot; else the lowest free one (at most {@link #MAX}); else a
  *     slot taken from the SMux holding the most slots, if that is two or more (ties: the higher
  *     address), its highest slot, never its lowest (its SYNs' id). Extra slots thus go back to
  *     SMuxes that have none before any SMux owns nothing; with every slot held once, an SMux past
@@ -38,7 +38,9 @@ import org.hybridlb.solver.model.Ipv4;
  * <li>A lost SMux that returns takes back its slots held as extras (the first rule), so a flap
  *     (a BGP session reset, a controller restart that sees the SMuxes one by one) moves the
  *     slots there and back rather than piling them on the survivors, and an SMux back with the
- *     table it had names the ids it holds again. Whenever a slot goes to another SMux, the host
+ *     table it had names the ids it holds again. Not the holder's lowest slot: its SYNs may have
+ *     taken indexes under that id, which entries left in the returning SMux's memory (it may have
+ *     been only cut off) would refuse. Whenever a slot goes to another SMux, the host
  *     agents re-report its open connections to that SMux (COOKIE-SPEC §7, "Adoption"). An SMux's
  *     last slot is never taken from it.</li>
  * <li>A free slot below a held one stays in the list as {@link #placeholder}: the SMux refuses
@@ -140,13 +142,18 @@ public final class OwnerSlots {
         return changed;
     }
 
-    /** Gives {@code ip} back the slots it held before it was lost that others hold as extras. */
+    /**
+     * Gives {@code ip} back the slots it held before it was lost that others hold as extras: never
+     * the holder's last slot, nor its lowest (its SYNs' id, under which it may have given indexes
+     * that entries left in the returning SMux's memory would refuse).
+     */
     private static boolean takeBack(CookieState s, Map<String, TreeSet<Integer>> held, String ip) {
         boolean took = false;
-        for (Map.Entry<Integer, String> e : new ArrayList<>(s.ownerFormer.entrySet())) {
-            TreeSet<Integer> holder = held.get(s.ownerSlots.get(e.getKey()));
-            if (e.getValue().equals(ip) && holder != null && holder.size() >= 2) {
-                give(s, held, e.getKey(), ip);
+        for (int slot : new ArrayList<>(s.ownerFormer.keySet())) {
+            TreeSet<Integer> holder = held.get(s.ownerSlots.get(slot));
+            if (ip.equals(s.ownerFormer.get(slot)) && holder != null && holder.size() >= 2
+                    && slot != holder.first()) {
+                give(s, held, slot, ip);
                 took = true;
             }
         }

@@ -69,11 +69,11 @@ class OwnerSlotsTest {
         assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50")));
         assertEquals(List.of("10.0.0.50", "10.0.0.49", "10.0.0.50", "10.0.0.49"), OwnerSlots.owners(s));
 
-        // the lost ones return: each takes back its own slot, held as an extra meanwhile
+        // the lost ones return: .52 takes back its slot 2, an extra of .50 (whose SYNs' id is 0);
+        // slot 1 is now the lowest of .49 (its SYNs' id): .51 takes a free slot instead
         assertTrue(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52")));
-        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52", "10.0.0.49"), OwnerSlots.owners(s));
+        assertEquals(List.of("10.0.0.50", "10.0.0.49", "10.0.0.52", "10.0.0.49", "10.0.0.51"), OwnerSlots.owners(s));
         assertTrue(s.ownerQuarantine.isEmpty());
-        assertTrue(s.ownerFormer.isEmpty(), "nothing left to take back");
         assertFalse(slots.update(s, List.of("10.0.0.49", "10.0.0.50", "10.0.0.51", "10.0.0.52")));
     }
 
@@ -171,14 +171,14 @@ class OwnerSlotsTest {
         assertEquals(List.of("10.0.0.52", "10.0.0.52", "10.0.0.52"), OwnerSlots.owners(s),
                 "its own slot 2 again, slots 0 and 1 at once");
         assertTrue(s.ownerQuarantine.isEmpty());
-        // the others, back (a controller restart that saw 10.0.0.52 first): each takes back its
-        // own slot, so the SMuxes end where they were
+        // the others, back (a controller restart that saw 10.0.0.52 first): .51 takes back slot 1;
+        // slot 0 is .52's lowest (its SYNs' id), so .50 takes a free slot
         slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
-        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s));
+        assertEquals(List.of("10.0.0.52", "10.0.0.51", "10.0.0.52", "10.0.0.50"), OwnerSlots.owners(s));
     }
 
     @Test
-    void aSlotIsTakenBackByTheFirstSmuxThatLostItAndNeverAsItsHoldersLast() {
+    void aSlotIsTakenBackByTheFirstSmuxThatLostItNeverAsItsHoldersLastNorLowest() {
         slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
         slots.update(s, List.of("10.0.0.50", "10.0.0.52"));          // slot 1 -> .50
         slots.update(s, List.of("10.0.0.52"));                       // slots 0, 1 -> .52
@@ -193,8 +193,9 @@ class OwnerSlotsTest {
         assertEquals(List.of("10.0.0.51", "10.0.0.51", "10.0.0.51"), OwnerSlots.owners(s));
         slots.update(s, List.of("10.0.0.51", "10.0.0.52"));
         assertEquals(List.of("10.0.0.51", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s));
+        // slot 0 is .51's lowest (its SYNs' id): .50 back takes a free slot, not slot 0
         slots.update(s, List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"));
-        assertEquals(List.of("10.0.0.50", "10.0.0.51", "10.0.0.52"), OwnerSlots.owners(s));
+        assertEquals(List.of("10.0.0.51", "10.0.0.51", "10.0.0.52", "10.0.0.50"), OwnerSlots.owners(s));
 
         // a slot that is its holder's only one is not taken back: the returning SMux takes a free one
         CookieState t = new CookieState();
