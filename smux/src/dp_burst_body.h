@@ -516,7 +516,7 @@ HLB_PASTE(HLB_CRUN_FN, _impl)(struct lean_run *r, HLB_BURST_FRAME *frames, unsig
     if (m) {
         hlb_ck_hash_burst(r->s, src, sport, dport, m, h);
         hlb_ck_idents(echo, h, m, sel);
-        if (sf)
+        if (sf && sv.sf_self != HLB_SF_NOT_OWNER)   /* (an SMux owning nothing has no entry) */
             hits = hlb_sf_decode_burst(sf, sv.sf_self, mode == HLB_COOKIE_CRC32C, tick, h, m,
                                        sel, pos);
     }

@@ -188,6 +188,15 @@ static __always_inline void uncount_established(struct bpf_sock_ops *ops)
     }
 }
 
+/* The socket's connection state if its SYN carried a stateful SMux's hint, else NULL. */
+static __always_inline struct hlb_cookie_conn *hinted_conn(const struct bpf_sock_ops *ops,
+                                                           struct hlb_cookie_tuple *key)
+{
+    *key = sockops_tuple(ops);
+    struct hlb_cookie_conn *c = bpf_map_lookup_elem(&hlb_cookie_conns, key);
+    return c && (c->flags & HLB_CONN_HINTED) ? c : NULL;
+}
+
 /* TCP_CLOSE of a hinted connection: the socket is done (LAST_ACK acknowledged, into
  * TIME_WAIT, or reset), so no segment of it needs the owner's entry any more. */
 static __always_inline void report_close(struct bpf_sock_ops *ops)
@@ -195,9 +204,9 @@ static __always_inline void report_close(struct bpf_sock_ops *ops)
     if (ops->args[1] != BPF_TCP_CLOSE) {
         return;
     }
-    struct hlb_cookie_tuple key = sockops_tuple(ops);
-    struct hlb_cookie_conn *c = bpf_map_lookup_elem(&hlb_cookie_conns, &key);
-    if (!c || !(c->flags & HLB_CONN_HINTED)) {
+    struct hlb_cookie_tuple key;
+    struct hlb_cookie_conn *c = hinted_conn(ops, &key);
+    if (!c) {
         return;
     }
     struct hlb_cookie_closed *r = bpf_ringbuf_reserve(&hlb_cookie_closed, sizeof(*r), 0);
@@ -239,9 +248,8 @@ int hlb_cookie_sockops(struct bpf_sock_ops *ops)
     if (counted) {
         count_established(ops);
     }
-    struct hlb_cookie_tuple key = sockops_tuple(ops);
-    struct hlb_cookie_conn *c = bpf_map_lookup_elem(&hlb_cookie_conns, &key);
-    if (counted || (c && (c->flags & HLB_CONN_HINTED))) {
+    struct hlb_cookie_tuple key;
+    if (counted || hinted_conn(ops, &key)) {
         bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
     }
     if (!h->keepalive_s) {
