@@ -13,7 +13,7 @@ import threading
 import time
 
 from conftest import wait_for
-from emu_base import QUIC_PORT  # noqa: F401 (cx.QUIC_PORT: the UDP port of the QUIC VIPs)
+from emu_base import QUIC_PORT  # (also cx.QUIC_PORT: the UDP port of the QUIC VIPs)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOPO = os.path.join(REPO, "topologies")
@@ -252,7 +252,7 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
     # the client's next retransmission, which TCP's backoff puts up to twice as far.
     timeout = max(8.0, 2 * (phase_s + 3))
     quic_idle = timeout + 60    # a stall must end as the probe's timeout, not as a closed connection
-    probes = {label: [] for label in vips}
+    probes = {label: [] for label in every}
     shorts = {}
     events = []
     t0 = time.monotonic()
@@ -277,7 +277,6 @@ def churn(e, vips, phase_s=20.0, conns=8, interval=0.2, short_rate=4.0, drain=Tr
                 probes[label].append(e.probe(node, *kind, "--vip", vip, "--conns", conns, "--interval", interval,
                                              "--duration", 590, "--timeout", timeout))
 
-    probes.update({label: [] for label in quic})
     hosts = dip_hosts(e)
     moves = PlacementLog(e, list(every.values()))
     before = cookie_counters(e)

@@ -107,6 +107,19 @@ def kill_recorded(entries, sig=signal.SIGTERM):
     return alive
 
 
+def end_recorded_entries(entries, sig=signal.SIGTERM, grace=5.0):
+    """`sig` to the recorded processes, SIGKILL (by PID) to those still alive `grace` s later;
+    returns once all are gone (or 2 s after the SIGKILL), with the number signalled."""
+    alive = kill_recorded(entries, sig)
+    for then, wait in ((signal.SIGKILL, grace), (None, 2.0)):
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and kill_recorded(alive, 0):
+            time.sleep(0.05)
+        if then is not None:
+            kill_recorded(alive, then)
+    return len(alive)
+
+
 # --------------------------------------------------------------------------------------
 # The runner: lives inside the namespace for the lifetime of the emulation.
 # --------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from emu_base import (
     CLI_BIN, DAEMON_BIN, DAEMON_PORT, DAEMON_URL, HERE, HLB_CERTS, HTTP_SERVER, PY, QUIC_PORT, QUIC_SERVER, PidLog,
-    RECONVERGE_PARALLEL, cookie_document, kill_recorded, netns, proc_start_time, rundir, sh, tlsdir)
+    RECONVERGE_PARALLEL, cookie_document, end_recorded_entries, kill_recorded, netns, proc_start_time, rundir, sh, tlsdir)
 
 
 def stop(tag, quiet=False):
@@ -223,10 +223,7 @@ def daemon_stop(tag, sig=signal.SIGTERM, timeout=20):
     pid = int(open(path).read())
     entries = [e for e in PidLog(os.path.join(rundir(tag), "pids.jsonl")).entries() if e["pid"] == pid]
     deadline = time.monotonic() + timeout
-    if kill_recorded(entries, sig):
-        while kill_recorded(entries, 0) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        kill_recorded(entries, signal.SIGKILL)
+    end_recorded_entries(entries, sig, grace=timeout)
     os.unlink(path)
     # the next daemon_start binds the same port: return once nothing listens on it any more
     listening = ["ip", "netns", "exec", netns(tag), "ss", "-Hltnp", "sport = :%d" % DAEMON_PORT]
@@ -527,14 +524,7 @@ class Emu:
         to those still alive `grace` s later; returns once all are gone (or 2 s after the
         SIGKILL), with the number it signalled."""
         entries = [e for e in self.pids.entries() if e["what"] == label or e["what"].startswith(label + " ")]
-        alive = kill_recorded(entries, signal.SIGTERM)
-        for sig, wait in ((signal.SIGKILL, grace), (None, 2.0)):
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline and any(proc_start_time(e["pid"]) == e["start"] for e in alive):
-                time.sleep(0.05)
-            if sig is not None:
-                kill_recorded(alive, sig)
-        return len(alive)
+        return end_recorded_entries(entries, grace=grace)
 
     def fail_switch(self, sid):
         set_switch(self.tag, sid, False)

@@ -21,8 +21,9 @@ class ConnectionClosed(ConnectionError):
     `idle`: this client's idle timer ended it (nothing came from the server for the
     negotiated idle timeout: a stall); neither: this client closed it (a protocol error)."""
 
-    def __init__(self, ended, by_peer):
-        self.by_peer, self.idle = by_peer, ended.reason_phrase == IDLE_TIMEOUT_REASON
+    def __init__(self, ended, closed_here):
+        self.idle = ended.reason_phrase == IDLE_TIMEOUT_REASON
+        self.by_peer = not closed_here and not self.idle
         super().__init__("QUIC error 0x%x%s" % (ended.error_code,
                                                  " (%s)" % ended.reason_phrase if ended.reason_phrase else ""))
 
@@ -53,8 +54,7 @@ class ClientProtocol(QuicConnectionProtocol):
         """ConnectionClosed when the connection has ended, else None."""
         if self.ended is None:
             return None
-        return ConnectionClosed(self.ended, by_peer=not self.closed_here and
-                                self.ended.reason_phrase != IDLE_TIMEOUT_REASON)
+        return ConnectionClosed(self.ended, self.closed_here)
 
 
 def client_configuration(idle_timeout=60.0):
